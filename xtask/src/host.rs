@@ -1,0 +1,22 @@
+//! Facts about the machine the tool runs on.
+
+use std::process::Command;
+
+/// The `major.minor` version of the host's default Python 3, if one can be started.
+pub fn python_version() -> Option<String> {
+    let (program, args): (&str, &[&str]) = if cfg!(windows) {
+        ("py", &["-3"])
+    } else {
+        ("python3", &[])
+    };
+    let output = Command::new(program)
+        .args(args)
+        .args(["-c", "import sys; print('%d.%d' % sys.version_info[:2])"])
+        .output()
+        .ok()?;
+    if !output.status.success() {
+        return None;
+    }
+    let version = String::from_utf8(output.stdout).ok()?.trim().to_string();
+    (!version.is_empty()).then_some(version)
+}

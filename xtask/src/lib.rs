@@ -1,0 +1,12 @@
+//! ct2-variants: builds, bundles and releases every variant of CTranslate2.
+//!
+//! `main.rs` is only the command line; everything it calls lives here, one module per job.
+
+pub mod diagnostic;
+pub mod host;
+pub mod matrix;
+pub mod patches;
+pub mod plan;
+pub mod platform;
+pub mod variant;
+pub mod workspace;

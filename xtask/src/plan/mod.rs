@@ -1,0 +1,262 @@
+//! The plan: a resolved variant turned into the ordered steps a build runs, each with its
+//! inputs, exact command lines, environment, outputs and fingerprint. `plan`, `build
+//! --dry-run`, the JSON view and (later) the executor all read this one structure.
+//!
+//! The JSON form is documented in docs/plan-json.md; bump [`SCHEMA_VERSION`] on any change
+//! that could break a reader.
+
+mod render;
+mod steps;
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+use sha2::{Digest, Sha256};
+
+use crate::platform::Platform;
+use crate::variant::Resolved;
+use crate::workspace::Workspace;
+
+pub use render::render_text;
+
+pub const SCHEMA_VERSION: u32 = 1;
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Plan {
+    pub schema_version: u32,
+    pub variant: String,
+    pub description: String,
+    pub platform: Platform,
+    pub python: String,
+    pub ctranslate2: String,
+    /// `from-source` or `repackage`.
+    pub build: &'static str,
+    /// Absolute paths below are under these two folders.
+    pub root: String,
+    pub cache_dir: String,
+    pub work_dir: String,
+    pub notes: Vec<String>,
+    pub inputs: Vec<PlannedInput>,
+    pub steps: Vec<Step>,
+    /// What a successful build leaves in the output folder.
+    pub artifacts: Vec<String>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct PlannedInput {
+    pub name: String,
+    pub url: String,
+    pub file_name: String,
+    pub sha256: Option<String>,
+    pub size: Option<u64>,
+    /// Where the verified download is kept; `None` until the input is pinned.
+    pub cache_path: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Step {
+    pub id: String,
+    #[serde(flatten)]
+    pub action: Action,
+    pub description: String,
+    /// Steps whose outputs this one reads.
+    pub after: Vec<String>,
+    pub inputs: Vec<String>,
+    pub commands: Vec<Command>,
+    pub env: BTreeMap<String, String>,
+    pub outputs: Vec<String>,
+    /// sha256 over this step's definition (paths relative to the root and cache) and the
+    /// fingerprints of the steps it comes after. The executor adds tool versions and file
+    /// hashes that are only known when it runs.
+    pub fingerprint: String,
+}
+
+/// What a step does. Steps with `commands` run them; the others are done by the tool itself.
+#[derive(Debug, Clone, Serialize)]
+#[serde(tag = "kind", rename_all = "kebab-case")]
+pub enum Action {
+    Fetch {
+        inputs: Vec<String>,
+    },
+    Unpack {
+        input: String,
+        archive: String,
+        subdir: Option<String>,
+        dest: String,
+    },
+    Clone {
+        url: String,
+        rev: String,
+        dest: String,
+    },
+    Patch {
+        series: String,
+        patches: Vec<String>,
+        tree: String,
+    },
+    Venv {
+        requirements: String,
+    },
+    Configure {
+        component: String,
+    },
+    Build {
+        component: String,
+    },
+    Install {
+        component: String,
+    },
+    Wheel,
+    Bundle(BundleAction),
+    Verify,
+    Checksum {
+        dir: String,
+        file: String,
+    },
+}
+
+impl Action {
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Action::Fetch { .. } => "fetch",
+            Action::Unpack { .. } => "unpack",
+            Action::Clone { .. } => "clone",
+            Action::Patch { .. } => "patch",
+            Action::Venv { .. } => "venv",
+            Action::Configure { .. } => "configure",
+            Action::Build { .. } => "build",
+            Action::Install { .. } => "install",
+            Action::Wheel => "wheel",
+            Action::Bundle(_) => "bundle",
+            Action::Verify => "verify",
+            Action::Checksum { .. } => "checksum",
+        }
+    }
+
+    /// Steps that run a compiler.
+    pub fn compiles(&self) -> bool {
+        matches!(self, Action::Configure { .. } | Action::Build { .. })
+    }
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct BundleAction {
+    /// The wheel whose binaries are the roots of the closure.
+    pub wheel: String,
+    pub policy: crate::variant::Policy,
+    pub roots: Vec<String>,
+    pub force: Vec<String>,
+    pub search: Vec<SearchLocation>,
+    pub data: Vec<DataFiles>,
+    pub gpu_targets: Vec<String>,
+    pub outputs: Vec<crate::variant::Output>,
+    /// Every destination folder the bundle writes to, relative to the wheel's root.
+    pub destinations: Vec<String>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct SearchLocation {
+    pub from: String,
+    pub dir: String,
+    pub dest: String,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct DataFiles {
+    pub from: String,
+    pub glob: String,
+    pub dest: String,
+    pub filter: Option<crate::variant::DataFilter>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Command {
+    pub program: String,
+    pub args: Vec<String>,
+    pub cwd: Option<String>,
+}
+
+impl Command {
+    pub fn new(program: impl Into<String>) -> Command {
+        Command {
+            program: program.into(),
+            args: Vec::new(),
+            cwd: None,
+        }
+    }
+
+    pub fn arg(mut self, arg: impl Into<String>) -> Command {
+        self.args.push(arg.into());
+        self
+    }
+
+    pub fn args<I: IntoIterator<Item = S>, S: Into<String>>(mut self, args: I) -> Command {
+        self.args.extend(args.into_iter().map(Into::into));
+        self
+    }
+
+    /// The command as a shell line (for reading, not for running).
+    pub fn shell_line(&self) -> String {
+        std::iter::once(&self.program)
+            .chain(&self.args)
+            .map(|a| shell_quote(a))
+            .collect::<Vec<_>>()
+            .join(" ")
+    }
+}
+
+fn shell_quote(arg: &str) -> String {
+    let plain = !arg.is_empty()
+        && arg
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"-_./=:+,@%{}<>".contains(&b));
+    if plain {
+        arg.to_string()
+    } else {
+        format!("'{}'", arg.replace('\'', r"'\''"))
+    }
+}
+
+/// Builds the plan for a resolved variant.
+pub fn plan(workspace: &Workspace, variant: &Resolved) -> Plan {
+    let mut plan = steps::plan(workspace, variant);
+    fingerprint(&mut plan);
+    plan
+}
+
+/// Fills every step's fingerprint, in order, so each one covers those it comes after.
+fn fingerprint(plan: &mut Plan) {
+    let mut done: BTreeMap<String, String> = BTreeMap::new();
+    for step in &mut plan.steps {
+        step.fingerprint.clear();
+        let json = serde_json::to_string(step).expect("steps serialize");
+        let portable = json
+            .replace(&plan.cache_dir, "$CACHE")
+            .replace(&plan.root, "$ROOT");
+        let mut hasher = Sha256::new();
+        hasher.update(portable.as_bytes());
+        for dep in &step.after {
+            hasher.update(done[dep].as_bytes());
+        }
+        step.fingerprint = hex(&hasher.finalize());
+        done.insert(step.id.clone(), step.fingerprint.clone());
+    }
+}
+
+pub fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shell_line_quotes_only_what_needs_it() {
+        let cmd = Command::new("cmake").args(["-DX=a b", "-DY=ON", "-DZ=gfx1030;gfx1100"]);
+        assert_eq!(
+            cmd.shell_line(),
+            "cmake '-DX=a b' -DY=ON '-DZ=gfx1030;gfx1100'"
+        );
+    }
+}

@@ -1,0 +1,123 @@
+//! The plan as a person reads it: paths shown relative to the root and the cache.
+
+use std::fmt::Write;
+
+use super::Plan;
+
+pub fn render_text(plan: &Plan) -> String {
+    let short = |s: &str| {
+        s.replace(&format!("{}/", plan.cache_dir), "$CACHE/")
+            .replace(&format!("{}/", plan.root), "")
+    };
+    let mut out = String::new();
+    let how = match plan.build {
+        "repackage" => "repackaged from the upstream wheel, no compiler",
+        _ => "built from source",
+    };
+    let _ = writeln!(
+        out,
+        "Plan: {} for {}, Python {} — CTranslate2 {}, {how}",
+        plan.variant, plan.platform, plan.python, plan.ctranslate2
+    );
+    let _ = writeln!(out, "  {}", plan.description);
+    let _ = writeln!(out, "  root:  {}", plan.root);
+    let _ = writeln!(out, "  cache: {}  ($CACHE)", plan.cache_dir);
+    let _ = writeln!(out, "  work:  {}", short(&plan.work_dir));
+    for note in &plan.notes {
+        let _ = writeln!(out, "  note:  {note}");
+    }
+
+    let _ = writeln!(out, "\nInputs");
+    for input in &plan.inputs {
+        let pin = match (&input.sha256, input.size) {
+            (Some(sha), Some(size)) => format!("sha256 {}…  {}", &sha[..12], human_size(size)),
+            (Some(sha), None) => format!("sha256 {}…  size not pinned", &sha[..12]),
+            _ => "NOT PINNED".to_string(),
+        };
+        let _ = writeln!(out, "  {:<28} {pin}", input.name);
+        let _ = writeln!(out, "  {:<28} {}", "", input.url);
+    }
+
+    let _ = writeln!(out, "\nSteps");
+    for (n, step) in plan.steps.iter().enumerate() {
+        let _ = writeln!(out, "{:>3}. {:<26} {}", n + 1, step.id, step.description);
+        let detail = serde_json::to_value(&step.action).expect("actions serialize");
+        if let Some(fields) = detail.as_object() {
+            for (key, value) in fields.iter().filter(|(k, _)| *k != "kind") {
+                match value {
+                    serde_json::Value::Null => {}
+                    serde_json::Value::Array(items) => {
+                        let _ = writeln!(out, "       {key}:");
+                        for item in items {
+                            let _ = writeln!(out, "         - {}", short(&plain(item)));
+                        }
+                    }
+                    other => {
+                        let _ = writeln!(out, "       {key}: {}", short(&plain(other)));
+                    }
+                }
+            }
+        }
+        if !step.after.is_empty() {
+            let _ = writeln!(out, "       after: {}", step.after.join(", "));
+        }
+        for (key, value) in &step.env {
+            let _ = writeln!(out, "       env {key}={}", short(value));
+        }
+        for command in &step.commands {
+            let _ = writeln!(out, "       $ {}", short(&command.shell_line()));
+        }
+        for output in &step.outputs {
+            let _ = writeln!(out, "       -> {}", short(output));
+        }
+        let _ = writeln!(out, "       fingerprint {}", &step.fingerprint[..16]);
+    }
+
+    let _ = writeln!(out, "\nArtifacts");
+    for artifact in &plan.artifacts {
+        let _ = writeln!(out, "  {}", short(artifact));
+    }
+    out
+}
+
+/// A JSON value without quotes: strings as they are, objects as `key=value` pairs.
+fn plain(value: &serde_json::Value) -> String {
+    match value {
+        serde_json::Value::String(s) => s.clone(),
+        serde_json::Value::Object(map) => map
+            .iter()
+            .filter(|(_, v)| !v.is_null())
+            .map(|(k, v)| format!("{k}={}", plain(v)))
+            .collect::<Vec<_>>()
+            .join("  "),
+        serde_json::Value::Array(items) => items.iter().map(plain).collect::<Vec<_>>().join(", "),
+        other => other.to_string(),
+    }
+}
+
+pub fn human_size(bytes: u64) -> String {
+    const UNITS: [&str; 4] = ["B", "KiB", "MiB", "GiB"];
+    let mut value = bytes as f64;
+    let mut unit = 0;
+    while value >= 1024.0 && unit < UNITS.len() - 1 {
+        value /= 1024.0;
+        unit += 1;
+    }
+    if unit == 0 {
+        format!("{bytes} B")
+    } else {
+        format!("{value:.1} {}", UNITS[unit])
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::human_size;
+
+    #[test]
+    fn sizes_read_naturally() {
+        assert_eq!(human_size(512), "512 B");
+        assert_eq!(human_size(1536), "1.5 KiB");
+        assert_eq!(human_size(607 * 1024 * 1024), "607.0 MiB");
+    }
+}

@@ -1,0 +1,745 @@
+//! Turning a resolved variant into steps. Reads like the shell script it replaces: fetch,
+//! unpack, patch, tools venv, oneDNN, CTranslate2, wheel, bundle, verify, checksum.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use super::{
+    Action, BundleAction, Command, DataFiles, Plan, PlannedInput, SCHEMA_VERSION, SearchLocation,
+    Step,
+};
+use crate::platform::Platform;
+use crate::variant::{
+    Build, LibrarySource, OpenMpRuntime, Output, Placeholder, Remote, Resolved, Sdk, SdkKind,
+    Source, SourceBuild,
+};
+use crate::workspace::Workspace;
+
+/// The name of the CTranslate2 source among the inputs.
+pub const SOURCE_INPUT: &str = "ctranslate2-source";
+/// The requirements file (with hashes) for the build-tools venv.
+pub const BUILD_TOOLS: &str = "wheels/build-tools.txt";
+/// The script the verify step runs inside a fresh venv.
+pub const VERIFY_SCRIPT: &str = "xtask/python/verify_wheel.py";
+
+/// Folders of one variant × platform × Python build.
+struct Layout {
+    root: PathBuf,
+    cache: PathBuf,
+    work: PathBuf,
+    venv: PathBuf,
+    platform: Platform,
+    python: String,
+}
+
+impl Layout {
+    fn path(&self, relative: &str) -> String {
+        slash(&self.work.join(relative))
+    }
+
+    fn py(&self) -> String {
+        format!("py{}", self.python)
+    }
+
+    fn src(&self, component: &str) -> String {
+        self.path(&format!("src/{component}"))
+    }
+
+    fn build(&self, component: &str) -> String {
+        self.path(&format!("build/{component}"))
+    }
+
+    fn prefix(&self, component: &str) -> String {
+        self.path(&format!("prefix/{component}"))
+    }
+
+    fn unpacked(&self, input: &str) -> String {
+        match input {
+            SOURCE_INPUT => self.src("ctranslate2"),
+            _ => self.path(&format!("deps/{input}")),
+        }
+    }
+
+    fn dist(&self) -> String {
+        self.path(&format!("dist/{}", self.py()))
+    }
+
+    /// Where a fetched input is kept (see `Workspace::cached`).
+    fn cached(&self, r: &Remote) -> String {
+        match &r.sha256 {
+            Some(sha) => slash(&self.cache.join("sha256").join(sha)),
+            None => slash(&self.cache.join("unpinned").join(r.file_name())),
+        }
+    }
+
+    fn tool(&self, name: &str) -> String {
+        slash(
+            &self
+                .venv
+                .join(self.platform.venv_bin())
+                .join(self.platform.exe(name)),
+        )
+    }
+}
+
+/// The wheel the bundle step starts from: its path, and the name the output keeps.
+struct WheelIn {
+    path: String,
+    file_name: String,
+}
+
+fn slash(path: &Path) -> String {
+    path.display().to_string().replace('\\', "/")
+}
+
+/// One step being written; `fingerprint` is filled in once the plan is complete.
+fn step(id: &str, action: Action, description: impl Into<String>) -> Step {
+    Step {
+        id: id.to_string(),
+        action,
+        description: description.into(),
+        after: Vec::new(),
+        inputs: Vec::new(),
+        commands: Vec::new(),
+        env: BTreeMap::new(),
+        outputs: Vec::new(),
+        fingerprint: String::new(),
+    }
+}
+
+impl Step {
+    fn after(mut self, ids: &[&str]) -> Step {
+        self.after.extend(ids.iter().map(|s| s.to_string()));
+        self
+    }
+
+    fn reads<I: IntoIterator<Item = String>>(mut self, inputs: I) -> Step {
+        self.inputs.extend(inputs);
+        self
+    }
+
+    fn runs(mut self, commands: Vec<Command>) -> Step {
+        self.commands = commands;
+        self
+    }
+
+    fn env(mut self, env: &BTreeMap<String, String>) -> Step {
+        self.env.extend(env.clone());
+        self
+    }
+
+    fn writes<I: IntoIterator<Item = String>>(mut self, outputs: I) -> Step {
+        self.outputs.extend(outputs);
+        self
+    }
+}
+
+pub fn plan(workspace: &Workspace, v: &Resolved) -> Plan {
+    let layout = Layout {
+        root: workspace.root.clone(),
+        cache: workspace.cache_dir.clone(),
+        work: workspace.work_dir(&v.name, v.platform),
+        venv: workspace.tools_venv(v.platform, &v.python),
+        platform: v.platform,
+        python: v.python.clone(),
+    };
+    let mut notes = v.notes.clone();
+    if let Some(sdk) = &v.sdk {
+        notes.push(sdk_note(sdk, v.platform));
+    }
+    let (fetched, mut steps, wheel) = match &v.build {
+        Build::FromSource(build) => from_source(&layout, v, build, &mut notes),
+        Build::Repackage { archive, wheel } => repackage(&layout, v, archive, wheel),
+    };
+    steps.extend(finish(&layout, v, &wheel));
+    let inputs = fetched
+        .iter()
+        .map(|r| PlannedInput {
+            name: r.name.clone(),
+            url: r.url.clone(),
+            file_name: r.file_name().to_string(),
+            sha256: r.sha256.clone(),
+            size: r.size,
+            cache_path: r.sha256.as_ref().map(|_| layout.cached(r)),
+        })
+        .collect();
+    if fetched.iter().any(|r| r.sha256.is_none()) {
+        notes.push(
+            "some inputs are not pinned yet: `cargo xtask pin --variant …` records their sha256 and size"
+                .to_string(),
+        );
+    }
+    Plan {
+        schema_version: SCHEMA_VERSION,
+        variant: v.name.clone(),
+        description: v.description.clone(),
+        platform: v.platform,
+        python: v.python.clone(),
+        ctranslate2: v.ctranslate2.clone(),
+        build: match v.build {
+            Build::FromSource(_) => "from-source",
+            Build::Repackage { .. } => "repackage",
+        },
+        root: slash(&workspace.root),
+        cache_dir: slash(&workspace.cache_dir),
+        work_dir: slash(&layout.work),
+        notes,
+        inputs,
+        artifacts: artifacts(&layout, v, &wheel),
+        steps,
+    }
+}
+
+fn sdk_note(sdk: &Sdk, platform: Platform) -> String {
+    let looked = match (sdk.kind, platform) {
+        (SdkKind::Cuda, _) => "CUDA_PATH, CUDA_HOME, then nvcc on PATH",
+        (SdkKind::Hip, Platform::WindowsX86_64) => {
+            "every C:\\Program Files\\AMD\\ROCm\\<version> (HIP_PATH is checked, not trusted)"
+        }
+        (SdkKind::Hip, Platform::LinuxX86_64) => "--rocm-path, then /opt/rocm*",
+    };
+    let kind = match sdk.kind {
+        SdkKind::Cuda => "CUDA toolkit",
+        SdkKind::Hip => "HIP SDK",
+    };
+    format!(
+        "{kind} {} is found when the build runs ({looked}); {{sdk.root}} below stands for it",
+        sdk.version
+    )
+}
+
+/// The name pip gives a wheel built from CTranslate2's `python/` folder.
+fn built_wheel_name(v: &Resolved) -> String {
+    let tag = format!("cp{}", v.python.replace('.', ""));
+    let platform = match v.platform {
+        Platform::LinuxX86_64 => "linux_x86_64",
+        Platform::WindowsX86_64 => "win_amd64",
+    };
+    format!("ctranslate2-{}-{tag}-{tag}-{platform}.whl", v.ctranslate2)
+}
+
+/// Inputs the bundle step reads, in the order the variant lists them.
+fn bundle_inputs(v: &Resolved) -> Vec<&Remote> {
+    let mut names: Vec<&str> = Vec::new();
+    let search = v.bundle.search.iter().map(|s| &s.from);
+    for from in search.chain(v.bundle.data.iter().map(|d| &d.from)) {
+        if let LibrarySource::Input(name) = from
+            && !names.contains(&name.as_str())
+        {
+            names.push(name);
+        }
+    }
+    names.iter().map(|n| &v.inputs[*n]).collect()
+}
+
+fn fetch_step(fetched: &[Remote]) -> Step {
+    step(
+        "fetch",
+        Action::Fetch {
+            inputs: fetched.iter().map(|r| r.name.clone()).collect(),
+        },
+        format!(
+            "Download {} input(s) into the cache and verify their pinned sha256 and size",
+            fetched.len()
+        ),
+    )
+    .reads(fetched.iter().map(|r| r.url.clone()))
+}
+
+fn unpack_step(layout: &Layout, r: &Remote) -> Step {
+    let dest = layout.unpacked(&r.name);
+    step(
+        &format!("unpack-{}", r.name),
+        Action::Unpack {
+            input: r.name.clone(),
+            archive: layout.cached(r),
+            subdir: r.subdir.clone(),
+            dest: dest.clone(),
+        },
+        format!("Unpack {} safely into place", r.file_name()),
+    )
+    .after(&["fetch"])
+    .reads([layout.cached(r)])
+    .writes([dest])
+}
+
+fn from_source(
+    layout: &Layout,
+    v: &Resolved,
+    build: &SourceBuild,
+    notes: &mut Vec<String>,
+) -> (Vec<Remote>, Vec<Step>, WheelIn) {
+    let mut fetched: Vec<Remote> = Vec::new();
+    if let Source::Archive(remote) = &build.source {
+        fetched.push(Remote {
+            name: SOURCE_INPUT.to_string(),
+            ..remote.clone()
+        });
+    }
+    let onednn_input = build.onednn.as_ref().map(|o| v.inputs[&o.input].clone());
+    let openmp_input = build.openmp.input.as_ref().map(|n| v.inputs[n].clone());
+    for r in onednn_input.iter().chain(&openmp_input) {
+        fetched.push(r.clone());
+    }
+    for r in bundle_inputs(v) {
+        if !fetched.contains(r) {
+            fetched.push(r.clone());
+        }
+    }
+
+    let mut steps = Vec::new();
+    if !fetched.is_empty() {
+        steps.push(fetch_step(&fetched));
+    }
+    for r in &fetched {
+        steps.push(unpack_step(layout, r));
+    }
+
+    // The CTranslate2 tree: unpacked, cloned, or used where it is.
+    let mut tree_step = format!("unpack-{SOURCE_INPUT}");
+    let source_dir = match &build.source {
+        Source::Archive(_) => layout.src("ctranslate2"),
+        Source::Git { url, rev } => {
+            let dest = layout.src("ctranslate2");
+            tree_step = "clone-ctranslate2".to_string();
+            steps.push(
+                step(
+                    &tree_step,
+                    Action::Clone {
+                        url: url.clone(),
+                        rev: rev.clone(),
+                        dest: dest.clone(),
+                    },
+                    format!("Clone CTranslate2 at {rev} with its submodules"),
+                )
+                .runs(vec![
+                    Command::new("git").args(["clone", "--no-checkout", url, &dest]),
+                    Command::new("git").args(["-C", &dest, "checkout", "--detach", rev]),
+                    Command::new("git").args([
+                        "-C",
+                        &dest,
+                        "submodule",
+                        "update",
+                        "--init",
+                        "--recursive",
+                    ]),
+                ])
+                .writes([dest.clone()]),
+            );
+            dest
+        }
+        Source::Path { path } => {
+            let given = slash(&layout.root.join(path));
+            if build.patches.is_some() {
+                // A patched tree is a copy: the user's own tree is never modified.
+                let dest = layout.src("ctranslate2");
+                steps.push(
+                    step(
+                        &tree_step,
+                        Action::Unpack {
+                            input: SOURCE_INPUT.to_string(),
+                            archive: given.clone(),
+                            subdir: None,
+                            dest: dest.clone(),
+                        },
+                        "Copy the local CTranslate2 tree so that patches never touch it",
+                    )
+                    .reads([given])
+                    .writes([dest.clone()]),
+                );
+                dest
+            } else {
+                tree_step.clear();
+                given
+            }
+        }
+    };
+
+    if let Some(series) = &build.patches {
+        let patches: Vec<String> = series
+            .patches
+            .iter()
+            .map(|p| slash(&layout.root.join(p)))
+            .collect();
+        steps.push(
+            step(
+                "patch",
+                Action::Patch {
+                    series: slash(&layout.root.join(&series.path)),
+                    patches: patches.clone(),
+                    tree: source_dir.clone(),
+                },
+                format!(
+                    "Apply {} patch(es) from {} (check first, all or nothing)",
+                    patches.len(),
+                    series.path.display()
+                ),
+            )
+            .after(&[&tree_step])
+            .reads(patches)
+            .writes([source_dir.clone()]),
+        );
+        tree_step = "patch".to_string();
+    }
+
+    steps.push(venv_step(layout));
+
+    let fill = |p: Placeholder| placeholder_value(layout, v, build, p);
+    let expand = |options: &BTreeMap<String, String>| -> BTreeMap<String, String> {
+        options
+            .iter()
+            .map(|(k, val)| (k.clone(), crate::variant::expand(val, &fill)))
+            .collect()
+    };
+    let env: BTreeMap<String, String> = expand(&v.env);
+
+    let mut ct2_after = vec!["venv".to_string()];
+    if !tree_step.is_empty() {
+        ct2_after.push(tree_step);
+    }
+    let mut ct2_options = expand(&build.cmake);
+    if let Some(onednn) = &build.onednn {
+        steps.extend(cmake_steps(
+            layout,
+            "onednn",
+            "oneDNN",
+            &layout.unpacked(&onednn.input),
+            &expand(&onednn.cmake),
+            &env,
+            &[&format!("unpack-{}", onednn.input), "venv"],
+        ));
+        ct2_after.push("install-onednn".to_string());
+        ct2_options
+            .entry("CMAKE_PREFIX_PATH".to_string())
+            .or_insert_with(|| layout.prefix("onednn"));
+    }
+    let runtime = match build.openmp.runtime {
+        OpenMpRuntime::Comp => "COMP",
+        OpenMpRuntime::Intel => "INTEL",
+        OpenMpRuntime::None => "NONE",
+    };
+    ct2_options.insert("OPENMP_RUNTIME".to_string(), runtime.to_string());
+    if let Some(input) = &build.openmp.input {
+        ct2_options.insert("INTEL_ROOT".to_string(), fill(Placeholder::OpenMpRoot));
+        ct2_after.push(format!("unpack-{input}"));
+    }
+    if v.platform.is_windows() && !build.cmake.contains_key("CMAKE_CXX_COMPILER") {
+        notes.push(
+            "configure and build run inside the MSVC developer environment (found through the cc crate)"
+                .to_string(),
+        );
+    }
+    if build.cmake.get("WITH_CUDA").is_some_and(|v| v == "ON") && v.sdk.is_none() {
+        notes.push("WITH_CUDA is ON but the variant has no [sdk] table".to_string());
+    }
+    let ct2_after: Vec<&str> = ct2_after.iter().map(String::as_str).collect();
+    steps.extend(cmake_steps(
+        layout,
+        "ctranslate2",
+        "CTranslate2",
+        &source_dir,
+        &ct2_options,
+        &env,
+        &ct2_after,
+    ));
+
+    let wheel_dir = layout.path(&format!("wheel/{}", layout.py()));
+    let wheel = WheelIn {
+        path: format!("{wheel_dir}/{}", built_wheel_name(v)),
+        file_name: built_wheel_name(v),
+    };
+    let mut wheel_env = env.clone();
+    wheel_env.insert("CTRANSLATE2_ROOT".to_string(), layout.prefix("ctranslate2"));
+    steps.push(
+        step(
+            "wheel",
+            Action::Wheel,
+            format!(
+                "Build the Python {} wheel from CTranslate2's python/ folder",
+                v.python
+            ),
+        )
+        .after(&["install-ctranslate2", "venv"])
+        .reads([format!("{source_dir}/python"), layout.prefix("ctranslate2")])
+        .runs(vec![Command::new(layout.tool("python")).args([
+            "-m",
+            "pip",
+            "wheel",
+            "--no-deps",
+            "--no-build-isolation",
+            "--wheel-dir",
+            &wheel_dir,
+            &format!("{source_dir}/python"),
+        ])])
+        .env(&wheel_env)
+        .writes([wheel.path.clone()]),
+    );
+    (fetched, steps, wheel)
+}
+
+fn placeholder_value(layout: &Layout, v: &Resolved, build: &SourceBuild, p: Placeholder) -> String {
+    match p {
+        Placeholder::Source => layout.src("ctranslate2"),
+        Placeholder::Prefix => layout.prefix("ctranslate2"),
+        Placeholder::OneDnnPrefix => layout.prefix("onednn"),
+        Placeholder::OpenMpRoot => {
+            let base = build
+                .openmp
+                .input
+                .as_deref()
+                .map_or_else(|| layout.path("deps/openmp"), |i| layout.unpacked(i));
+            match &build.openmp.root {
+                Some(sub) => format!("{base}/{sub}"),
+                None => base,
+            }
+        }
+        Placeholder::SdkRoot => "{sdk.root}".to_string(),
+        Placeholder::GpuTargets => v.gpu_targets.join(";"),
+        Placeholder::CudaArch => v.cuda_arch.clone().unwrap_or_default(),
+    }
+}
+
+fn venv_step(layout: &Layout) -> Step {
+    let venv = slash(&layout.venv);
+    let requirements = slash(&layout.root.join(BUILD_TOOLS));
+    let launcher = layout.platform.python_launcher(&layout.python);
+    step(
+        "venv",
+        Action::Venv {
+            requirements: requirements.clone(),
+        },
+        format!(
+            "Create the build-tools venv (Python {}) with pinned CMake, ninja, pybind11, setuptools, wheel",
+            layout.python
+        ),
+    )
+    .reads([requirements.clone()])
+    .runs(vec![
+        Command::new(&launcher[0]).args(launcher[1..].iter().cloned()).args(["-m", "venv", &venv]),
+        Command::new(layout.tool("python")).args([
+            "-m",
+            "pip",
+            "install",
+            "--require-hashes",
+            "--no-deps",
+            "-r",
+            &requirements,
+        ]),
+    ])
+    .writes([venv])
+}
+
+fn cmake_steps(
+    layout: &Layout,
+    component: &str,
+    title: &str,
+    source: &str,
+    options: &BTreeMap<String, String>,
+    env: &BTreeMap<String, String>,
+    after: &[&str],
+) -> Vec<Step> {
+    let build = layout.build(component);
+    let prefix = layout.prefix(component);
+    let cmake = layout.tool("cmake");
+    let configure = Command::new(&cmake)
+        .args(["-S", source, "-B", &build, "-G", "Ninja"])
+        .arg(format!("-DCMAKE_MAKE_PROGRAM={}", layout.tool("ninja")))
+        .arg("-DCMAKE_BUILD_TYPE=Release")
+        .arg(format!("-DCMAKE_INSTALL_PREFIX={prefix}"))
+        .args(options.iter().map(|(k, v)| format!("-D{k}={v}")));
+    let configure_id = format!("configure-{component}");
+    let build_id = format!("build-{component}");
+    vec![
+        step(
+            &configure_id,
+            Action::Configure {
+                component: component.into(),
+            },
+            format!("Configure {title} with CMake (Ninja, Release)"),
+        )
+        .after(after)
+        .reads([source.to_string()])
+        .runs(vec![configure])
+        .env(env)
+        .writes([format!("{build}/CMakeCache.txt")]),
+        step(
+            &build_id,
+            Action::Build {
+                component: component.into(),
+            },
+            format!("Build {title}"),
+        )
+        .after(&[&configure_id])
+        .runs(vec![
+            Command::new(&cmake).args(["--build", &build, "--config", "Release"]),
+        ])
+        .env(env)
+        .writes([build.clone()]),
+        step(
+            &format!("install-{component}"),
+            Action::Install {
+                component: component.into(),
+            },
+            format!("Install {title} into its prefix"),
+        )
+        .after(&[&build_id])
+        .runs(vec![Command::new(&cmake).args([
+            "--install",
+            &build,
+            "--config",
+            "Release",
+        ])])
+        .writes([prefix]),
+    ]
+}
+
+fn repackage(
+    layout: &Layout,
+    v: &Resolved,
+    archive: &Remote,
+    member: &str,
+) -> (Vec<Remote>, Vec<Step>, WheelIn) {
+    let mut fetched = vec![archive.clone()];
+    fetched.extend(bundle_inputs(v).into_iter().cloned());
+    let mut steps = vec![fetch_step(&fetched)];
+    steps.extend(fetched.iter().map(|r| unpack_step(layout, r)));
+    let wheel = WheelIn {
+        path: format!("{}/{member}", layout.unpacked(&archive.name)),
+        file_name: member.rsplit('/').next().unwrap_or(member).to_string(),
+    };
+    (fetched, steps, wheel)
+}
+
+/// Bundle, verify and checksum: the same for every variant.
+fn finish(layout: &Layout, v: &Resolved, wheel: &WheelIn) -> Vec<Step> {
+    let dist = layout.dist();
+    let fat_wheel = format!("{dist}/{}", wheel.file_name);
+    let from_name = |from: &LibrarySource| match from {
+        LibrarySource::Wheel => "wheel".to_string(),
+        LibrarySource::Prefix => "prefix".to_string(),
+        LibrarySource::Toolchain => "toolchain".to_string(),
+        LibrarySource::Sdk => "sdk".to_string(),
+        LibrarySource::Input(name) => name.clone(),
+    };
+    let mut destinations: Vec<String> = v.bundle.search.iter().map(|s| s.dest.clone()).collect();
+    destinations.extend(v.bundle.data.iter().map(|d| d.dest.clone()));
+    destinations.sort();
+    destinations.dedup();
+    let bundle = BundleAction {
+        wheel: wheel.path.clone(),
+        policy: v.bundle.policy,
+        roots: v.bundle.roots.clone(),
+        force: v.bundle.force.clone(),
+        search: v
+            .bundle
+            .search
+            .iter()
+            .map(|s| SearchLocation {
+                from: from_name(&s.from),
+                dir: s.dir.clone(),
+                dest: s.dest.clone(),
+            })
+            .collect(),
+        data: v
+            .bundle
+            .data
+            .iter()
+            .map(|d| DataFiles {
+                from: from_name(&d.from),
+                glob: d.glob.clone(),
+                dest: d.dest.clone(),
+                filter: d.filter,
+            })
+            .collect(),
+        gpu_targets: v.gpu_targets.clone(),
+        outputs: v.bundle.outputs.clone(),
+        destinations,
+    };
+    let mut bundle_after = vec![match &v.build {
+        Build::FromSource(_) => "wheel".to_string(),
+        Build::Repackage { archive, .. } => format!("unpack-{}", archive.name),
+    }];
+    bundle_after.extend(
+        bundle_inputs(v)
+            .iter()
+            .map(|r| format!("unpack-{}", r.name)),
+    );
+    let bundle_after: Vec<&str> = bundle_after.iter().map(String::as_str).collect();
+
+    let verify_venv = layout.path(&format!("verify/{}", layout.py()));
+    let launcher = layout.platform.python_launcher(&layout.python);
+    let verify_python = format!(
+        "{verify_venv}/{}/{}",
+        layout.platform.venv_bin(),
+        layout.platform.exe("python")
+    );
+    let mut check = Command::new(&verify_python)
+        .arg(slash(&layout.root.join(VERIFY_SCRIPT)))
+        .args(["--version", &v.ctranslate2]);
+    for (device, types) in &v.verify.compute_types {
+        check = check.args(["--compute-types", &format!("{device}:{}", types.join(","))]);
+    }
+
+    vec![
+        step(
+            "bundle",
+            Action::Bundle(bundle),
+            "Find the minimum set of libraries the binaries load, place them, write the report",
+        )
+        .after(&bundle_after)
+        .reads([wheel.path.clone()])
+        .writes(
+            artifacts(layout, v, wheel)
+                .into_iter()
+                .filter(|a| !a.ends_with("SHA256SUMS")),
+        ),
+        step(
+            "verify",
+            Action::Verify,
+            format!(
+                "Install the wheel into a fresh Python {} venv and check it imports and works",
+                v.python
+            ),
+        )
+        .after(&["bundle"])
+        .reads([fat_wheel.clone()])
+        .runs(vec![
+            Command::new(&launcher[0])
+                .args(launcher[1..].iter().cloned())
+                .args(["-m", "venv", "--clear", &verify_venv]),
+            Command::new(&verify_python).args(["-m", "pip", "install", &fat_wheel]),
+            check,
+        ]),
+        step(
+            "checksum",
+            Action::Checksum {
+                dir: dist.clone(),
+                file: "SHA256SUMS".to_string(),
+            },
+            "Write SHA256SUMS for the artifacts",
+        )
+        .after(&["bundle", "verify"])
+        .reads([dist.clone()])
+        .writes([format!("{dist}/SHA256SUMS")]),
+    ]
+}
+
+fn artifacts(layout: &Layout, v: &Resolved, wheel: &WheelIn) -> Vec<String> {
+    let dist = layout.dist();
+    let mut out = Vec::new();
+    for output in &v.bundle.outputs {
+        match output {
+            Output::FatWheel => out.push(format!("{dist}/{}", wheel.file_name)),
+            Output::Portable => {
+                out.push(format!("{dist}/portable/_internal"));
+                out.push(format!("{dist}/portable/binaries.json"));
+            }
+            Output::Report => {
+                out.push(format!("{dist}/provenance.json"));
+                out.push(format!("{dist}/provenance.md"));
+            }
+        }
+    }
+    out.push(format!("{dist}/SHA256SUMS"));
+    out
+}

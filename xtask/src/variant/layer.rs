@@ -1,0 +1,345 @@
+//! What one variant file (or `defaults.toml`, or one `[platform.NAME]` table) may say.
+//!
+//! Every key is optional here: a variant is the stack defaults → defaults' platform table →
+//! the variant file → the variant's platform table, each overriding the one below. Only after
+//! stacking does `resolve` insist that required keys are present. Unknown keys are rejected
+//! by serde (`deny_unknown_fields`) with the file, line and column.
+
+use std::collections::BTreeMap;
+
+use serde::Deserialize;
+
+use super::loc::Loc;
+
+/// A value for a `-D` option: TOML booleans become `ON`/`OFF`.
+pub type CMakeOptions = BTreeMap<String, Loc<toml::Value>>;
+
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct Layer {
+    /// One line for `cargo xtask variants`.
+    pub description: Option<String>,
+    /// The CTranslate2 version this variant produces.
+    pub ctranslate2: Option<Loc<String>>,
+    /// Python versions to build wheels for, e.g. `["3.11", "3.12"]`.
+    pub python: Option<Vec<Loc<String>>>,
+    /// Platforms this variant is built for.
+    pub platforms: Option<Vec<Loc<String>>>,
+    /// GPU architectures (HIP `gfx…` targets) kept in kernels and kernel data.
+    pub gpu_targets: Option<Vec<Loc<String>>>,
+    /// CUDA architectures, as CTranslate2's `CUDA_ARCH_LIST` takes them.
+    pub cuda_arch: Option<Loc<String>>,
+    /// Where CTranslate2 comes from.
+    pub source: Option<SourceSpec>,
+    /// Other pinned downloads, by name.
+    #[serde(default)]
+    pub inputs: BTreeMap<String, Loc<InputSpec>>,
+    pub onednn: Option<OneDnnSpec>,
+    pub openmp: Option<OpenMpSpec>,
+    pub sdk: Option<SdkSpec>,
+    /// CTranslate2's own CMake options.
+    #[serde(default)]
+    pub cmake: CMakeOptions,
+    /// Environment variables for configure, build and wheel steps.
+    #[serde(default)]
+    pub env: BTreeMap<String, Loc<String>>,
+    /// A patch series file, relative to the repository root.
+    pub patches: Option<Loc<String>>,
+    pub bundle: Option<BundleSpec>,
+    pub verify: Option<VerifySpec>,
+    /// Per-platform overrides: `[platform.windows-x86_64]` and so on.
+    #[serde(default)]
+    pub platform: BTreeMap<String, Loc<Layer>>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum SourceKind {
+    /// A pinned archive (`.crate`, `.tar.gz`, `.zip`) and the folder inside it to use.
+    Archive,
+    /// A git repository at a fixed revision.
+    Git,
+    /// A source tree already on disk.
+    Path,
+    /// No build: an official wheel from an archive of wheels (one per Python version) is
+    /// repackaged.
+    Wheel,
+}
+
+/// `[source]`: one table for every kind, checked by `resolve` (a tagged enum would lose
+/// the line numbers of typos inside the table).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct SourceSpec {
+    pub kind: Loc<SourceKind>,
+    pub url: Option<Loc<String>>,
+    pub sha256: Option<Loc<String>>,
+    pub size: Option<u64>,
+    pub subdir: Option<String>,
+    pub rev: Option<Loc<String>>,
+    pub path: Option<Loc<String>>,
+    /// For `kind = "wheel"`: Python version → the wheel's path inside the archive at `url`.
+    #[serde(default)]
+    pub wheels: BTreeMap<String, Loc<String>>,
+}
+
+impl SourceSpec {
+    pub fn kind_name(&self) -> &'static str {
+        match self.kind.value {
+            SourceKind::Archive => "archive",
+            SourceKind::Git => "git",
+            SourceKind::Path => "path",
+            SourceKind::Wheel => "wheel",
+        }
+    }
+}
+
+/// A remote file pinned by sha256 and size. A missing pin means "not pinned yet".
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct InputSpec {
+    pub url: Loc<String>,
+    pub sha256: Option<Loc<String>>,
+    pub size: Option<u64>,
+    /// The folder inside the unpacked archive that is used.
+    pub subdir: Option<String>,
+    /// The Python package and version that the file is, for the provenance report.
+    pub package: Option<String>,
+}
+
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct OneDnnSpec {
+    /// Set to false to build CTranslate2 without oneDNN.
+    pub enabled: Option<bool>,
+    /// The name of the input holding oneDNN's source.
+    pub input: Option<Loc<String>>,
+    #[serde(default)]
+    pub cmake: CMakeOptions,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, serde::Serialize)]
+#[serde(rename_all = "UPPERCASE")]
+pub enum OpenMpRuntime {
+    /// The compiler's own runtime (libgomp with gcc).
+    Comp,
+    /// Intel's `libiomp5`, from the `intel-openmp` wheel.
+    Intel,
+    None,
+}
+
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct OpenMpSpec {
+    pub runtime: Option<Loc<OpenMpRuntime>>,
+    /// For `INTEL`: the input holding the `intel-openmp` wheel.
+    pub input: Option<Loc<String>>,
+    /// For `INTEL`: the folder inside that input that `INTEL_ROOT` points at.
+    pub root: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum SdkKind {
+    Cuda,
+    Hip,
+}
+
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct SdkSpec {
+    pub kind: Option<Loc<SdkKind>>,
+    /// The version wanted, e.g. "6.2" (a prefix of the installed version).
+    pub version: Option<Loc<String>>,
+    /// The runtime library whose presence identifies a fitting install (`amdhip64_6`).
+    pub runtime: Option<String>,
+    /// Libraries the install must have, e.g. `amd_comgr` (absent: "no ROCm-capable device").
+    pub requires: Option<Vec<String>>,
+    /// What to tell a user who lacks the SDK.
+    pub install_hint: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, serde::Serialize)]
+pub enum Policy {
+    /// Windows: API sets, KnownDLLs and system32 are never bundled.
+    #[serde(rename = "windows")]
+    Windows,
+    /// Linux: the manylinux_2_28 list of libraries every system provides.
+    #[serde(rename = "manylinux_2_28")]
+    Manylinux2_28,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Deserialize, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Output {
+    /// The input wheel with the libraries inside and RECORD rewritten.
+    FatWheel,
+    /// A PyInstaller-style `_internal/` folder and a `binaries` list for a `.spec`.
+    Portable,
+    /// Which file came from which package, sizes, sha256, who needs it.
+    Report,
+}
+
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct BundleSpec {
+    pub policy: Option<Loc<Policy>>,
+    /// Globs, relative to the wheel's root, of the binaries whose imports are followed.
+    pub roots: Option<Vec<String>>,
+    /// Libraries loaded at run time (no import table shows them), as globs of file names.
+    pub force: Option<Vec<String>>,
+    /// Where imports are looked for, in order.
+    pub search: Option<Vec<SearchSpec>>,
+    /// Data folders copied along, such as rocBLAS's Tensile `library/`.
+    pub data: Option<Vec<DataSpec>>,
+    pub outputs: Option<Vec<Output>>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct SearchSpec {
+    /// `wheel`, `prefix`, `toolchain`, `sdk`, or the name of an input.
+    pub from: Loc<String>,
+    /// The folder below `from` that holds the libraries.
+    #[serde(default)]
+    pub dir: String,
+    /// Where libraries found here go, relative to the wheel's root.
+    pub dest: String,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum DataFilter {
+    /// Keep only files whose name carries one of the variant's GPU targets.
+    GpuTargets,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct DataSpec {
+    pub from: Loc<String>,
+    /// A glob below `from`.
+    pub glob: String,
+    pub dest: String,
+    pub filter: Option<DataFilter>,
+}
+
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct VerifySpec {
+    /// Device → compute types `get_supported_compute_types(device)` must include.
+    #[serde(default)]
+    pub compute_types: BTreeMap<String, Vec<String>>,
+}
+
+/// Stacking: the layer on top wins key by key; maps merge by key; records such as
+/// `[source]` or one input are replaced whole.
+pub trait Overlay {
+    fn overlay(self, top: Self) -> Self;
+}
+
+impl<T: Overlay> Overlay for Option<T> {
+    fn overlay(self, top: Self) -> Self {
+        match (self, top) {
+            (Some(below), Some(top)) => Some(below.overlay(top)),
+            (below, top) => top.or(below),
+        }
+    }
+}
+
+/// Implements [`Overlay`] field by field: `replace` fields are taken from the top layer
+/// when it has them, `merge` fields are overlaid (maps key by key, tables recursively).
+macro_rules! overlay_fields {
+    ($ty:ty { replace: [$($r:ident),*], merge: [$($m:ident),*] }) => {
+        impl Overlay for $ty {
+            fn overlay(self, top: Self) -> Self {
+                Self {
+                    $($r: top.$r.or(self.$r),)*
+                    $($m: self.$m.overlay(top.$m),)*
+                }
+            }
+        }
+    };
+}
+
+impl<K: Ord, V> Overlay for BTreeMap<K, V> {
+    fn overlay(mut self, top: Self) -> Self {
+        self.extend(top);
+        self
+    }
+}
+
+overlay_fields!(Layer {
+    replace: [
+        description,
+        ctranslate2,
+        python,
+        platforms,
+        gpu_targets,
+        cuda_arch,
+        source,
+        patches
+    ],
+    merge: [
+        inputs, onednn, openmp, sdk, cmake, env, bundle, verify, platform
+    ]
+});
+overlay_fields!(OneDnnSpec {
+    replace: [enabled, input],
+    merge: [cmake]
+});
+overlay_fields!(OpenMpSpec {
+    replace: [runtime, input, root],
+    merge: []
+});
+overlay_fields!(SdkSpec {
+    replace: [kind, version, runtime, requires, install_hint],
+    merge: []
+});
+overlay_fields!(VerifySpec {
+    replace: [],
+    merge: [compute_types]
+});
+overlay_fields!(BundleSpec {
+    replace: [policy, roots, force, search, data, outputs],
+    merge: []
+});
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(text: &str) -> Layer {
+        toml::from_str(text).unwrap()
+    }
+
+    #[test]
+    fn top_layer_wins_and_maps_merge() {
+        let below =
+            parse("description = \"below\"\npython = [\"3.11\"]\n[cmake]\nA = \"1\"\nB = \"2\"\n");
+        let top = parse("description = \"top\"\n[cmake]\nB = \"3\"\n");
+        let merged = below.overlay(top);
+        assert_eq!(merged.description.as_deref(), Some("top"));
+        assert_eq!(merged.python.unwrap()[0].value, "3.11");
+        assert_eq!(merged.cmake["A"].value.as_str(), Some("1"));
+        assert_eq!(merged.cmake["B"].value.as_str(), Some("3"));
+    }
+
+    #[test]
+    fn nested_tables_merge_field_by_field() {
+        let below = parse("[onednn]\ninput = \"onednn\"\n[onednn.cmake]\nX = \"ON\"\n");
+        let top = parse("[onednn.cmake]\nY = \"OFF\"\n");
+        let onednn = below.overlay(top).onednn.unwrap();
+        assert_eq!(onednn.input.unwrap().value, "onednn");
+        assert_eq!(onednn.cmake.len(), 2);
+    }
+
+    #[test]
+    fn unknown_keys_are_rejected() {
+        let err = toml::from_str::<Layer>("descriptoin = \"x\"\n").unwrap_err();
+        assert!(
+            err.message().contains("unknown field `descriptoin`"),
+            "{err}"
+        );
+    }
+}

@@ -1,0 +1,273 @@
+//! Variant files: loading `variants/*.toml` (and the shared `variants/defaults.toml`),
+//! reporting mistakes in them, and resolving one variant for one platform.
+
+mod layer;
+mod loc;
+mod resolve;
+mod template;
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::path::{Path, PathBuf};
+
+pub use layer::{DataFilter, OpenMpRuntime, Output, Policy, SdkKind};
+pub use loc::Loc;
+pub use resolve::{
+    Build, Bundle, Choices, Data, LibrarySource, OneDnn, OpenMp, Remote, Resolved, Sdk, Search,
+    Source, SourceBuild, Verify,
+};
+pub use template::{Placeholder, expand};
+
+use crate::diagnostic::{InputError, Location};
+use layer::{Layer, Overlay};
+
+/// The file every variant starts from; it is not a variant itself.
+pub const DEFAULTS_FILE: &str = "defaults.toml";
+
+/// The text of every file read, so that errors can quote the offending line.
+#[derive(Debug, Default)]
+pub struct Files {
+    root: PathBuf,
+    files: Vec<(PathBuf, String)>,
+}
+
+impl Files {
+    /// Reads a file and returns its index; `path` is relative to the repository root.
+    fn read(&mut self, path: &Path) -> Result<usize, InputError> {
+        let text = fs::read_to_string(self.root.join(path))
+            .map_err(|e| InputError::new(format!("cannot read {}: {e}", path.display())))?;
+        self.files.push((path.to_path_buf(), text));
+        Ok(self.files.len() - 1)
+    }
+
+    pub fn location<T>(&self, loc: &Loc<T>) -> Location {
+        let (path, text) = &self.files[loc.file];
+        Location::from_span(path, text, loc.span.clone())
+    }
+
+    /// An error pointing at a value from a variant file.
+    pub fn error_at<T>(&self, loc: &Loc<T>, message: impl Into<String>) -> InputError {
+        InputError::new(message).at(self.location(loc))
+    }
+
+    pub fn path(&self, loc_file: usize) -> &Path {
+        &self.files[loc_file].0
+    }
+}
+
+/// The variants of one checkout, parsed but not yet resolved for a platform.
+#[derive(Debug)]
+pub struct Catalog {
+    pub root: PathBuf,
+    pub files: Files,
+    defaults: Layer,
+    variants: BTreeMap<String, Layer>,
+}
+
+impl Catalog {
+    /// Names of the variant files in `root/variants`, sorted.
+    pub fn names(root: &Path) -> Result<Vec<String>, InputError> {
+        let dir = root.join("variants");
+        let entries = fs::read_dir(&dir).map_err(|e| {
+            InputError::new(format!("cannot list {}: {e}", dir.display()))
+                .note("run this from a ct2-variants checkout, or pass --root")
+        })?;
+        let mut names: Vec<String> = entries
+            .filter_map(|e| e.ok())
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .filter(|n| n.ends_with(".toml") && n != DEFAULTS_FILE)
+            .map(|n| n.trim_end_matches(".toml").to_string())
+            .collect();
+        names.sort();
+        Ok(names)
+    }
+
+    /// Loads the defaults and the named variants (all of them when `only` is empty).
+    pub fn load(root: &Path, only: &[&str]) -> Result<Catalog, InputError> {
+        let names = Self::names(root)?;
+        for wanted in only {
+            if !names.iter().any(|n| n == wanted) {
+                return Err(InputError::new(format!("unknown variant `{wanted}`"))
+                    .allowed(wanted, &names)
+                    .note("each variant is a file variants/<name>.toml"));
+            }
+        }
+        let mut files = Files {
+            root: root.to_path_buf(),
+            ..Files::default()
+        };
+        let defaults = parse_layer(&mut files, &Path::new("variants").join(DEFAULTS_FILE))?;
+        let mut variants = BTreeMap::new();
+        for name in names
+            .iter()
+            .filter(|n| only.is_empty() || only.contains(&n.as_str()))
+        {
+            let path = Path::new("variants").join(format!("{name}.toml"));
+            variants.insert(name.clone(), parse_layer(&mut files, &path)?);
+        }
+        Ok(Catalog {
+            root: root.to_path_buf(),
+            files,
+            defaults,
+            variants,
+        })
+    }
+
+    pub fn variant_names(&self) -> impl Iterator<Item = &str> {
+        self.variants.keys().map(String::as_str)
+    }
+
+    /// The one-line description of a variant, as written in its file.
+    pub fn description(&self, name: &str) -> &str {
+        self.variants[name]
+            .description
+            .as_deref()
+            .or(self.defaults.description.as_deref())
+            .unwrap_or("")
+    }
+
+    /// The variant's layers stacked for no particular platform (used to read the
+    /// platform and Python lists before a platform is chosen).
+    fn base(&self, name: &str) -> Layer {
+        self.defaults.clone().overlay(self.variants[name].clone())
+    }
+
+    /// The variant's layers stacked for `platform`: defaults, defaults' platform table,
+    /// the variant, the variant's platform table.
+    fn stack(&self, name: &str, platform: &str) -> Layer {
+        let variant = &self.variants[name];
+        let pick = |layer: &Layer| layer.platform.get(platform).map(|l| l.value.clone());
+        self.defaults
+            .clone()
+            .overlay(pick(&self.defaults).unwrap_or_default())
+            .overlay(variant.clone())
+            .overlay(pick(variant).unwrap_or_default())
+    }
+
+    /// The Python versions a variant builds for on `platform`, or `None` when the variant
+    /// is not built for that platform at all.
+    pub fn pythons_for(
+        &self,
+        name: &str,
+        platform: crate::platform::Platform,
+    ) -> Result<Option<Vec<String>>, InputError> {
+        let listed = self.base(name).platforms.unwrap_or_default();
+        if !listed.iter().any(|p| p.value == platform.name()) {
+            return Ok(None);
+        }
+        let python = self.stack(name, platform.name()).python.unwrap_or_default();
+        Ok(Some(python.into_iter().map(|p| p.value).collect()))
+    }
+
+    pub fn resolve(&self, name: &str, choices: &Choices) -> Result<Resolved, InputError> {
+        resolve::resolve(self, name, choices)
+    }
+}
+
+fn parse_layer(files: &mut Files, path: &Path) -> Result<Layer, InputError> {
+    let id = files.read(path)?;
+    let (path, text) = &files.files[id];
+    loc::reading_file(id, || toml::from_str::<Layer>(text)).map_err(|e| toml_error(path, text, &e))
+}
+
+/// Turns a TOML or serde error into one that names the key, the table and what is allowed.
+fn toml_error(path: &Path, text: &str, err: &toml::de::Error) -> InputError {
+    let location = err.span().map(|span| Location::from_span(path, text, span));
+    let table = location
+        .as_ref()
+        .map(|l| enclosing_table(text, l.line))
+        .unwrap_or_default();
+    let message = err.message();
+    let error = if let Some((key, allowed)) = unknown_name(message, "unknown field `") {
+        InputError::new(format!("unknown key `{key}`{table} in {}", path.display()))
+            .allowed(&key, &allowed)
+    } else if let Some((value, allowed)) = unknown_name(message, "unknown variant `") {
+        let key = location
+            .as_ref()
+            .map(|l| key_on_line(&l.line_text))
+            .unwrap_or_default();
+        InputError::new(format!(
+            "`{key}`{table} cannot be `{value}` in {}",
+            path.display()
+        ))
+        .allowed(&value, &allowed)
+    } else {
+        let key = location
+            .as_ref()
+            .map(|l| key_on_line(&l.line_text))
+            .unwrap_or_default();
+        let key = if key.is_empty() {
+            String::new()
+        } else {
+            format!(" at `{key}`")
+        };
+        InputError::new(format!(
+            "{} in {}{key}{table}",
+            message.trim_end_matches('\n'),
+            path.display()
+        ))
+    };
+    match location {
+        Some(l) => error.at(l),
+        None => error,
+    }
+}
+
+/// Parses serde's "unknown field `x`, expected one of `a`, `b`" into `x` and `[a, b]`.
+fn unknown_name(message: &str, prefix: &str) -> Option<(String, Vec<String>)> {
+    let rest = message.strip_prefix(prefix)?;
+    let (name, tail) = rest.split_once('`')?;
+    let allowed = tail
+        .split('`')
+        .skip(1)
+        .step_by(2)
+        .map(str::to_string)
+        .collect();
+    Some((name.to_string(), allowed))
+}
+
+/// " in [header]" for the last table header at or above `line`, or "" at the top level.
+fn enclosing_table(text: &str, line: usize) -> String {
+    text.lines()
+        .take(line)
+        .filter_map(|l| {
+            let l = l.trim();
+            l.starts_with('[')
+                .then(|| l.split('#').next().unwrap_or(l).trim().to_string())
+        })
+        .last()
+        .map(|h| format!(" in {h}"))
+        .unwrap_or_default()
+}
+
+fn key_on_line(line: &str) -> String {
+    line.split_once('=')
+        .map(|(k, _)| k.trim().trim_matches('"').to_string())
+        .unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn unknown_name_parses_serde_messages() {
+        let (key, allowed) = unknown_name(
+            "unknown field `pyton`, expected one of `python`, `cmake`",
+            "unknown field `",
+        )
+        .unwrap();
+        assert_eq!(key, "pyton");
+        assert_eq!(allowed, ["python", "cmake"]);
+    }
+
+    #[test]
+    fn enclosing_table_finds_the_last_header() {
+        let text = "a = 1\n[platform.windows-x86_64.cmake]\nX = 1\n";
+        assert_eq!(
+            enclosing_table(text, 3),
+            " in [platform.windows-x86_64.cmake]"
+        );
+        assert_eq!(enclosing_table(text, 1), "");
+    }
+}

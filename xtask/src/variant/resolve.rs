@@ -1,0 +1,717 @@
+//! Resolving a variant for one platform and one Python version: stack the layers, then check
+//! that everything required is there and every reference points at something that exists.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use serde::Serialize;
+
+use super::layer::{
+    self, BundleSpec, CMakeOptions, DataFilter, InputSpec, Layer, OpenMpRuntime, Output, Policy,
+    SdkKind, SourceKind, SourceSpec,
+};
+use super::loc::Loc;
+use super::template::{self, Placeholder};
+use super::{Catalog, Files};
+use crate::diagnostic::InputError;
+use crate::patches::Series;
+use crate::platform::Platform;
+
+/// What the user chose on the command line.
+#[derive(Debug, Clone, Default)]
+pub struct Choices {
+    pub platform: Option<Platform>,
+    pub python: Option<String>,
+    /// The host's `python3` version, used when `python` is not given and the variant has it.
+    pub host_python: Option<String>,
+    pub cuda_arch: Option<String>,
+    pub gpu_targets: Option<Vec<String>>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Resolved {
+    pub name: String,
+    pub description: String,
+    pub platform: Platform,
+    pub python: String,
+    pub ctranslate2: String,
+    pub build: Build,
+    pub bundle: Bundle,
+    pub gpu_targets: Vec<String>,
+    pub cuda_arch: Option<String>,
+    pub sdk: Option<Sdk>,
+    pub env: BTreeMap<String, String>,
+    /// Device → compute types the verify step requires.
+    pub verify: Verify,
+    /// Every named input the variant declares for this platform.
+    pub inputs: BTreeMap<String, Remote>,
+    /// Things the plan should tell the reader (e.g. why this Python was chosen).
+    pub notes: Vec<String>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "kebab-case", tag = "kind")]
+pub enum Build {
+    /// Configure, build and install CTranslate2 (and oneDNN), then build the wheel.
+    FromSource(SourceBuild),
+    /// Repackage an upstream wheel: no compiler runs. `wheel` is its path in `archive`.
+    Repackage { archive: Remote, wheel: String },
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct SourceBuild {
+    pub source: Source,
+    pub onednn: Option<OneDnn>,
+    pub openmp: OpenMp,
+    /// CTranslate2's `-D` options, placeholders not yet expanded.
+    pub cmake: BTreeMap<String, String>,
+    pub patches: Option<Series>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "kebab-case", tag = "kind")]
+pub enum Source {
+    Archive(Remote),
+    Git { url: String, rev: String },
+    Path { path: PathBuf },
+}
+
+/// A remote file: `sha256`/`size` are `None` until `cargo xtask pin` fills them.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Remote {
+    pub name: String,
+    pub url: String,
+    pub sha256: Option<String>,
+    pub size: Option<u64>,
+    pub subdir: Option<String>,
+    pub package: Option<String>,
+}
+
+impl Remote {
+    /// The file name the download is stored and unpacked under (the URL's last segment).
+    pub fn file_name(&self) -> &str {
+        let path = self.url.split(['?', '#']).next().unwrap_or(&self.url);
+        path.rsplit('/').next().unwrap_or(path)
+    }
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct OneDnn {
+    pub input: String,
+    pub cmake: BTreeMap<String, String>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct OpenMp {
+    pub runtime: OpenMpRuntime,
+    /// For `INTEL`: the input holding the runtime, and the folder in it for `INTEL_ROOT`.
+    pub input: Option<String>,
+    pub root: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Sdk {
+    pub kind: SdkKind,
+    pub version: String,
+    pub runtime: Option<String>,
+    pub requires: Vec<String>,
+    pub install_hint: Option<String>,
+}
+
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Verify {
+    pub compute_types: BTreeMap<String, Vec<String>>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Bundle {
+    pub policy: Policy,
+    pub roots: Vec<String>,
+    pub force: Vec<String>,
+    pub search: Vec<Search>,
+    pub data: Vec<Data>,
+    pub outputs: Vec<Output>,
+}
+
+/// Where libraries come from when the bundler resolves an import.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case", tag = "kind", content = "name")]
+pub enum LibrarySource {
+    /// The wheel being bundled.
+    Wheel,
+    /// The CTranslate2 install prefix.
+    Prefix,
+    /// The compiler's runtime libraries (e.g. libgomp).
+    Toolchain,
+    /// The CUDA toolkit or HIP SDK found at build time.
+    Sdk,
+    /// An unpacked input, by name.
+    Input(String),
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Search {
+    pub from: LibrarySource,
+    pub dir: String,
+    pub dest: String,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Data {
+    pub from: LibrarySource,
+    pub glob: String,
+    pub dest: String,
+    pub filter: Option<DataFilter>,
+}
+
+pub(super) fn resolve(
+    catalog: &Catalog,
+    name: &str,
+    choices: &Choices,
+) -> Result<Resolved, InputError> {
+    let files = &catalog.files;
+    let base = catalog.base(name);
+    let missing = |key: &str| missing_key(files, name, key);
+
+    let platforms = base.platforms.clone().ok_or_else(|| missing("platforms"))?;
+    check_platform_names(
+        files,
+        &platforms,
+        &catalog.defaults,
+        &catalog.variants[name],
+    )?;
+    let platform = choose_platform(name, &platforms, choices.platform)?;
+    let layer = catalog.stack(name, platform.name());
+
+    let python_list = layer.python.clone().ok_or_else(|| missing("python"))?;
+    for version in &python_list {
+        check_python_version(files, version)?;
+    }
+    let mut notes = Vec::new();
+    let python = choose_python(name, &python_list, choices, &mut notes)?;
+
+    let inputs = layer
+        .inputs
+        .iter()
+        .map(|(key, spec)| Ok((key.clone(), remote(files, key, spec)?)))
+        .collect::<Result<BTreeMap<_, _>, InputError>>()?;
+
+    let source_spec = layer.source.as_ref().ok_or_else(|| missing("source"))?;
+    let build = match source_spec.kind.value {
+        SourceKind::Wheel => wheel_for_python(files, name, source_spec, &python)?,
+        _ => Build::FromSource(source_build(catalog, &layer, source_spec, &inputs)?),
+    };
+
+    let gpu_targets = match &choices.gpu_targets {
+        Some(targets) => targets.clone(),
+        None => layer
+            .gpu_targets
+            .iter()
+            .flatten()
+            .map(|t| t.value.clone())
+            .collect(),
+    };
+    let cuda_arch = choices
+        .cuda_arch
+        .clone()
+        .or_else(|| layer.cuda_arch.as_ref().map(|c| c.value.clone()));
+
+    let env = layer
+        .env
+        .iter()
+        .map(|(k, v)| {
+            check_placeholders(files, v, &v.value)?;
+            Ok((k.clone(), v.value.clone()))
+        })
+        .collect::<Result<_, InputError>>()?;
+
+    Ok(Resolved {
+        name: name.to_string(),
+        description: layer.description.clone().unwrap_or_default(),
+        platform,
+        python,
+        ctranslate2: layer
+            .ctranslate2
+            .as_ref()
+            .ok_or_else(|| missing("ctranslate2"))?
+            .value
+            .clone(),
+        bundle: bundle(files, name, layer.bundle.as_ref(), &inputs)?,
+        sdk: sdk(files, name, layer.sdk.as_ref())?,
+        build,
+        gpu_targets,
+        cuda_arch,
+        env,
+        verify: Verify {
+            compute_types: layer.verify.clone().unwrap_or_default().compute_types,
+        },
+        inputs,
+        notes,
+    })
+}
+
+fn missing_key(files: &Files, name: &str, key: &str) -> InputError {
+    let defaults = files.root.join("variants").join(super::DEFAULTS_FILE);
+    InputError::new(format!(
+        "variant `{name}` does not say `{key}` (neither variants/{name}.toml nor variants/{} sets it)",
+        super::DEFAULTS_FILE
+    ))
+    .note(format!(
+        "add `{key} = …` to variants/{name}.toml, or a default to {}",
+        defaults.display()
+    ))
+}
+
+fn check_platform_names(
+    files: &Files,
+    listed: &[Loc<String>],
+    defaults: &Layer,
+    variant: &Layer,
+) -> Result<(), InputError> {
+    let known = Platform::names();
+    let overlays = (defaults.platform.iter().chain(&variant.platform))
+        .map(|(key, layer)| (key, layer.file, &layer.span));
+    let lists = listed.iter().map(|l| (&l.value, l.file, &l.span));
+    for (key, file, span) in overlays.chain(lists) {
+        if !known.contains(&key.as_str()) {
+            let at = Loc {
+                value: (),
+                file,
+                span: span.clone(),
+            };
+            return Err(files
+                .error_at(&at, format!("unknown platform `{key}`"))
+                .allowed(key, &known));
+        }
+    }
+    Ok(())
+}
+
+fn choose_platform(
+    name: &str,
+    listed: &[Loc<String>],
+    wanted: Option<Platform>,
+) -> Result<Platform, InputError> {
+    let names: Vec<&str> = listed.iter().map(|p| p.value.as_str()).collect();
+    let platform = match wanted.or_else(Platform::host) {
+        Some(p) => p,
+        None => {
+            return Err(InputError::new(format!(
+                "this host ({}-{}) is not a platform ct2-variants builds for; pass --platform",
+                std::env::consts::OS,
+                std::env::consts::ARCH
+            ))
+            .allowed("", &names));
+        }
+    };
+    if !names.contains(&platform.name()) {
+        return Err(InputError::new(format!(
+            "variant `{name}` is not built for platform `{platform}`"
+        ))
+        .allowed(platform.name(), &names)
+        .note(format!("the list is `platforms` in variants/{name}.toml")));
+    }
+    Ok(platform)
+}
+
+fn check_python_version(files: &Files, version: &Loc<String>) -> Result<(), InputError> {
+    let ok = version
+        .value
+        .split_once('.')
+        .is_some_and(|(major, minor)| major == "3" && minor.parse::<u32>().is_ok());
+    if ok {
+        Ok(())
+    } else {
+        Err(files
+            .error_at(
+                version,
+                format!("`{}` is not a Python version", version.value),
+            )
+            .note("write versions as \"3.12\""))
+    }
+}
+
+fn choose_python(
+    name: &str,
+    listed: &[Loc<String>],
+    choices: &Choices,
+    notes: &mut Vec<String>,
+) -> Result<String, InputError> {
+    let names: Vec<&str> = listed.iter().map(|p| p.value.as_str()).collect();
+    if let Some(wanted) = &choices.python {
+        if names.contains(&wanted.as_str()) {
+            return Ok(wanted.clone());
+        }
+        return Err(
+            InputError::new(format!("variant `{name}` is not built for Python {wanted}"))
+                .allowed(wanted, &names),
+        );
+    }
+    let newest = names
+        .iter()
+        .max_by_key(|v| v.split_once('.').and_then(|(_, m)| m.parse::<u32>().ok()))
+        .ok_or_else(|| InputError::new(format!("variant `{name}` lists no Python versions")))?;
+    match &choices.host_python {
+        Some(host) if names.contains(&host.as_str()) => Ok(host.clone()),
+        Some(host) => {
+            notes.push(format!(
+                "Python {newest} chosen: the host's python3 is {host}, which this variant does not build for (pass --python)"
+            ));
+            Ok(newest.to_string())
+        }
+        None => {
+            notes.push(format!(
+                "Python {newest} chosen: no python3 found on this host"
+            ));
+            Ok(newest.to_string())
+        }
+    }
+}
+
+fn remote(files: &Files, name: &str, spec: &Loc<InputSpec>) -> Result<Remote, InputError> {
+    let spec = &spec.value;
+    let url = &spec.url;
+    if !(url.value.starts_with("https://") || url.value.starts_with("http://")) {
+        return Err(files
+            .error_at(
+                url,
+                format!("input `{name}`: `{}` is not an http(s) URL", url.value),
+            )
+            .note("inputs are downloaded; for a tree on disk use [source] kind = \"path\""));
+    }
+    if let Some(sha) = &spec.sha256 {
+        check_sha256(files, sha)?;
+    }
+    Ok(Remote {
+        name: name.to_string(),
+        url: url.value.clone(),
+        sha256: spec.sha256.as_ref().map(|s| s.value.clone()),
+        size: spec.size,
+        subdir: spec.subdir.clone(),
+        package: spec.package.clone(),
+    })
+}
+
+fn check_sha256(files: &Files, sha: &Loc<String>) -> Result<(), InputError> {
+    let v = &sha.value;
+    if v.len() == 64
+        && v.bytes()
+            .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+    {
+        Ok(())
+    } else {
+        Err(files
+            .error_at(sha, "a sha256 is 64 lowercase hex digits")
+            .note("`cargo xtask pin --variant …` fills it from the download"))
+    }
+}
+
+fn wheel_for_python(
+    files: &Files,
+    name: &str,
+    spec: &SourceSpec,
+    python: &str,
+) -> Result<Build, InputError> {
+    let wheel = spec.wheels.get(python).ok_or_else(|| {
+        let have: Vec<&String> = spec.wheels.keys().collect();
+        files
+            .error_at(
+                &spec.kind,
+                format!("variant `{name}` has no upstream wheel for Python {python}"),
+            )
+            .allowed(python, &have)
+            .note("add it under [source.wheels] for this platform")
+    })?;
+    Ok(Build::Repackage {
+        archive: archive_input(files, spec, "ctranslate2-wheels")?,
+        wheel: wheel.value.clone(),
+    })
+}
+
+/// The `url`/`sha256`/`size`/`subdir` of a `[source]` table as a remote input.
+fn archive_input(files: &Files, spec: &SourceSpec, name: &str) -> Result<Remote, InputError> {
+    let url = spec.url.clone().ok_or_else(|| {
+        files.error_at(
+            &spec.kind,
+            format!("[source] of kind `{}` needs `url`", spec.kind_name()),
+        )
+    })?;
+    let input = InputSpec {
+        url,
+        sha256: spec.sha256.clone(),
+        size: spec.size,
+        subdir: spec.subdir.clone(),
+        package: None,
+    };
+    let loc = Loc {
+        value: input,
+        file: spec.kind.file,
+        span: spec.kind.span.clone(),
+    };
+    remote(files, name, &loc)
+}
+
+fn source_build(
+    catalog: &Catalog,
+    layer: &Layer,
+    spec: &SourceSpec,
+    inputs: &BTreeMap<String, Remote>,
+) -> Result<SourceBuild, InputError> {
+    let files = &catalog.files;
+    let source = source(files, spec)?;
+
+    let onednn_spec = layer.onednn.clone().unwrap_or_default();
+    let onednn = if onednn_spec.enabled.unwrap_or(true) {
+        let input = onednn_spec.input.as_ref().ok_or_else(|| {
+            InputError::new("[onednn] needs `input`, the name of the oneDNN source input")
+                .note("or set `enabled = false` in [onednn]")
+        })?;
+        check_input_ref(files, input, inputs)?;
+        Some(OneDnn {
+            input: input.value.clone(),
+            cmake: cmake_options(files, &onednn_spec.cmake, &[])?,
+        })
+    } else {
+        None
+    };
+
+    let openmp_spec = layer.openmp.clone().unwrap_or_default();
+    let runtime = openmp_spec
+        .runtime
+        .as_ref()
+        .map_or(OpenMpRuntime::Comp, |r| r.value);
+    let openmp_input = match (&openmp_spec.input, runtime) {
+        (Some(input), OpenMpRuntime::Intel) => {
+            check_input_ref(files, input, inputs)?;
+            Some(input.value.clone())
+        }
+        (None, OpenMpRuntime::Intel) => {
+            let at = openmp_spec
+                .runtime
+                .as_ref()
+                .expect("runtime was set to INTEL");
+            return Err(files
+                .error_at(
+                    at,
+                    "OpenMP runtime INTEL needs `input`: the intel-openmp wheel",
+                )
+                .note("add `input = \"intel-openmp\"` to this [openmp] table"));
+        }
+        _ => None,
+    };
+
+    // OPENMP_RUNTIME and INTEL_ROOT follow from [openmp]; saying them twice invites drift.
+    let derived = ["OPENMP_RUNTIME", "INTEL_ROOT"];
+    let cmake = cmake_options(files, &layer.cmake, &derived)?;
+    let dnnl_on = cmake.get("WITH_DNNL").is_some_and(|v| v == "ON");
+    if dnnl_on && onednn.is_none() {
+        let at = &layer.cmake["WITH_DNNL"];
+        return Err(files
+            .error_at(at, "WITH_DNNL is ON but [onednn] is disabled")
+            .note("enable [onednn] or set WITH_DNNL = false"));
+    }
+
+    let patches = match &layer.patches {
+        Some(path) => Some(load_series(catalog, path)?),
+        None => None,
+    };
+
+    Ok(SourceBuild {
+        source,
+        onednn,
+        openmp: OpenMp {
+            runtime,
+            input: openmp_input,
+            root: openmp_spec.root.clone(),
+        },
+        cmake,
+        patches,
+    })
+}
+
+fn load_series(catalog: &Catalog, path: &Loc<String>) -> Result<Series, InputError> {
+    let relative = PathBuf::from(&path.value);
+    if !catalog.root.join(&relative).is_file() {
+        return Err(catalog
+            .files
+            .error_at(path, format!("patch series `{}` does not exist", path.value))
+            .note("the path is relative to the repository root, e.g. patches/ctranslate2-4.7.1/series"));
+    }
+    Series::load(&catalog.root, &relative)
+}
+
+fn source(files: &Files, spec: &SourceSpec) -> Result<Source, InputError> {
+    let need = |value: &Option<Loc<String>>, key: &str| {
+        value.clone().ok_or_else(|| {
+            files.error_at(
+                &spec.kind,
+                format!("[source] of kind `{}` needs `{key}`", spec.kind_name()),
+            )
+        })
+    };
+    Ok(match spec.kind.value {
+        SourceKind::Archive => Source::Archive(archive_input(files, spec, "ctranslate2-source")?),
+        SourceKind::Git => Source::Git {
+            url: need(&spec.url, "url")?.value,
+            rev: need(&spec.rev, "rev")?.value,
+        },
+        SourceKind::Path => Source::Path {
+            path: PathBuf::from(need(&spec.path, "path")?.value),
+        },
+        SourceKind::Wheel => unreachable!("wheel sources are repackaged, not built"),
+    })
+}
+
+fn check_input_ref(
+    files: &Files,
+    reference: &Loc<String>,
+    inputs: &BTreeMap<String, Remote>,
+) -> Result<(), InputError> {
+    if inputs.contains_key(&reference.value) {
+        return Ok(());
+    }
+    let names: Vec<&String> = inputs.keys().collect();
+    Err(files
+        .error_at(reference, format!("no input named `{}`", reference.value))
+        .allowed(&reference.value, &names)
+        .note("inputs are declared as [inputs.NAME] tables"))
+}
+
+/// `-D` options as strings: booleans become ON/OFF; placeholders must be known names.
+fn cmake_options(
+    files: &Files,
+    options: &CMakeOptions,
+    derived: &[&str],
+) -> Result<BTreeMap<String, String>, InputError> {
+    let mut out = BTreeMap::new();
+    for (key, value) in options {
+        if derived.contains(&key.as_str()) {
+            return Err(files
+                .error_at(value, format!("`{key}` is set from the [openmp] table"))
+                .note("set `runtime` (and `input`) in [openmp] instead"));
+        }
+        let text = match &value.value {
+            toml::Value::Boolean(true) => "ON".to_string(),
+            toml::Value::Boolean(false) => "OFF".to_string(),
+            toml::Value::String(s) => s.clone(),
+            toml::Value::Integer(i) => i.to_string(),
+            other => {
+                return Err(files.error_at(
+                    value,
+                    format!(
+                        "CMake option `{key}` must be a string, boolean or integer, not {}",
+                        other.type_str()
+                    ),
+                ));
+            }
+        };
+        check_placeholders(files, value, &text)?;
+        out.insert(key.clone(), text);
+    }
+    Ok(out)
+}
+
+fn check_placeholders<T>(files: &Files, at: &Loc<T>, text: &str) -> Result<(), InputError> {
+    template::placeholders(text).map(|_| ()).map_err(|unknown| {
+        files
+            .error_at(at, format!("unknown placeholder `{{{unknown}}}`"))
+            .allowed(&unknown, &Placeholder::names())
+    })
+}
+
+fn sdk(
+    files: &Files,
+    name: &str,
+    spec: Option<&layer::SdkSpec>,
+) -> Result<Option<Sdk>, InputError> {
+    let Some(spec) = spec else { return Ok(None) };
+    let Some(kind) = &spec.kind else {
+        return Ok(None);
+    };
+    let version = spec.version.as_ref().ok_or_else(|| {
+        files
+            .error_at(kind, format!("[sdk] of variant `{name}` needs `version`"))
+            .note("e.g. version = \"6.2\"")
+    })?;
+    Ok(Some(Sdk {
+        kind: kind.value,
+        version: version.value.clone(),
+        runtime: spec.runtime.clone(),
+        requires: spec.requires.clone().unwrap_or_default(),
+        install_hint: spec.install_hint.clone(),
+    }))
+}
+
+const SOURCE_KEYWORDS: [&str; 4] = ["wheel", "prefix", "toolchain", "sdk"];
+
+fn library_source(
+    files: &Files,
+    from: &Loc<String>,
+    inputs: &BTreeMap<String, Remote>,
+) -> Result<LibrarySource, InputError> {
+    Ok(match from.value.as_str() {
+        "wheel" => LibrarySource::Wheel,
+        "prefix" => LibrarySource::Prefix,
+        "toolchain" => LibrarySource::Toolchain,
+        "sdk" => LibrarySource::Sdk,
+        other if inputs.contains_key(other) => LibrarySource::Input(other.to_string()),
+        other => {
+            let allowed: Vec<&str> = SOURCE_KEYWORDS
+                .iter()
+                .copied()
+                .chain(inputs.keys().map(String::as_str))
+                .collect();
+            return Err(files
+                .error_at(
+                    from,
+                    format!("`from = \"{other}\"` is neither a keyword nor an input"),
+                )
+                .allowed(other, &allowed));
+        }
+    })
+}
+
+fn bundle(
+    files: &Files,
+    name: &str,
+    spec: Option<&BundleSpec>,
+    inputs: &BTreeMap<String, Remote>,
+) -> Result<Bundle, InputError> {
+    let spec = spec.cloned().unwrap_or_default();
+    let policy = spec
+        .policy
+        .ok_or_else(|| missing_key(files, name, "bundle.policy"))?;
+    Ok(Bundle {
+        policy: policy.value,
+        roots: spec.roots.unwrap_or_default(),
+        force: spec.force.unwrap_or_default(),
+        search: spec
+            .search
+            .unwrap_or_default()
+            .iter()
+            .map(|s| {
+                Ok(Search {
+                    from: library_source(files, &s.from, inputs)?,
+                    dir: s.dir.clone(),
+                    dest: s.dest.clone(),
+                })
+            })
+            .collect::<Result<_, InputError>>()?,
+        data: spec
+            .data
+            .unwrap_or_default()
+            .iter()
+            .map(|d| {
+                Ok(Data {
+                    from: library_source(files, &d.from, inputs)?,
+                    glob: d.glob.clone(),
+                    dest: d.dest.clone(),
+                    filter: d.filter,
+                })
+            })
+            .collect::<Result<_, InputError>>()?,
+        outputs: spec
+            .outputs
+            .unwrap_or_else(|| vec![Output::FatWheel, Output::Report]),
+    })
+}
