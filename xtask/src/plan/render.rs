@@ -46,6 +46,7 @@ pub fn render_text(plan: &Plan) -> String {
             for (key, value) in fields.iter().filter(|(k, _)| *k != "kind") {
                 match value {
                     serde_json::Value::Null => {}
+                    serde_json::Value::Array(items) if items.is_empty() => {}
                     serde_json::Value::Array(items) => {
                         let _ = writeln!(out, "       {key}:");
                         for item in items {
@@ -86,7 +87,7 @@ fn plain(value: &serde_json::Value) -> String {
         serde_json::Value::String(s) => s.clone(),
         serde_json::Value::Object(map) => map
             .iter()
-            .filter(|(_, v)| !v.is_null())
+            .filter(|(_, v)| !v.is_null() && v.as_str() != Some(""))
             .map(|(k, v)| format!("{k}={}", plain(v)))
             .collect::<Vec<_>>()
             .join("  "),

@@ -1,0 +1,315 @@
+//! Bad input never panics: it exits with code 2 and a one-screen error that names the file,
+//! line and column, the key, and what is allowed.
+
+mod common;
+
+use common::{Run, Scratch, xtask};
+
+fn plan(scratch: &Scratch, variant: &str, platform: &str) -> Run {
+    scratch.run(&[
+        "plan",
+        "--variant",
+        variant,
+        "--platform",
+        platform,
+        "--python",
+        "3.12",
+    ])
+}
+
+fn assert_input_error(run: &Run, needles: &[&str]) {
+    assert_eq!(run.code, 2, "exit code 2 expected; stderr:\n{}", run.stderr);
+    assert!(run.stdout.is_empty(), "nothing on stdout: {}", run.stdout);
+    for needle in needles {
+        assert!(
+            run.stderr.contains(needle),
+            "`{needle}` not in:\n{}",
+            run.stderr
+        );
+    }
+    assert!(
+        run.stderr.lines().count() < 25,
+        "one screen:\n{}",
+        run.stderr
+    );
+}
+
+#[test]
+fn a_typo_in_a_key_names_file_line_column_and_the_near_key() {
+    let scratch = Scratch::new();
+    scratch.edit("variants/cpu.toml", "description =", "descriptoin =");
+    let run = plan(&scratch, "cpu", "linux-x86_64");
+    assert_input_error(
+        &run,
+        &[
+            "unknown key `descriptoin`",
+            "variants/cpu.toml:5:1",
+            "did you mean `description`?",
+            "allowed: ",
+        ],
+    );
+}
+
+#[test]
+fn a_typo_inside_a_platform_table_names_the_table() {
+    let scratch = Scratch::new();
+    scratch.edit(
+        "variants/defaults.toml",
+        "[platform.windows-x86_64.openmp]\nruntime",
+        "[platform.windows-x86_64.openmp]\nruntme",
+    );
+    let run = plan(&scratch, "cpu", "windows-x86_64");
+    assert_input_error(
+        &run,
+        &[
+            "unknown key `runtme`",
+            "in [platform.windows-x86_64.openmp]",
+            "variants/defaults.toml:",
+            "did you mean `runtime`?",
+        ],
+    );
+}
+
+#[test]
+fn a_wrong_type_names_the_key() {
+    let scratch = Scratch::new();
+    scratch.edit("variants/cuda.toml", "WITH_CUDA = true", "WITH_CUDA = [1]");
+    let run = plan(&scratch, "cuda", "linux-x86_64");
+    assert_input_error(
+        &run,
+        &[
+            "CMake option `WITH_CUDA` must be a string, boolean or integer",
+            "variants/cuda.toml:",
+        ],
+    );
+
+    let scratch = Scratch::new();
+    scratch.edit(
+        "variants/rocm.toml",
+        "platforms = [\"windows-x86_64\"]",
+        "platforms = \"windows-x86_64\"",
+    );
+    let run = plan(&scratch, "rocm", "windows-x86_64");
+    assert_input_error(
+        &run,
+        &["invalid type", "`platforms`", "variants/rocm.toml:"],
+    );
+}
+
+#[test]
+fn malformed_toml_points_at_the_line() {
+    let scratch = Scratch::new();
+    scratch.edit("variants/cuda.toml", "[sdk]", "[sdk");
+    let run = plan(&scratch, "cuda", "linux-x86_64");
+    assert_input_error(&run, &["variants/cuda.toml:", "[sdk"]);
+}
+
+#[test]
+fn an_unknown_enum_value_suggests_the_near_one() {
+    let scratch = Scratch::new();
+    scratch.edit(
+        "variants/defaults.toml",
+        "kind = \"archive\"",
+        "kind = \"archiv\"",
+    );
+    let run = plan(&scratch, "cpu", "linux-x86_64");
+    assert_input_error(
+        &run,
+        &[
+            "`kind` in [source] cannot be `archiv`",
+            "did you mean `archive`?",
+            "variants/defaults.toml:",
+        ],
+    );
+}
+
+#[test]
+fn an_unknown_variant_suggests_the_near_one() {
+    let run = xtask(&["plan", "--variant", "rocm-gfx101"]);
+    assert_input_error(
+        &run,
+        &[
+            "unknown variant `rocm-gfx101`",
+            "did you mean `rocm-gfx1010`?",
+            "allowed: cpu, cuda, rocm, rocm-gfx1010",
+        ],
+    );
+}
+
+#[test]
+fn an_unknown_platform_on_the_command_line_lists_the_platforms() {
+    let run = xtask(&["plan", "--variant", "cpu", "--platform", "linux"]);
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    assert!(
+        run.stderr.contains("linux-x86_64") && run.stderr.contains("windows-x86_64"),
+        "{}",
+        run.stderr
+    );
+}
+
+#[test]
+fn an_unknown_platform_in_a_file_suggests_the_near_one() {
+    let scratch = Scratch::new();
+    scratch.edit(
+        "variants/defaults.toml",
+        "[platform.linux-x86_64.bundle]",
+        "[platform.linux-x86-64.bundle]",
+    );
+    let run = plan(&scratch, "cpu", "linux-x86_64");
+    assert_input_error(
+        &run,
+        &[
+            "unknown platform `linux-x86-64`",
+            "did you mean `linux-x86_64`?",
+            "variants/defaults.toml:",
+        ],
+    );
+}
+
+#[test]
+fn a_platform_the_variant_is_not_built_for_is_refused() {
+    let run = xtask(&["plan", "--variant", "rocm", "--platform", "linux-x86_64"]);
+    assert_input_error(
+        &run,
+        &[
+            "variant `rocm` is not built for platform `linux-x86_64`",
+            "allowed: windows-x86_64",
+        ],
+    );
+}
+
+#[test]
+fn a_python_the_variant_is_not_built_for_is_refused() {
+    let run = xtask(&[
+        "plan",
+        "--variant",
+        "cpu",
+        "--platform",
+        "linux-x86_64",
+        "--python",
+        "3.9",
+    ]);
+    assert_input_error(&run, &["not built for Python 3.9", "allowed: 3.10, 3.11"]);
+}
+
+#[test]
+fn a_patch_missing_from_its_series_names_the_series_line() {
+    let scratch = Scratch::new();
+    std::fs::remove_file(
+        scratch
+            .path()
+            .join("patches/ctranslate2-4.7.1/0001-hip-use-hipblasGemmEx_v2.patch"),
+    )
+    .unwrap();
+    std::fs::write(
+        scratch
+            .path()
+            .join("patches/ctranslate2-4.7.1/0001-hip-use-hipblasGemmEx-v2.patch"),
+        "",
+    )
+    .unwrap();
+    let run = plan(&scratch, "rocm-gfx1010", "windows-x86_64");
+    assert_input_error(
+        &run,
+        &[
+            "patch `0001-hip-use-hipblasGemmEx_v2.patch` listed in patches/ctranslate2-4.7.1/series does not exist",
+            "patches/ctranslate2-4.7.1/series:3:1",
+            "did you mean `0001-hip-use-hipblasGemmEx-v2.patch`?",
+        ],
+    );
+}
+
+#[test]
+fn a_missing_series_file_points_at_the_patches_key() {
+    let scratch = Scratch::new();
+    scratch.edit(
+        "variants/rocm-gfx1010.toml",
+        "patches/ctranslate2-4.7.1/series",
+        "patches/ctranslate2-4.7.2/series",
+    );
+    let run = plan(&scratch, "rocm-gfx1010", "linux-x86_64");
+    assert_input_error(
+        &run,
+        &[
+            "patch series `patches/ctranslate2-4.7.2/series` does not exist",
+            "variants/rocm-gfx1010.toml:",
+        ],
+    );
+}
+
+#[test]
+fn a_reference_to_an_unknown_input_suggests_the_near_one() {
+    let scratch = Scratch::new();
+    scratch.edit(
+        "variants/defaults.toml",
+        "input = \"onednn\"",
+        "input = \"onednnn\"",
+    );
+    let run = plan(&scratch, "cpu", "linux-x86_64");
+    assert_input_error(
+        &run,
+        &["no input named `onednnn`", "did you mean `onednn`?"],
+    );
+}
+
+#[test]
+fn an_unknown_placeholder_lists_the_known_ones() {
+    let scratch = Scratch::new();
+    scratch.edit("variants/cuda.toml", "\"{cuda-arch}\"", "\"{cuda_arch}\"");
+    let run = plan(&scratch, "cuda", "linux-x86_64");
+    assert_input_error(
+        &run,
+        &[
+            "unknown placeholder `{cuda_arch}`",
+            "did you mean `cuda-arch`?",
+            "variants/cuda.toml:",
+        ],
+    );
+}
+
+#[test]
+fn a_malformed_sha256_is_refused() {
+    let scratch = Scratch::new();
+    scratch.edit(
+        "variants/defaults.toml",
+        "sha256 = \"616201b9",
+        "sha256 = \"616201B9",
+    );
+    let run = plan(&scratch, "cpu", "linux-x86_64");
+    assert_input_error(
+        &run,
+        &[
+            "a sha256 is 64 lowercase hex digits",
+            "variants/defaults.toml:",
+        ],
+    );
+}
+
+#[test]
+fn openmp_runtime_set_twice_is_refused() {
+    let scratch = Scratch::new();
+    scratch.edit(
+        "variants/cpu.toml",
+        "description =",
+        "[cmake]\nOPENMP_RUNTIME = \"INTEL\"\n\n[x]\ndescription =",
+    );
+    // The stray [x] table is itself an unknown key: the first error wins.
+    let run = plan(&scratch, "cpu", "linux-x86_64");
+    assert_input_error(&run, &["unknown key `x`"]);
+
+    let scratch = Scratch::new();
+    scratch.edit(
+        "variants/cuda.toml",
+        "WITH_CUDA = true",
+        "WITH_CUDA = true\nOPENMP_RUNTIME = \"INTEL\"",
+    );
+    let run = plan(&scratch, "cuda", "linux-x86_64");
+    assert_input_error(&run, &["`OPENMP_RUNTIME` is set from the [openmp] table"]);
+}
+
+#[test]
+fn a_missing_variants_folder_says_where_it_looked() {
+    let empty = tempfile::tempdir().unwrap();
+    let run = common::xtask_in(empty.path(), &["variants"]);
+    assert_input_error(&run, &["cannot list", "variants"]);
+}

@@ -1,0 +1,81 @@
+//! Runs the real `xtask` binary, as `cargo xtask` would.
+
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+pub fn repo_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .unwrap()
+        .to_path_buf()
+}
+
+pub struct Run {
+    pub code: i32,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+pub fn xtask_in(root: &Path, args: &[&str]) -> Run {
+    let output: Output = Command::new(env!("CARGO_BIN_EXE_xtask"))
+        .arg("--root")
+        .arg(root)
+        .args(args)
+        .env_remove("CT2V_CACHE_DIR")
+        .output()
+        .expect("the xtask binary runs");
+    let run = Run {
+        code: output.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
+    };
+    assert!(
+        !run.stderr.contains("panicked"),
+        "xtask panicked on {args:?}:\n{}",
+        run.stderr
+    );
+    run
+}
+
+pub fn xtask(args: &[&str]) -> Run {
+    xtask_in(&repo_root(), args)
+}
+
+/// A scratch copy of the checkout's variant files and patches, to break on purpose.
+pub struct Scratch {
+    pub dir: tempfile::TempDir,
+}
+
+impl Scratch {
+    pub fn new() -> Scratch {
+        let dir = tempfile::tempdir().unwrap();
+        for sub in ["variants", "patches/ctranslate2-4.7.1"] {
+            let from = repo_root().join(sub);
+            let to = dir.path().join(sub);
+            std::fs::create_dir_all(&to).unwrap();
+            for entry in std::fs::read_dir(&from).unwrap() {
+                let entry = entry.unwrap();
+                std::fs::copy(entry.path(), to.join(entry.file_name())).unwrap();
+            }
+        }
+        Scratch { dir }
+    }
+
+    pub fn path(&self) -> &Path {
+        self.dir.path()
+    }
+
+    /// Replaces `from` (which must occur exactly once) in a file of the scratch copy.
+    pub fn edit(&self, file: &str, from: &str, to: &str) {
+        let path = self.path().join(file);
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert_eq!(text.matches(from).count(), 1, "`{from}` once in {file}");
+        std::fs::write(&path, text.replacen(from, to, 1)).unwrap();
+    }
+
+    pub fn run(&self, args: &[&str]) -> Run {
+        xtask_in(self.path(), args)
+    }
+}

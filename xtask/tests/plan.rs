@@ -1,0 +1,291 @@
+//! The plan, the variant list and the matrix, through the real binary. Every variant ×
+//! platform plan is a snapshot, so any change to a command line shows up in review.
+
+mod common;
+
+use common::{repo_root, xtask};
+use serde_json::Value;
+
+const PYTHON: &str = "3.12";
+
+fn plan_json(variant: &str, platform: &str) -> Value {
+    let run = xtask(&[
+        "plan",
+        "--variant",
+        variant,
+        "--platform",
+        platform,
+        "--python",
+        PYTHON,
+        "--json",
+    ]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    serde_json::from_str(&run.stdout).expect("plan --json is JSON")
+}
+
+fn portable(text: &str) -> String {
+    text.replace(&repo_root().display().to_string(), "$ROOT")
+}
+
+fn step<'a>(plan: &'a Value, id: &str) -> &'a Value {
+    plan["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["id"] == id)
+        .unwrap_or_else(|| panic!("no step `{id}`"))
+}
+
+fn args_of(step: &Value) -> Vec<String> {
+    step["commands"][0]["args"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a.as_str().unwrap().to_string())
+        .collect()
+}
+
+#[test]
+fn variants_lists_the_four() {
+    let run = xtask(&["variants"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let names: Vec<&str> = run
+        .stdout
+        .lines()
+        .map(|l| l.split_whitespace().next().unwrap())
+        .collect();
+    assert_eq!(names, ["cpu", "cuda", "rocm", "rocm-gfx1010"]);
+    assert!(
+        run.stdout.lines().all(|l| l.split_whitespace().count() > 3),
+        "each has a description"
+    );
+}
+
+#[test]
+fn plan_snapshots_for_every_variant_and_platform() {
+    let combos = [
+        ("cpu", "linux-x86_64"),
+        ("cpu", "windows-x86_64"),
+        ("cuda", "linux-x86_64"),
+        ("cuda", "windows-x86_64"),
+        ("rocm", "windows-x86_64"),
+        ("rocm-gfx1010", "linux-x86_64"),
+        ("rocm-gfx1010", "windows-x86_64"),
+    ];
+    for (variant, platform) in combos {
+        let json = serde_json::to_string_pretty(&plan_json(variant, platform)).unwrap();
+        insta::assert_snapshot!(format!("plan-{variant}-{platform}"), portable(&json));
+        let text = xtask(&[
+            "plan",
+            "--variant",
+            variant,
+            "--platform",
+            platform,
+            "--python",
+            PYTHON,
+        ]);
+        assert_eq!(text.code, 0, "{}", text.stderr);
+        insta::assert_snapshot!(
+            format!("plan-{variant}-{platform}-text"),
+            portable(&text.stdout)
+        );
+    }
+}
+
+#[test]
+fn gfx1010_on_windows_patches_and_configures_for_hip() {
+    let plan = plan_json("rocm-gfx1010", "windows-x86_64");
+    assert_eq!(plan["schema_version"], 1);
+    let patch = step(&plan, "patch");
+    assert_eq!(patch["kind"], "patch");
+    let patches = patch["patches"].as_array().unwrap();
+    assert!(
+        patches[0]
+            .as_str()
+            .unwrap()
+            .ends_with("0001-hip-use-hipblasGemmEx_v2.patch")
+    );
+    let args = args_of(step(&plan, "configure-ctranslate2"));
+    for flag in [
+        "-DWITH_HIP=ON",
+        "-DCMAKE_HIP_ARCHITECTURES=gfx1010",
+        "-DWITH_DNNL=ON",
+        "-DOPENMP_RUNTIME=INTEL",
+        "-DWITH_MKL=OFF",
+        "-DBUILD_CLI=OFF",
+    ] {
+        assert!(
+            args.contains(&flag.to_string()),
+            "{flag} missing from {args:?}"
+        );
+    }
+    assert!(args.iter().any(|a| a.starts_with("-DINTEL_ROOT=")
+        && a.ends_with("intel_openmp-2025.3.0.data/data/Library")));
+    let ids: Vec<&str> = plan["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["id"].as_str().unwrap())
+        .collect();
+    let at = |id: &str| ids.iter().position(|s| *s == id).unwrap();
+    assert!(at("patch") < at("configure-ctranslate2"));
+    assert!(at("install-onednn") < at("configure-ctranslate2"));
+}
+
+#[test]
+fn rocm_on_windows_repackages_into_the_sdk_folders() {
+    let plan = plan_json("rocm", "windows-x86_64");
+    assert_eq!(plan["build"], "repackage");
+    let kinds: Vec<&str> = plan["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["kind"].as_str().unwrap())
+        .collect();
+    for compile in ["venv", "configure", "build", "install", "wheel"] {
+        assert!(
+            !kinds.contains(&compile),
+            "a repackaging has no {compile} step: {kinds:?}"
+        );
+    }
+    let destinations = step(&plan, "bundle")["destinations"]
+        .as_array()
+        .unwrap()
+        .clone();
+    for dest in ["_rocm_sdk_core/bin", "_rocm_sdk_libraries_custom/bin"] {
+        assert!(
+            destinations.iter().any(|d| d == dest),
+            "{dest} not in {destinations:?}"
+        );
+    }
+    let urls: Vec<&str> = plan["inputs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| i["url"].as_str().unwrap())
+        .collect();
+    assert!(urls.contains(&"https://repo.radeon.com/rocm/windows/rocm-rel-7.2/rocm_sdk_core-7.2.0.dev0-py3-none-win_amd64.whl"));
+}
+
+#[test]
+fn cpu_on_linux_uses_the_compilers_openmp_and_pinned_sources() {
+    let plan = plan_json("cpu", "linux-x86_64");
+    let args = args_of(step(&plan, "configure-ctranslate2"));
+    assert!(args.contains(&"-DOPENMP_RUNTIME=COMP".to_string()));
+    assert!(!args.iter().any(|a| a.starts_with("-DINTEL_ROOT")));
+    let onednn = args_of(step(&plan, "configure-onednn"));
+    assert!(onednn.contains(&"-DONEDNN_ENABLE_PRIMITIVE=CONVOLUTION;REORDER".to_string()));
+    assert!(onednn.contains(&"-DONEDNN_LIBRARY_TYPE=STATIC".to_string()));
+    for input in plan["inputs"].as_array().unwrap() {
+        assert_eq!(input["sha256"].as_str().map(str::len), Some(64), "{input}");
+        assert!(input["size"].as_u64().is_some(), "{input}");
+    }
+}
+
+#[test]
+fn cuda_arch_flag_overrides_the_variant() {
+    let run = xtask(&[
+        "plan",
+        "--variant",
+        "cuda",
+        "--platform",
+        "linux-x86_64",
+        "--python",
+        PYTHON,
+        "--cuda-arch",
+        "9.0",
+        "--json",
+    ]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let plan: Value = serde_json::from_str(&run.stdout).unwrap();
+    assert!(
+        args_of(step(&plan, "configure-ctranslate2")).contains(&"-DCUDA_ARCH_LIST=9.0".to_string())
+    );
+}
+
+#[test]
+fn fingerprints_chain_through_dependencies() {
+    let plain = plan_json("cpu", "linux-x86_64");
+    let run = xtask(&[
+        "plan",
+        "--variant",
+        "cpu",
+        "--platform",
+        "linux-x86_64",
+        "--python",
+        "3.11",
+        "--json",
+    ]);
+    let other: Value = serde_json::from_str(&run.stdout).unwrap();
+    // oneDNN does not depend on the Python version…
+    assert_eq!(
+        step(&plain, "unpack-onednn")["fingerprint"],
+        step(&other, "unpack-onednn")["fingerprint"]
+    );
+    // …but the venv does, and so does everything after it.
+    assert_ne!(
+        step(&plain, "venv")["fingerprint"],
+        step(&other, "venv")["fingerprint"]
+    );
+    assert_ne!(
+        step(&plain, "configure-onednn")["fingerprint"],
+        step(&other, "configure-onednn")["fingerprint"]
+    );
+}
+
+#[test]
+fn build_dry_run_prints_the_same_plan() {
+    let args = [
+        "--variant",
+        "rocm",
+        "--platform",
+        "windows-x86_64",
+        "--python",
+        PYTHON,
+        "--json",
+    ];
+    let plan = xtask(&[&["plan"][..], &args].concat());
+    let dry = xtask(&[&["build", "--dry-run"][..], &args].concat());
+    assert_eq!(dry.code, 0, "{}", dry.stderr);
+    assert_eq!(plan.stdout, dry.stdout);
+}
+
+#[test]
+fn build_without_dry_run_does_not_pretend() {
+    let run = xtask(&[
+        "build",
+        "--variant",
+        "cpu",
+        "--platform",
+        "linux-x86_64",
+        "--python",
+        PYTHON,
+    ]);
+    assert_eq!(run.code, 1);
+    assert!(run.stderr.contains("not implemented"), "{}", run.stderr);
+    assert!(run.stderr.contains("Nothing was built"), "{}", run.stderr);
+}
+
+#[test]
+fn matrix_has_one_entry_per_variant_platform_and_python() {
+    let run = xtask(&["matrix", "--json"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(
+        run.stdout.trim().lines().count(),
+        1,
+        "one line, for $GITHUB_OUTPUT"
+    );
+    let matrix: Value = serde_json::from_str(&run.stdout).unwrap();
+    let include = matrix["include"].as_array().unwrap();
+    // cpu, cuda and rocm-gfx1010: 2 platforms × 5 Pythons; rocm: Windows × 5 Pythons.
+    assert_eq!(include.len(), 3 * 2 * 5 + 5);
+    let mut keys: Vec<String> = include
+        .iter()
+        .map(|e| format!("{} {} {}", e["variant"], e["platform"], e["python"]))
+        .collect();
+    keys.sort();
+    keys.dedup();
+    assert_eq!(keys.len(), include.len(), "entries are unique");
+    assert!(include.iter().all(|e| e["runs-on"].is_string()));
+    insta::assert_snapshot!("matrix", serde_json::to_string_pretty(&matrix).unwrap());
+}
