@@ -3,18 +3,10 @@
 
 mod common;
 
-use common::{Run, Scratch, xtask};
+use common::{Run, Scratch, plan_args, xtask};
 
 fn plan(scratch: &Scratch, variant: &str, platform: &str) -> Run {
-    scratch.run(&[
-        "plan",
-        "--variant",
-        variant,
-        "--platform",
-        platform,
-        "--python",
-        "3.12",
-    ])
+    scratch.run(&plan_args(variant, platform, "3.12", &[]))
 }
 
 fn assert_input_error(run: &Run, needles: &[&str]) {
@@ -180,15 +172,7 @@ fn a_platform_the_variant_is_not_built_for_is_refused() {
 
 #[test]
 fn a_python_the_variant_is_not_built_for_is_refused() {
-    let run = xtask(&[
-        "plan",
-        "--variant",
-        "cpu",
-        "--platform",
-        "linux-x86_64",
-        "--python",
-        "3.9",
-    ]);
+    let run = xtask(&plan_args("cpu", "linux-x86_64", "3.9", &[]));
     assert_input_error(&run, &["not built for Python 3.9", "allowed: 3.10, 3.11"]);
 }
 

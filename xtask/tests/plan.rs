@@ -3,22 +3,13 @@
 
 mod common;
 
-use common::{repo_root, xtask};
+use common::{plan_args, repo_root, xtask};
 use serde_json::Value;
 
 const PYTHON: &str = "3.12";
 
 fn plan_json(variant: &str, platform: &str) -> Value {
-    let run = xtask(&[
-        "plan",
-        "--variant",
-        variant,
-        "--platform",
-        platform,
-        "--python",
-        PYTHON,
-        "--json",
-    ]);
+    let run = xtask(&plan_args(variant, platform, PYTHON, &["--json"]));
     assert_eq!(run.code, 0, "{}", run.stderr);
     serde_json::from_str(&run.stdout).expect("plan --json is JSON")
 }
@@ -75,15 +66,7 @@ fn plan_snapshots_for_every_variant_and_platform() {
     for (variant, platform) in combos {
         let json = serde_json::to_string_pretty(&plan_json(variant, platform)).unwrap();
         insta::assert_snapshot!(format!("plan-{variant}-{platform}"), portable(&json));
-        let text = xtask(&[
-            "plan",
-            "--variant",
-            variant,
-            "--platform",
-            platform,
-            "--python",
-            PYTHON,
-        ]);
+        let text = xtask(&plan_args(variant, platform, PYTHON, &[]));
         assert_eq!(text.code, 0, "{}", text.stderr);
         insta::assert_snapshot!(
             format!("plan-{variant}-{platform}-text"),
@@ -184,18 +167,12 @@ fn cpu_on_linux_uses_the_compilers_openmp_and_pinned_sources() {
 
 #[test]
 fn cuda_arch_flag_overrides_the_variant() {
-    let run = xtask(&[
-        "plan",
-        "--variant",
+    let run = xtask(&plan_args(
         "cuda",
-        "--platform",
         "linux-x86_64",
-        "--python",
         PYTHON,
-        "--cuda-arch",
-        "9.0",
-        "--json",
-    ]);
+        &["--cuda-arch", "9.0", "--json"],
+    ));
     assert_eq!(run.code, 0, "{}", run.stderr);
     let plan: Value = serde_json::from_str(&run.stdout).unwrap();
     assert!(
@@ -206,16 +183,7 @@ fn cuda_arch_flag_overrides_the_variant() {
 #[test]
 fn fingerprints_chain_through_dependencies() {
     let plain = plan_json("cpu", "linux-x86_64");
-    let run = xtask(&[
-        "plan",
-        "--variant",
-        "cpu",
-        "--platform",
-        "linux-x86_64",
-        "--python",
-        "3.11",
-        "--json",
-    ]);
+    let run = xtask(&plan_args("cpu", "linux-x86_64", "3.11", &["--json"]));
     let other: Value = serde_json::from_str(&run.stdout).unwrap();
     // oneDNN does not depend on the Python version…
     assert_eq!(

@@ -43,6 +43,26 @@ pub fn xtask(args: &[&str]) -> Run {
     xtask_in(&repo_root(), args)
 }
 
+/// The argument list of `plan` for one matrix entry, plus `extra` flags.
+pub fn plan_args<'a>(
+    variant: &'a str,
+    platform: &'a str,
+    python: &'a str,
+    extra: &[&'a str],
+) -> Vec<&'a str> {
+    let mut args = vec![
+        "plan",
+        "--variant",
+        variant,
+        "--platform",
+        platform,
+        "--python",
+        python,
+    ];
+    args.extend_from_slice(extra);
+    args
+}
+
 /// A scratch copy of the checkout's variant files and patches, to break on purpose.
 pub struct Scratch {
     pub dir: tempfile::TempDir,
