@@ -6,6 +6,7 @@ pub mod diagnostic;
 pub mod host;
 pub mod matrix;
 pub mod patches;
+pub mod pin;
 pub mod plan;
 pub mod platform;
 pub mod variant;
