@@ -172,8 +172,8 @@ mod tests {
         let file = dir.path().join("v.toml");
         let text = "# top comment\n[inputs.a]\nurl = \"https://example.org/a.whl\" # the wheel\nsubdir = \"x\"\n\n[platform.w.inputs.b]\nurl = \"https://example.org/a.whl\"\nsha256 = \"old\"\nsize = 1\n[source]\nkind = \"wheel\"\nwheels = [{ url = \"https://example.org/a.whl\" }]\n";
         fs::write(&file, text).unwrap();
-        let changed = record(&[file.clone()], URL, &pin()).unwrap();
-        assert_eq!(changed, [file.clone()]);
+        let changed = record(std::slice::from_ref(&file), URL, &pin()).unwrap();
+        assert_eq!(changed, std::slice::from_ref(&file));
         let out = fs::read_to_string(&file).unwrap();
         assert!(out.starts_with("# top comment\n[inputs.a]\nurl = \"https://example.org/a.whl\" # the wheel\nsubdir = \"x\"\n"), "{out}");
         assert_eq!(out.matches(&"ab".repeat(32)).count(), 3, "{out}");
