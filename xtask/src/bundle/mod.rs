@@ -1,0 +1,5 @@
+//! The bundler: which SDK libraries a build needs, where they go, and where each came from.
+
+pub mod closure;
+pub mod glob;
+pub mod policy;
