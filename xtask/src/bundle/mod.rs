@@ -1,5 +1,6 @@
 //! The bundler: which SDK libraries a build needs, where they go, and where each came from.
 
 pub mod closure;
+pub mod data;
 pub mod glob;
 pub mod policy;
