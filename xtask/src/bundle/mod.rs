@@ -3,4 +3,5 @@
 pub mod closure;
 pub mod data;
 pub mod glob;
+pub mod layout;
 pub mod policy;
