@@ -5,3 +5,4 @@ pub mod data;
 pub mod glob;
 pub mod layout;
 pub mod policy;
+pub mod report;

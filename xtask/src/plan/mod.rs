@@ -17,7 +17,7 @@ use crate::platform::Platform;
 use crate::variant::Resolved;
 use crate::workspace::Workspace;
 
-pub use render::render_text;
+pub use render::{human_size, render_text};
 
 pub const SCHEMA_VERSION: u32 = 1;
 

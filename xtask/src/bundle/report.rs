@@ -1,0 +1,144 @@
+//! The provenance report: every bundled file, the package that provided it, its size and
+//! sha256, why it is there, and the bytes saved against shipping the whole SDK.
+
+use std::fmt::Write;
+use std::path::Path;
+
+use serde::Serialize;
+
+use super::layout::Placed;
+use crate::plan::human_size;
+
+pub const SCHEMA_VERSION: u32 = 1;
+
+#[derive(Debug, Serialize)]
+pub struct Report {
+    pub schema_version: u32,
+    pub variant: String,
+    pub platform: String,
+    pub files: Vec<Entry>,
+    /// System libraries the binaries import, which are never bundled.
+    pub system: Vec<String>,
+    pub bundled_bytes: u64,
+    /// Everything in the SDK packages the files were taken from.
+    pub sdk_bytes: u64,
+    pub saved_bytes: u64,
+}
+
+#[derive(Debug, Serialize)]
+pub struct Entry {
+    pub path: String,
+    pub package: String,
+    pub size: u64,
+    pub sha256: String,
+    pub reason: String,
+}
+
+impl Report {
+    pub fn new(
+        variant: &str,
+        platform: &str,
+        placed: &[Placed],
+        system: Vec<String>,
+        sdk_bytes: u64,
+        hash: &dyn Fn(&Path) -> std::io::Result<(String, u64)>,
+    ) -> std::io::Result<Report> {
+        let mut files = Vec::new();
+        for p in placed {
+            let (sha256, size) = hash(&p.source)?;
+            files.push(Entry {
+                path: p.path_in_wheel(),
+                package: p.package.clone(),
+                size,
+                sha256,
+                reason: p.reason.clone(),
+            });
+        }
+        let bundled_bytes = files.iter().map(|f| f.size).sum();
+        Ok(Report {
+            schema_version: SCHEMA_VERSION,
+            variant: variant.to_string(),
+            platform: platform.to_string(),
+            files,
+            system,
+            bundled_bytes,
+            sdk_bytes,
+            saved_bytes: sdk_bytes.saturating_sub(bundled_bytes),
+        })
+    }
+
+    pub fn markdown(&self) -> String {
+        let mut out = String::new();
+        let _ = writeln!(
+            out,
+            "# Bundled libraries: {} ({})\n",
+            self.variant, self.platform
+        );
+        let _ = writeln!(
+            out,
+            "{} files, {} bundled out of {} in the SDK packages: {} saved.\n",
+            self.files.len(),
+            human_size(self.bundled_bytes),
+            human_size(self.sdk_bytes),
+            human_size(self.saved_bytes)
+        );
+        let _ = writeln!(out, "| file | package | size | sha256 | needed by |");
+        let _ = writeln!(out, "|---|---|---:|---|---|");
+        for f in &self.files {
+            let _ = writeln!(
+                out,
+                "| `{}` | {} | {} | `{}…` | {} |",
+                f.path,
+                f.package,
+                human_size(f.size),
+                &f.sha256[..16.min(f.sha256.len())],
+                f.reason
+            );
+        }
+        if !self.system.is_empty() {
+            let _ = writeln!(
+                out,
+                "\nProvided by the operating system, not bundled: {}",
+                self.system.join(", ")
+            );
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::PathBuf;
+
+    use super::*;
+
+    #[test]
+    fn totals_and_markdown() {
+        let placed = vec![Placed {
+            source: PathBuf::from("/sdk/amdhip64_7.dll"),
+            dest: "_rocm_sdk_core/bin".into(),
+            name: "amdhip64_7.dll".into(),
+            reason: "ctranslate2.dll".into(),
+            package: "rocm_sdk_core 7.2.0.dev0".into(),
+        }];
+        let hash = |_: &Path| Ok(("ab".repeat(32), 1024));
+        let report = Report::new(
+            "rocm",
+            "windows-x86_64",
+            &placed,
+            vec!["KERNEL32.dll".into()],
+            4096,
+            &hash,
+        )
+        .unwrap();
+        assert_eq!((report.bundled_bytes, report.saved_bytes), (1024, 3072));
+        let md = report.markdown();
+        assert!(
+            md.contains(
+                "| `_rocm_sdk_core/bin/amdhip64_7.dll` | rocm_sdk_core 7.2.0.dev0 | 1.0 KiB |"
+            ),
+            "{md}"
+        );
+        assert!(md.contains("3.0 KiB saved"), "{md}");
+    }
+}
