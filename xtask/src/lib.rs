@@ -11,4 +11,5 @@ pub mod pin;
 pub mod plan;
 pub mod platform;
 pub mod variant;
+pub mod wheel;
 pub mod workspace;

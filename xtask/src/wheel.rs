@@ -1,0 +1,343 @@
+//! Wheels as files: writing a wheel from an unpacked tree with its RECORD rewritten (sha256
+//! and size of every file), reproducibly — entries sorted, fixed timestamps
+//! (`SOURCE_DATE_EPOCH`, else 1980-01-01) and permissions — and checking a wheel's RECORD.
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result, bail};
+use sha2::{Digest, Sha256};
+use zip::write::SimpleFileOptions;
+use zip::{CompressionMethod, DateTime, ZipArchive, ZipWriter};
+
+/// `sha256=<urlsafe base64, no padding>`, as RECORD files write hashes (PEP 376/427).
+pub fn record_hash(data: &[u8]) -> String {
+    format!("sha256={}", base64_urlsafe(&Sha256::digest(data)))
+}
+
+fn base64_urlsafe(bytes: &[u8]) -> String {
+    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+    let mut out = String::new();
+    for chunk in bytes.chunks(3) {
+        let n = chunk
+            .iter()
+            .enumerate()
+            .fold(0u32, |n, (i, b)| n | (u32::from(*b) << (16 - 8 * i)));
+        for i in 0..=chunk.len() {
+            out.push(ALPHABET[(n >> (18 - 6 * i) & 63) as usize] as char);
+        }
+    }
+    out
+}
+
+/// The single `*.dist-info` folder at the top of an unpacked wheel.
+pub fn dist_info(tree: &Path) -> Result<String> {
+    let found: Vec<String> = fs::read_dir(tree)
+        .with_context(|| format!("cannot list {}", tree.display()))?
+        .filter_map(|e| e.ok())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".dist-info"))
+        .collect();
+    match found.as_slice() {
+        [one] => Ok(one.clone()),
+        [] => bail!(
+            "{} has no *.dist-info folder: not an unpacked wheel",
+            tree.display()
+        ),
+        many => bail!(
+            "{} has several *.dist-info folders: {}",
+            tree.display(),
+            many.join(", ")
+        ),
+    }
+}
+
+/// Every file below `tree`, as (path with `/` separators, absolute path), sorted.
+fn files(tree: &Path) -> Result<Vec<(String, PathBuf)>> {
+    let mut out = Vec::new();
+    let mut dirs = vec![tree.to_path_buf()];
+    while let Some(dir) = dirs.pop() {
+        for entry in fs::read_dir(&dir).with_context(|| format!("cannot list {}", dir.display()))? {
+            let entry = entry?;
+            let path = entry.path();
+            if entry.file_type()?.is_dir() {
+                dirs.push(path);
+            } else {
+                let relative = path.strip_prefix(tree).expect("below tree");
+                let name = relative.to_string_lossy().replace('\\', "/");
+                out.push((name, path));
+            }
+        }
+    }
+    out.sort();
+    Ok(out)
+}
+
+/// The timestamp every entry gets: `SOURCE_DATE_EPOCH` if set (clamped to 1980, the
+/// earliest a zip can hold), else 1980-01-01 00:00:00.
+pub fn fixed_time() -> DateTime {
+    let epoch = std::env::var("SOURCE_DATE_EPOCH")
+        .ok()
+        .and_then(|v| v.trim().parse::<i64>().ok());
+    zip_time(epoch)
+}
+
+/// A zip timestamp for seconds since 1970 (UTC), clamped to 1980-01-01.
+fn zip_time(epoch: Option<i64>) -> DateTime {
+    let epoch = epoch.unwrap_or(0).max(315_532_800);
+    let days = epoch.div_euclid(86_400);
+    let secs = epoch.rem_euclid(86_400);
+    // Civil date from days since 1970-01-01 (Howard Hinnant's algorithm).
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    DateTime::from_date_and_time(
+        year.min(2107) as u16,
+        month as u8,
+        day as u8,
+        (secs / 3600) as u8,
+        (secs % 3600 / 60) as u8,
+        (secs % 60) as u8,
+    )
+    .unwrap_or_default()
+}
+
+#[cfg(unix)]
+fn executable(path: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    fs::metadata(path).is_ok_and(|m| m.permissions().mode() & 0o111 != 0)
+}
+
+#[cfg(not(unix))]
+fn executable(_: &Path) -> bool {
+    false
+}
+
+/// Writes the unpacked wheel at `tree` to `out` with a new RECORD. The zip is written to a
+/// temp file next to `out` and renamed into place only when complete.
+pub fn write(tree: &Path, out: &Path) -> Result<()> {
+    let info = dist_info(tree)?;
+    let record_name = format!("{info}/RECORD");
+    let mut record = String::new();
+    let time = fixed_time();
+    let parent = out.parent().unwrap_or(Path::new("."));
+    fs::create_dir_all(parent)?;
+    let temp = tempfile::NamedTempFile::new_in(parent)?;
+    let mut zip = ZipWriter::new(temp.reopen()?);
+    for (name, path) in files(tree)?.into_iter().filter(|(n, _)| *n != record_name) {
+        let data = fs::read(&path).with_context(|| format!("cannot read {}", path.display()))?;
+        record.push_str(&format!(
+            "{},{},{}\n",
+            csv_field(&name),
+            record_hash(&data),
+            data.len()
+        ));
+        let mode = if executable(&path) { 0o755 } else { 0o644 };
+        let options = SimpleFileOptions::default()
+            .compression_method(CompressionMethod::Deflated)
+            .last_modified_time(time)
+            .unix_permissions(mode)
+            .large_file(data.len() as u64 >= u32::MAX as u64);
+        zip.start_file(name.as_str(), options)?;
+        zip.write_all(&data)?;
+    }
+    record.push_str(&format!("{record_name},,\n"));
+    let options = SimpleFileOptions::default()
+        .compression_method(CompressionMethod::Deflated)
+        .last_modified_time(time)
+        .unix_permissions(0o644);
+    zip.start_file(record_name.as_str(), options)?;
+    zip.write_all(record.as_bytes())?;
+    zip.finish()?;
+    temp.persist(out)
+        .with_context(|| format!("cannot move the new wheel to {}", out.display()))?;
+    Ok(())
+}
+
+fn csv_field(name: &str) -> String {
+    if name.contains([',', '"', '\n']) {
+        format!("\"{}\"", name.replace('"', "\"\""))
+    } else {
+        name.to_string()
+    }
+}
+
+/// Checks that a wheel's RECORD lists every file with the right sha256 and size. Returns
+/// the problems found (empty when the wheel is consistent).
+pub fn check_record(wheel: &Path) -> Result<Vec<String>> {
+    let file = fs::File::open(wheel).with_context(|| format!("cannot open {}", wheel.display()))?;
+    let mut archive = ZipArchive::new(file)
+        .with_context(|| format!("{} is not a zip archive", wheel.display()))?;
+    let mut contents: BTreeMap<String, Vec<u8>> = BTreeMap::new();
+    for i in 0..archive.len() {
+        let mut entry = archive.by_index(i)?;
+        if entry.is_dir() {
+            continue;
+        }
+        let name = entry.name()?.to_string();
+        let mut data = Vec::new();
+        entry.read_to_end(&mut data)?;
+        contents.insert(name, data);
+    }
+    let Some(record_name) = contents
+        .keys()
+        .find(|n| n.ends_with(".dist-info/RECORD"))
+        .cloned()
+    else {
+        return Ok(vec![format!("{}: no .dist-info/RECORD", wheel.display())]);
+    };
+    let record = String::from_utf8_lossy(&contents[&record_name]).into_owned();
+    let mut problems = Vec::new();
+    let mut listed = std::collections::BTreeSet::new();
+    for line in record.lines().filter(|l| !l.is_empty()) {
+        let mut fields = line.rsplitn(3, ',');
+        let (size, hash, name) = (fields.next(), fields.next(), fields.next());
+        let (Some(size), Some(hash), Some(name)) = (size, hash, name) else {
+            problems.push(format!("RECORD line is not path,hash,size: {line}"));
+            continue;
+        };
+        let name = name.trim_matches('"').replace("\"\"", "\"");
+        listed.insert(name.clone());
+        if name == record_name {
+            continue;
+        }
+        match contents.get(&name) {
+            None => problems.push(format!("RECORD lists {name}, which is not in the wheel")),
+            Some(data) => {
+                if hash != record_hash(data) {
+                    problems.push(format!(
+                        "{name}: RECORD says {hash}, the file has {}",
+                        record_hash(data)
+                    ));
+                }
+                if size != data.len().to_string() {
+                    problems.push(format!(
+                        "{name}: RECORD says {size} bytes, the file has {}",
+                        data.len()
+                    ));
+                }
+            }
+        }
+    }
+    for name in contents.keys().filter(|n| !listed.contains(*n)) {
+        problems.push(format!("{name} is in the wheel but not in RECORD"));
+    }
+    Ok(problems)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tree() -> tempfile::TempDir {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        fs::create_dir_all(root.join("pkg/lib")).unwrap();
+        fs::create_dir_all(root.join("pkg-1.0.dist-info")).unwrap();
+        fs::write(root.join("pkg/__init__.py"), "x = 1\n").unwrap();
+        fs::write(root.join("pkg/lib/a.so"), vec![7u8; 5000]).unwrap();
+        fs::write(root.join("pkg-1.0.dist-info/METADATA"), "Name: pkg\n").unwrap();
+        fs::write(root.join("pkg-1.0.dist-info/RECORD"), "stale\n").unwrap();
+        dir
+    }
+
+    #[test]
+    fn record_hash_matches_pip() {
+        // python3 -c "import hashlib,base64;print(base64.urlsafe_b64encode(hashlib.sha256(b'hello').digest()).rstrip(b'='))"
+        assert_eq!(
+            record_hash(b"hello"),
+            "sha256=LPJNul-wow4m6DsqxbninhsWHlwfp0JecwQzYpOLmCQ"
+        );
+    }
+
+    #[test]
+    fn written_wheels_have_a_true_record_and_are_reproducible() {
+        let tree = tree();
+        let out = tempfile::tempdir().unwrap();
+        let (a, b) = (out.path().join("a.whl"), out.path().join("b.whl"));
+        write(tree.path(), &a).unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(1100));
+        write(tree.path(), &b).unwrap();
+        assert_eq!(
+            fs::read(&a).unwrap(),
+            fs::read(&b).unwrap(),
+            "byte-identical"
+        );
+        assert_eq!(check_record(&a).unwrap(), Vec::<String>::new());
+        let mut archive = ZipArchive::new(fs::File::open(&a).unwrap()).unwrap();
+        let names: Vec<String> = (0..archive.len())
+            .map(|i| archive.by_index(i).unwrap().name().unwrap().to_string())
+            .collect();
+        assert_eq!(names.last().unwrap(), "pkg-1.0.dist-info/RECORD");
+        let mut sorted = names[..names.len() - 1].to_vec();
+        sorted.sort();
+        assert_eq!(sorted, names[..names.len() - 1]);
+    }
+
+    #[test]
+    fn check_record_reports_tampering() {
+        let tree = tree();
+        let out = tempfile::tempdir().unwrap();
+        let good = out.path().join("good.whl");
+        write(tree.path(), &good).unwrap();
+        // Rebuild the zip with one file changed but the old RECORD kept.
+        let mut archive = ZipArchive::new(fs::File::open(&good).unwrap()).unwrap();
+        let bad = out.path().join("bad.whl");
+        let mut zip = ZipWriter::new(fs::File::create(&bad).unwrap());
+        for i in 0..archive.len() {
+            let mut entry = archive.by_index(i).unwrap();
+            let name = entry.name().unwrap().to_string();
+            let mut data = Vec::new();
+            entry.read_to_end(&mut data).unwrap();
+            if name == "pkg/__init__.py" {
+                data = b"x = 2\n".to_vec();
+            }
+            zip.start_file(name.as_str(), SimpleFileOptions::default())
+                .unwrap();
+            zip.write_all(&data).unwrap();
+        }
+        zip.start_file("extra.txt", SimpleFileOptions::default())
+            .unwrap();
+        zip.finish().unwrap();
+        let problems = check_record(&bad).unwrap();
+        assert!(
+            problems
+                .iter()
+                .any(|p| p.starts_with("pkg/__init__.py: RECORD says sha256=")),
+            "{problems:?}"
+        );
+        assert!(
+            problems
+                .iter()
+                .any(|p| p == "extra.txt is in the wheel but not in RECORD"),
+            "{problems:?}"
+        );
+    }
+
+    #[test]
+    fn source_date_epoch_is_honoured_and_clamped() {
+        // 2024-01-02 03:04:05 UTC; zip keeps seconds in steps of two.
+        let t = zip_time(Some(1_704_164_645));
+        assert_eq!(
+            (
+                t.year(),
+                t.month(),
+                t.day(),
+                t.hour(),
+                t.minute(),
+                t.second()
+            ),
+            (2024, 1, 2, 3, 4, 4)
+        );
+        assert_eq!(zip_time(Some(5)).year(), 1980);
+        assert_eq!(zip_time(None).year(), 1980);
+    }
+}
