@@ -4,6 +4,7 @@
 
 pub mod bundle;
 pub mod diagnostic;
+pub mod exec;
 pub mod host;
 pub mod matrix;
 pub mod patches;

@@ -1,0 +1,215 @@
+//! The executor: runs a plan's steps in order, skipping a step whose fingerprint matches its
+//! last successful run. A step that fails (or is interrupted) has no success record, so the
+//! next run starts again from it. Every external command's output goes to the step's log.
+
+mod command;
+mod state;
+
+use std::path::PathBuf;
+use std::time::Instant;
+
+use anyhow::{Result, bail};
+
+pub use command::{CommandFailed, run_logged};
+pub use state::State;
+
+use crate::plan::{Action, Plan, Step};
+
+/// Does the work of one kind of step; the executor owns ordering, skipping and records.
+pub trait Handler {
+    /// Runs `step`; `log` is where external commands write their output.
+    fn run(&mut self, plan: &Plan, step: &Step, log: &std::path::Path) -> Result<()>;
+
+    /// Extra fingerprint input known only at run time (tool versions, file hashes).
+    fn runtime_fingerprint(&mut self, _plan: &Plan, _step: &Step) -> Result<String> {
+        Ok(String::new())
+    }
+}
+
+#[derive(Debug, Default)]
+pub struct Report {
+    pub ran: Vec<String>,
+    pub skipped: Vec<String>,
+    pub seconds: f64,
+}
+
+pub struct Executor<'a> {
+    pub plan: &'a Plan,
+    pub state: State,
+    pub log_dir: PathBuf,
+}
+
+impl<'a> Executor<'a> {
+    pub fn new(plan: &'a Plan, state_dir: PathBuf, log_dir: PathBuf) -> Executor<'a> {
+        Executor {
+            plan,
+            state: State::new(state_dir),
+            log_dir,
+        }
+    }
+
+    /// Runs every step in order with `handler`, printing one line per step.
+    pub fn run(&mut self, handler: &mut dyn Handler) -> Result<Report> {
+        let started = Instant::now();
+        let mut report = Report::default();
+        let total = self.plan.steps.len();
+        let mut upstream_ran = std::collections::BTreeSet::new();
+        for (n, step) in self.plan.steps.iter().enumerate() {
+            let extra = handler.runtime_fingerprint(self.plan, step)?;
+            let fingerprint = format!("{}:{extra}", step.fingerprint);
+            let after_reran = step.after.iter().any(|a| upstream_ran.contains(a));
+            if !after_reran && self.state.is_done(&step.id, &fingerprint) {
+                eprintln!("[{}/{total}] {} — up to date", n + 1, step.id);
+                report.skipped.push(step.id.clone());
+                continue;
+            }
+            self.state.forget(&step.id)?;
+            let log = self.log_dir.join(format!("{}.log", step.id));
+            std::fs::create_dir_all(&self.log_dir)?;
+            eprintln!("[{}/{total}] {} — {}", n + 1, step.id, step.description);
+            let step_started = Instant::now();
+            if let Err(err) = handler.run(self.plan, step, &log) {
+                bail!(
+                    "step `{}` failed: {err:#}\n(full log: {})",
+                    step.id,
+                    log.display()
+                );
+            }
+            eprintln!(
+                "[{}/{total}] {} — done in {:.1} s",
+                n + 1,
+                step.id,
+                step_started.elapsed().as_secs_f64()
+            );
+            self.state.record(&step.id, &fingerprint)?;
+            upstream_ran.insert(step.id.clone());
+            report.ran.push(step.id.clone());
+        }
+        report.seconds = started.elapsed().as_secs_f64();
+        Ok(report)
+    }
+}
+
+/// The step kinds that only run their commands.
+pub fn runs_commands_only(action: &Action) -> bool {
+    matches!(
+        action,
+        Action::Venv { .. }
+            | Action::Configure { .. }
+            | Action::Build { .. }
+            | Action::Install { .. }
+            | Action::Wheel
+            | Action::Verify
+            | Action::Clone { .. }
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::plan::{Action, Command};
+
+    fn plan(steps: Vec<Step>) -> Plan {
+        Plan {
+            schema_version: 1,
+            variant: "v".into(),
+            description: String::new(),
+            platform: crate::platform::Platform::LinuxX86_64,
+            python: "3.11".into(),
+            ctranslate2: "4.7.1".into(),
+            build: "from-source",
+            root: "/r".into(),
+            cache_dir: "/c".into(),
+            work_dir: "/w".into(),
+            notes: vec![],
+            inputs: vec![],
+            steps,
+            artifacts: vec![],
+        }
+    }
+
+    fn step(id: &str, after: &[&str], fingerprint: &str) -> Step {
+        Step {
+            id: id.into(),
+            action: Action::Verify,
+            description: id.into(),
+            after: after.iter().map(|s| s.to_string()).collect(),
+            inputs: vec![],
+            commands: vec![Command::new("true")],
+            env: Default::default(),
+            outputs: vec![],
+            fingerprint: fingerprint.into(),
+        }
+    }
+
+    struct Recorder {
+        ran: Vec<String>,
+        fail: Option<String>,
+    }
+
+    impl Handler for Recorder {
+        fn run(&mut self, _: &Plan, step: &Step, _: &std::path::Path) -> Result<()> {
+            self.ran.push(step.id.clone());
+            if self.fail.as_deref() == Some(step.id.as_str()) {
+                bail!("boom");
+            }
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn skips_what_is_done_and_resumes_from_the_failed_step() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = plan(vec![
+            step("a", &[], "1"),
+            step("b", &["a"], "2"),
+            step("c", &["b"], "3"),
+        ]);
+        let mut exec = Executor::new(&p, dir.path().join("state"), dir.path().join("logs"));
+        let mut handler = Recorder {
+            ran: vec![],
+            fail: Some("b".into()),
+        };
+        let err = exec.run(&mut handler).unwrap_err().to_string();
+        assert!(err.contains("step `b` failed: boom"), "{err}");
+        assert!(err.contains("b.log"), "{err}");
+        assert_eq!(handler.ran, ["a", "b"]);
+
+        let mut handler = Recorder {
+            ran: vec![],
+            fail: None,
+        };
+        let report = exec.run(&mut handler).unwrap();
+        assert_eq!(handler.ran, ["b", "c"], "a is up to date; b is rerun");
+        assert_eq!(report.skipped, ["a"]);
+
+        let mut handler = Recorder {
+            ran: vec![],
+            fail: None,
+        };
+        exec.run(&mut handler).unwrap();
+        assert!(handler.ran.is_empty(), "nothing changed: nothing runs");
+    }
+
+    #[test]
+    fn a_changed_fingerprint_reruns_the_step_and_what_comes_after() {
+        let dir = tempfile::tempdir().unwrap();
+        let first = plan(vec![step("a", &[], "1"), step("b", &["a"], "2")]);
+        let mut handler = Recorder {
+            ran: vec![],
+            fail: None,
+        };
+        Executor::new(&first, dir.path().join("s"), dir.path().join("l"))
+            .run(&mut handler)
+            .unwrap();
+        let second = plan(vec![step("a", &[], "1-changed"), step("b", &["a"], "2")]);
+        let mut handler = Recorder {
+            ran: vec![],
+            fail: None,
+        };
+        Executor::new(&second, dir.path().join("s"), dir.path().join("l"))
+            .run(&mut handler)
+            .unwrap();
+        assert_eq!(handler.ran, ["a", "b"]);
+    }
+}
