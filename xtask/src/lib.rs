@@ -2,15 +2,20 @@
 //!
 //! `main.rs` is only the command line; everything it calls lives here, one module per job.
 
+pub mod binary;
 pub mod bundle;
+pub mod cache;
 pub mod diagnostic;
+pub mod download;
 pub mod exec;
+pub mod fetch;
 pub mod host;
 pub mod matrix;
 pub mod patches;
 pub mod pin;
 pub mod plan;
 pub mod platform;
+pub mod unpack;
 pub mod variant;
 pub mod wheel;
 pub mod workspace;

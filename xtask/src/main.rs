@@ -2,15 +2,18 @@
 
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::time::Duration;
 
 use anyhow::Result;
 use clap::{Args, Parser, Subcommand};
 
+use xtask::cache::Cache;
 use xtask::diagnostic::InputError;
+use xtask::fetch::{self, PinAction};
 use xtask::platform::Platform;
 use xtask::variant::{Catalog, Choices};
 use xtask::workspace::Workspace;
-use xtask::{host, matrix, plan};
+use xtask::{download, host, matrix, plan};
 
 #[derive(Parser)]
 #[command(
@@ -68,6 +71,41 @@ enum Command {
         #[arg(long, requires = "dry_run")]
         json: bool,
     },
+    /// Download (or find in the cache) and verify every pinned input of one build
+    #[command(
+        long_about = "Download (or find in the cache) and verify every pinned input of one build: \
+                      source archives, upstream wheels, SDK wheels. Files are stored by sha256 \
+                      in the cache, re-verified on every use, resumed after an interruption and \
+                      retried on transient errors. A file that does not match its pin is deleted \
+                      and the command fails.",
+        after_help = "Examples:\n  cargo xtask fetch --variant cpu\n  cargo xtask fetch --variant cpu --offline\n  cargo xtask fetch --variant rocm-gfx1010 --platform windows-x86_64 \\\n      --mirror https://github.com/=https://mirror.example.com/github/\n\n\
+                      Exit codes: 0 all inputs verified, 1 a download or check failed (or --offline and \
+                      something is missing), 2 bad input."
+    )]
+    Fetch {
+        #[command(flatten)]
+        selection: Selection,
+        #[command(flatten)]
+        download: DownloadArgs,
+    },
+    /// Record the sha256 and size of inputs whose pin is missing or whose URL changed
+    #[command(
+        long_about = "Download every input of a variant (all platforms and Pythons) whose pin is \
+                      missing, or whose URL changed since it was pinned, and write its sha256 and \
+                      size back into the variant files (comments and order kept) and into \
+                      variants/pins.lock, as `cargo update` does. Inputs the lock confirms are \
+                      not downloaded.",
+        after_help = "Example:\n  cargo xtask pin --variant cpu\n\n\
+                      Exit codes: 0 every input pinned, 1 some input could not be downloaded (the \
+                      others are still written), 2 bad input."
+    )]
+    Pin {
+        /// The variant: a file variants/<name>.toml (see `cargo xtask variants`)
+        #[arg(long, value_name = "NAME")]
+        variant: String,
+        #[command(flatten)]
+        download: DownloadArgs,
+    },
     /// Print the GitHub Actions matrix (variant × platform × Python)
     #[command(
         after_help = "Example (in a workflow):\n  echo \"matrix=$(cargo xtask matrix --json)\" >> \"$GITHUB_OUTPUT\""
@@ -97,6 +135,55 @@ struct Selection {
     /// GPU targets for HIP builds and kernel data, e.g. gfx1100,gfx1101
     #[arg(long, value_name = "LIST", value_delimiter = ',')]
     gpu_targets: Option<Vec<String>>,
+}
+
+/// How downloads are made.
+#[derive(Args)]
+struct DownloadArgs {
+    /// Use only the cache; fail with the list of missing inputs instead of downloading
+    #[arg(long)]
+    offline: bool,
+    /// Rewrite a URL prefix, e.g. https://github.com/=http://127.0.0.1:8080/gh/ (repeatable;
+    /// also $CT2V_MIRRORS, comma-separated); the longest matching prefix wins
+    #[arg(long = "mirror", value_name = "FROM=TO", env = "CT2V_MIRRORS", value_delimiter = ',', value_parser = parse_mirror)]
+    mirrors: Vec<(String, String)>,
+    /// Allow plain http:// to hosts other than loopback (the sha256 pin still checks files)
+    #[arg(long)]
+    allow_http: bool,
+    /// Files downloaded at the same time
+    #[arg(long, value_name = "N", default_value_t = 4, value_parser = clap::value_parser!(u16).range(1..=64))]
+    jobs: u16,
+    /// Retries per file after a connection error, a stall or an HTTP 5xx
+    #[arg(long, value_name = "N", default_value_t = 4)]
+    retries: u32,
+    /// Seconds to wait for a connection, or for the next bytes, before an attempt fails
+    #[arg(long, value_name = "SECONDS", default_value_t = 30, value_parser = clap::value_parser!(u64).range(1..))]
+    timeout: u64,
+}
+
+impl DownloadArgs {
+    fn options(&self) -> download::Options {
+        download::Options {
+            mirrors: self.mirrors.clone(),
+            allow_http: self.allow_http,
+            offline: self.offline,
+            retries: self.retries,
+            jobs: usize::from(self.jobs),
+            progress: true,
+            timeout: Duration::from_secs(self.timeout),
+        }
+    }
+}
+
+fn parse_mirror(text: &str) -> Result<(String, String), String> {
+    match text.split_once('=') {
+        Some((from, to)) if !from.is_empty() && !to.is_empty() => {
+            Ok((from.to_string(), to.to_string()))
+        }
+        _ => Err(format!(
+            "`{text}` is not FROM=TO, e.g. https://github.com/=https://mirror.example.com/github/"
+        )),
+    }
 }
 
 #[derive(Clone, Copy, clap::ValueEnum)]
@@ -160,6 +247,21 @@ fn run(cli: Cli) -> Result<ExitCode> {
             );
             Ok(ExitCode::FAILURE)
         }
+        Command::Fetch {
+            selection,
+            download,
+        } => {
+            let plan = make_plan(&workspace, &selection)?;
+            let cache = Cache::new(&workspace.cache_dir);
+            let summary = fetch::fetch_plan(&cache, &plan, &download.options())?;
+            for f in &summary.fetched {
+                let how = if f.downloaded { "downloaded" } else { "cached" };
+                println!("{:<28} {how:<10} {}", f.name, f.path.display());
+            }
+            eprintln!("{}", summary.line());
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Pin { variant, download } => pin(&workspace, &variant, &download),
         Command::Matrix { json } => {
             let catalog = Catalog::load(&workspace.root, &[])?;
             let matrix = matrix::matrix(&catalog)?;
@@ -176,6 +278,44 @@ fn run(cli: Cli) -> Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
     }
+}
+
+fn pin(workspace: &Workspace, variant: &str, download: &DownloadArgs) -> Result<ExitCode> {
+    let catalog = Catalog::load(&workspace.root, &[variant])?;
+    let plans = fetch::plans_of_variant(workspace, &catalog, variant)?;
+    let cache = Cache::new(&workspace.cache_dir);
+    let outcomes = fetch::pin_inputs(&catalog, &cache, &plans, &download.options())?;
+    let mut failed = 0;
+    for outcome in &outcomes {
+        match &outcome.result {
+            Ok(PinAction::Confirmed) => println!("{:<28} confirmed by the lock", outcome.name),
+            Ok(PinAction::Verified) => println!("{:<28} verified, pin unchanged", outcome.name),
+            Ok(PinAction::Written(files)) => {
+                let names: Vec<String> = files
+                    .iter()
+                    .map(|f| {
+                        f.strip_prefix(&workspace.root)
+                            .unwrap_or(f)
+                            .display()
+                            .to_string()
+                    })
+                    .collect();
+                println!("{:<28} pinned in {}", outcome.name, names.join(", "));
+            }
+            Err(e) => {
+                failed += 1;
+                eprintln!("error: {e:#}");
+            }
+        }
+    }
+    if failed > 0 {
+        eprintln!(
+            "{failed} of {} input(s) could not be pinned; the others were written",
+            outcomes.len()
+        );
+        return Ok(ExitCode::FAILURE);
+    }
+    Ok(ExitCode::SUCCESS)
 }
 
 fn variants(workspace: &Workspace, json: bool) -> Result<ExitCode> {

@@ -1,0 +1,190 @@
+//! `cargo xtask fetch` and `cargo xtask pin`: the inputs of a plan, downloaded into the
+//! content-addressed cache and verified; pins recorded where they are missing or stale.
+
+use std::path::PathBuf;
+use std::time::Instant;
+
+use anyhow::{Result, bail};
+
+use crate::cache::{Cache, Pin};
+use crate::diagnostic::InputError;
+use crate::download::{self, Fetched, Options, Request};
+use crate::matrix;
+use crate::pin::{self, Lock, Pinned};
+use crate::plan::{self, Plan, PlannedInput};
+use crate::variant::{Catalog, Choices};
+use crate::workspace::Workspace;
+
+/// What a fetch did, for the summary line.
+#[derive(Debug)]
+pub struct Summary {
+    pub fetched: Vec<Fetched>,
+    pub seconds: f64,
+}
+
+impl Summary {
+    pub fn line(&self) -> String {
+        let downloaded: Vec<&Fetched> = self.fetched.iter().filter(|f| f.downloaded).collect();
+        let bytes: u64 = downloaded.iter().map(|f| f.bytes).sum();
+        format!(
+            "{} input(s) verified: {} downloaded ({}), {} from the cache, in {:.2} s",
+            self.fetched.len(),
+            downloaded.len(),
+            crate::plan::human_size(bytes),
+            self.fetched.len() - downloaded.len(),
+            self.seconds
+        )
+    }
+}
+
+/// Downloads (or finds in the cache) every input of `plan`. Inputs without a pin are an
+/// error naming them and the `pin` command.
+pub fn fetch_plan(cache: &Cache, plan: &Plan, options: &Options) -> Result<Summary> {
+    let started = Instant::now();
+    let unpinned: Vec<&PlannedInput> = plan.inputs.iter().filter(|i| i.sha256.is_none()).collect();
+    if !unpinned.is_empty() {
+        let list: Vec<String> = unpinned
+            .iter()
+            .map(|i| format!("  {}  {}", i.name, i.url))
+            .collect();
+        bail!(
+            "{} input(s) of variant `{}` are not pinned (no sha256):\n{}\n\
+             Run `cargo xtask pin --variant {}` where these URLs can be reached; it writes the \
+             sha256 and size into the variant file.",
+            unpinned.len(),
+            plan.variant,
+            list.join("\n"),
+            plan.variant
+        );
+    }
+    let requests: Vec<Request> = plan.inputs.iter().map(request).collect();
+    let fetched = download::fetch_all(cache, &requests, options)?;
+    Ok(Summary {
+        fetched,
+        seconds: started.elapsed().as_secs_f64(),
+    })
+}
+
+fn request(input: &PlannedInput) -> Request {
+    Request {
+        name: input.name.clone(),
+        pin: Pin {
+            url: input.url.clone(),
+            sha256: input
+                .sha256
+                .clone()
+                .expect("unpinned inputs are refused before"),
+            size: input.size,
+            file_name: input.file_name.clone(),
+        },
+    }
+}
+
+/// One input `pin` looked at, and what it did.
+#[derive(Debug)]
+pub struct PinOutcome {
+    pub name: String,
+    pub url: String,
+    pub result: Result<PinAction>,
+}
+
+#[derive(Debug, PartialEq, Eq)]
+pub enum PinAction {
+    /// The lock confirms the variant files' pin for this URL: nothing downloaded.
+    Confirmed,
+    /// Downloaded; the pin in the variant files was already right (now also in the lock).
+    Verified,
+    /// Downloaded and written into these files.
+    Written(Vec<PathBuf>),
+}
+
+/// Pins every input of `plans` (a variant over all its platforms and Pythons) whose pin is
+/// missing or was not taken from its current URL. Each input is handled on its own: one
+/// unreachable URL does not stop the others, and nothing is written for it.
+pub fn pin_inputs(
+    catalog: &Catalog,
+    cache: &Cache,
+    plans: &[Plan],
+    options: &Options,
+) -> Result<Vec<PinOutcome>> {
+    let root = &catalog.root;
+    let mut lock = Lock::load(root)?;
+    let files = variant_files(root)?;
+    let mut seen = std::collections::BTreeSet::new();
+    let mut outcomes = Vec::new();
+    for input in plans.iter().flat_map(|p| &p.inputs) {
+        if !seen.insert(input.url.clone()) {
+            continue;
+        }
+        let result = if lock.confirms(&input.url, input.sha256.as_deref()) {
+            Ok(PinAction::Confirmed)
+        } else {
+            pin_one(cache, input, options, &files).map(|(pinned, written)| {
+                lock.pins.insert(input.url.clone(), pinned);
+                if written.is_empty() {
+                    PinAction::Verified
+                } else {
+                    PinAction::Written(written)
+                }
+            })
+        };
+        outcomes.push(PinOutcome {
+            name: input.name.clone(),
+            url: input.url.clone(),
+            result,
+        });
+    }
+    lock.save(root)?;
+    Ok(outcomes)
+}
+
+fn pin_one(
+    cache: &Cache,
+    input: &PlannedInput,
+    options: &Options,
+    files: &[PathBuf],
+) -> Result<(Pinned, Vec<PathBuf>)> {
+    let (sha256, size) = download::download_unpinned(cache, &input.name, &input.url, options)?;
+    if let Some(old) = &input.sha256
+        && old != &sha256
+    {
+        eprintln!(
+            "note: {} changed: the variant files pin sha256 {old}, {} now serves {sha256}",
+            input.name, input.url
+        );
+    }
+    let pinned = Pinned { sha256, size };
+    let written = pin::record(files, &input.url, &pinned)?;
+    Ok((pinned, written))
+}
+
+/// The plans of every matrix entry of `variant`: each platform it builds for, each Python.
+pub fn plans_of_variant(
+    workspace: &Workspace,
+    catalog: &Catalog,
+    variant: &str,
+) -> Result<Vec<Plan>, InputError> {
+    let mut plans = Vec::new();
+    for entry in matrix::matrix(catalog)?.include {
+        if entry.variant != variant {
+            continue;
+        }
+        let choices = Choices {
+            platform: Some(entry.platform),
+            python: Some(entry.python),
+            ..Choices::default()
+        };
+        plans.push(plan::plan(workspace, &catalog.resolve(variant, &choices)?));
+    }
+    Ok(plans)
+}
+
+fn variant_files(root: &std::path::Path) -> Result<Vec<PathBuf>> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(root.join("variants"))?
+        .filter_map(|e| e.ok())
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "toml"))
+        .collect();
+    files.sort();
+    Ok(files)
+}

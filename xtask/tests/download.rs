@@ -1,0 +1,480 @@
+//! Downloads against a loopback server that misbehaves on purpose: dropped connections,
+//! lies, 404, 5xx, stalls, a process killed mid-download. Whatever happens, nothing
+//! unverified lands in the cache.
+
+mod common;
+
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+use common::server::{Reply, Server};
+use sha2::{Digest, Sha256};
+use xtask::cache::{Cache, Pin};
+use xtask::download::{self, FetchError, Options, Request};
+
+fn body(len: usize, seed: u8) -> Arc<Vec<u8>> {
+    let mut state = u32::from(seed).wrapping_mul(2_654_435_761) | 1;
+    Arc::new(
+        (0..len)
+            .map(|_| {
+                state ^= state << 13;
+                state ^= state >> 17;
+                state ^= state << 5;
+                state as u8
+            })
+            .collect(),
+    )
+}
+
+fn sha256(bytes: &[u8]) -> String {
+    xtask::cache::hex(&Sha256::digest(bytes))
+}
+
+fn request(name: &str, url: &str, bytes: &[u8]) -> Request {
+    Request {
+        name: name.to_string(),
+        pin: Pin {
+            url: url.to_string(),
+            sha256: sha256(bytes),
+            size: Some(bytes.len() as u64),
+            file_name: url.rsplit('/').next().unwrap().to_string(),
+        },
+    }
+}
+
+fn options() -> Options {
+    Options {
+        progress: false,
+        retries: 3,
+        timeout: Duration::from_secs(2),
+        ..Options::default()
+    }
+}
+
+/// Names of the files under `dir` (recursively), for "nothing landed" checks.
+fn files_under(dir: &Path) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(at) = stack.pop() {
+        let Ok(entries) = std::fs::read_dir(&at) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            if entry.file_type().unwrap().is_dir() {
+                stack.push(entry.path());
+            } else {
+                out.push(
+                    entry
+                        .path()
+                        .strip_prefix(dir)
+                        .unwrap()
+                        .display()
+                        .to_string(),
+                );
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+/// Cached files (not lock or part files).
+fn verified_entries(cache: &Cache) -> Vec<String> {
+    files_under(&cache.root().join("sha256"))
+}
+
+#[test]
+fn downloads_once_then_serves_from_the_cache() {
+    let server = Server::start();
+    let data = body(3 << 20, 1);
+    server.serve("/a.whl", data.clone());
+    let dir = tempfile::tempdir().unwrap();
+    let cache = Cache::new(dir.path());
+    let requests = [request("a", &server.url("/a.whl"), &data)];
+
+    let first = download::fetch_all(&cache, &requests, &options()).unwrap();
+    assert!(first[0].downloaded);
+    assert_eq!(first[0].bytes, data.len() as u64);
+    assert_eq!(std::fs::read(&first[0].path).unwrap(), *data);
+
+    let second = download::fetch_all(&cache, &requests, &options()).unwrap();
+    assert!(!second[0].downloaded);
+    assert_eq!(second[0].path, first[0].path);
+    assert_eq!(
+        server.hits("/a.whl").len(),
+        1,
+        "the second fetch used no network"
+    );
+}
+
+#[test]
+fn resumes_with_a_range_request_after_the_connection_drops() {
+    let server = Server::start();
+    let data = body(4 << 20, 2);
+    let half = data.len() / 2;
+    let served = data.clone();
+    server.route("/big.tar.gz", move |_, nth| {
+        let reply = Reply::ok(served.clone());
+        if nth == 0 {
+            reply.cut_after(half)
+        } else {
+            reply
+        }
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let cache = Cache::new(dir.path());
+    let fetched = download::fetch_all(
+        &cache,
+        &[request("big", &server.url("/big.tar.gz"), &data)],
+        &options(),
+    )
+    .unwrap();
+
+    let hits = server.hits("/big.tar.gz");
+    assert_eq!(hits.len(), 2, "{hits:?}");
+    assert_eq!(hits[0].range_start, None);
+    assert_eq!(
+        hits[1].range_start,
+        Some(half as u64),
+        "resumed where it stopped"
+    );
+    assert_eq!(std::fs::read(&fetched[0].path).unwrap(), *data);
+    assert_eq!(
+        files_under(&cache.partial_dir())
+            .iter()
+            .filter(|f| f.ends_with(".part"))
+            .count(),
+        0
+    );
+}
+
+#[test]
+fn a_server_ignoring_ranges_is_downloaded_again_from_zero() {
+    let server = Server::start();
+    let data = body(2 << 20, 3);
+    let served = data.clone();
+    server.route("/x.zip", move |_, nth| {
+        let reply = Reply::ok(served.clone()).no_ranges();
+        if nth == 0 {
+            reply.cut_after(1000)
+        } else {
+            reply
+        }
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let cache = Cache::new(dir.path());
+    let fetched = download::fetch_all(
+        &cache,
+        &[request("x", &server.url("/x.zip"), &data)],
+        &options(),
+    )
+    .unwrap();
+    assert_eq!(server.hits("/x.zip")[1].range_start, Some(1000));
+    assert_eq!(std::fs::read(&fetched[0].path).unwrap(), *data);
+}
+
+#[test]
+fn a_server_that_lies_is_caught_and_nothing_lands() {
+    let server = Server::start();
+    let pinned = body(1 << 20, 4);
+    let served = body(1 << 20, 5);
+    server.serve("/lie.crate", served.clone());
+    let dir = tempfile::tempdir().unwrap();
+    let cache = Cache::new(dir.path());
+    let url = server.url("/lie.crate");
+
+    let err =
+        download::fetch_all(&cache, &[request("lie", &url, &pinned)], &options()).unwrap_err();
+    let message = err.to_string();
+    for needle in [
+        "input `lie`",
+        url.as_str(),
+        &sha256(&pinned),
+        &sha256(&served),
+        "1048576 bytes",
+        "cargo xtask pin",
+    ] {
+        assert!(message.contains(needle), "`{needle}` not in: {message}");
+    }
+    assert!(matches!(err, FetchError::Cache { .. }), "{err:?}");
+    assert_eq!(
+        server.hits("/lie.crate").len(),
+        1,
+        "a mismatch is not retried"
+    );
+    assert!(verified_entries(&cache).is_empty());
+    assert!(
+        !files_under(&cache.partial_dir())
+            .iter()
+            .any(|f| f.ends_with(".part")),
+        "the bad download was deleted"
+    );
+}
+
+#[test]
+fn not_found_fails_at_once_with_the_url() {
+    let server = Server::start();
+    let dir = tempfile::tempdir().unwrap();
+    let cache = Cache::new(dir.path());
+    let url = server.url("/missing.whl");
+    let err = download::fetch_all(&cache, &[request("gone", &url, b"x")], &options()).unwrap_err();
+    assert!(
+        matches!(err, FetchError::Status { status: 404, .. }),
+        "{err:?}"
+    );
+    let message = err.to_string();
+    assert!(
+        message.contains(&url) && message.contains("404"),
+        "{message}"
+    );
+    assert!(message.contains("check the URL"), "{message}");
+    assert_eq!(server.hits("/missing.whl").len(), 1, "a 404 is not retried");
+    assert!(verified_entries(&cache).is_empty());
+}
+
+#[test]
+fn a_server_error_is_retried_until_it_succeeds() {
+    let server = Server::start();
+    let data = body(100_000, 6);
+    let served = data.clone();
+    server.route("/flaky.whl", move |_, nth| {
+        if nth == 0 {
+            Reply::status(500)
+        } else {
+            Reply::ok(served.clone())
+        }
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let cache = Cache::new(dir.path());
+    let fetched = download::fetch_all(
+        &cache,
+        &[request("flaky", &server.url("/flaky.whl"), &data)],
+        &options(),
+    )
+    .unwrap();
+    assert_eq!(server.hits("/flaky.whl").len(), 2);
+    assert_eq!(std::fs::read(&fetched[0].path).unwrap(), *data);
+}
+
+#[test]
+fn a_server_that_keeps_failing_is_given_up_after_the_retries() {
+    let server = Server::start();
+    server.route("/down.whl", |_, _| Reply::status(503));
+    let dir = tempfile::tempdir().unwrap();
+    let cache = Cache::new(dir.path());
+    let options = Options {
+        retries: 2,
+        ..options()
+    };
+    let err = download::fetch_all(
+        &cache,
+        &[request("down", &server.url("/down.whl"), b"x")],
+        &options,
+    )
+    .unwrap_err();
+    assert!(
+        matches!(
+            err,
+            FetchError::Status {
+                status: 503,
+                attempts: 3,
+                ..
+            }
+        ),
+        "{err:?}"
+    );
+    assert!(err.to_string().contains("failed 3 time(s)"), "{err}");
+    assert_eq!(server.hits("/down.whl").len(), 3);
+}
+
+#[test]
+fn a_stalled_server_times_out_and_the_retry_succeeds() {
+    let server = Server::start();
+    let data = body(200_000, 7);
+    let served = data.clone();
+    server.route("/stall.whl", move |_, nth| {
+        let reply = Reply::ok(served.clone());
+        if nth == 0 {
+            reply.stall(Duration::from_secs(4))
+        } else {
+            reply
+        }
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let cache = Cache::new(dir.path());
+    let options = Options {
+        timeout: Duration::from_millis(500),
+        ..options()
+    };
+    let fetched = download::fetch_all(
+        &cache,
+        &[request("stall", &server.url("/stall.whl"), &data)],
+        &options,
+    )
+    .unwrap();
+    assert_eq!(server.hits("/stall.whl").len(), 2);
+    assert_eq!(std::fs::read(&fetched[0].path).unwrap(), *data);
+}
+
+#[test]
+fn a_slow_but_steady_server_is_not_cut_off() {
+    let server = Server::start();
+    let data = body(512 << 10, 8);
+    // 16 pieces 60 ms apart: ~1 s in all, longer than the 500 ms timeout, each gap shorter.
+    let served = data.clone();
+    server.route("/slow.whl", move |_, _| {
+        Reply::ok(served.clone()).trickle(32 << 10, Duration::from_millis(60))
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let cache = Cache::new(dir.path());
+    let options = Options {
+        timeout: Duration::from_millis(500),
+        ..options()
+    };
+    let fetched = download::fetch_all(
+        &cache,
+        &[request("slow", &server.url("/slow.whl"), &data)],
+        &options,
+    )
+    .unwrap();
+    assert_eq!(server.hits("/slow.whl").len(), 1);
+    assert_eq!(std::fs::read(&fetched[0].path).unwrap(), *data);
+}
+
+#[test]
+fn a_corrupted_cache_entry_is_deleted_and_downloaded_again() {
+    let server = Server::start();
+    let data = body(300_000, 9);
+    server.serve("/c.crate", data.clone());
+    let dir = tempfile::tempdir().unwrap();
+    let cache = Cache::new(dir.path());
+    let requests = [request("c", &server.url("/c.crate"), &data)];
+    let path = download::fetch_all(&cache, &requests, &options()).unwrap()[0]
+        .path
+        .clone();
+
+    let mut bytes = std::fs::read(&path).unwrap();
+    bytes[1234] ^= 0xff;
+    std::fs::write(&path, bytes).unwrap();
+
+    let again = download::fetch_all(&cache, &requests, &options()).unwrap();
+    assert!(
+        again[0].downloaded,
+        "the corrupt file was replaced by a new download"
+    );
+    assert_eq!(std::fs::read(&again[0].path).unwrap(), *data);
+    assert_eq!(server.hits("/c.crate").len(), 2);
+}
+
+#[test]
+fn several_files_download_in_parallel_and_shared_pins_download_once() {
+    let server = Server::start();
+    let bodies: Vec<_> = (0..4).map(|i| body(256 << 10, 20 + i)).collect();
+    let mut requests = Vec::new();
+    for (i, data) in bodies.iter().enumerate() {
+        let path = format!("/p{i}.whl");
+        server.serve(&path, data.clone());
+        requests.push(request(&format!("p{i}"), &server.url(&path), data));
+    }
+    // A second input with the same pin as p0 (the same file under another name).
+    requests.push(request("p0-again", &server.url("/p0.whl"), &bodies[0]));
+    let dir = tempfile::tempdir().unwrap();
+    let cache = Cache::new(dir.path());
+    let fetched = download::fetch_all(&cache, &requests, &options()).unwrap();
+    assert_eq!(fetched.len(), 5);
+    for (f, data) in fetched.iter().zip(bodies.iter().chain([&bodies[0]])) {
+        assert_eq!(std::fs::read(&f.path).unwrap(), **data, "{}", f.name);
+    }
+    assert_eq!(
+        server.hits("/p0.whl").len(),
+        1,
+        "one download for one sha256"
+    );
+    assert_eq!(verified_entries(&cache).len(), 4);
+}
+
+#[test]
+fn offline_names_every_missing_input_and_touches_no_network() {
+    let server = Server::start();
+    let dir = tempfile::tempdir().unwrap();
+    let cache = Cache::new(dir.path());
+    let requests = [
+        request("first", &server.url("/1.whl"), b"one"),
+        request("second", &server.url("/2.whl"), b"two"),
+    ];
+    let options = Options {
+        offline: true,
+        ..options()
+    };
+    let err = download::fetch_all(&cache, &requests, &options).unwrap_err();
+    let message = err.to_string();
+    assert!(
+        message.contains("2 input(s) are not in the cache"),
+        "{message}"
+    );
+    assert!(
+        message.contains("first") && message.contains("second"),
+        "{message}"
+    );
+    assert!(
+        message.contains(&sha256(b"one")),
+        "names the cache path: {message}"
+    );
+    assert!(server.hits("/1.whl").is_empty() && server.hits("/2.whl").is_empty());
+}
+
+#[test]
+fn plain_http_is_refused_except_for_loopback_or_an_opt_in() {
+    let plain = "http://mirror.example.com/a.whl";
+    let err = download::effective_url(plain, &options()).unwrap_err();
+    assert!(matches!(err, FetchError::InsecureUrl { .. }), "{err:?}");
+    assert!(err.to_string().contains("--allow-http"), "{err}");
+
+    let allowed = Options {
+        allow_http: true,
+        ..options()
+    };
+    assert_eq!(download::effective_url(plain, &allowed).unwrap(), plain);
+    for loopback in [
+        "http://127.0.0.1:8080/a",
+        "http://localhost/a",
+        "http://[::1]:1/a",
+    ] {
+        assert_eq!(
+            download::effective_url(loopback, &options()).unwrap(),
+            loopback
+        );
+    }
+    let err = download::effective_url("ftp://example.com/a", &options()).unwrap_err();
+    assert!(err.to_string().contains("only https"), "{err}");
+}
+
+#[test]
+fn mirrors_rewrite_the_longest_matching_prefix() {
+    let options = Options {
+        mirrors: vec![
+            (
+                "https://github.com/".into(),
+                "https://mirror.example/gh/".into(),
+            ),
+            (
+                "https://github.com/OpenNMT/".into(),
+                "http://127.0.0.1:9/opennmt/".into(),
+            ),
+        ],
+        ..options()
+    };
+    assert_eq!(
+        download::effective_url("https://github.com/OpenNMT/CTranslate2/x.zip", &options).unwrap(),
+        "http://127.0.0.1:9/opennmt/CTranslate2/x.zip"
+    );
+    assert_eq!(
+        download::effective_url("https://github.com/other/y.zip", &options).unwrap(),
+        "https://mirror.example/gh/other/y.zip"
+    );
+    assert_eq!(
+        download::effective_url("https://pypi.org/z.whl", &options).unwrap(),
+        "https://pypi.org/z.whl"
+    );
+}
