@@ -8,10 +8,10 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
-use common::server::{Reply, Server};
+use common::server::{Hit, Reply, Server};
 use sha2::{Digest, Sha256};
 use xtask::cache::{Cache, Pin};
-use xtask::download::{self, FetchError, Options, Request};
+use xtask::download::{self, FetchError, Fetched, Options, Request};
 
 fn body(len: usize, seed: u8) -> Arc<Vec<u8>> {
     let mut state = u32::from(seed).wrapping_mul(2_654_435_761) | 1;
@@ -84,6 +84,66 @@ fn verified_entries(cache: &Cache) -> Vec<String> {
     files_under(&cache.root().join("sha256"))
 }
 
+fn part_files(cache: &Cache) -> usize {
+    files_under(&cache.partial_dir())
+        .iter()
+        .filter(|f| f.ends_with(".part"))
+        .count()
+}
+
+/// A loopback server and an empty cache.
+struct Case {
+    server: Server,
+    cache: Cache,
+    _dir: tempfile::TempDir,
+}
+
+impl Case {
+    fn new() -> Case {
+        let dir = tempfile::tempdir().unwrap();
+        Case {
+            server: Server::start(),
+            cache: Cache::new(dir.path()),
+            _dir: dir,
+        }
+    }
+
+    /// Fetches the file the server has at `path`, pinned to `pinned`, as input `path`.
+    fn fetch(&self, path: &str, pinned: &[u8], options: &Options) -> Result<Fetched, FetchError> {
+        let request = request(path, &self.server.url(path), pinned);
+        download::fetch_all(&self.cache, &[request], options).map(|mut all| all.remove(0))
+    }
+
+    /// Fetches `path`, which must succeed with `data`; returns how many requests it took.
+    fn fetch_ok(&self, path: &str, data: &[u8], options: &Options) -> usize {
+        let fetched = self.fetch(path, data, options).unwrap();
+        assert_eq!(std::fs::read(&fetched.path).unwrap(), data);
+        assert_eq!(part_files(&self.cache), 0, "no part file is left");
+        self.server.hits(path).len()
+    }
+}
+
+/// Answers the first request with `first(reply)`, every later one with `reply`.
+fn first_then(
+    reply: Reply,
+    first: impl Fn(Reply) -> Reply + Send + Sync + 'static,
+) -> impl Fn(&Hit, usize) -> Reply + Send + Sync + 'static {
+    move |_, nth| {
+        if nth == 0 {
+            first(reply.clone())
+        } else {
+            reply.clone()
+        }
+    }
+}
+
+fn with_timeout(millis: u64) -> Options {
+    Options {
+        timeout: Duration::from_millis(millis),
+        ..options()
+    }
+}
+
 #[test]
 fn downloads_once_then_serves_from_the_cache() {
     let server = Server::start();
@@ -110,86 +170,45 @@ fn downloads_once_then_serves_from_the_cache() {
 
 #[test]
 fn resumes_with_a_range_request_after_the_connection_drops() {
-    let server = Server::start();
+    let case = Case::new();
     let data = body(4 << 20, 2);
     let half = data.len() / 2;
-    let served = data.clone();
-    server.route("/big.tar.gz", move |_, nth| {
-        let reply = Reply::ok(served.clone());
-        if nth == 0 {
-            reply.cut_after(half)
-        } else {
-            reply
-        }
-    });
-    let dir = tempfile::tempdir().unwrap();
-    let cache = Cache::new(dir.path());
-    let fetched = download::fetch_all(
-        &cache,
-        &[request("big", &server.url("/big.tar.gz"), &data)],
-        &options(),
-    )
-    .unwrap();
-
-    let hits = server.hits("/big.tar.gz");
-    assert_eq!(hits.len(), 2, "{hits:?}");
+    case.server.route(
+        "/big.tar.gz",
+        first_then(Reply::ok(data.clone()), move |r| r.cut_after(half)),
+    );
+    assert_eq!(case.fetch_ok("/big.tar.gz", &data, &options()), 2);
+    let hits = case.server.hits("/big.tar.gz");
     assert_eq!(hits[0].range_start, None);
     assert_eq!(
         hits[1].range_start,
         Some(half as u64),
         "resumed where it stopped"
     );
-    assert_eq!(std::fs::read(&fetched[0].path).unwrap(), *data);
-    assert_eq!(
-        files_under(&cache.partial_dir())
-            .iter()
-            .filter(|f| f.ends_with(".part"))
-            .count(),
-        0
-    );
 }
 
 #[test]
 fn a_server_ignoring_ranges_is_downloaded_again_from_zero() {
-    let server = Server::start();
+    let case = Case::new();
     let data = body(2 << 20, 3);
-    let served = data.clone();
-    server.route("/x.zip", move |_, nth| {
-        let reply = Reply::ok(served.clone()).no_ranges();
-        if nth == 0 {
-            reply.cut_after(1000)
-        } else {
-            reply
-        }
-    });
-    let dir = tempfile::tempdir().unwrap();
-    let cache = Cache::new(dir.path());
-    let fetched = download::fetch_all(
-        &cache,
-        &[request("x", &server.url("/x.zip"), &data)],
-        &options(),
-    )
-    .unwrap();
-    assert_eq!(server.hits("/x.zip")[1].range_start, Some(1000));
-    assert_eq!(std::fs::read(&fetched[0].path).unwrap(), *data);
+    let reply = Reply::ok(data.clone()).no_ranges();
+    case.server
+        .route("/x.zip", first_then(reply, |r| r.cut_after(1000)));
+    assert_eq!(case.fetch_ok("/x.zip", &data, &options()), 2);
+    assert_eq!(case.server.hits("/x.zip")[1].range_start, Some(1000));
 }
 
 #[test]
 fn a_server_that_lies_is_caught_and_nothing_lands() {
-    let server = Server::start();
+    let case = Case::new();
     let pinned = body(1 << 20, 4);
     let served = body(1 << 20, 5);
-    server.serve("/lie.crate", served.clone());
-    let dir = tempfile::tempdir().unwrap();
-    let cache = Cache::new(dir.path());
-    let url = server.url("/lie.crate");
-
-    let err =
-        download::fetch_all(&cache, &[request("lie", &url, &pinned)], &options()).unwrap_err();
+    case.server.serve("/lie.crate", served.clone());
+    let err = case.fetch("/lie.crate", &pinned, &options()).unwrap_err();
     let message = err.to_string();
     for needle in [
-        "input `lie`",
-        url.as_str(),
+        "input `/lie.crate`",
+        &case.server.url("/lie.crate"),
         &sha256(&pinned),
         &sha256(&served),
         "1048576 bytes",
@@ -199,147 +218,89 @@ fn a_server_that_lies_is_caught_and_nothing_lands() {
     }
     assert!(matches!(err, FetchError::Cache { .. }), "{err:?}");
     assert_eq!(
-        server.hits("/lie.crate").len(),
+        case.server.hits("/lie.crate").len(),
         1,
         "a mismatch is not retried"
     );
-    assert!(verified_entries(&cache).is_empty());
-    assert!(
-        !files_under(&cache.partial_dir())
-            .iter()
-            .any(|f| f.ends_with(".part")),
-        "the bad download was deleted"
-    );
+    assert!(verified_entries(&case.cache).is_empty());
+    assert_eq!(part_files(&case.cache), 0, "the bad download was deleted");
 }
 
 #[test]
 fn not_found_fails_at_once_with_the_url() {
-    let server = Server::start();
-    let dir = tempfile::tempdir().unwrap();
-    let cache = Cache::new(dir.path());
-    let url = server.url("/missing.whl");
-    let err = download::fetch_all(&cache, &[request("gone", &url, b"x")], &options()).unwrap_err();
+    let case = Case::new();
+    let err = case.fetch("/missing.whl", b"x", &options()).unwrap_err();
     assert!(
         matches!(err, FetchError::Status { status: 404, .. }),
         "{err:?}"
     );
     let message = err.to_string();
     assert!(
-        message.contains(&url) && message.contains("404"),
+        message.contains(&case.server.url("/missing.whl")),
         "{message}"
     );
-    assert!(message.contains("check the URL"), "{message}");
-    assert_eq!(server.hits("/missing.whl").len(), 1, "a 404 is not retried");
-    assert!(verified_entries(&cache).is_empty());
+    assert!(
+        message.contains("404") && message.contains("check the URL"),
+        "{message}"
+    );
+    assert_eq!(
+        case.server.hits("/missing.whl").len(),
+        1,
+        "a 404 is not retried"
+    );
+    assert!(verified_entries(&case.cache).is_empty());
 }
 
 #[test]
 fn a_server_error_is_retried_until_it_succeeds() {
-    let server = Server::start();
+    let case = Case::new();
     let data = body(100_000, 6);
-    let served = data.clone();
-    server.route("/flaky.whl", move |_, nth| {
-        if nth == 0 {
-            Reply::status(500)
-        } else {
-            Reply::ok(served.clone())
-        }
-    });
-    let dir = tempfile::tempdir().unwrap();
-    let cache = Cache::new(dir.path());
-    let fetched = download::fetch_all(
-        &cache,
-        &[request("flaky", &server.url("/flaky.whl"), &data)],
-        &options(),
-    )
-    .unwrap();
-    assert_eq!(server.hits("/flaky.whl").len(), 2);
-    assert_eq!(std::fs::read(&fetched[0].path).unwrap(), *data);
+    let reply = Reply::ok(data.clone());
+    case.server
+        .route("/flaky.whl", first_then(reply, |_| Reply::status(500)));
+    assert_eq!(case.fetch_ok("/flaky.whl", &data, &options()), 2);
 }
 
 #[test]
 fn a_server_that_keeps_failing_is_given_up_after_the_retries() {
-    let server = Server::start();
-    server.route("/down.whl", |_, _| Reply::status(503));
-    let dir = tempfile::tempdir().unwrap();
-    let cache = Cache::new(dir.path());
+    let case = Case::new();
+    case.server.route("/down.whl", |_, _| Reply::status(503));
     let options = Options {
         retries: 2,
         ..options()
     };
-    let err = download::fetch_all(
-        &cache,
-        &[request("down", &server.url("/down.whl"), b"x")],
-        &options,
-    )
-    .unwrap_err();
-    assert!(
-        matches!(
-            err,
-            FetchError::Status {
-                status: 503,
-                attempts: 3,
-                ..
-            }
-        ),
-        "{err:?}"
+    let err = case.fetch("/down.whl", b"x", &options).unwrap_err();
+    let gave_up = matches!(
+        err,
+        FetchError::Status {
+            status: 503,
+            attempts: 3,
+            ..
+        }
     );
+    assert!(gave_up, "{err:?}");
     assert!(err.to_string().contains("failed 3 time(s)"), "{err}");
-    assert_eq!(server.hits("/down.whl").len(), 3);
+    assert_eq!(case.server.hits("/down.whl").len(), 3);
 }
 
 #[test]
 fn a_stalled_server_times_out_and_the_retry_succeeds() {
-    let server = Server::start();
+    let case = Case::new();
     let data = body(200_000, 7);
-    let served = data.clone();
-    server.route("/stall.whl", move |_, nth| {
-        let reply = Reply::ok(served.clone());
-        if nth == 0 {
-            reply.stall(Duration::from_secs(4))
-        } else {
-            reply
-        }
-    });
-    let dir = tempfile::tempdir().unwrap();
-    let cache = Cache::new(dir.path());
-    let options = Options {
-        timeout: Duration::from_millis(500),
-        ..options()
-    };
-    let fetched = download::fetch_all(
-        &cache,
-        &[request("stall", &server.url("/stall.whl"), &data)],
-        &options,
-    )
-    .unwrap();
-    assert_eq!(server.hits("/stall.whl").len(), 2);
-    assert_eq!(std::fs::read(&fetched[0].path).unwrap(), *data);
+    let reply = Reply::ok(data.clone());
+    let stall = |r: Reply| r.stall(Duration::from_secs(4));
+    case.server.route("/stall.whl", first_then(reply, stall));
+    assert_eq!(case.fetch_ok("/stall.whl", &data, &with_timeout(500)), 2);
 }
 
 #[test]
 fn a_slow_but_steady_server_is_not_cut_off() {
-    let server = Server::start();
+    let case = Case::new();
     let data = body(512 << 10, 8);
     // 16 pieces 60 ms apart: ~1 s in all, longer than the 500 ms timeout, each gap shorter.
-    let served = data.clone();
-    server.route("/slow.whl", move |_, _| {
-        Reply::ok(served.clone()).trickle(32 << 10, Duration::from_millis(60))
-    });
-    let dir = tempfile::tempdir().unwrap();
-    let cache = Cache::new(dir.path());
-    let options = Options {
-        timeout: Duration::from_millis(500),
-        ..options()
-    };
-    let fetched = download::fetch_all(
-        &cache,
-        &[request("slow", &server.url("/slow.whl"), &data)],
-        &options,
-    )
-    .unwrap();
-    assert_eq!(server.hits("/slow.whl").len(), 1);
-    assert_eq!(std::fs::read(&fetched[0].path).unwrap(), *data);
+    let reply = Reply::ok(data.clone()).trickle(32 << 10, Duration::from_millis(60));
+    case.server.route("/slow.whl", move |_, _| reply.clone());
+    assert_eq!(case.fetch_ok("/slow.whl", &data, &with_timeout(500)), 1);
 }
 
 #[test]

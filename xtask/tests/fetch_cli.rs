@@ -9,7 +9,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use common::server::{Reply, Server};
-use common::{Run, Scratch, xtask_in};
+use common::{Run, Scratch, fetch_cpu_args, xtask_in};
 use sha2::{Digest, Sha256};
 
 const CT2_URL_PATH: &str = "/crates/ct2rs/ct2rs-0.9.17.crate";
@@ -53,19 +53,7 @@ fn mirror(server: &Server) -> String {
 }
 
 fn fetch_args<'a>(cache: &'a str, mirror: &'a str, extra: &[&'a str]) -> Vec<&'a str> {
-    let mut args = vec![
-        "--cache-dir",
-        cache,
-        "fetch",
-        "--variant",
-        "cpu",
-        "--platform",
-        "linux-x86_64",
-        "--python",
-        "3.12",
-        "--mirror",
-        mirror,
-    ];
+    let mut args = fetch_cpu_args(cache, "linux-x86_64", &["--mirror", mirror]);
     args.extend_from_slice(extra);
     args
 }
@@ -188,18 +176,11 @@ fn offline_with_an_empty_cache_lists_what_is_missing_and_exits_1() {
     let cache = tempfile::tempdir().unwrap();
     let run = xtask_in(
         &common::repo_root(),
-        &[
-            "--cache-dir",
+        &fetch_cpu_args(
             cache.path().to_str().unwrap(),
-            "fetch",
-            "--variant",
-            "cpu",
-            "--platform",
             "windows-x86_64",
-            "--python",
-            "3.12",
-            "--offline",
-        ],
+            &["--offline"],
+        ),
     );
     assert_eq!(run.code, 1, "{}", run.stderr);
     for needle in [

@@ -10,7 +10,7 @@ use std::net::{TcpStream, ToSocketAddrs};
 use std::path::Path;
 use std::time::Duration;
 
-use common::xtask_in;
+use common::{fetch_cpu_args, xtask_in};
 use xtask::binary;
 use xtask::unpack::{self, Format, Limits};
 
@@ -49,17 +49,7 @@ fn cached(cache: &Path, sha256: &str) -> std::path::PathBuf {
 fn the_real_cpu_pins_download_verify_and_unpack() {
     needs_network!();
     let cache = tempfile::tempdir().unwrap();
-    let args = [
-        "--cache-dir",
-        cache.path().to_str().unwrap(),
-        "fetch",
-        "--variant",
-        "cpu",
-        "--platform",
-        "windows-x86_64",
-        "--python",
-        "3.12",
-    ];
+    let args = fetch_cpu_args(cache.path().to_str().unwrap(), "windows-x86_64", &[]);
     let run = xtask_in(&common::repo_root(), &args);
     assert_eq!(run.code, 0, "{}", run.stderr);
     assert!(

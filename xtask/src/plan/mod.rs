@@ -238,13 +238,9 @@ fn fingerprint(plan: &mut Plan) {
         for dep in &step.after {
             hasher.update(done[dep].as_bytes());
         }
-        step.fingerprint = hex(&hasher.finalize());
+        step.fingerprint = crate::cache::hex(&hasher.finalize());
         done.insert(step.id.clone(), step.fingerprint.clone());
     }
-}
-
-pub fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 #[cfg(test)]

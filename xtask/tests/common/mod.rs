@@ -65,6 +65,23 @@ pub fn plan_args<'a>(
     args
 }
 
+/// `fetch` of the cpu variant for one platform (Python 3.12) into `cache`, plus `extra`.
+pub fn fetch_cpu_args<'a>(cache: &'a str, platform: &'a str, extra: &[&'a str]) -> Vec<&'a str> {
+    let mut args = vec![
+        "--cache-dir",
+        cache,
+        "fetch",
+        "--variant",
+        "cpu",
+        "--platform",
+        platform,
+        "--python",
+        "3.12",
+    ];
+    args.extend_from_slice(extra);
+    args
+}
+
 /// A scratch copy of the checkout's variant files and patches, to break on purpose.
 pub struct Scratch {
     pub dir: tempfile::TempDir,
