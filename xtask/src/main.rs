@@ -7,11 +7,12 @@ use std::time::Duration;
 use anyhow::Result;
 use clap::{Args, Parser, Subcommand};
 
+use xtask::bundle::{run as bundle_run, spec as bundle_spec};
 use xtask::cache::Cache;
 use xtask::diagnostic::InputError;
 use xtask::fetch::{self, PinAction};
 use xtask::platform::Platform;
-use xtask::variant::{Catalog, Choices};
+use xtask::variant::{Catalog, Choices, Output, Policy};
 use xtask::workspace::Workspace;
 use xtask::{download, host, matrix, plan};
 
@@ -106,6 +107,30 @@ enum Command {
         #[command(flatten)]
         download: DownloadArgs,
     },
+    /// Bundle the SDK libraries a wheel's binaries load: fat wheel, portable folder, report
+    #[command(
+        long_about = "Find exactly the libraries a wheel's binaries load (PE import and delay-import \
+                      tables, ELF DT_NEEDED; transitively; libraries loaded at run time given as \
+                      --force), skipping what the operating system provides (xtask/policy/), \
+                      and write:\n  \
+                      - a fat wheel: the input wheel with the libraries inside, RECORD rewritten, \
+                      ELF RUNPATHs set to $ORIGIN-relative folders;\n  \
+                      - portable/_internal/ (a PyInstaller one-folder layout) and \
+                      portable/binaries.json (pairs for a .spec file's `binaries`);\n  \
+                      - provenance.json and provenance.md: every bundled file, the package and \
+                      version it came from, size, sha256, who imports it, bytes saved.\n\n\
+                      Either --variant (the plan's bundle step, after a build) or --wheel with \
+                      explicit search folders. The output folder is replaced only when \
+                      everything succeeded.",
+        after_help = "Examples:\n  \
+                      cargo xtask bundle --variant rocm --platform windows-x86_64 --python 3.12\n  \
+                      cargo xtask bundle --wheel ctranslate2-4.7.1-cp312-cp312-win_amd64.whl \\\n      \
+                      --force 'cublas*.dll' --search nvidia_cublas/nvidia/cublas/bin \\\n      \
+                      --assume-present msvcp140.dll --out dist/cuda\n\n\
+                      Exit codes: 0 bundled, 1 a library could not be found or a file not read \
+                      (the message lists each missing library and who imports it), 2 bad input."
+    )]
+    Bundle(BundleArgs),
     /// Print the GitHub Actions matrix (variant × platform × Python)
     #[command(
         after_help = "Example (in a workflow):\n  echo \"matrix=$(cargo xtask matrix --json)\" >> \"$GITHUB_OUTPUT\""
@@ -135,6 +160,78 @@ struct Selection {
     /// GPU targets for HIP builds and kernel data, e.g. gfx1100,gfx1101
     #[arg(long, value_name = "LIST", value_delimiter = ',')]
     gpu_targets: Option<Vec<String>>,
+}
+
+/// `bundle`: a variant's bundle step, or a wheel with explicit folders.
+#[derive(Args)]
+struct BundleArgs {
+    /// Bundle for this variant's plan (the wheel and folders a build left under target/xtask)
+    #[arg(
+        long,
+        value_name = "NAME",
+        conflicts_with = "wheel",
+        required_unless_present = "wheel"
+    )]
+    variant: Option<String>,
+    /// With --variant: the platform (default: this host)
+    #[arg(long, value_name = "PLATFORM", requires = "variant")]
+    platform: Option<PlatformArg>,
+    /// With --variant: the Python version
+    #[arg(long, value_name = "X.Y", requires = "variant")]
+    python: Option<String>,
+    /// With --variant: the SDK folder (CUDA toolkit, HIP SDK) for `from = "sdk"` sources
+    #[arg(long, value_name = "DIR", requires = "variant")]
+    sdk_root: Option<PathBuf>,
+    /// With --variant: the compiler runtime folder for `from = "toolchain"` sources
+    #[arg(long, value_name = "DIR", requires = "variant")]
+    toolchain_dir: Option<PathBuf>,
+    /// The wheel to bundle for
+    #[arg(long, value_name = "WHEEL", requires = "out")]
+    wheel: Option<PathBuf>,
+    /// A folder to find libraries in, in order; `=DEST` places its libraries in that folder of
+    /// the wheel (default: the folder of the first --binary) (repeatable)
+    #[arg(long = "search", value_name = "DIR[=DEST]", requires = "wheel")]
+    search: Vec<String>,
+    /// Root binaries whose imports are followed, `folder/pattern` inside the wheel (repeatable;
+    /// default: every PE/ELF file in the wheel)
+    #[arg(long = "binary", value_name = "GLOB", requires = "wheel")]
+    roots: Vec<String>,
+    /// A library loaded at run time (file-name glob, e.g. 'amd_comgr*.dll') (repeatable)
+    #[arg(long = "force", value_name = "GLOB", requires = "wheel")]
+    force: Vec<String>,
+    /// A library the target system provides and that is never bundled (file-name glob)
+    #[arg(long = "assume-present", value_name = "GLOB")]
+    assume_present: Vec<String>,
+    /// Data files, `DIR/PATTERN=DEST`, filtered by --gpu-targets when given (repeatable)
+    #[arg(long = "data", value_name = "DIR/PATTERN=DEST", requires = "wheel")]
+    data: Vec<String>,
+    /// GPU targets whose data files are kept, e.g. gfx1010
+    #[arg(long, value_name = "LIST", value_delimiter = ',')]
+    gpu_targets: Option<Vec<String>>,
+    /// System libraries that are never bundled (default: from the wheel's platform tag)
+    #[arg(long, value_name = "POLICY", requires = "wheel")]
+    policy: Option<PolicyArg>,
+    /// What to write (repeatable; default: all three)
+    #[arg(long = "output", value_name = "KIND", requires = "wheel")]
+    outputs: Vec<OutputArg>,
+    /// The output folder (replaced as a whole); with --variant it defaults to the plan's
+    #[arg(long, value_name = "DIR")]
+    out: Option<PathBuf>,
+}
+
+#[derive(Clone, Copy, clap::ValueEnum)]
+enum PolicyArg {
+    #[value(name = "windows")]
+    Windows,
+    #[value(name = "manylinux_2_28")]
+    Manylinux2_28,
+}
+
+#[derive(Clone, Copy, clap::ValueEnum)]
+enum OutputArg {
+    FatWheel,
+    Portable,
+    Report,
 }
 
 /// How downloads are made.
@@ -262,6 +359,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         Command::Pin { variant, download } => pin(&workspace, &variant, &download),
+        Command::Bundle(args) => bundle(&workspace, &args),
         Command::Matrix { json } => {
             let catalog = Catalog::load(&workspace.root, &[])?;
             let matrix = matrix::matrix(&catalog)?;
@@ -318,6 +416,122 @@ fn pin(workspace: &Workspace, variant: &str, download: &DownloadArgs) -> Result<
     Ok(ExitCode::SUCCESS)
 }
 
+fn bundle(workspace: &Workspace, args: &BundleArgs) -> Result<ExitCode> {
+    let mut spec = match &args.variant {
+        Some(variant) => {
+            let selection = Selection {
+                variant: variant.clone(),
+                platform: args.platform,
+                python: args.python.clone(),
+                cuda_arch: None,
+                gpu_targets: args.gpu_targets.clone(),
+            };
+            let plan = make_plan(workspace, &selection)?;
+            let found = bundle_spec::Found {
+                sdk_root: args.sdk_root.clone(),
+                toolchain: args.toolchain_dir.clone(),
+            };
+            bundle_spec::from_plan(&plan, &found)?
+        }
+        None => wheel_spec(args)?,
+    };
+    spec.assume_present
+        .extend(args.assume_present.iter().cloned());
+    if let Some(out) = &args.out {
+        spec.out = out.clone();
+    }
+    let outcome = bundle_run::run(&spec)?;
+    print!("{}", outcome.report.summary());
+    for artifact in &outcome.artifacts {
+        println!("wrote {}", spec.out.join(artifact).display());
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The spec of `bundle --wheel`: everything from flags.
+fn wheel_spec(args: &BundleArgs) -> Result<bundle_run::Spec> {
+    let wheel = args
+        .wheel
+        .clone()
+        .expect("clap requires --wheel without --variant");
+    let name = wheel
+        .file_name()
+        .unwrap_or_default()
+        .to_string_lossy()
+        .into_owned();
+    let policy = match args.policy {
+        Some(PolicyArg::Windows) => Policy::Windows,
+        Some(PolicyArg::Manylinux2_28) => Policy::Manylinux2_28,
+        None if name.contains("win_amd64") || name.contains("win32") => Policy::Windows,
+        None if name.contains("linux") => Policy::Manylinux2_28,
+        None => anyhow::bail!(
+            "cannot tell the platform of {name} from its tags: pass --policy windows or --policy manylinux_2_28"
+        ),
+    };
+    let default_dest = args
+        .roots
+        .first()
+        .and_then(|r| r.rsplit_once('/'))
+        .map(|(dir, _)| dir.to_string());
+    let search = args
+        .search
+        .iter()
+        .map(|s| {
+            let (dir, dest) = match s.rsplit_once('=') {
+                Some((dir, dest)) => (dir, Some(dest.to_string())),
+                None => (s.as_str(), None),
+            };
+            bundle_run::Search {
+                dir: bundle_run::SearchDir::Dir(PathBuf::from(dir)),
+                dest: dest.or_else(|| default_dest.clone()).unwrap_or_default(),
+                package: None,
+            }
+        })
+        .collect();
+    let mut data = Vec::new();
+    for d in &args.data {
+        let Some((glob, dest)) = d.rsplit_once('=') else {
+            anyhow::bail!("--data `{d}` is not DIR/PATTERN=DEST");
+        };
+        let (dir, pattern) = glob.rsplit_once('/').unwrap_or((".", glob));
+        data.push(bundle_run::Data {
+            base: PathBuf::from(dir),
+            glob: pattern.to_string(),
+            dest: dest.to_string(),
+            filter_gpu_targets: args.gpu_targets.is_some(),
+        });
+    }
+    let outputs = if args.outputs.is_empty() {
+        vec![Output::FatWheel, Output::Portable, Output::Report]
+    } else {
+        args.outputs
+            .iter()
+            .map(|o| match o {
+                OutputArg::FatWheel => Output::FatWheel,
+                OutputArg::Portable => Output::Portable,
+                OutputArg::Report => Output::Report,
+            })
+            .collect()
+    };
+    Ok(bundle_run::Spec {
+        wheel,
+        policy,
+        roots: args.roots.clone(),
+        force: args.force.clone(),
+        assume_present: Vec::new(),
+        search,
+        data,
+        gpu_targets: args.gpu_targets.clone().unwrap_or_default(),
+        outputs,
+        out: args.out.clone().expect("clap requires --out with --wheel"),
+        variant: name.split('-').next().unwrap_or("wheel").to_string(),
+        platform: match policy {
+            Policy::Windows => "windows".into(),
+            Policy::Manylinux2_28 => "linux".into(),
+        },
+    })
+}
+
 fn variants(workspace: &Workspace, json: bool) -> Result<ExitCode> {
     let catalog = Catalog::load(&workspace.root, &[])?;
     let rows: Vec<(&str, &str)> = catalog
@@ -365,4 +579,14 @@ fn print_plan(plan: &plan::Plan, json: bool) -> Result<()> {
         print!("{}", plan::render_text(plan));
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::CommandFactory;
+
+    #[test]
+    fn the_command_line_is_consistent() {
+        super::Cli::command().debug_assert();
+    }
 }

@@ -6,3 +6,6 @@ pub mod glob;
 pub mod layout;
 pub mod policy;
 pub mod report;
+pub mod run;
+pub mod runpath;
+pub mod spec;

@@ -51,6 +51,20 @@ impl SystemLibraries {
     }
 
     /// The form names are compared in: lower case on Windows, as the loader compares them.
+    /// Adds file-name patterns (`name` or `prefix*`) of libraries the target system is
+    /// expected to provide, e.g. the VC++ runtime a maintainer requires users to install.
+    pub fn assume(&mut self, patterns: &[String]) {
+        for pattern in patterns {
+            let key = self.key(pattern);
+            match key.strip_suffix('*') {
+                Some(prefix) => self.prefixes.push(prefix.to_string()),
+                None => {
+                    self.exact.insert(key);
+                }
+            }
+        }
+    }
+
     pub fn key(&self, name: &str) -> String {
         if self.ignore_case {
             name.to_lowercase()

@@ -19,6 +19,9 @@ pub struct Report {
     pub files: Vec<Entry>,
     /// System libraries the binaries import, which are never bundled.
     pub system: Vec<String>,
+    /// Libraries the binaries import that the maintainer declared present on the target
+    /// system (`--assume-present`, e.g. the VC++ runtime): not bundled.
+    pub assumed_present: Vec<String>,
     pub bundled_bytes: u64,
     /// Everything in the SDK packages the files were taken from.
     pub sdk_bytes: u64,
@@ -61,10 +64,39 @@ impl Report {
             platform: platform.to_string(),
             files,
             system,
+            assumed_present: Vec::new(),
             bundled_bytes,
             sdk_bytes,
             saved_bytes: sdk_bytes.saturating_sub(bundled_bytes),
         })
+    }
+
+    fn totals(&self) -> String {
+        format!(
+            "{} files, {} bundled out of {} in the SDK packages: {} saved.",
+            self.files.len(),
+            human_size(self.bundled_bytes),
+            human_size(self.sdk_bytes),
+            human_size(self.saved_bytes)
+        )
+    }
+
+    /// The terminal view: one line per file, then the totals.
+    pub fn summary(&self) -> String {
+        let width = self.files.iter().map(|f| f.path.len()).max().unwrap_or(0);
+        let mut out = String::new();
+        for f in &self.files {
+            let _ = writeln!(
+                out,
+                "{:<width$}  {:>9}  {}  <- {}",
+                f.path,
+                human_size(f.size),
+                f.package,
+                f.reason
+            );
+        }
+        let _ = writeln!(out, "{}", self.totals());
+        out
     }
 
     pub fn markdown(&self) -> String {
@@ -74,14 +106,7 @@ impl Report {
             "# Bundled libraries: {} ({})\n",
             self.variant, self.platform
         );
-        let _ = writeln!(
-            out,
-            "{} files, {} bundled out of {} in the SDK packages: {} saved.\n",
-            self.files.len(),
-            human_size(self.bundled_bytes),
-            human_size(self.sdk_bytes),
-            human_size(self.saved_bytes)
-        );
+        let _ = writeln!(out, "{}\n", self.totals());
         let _ = writeln!(out, "| file | package | size | sha256 | needed by |");
         let _ = writeln!(out, "|---|---|---:|---|---|");
         for f in &self.files {
@@ -100,6 +125,13 @@ impl Report {
                 out,
                 "\nProvided by the operating system, not bundled: {}",
                 self.system.join(", ")
+            );
+        }
+        if !self.assumed_present.is_empty() {
+            let _ = writeln!(
+                out,
+                "\nAssumed present on the target system, not bundled: {}",
+                self.assumed_present.join(", ")
             );
         }
         out

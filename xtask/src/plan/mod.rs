@@ -149,9 +149,12 @@ pub struct BundleAction {
     pub search: Vec<SearchLocation>,
     pub data: Vec<DataFiles>,
     pub gpu_targets: Vec<String>,
-    pub outputs: Vec<crate::variant::Output>,
+    /// What to write (`outputs`, the step's list of paths, names the files).
+    pub produce: Vec<crate::variant::Output>,
     /// Every destination folder the bundle writes to, relative to the wheel's root.
     pub destinations: Vec<String>,
+    /// The folder the outputs go to (replaced as a whole).
+    pub out: String,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -159,6 +162,9 @@ pub struct SearchLocation {
     pub from: String,
     pub dir: String,
     pub dest: String,
+    /// The folder itself: inside the wheel for `wheel`, else absolute; `None` for `sdk` and
+    /// `toolchain`, which are found when the build runs.
+    pub path: Option<String>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -167,6 +173,8 @@ pub struct DataFiles {
     pub glob: String,
     pub dest: String,
     pub filter: Option<crate::variant::DataFilter>,
+    /// The folder `glob` is relative to (`None` for `sdk` and `toolchain`, as above).
+    pub base: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]

@@ -621,6 +621,20 @@ fn finish(layout: &Layout, v: &Resolved, wheel: &WheelIn) -> Vec<Step> {
         LibrarySource::Sdk => "sdk".to_string(),
         LibrarySource::Input(name) => name.clone(),
     };
+    // The folder a source's paths are relative to, where the plan knows it.
+    let base = |from: &LibrarySource| match from {
+        LibrarySource::Wheel => Some(String::new()),
+        LibrarySource::Prefix => Some(layout.prefix("ctranslate2")),
+        LibrarySource::Input(name) => Some(layout.unpacked(name)),
+        LibrarySource::Toolchain | LibrarySource::Sdk => None,
+    };
+    let join = |base: Option<String>, rel: &str| {
+        base.map(|b| match (b.is_empty(), rel.is_empty()) {
+            (true, _) => rel.to_string(),
+            (false, true) => b,
+            (false, false) => format!("{b}/{rel}"),
+        })
+    };
     let mut destinations: Vec<String> = v.bundle.search.iter().map(|s| s.dest.clone()).collect();
     destinations.extend(v.bundle.data.iter().map(|d| d.dest.clone()));
     destinations.sort();
@@ -638,6 +652,7 @@ fn finish(layout: &Layout, v: &Resolved, wheel: &WheelIn) -> Vec<Step> {
                 from: from_name(&s.from),
                 dir: s.dir.clone(),
                 dest: s.dest.clone(),
+                path: join(base(&s.from), &s.dir),
             })
             .collect(),
         data: v
@@ -649,11 +664,13 @@ fn finish(layout: &Layout, v: &Resolved, wheel: &WheelIn) -> Vec<Step> {
                 glob: d.glob.clone(),
                 dest: d.dest.clone(),
                 filter: d.filter,
+                base: base(&d.from),
             })
             .collect(),
         gpu_targets: v.gpu_targets.clone(),
-        outputs: v.bundle.outputs.clone(),
+        produce: v.bundle.outputs.clone(),
         destinations,
+        out: dist.clone(),
     };
     let mut bundle_after = vec![match &v.build {
         Build::FromSource(_) => "wheel".to_string(),

@@ -1,0 +1,444 @@
+//! One bundle run: the input wheel unpacked, the closure of its binaries over the search
+//! locations, the data files selected, and the outputs (fat wheel, portable folder,
+//! provenance report) written into a staging folder that replaces the output folder only
+//! when everything succeeded.
+
+use std::collections::BTreeSet;
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result, bail};
+
+use super::closure::{self, Closure, Location};
+use super::data;
+use super::layout::{self, Placed};
+use super::policy::SystemLibraries;
+use super::report::Report;
+use super::runpath;
+use crate::binary;
+use crate::unpack::{self, Format, Limits};
+use crate::variant::{Output, Policy};
+
+/// Everything one bundle run needs.
+#[derive(Debug, Clone)]
+pub struct Spec {
+    /// The wheel whose binaries are bundled.
+    pub wheel: PathBuf,
+    pub policy: Policy,
+    /// Globs (`dir/pattern`, relative to the wheel's root) of the binaries whose imports are
+    /// followed; empty means every PE or ELF file in the wheel.
+    pub roots: Vec<String>,
+    /// File-name globs of libraries loaded at run time, which no import table names.
+    pub force: Vec<String>,
+    /// File-name globs of libraries the target system is expected to have (never bundled).
+    pub assume_present: Vec<String>,
+    /// Where imports are looked for, in order.
+    pub search: Vec<Search>,
+    pub data: Vec<Data>,
+    /// Keep only data files for these GPU targets (files naming no target are kept).
+    pub gpu_targets: Vec<String>,
+    pub outputs: Vec<Output>,
+    /// The folder the outputs go to; replaced as a whole.
+    pub out: PathBuf,
+    /// For the report: what was bundled, e.g. `rocm` and `windows-x86_64`.
+    pub variant: String,
+    pub platform: String,
+}
+
+/// A folder libraries may come from, and the folder (relative to the wheel's root) the ones
+/// found there are placed in.
+#[derive(Debug, Clone)]
+pub struct Search {
+    pub dir: SearchDir,
+    pub dest: String,
+    /// For the report; found from a `*.dist-info` above the folder when not given.
+    pub package: Option<String>,
+}
+
+#[derive(Debug, Clone)]
+pub enum SearchDir {
+    /// A folder inside the wheel (relative, `/`-separated): resolved, never copied.
+    InWheel(String),
+    Dir(PathBuf),
+}
+
+/// Data files (e.g. Tensile kernels): `glob` is `dir/pattern` relative to `base`.
+#[derive(Debug, Clone)]
+pub struct Data {
+    pub base: PathBuf,
+    pub glob: String,
+    pub dest: String,
+    pub filter_gpu_targets: bool,
+}
+
+/// What a run produced.
+#[derive(Debug)]
+pub struct Outcome {
+    pub closure: Closure,
+    /// Every file added to the wheel: libraries, then data files.
+    pub placed: Vec<Placed>,
+    pub report: Report,
+    /// The files written under `out`, relative to it.
+    pub artifacts: Vec<String>,
+}
+
+pub const PORTABLE_DIR: &str = "portable";
+pub const PORTABLE_INTERNAL: &str = "_internal";
+pub const BINARIES_JSON: &str = "binaries.json";
+pub const REPORT_JSON: &str = "provenance.json";
+pub const REPORT_MD: &str = "provenance.md";
+
+pub fn run(spec: &Spec) -> Result<Outcome> {
+    let wheel_name = spec
+        .wheel
+        .file_name()
+        .and_then(|n| n.to_str())
+        .filter(|n| n.ends_with(".whl"))
+        .with_context(|| format!("{} is not a .whl file", spec.wheel.display()))?
+        .to_string();
+    let parent = match spec.out.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    fs::create_dir_all(&parent).with_context(|| format!("cannot create {}", parent.display()))?;
+    let staging = tempfile::Builder::new()
+        .prefix(".bundle-")
+        .tempdir_in(&parent)
+        .with_context(|| format!("cannot create a staging folder in {}", parent.display()))?;
+    let tree = staging.path().join("wheel");
+    unpack::unpack(&spec.wheel, Format::Zip, None, &tree, &Limits::default())?;
+
+    let mut system = SystemLibraries::for_policy(spec.policy);
+    system.assume(&spec.assume_present);
+    let roots = roots(spec, &tree)?;
+    let locations = locations(spec, &tree, &roots)?;
+    let inputs = closure::Inputs {
+        roots,
+        forced: &spec.force,
+        locations: &locations,
+        system: &system,
+    };
+    let closure = closure::resolve(&inputs, &read_imports)?;
+
+    let mut placed = layout::libraries(&closure);
+    placed.extend(data_files(spec)?);
+    for file in &placed {
+        let to = tree.join(file.path_in_wheel());
+        if let Some(dir) = to.parent() {
+            fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+        }
+        fs::copy(&file.source, &to).with_context(|| {
+            format!("cannot copy {} to {}", file.source.display(), to.display())
+        })?;
+    }
+    if spec.policy == Policy::Manylinux2_28 {
+        runpath::set_relative(&tree, &closure)?;
+    }
+
+    let sdk_bytes = sdk_bytes(&locations, &spec.data)?;
+    let os = SystemLibraries::for_policy(spec.policy);
+    let (system, assumed): (Vec<String>, Vec<String>) = closure
+        .system
+        .keys()
+        .cloned()
+        .partition(|name| os.contains(name));
+    let mut report = Report::new(
+        &spec.variant,
+        &spec.platform,
+        &placed,
+        system,
+        sdk_bytes,
+        &crate::cache::sha256_file,
+    )
+    .context("cannot hash the bundled files")?;
+    report.assumed_present = assumed;
+
+    let out = staging.path().join("out");
+    fs::create_dir_all(&out)?;
+    let mut artifacts = Vec::new();
+    for output in &spec.outputs {
+        match output {
+            Output::FatWheel => {
+                crate::wheel::write(&tree, &out.join(&wheel_name))?;
+                artifacts.push(wheel_name.clone());
+            }
+            Output::Portable => {
+                write_portable(&tree, &placed, &out.join(PORTABLE_DIR))?;
+                artifacts.push(format!("{PORTABLE_DIR}/{PORTABLE_INTERNAL}"));
+                artifacts.push(format!("{PORTABLE_DIR}/{BINARIES_JSON}"));
+            }
+            Output::Report => {
+                fs::write(
+                    out.join(REPORT_JSON),
+                    serde_json::to_string_pretty(&report)?,
+                )?;
+                fs::write(out.join(REPORT_MD), report.markdown())?;
+                artifacts.push(REPORT_JSON.to_string());
+                artifacts.push(REPORT_MD.to_string());
+            }
+        }
+    }
+    replace_dir(&out, &spec.out)?;
+    Ok(Outcome {
+        closure,
+        placed,
+        report,
+        artifacts,
+    })
+}
+
+/// Imports and delay-loaded imports: both must be present for the binary to work.
+fn read_imports(path: &Path) -> Result<Vec<String>, String> {
+    let info = binary::read(path).map_err(|e| e.to_string())?;
+    let mut names = info.imports;
+    names.extend(info.delay_imports);
+    Ok(names)
+}
+
+/// The search folders of `spec`, after the wheel's folders that hold root binaries (where
+/// the loader looks first: CTranslate2 adds its package folder to the DLL search path).
+fn locations(spec: &Spec, tree: &Path, roots: &[(PathBuf, String)]) -> Result<Vec<Location>> {
+    let wheel_package = package_of(tree, 0).unwrap_or_else(|| "the input wheel".to_string());
+    let mut root_dirs: Vec<Search> = Vec::new();
+    for (_, dir) in roots {
+        let listed = spec
+            .search
+            .iter()
+            .chain(&root_dirs)
+            .any(|s| matches!(&s.dir, SearchDir::InWheel(d) if d == dir));
+        if !listed {
+            root_dirs.push(Search {
+                dir: SearchDir::InWheel(dir.clone()),
+                dest: dir.clone(),
+                package: None,
+            });
+        }
+    }
+    root_dirs
+        .iter()
+        .chain(&spec.search)
+        .map(|s| {
+            let (dir, in_wheel) = match &s.dir {
+                SearchDir::InWheel(rel) => (tree.join(rel), true),
+                SearchDir::Dir(dir) => (dir.clone(), false),
+            };
+            if !dir.is_dir() {
+                bail!(
+                    "search folder {} does not exist (for libraries placed in `{}`)",
+                    dir.display(),
+                    s.dest
+                );
+            }
+            let package = match (&s.package, in_wheel) {
+                (Some(p), _) => p.clone(),
+                (None, true) => wheel_package.clone(),
+                (None, false) => package_of(&dir, 4).unwrap_or_else(|| dir.display().to_string()),
+            };
+            Ok(Location {
+                dir,
+                dest: s.dest.clone(),
+                package,
+                in_wheel,
+            })
+        })
+        .collect()
+}
+
+/// `name version` from a `*.dist-info` folder in `dir` or up to `levels` folders above it.
+fn package_of(dir: &Path, levels: usize) -> Option<String> {
+    for at in dir.ancestors().take(levels + 1) {
+        let Ok(entries) = fs::read_dir(at) else {
+            continue;
+        };
+        let mut infos: Vec<String> = entries
+            .flatten()
+            .filter_map(|e| e.file_name().to_str().map(str::to_string))
+            .filter(|n| n.ends_with(".dist-info"))
+            .collect();
+        infos.sort();
+        if let Some(info) = infos.first() {
+            let stem = info.trim_end_matches(".dist-info");
+            return Some(match stem.split_once('-') {
+                Some((name, version)) => format!("{name} {version}"),
+                None => stem.to_string(),
+            });
+        }
+    }
+    None
+}
+
+/// The root binaries and the folder (relative to the wheel's root) each is in.
+fn roots(spec: &Spec, tree: &Path) -> Result<Vec<(PathBuf, String)>> {
+    let mut found = Vec::new();
+    if spec.roots.is_empty() {
+        for (relative, path) in files_below(tree)? {
+            if binary::sniff(&path)?.is_some() {
+                found.push((path, parent_of(&relative)));
+            }
+        }
+        if found.is_empty() {
+            bail!(
+                "{} holds no PE or ELF binary: nothing to bundle for",
+                spec.wheel.display()
+            );
+        }
+        return Ok(found);
+    }
+    for glob in &spec.roots {
+        let files = data::select(tree, glob, None).map_err(anyhow::Error::msg)?;
+        if files.is_empty() {
+            bail!(
+                "root `{glob}` matches no file in {} (roots are `folder/pattern` inside the wheel)",
+                spec.wheel.display()
+            );
+        }
+        let dir = parent_of(glob);
+        found.extend(files.into_iter().map(|f| (f, dir.clone())));
+    }
+    Ok(found)
+}
+
+fn parent_of(relative: &str) -> String {
+    relative
+        .rsplit_once('/')
+        .map_or(String::new(), |(dir, _)| dir.to_string())
+}
+
+/// Every file below `dir` as (`/`-separated relative path, path), sorted.
+fn files_below(dir: &Path) -> Result<Vec<(String, PathBuf)>> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(at) = stack.pop() {
+        for entry in fs::read_dir(&at).with_context(|| format!("cannot list {}", at.display()))? {
+            let entry = entry?;
+            let path = entry.path();
+            if entry.file_type()?.is_dir() {
+                stack.push(path);
+            } else {
+                let relative = path
+                    .strip_prefix(dir)
+                    .expect("below dir")
+                    .to_string_lossy()
+                    .replace('\\', "/");
+                out.push((relative, path));
+            }
+        }
+    }
+    out.sort();
+    Ok(out)
+}
+
+fn data_files(spec: &Spec) -> Result<Vec<Placed>> {
+    let mut placed = Vec::new();
+    for d in &spec.data {
+        let targets = d.filter_gpu_targets.then_some(spec.gpu_targets.as_slice());
+        let files = data::select(&d.base, &d.glob, targets).map_err(anyhow::Error::msg)?;
+        if files.is_empty() {
+            bail!(
+                "data `{}` matches no file in {}{}",
+                d.glob,
+                d.base.display(),
+                if d.filter_gpu_targets {
+                    format!(" for GPU targets {}", spec.gpu_targets.join(","))
+                } else {
+                    String::new()
+                }
+            );
+        }
+        let package = package_of(&d.base, 4).unwrap_or_else(|| d.base.display().to_string());
+        for source in files {
+            let name = source.file_name().unwrap().to_string_lossy().into_owned();
+            placed.push(Placed {
+                source,
+                dest: d.dest.clone(),
+                name,
+                reason: format!("data: {}", d.glob),
+                package: package.clone(),
+            });
+        }
+    }
+    Ok(placed)
+}
+
+/// The size of every SDK package the bundle took files from: what copying it whole costs.
+fn sdk_bytes(locations: &[Location], data: &[Data]) -> Result<u64> {
+    let mut roots = BTreeSet::new();
+    for l in locations.iter().filter(|l| !l.in_wheel) {
+        roots.insert(package_root(&l.dir));
+    }
+    for d in data {
+        roots.insert(package_root(&d.base));
+    }
+    // A root inside another is counted once.
+    let roots: Vec<&PathBuf> = roots
+        .iter()
+        .filter(|r| !roots.iter().any(|o| o != *r && r.starts_with(o)))
+        .collect();
+    let mut total = 0;
+    for root in roots {
+        for (_, path) in files_below(root)? {
+            total += fs::metadata(&path).map(|m| m.len()).unwrap_or(0);
+        }
+    }
+    Ok(total)
+}
+
+/// The folder holding the `*.dist-info` above `dir` (the unpacked package), else `dir`.
+fn package_root(dir: &Path) -> PathBuf {
+    for at in dir.ancestors().take(5) {
+        let has_info = fs::read_dir(at).is_ok_and(|entries| {
+            entries
+                .flatten()
+                .any(|e| e.file_name().to_string_lossy().ends_with(".dist-info"))
+        });
+        if has_info {
+            return at.to_path_buf();
+        }
+    }
+    dir.to_path_buf()
+}
+
+/// `portable/_internal/`: the wheel's contents without its metadata, as PyInstaller lays out
+/// a one-folder app; `portable/binaries.json`: the (source, destination folder) pairs of the
+/// bundled files, sources relative to `portable/`, for a `.spec` file's `binaries`.
+fn write_portable(tree: &Path, placed: &[Placed], portable: &Path) -> Result<()> {
+    let internal = portable.join(PORTABLE_INTERNAL);
+    for (relative, path) in files_below(tree)? {
+        let top = relative.split('/').next().unwrap_or_default();
+        if top.ends_with(".dist-info") || top.ends_with(".data") {
+            continue;
+        }
+        let to = internal.join(&relative);
+        fs::create_dir_all(to.parent().unwrap())?;
+        fs::copy(&path, &to).with_context(|| format!("cannot copy {}", path.display()))?;
+    }
+    let binaries = layout::spec_binaries(placed, Path::new(PORTABLE_INTERNAL));
+    fs::write(
+        portable.join(BINARIES_JSON),
+        serde_json::to_string_pretty(&binaries)?,
+    )?;
+    Ok(())
+}
+
+/// Puts `staged` at `dest`, replacing what was there only once `staged` is complete.
+fn replace_dir(staged: &Path, dest: &Path) -> Result<()> {
+    let old = dest.with_file_name(format!(
+        ".{}.old-{}",
+        dest.file_name().unwrap_or_default().to_string_lossy(),
+        std::process::id()
+    ));
+    let had_old = dest.exists();
+    if had_old {
+        fs::rename(dest, &old).with_context(|| format!("cannot move {} aside", dest.display()))?;
+    }
+    if let Err(e) = fs::rename(staged, dest) {
+        if had_old {
+            let _ = fs::rename(&old, dest);
+        }
+        return Err(e).with_context(|| format!("cannot move the bundle to {}", dest.display()));
+    }
+    if had_old {
+        fs::remove_dir_all(&old).with_context(|| format!("cannot remove {}", old.display()))?;
+    }
+    Ok(())
+}

@@ -1,0 +1,96 @@
+//! The bundle [`Spec`] of a plan's `bundle` step: the plan knows every folder except the SDK
+//! and the toolchain, which are found on the build machine and passed in.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result, bail};
+
+use super::run::{Data, Search, SearchDir, Spec};
+use crate::plan::{Action, BundleAction, Plan};
+use crate::variant::DataFilter;
+
+/// Folders the plan cannot know.
+#[derive(Debug, Default, Clone)]
+pub struct Found {
+    /// The CUDA toolkit or HIP SDK (for `from = "sdk"`).
+    pub sdk_root: Option<PathBuf>,
+    /// The compiler's runtime libraries (for `from = "toolchain"`).
+    pub toolchain: Option<PathBuf>,
+}
+
+pub fn from_plan(plan: &Plan, found: &Found) -> Result<Spec> {
+    let action = plan
+        .steps
+        .iter()
+        .find_map(|s| match &s.action {
+            Action::Bundle(b) => Some(b),
+            _ => None,
+        })
+        .with_context(|| format!("the plan of `{}` has no bundle step", plan.variant))?;
+    from_action(plan, action, found)
+}
+
+fn from_action(plan: &Plan, action: &BundleAction, found: &Found) -> Result<Spec> {
+    let folder = |from: &str, known: &Option<String>, rel: &str| -> Result<PathBuf> {
+        if let Some(path) = known {
+            return Ok(PathBuf::from(path));
+        }
+        let (base, flag) = match from {
+            "sdk" => (&found.sdk_root, "--sdk-root"),
+            "toolchain" => (&found.toolchain, "--toolchain-dir"),
+            other => bail!("bundle source `{other}` has no folder in the plan"),
+        };
+        match base {
+            Some(base) => Ok(join(base, rel)),
+            None => bail!(
+                "variant `{}` bundles libraries from the {from}, which this command cannot find \
+                 by itself: pass {flag} DIR",
+                plan.variant
+            ),
+        }
+    };
+    let mut search = Vec::new();
+    for s in &action.search {
+        let dir = if s.from == "wheel" {
+            SearchDir::InWheel(s.path.clone().unwrap_or_else(|| s.dir.clone()))
+        } else {
+            SearchDir::Dir(folder(&s.from, &s.path, &s.dir)?)
+        };
+        search.push(Search {
+            dir,
+            dest: s.dest.clone(),
+            package: None,
+        });
+    }
+    let mut data = Vec::new();
+    for d in &action.data {
+        data.push(Data {
+            base: folder(&d.from, &d.base, "")?,
+            glob: d.glob.clone(),
+            dest: d.dest.clone(),
+            filter_gpu_targets: d.filter == Some(DataFilter::GpuTargets),
+        });
+    }
+    Ok(Spec {
+        wheel: PathBuf::from(&action.wheel),
+        policy: action.policy,
+        roots: action.roots.clone(),
+        force: action.force.clone(),
+        assume_present: Vec::new(),
+        search,
+        data,
+        gpu_targets: action.gpu_targets.clone(),
+        outputs: action.produce.clone(),
+        out: PathBuf::from(&action.out),
+        variant: plan.variant.clone(),
+        platform: plan.platform.to_string(),
+    })
+}
+
+fn join(base: &Path, rel: &str) -> PathBuf {
+    if rel.is_empty() {
+        base.to_path_buf()
+    } else {
+        base.join(rel)
+    }
+}
