@@ -15,6 +15,7 @@ pub mod patches;
 pub mod pin;
 pub mod plan;
 pub mod platform;
+pub mod tree;
 pub mod unpack;
 pub mod variant;
 pub mod wheel;

@@ -310,11 +310,25 @@ fn main() -> ExitCode {
                 ExitCode::from(2)
             }
             None => {
-                eprintln!("error: {err:#}");
+                eprintln!("error: {}", error_chain(&err));
                 ExitCode::from(1)
             }
         },
     }
+}
+
+/// The error and its causes, `a: b: c`, leaving out causes the text already includes (many
+/// errors show their source in their own message).
+fn error_chain(err: &anyhow::Error) -> String {
+    let mut text = err.to_string();
+    for cause in err.chain().skip(1) {
+        let cause = cause.to_string();
+        if !text.contains(&cause) {
+            text.push_str(": ");
+            text.push_str(&cause);
+        }
+    }
+    text
 }
 
 fn run(cli: Cli) -> Result<ExitCode> {
@@ -427,6 +441,14 @@ fn bundle(workspace: &Workspace, args: &BundleArgs) -> Result<ExitCode> {
                 gpu_targets: args.gpu_targets.clone(),
             };
             let plan = make_plan(workspace, &selection)?;
+            let spec_wheel = plan_wheel(&plan);
+            if let Some(wheel) = spec_wheel.filter(|w| !w.is_file()) {
+                anyhow::bail!(
+                    "the wheel to bundle for, {}, is not there yet: build it first \
+                     (`cargo xtask build --variant {variant}`), or bundle another wheel with --wheel",
+                    wheel.display()
+                );
+            }
             let found = bundle_spec::Found {
                 sdk_root: args.sdk_root.clone(),
                 toolchain: args.toolchain_dir.clone(),
@@ -446,6 +468,14 @@ fn bundle(workspace: &Workspace, args: &BundleArgs) -> Result<ExitCode> {
         println!("wrote {}", spec.out.join(artifact).display());
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The wheel a plan's bundle step starts from.
+fn plan_wheel(plan: &plan::Plan) -> Option<PathBuf> {
+    plan.steps.iter().find_map(|s| match &s.action {
+        plan::Action::Bundle(b) => Some(PathBuf::from(&b.wheel)),
+        _ => None,
+    })
 }
 
 /// The spec of `bundle --wheel`: everything from flags.

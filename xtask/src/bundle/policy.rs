@@ -24,43 +24,34 @@ impl SystemLibraries {
 
     /// One name per line; `#` comments; a trailing `*` makes a prefix pattern.
     pub fn parse(text: &str, ignore_case: bool) -> SystemLibraries {
-        let mut exact = BTreeSet::new();
-        let mut prefixes = Vec::new();
+        let mut libraries = SystemLibraries {
+            exact: BTreeSet::new(),
+            prefixes: Vec::new(),
+            ignore_case,
+        };
         for line in text.lines() {
             let entry = line.split('#').next().unwrap_or("").trim();
-            if entry.is_empty() {
-                continue;
-            }
-            let entry = if ignore_case {
-                entry.to_lowercase()
-            } else {
-                entry.to_string()
-            };
-            match entry.strip_suffix('*') {
-                Some(prefix) => prefixes.push(prefix.to_string()),
-                None => {
-                    exact.insert(entry);
-                }
+            if !entry.is_empty() {
+                libraries.add(entry);
             }
         }
-        SystemLibraries {
-            exact,
-            prefixes,
-            ignore_case,
-        }
+        libraries
     }
 
-    /// The form names are compared in: lower case on Windows, as the loader compares them.
     /// Adds file-name patterns (`name` or `prefix*`) of libraries the target system is
     /// expected to provide, e.g. the VC++ runtime a maintainer requires users to install.
     pub fn assume(&mut self, patterns: &[String]) {
         for pattern in patterns {
-            let key = self.key(pattern);
-            match key.strip_suffix('*') {
-                Some(prefix) => self.prefixes.push(prefix.to_string()),
-                None => {
-                    self.exact.insert(key);
-                }
+            self.add(pattern);
+        }
+    }
+
+    fn add(&mut self, pattern: &str) {
+        let key = self.key(pattern);
+        match key.strip_suffix('*') {
+            Some(prefix) => self.prefixes.push(prefix.to_string()),
+            None => {
+                self.exact.insert(key);
             }
         }
     }

@@ -16,6 +16,7 @@ use super::policy::SystemLibraries;
 use super::report::Report;
 use super::runpath;
 use crate::binary;
+use crate::tree::files_below;
 use crate::unpack::{self, Format, Limits};
 use crate::variant::{Output, Policy};
 
@@ -96,6 +97,9 @@ pub fn run(spec: &Spec) -> Result<Outcome> {
         .filter(|n| n.ends_with(".whl"))
         .with_context(|| format!("{} is not a .whl file", spec.wheel.display()))?
         .to_string();
+    if !spec.wheel.is_file() {
+        bail!("the wheel {} does not exist", spec.wheel.display());
+    }
     let parent = match spec.out.parent() {
         Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
         _ => PathBuf::from("."),
@@ -302,30 +306,6 @@ fn parent_of(relative: &str) -> String {
     relative
         .rsplit_once('/')
         .map_or(String::new(), |(dir, _)| dir.to_string())
-}
-
-/// Every file below `dir` as (`/`-separated relative path, path), sorted.
-fn files_below(dir: &Path) -> Result<Vec<(String, PathBuf)>> {
-    let mut out = Vec::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(at) = stack.pop() {
-        for entry in fs::read_dir(&at).with_context(|| format!("cannot list {}", at.display()))? {
-            let entry = entry?;
-            let path = entry.path();
-            if entry.file_type()?.is_dir() {
-                stack.push(path);
-            } else {
-                let relative = path
-                    .strip_prefix(dir)
-                    .expect("below dir")
-                    .to_string_lossy()
-                    .replace('\\', "/");
-                out.push((relative, path));
-            }
-        }
-    }
-    out.sort();
-    Ok(out)
 }
 
 fn data_files(spec: &Spec) -> Result<Vec<Placed>> {
