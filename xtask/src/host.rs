@@ -20,3 +20,22 @@ pub fn python_version() -> Option<String> {
     let version = String::from_utf8(output.stdout).ok()?.trim().to_string();
     (!version.is_empty()).then_some(version)
 }
+
+/// `ccache`, else `sccache`, if one is on PATH.
+pub fn compiler_cache() -> Option<String> {
+    ["ccache", "sccache"]
+        .into_iter()
+        .find(|name| on_path(name))
+        .map(str::to_string)
+}
+
+/// Whether an executable called `name` (`name.exe` on Windows) is in a folder of PATH.
+pub fn on_path(name: &str) -> bool {
+    let file = if cfg!(windows) {
+        format!("{name}.exe")
+    } else {
+        name.to_string()
+    };
+    std::env::var_os("PATH")
+        .is_some_and(|path| std::env::split_paths(&path).any(|dir| dir.join(&file).is_file()))
+}

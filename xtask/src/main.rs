@@ -10,8 +10,10 @@ use clap::{Args, Parser, Subcommand};
 use xtask::bundle::{run as bundle_run, spec as bundle_spec};
 use xtask::cache::Cache;
 use xtask::diagnostic::InputError;
+use xtask::exec::Executor;
 use xtask::fetch::{self, PinAction};
 use xtask::platform::Platform;
+use xtask::runner::Runner;
 use xtask::variant::{Catalog, Choices, Output, Policy};
 use xtask::workspace::Workspace;
 use xtask::{download, host, matrix, plan};
@@ -71,6 +73,25 @@ enum Command {
         /// With --dry-run: print the plan as JSON
         #[arg(long, requires = "dry_run")]
         json: bool,
+        /// The SDK folder (CUDA toolkit, HIP SDK) for variants that bundle from it
+        #[arg(long, value_name = "DIR")]
+        sdk_root: Option<PathBuf>,
+        #[command(flatten)]
+        download: DownloadArgs,
+    },
+    /// Install a built wheel into a fresh venv and check that it imports and works
+    #[command(
+        long_about = "Install the wheel a build left in its output folder into a fresh venv (no \
+                      LD_LIBRARY_PATH, no SDK on PATH) and check `import ctranslate2`, its \
+                      version, and the compute types the variant promises for each device \
+                      (variants/*.toml [verify.compute-types]). The same check is the build's \
+                      `verify` step; this command reruns it on its own.",
+        after_help = "Example:\n  cargo xtask verify --variant cpu\n\n\
+                      Exit codes: 0 the wheel works, 1 it does not (or was not built), 2 bad input."
+    )]
+    Verify {
+        #[command(flatten)]
+        selection: Selection,
     },
     /// Download (or find in the cache) and verify every pinned input of one build
     #[command(
@@ -160,6 +181,29 @@ struct Selection {
     /// GPU targets for HIP builds and kernel data, e.g. gfx1100,gfx1101
     #[arg(long, value_name = "LIST", value_delimiter = ',')]
     gpu_targets: Option<Vec<String>>,
+    /// Put a compiler cache in front of the compilers: auto uses ccache, else sccache, when
+    /// one is on PATH
+    #[arg(long, value_name = "CACHE", default_value = "auto")]
+    compiler_cache: CompilerCacheArg,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum CompilerCacheArg {
+    Auto,
+    Off,
+    Ccache,
+    Sccache,
+}
+
+impl CompilerCacheArg {
+    fn program(self) -> Option<String> {
+        match self {
+            CompilerCacheArg::Auto => host::compiler_cache(),
+            CompilerCacheArg::Off => None,
+            CompilerCacheArg::Ccache => Some("ccache".into()),
+            CompilerCacheArg::Sccache => Some("sccache".into()),
+        }
+    }
 }
 
 /// `bundle`: a variant's bundle step, or a wheel with explicit folders.
@@ -343,20 +387,15 @@ fn run(cli: Cli) -> Result<ExitCode> {
             selection,
             dry_run,
             json,
+            sdk_root,
+            download,
         } => {
             let plan = make_plan(&workspace, &selection)?;
             if dry_run {
                 print_plan(&plan, json)?;
                 return Ok(ExitCode::SUCCESS);
             }
-            eprintln!(
-                "error: `build` cannot run steps yet: the executor (fetch, unpack, patch, \
-                 configure, build, install, wheel, bundle, verify, checksum) is not implemented.\n\
-                 Nothing was built. `cargo xtask build --variant {} --dry-run` shows the {} steps it will run.",
-                plan.variant,
-                plan.steps.len()
-            );
-            Ok(ExitCode::FAILURE)
+            build(&workspace, &plan, sdk_root, &download)
         }
         Command::Fetch {
             selection,
@@ -373,6 +412,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         Command::Pin { variant, download } => pin(&workspace, &variant, &download),
+        Command::Verify { selection } => verify(&workspace, &selection),
         Command::Bundle(args) => bundle(&workspace, &args),
         Command::Matrix { json } => {
             let catalog = Catalog::load(&workspace.root, &[])?;
@@ -390,6 +430,80 @@ fn run(cli: Cli) -> Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
     }
+}
+
+fn build(
+    workspace: &Workspace,
+    plan: &plan::Plan,
+    sdk_root: Option<PathBuf>,
+    download: &DownloadArgs,
+) -> Result<ExitCode> {
+    eprintln!(
+        "building {} for {} (Python {}): {} steps; logs in {}",
+        plan.variant,
+        plan.platform,
+        plan.python,
+        plan.steps.len(),
+        workspace.log_dir(&plan.variant, plan.platform).display()
+    );
+    let mut runner = Runner {
+        cache: Cache::new(&workspace.cache_dir),
+        download: download.options(),
+        found: bundle_spec::Found {
+            sdk_root,
+            toolchain: None,
+        },
+    };
+    let mut executor = Executor::new(
+        plan,
+        workspace.state_dir(&plan.variant, plan.platform, &plan.python),
+        workspace.log_dir(&plan.variant, plan.platform),
+    );
+    let report = executor.run(&mut runner)?;
+    eprintln!(
+        "done in {:.1} s: {} step(s) ran, {} up to date",
+        report.seconds,
+        report.ran.len(),
+        report.skipped.len()
+    );
+    for artifact in &plan.artifacts {
+        println!("{artifact}");
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn verify(workspace: &Workspace, selection: &Selection) -> Result<ExitCode> {
+    let plan = make_plan(workspace, selection)?;
+    let step = plan
+        .steps
+        .iter()
+        .find(|s| matches!(s.action, plan::Action::Verify))
+        .expect("every plan has a verify step");
+    for wheel in &step.inputs {
+        if !std::path::Path::new(wheel).is_file() {
+            anyhow::bail!(
+                "{wheel} is not there: build it first with `cargo xtask build --variant {}`",
+                plan.variant
+            );
+        }
+    }
+    let log_dir = workspace.log_dir(&plan.variant, plan.platform);
+    std::fs::create_dir_all(&log_dir)?;
+    let log = log_dir.join("verify.log");
+    std::fs::write(&log, "")?;
+    for command in &step.commands {
+        xtask::exec::run_logged(command, &step.env, &log, &mut |line| {
+            if !line.starts_with("Requirement already satisfied") {
+                println!("{line}");
+            }
+        })?;
+    }
+    eprintln!(
+        "verified {} (log: {})",
+        step.inputs.join(", "),
+        log.display()
+    );
+    Ok(ExitCode::SUCCESS)
 }
 
 fn pin(workspace: &Workspace, variant: &str, download: &DownloadArgs) -> Result<ExitCode> {
@@ -439,6 +553,7 @@ fn bundle(workspace: &Workspace, args: &BundleArgs) -> Result<ExitCode> {
                 python: args.python.clone(),
                 cuda_arch: None,
                 gpu_targets: args.gpu_targets.clone(),
+                compiler_cache: CompilerCacheArg::Off,
             };
             let plan = make_plan(workspace, &selection)?;
             let spec_wheel = plan_wheel(&plan);
@@ -597,6 +712,7 @@ fn make_plan(workspace: &Workspace, selection: &Selection) -> Result<plan::Plan>
         python: selection.python.clone(),
         cuda_arch: selection.cuda_arch.clone(),
         gpu_targets: selection.gpu_targets.clone(),
+        compiler_cache: selection.compiler_cache.program(),
     };
     let resolved = catalog.resolve(&selection.variant, &choices)?;
     Ok(plan::plan(workspace, &resolved))

@@ -47,6 +47,15 @@ impl Workspace {
             .join(platform.name())
     }
 
+    /// Which steps of one build succeeded, with which fingerprint.
+    pub fn state_dir(&self, variant: &str, platform: Platform, python: &str) -> PathBuf {
+        self.xtask_dir()
+            .join("state")
+            .join(variant)
+            .join(platform.name())
+            .join(format!("py{python}"))
+    }
+
     /// The build-tools venv (CMake, ninja, pybind11…) for one platform and Python.
     pub fn tools_venv(&self, platform: Platform, python: &str) -> PathBuf {
         self.xtask_dir()

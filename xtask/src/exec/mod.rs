@@ -8,7 +8,7 @@ mod state;
 use std::path::PathBuf;
 use std::time::Instant;
 
-use anyhow::{Result, bail};
+use anyhow::{Context, Result, bail};
 
 pub use command::{CommandFailed, run_logged};
 pub use state::State;
@@ -66,6 +66,8 @@ impl<'a> Executor<'a> {
             self.state.forget(&step.id)?;
             let log = self.log_dir.join(format!("{}.log", step.id));
             std::fs::create_dir_all(&self.log_dir)?;
+            // Each run of a step starts its log afresh.
+            std::fs::write(&log, "").with_context(|| format!("cannot write {}", log.display()))?;
             eprintln!("[{}/{total}] {} — {}", n + 1, step.id, step.description);
             let step_started = Instant::now();
             if let Err(err) = handler.run(self.plan, step, &log) {

@@ -30,6 +30,7 @@ struct Layout {
     venv: PathBuf,
     platform: Platform,
     python: String,
+    compiler_cache: Option<String>,
 }
 
 impl Layout {
@@ -142,6 +143,7 @@ pub fn plan(workspace: &Workspace, v: &Resolved) -> Plan {
         venv: workspace.tools_venv(v.platform, &v.python),
         platform: v.platform,
         python: v.python.clone(),
+        compiler_cache: v.compiler_cache.clone(),
     };
     let mut notes = v.notes.clone();
     if let Some(sdk) = &v.sdk {
@@ -541,12 +543,21 @@ fn cmake_steps(
     let build = layout.build(component);
     let prefix = layout.prefix(component);
     let cmake = layout.tool("cmake");
-    let configure = Command::new(&cmake)
+    let mut configure = Command::new(&cmake)
         .args(["-S", source, "-B", &build, "-G", "Ninja"])
         .arg(format!("-DCMAKE_MAKE_PROGRAM={}", layout.tool("ninja")))
         .arg("-DCMAKE_BUILD_TYPE=Release")
-        .arg(format!("-DCMAKE_INSTALL_PREFIX={prefix}"))
-        .args(options.iter().map(|(k, v)| format!("-D{k}={v}")));
+        .arg(format!("-DCMAKE_INSTALL_PREFIX={prefix}"));
+    if let Some(launcher) = &layout.compiler_cache {
+        let mut languages = vec!["C", "CXX"];
+        if options.get("WITH_CUDA").is_some_and(|v| v == "ON") {
+            languages.push("CUDA");
+        }
+        for language in languages {
+            configure = configure.arg(format!("-DCMAKE_{language}_COMPILER_LAUNCHER={launcher}"));
+        }
+    }
+    let configure = configure.args(options.iter().map(|(k, v)| format!("-D{k}={v}")));
     let configure_id = format!("configure-{component}");
     let build_id = format!("build-{component}");
     vec![

@@ -26,6 +26,8 @@ pub struct Choices {
     pub host_python: Option<String>,
     pub cuda_arch: Option<String>,
     pub gpu_targets: Option<Vec<String>>,
+    /// `ccache` or `sccache`: put in front of every compiler (CMAKE_<LANG>_COMPILER_LAUNCHER).
+    pub compiler_cache: Option<String>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -39,6 +41,7 @@ pub struct Resolved {
     pub bundle: Bundle,
     pub gpu_targets: Vec<String>,
     pub cuda_arch: Option<String>,
+    pub compiler_cache: Option<String>,
     pub sdk: Option<Sdk>,
     pub env: BTreeMap<String, String>,
     /// Device → compute types the verify step requires.
@@ -241,6 +244,7 @@ pub(super) fn resolve(
         build,
         gpu_targets,
         cuda_arch,
+        compiler_cache: choices.compiler_cache.clone(),
         env,
         verify: Verify {
             compute_types: layer.verify.clone().unwrap_or_default().compute_types,

@@ -2,6 +2,7 @@
 
 #![allow(dead_code)]
 
+pub mod mingw;
 pub mod server;
 
 use std::path::{Path, PathBuf};
@@ -60,6 +61,8 @@ pub fn plan_args<'a>(
         platform,
         "--python",
         python,
+        "--compiler-cache",
+        "off",
     ];
     args.extend_from_slice(extra);
     args

@@ -1,0 +1,278 @@
+//! What each kind of plan step does when `build` runs it: the tool's own steps (fetch,
+//! unpack, patch, bundle, checksum) call into the library; the others run their commands with
+//! output to the step's log and a progress bar fed by ninja's `[n/m]` lines.
+
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
+use std::process::Command as Process;
+
+use anyhow::{Context, Result, bail};
+use indicatif::{ProgressBar, ProgressStyle};
+
+use crate::bundle::{run as bundle_run, spec as bundle_spec};
+use crate::cache::Cache;
+use crate::exec::{Handler, run_logged};
+use crate::plan::{Action, Plan, Step};
+use crate::unpack::{self, Format, Limits};
+use crate::{checksums, download, fetch, host, patch};
+
+pub struct Runner {
+    pub cache: Cache,
+    pub download: download::Options,
+    /// Folders the plan cannot know (SDK, compiler runtime); found on demand when missing.
+    pub found: bundle_spec::Found,
+}
+
+impl Handler for Runner {
+    fn run(&mut self, plan: &Plan, step: &Step, log: &Path) -> Result<()> {
+        match &step.action {
+            Action::Fetch { .. } => {
+                let summary = fetch::fetch_plan(&self.cache, plan, &self.download)?;
+                eprintln!("      {}", summary.line());
+                Ok(())
+            }
+            Action::Unpack {
+                input,
+                archive,
+                subdir,
+                dest,
+            } => {
+                let file_name = plan
+                    .inputs
+                    .iter()
+                    .find(|i| &i.name == input)
+                    .map_or(archive.as_str(), |i| i.file_name.as_str());
+                let format = Format::from_name(file_name).with_context(|| {
+                    format!("input `{input}`: cannot tell how to unpack {file_name}")
+                })?;
+                let unpacked = unpack::unpack(
+                    Path::new(archive),
+                    format,
+                    subdir.as_deref(),
+                    Path::new(dest),
+                    &Limits::default(),
+                )?;
+                eprintln!(
+                    "      {} files, {}",
+                    unpacked.files,
+                    crate::plan::human_size(unpacked.bytes)
+                );
+                Ok(())
+            }
+            Action::Patch { patches, tree, .. } => {
+                let root = Path::new(&plan.root);
+                let files: Vec<PathBuf> = patches.iter().map(|p| root.join(p)).collect();
+                patch::apply_series(&files, Path::new(tree), log)
+            }
+            Action::Clone { url, .. } => bail!(
+                "step `{}`: cloning {url} is not supported by `build` yet; use a pinned archive",
+                step.id
+            ),
+            Action::Bundle(_) => self.bundle(plan),
+            Action::Checksum { dir, .. } => {
+                checksums::write(Path::new(dir), checksums::default_jobs())?;
+                Ok(())
+            }
+            Action::Configure { .. } => {
+                check_compiler(plan)?;
+                run_commands(step, log)
+            }
+            Action::Venv { .. } => {
+                check_python(plan, step)?;
+                run_commands(step, log)
+            }
+            Action::Build { .. } | Action::Install { .. } | Action::Wheel | Action::Verify => {
+                run_commands(step, log)
+            }
+        }
+    }
+
+    /// The compiler's and Python's versions: a new compiler rebuilds, a new Python re-wheels.
+    fn runtime_fingerprint(&mut self, plan: &Plan, step: &Step) -> Result<String> {
+        Ok(match &step.action {
+            Action::Configure { .. } | Action::Build { .. } => {
+                first_line(compiler(plan), "--version")
+            }
+            Action::Patch { patches, .. } => {
+                let files: Vec<PathBuf> = patches.iter().map(PathBuf::from).collect();
+                patch::fingerprint(&files)?
+            }
+            Action::Venv { .. } | Action::Wheel => step
+                .commands
+                .first()
+                .map(|c| first_line(&c.program, "--version"))
+                .unwrap_or_default(),
+            _ => String::new(),
+        })
+    }
+}
+
+impl Runner {
+    fn bundle(&mut self, plan: &Plan) -> Result<()> {
+        if self.found.toolchain.is_none() && !plan.platform.is_windows() {
+            self.found.toolchain = toolchain_runtime_dir(plan);
+        }
+        let spec = bundle_spec::from_plan(plan, &self.found)?;
+        let outcome = bundle_run::run(&spec)?;
+        for line in outcome.report.summary().lines() {
+            eprintln!("      {line}");
+        }
+        Ok(())
+    }
+}
+
+/// Runs a step's commands in order, output to `log`, with a bar for ninja's `[n/m]` lines.
+fn run_commands(step: &Step, log: &Path) -> Result<()> {
+    let bar = NinjaProgress::new(&step.id);
+    for command in &step.commands {
+        run_logged(command, &step.env, log, &mut |line| bar.line(line))?;
+    }
+    bar.finish();
+    Ok(())
+}
+
+/// `[n/m] what` lines become a bar on a terminal, or a line every tenth of the way otherwise.
+struct NinjaProgress {
+    bar: Option<ProgressBar>,
+    step: String,
+    last_tenth: std::cell::Cell<u64>,
+}
+
+impl NinjaProgress {
+    fn new(step: &str) -> NinjaProgress {
+        let bar = std::io::stderr().is_terminal().then(|| {
+            let bar = ProgressBar::new(0);
+            bar.set_style(
+                ProgressStyle::with_template(
+                    "      {bar:30} {pos}/{len} [{elapsed_precise} / eta {eta}] {wide_msg}",
+                )
+                .expect("a valid template"),
+            );
+            bar
+        });
+        NinjaProgress {
+            bar,
+            step: step.to_string(),
+            last_tenth: std::cell::Cell::new(0),
+        }
+    }
+
+    fn line(&self, line: &str) {
+        let Some((done, total, what)) = parse_ninja(line) else {
+            return;
+        };
+        match &self.bar {
+            Some(bar) => {
+                bar.set_length(total);
+                bar.set_position(done);
+                bar.set_message(what.to_string());
+            }
+            None => {
+                let tenth = done * 10 / total.max(1);
+                if tenth > self.last_tenth.get() {
+                    self.last_tenth.set(tenth);
+                    eprintln!("      {}: {done}/{total}", self.step);
+                }
+            }
+        }
+    }
+
+    fn finish(&self) {
+        if let Some(bar) = &self.bar {
+            bar.finish_and_clear();
+        }
+    }
+}
+
+/// `[12/424] Building CXX object …` → (12, 424, "Building CXX object …").
+pub fn parse_ninja(line: &str) -> Option<(u64, u64, &str)> {
+    let rest = line.strip_prefix('[')?;
+    let (counts, what) = rest.split_once(']')?;
+    let (done, total) = counts.split_once('/')?;
+    Some((
+        done.trim().parse().ok()?,
+        total.trim().parse().ok()?,
+        what.trim(),
+    ))
+}
+
+fn compiler(plan: &Plan) -> &'static str {
+    if plan.platform.is_windows() {
+        "cl"
+    } else {
+        "c++"
+    }
+}
+
+/// The first line `program arg` prints, or "" when it cannot run.
+fn first_line(program: &str, arg: &str) -> String {
+    Process::new(program)
+        .arg(arg)
+        .output()
+        .ok()
+        .and_then(|o| {
+            let text = String::from_utf8_lossy(&o.stdout).into_owned();
+            text.lines().next().map(str::to_string)
+        })
+        .unwrap_or_default()
+}
+
+fn check_compiler(plan: &Plan) -> Result<()> {
+    if plan.platform.is_windows() || std::env::var_os("CXX").is_some() {
+        return Ok(());
+    }
+    if ["c++", "g++", "clang++"].iter().any(|c| host::on_path(c)) {
+        return Ok(());
+    }
+    bail!(
+        "no C++ compiler found (looked for $CXX, c++, g++, clang++ on PATH). Install one:\n  \
+         Debian/Ubuntu: sudo apt-get install build-essential\n  \
+         Fedora/RHEL:   sudo dnf install gcc-c++ make\n  \
+         Arch:          sudo pacman -S base-devel"
+    )
+}
+
+fn check_python(plan: &Plan, step: &Step) -> Result<()> {
+    let Some(launcher) = step.commands.first() else {
+        return Ok(());
+    };
+    if host::on_path(&launcher.program) || Path::new(&launcher.program).is_file() {
+        return Ok(());
+    }
+    bail!(
+        "`{}` (Python {}) is not on PATH; the build's tools venv needs it. Install it \
+         (Debian/Ubuntu: sudo apt-get install python{}-venv; Windows: the python.org \
+         installer, which provides the `py` launcher), or pick an installed version with --python",
+        launcher.program,
+        plan.python,
+        plan.python
+    )
+}
+
+/// The folder of the C++ compiler's OpenMP runtime (libgomp), which the Linux wheel carries.
+fn toolchain_runtime_dir(plan: &Plan) -> Option<PathBuf> {
+    let compiler = std::env::var("CXX").unwrap_or_else(|_| compiler(plan).to_string());
+    let output = Process::new(compiler)
+        .arg("-print-file-name=libgomp.so.1")
+        .output()
+        .ok()?;
+    let path = PathBuf::from(String::from_utf8_lossy(&output.stdout).trim());
+    path.is_absolute()
+        .then(|| path.parent().map(Path::to_path_buf))
+        .flatten()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_ninja;
+
+    #[test]
+    fn ninja_progress_lines() {
+        assert_eq!(
+            parse_ninja("[12/424] Building CXX object src/a.cpp.o"),
+            Some((12, 424, "Building CXX object src/a.cpp.o"))
+        );
+        assert_eq!(parse_ninja("-- Configuring done"), None);
+        assert_eq!(parse_ninja("[x/y] no"), None);
+    }
+}
