@@ -12,6 +12,7 @@ pub mod exec;
 pub mod fetch;
 pub mod host;
 pub mod matrix;
+pub mod numerics;
 pub mod patch;
 pub mod patches;
 pub mod pin;

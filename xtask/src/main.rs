@@ -86,12 +86,16 @@ enum Command {
                       version, and the compute types the variant promises for each device \
                       (variants/*.toml [verify.compute-types]). The same check is the build's \
                       `verify` step; this command reruns it on its own.",
-        after_help = "Example:\n  cargo xtask verify --variant cpu\n\n\
+        after_help = "Examples:\n  cargo xtask verify --variant cpu\n  cargo xtask verify --variant cpu --numerics\n\n\
                       Exit codes: 0 the wheel works, 1 it does not (or was not built), 2 bad input."
     )]
     Verify {
         #[command(flatten)]
         selection: Selection,
+        /// Also compare a tiny random Whisper model's encoder output with the official wheel's
+        /// (needs network for torch, transformers and the official ctranslate2 from PyPI)
+        #[arg(long)]
+        numerics: bool,
     },
     /// Download (or find in the cache) and verify every pinned input of one build
     #[command(
@@ -412,7 +416,10 @@ fn run(cli: Cli) -> Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         Command::Pin { variant, download } => pin(&workspace, &variant, &download),
-        Command::Verify { selection } => verify(&workspace, &selection),
+        Command::Verify {
+            selection,
+            numerics,
+        } => verify(&workspace, &selection, numerics),
         Command::Bundle(args) => bundle(&workspace, &args),
         Command::Matrix { json } => {
             let catalog = Catalog::load(&workspace.root, &[])?;
@@ -472,7 +479,7 @@ fn build(
     Ok(ExitCode::SUCCESS)
 }
 
-fn verify(workspace: &Workspace, selection: &Selection) -> Result<ExitCode> {
+fn verify(workspace: &Workspace, selection: &Selection, numerics: bool) -> Result<ExitCode> {
     let plan = make_plan(workspace, selection)?;
     let step = plan
         .steps
@@ -503,6 +510,12 @@ fn verify(workspace: &Workspace, selection: &Selection) -> Result<ExitCode> {
         step.inputs.join(", "),
         log.display()
     );
+    if numerics {
+        let log = log_dir.join("numerics.log");
+        std::fs::write(&log, "")?;
+        xtask::numerics::check(workspace, &plan, &log)?;
+        eprintln!("numerics match the official wheel (log: {})", log.display());
+    }
     Ok(ExitCode::SUCCESS)
 }
 

@@ -37,11 +37,11 @@ impl Handler for Runner {
                 subdir,
                 dest,
             } => {
-                let file_name = plan
-                    .inputs
-                    .iter()
-                    .find(|i| &i.name == input)
-                    .map_or(archive.as_str(), |i| i.file_name.as_str());
+                let planned = plan.inputs.iter().find(|i| &i.name == input);
+                if let Some(i) = planned {
+                    self.verify_cached(i)?;
+                }
+                let file_name = planned.map_or(archive.as_str(), |i| i.file_name.as_str());
                 let format = Format::from_name(file_name).with_context(|| {
                     format!("input `{input}`: cannot tell how to unpack {file_name}")
                 })?;
@@ -93,6 +93,18 @@ impl Handler for Runner {
             Action::Configure { .. } | Action::Build { .. } => {
                 first_line(compiler(plan), "--version")
             }
+            // A cached file that went missing (or was deleted as corrupt) fetches again.
+            Action::Fetch { .. } => plan
+                .inputs
+                .iter()
+                .map(|i| {
+                    let cached = i
+                        .cache_path
+                        .as_ref()
+                        .is_some_and(|p| Path::new(p).is_file());
+                    format!("{}={cached};", i.name)
+                })
+                .collect(),
             Action::Patch { patches, .. } => {
                 let files: Vec<PathBuf> = patches.iter().map(PathBuf::from).collect();
                 patch::fingerprint(&files)?
@@ -108,6 +120,28 @@ impl Handler for Runner {
 }
 
 impl Runner {
+    /// Re-hashes a pinned input before it is used: a file damaged since `fetch` ran is caught.
+    fn verify_cached(&self, input: &crate::plan::PlannedInput) -> Result<()> {
+        let Some(sha256) = &input.sha256 else {
+            return Ok(());
+        };
+        let pin = crate::cache::Pin {
+            url: input.url.clone(),
+            sha256: sha256.clone(),
+            size: input.size,
+            file_name: input.file_name.clone(),
+        };
+        match self.cache.lookup(&pin) {
+            Ok(Some(_)) => Ok(()),
+            Ok(None) => bail!(
+                "input `{}` is not in the cache any more: run `cargo xtask fetch` (or the build \
+                 again, which fetches it)",
+                input.name
+            ),
+            Err(e) => Err(e).with_context(|| format!("input `{}`", input.name)),
+        }
+    }
+
     fn bundle(&mut self, plan: &Plan) -> Result<()> {
         if self.found.toolchain.is_none() && !plan.platform.is_windows() {
             self.found.toolchain = toolchain_runtime_dir(plan);

@@ -1,0 +1,87 @@
+//! `verify --numerics`: a tiny randomly initialised Whisper model (transformers, from a
+//! config, no downloads) converted with the built wheel's converter, encoded by the built
+//! wheel and by the official wheel of the same version from PyPI in another venv; the outputs
+//! must agree within a tolerance. Needs network for PyPI (torch, transformers, ctranslate2).
+
+use std::path::Path;
+
+use anyhow::{Context, Result, bail};
+
+use crate::exec::run_logged;
+use crate::plan::{Action, Command, Plan};
+use crate::workspace::Workspace;
+
+pub const SCRIPT: &str = "xtask/python/numerics.py";
+/// Largest absolute difference accepted between the two encoder outputs (float32, CPU).
+pub const TOLERANCE: &str = "1e-4";
+
+pub fn check(workspace: &Workspace, plan: &Plan, log: &Path) -> Result<()> {
+    let verify = plan
+        .steps
+        .iter()
+        .find(|s| matches!(s.action, Action::Verify))
+        .context("the plan has no verify step")?;
+    let (Some(create), Some(install)) = (verify.commands.first(), verify.commands.get(1)) else {
+        bail!("the verify step has no venv to extend");
+    };
+    // `<launcher…> -m venv --clear <dir>` and `<venv python> -m pip install <wheel>`.
+    let launcher: Vec<String> = std::iter::once(create.program.clone())
+        .chain(create.args.iter().take_while(|a| *a != "-m").cloned())
+        .collect();
+    let ours = install.program.clone();
+    let dir = workspace.xtask_dir().join("numerics").join(format!(
+        "{}-{}-py{}",
+        plan.variant, plan.platform, plan.python
+    ));
+    let reference_venv = dir.join("reference");
+    let reference = reference_venv
+        .join(plan.platform.venv_bin())
+        .join(plan.platform.exe("python"));
+    let script = Path::new(&plan.root).join(SCRIPT).display().to_string();
+    let path = |p: &Path| p.display().to_string();
+    let model = dir.join("model");
+    let (ours_out, reference_out) = (dir.join("built.npy"), dir.join("official.npy"));
+
+    let mut show = |line: &str| {
+        if !line.starts_with("Requirement already satisfied") && !line.contains('\r') {
+            println!("{line}");
+        }
+    };
+    let mut run = |command: Command| -> Result<()> {
+        run_logged(&command, &Default::default(), log, &mut show)?;
+        Ok(())
+    };
+    let python = |program: &str| Command::new(program);
+    run(python(&ours).args(["-m", "pip", "install", "-q", "torch", "transformers"]))?;
+    run(Command::new(&launcher[0])
+        .args(launcher[1..].iter().cloned())
+        .args(["-m", "venv", "--clear"])
+        .arg(path(&reference_venv)))?;
+    run(python(&path(&reference)).args([
+        "-m",
+        "pip",
+        "install",
+        "-q",
+        &format!("ctranslate2=={}", plan.ctranslate2),
+    ]))?;
+    run(python(&ours)
+        .arg(&script)
+        .args(["make", "--out", &path(&model)]))?;
+    let converted = path(&model.join("ct2"));
+    for (program, out) in [(&ours, &ours_out), (&path(&reference), &reference_out)] {
+        run(python(program).arg(&script).args([
+            "encode",
+            "--model",
+            &converted,
+            "--out",
+            &path(out),
+        ]))?;
+    }
+    run(python(&ours).arg(&script).args([
+        "compare",
+        &path(&ours_out),
+        &path(&reference_out),
+        "--tolerance",
+        TOLERANCE,
+    ]))
+}
