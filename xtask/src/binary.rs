@@ -22,6 +22,8 @@ use object::read::pe::{DataDirectories, ImageNtHeaders, ImageOptionalHeader, Sec
 const MAX_NAME: u64 = 4096;
 /// The most import descriptors read from one table before giving up on finding its end.
 const MAX_DESCRIPTORS: u32 = 65_536;
+/// The most DT_NEEDED entries read from one ELF file (real libraries have tens).
+const MAX_NEEDED: usize = 4096;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -625,6 +627,11 @@ fn parse_elf_as<Elf: FileHeader<Endian = Endianness>>(
         let value = entry.val(endian);
         match entry.tag(endian) {
             elf::DT_NULL => break,
+            elf::DT_NEEDED if needed.len() >= MAX_NEEDED => {
+                return Err(input.malformed(format!(
+                    "the dynamic section names more than {MAX_NEEDED} needed libraries"
+                )));
+            }
             elf::DT_NEEDED => needed.push(value),
             elf::DT_SONAME => soname = Some(value),
             elf::DT_RPATH => rpath = Some(value),

@@ -270,11 +270,18 @@ fn check_python(plan: &Plan, step: &Step) -> Result<()> {
     let Some(launcher) = step.commands.first() else {
         return Ok(());
     };
-    if host::on_path(&launcher.program) || Path::new(&launcher.program).is_file() {
+    // Started, not just found: a pyenv shim exists for versions it cannot run.
+    let mut probe = Process::new(&launcher.program);
+    probe.args(launcher.args.iter().take_while(|a| *a != "-m"));
+    if probe
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success())
+    {
         return Ok(());
     }
     bail!(
-        "`{}` (Python {}) is not on PATH; the build's tools venv needs it. Install it \
+        "`{}` (Python {}) cannot be started; the build's tools venv needs it. Install it \
          (Debian/Ubuntu: sudo apt-get install python{}-venv; Windows: the python.org \
          installer, which provides the `py` launcher), or pick an installed version with --python",
         launcher.program,

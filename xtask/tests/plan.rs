@@ -219,8 +219,14 @@ fn build_dry_run_prints_the_same_plan() {
 }
 
 #[test]
-fn build_without_dry_run_does_not_pretend() {
-    let run = xtask(&[
+fn build_runs_the_steps_and_stops_at_the_first_failure() {
+    // A scratch checkout and an empty cache, offline: the first step (fetch) fails, naming
+    // what is missing, and nothing after it runs.
+    let scratch = common::Scratch::new();
+    let cache = tempfile::tempdir().unwrap();
+    let run = scratch.run(&[
+        "--cache-dir",
+        cache.path().to_str().unwrap(),
         "build",
         "--variant",
         "cpu",
@@ -228,10 +234,23 @@ fn build_without_dry_run_does_not_pretend() {
         "linux-x86_64",
         "--python",
         PYTHON,
+        "--offline",
     ]);
-    assert_eq!(run.code, 1);
-    assert!(run.stderr.contains("not implemented"), "{}", run.stderr);
-    assert!(run.stderr.contains("Nothing was built"), "{}", run.stderr);
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    for needle in [
+        "[1/14] fetch",
+        "step `fetch` failed",
+        "offline: 2 input(s) are not in the cache",
+        "fetch.log",
+    ] {
+        assert!(
+            run.stderr.contains(needle),
+            "`{needle}` not in:\n{}",
+            run.stderr
+        );
+    }
+    assert!(!run.stderr.contains("[2/14]"), "{}", run.stderr);
+    assert!(!scratch.path().join("target/xtask/cpu").exists());
 }
 
 #[test]

@@ -89,6 +89,9 @@ fn missing_message(missing: &BTreeMap<String, BTreeSet<String>>, searched: &[Pat
     text
 }
 
+/// What `needed_by` says for a library loaded at run time (forced), not imported.
+pub const RUN_TIME: &str = "loaded at run time";
+
 /// Reads the names a binary imports (import and delay-import tables, or DT_NEEDED).
 pub type ReadImports<'a> = &'a dyn Fn(&Path) -> Result<Vec<String>, String>;
 
@@ -141,7 +144,7 @@ pub fn resolve(inputs: &Inputs, read_imports: ReadImports) -> Result<Closure, Cl
         for f in found {
             let mut library = f.library();
             library.root = true;
-            library.needed_by.insert("loaded at run time".to_string());
+            library.needed_by.insert(RUN_TIME.to_string());
             walk.add(library);
         }
     }

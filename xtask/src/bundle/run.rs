@@ -134,6 +134,7 @@ pub fn run(spec: &Spec) -> Result<Outcome> {
         fs::copy(&file.source, &to).with_context(|| {
             format!("cannot copy {} to {}", file.source.display(), to.display())
         })?;
+        make_writable(&to)?;
     }
     if spec.policy == Policy::Manylinux2_28 {
         runpath::set_relative(&tree, &closure)?;
@@ -146,10 +147,18 @@ pub fn run(spec: &Spec) -> Result<Outcome> {
         .keys()
         .cloned()
         .partition(|name| os.contains(name));
+    // The report describes the files as shipped (RUNPATHs may have been rewritten).
+    let shipped: Vec<Placed> = placed
+        .iter()
+        .map(|p| Placed {
+            source: tree.join(p.path_in_wheel()),
+            ..p.clone()
+        })
+        .collect();
     let mut report = Report::new(
         &spec.variant,
         &spec.platform,
-        &placed,
+        &shipped,
         system,
         sdk_bytes,
         &crate::cache::sha256_file,
@@ -189,6 +198,23 @@ pub fn run(spec: &Spec) -> Result<Outcome> {
         report,
         artifacts,
     })
+}
+
+/// Copies keep the SDK's modes; a read-only copy could not have its RUNPATH set.
+fn make_writable(path: &Path) -> Result<()> {
+    let mut permissions = fs::metadata(path)?.permissions();
+    if permissions.readonly() {
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            permissions.set_mode(permissions.mode() | 0o200);
+        }
+        #[cfg(not(unix))]
+        permissions.set_readonly(false);
+        fs::set_permissions(path, permissions)
+            .with_context(|| format!("cannot make {} writable", path.display()))?;
+    }
+    Ok(())
 }
 
 /// Imports and delay-loaded imports: both must be present for the binary to work.

@@ -9,7 +9,7 @@ use std::process::Command;
 
 use anyhow::{Context, Result, bail};
 
-use super::closure::Closure;
+use super::closure::{Closure, RUN_TIME};
 use crate::binary::{self, Format};
 
 pub fn set_relative(tree: &Path, closure: &Closure) -> Result<()> {
@@ -23,31 +23,53 @@ pub fn set_relative(tree: &Path, closure: &Closure) -> Result<()> {
                 .insert(library.dest.as_str());
         }
     }
+    // Libraries loaded at run time (dlopen) are searched through the caller's RUNPATH, and
+    // any binary may be the caller: every one gets their folders.
+    let forced: BTreeSet<&str> = closure
+        .libraries
+        .iter()
+        .filter(|l| l.needed_by.iter().any(|n| n == RUN_TIME))
+        .map(|l| l.dest.as_str())
+        .collect();
     for library in &closure.libraries {
-        let Some(dirs) = needs.get(library.name.as_str()) else {
-            continue;
+        // Files of the input wheel are where they were unpacked; placed ones at their dest.
+        let (path, dir) = if library.in_wheel {
+            let dir = library
+                .source
+                .parent()
+                .and_then(|d| d.strip_prefix(tree).ok())
+                .map(|d| d.to_string_lossy().replace('\\', "/"))
+                .unwrap_or_default();
+            (library.source.clone(), dir)
+        } else {
+            (
+                tree.join(&library.dest).join(&library.name),
+                library.dest.clone(),
+            )
         };
-        let path = tree.join(&library.dest).join(&library.name);
         let info = binary::read(&path)?;
         if info.format != Format::Elf {
             continue;
         }
-        let mut entries: Vec<String> = info
-            .runpath
+        let current: Vec<String> = info.runpath.iter().chain(&info.rpath).cloned().collect();
+        let mut entries: Vec<String> = current
             .iter()
-            .chain(&info.rpath)
             .filter(|e| e.starts_with("$ORIGIN") || e.starts_with("${ORIGIN}"))
             .cloned()
             .collect();
-        let before = entries.clone();
-        for dir in dirs {
-            let entry = origin_relative(&library.dest, dir);
+        let wanted = needs
+            .get(library.name.as_str())
+            .into_iter()
+            .flatten()
+            .chain(&forced);
+        for dir_to in wanted {
+            let entry = origin_relative(&dir, dir_to);
             if !entries.contains(&entry) {
                 entries.push(entry);
             }
         }
-        let current: Vec<String> = info.runpath.iter().chain(&info.rpath).cloned().collect();
-        if entries == before && current == before && !info.runpath.is_empty() {
+        // Unchanged, and already a RUNPATH (not the older RPATH): leave the file alone.
+        if entries == current && info.rpath.is_empty() {
             continue;
         }
         patchelf(&path, &entries.join(":"))?;
@@ -71,12 +93,15 @@ pub fn origin_relative(from: &str, to: &str) -> String {
     parts.join("/")
 }
 
+/// Sets the RUNPATH, or removes it when `runpath` is empty.
 fn patchelf(path: &Path, runpath: &str) -> Result<()> {
-    let output = Command::new("patchelf")
-        .arg("--set-rpath")
-        .arg(runpath)
-        .arg(path)
-        .output();
+    let mut command = Command::new("patchelf");
+    if runpath.is_empty() {
+        command.arg("--remove-rpath");
+    } else {
+        command.arg("--set-rpath").arg(runpath);
+    }
+    let output = command.arg(path).output();
     match output {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => bail!(
             "patchelf is needed to set the RUNPATH of {} but is not on PATH: install it \
@@ -85,7 +110,7 @@ fn patchelf(path: &Path, runpath: &str) -> Result<()> {
         ),
         Err(e) => Err(e).context("cannot run patchelf"),
         Ok(out) if !out.status.success() => bail!(
-            "patchelf --set-rpath '{runpath}' {} failed: {}",
+            "patchelf (RUNPATH '{runpath}') on {} failed: {}",
             path.display(),
             String::from_utf8_lossy(&out.stderr).trim()
         ),

@@ -1,0 +1,480 @@
+//! `bundle` of a manylinux wheel whose library needs two SDK libraries (built with gcc,
+//! linked with no rpath): the fat wheel gets them in `ctranslate2.libs/` with
+//! `$ORIGIN`-relative RUNPATHs, and a fresh process with no `LD_LIBRARY_PATH` loads the
+//! unpacked wheel's library and calls through the whole chain.
+
+mod common;
+
+use std::collections::BTreeSet;
+use std::fs;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Instant;
+
+use serde_json::Value;
+
+const WHEEL: &str = "ctranslate2-4.7.1-cp312-cp312-manylinux_2_28_x86_64.whl";
+
+/// `VIA_LIBC(x)` is `x`, by way of a call into libc: every library needs `libc.so.6`, as real
+/// ones do, even where gcc links with `--as-needed`.
+const VIA_LIBC: &str =
+    "#include <stdlib.h>\n#define VIA_LIBC(x) (getenv(\"CT2_NO_SUCH_VARIABLE\") ? -1000 : (x))\n";
+
+fn have(tool: &str, arg: &str) -> bool {
+    Command::new(tool)
+        .arg(arg)
+        .output()
+        .is_ok_and(|o| o.status.success())
+}
+
+fn available() -> bool {
+    for tool in ["gcc", "patchelf", "python3"] {
+        if !have(tool, "--version") {
+            eprintln!("skipping: {tool} is not installed");
+            return false;
+        }
+    }
+    true
+}
+
+/// `gcc -shared -fPIC` of `code` into `out`, linked with `-L<lib_dir> -l<lib>` for each lib
+/// (no rpath: the SDK libraries are found only where the bundle puts them).
+fn gcc(out: &Path, code: &str, lib_dir: &Path, libs: &[&str]) {
+    let source = out.with_extension("c");
+    fs::write(&source, format!("{VIA_LIBC}{code}")).unwrap();
+    let mut cmd = Command::new("gcc");
+    cmd.args(["-shared", "-fPIC", "-o"])
+        .arg(out)
+        .arg(&source)
+        .arg(format!("-L{}", lib_dir.display()));
+    for lib in libs {
+        cmd.arg(format!("-l{lib}"));
+    }
+    let done = cmd.output().unwrap();
+    assert!(
+        done.status.success(),
+        "{}",
+        String::from_utf8_lossy(&done.stderr)
+    );
+    fs::remove_file(source).unwrap();
+}
+
+struct Sdk {
+    wheel: PathBuf,
+    lib: PathBuf,
+    wheel_files: BTreeSet<String>,
+}
+
+fn sdk(dir: &Path) -> Sdk {
+    let sdk = dir.join("sdk");
+    let lib = sdk.join("lib");
+    fs::create_dir_all(&lib).unwrap();
+    let info = sdk.join("sdk_pkg-1.0.dist-info");
+    fs::create_dir_all(&info).unwrap();
+    fs::write(
+        info.join("METADATA"),
+        "Metadata-Version: 2.1\nName: sdk_pkg\nVersion: 1.0\n",
+    )
+    .unwrap();
+    gcc(
+        &lib.join("libsdk_core.so"),
+        "int core_value(void) { return VIA_LIBC(40); }\n",
+        &lib,
+        &[],
+    );
+    gcc(
+        &lib.join("libsdk_blas.so"),
+        "int core_value(void);\nint blas_value(void) { return VIA_LIBC(core_value() + 1); }\n",
+        &lib,
+        &["sdk_core"],
+    );
+    gcc(
+        &lib.join("libsdk_unused.so"),
+        "int unused_value(void) { return 0; }\n",
+        &lib,
+        &[],
+    );
+
+    let tree = dir.join("wheel-tree");
+    let package = tree.join("ctranslate2");
+    fs::create_dir_all(&package).unwrap();
+    gcc(
+        &package.join("libctranslate2.so"),
+        "int blas_value(void);\nint ct2_value(void) { return VIA_LIBC(blas_value() + 1); }\n",
+        &lib,
+        &["sdk_blas"],
+    );
+    fs::write(package.join("__init__.py"), "__version__ = \"4.7.1\"\n").unwrap();
+    let info = tree.join("ctranslate2-4.7.1.dist-info");
+    fs::create_dir_all(&info).unwrap();
+    fs::write(
+        info.join("METADATA"),
+        "Metadata-Version: 2.1\nName: ctranslate2\nVersion: 4.7.1\n",
+    )
+    .unwrap();
+    fs::write(
+        info.join("WHEEL"),
+        "Wheel-Version: 1.0\nRoot-Is-Purelib: false\nTag: cp312-cp312-manylinux_2_28_x86_64\n",
+    )
+    .unwrap();
+    let wheel = dir.join("in").join(WHEEL);
+    let wheel_files = zip_wheel(&tree, &wheel);
+    Sdk {
+        wheel,
+        lib,
+        wheel_files,
+    }
+}
+
+/// Every file below `dir`, `/`-separated and relative to it.
+fn files_below(dir: &Path) -> BTreeSet<String> {
+    let mut out = BTreeSet::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(at) = stack.pop() {
+        for entry in fs::read_dir(&at).unwrap().flatten() {
+            if entry.file_type().unwrap().is_dir() {
+                stack.push(entry.path());
+            } else {
+                let relative = entry.path().strip_prefix(dir).unwrap().to_owned();
+                out.insert(relative.to_string_lossy().replace('\\', "/"));
+            }
+        }
+    }
+    out
+}
+
+/// Zips `tree` into a wheel at `out`, with a true RECORD; returns the file names in it.
+fn zip_wheel(tree: &Path, out: &Path) -> BTreeSet<String> {
+    let files = files_below(tree);
+    let info = files
+        .iter()
+        .find_map(|f| f.split_once(".dist-info/").map(|(stem, _)| stem))
+        .expect("a .dist-info")
+        .to_string();
+    let record_name = format!("{info}.dist-info/RECORD");
+    fs::create_dir_all(out.parent().unwrap()).unwrap();
+    let mut zip = zip::ZipWriter::new(fs::File::create(out).unwrap());
+    let options = zip::write::SimpleFileOptions::default()
+        .compression_method(zip::CompressionMethod::Deflated);
+    let mut record = String::new();
+    for name in &files {
+        let data = fs::read(tree.join(name)).unwrap();
+        record.push_str(&format!(
+            "{name},{},{}\n",
+            xtask::wheel::record_hash(&data),
+            data.len()
+        ));
+        zip.start_file(name.as_str(), options).unwrap();
+        zip.write_all(&data).unwrap();
+    }
+    record.push_str(&format!("{record_name},,\n"));
+    zip.start_file(record_name.as_str(), options).unwrap();
+    zip.write_all(record.as_bytes()).unwrap();
+    zip.finish().unwrap();
+    let mut names = files;
+    names.insert(record_name);
+    names
+}
+
+fn zip_names(wheel: &Path) -> BTreeSet<String> {
+    let archive = zip::ZipArchive::new(fs::File::open(wheel).unwrap()).unwrap();
+    archive
+        .file_names()
+        .map(|n| n.unwrap().into_owned())
+        .collect()
+}
+
+/// Loads `library` with ctypes in a fresh python3 with no `LD_LIBRARY_PATH`, and calls
+/// `ct2_value()`.
+fn load(library: &Path) -> (bool, String) {
+    let script = format!(
+        "import ctypes\nlib = ctypes.CDLL({:?})\nprint('LOADED')\n\
+         print('VALUE', lib.ct2_value())\n",
+        library.to_str().unwrap()
+    );
+    let out = Command::new("python3")
+        .arg("-c")
+        .arg(script)
+        .env_remove("LD_LIBRARY_PATH")
+        .env_remove("LD_PRELOAD")
+        .output()
+        .unwrap();
+    let output = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    (out.status.success(), output)
+}
+
+#[test]
+fn sdk_libraries_get_origin_runpaths_and_load_without_ld_library_path() {
+    if !available() {
+        return;
+    }
+    let started = Instant::now();
+    let dir = tempfile::tempdir().unwrap();
+    let sdk = sdk(dir.path());
+    let out = dir.path().join("out");
+    let wheel = sdk.wheel.to_str().unwrap();
+    let search = format!("{}=ctranslate2.libs", sdk.lib.to_str().unwrap());
+    let run = common::xtask(&[
+        "bundle",
+        "--wheel",
+        wheel,
+        "--out",
+        out.to_str().unwrap(),
+        "--search",
+        &search,
+        "--output",
+        "fat-wheel",
+        "--output",
+        "report",
+    ]);
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    let bundled = started.elapsed();
+
+    // Exactly the two SDK libraries are added: not the decoy, not the system's.
+    let fat = out.join(WHEEL);
+    let mut expected = sdk.wheel_files.clone();
+    expected.insert("ctranslate2.libs/libsdk_blas.so".to_string());
+    expected.insert("ctranslate2.libs/libsdk_core.so".to_string());
+    assert_eq!(zip_names(&fat), expected);
+    assert_eq!(
+        xtask::wheel::check_record(&fat).unwrap(),
+        Vec::<String>::new()
+    );
+    let outputs: BTreeSet<String> = fs::read_dir(&out)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(
+        outputs,
+        BTreeSet::from([
+            WHEEL.to_string(),
+            "provenance.json".to_string(),
+            "provenance.md".to_string()
+        ]),
+        "no portable folder unless asked for"
+    );
+    let report: Value =
+        serde_json::from_str(&fs::read_to_string(out.join("provenance.json")).unwrap()).unwrap();
+    let files: Vec<(&str, &str, &str)> = report["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| {
+            (
+                f["path"].as_str().unwrap(),
+                f["package"].as_str().unwrap(),
+                f["reason"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        files,
+        [
+            (
+                "ctranslate2.libs/libsdk_blas.so",
+                "sdk_pkg 1.0",
+                "libctranslate2.so"
+            ),
+            (
+                "ctranslate2.libs/libsdk_core.so",
+                "sdk_pkg 1.0",
+                "libsdk_blas.so"
+            ),
+        ]
+    );
+    assert!(
+        report["system"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|s| s == "libc.so.6"),
+        "{report}"
+    );
+
+    // RUNPATHs: relative to each file's own folder, no build-machine paths.
+    let site = dir.path().join("site");
+    zip::ZipArchive::new(fs::File::open(&fat).unwrap())
+        .unwrap()
+        .extract(&site)
+        .unwrap();
+    let runpath = |path: &str| {
+        let info = xtask::binary::read(&site.join(path)).unwrap();
+        assert!(info.rpath.is_empty(), "{path}: DT_RPATH {:?}", info.rpath);
+        info.runpath
+    };
+    assert_eq!(
+        runpath("ctranslate2/libctranslate2.so"),
+        ["$ORIGIN/../ctranslate2.libs"]
+    );
+    assert_eq!(runpath("ctranslate2.libs/libsdk_blas.so"), ["$ORIGIN"]);
+    assert_eq!(
+        xtask::binary::read(&site.join("ctranslate2/libctranslate2.so"))
+            .unwrap()
+            .imports,
+        ["libsdk_blas.so", "libc.so.6"]
+    );
+
+    // A fresh process with no LD_LIBRARY_PATH loads it and calls through the chain:
+    // ct2_value = blas_value + 1 = core_value + 2 = 42.
+    let library = site.join("ctranslate2/libctranslate2.so");
+    let (ok, output) = load(&library);
+    assert!(ok, "{output}");
+    assert!(output.contains("LOADED\nVALUE 42\n"), "{output}");
+
+    // The input wheel's library, unpatched, does not load: the RUNPATH is what finds them.
+    let plain = dir.path().join("plain");
+    zip::ZipArchive::new(fs::File::open(&sdk.wheel).unwrap())
+        .unwrap()
+        .extract(&plain)
+        .unwrap();
+    let (ok, output) = load(&plain.join("ctranslate2/libctranslate2.so"));
+    assert!(!ok, "{output}");
+    assert!(output.contains("libsdk_blas.so"), "{output}");
+
+    // Without a bundled library the load fails, naming it.
+    fs::remove_file(site.join("ctranslate2.libs/libsdk_core.so")).unwrap();
+    let (ok, output) = load(&library);
+    assert!(!ok, "{output}");
+    assert!(
+        output.contains("libsdk_core.so: cannot open shared object file"),
+        "{output}"
+    );
+    eprintln!(
+        "bundled in {:.1?}, loaded in {:.1?}",
+        bundled,
+        started.elapsed() - bundled
+    );
+}
+
+/// `gcc -shared` with extra flags (an rpath, -ldl).
+fn gcc_with(out: &Path, code: &str, lib_dir: &Path, libs: &[&str], extra: &[&str]) {
+    let source = out.with_extension("c");
+    fs::write(&source, format!("{VIA_LIBC}#include <dlfcn.h>\n{code}")).unwrap();
+    let done = Command::new("gcc")
+        .args(["-shared", "-fPIC", "-o"])
+        .arg(out)
+        .arg(&source)
+        .arg(format!("-L{}", lib_dir.display()))
+        .args(libs.iter().map(|l| format!("-l{l}")))
+        .args(extra)
+        .output()
+        .unwrap();
+    assert!(
+        done.status.success(),
+        "{}",
+        String::from_utf8_lossy(&done.stderr)
+    );
+    fs::remove_file(source).unwrap();
+}
+
+#[test]
+fn run_time_plugins_load_build_paths_go_and_read_only_sdk_files_are_patched() {
+    if !available() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let lib = dir.path().join("sdk/lib");
+    fs::create_dir_all(&lib).unwrap();
+    gcc_with(
+        &lib.join("libsdk_plugin.so"),
+        "int plugin_answer(void) { return VIA_LIBC(41); }\n",
+        &lib,
+        &[],
+        &[],
+    );
+    // Loads the plugin with dlopen by name (no import table names it), and carries the build
+    // machine's library folder as an absolute RPATH.
+    gcc_with(
+        &lib.join("libsdk_core.so"),
+        "int core_value(void) {\n  void *h = dlopen(\"libsdk_plugin.so\", RTLD_NOW);\n  \
+         if (!h) return -1;\n  int (*f)(void) = (int (*)(void))dlsym(h, \"plugin_answer\");\n  \
+         return VIA_LIBC(f ? f() + 1 : -2);\n}\n",
+        &lib,
+        &["dl"],
+        &["-Wl,-rpath,/opt/build-machine/lib"],
+    );
+    let tree = dir.path().join("tree");
+    fs::create_dir_all(tree.join("ctranslate2")).unwrap();
+    gcc_with(
+        &tree.join("ctranslate2/libctranslate2.so"),
+        "int core_value(void);\nint ct2_value(void) { return VIA_LIBC(core_value()); }\n",
+        &lib,
+        &["sdk_core"],
+        &[],
+    );
+    let info = tree.join("ctranslate2-4.7.1.dist-info");
+    fs::create_dir_all(&info).unwrap();
+    fs::write(
+        info.join("METADATA"),
+        "Metadata-Version: 2.1\nName: ctranslate2\nVersion: 4.7.1\n",
+    )
+    .unwrap();
+    fs::write(
+        info.join("WHEEL"),
+        "Wheel-Version: 1.0\nRoot-Is-Purelib: false\n",
+    )
+    .unwrap();
+    let wheel = dir.path().join("in").join(WHEEL);
+    zip_wheel(&tree, &wheel);
+    // SDK files as some packages ship them: read-only.
+    for name in ["libsdk_core.so", "libsdk_plugin.so"] {
+        let path = lib.join(name);
+        let mut permissions = fs::metadata(&path).unwrap().permissions();
+        permissions.set_readonly(true);
+        fs::set_permissions(&path, permissions).unwrap();
+    }
+
+    let out = dir.path().join("out");
+    let search = format!("{}=ctranslate2.libs", lib.display());
+    let run = common::xtask(&[
+        "bundle",
+        "--wheel",
+        wheel.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+        "--search",
+        &search,
+        "--force",
+        "libsdk_plugin*.so",
+        "--output",
+        "fat-wheel",
+        "--output",
+        "report",
+    ]);
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+
+    let site = dir.path().join("site");
+    zip::ZipArchive::new(fs::File::open(out.join(WHEEL)).unwrap())
+        .unwrap()
+        .extract(&site)
+        .unwrap();
+    let core = xtask::binary::read(&site.join("ctranslate2.libs/libsdk_core.so")).unwrap();
+    assert!(core.rpath.is_empty(), "{:?}", core.rpath);
+    assert_eq!(
+        core.runpath,
+        ["$ORIGIN"],
+        "the build machine's folder is gone"
+    );
+    let root = xtask::binary::read(&site.join("ctranslate2/libctranslate2.so")).unwrap();
+    assert_eq!(root.runpath, ["$ORIGIN/../ctranslate2.libs"]);
+
+    // ct2_value = core_value = plugin_answer + 1, the plugin found by dlopen via RUNPATH.
+    let (ok, output) = load(&site.join("ctranslate2/libctranslate2.so"));
+    assert!(ok, "{output}");
+    assert!(output.contains("LOADED\nVALUE 42\n"), "{output}");
+
+    // The report describes the files as shipped (patched), not the SDK's originals.
+    let report: Value =
+        serde_json::from_str(&fs::read_to_string(out.join("provenance.json")).unwrap()).unwrap();
+    for file in report["files"].as_array().unwrap() {
+        let path = site.join(file["path"].as_str().unwrap());
+        let (sha256, size) = xtask::cache::sha256_file(&path).unwrap();
+        assert_eq!(file["sha256"], sha256.as_str(), "{path:?}");
+        assert_eq!(file["size"], size, "{path:?}");
+    }
+}

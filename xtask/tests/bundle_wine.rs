@@ -1,0 +1,498 @@
+//! `bundle` on a synthetic ROCm SDK whose DLLs are real PE files (built with mingw-w64),
+//! with the names and import graph of the ROCm 7.2 Windows packages; the fat wheel is then
+//! unpacked and its ctranslate2.dll loaded by a real Windows loader (wine), with the DLL
+//! folders CTranslate2's `__init__.py` adds with `os.add_dll_directory`.
+
+mod common;
+
+use std::collections::BTreeSet;
+use std::fs;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use common::mingw::{self, Dll};
+use serde_json::Value;
+
+const WHEEL: &str = "ctranslate2-4.7.1-cp312-cp312-win_amd64.whl";
+const EXT: &str = "_ext.cp312-win_amd64.pyd";
+const CORE_DEST: &str = "_rocm_sdk_core/bin";
+const LIBS_DEST: &str = "_rocm_sdk_libraries_custom/bin";
+const DATA_DEST: &str = "_rocm_sdk_libraries_custom/bin/rocblas/library";
+
+/// The synthetic input: a CTranslate2 wheel and two unpacked ROCm SDK wheels.
+struct Rocm {
+    wheel: PathBuf,
+    core_bin: PathBuf,
+    libs_bin: PathBuf,
+    /// The files of the input wheel.
+    wheel_files: BTreeSet<String>,
+}
+
+fn rocm(dir: &Path) -> Rocm {
+    let build = dir.join("build");
+    mingw::build(
+        &build,
+        &[
+            Dll {
+                name: "amd_comgr0702.dll",
+                imports: &[],
+                loads: &[],
+            },
+            // The HIP runtime loads the code-object manager at run time: no import names it.
+            Dll {
+                name: "amdhip64_7.dll",
+                imports: &[],
+                loads: &["amd_comgr0702.dll"],
+            },
+            Dll {
+                name: "hiprtc0702.dll",
+                imports: &["amdhip64_7.dll"],
+                loads: &[],
+            },
+            Dll {
+                name: "decoy_core.dll",
+                imports: &[],
+                loads: &[],
+            },
+            Dll {
+                name: "rocblas.dll",
+                imports: &["amdhip64_7.dll"],
+                loads: &[],
+            },
+            Dll {
+                name: "hipblas.dll",
+                imports: &["rocblas.dll", "amdhip64_7.dll"],
+                loads: &[],
+            },
+            Dll {
+                name: "hipblaslt.dll",
+                imports: &["amdhip64_7.dll"],
+                loads: &[],
+            },
+            Dll {
+                name: "libiomp5md.dll",
+                imports: &[],
+                loads: &[],
+            },
+            // Never shipped anywhere: the policy says Python provides it.
+            Dll {
+                name: "python312.dll",
+                imports: &[],
+                loads: &[],
+            },
+            Dll {
+                name: "ctranslate2.dll",
+                imports: &["amdhip64_7.dll", "hipblas.dll", "libiomp5md.dll"],
+                loads: &[],
+            },
+            Dll {
+                name: EXT,
+                imports: &["ctranslate2.dll", "python312.dll"],
+                loads: &[],
+            },
+        ],
+    );
+    let place = |name: &str, to: &Path| {
+        fs::create_dir_all(to).unwrap();
+        fs::copy(build.join(name), to.join(name)).unwrap();
+    };
+
+    let tree = dir.join("wheel-tree");
+    for name in ["ctranslate2.dll", EXT, "libiomp5md.dll"] {
+        place(name, &tree.join("ctranslate2"));
+    }
+    fs::write(
+        tree.join("ctranslate2/__init__.py"),
+        "import os\n# adds ctranslate2/, _rocm_sdk_core/bin, _rocm_sdk_libraries_custom/bin\n",
+    )
+    .unwrap();
+    let info = tree.join("ctranslate2-4.7.1.dist-info");
+    fs::create_dir_all(&info).unwrap();
+    fs::write(
+        info.join("METADATA"),
+        "Metadata-Version: 2.1\nName: ctranslate2\nVersion: 4.7.1\n",
+    )
+    .unwrap();
+    fs::write(
+        info.join("WHEEL"),
+        "Wheel-Version: 1.0\nRoot-Is-Purelib: false\nTag: cp312-cp312-win_amd64\n",
+    )
+    .unwrap();
+    let wheel = dir.join("in").join(WHEEL);
+    let wheel_files = zip_wheel(&tree, &wheel);
+
+    let sdk = dir.join("sdk");
+    let core = sdk.join("rocm_sdk_core");
+    let core_bin = core.join(CORE_DEST);
+    for name in [
+        "amdhip64_7.dll",
+        "amd_comgr0702.dll",
+        "hiprtc0702.dll",
+        "decoy_core.dll",
+    ] {
+        place(name, &core_bin);
+    }
+    dist_info(
+        &core.join("rocm_sdk_core-7.2.0.dev0.dist-info"),
+        "rocm_sdk_core",
+    );
+    let libs = sdk.join("rocm_sdk_libraries_custom");
+    let libs_bin = libs.join(LIBS_DEST);
+    for name in ["hipblas.dll", "rocblas.dll", "hipblaslt.dll"] {
+        place(name, &libs_bin);
+    }
+    let library = libs_bin.join("rocblas/library");
+    fs::create_dir_all(&library).unwrap();
+    for name in [
+        "TensileLibrary_gfx1030.dat",
+        "TensileLibrary_gfx1100.dat",
+        "TensileLibrary_gfx906.dat",
+        "Kernels.so-000-gfx1100.hsaco",
+    ] {
+        fs::write(
+            library.join(name),
+            format!("kernels of {name}\n").repeat(64),
+        )
+        .unwrap();
+    }
+    dist_info(
+        &libs.join("rocm_sdk_libraries_custom-7.2.0.dev0.dist-info"),
+        "rocm_sdk_libraries_custom",
+    );
+    Rocm {
+        wheel,
+        core_bin,
+        libs_bin,
+        wheel_files,
+    }
+}
+
+fn dist_info(dir: &Path, name: &str) {
+    fs::create_dir_all(dir).unwrap();
+    fs::write(
+        dir.join("METADATA"),
+        format!("Metadata-Version: 2.1\nName: {name}\nVersion: 7.2.0.dev0\n"),
+    )
+    .unwrap();
+}
+
+/// Every file below `dir`, `/`-separated and relative to it.
+fn files_below(dir: &Path) -> BTreeSet<String> {
+    let mut out = BTreeSet::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(at) = stack.pop() {
+        for entry in fs::read_dir(&at).unwrap().flatten() {
+            if entry.file_type().unwrap().is_dir() {
+                stack.push(entry.path());
+            } else {
+                let relative = entry.path().strip_prefix(dir).unwrap().to_owned();
+                out.insert(relative.to_string_lossy().replace('\\', "/"));
+            }
+        }
+    }
+    out
+}
+
+/// Zips `tree` into a wheel at `out`, with a true RECORD; returns the file names in it.
+fn zip_wheel(tree: &Path, out: &Path) -> BTreeSet<String> {
+    let files = files_below(tree);
+    let info = files
+        .iter()
+        .find_map(|f| f.split_once(".dist-info/").map(|(stem, _)| stem))
+        .expect("a .dist-info")
+        .to_string();
+    let record_name = format!("{info}.dist-info/RECORD");
+    fs::create_dir_all(out.parent().unwrap()).unwrap();
+    let mut zip = zip::ZipWriter::new(fs::File::create(out).unwrap());
+    let options = zip::write::SimpleFileOptions::default()
+        .compression_method(zip::CompressionMethod::Deflated);
+    let mut record = String::new();
+    for name in &files {
+        let data = fs::read(tree.join(name)).unwrap();
+        record.push_str(&format!(
+            "{name},{},{}\n",
+            xtask::wheel::record_hash(&data),
+            data.len()
+        ));
+        zip.start_file(name.as_str(), options).unwrap();
+        zip.write_all(&data).unwrap();
+    }
+    record.push_str(&format!("{record_name},,\n"));
+    zip.start_file(record_name.as_str(), options).unwrap();
+    zip.write_all(record.as_bytes()).unwrap();
+    zip.finish().unwrap();
+    let mut names = files;
+    names.insert(record_name);
+    names
+}
+
+fn zip_names(wheel: &Path) -> BTreeSet<String> {
+    let archive = zip::ZipArchive::new(fs::File::open(wheel).unwrap()).unwrap();
+    archive
+        .file_names()
+        .map(|n| n.unwrap().into_owned())
+        .collect()
+}
+
+fn unzip(wheel: &Path, to: &Path) {
+    let mut archive = zip::ZipArchive::new(fs::File::open(wheel).unwrap()).unwrap();
+    archive.extract(to).unwrap();
+}
+
+fn s(path: &Path) -> String {
+    path.to_str().expect("a UTF-8 temp path").to_string()
+}
+
+/// The arguments of the ROCm bundle, with or without the libraries' search folder.
+fn bundle_args(rocm: &Rocm, out: &Path, with_libs: bool) -> Vec<String> {
+    let mut args = vec![
+        "bundle".to_string(),
+        "--wheel".into(),
+        s(&rocm.wheel),
+        "--out".into(),
+        s(out),
+        "--search".into(),
+        format!("{}={CORE_DEST}", s(&rocm.core_bin)),
+    ];
+    if with_libs {
+        args.extend([
+            "--search".into(),
+            format!("{}={LIBS_DEST}", s(&rocm.libs_bin)),
+        ]);
+    }
+    args.extend([
+        "--force".into(),
+        "amd_comgr*.dll".into(),
+        "--binary".into(),
+        "ctranslate2/ctranslate2.dll".into(),
+        "--binary".into(),
+        "ctranslate2/_ext*.pyd".into(),
+        "--data".into(),
+        format!("{}/rocblas/library/*={DATA_DEST}", s(&rocm.libs_bin)),
+        "--gpu-targets".into(),
+        "gfx1030,gfx1100".into(),
+    ]);
+    args
+}
+
+fn bundle(rocm: &Rocm, out: &Path, with_libs: bool) -> common::Run {
+    let args = bundle_args(rocm, out, with_libs);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    common::xtask(&args)
+}
+
+/// What the closure of ctranslate2.dll and the .pyd adds to the wheel (path, package, why),
+/// in the report's order: libraries, then data files.
+const ADDED: [(&str, &str, &str); 7] = [
+    (
+        "_rocm_sdk_core/bin/amd_comgr0702.dll",
+        "rocm_sdk_core 7.2.0.dev0",
+        "loaded at run time",
+    ),
+    (
+        "_rocm_sdk_core/bin/amdhip64_7.dll",
+        "rocm_sdk_core 7.2.0.dev0",
+        "ctranslate2.dll, hipblas.dll, rocblas.dll",
+    ),
+    (
+        "_rocm_sdk_libraries_custom/bin/hipblas.dll",
+        "rocm_sdk_libraries_custom 7.2.0.dev0",
+        "ctranslate2.dll",
+    ),
+    (
+        "_rocm_sdk_libraries_custom/bin/rocblas.dll",
+        "rocm_sdk_libraries_custom 7.2.0.dev0",
+        "hipblas.dll",
+    ),
+    (
+        "_rocm_sdk_libraries_custom/bin/rocblas/library/Kernels.so-000-gfx1100.hsaco",
+        "rocm_sdk_libraries_custom 7.2.0.dev0",
+        "data: *",
+    ),
+    (
+        "_rocm_sdk_libraries_custom/bin/rocblas/library/TensileLibrary_gfx1030.dat",
+        "rocm_sdk_libraries_custom 7.2.0.dev0",
+        "data: *",
+    ),
+    (
+        "_rocm_sdk_libraries_custom/bin/rocblas/library/TensileLibrary_gfx1100.dat",
+        "rocm_sdk_libraries_custom 7.2.0.dev0",
+        "data: *",
+    ),
+];
+
+fn added() -> Vec<(&'static str, &'static str, &'static str)> {
+    ADDED.to_vec()
+}
+
+#[test]
+fn rocm_closure_is_bundled_and_loads_under_wine() {
+    if !mingw::available(true) {
+        return;
+    }
+    let started = Instant::now();
+    let dir = tempfile::tempdir().unwrap();
+    let rocm = rocm(dir.path());
+    let out = dir.path().join("out");
+    let run = bundle(&rocm, &out, true);
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+
+    // The fat wheel: the input's files plus exactly the closure and the targeted data.
+    let fat = out.join(WHEEL);
+    let mut expected = rocm.wheel_files.clone();
+    expected.extend(added().iter().map(|(p, _, _)| p.to_string()));
+    assert_eq!(zip_names(&fat), expected);
+    assert_eq!(
+        xtask::wheel::check_record(&fat).unwrap(),
+        Vec::<String>::new()
+    );
+
+    // provenance.json: every added file with its package and why it is there.
+    let report: Value =
+        serde_json::from_str(&fs::read_to_string(out.join("provenance.json")).unwrap()).unwrap();
+    let files = report["files"].as_array().unwrap();
+    let listed: Vec<(&str, &str, &str)> = files
+        .iter()
+        .map(|f| {
+            (
+                f["path"].as_str().unwrap(),
+                f["package"].as_str().unwrap(),
+                f["reason"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(listed, added());
+    for f in files {
+        let source = match f["path"].as_str().unwrap() {
+            p if p.starts_with(CORE_DEST) => rocm.core_bin.join(&p[CORE_DEST.len() + 1..]),
+            p => rocm.libs_bin.join(&p[LIBS_DEST.len() + 1..]),
+        };
+        assert_eq!(f["size"], fs::metadata(&source).unwrap().len(), "{f}");
+        assert_eq!(f["sha256"].as_str().unwrap().len(), 64, "{f}");
+    }
+    let system: Vec<&str> = report["system"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_str().unwrap())
+        .collect();
+    for name in ["KERNEL32.dll", "msvcrt.dll", "python312.dll"] {
+        assert!(system.contains(&name), "{name} in {system:?}");
+    }
+    let md = fs::read_to_string(out.join("provenance.md")).unwrap();
+    assert!(
+        md.contains(concat!(
+            "| `_rocm_sdk_libraries_custom/bin/rocblas.dll` ",
+            "| rocm_sdk_libraries_custom 7.2.0.dev0 |"
+        )),
+        "{md}"
+    );
+
+    // portable/: the wheel's package folders under _internal, and the .spec `binaries` pairs.
+    let binaries: Vec<(String, String)> =
+        serde_json::from_str(&fs::read_to_string(out.join("portable/binaries.json")).unwrap())
+            .unwrap();
+    let pairs: Vec<(String, String)> = added()
+        .iter()
+        .map(|(p, _, _)| {
+            let (dest, _) = p.rsplit_once('/').unwrap();
+            (format!("_internal/{p}"), dest.to_string())
+        })
+        .collect();
+    assert_eq!(binaries, pairs);
+    for (source, _) in &binaries {
+        assert!(out.join("portable").join(source).is_file(), "{source}");
+    }
+    let internal = files_below(&out.join("portable/_internal"));
+    assert!(
+        internal.contains("ctranslate2/ctranslate2.dll"),
+        "{internal:?}"
+    );
+    assert!(
+        internal.iter().all(|f| !f.contains(".dist-info")),
+        "{internal:?}"
+    );
+    let bundled = started.elapsed();
+
+    // Load ctranslate2.dll from the unpacked fat wheel as CTranslate2's __init__.py does.
+    let site = dir.path().join("site");
+    unzip(&fat, &site);
+    let probe = mingw::build_probe(&dir.path().join("probe"));
+    let prefix = mingw::Prefix::new();
+    let dll = site.join("ctranslate2/ctranslate2.dll");
+    let dirs = [
+        site.join("ctranslate2"),
+        site.join(CORE_DEST),
+        site.join(LIBS_DEST),
+    ];
+    let load = mingw::wine_load(prefix.path(), &probe, &dll, &dirs);
+    assert!(load.loaded, "{}", load.output);
+    assert!(load.missing.is_empty(), "{}", load.output);
+
+    // Without the DLL folders added, the bundled libraries are not found: the search path
+    // matters, and nothing is found by accident elsewhere.
+    let load = mingw::wine_load(prefix.path(), &probe, &dll, &dirs[..1]);
+    assert!(!load.loaded, "{}", load.output);
+    assert_eq!(
+        load.missing,
+        ["amdhip64_7.dll", "hipblas.dll"],
+        "{}",
+        load.output
+    );
+
+    // An import missing from the bundle fails the load, and wine names it
+    // ("Library rocblas.dll (which is needed by …hipblas.dll) not found").
+    fs::remove_file(site.join(LIBS_DEST).join("rocblas.dll")).unwrap();
+    let load = mingw::wine_load(prefix.path(), &probe, &dll, &dirs);
+    assert!(!load.loaded, "{}", load.output);
+    assert!(
+        load.output.contains("FAILED LoadLibrary 126"),
+        "ERROR_MOD_NOT_FOUND: {}",
+        load.output
+    );
+    // hipblas.dll, which imports it, cannot load either.
+    assert_eq!(
+        load.missing,
+        ["hipblas.dll", "rocblas.dll"],
+        "{}",
+        load.output
+    );
+
+    // A run-time load missing from the bundle: the DLL loads but the HIP runtime cannot
+    // start, as amdhip64 without amd_comgr.
+    fs::copy(
+        rocm.libs_bin.join("rocblas.dll"),
+        site.join(LIBS_DEST).join("rocblas.dll"),
+    )
+    .unwrap();
+    fs::remove_file(site.join(CORE_DEST).join("amd_comgr0702.dll")).unwrap();
+    let load = mingw::wine_load(prefix.path(), &probe, &dll, &dirs);
+    assert!(!load.loaded, "{}", load.output);
+    assert_eq!(load.missing, ["amd_comgr0702.dll"], "{}", load.output);
+    eprintln!(
+        "bundled in {:.1?}, loaded under wine in {:.1?}",
+        bundled,
+        started.elapsed() - bundled
+    );
+}
+
+#[test]
+fn a_missing_search_folder_names_the_missing_import_and_its_importer() {
+    if !mingw::available(false) {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let rocm = rocm(dir.path());
+    let out = dir.path().join("out");
+    let run = bundle(&rocm, &out, false);
+    assert_eq!(run.code, 1, "{}\n{}", run.stdout, run.stderr);
+    assert!(
+        run.stderr.contains(
+            "1 imported library is found nowhere:\n  hipblas.dll  (imported by ctranslate2.dll)"
+        ),
+        "{}",
+        run.stderr
+    );
+    assert!(!out.exists(), "nothing is written on failure");
+}
