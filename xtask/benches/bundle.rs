@@ -14,6 +14,8 @@
 //! Run with `cargo bench --bench bundle` (needs x86_64-w64-mingw32-gcc and objdump);
 //! results are printed as Markdown for BENCHMARKS.md. The target is a closure under 1 s.
 
+mod common;
+
 use std::collections::BTreeSet;
 use std::fs::{self, File};
 use std::io::Write;
@@ -21,13 +23,13 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
+use common::{best_of, print_header, row, run_quiet, seconds};
 use xtask::binary;
 use xtask::bundle::closure::{self, Closure, Inputs, Location};
 use xtask::bundle::policy::SystemLibraries;
 use xtask::variant::Policy;
 
 const MIB: u64 = 1 << 20;
-const ROUNDS: usize = 3;
 const GCC: &str = "x86_64-w64-mingw32-gcc";
 /// Libraries the root reaches, each importing the next two.
 const CHAIN: usize = 8;
@@ -118,20 +120,18 @@ fn main() {
         .map(|l| fs::metadata(&l.source).unwrap().len())
         .sum();
 
-    println!("machine: {}", machine());
-    println!();
-    println!("| benchmark | ct2-variants | alternative | ratio (speed, alternative = 1.0) |");
-    println!("|---|---|---|---|");
-    println!(
-        "| closure of 1 DLL over a {} SDK folder ({} files, {} DLLs; {} reached) | {} | \
-         `{objdump} -p` per file of the closure: {} | {:.1}× |",
-        mib(tree.sdk_bytes),
-        tree.files,
-        CHAIN + DECOYS,
-        expected.libraries.len() - 1,
-        seconds(ours_time),
-        seconds(theirs_time),
-        theirs_time.as_secs_f64() / ours_time.as_secs_f64()
+    print_header();
+    row(
+        &format!(
+            "closure of 1 DLL over a {} SDK folder ({} files, {} DLLs; {} reached)",
+            mib(tree.sdk_bytes),
+            tree.files,
+            CHAIN + DECOYS,
+            expected.libraries.len() - 1,
+        ),
+        ours_time,
+        &format!("`{objdump} -p` per file of the closure"),
+        theirs_time,
     );
     println!(
         "| bundle size vs whole SDK folder | {} bundled | whole folder: {} | {:.1}% of it ({} saved) |",
@@ -244,12 +244,7 @@ fn compile(dir: &Path, name: &str, imports: &[String]) -> PathBuf {
     for import in imports {
         cmd.arg(dir.join(format!("lib{import}.a")));
     }
-    let output = cmd.output().unwrap();
-    assert!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
+    run_quiet(&mut cmd);
     out
 }
 
@@ -297,56 +292,6 @@ fn installed(tool: &str) -> bool {
         .is_ok_and(|o| o.status.success())
 }
 
-fn timed(f: impl FnOnce()) -> Duration {
-    let start = Instant::now();
-    f();
-    start.elapsed()
-}
-
-/// The best of `ROUNDS` timings of each, run alternately.
-fn best_of(mut ours: impl FnMut(), mut theirs: impl FnMut()) -> (Duration, Duration) {
-    let mut best = (Duration::MAX, Duration::MAX);
-    for _ in 0..ROUNDS {
-        best.0 = best.0.min(timed(&mut ours));
-        best.1 = best.1.min(timed(&mut theirs));
-    }
-    best
-}
-
-fn seconds(d: Duration) -> String {
-    if d < Duration::from_millis(10) {
-        format!("{:.2} ms", d.as_secs_f64() * 1e3)
-    } else {
-        format!("{:.3} s", d.as_secs_f64())
-    }
-}
-
 fn mib(bytes: u64) -> String {
     format!("{:.1} MiB", bytes as f64 / MIB as f64)
-}
-
-fn machine() -> String {
-    let cpuinfo = fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
-    let cpu = cpuinfo
-        .lines()
-        .find(|l| l.starts_with("model name"))
-        .and_then(|l| l.split(':').nth(1))
-        .map_or_else(|| "unknown CPU".to_string(), |s| s.trim().to_string());
-    let cores = std::thread::available_parallelism().map_or(0, |n| n.get());
-    let memory = fs::read_to_string("/proc/meminfo")
-        .ok()
-        .and_then(|m| {
-            m.lines()
-                .find(|l| l.starts_with("MemTotal:"))?
-                .split_whitespace()
-                .nth(1)?
-                .parse::<u64>()
-                .ok()
-        })
-        .map_or_else(String::new, |kib| format!(", {} GiB", kib >> 20));
-    format!(
-        "{cpu}, {cores} cores{memory}, {} {}",
-        std::env::consts::OS,
-        std::env::consts::ARCH
-    )
 }

@@ -7,20 +7,20 @@
 //! Run with `cargo bench --bench fetch`; results are printed as Markdown for BENCHMARKS.md.
 //! Each side runs `ROUNDS` times, alternating; the best time of each counts.
 
+mod common;
 #[path = "../tests/common/server.rs"]
 mod server;
 
 use std::path::Path;
 use std::process::Command;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
 
+use common::{ROUNDS, best_of, print_header, row, run_quiet, seconds, timed};
 use server::Server;
 use xtask::cache::{self, Cache, Pin};
 use xtask::download::{self, Options, Request};
 
 const GIB: usize = 1 << 30;
-const ROUNDS: usize = 3;
 
 fn main() {
     let scratch = tempfile::Builder::new()
@@ -31,10 +31,7 @@ fn main() {
     let file = scratch.path().join("one-gib.bin");
     std::fs::write(&file, &*data).unwrap();
 
-    println!("machine: {}", machine());
-    println!();
-    println!("| benchmark | ct2-variants | alternative | ratio (speed, alternative = 1.0) |");
-    println!("|---|---|---|---|");
+    print_header();
 
     let (ours, theirs) = best_of(
         || {
@@ -118,56 +115,4 @@ fn pseudo_random(len: usize) -> Vec<u8> {
     }
     out.truncate(len);
     out
-}
-
-fn run_quiet(command: &mut Command) {
-    let output = command.output().expect("the command runs");
-    assert!(
-        output.status.success(),
-        "{command:?} failed: {}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-}
-
-fn timed(f: impl FnOnce()) -> Duration {
-    let start = Instant::now();
-    f();
-    start.elapsed()
-}
-
-/// The best of `ROUNDS` timings of each, run alternately.
-fn best_of(mut ours: impl FnMut(), mut theirs: impl FnMut()) -> (Duration, Duration) {
-    let mut best = (Duration::MAX, Duration::MAX);
-    for _ in 0..ROUNDS {
-        best.0 = best.0.min(timed(&mut ours));
-        best.1 = best.1.min(timed(&mut theirs));
-    }
-    best
-}
-
-fn seconds(d: Duration) -> String {
-    format!("{:.3} s", d.as_secs_f64())
-}
-
-fn row(what: &str, ours: Duration, alternative: &str, theirs: Duration) {
-    println!(
-        "| {what} | {} | {alternative}: {} | {:.2}× |",
-        seconds(ours),
-        seconds(theirs),
-        theirs.as_secs_f64() / ours.as_secs_f64()
-    );
-}
-
-fn machine() -> String {
-    let cpu = std::fs::read_to_string("/proc/cpuinfo")
-        .ok()
-        .and_then(|text| {
-            text.lines()
-                .find(|l| l.starts_with("model name"))
-                .and_then(|l| l.split(':').nth(1))
-                .map(|s| s.trim().to_string())
-        })
-        .unwrap_or_else(|| "unknown CPU".into());
-    let cores = std::thread::available_parallelism().map_or(0, |n| n.get());
-    format!("{cpu}, {cores} cores, {}", std::env::consts::OS)
 }

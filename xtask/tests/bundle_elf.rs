@@ -7,12 +7,14 @@ mod common;
 
 use std::collections::BTreeSet;
 use std::fs;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Instant;
 
-use serde_json::Value;
+use common::wheel::{
+    ct2_dist_info, dist_info, read_report, report_files, unzip, zip_names, zip_wheel,
+};
+use common::{installed, run_ok, stdout_and_stderr};
 
 const WHEEL: &str = "ctranslate2-4.7.1-cp312-cp312-manylinux_2_28_x86_64.whl";
 
@@ -21,16 +23,9 @@ const WHEEL: &str = "ctranslate2-4.7.1-cp312-cp312-manylinux_2_28_x86_64.whl";
 const VIA_LIBC: &str =
     "#include <stdlib.h>\n#define VIA_LIBC(x) (getenv(\"CT2_NO_SUCH_VARIABLE\") ? -1000 : (x))\n";
 
-fn have(tool: &str, arg: &str) -> bool {
-    Command::new(tool)
-        .arg(arg)
-        .output()
-        .is_ok_and(|o| o.status.success())
-}
-
 fn available() -> bool {
     for tool in ["gcc", "patchelf", "python3"] {
-        if !have(tool, "--version") {
+        if !installed(tool) {
             eprintln!("skipping: {tool} is not installed");
             return false;
         }
@@ -41,21 +36,21 @@ fn available() -> bool {
 /// `gcc -shared -fPIC` of `code` into `out`, linked with `-L<lib_dir> -l<lib>` for each lib
 /// (no rpath: the SDK libraries are found only where the bundle puts them).
 fn gcc(out: &Path, code: &str, lib_dir: &Path, libs: &[&str]) {
+    gcc_with(out, code, lib_dir, libs, &[]);
+}
+
+/// `gcc` with extra flags (an rpath, -ldl).
+fn gcc_with(out: &Path, code: &str, lib_dir: &Path, libs: &[&str], extra: &[&str]) {
     let source = out.with_extension("c");
     fs::write(&source, format!("{VIA_LIBC}{code}")).unwrap();
-    let mut cmd = Command::new("gcc");
-    cmd.args(["-shared", "-fPIC", "-o"])
-        .arg(out)
-        .arg(&source)
-        .arg(format!("-L{}", lib_dir.display()));
-    for lib in libs {
-        cmd.arg(format!("-l{lib}"));
-    }
-    let done = cmd.output().unwrap();
-    assert!(
-        done.status.success(),
-        "{}",
-        String::from_utf8_lossy(&done.stderr)
+    run_ok(
+        Command::new("gcc")
+            .args(["-shared", "-fPIC", "-o"])
+            .arg(out)
+            .arg(&source)
+            .arg(format!("-L{}", lib_dir.display()))
+            .args(libs.iter().map(|l| format!("-l{l}")))
+            .args(extra),
     );
     fs::remove_file(source).unwrap();
 }
@@ -70,13 +65,7 @@ fn sdk(dir: &Path) -> Sdk {
     let sdk = dir.join("sdk");
     let lib = sdk.join("lib");
     fs::create_dir_all(&lib).unwrap();
-    let info = sdk.join("sdk_pkg-1.0.dist-info");
-    fs::create_dir_all(&info).unwrap();
-    fs::write(
-        info.join("METADATA"),
-        "Metadata-Version: 2.1\nName: sdk_pkg\nVersion: 1.0\n",
-    )
-    .unwrap();
+    dist_info(&sdk.join("sdk_pkg-1.0.dist-info"), "sdk_pkg", "1.0");
     gcc(
         &lib.join("libsdk_core.so"),
         "int core_value(void) { return VIA_LIBC(40); }\n",
@@ -106,18 +95,7 @@ fn sdk(dir: &Path) -> Sdk {
         &["sdk_blas"],
     );
     fs::write(package.join("__init__.py"), "__version__ = \"4.7.1\"\n").unwrap();
-    let info = tree.join("ctranslate2-4.7.1.dist-info");
-    fs::create_dir_all(&info).unwrap();
-    fs::write(
-        info.join("METADATA"),
-        "Metadata-Version: 2.1\nName: ctranslate2\nVersion: 4.7.1\n",
-    )
-    .unwrap();
-    fs::write(
-        info.join("WHEEL"),
-        "Wheel-Version: 1.0\nRoot-Is-Purelib: false\nTag: cp312-cp312-manylinux_2_28_x86_64\n",
-    )
-    .unwrap();
+    ct2_dist_info(&tree, Some("cp312-cp312-manylinux_2_28_x86_64"));
     let wheel = dir.join("in").join(WHEEL);
     let wheel_files = zip_wheel(&tree, &wheel);
     Sdk {
@@ -125,64 +103,6 @@ fn sdk(dir: &Path) -> Sdk {
         lib,
         wheel_files,
     }
-}
-
-/// Every file below `dir`, `/`-separated and relative to it.
-fn files_below(dir: &Path) -> BTreeSet<String> {
-    let mut out = BTreeSet::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(at) = stack.pop() {
-        for entry in fs::read_dir(&at).unwrap().flatten() {
-            if entry.file_type().unwrap().is_dir() {
-                stack.push(entry.path());
-            } else {
-                let relative = entry.path().strip_prefix(dir).unwrap().to_owned();
-                out.insert(relative.to_string_lossy().replace('\\', "/"));
-            }
-        }
-    }
-    out
-}
-
-/// Zips `tree` into a wheel at `out`, with a true RECORD; returns the file names in it.
-fn zip_wheel(tree: &Path, out: &Path) -> BTreeSet<String> {
-    let files = files_below(tree);
-    let info = files
-        .iter()
-        .find_map(|f| f.split_once(".dist-info/").map(|(stem, _)| stem))
-        .expect("a .dist-info")
-        .to_string();
-    let record_name = format!("{info}.dist-info/RECORD");
-    fs::create_dir_all(out.parent().unwrap()).unwrap();
-    let mut zip = zip::ZipWriter::new(fs::File::create(out).unwrap());
-    let options = zip::write::SimpleFileOptions::default()
-        .compression_method(zip::CompressionMethod::Deflated);
-    let mut record = String::new();
-    for name in &files {
-        let data = fs::read(tree.join(name)).unwrap();
-        record.push_str(&format!(
-            "{name},{},{}\n",
-            xtask::wheel::record_hash(&data),
-            data.len()
-        ));
-        zip.start_file(name.as_str(), options).unwrap();
-        zip.write_all(&data).unwrap();
-    }
-    record.push_str(&format!("{record_name},,\n"));
-    zip.start_file(record_name.as_str(), options).unwrap();
-    zip.write_all(record.as_bytes()).unwrap();
-    zip.finish().unwrap();
-    let mut names = files;
-    names.insert(record_name);
-    names
-}
-
-fn zip_names(wheel: &Path) -> BTreeSet<String> {
-    let archive = zip::ZipArchive::new(fs::File::open(wheel).unwrap()).unwrap();
-    archive
-        .file_names()
-        .map(|n| n.unwrap().into_owned())
-        .collect()
 }
 
 /// Loads `library` with ctypes in a fresh python3 with no `LD_LIBRARY_PATH`, and calls
@@ -200,12 +120,7 @@ fn load(library: &Path) -> (bool, String) {
         .env_remove("LD_PRELOAD")
         .output()
         .unwrap();
-    let output = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    (out.status.success(), output)
+    (out.status.success(), stdout_and_stderr(&out))
 }
 
 #[test]
@@ -258,22 +173,9 @@ fn sdk_libraries_get_origin_runpaths_and_load_without_ld_library_path() {
         ]),
         "no portable folder unless asked for"
     );
-    let report: Value =
-        serde_json::from_str(&fs::read_to_string(out.join("provenance.json")).unwrap()).unwrap();
-    let files: Vec<(&str, &str, &str)> = report["files"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|f| {
-            (
-                f["path"].as_str().unwrap(),
-                f["package"].as_str().unwrap(),
-                f["reason"].as_str().unwrap(),
-            )
-        })
-        .collect();
+    let report = read_report(&out);
     assert_eq!(
-        files,
+        report_files(&report),
         [
             (
                 "ctranslate2.libs/libsdk_blas.so",
@@ -298,10 +200,7 @@ fn sdk_libraries_get_origin_runpaths_and_load_without_ld_library_path() {
 
     // RUNPATHs: relative to each file's own folder, no build-machine paths.
     let site = dir.path().join("site");
-    zip::ZipArchive::new(fs::File::open(&fat).unwrap())
-        .unwrap()
-        .extract(&site)
-        .unwrap();
+    unzip(&fat, &site);
     let runpath = |path: &str| {
         let info = xtask::binary::read(&site.join(path)).unwrap();
         assert!(info.rpath.is_empty(), "{path}: DT_RPATH {:?}", info.rpath);
@@ -328,10 +227,7 @@ fn sdk_libraries_get_origin_runpaths_and_load_without_ld_library_path() {
 
     // The input wheel's library, unpatched, does not load: the RUNPATH is what finds them.
     let plain = dir.path().join("plain");
-    zip::ZipArchive::new(fs::File::open(&sdk.wheel).unwrap())
-        .unwrap()
-        .extract(&plain)
-        .unwrap();
+    unzip(&sdk.wheel, &plain);
     let (ok, output) = load(&plain.join("ctranslate2/libctranslate2.so"));
     assert!(!ok, "{output}");
     assert!(output.contains("libsdk_blas.so"), "{output}");
@@ -349,27 +245,6 @@ fn sdk_libraries_get_origin_runpaths_and_load_without_ld_library_path() {
         bundled,
         started.elapsed() - bundled
     );
-}
-
-/// `gcc -shared` with extra flags (an rpath, -ldl).
-fn gcc_with(out: &Path, code: &str, lib_dir: &Path, libs: &[&str], extra: &[&str]) {
-    let source = out.with_extension("c");
-    fs::write(&source, format!("{VIA_LIBC}#include <dlfcn.h>\n{code}")).unwrap();
-    let done = Command::new("gcc")
-        .args(["-shared", "-fPIC", "-o"])
-        .arg(out)
-        .arg(&source)
-        .arg(format!("-L{}", lib_dir.display()))
-        .args(libs.iter().map(|l| format!("-l{l}")))
-        .args(extra)
-        .output()
-        .unwrap();
-    assert!(
-        done.status.success(),
-        "{}",
-        String::from_utf8_lossy(&done.stderr)
-    );
-    fs::remove_file(source).unwrap();
 }
 
 #[test]
@@ -391,7 +266,7 @@ fn run_time_plugins_load_build_paths_go_and_read_only_sdk_files_are_patched() {
     // machine's library folder as an absolute RPATH.
     gcc_with(
         &lib.join("libsdk_core.so"),
-        "int core_value(void) {\n  void *h = dlopen(\"libsdk_plugin.so\", RTLD_NOW);\n  \
+        "#include <dlfcn.h>\nint core_value(void) {\n  void *h = dlopen(\"libsdk_plugin.so\", RTLD_NOW);\n  \
          if (!h) return -1;\n  int (*f)(void) = (int (*)(void))dlsym(h, \"plugin_answer\");\n  \
          return VIA_LIBC(f ? f() + 1 : -2);\n}\n",
         &lib,
@@ -407,18 +282,7 @@ fn run_time_plugins_load_build_paths_go_and_read_only_sdk_files_are_patched() {
         &["sdk_core"],
         &[],
     );
-    let info = tree.join("ctranslate2-4.7.1.dist-info");
-    fs::create_dir_all(&info).unwrap();
-    fs::write(
-        info.join("METADATA"),
-        "Metadata-Version: 2.1\nName: ctranslate2\nVersion: 4.7.1\n",
-    )
-    .unwrap();
-    fs::write(
-        info.join("WHEEL"),
-        "Wheel-Version: 1.0\nRoot-Is-Purelib: false\n",
-    )
-    .unwrap();
+    ct2_dist_info(&tree, None);
     let wheel = dir.path().join("in").join(WHEEL);
     zip_wheel(&tree, &wheel);
     // SDK files as some packages ship them: read-only.
@@ -449,10 +313,7 @@ fn run_time_plugins_load_build_paths_go_and_read_only_sdk_files_are_patched() {
     assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
 
     let site = dir.path().join("site");
-    zip::ZipArchive::new(fs::File::open(out.join(WHEEL)).unwrap())
-        .unwrap()
-        .extract(&site)
-        .unwrap();
+    unzip(&out.join(WHEEL), &site);
     let core = xtask::binary::read(&site.join("ctranslate2.libs/libsdk_core.so")).unwrap();
     assert!(core.rpath.is_empty(), "{:?}", core.rpath);
     assert_eq!(
@@ -469,8 +330,7 @@ fn run_time_plugins_load_build_paths_go_and_read_only_sdk_files_are_patched() {
     assert!(output.contains("LOADED\nVALUE 42\n"), "{output}");
 
     // The report describes the files as shipped (patched), not the SDK's originals.
-    let report: Value =
-        serde_json::from_str(&fs::read_to_string(out.join("provenance.json")).unwrap()).unwrap();
+    let report = read_report(&out);
     for file in report["files"].as_array().unwrap() {
         let path = site.join(file["path"].as_str().unwrap());
         let (sha256, size) = xtask::cache::sha256_file(&path).unwrap();

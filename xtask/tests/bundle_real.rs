@@ -12,7 +12,6 @@ mod common;
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::fs;
 use std::io::Read;
-use std::net::{TcpStream, ToSocketAddrs};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, PoisonError, Weak};
 use std::time::Duration;
@@ -24,31 +23,8 @@ use xtask::cache::{Cache, Pin};
 use xtask::download::{self, Options, Request};
 use xtask::unpack::{self, Format, Limits};
 
-/// Why the network tests cannot run here, if they cannot.
-fn skip_reason() -> Option<String> {
-    if std::env::var_os("CT2V_SKIP_NETWORK_TESTS").is_some() {
-        return Some("CT2V_SKIP_NETWORK_TESTS is set".into());
-    }
-    let host = "files.pythonhosted.org:443";
-    let reachable = host
-        .to_socket_addrs()
-        .ok()
-        .and_then(|mut addrs| addrs.next())
-        .is_some_and(|addr| TcpStream::connect_timeout(&addr, Duration::from_secs(5)).is_ok());
-    if !reachable {
-        return Some(format!("{host} cannot be reached"));
-    }
-    None
-}
-
-macro_rules! needs_network {
-    () => {
-        if let Some(reason) = skip_reason() {
-            eprintln!("SKIPPED (network test): {reason}");
-            return;
-        }
-    };
-}
+/// The hosts the tests of this file download from.
+const HOSTS: &[&str] = &["files.pythonhosted.org:443"];
 
 struct Wheel {
     url: &'static str,
@@ -193,7 +169,7 @@ fn sha256_of(path: &Path) -> String {
 
 #[test]
 fn real_dll_imports_match_objdump() {
-    needs_network!();
+    needs_network!(HOSTS);
     let wheels = wheels();
     for (in_cublas, relative) in BINARIES {
         let root = if in_cublas {
@@ -287,7 +263,7 @@ fn expected_closure(wheels: &Wheels, roots: &[&str], forced: &[&str]) -> Expecte
 
 #[test]
 fn bundling_the_real_cuda_wheel_against_real_cublas() {
-    needs_network!();
+    needs_network!(HOSTS);
     let wheels = wheels();
     let work = tempfile::Builder::new()
         .prefix("bundle-real-run-")

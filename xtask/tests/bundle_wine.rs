@@ -7,12 +7,13 @@ mod common;
 
 use std::collections::BTreeSet;
 use std::fs;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use common::mingw::{self, Dll};
-use serde_json::Value;
+use common::wheel::{
+    ct2_dist_info, dist_info, files_below, read_report, report_files, unzip, zip_names, zip_wheel,
+};
 
 const WHEEL: &str = "ctranslate2-4.7.1-cp312-cp312-win_amd64.whl";
 const EXT: &str = "_ext.cp312-win_amd64.pyd";
@@ -107,18 +108,7 @@ fn rocm(dir: &Path) -> Rocm {
         "import os\n# adds ctranslate2/, _rocm_sdk_core/bin, _rocm_sdk_libraries_custom/bin\n",
     )
     .unwrap();
-    let info = tree.join("ctranslate2-4.7.1.dist-info");
-    fs::create_dir_all(&info).unwrap();
-    fs::write(
-        info.join("METADATA"),
-        "Metadata-Version: 2.1\nName: ctranslate2\nVersion: 4.7.1\n",
-    )
-    .unwrap();
-    fs::write(
-        info.join("WHEEL"),
-        "Wheel-Version: 1.0\nRoot-Is-Purelib: false\nTag: cp312-cp312-win_amd64\n",
-    )
-    .unwrap();
+    ct2_dist_info(&tree, Some("cp312-cp312-win_amd64"));
     let wheel = dir.join("in").join(WHEEL);
     let wheel_files = zip_wheel(&tree, &wheel);
 
@@ -136,6 +126,7 @@ fn rocm(dir: &Path) -> Rocm {
     dist_info(
         &core.join("rocm_sdk_core-7.2.0.dev0.dist-info"),
         "rocm_sdk_core",
+        "7.2.0.dev0",
     );
     let libs = sdk.join("rocm_sdk_libraries_custom");
     let libs_bin = libs.join(LIBS_DEST);
@@ -159,6 +150,7 @@ fn rocm(dir: &Path) -> Rocm {
     dist_info(
         &libs.join("rocm_sdk_libraries_custom-7.2.0.dev0.dist-info"),
         "rocm_sdk_libraries_custom",
+        "7.2.0.dev0",
     );
     Rocm {
         wheel,
@@ -166,78 +158,6 @@ fn rocm(dir: &Path) -> Rocm {
         libs_bin,
         wheel_files,
     }
-}
-
-fn dist_info(dir: &Path, name: &str) {
-    fs::create_dir_all(dir).unwrap();
-    fs::write(
-        dir.join("METADATA"),
-        format!("Metadata-Version: 2.1\nName: {name}\nVersion: 7.2.0.dev0\n"),
-    )
-    .unwrap();
-}
-
-/// Every file below `dir`, `/`-separated and relative to it.
-fn files_below(dir: &Path) -> BTreeSet<String> {
-    let mut out = BTreeSet::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(at) = stack.pop() {
-        for entry in fs::read_dir(&at).unwrap().flatten() {
-            if entry.file_type().unwrap().is_dir() {
-                stack.push(entry.path());
-            } else {
-                let relative = entry.path().strip_prefix(dir).unwrap().to_owned();
-                out.insert(relative.to_string_lossy().replace('\\', "/"));
-            }
-        }
-    }
-    out
-}
-
-/// Zips `tree` into a wheel at `out`, with a true RECORD; returns the file names in it.
-fn zip_wheel(tree: &Path, out: &Path) -> BTreeSet<String> {
-    let files = files_below(tree);
-    let info = files
-        .iter()
-        .find_map(|f| f.split_once(".dist-info/").map(|(stem, _)| stem))
-        .expect("a .dist-info")
-        .to_string();
-    let record_name = format!("{info}.dist-info/RECORD");
-    fs::create_dir_all(out.parent().unwrap()).unwrap();
-    let mut zip = zip::ZipWriter::new(fs::File::create(out).unwrap());
-    let options = zip::write::SimpleFileOptions::default()
-        .compression_method(zip::CompressionMethod::Deflated);
-    let mut record = String::new();
-    for name in &files {
-        let data = fs::read(tree.join(name)).unwrap();
-        record.push_str(&format!(
-            "{name},{},{}\n",
-            xtask::wheel::record_hash(&data),
-            data.len()
-        ));
-        zip.start_file(name.as_str(), options).unwrap();
-        zip.write_all(&data).unwrap();
-    }
-    record.push_str(&format!("{record_name},,\n"));
-    zip.start_file(record_name.as_str(), options).unwrap();
-    zip.write_all(record.as_bytes()).unwrap();
-    zip.finish().unwrap();
-    let mut names = files;
-    names.insert(record_name);
-    names
-}
-
-fn zip_names(wheel: &Path) -> BTreeSet<String> {
-    let archive = zip::ZipArchive::new(fs::File::open(wheel).unwrap()).unwrap();
-    archive
-        .file_names()
-        .map(|n| n.unwrap().into_owned())
-        .collect()
-}
-
-fn unzip(wheel: &Path, to: &Path) {
-    let mut archive = zip::ZipArchive::new(fs::File::open(wheel).unwrap()).unwrap();
-    archive.extract(to).unwrap();
 }
 
 fn s(path: &Path) -> String {
@@ -349,21 +269,9 @@ fn rocm_closure_is_bundled_and_loads_under_wine() {
     );
 
     // provenance.json: every added file with its package and why it is there.
-    let report: Value =
-        serde_json::from_str(&fs::read_to_string(out.join("provenance.json")).unwrap()).unwrap();
-    let files = report["files"].as_array().unwrap();
-    let listed: Vec<(&str, &str, &str)> = files
-        .iter()
-        .map(|f| {
-            (
-                f["path"].as_str().unwrap(),
-                f["package"].as_str().unwrap(),
-                f["reason"].as_str().unwrap(),
-            )
-        })
-        .collect();
-    assert_eq!(listed, added());
-    for f in files {
+    let report = read_report(&out);
+    assert_eq!(report_files(&report), added());
+    for f in report["files"].as_array().unwrap() {
         let source = match f["path"].as_str().unwrap() {
             p if p.starts_with(CORE_DEST) => rocm.core_bin.join(&p[CORE_DEST.len() + 1..]),
             p => rocm.libs_bin.join(&p[LIBS_DEST.len() + 1..]),

@@ -6,40 +6,14 @@
 
 mod common;
 
-use std::net::{TcpStream, ToSocketAddrs};
 use std::path::Path;
-use std::time::Duration;
 
 use common::{fetch_cpu_args, xtask_in};
 use xtask::binary;
 use xtask::unpack::{self, Format, Limits};
 
-/// Why the network tests cannot run here, if they cannot.
-fn skip_reason() -> Option<String> {
-    if std::env::var_os("CT2V_SKIP_NETWORK_TESTS").is_some() {
-        return Some("CT2V_SKIP_NETWORK_TESTS is set".into());
-    }
-    for host in ["static.crates.io:443", "files.pythonhosted.org:443"] {
-        let reachable = host
-            .to_socket_addrs()
-            .ok()
-            .and_then(|mut addrs| addrs.next())
-            .is_some_and(|addr| TcpStream::connect_timeout(&addr, Duration::from_secs(5)).is_ok());
-        if !reachable {
-            return Some(format!("{host} cannot be reached"));
-        }
-    }
-    None
-}
-
-macro_rules! needs_network {
-    () => {
-        if let Some(reason) = skip_reason() {
-            eprintln!("SKIPPED (network test): {reason}");
-            return;
-        }
-    };
-}
+/// The hosts the tests of this file download from.
+const HOSTS: &[&str] = &["static.crates.io:443", "files.pythonhosted.org:443"];
 
 fn cached(cache: &Path, sha256: &str) -> std::path::PathBuf {
     cache.join("sha256").join(sha256)
@@ -47,7 +21,7 @@ fn cached(cache: &Path, sha256: &str) -> std::path::PathBuf {
 
 #[test]
 fn the_real_cpu_pins_download_verify_and_unpack() {
-    needs_network!();
+    needs_network!(HOSTS);
     let cache = tempfile::tempdir().unwrap();
     let args = fetch_cpu_args(cache.path().to_str().unwrap(), "windows-x86_64", &[]);
     let run = xtask_in(&common::repo_root(), &args);

@@ -5,21 +5,17 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use super::{installed, run_ok, stdout_and_stderr};
+
 pub const GCC: &str = "x86_64-w64-mingw32-gcc";
 
 /// Whether mingw-w64 (and, for loading, wine) are on PATH; prints why a test skips.
 pub fn available(need_wine: bool) -> bool {
-    let have = |tool: &str| {
-        Command::new(tool)
-            .arg("--version")
-            .output()
-            .is_ok_and(|o| o.status.success())
-    };
-    if !have(GCC) {
+    if !installed(GCC) {
         eprintln!("skipping: {GCC} is not installed (apt-get install gcc-mingw-w64-x86-64)");
         return false;
     }
-    if need_wine && !have("wine") {
+    if need_wine && !installed("wine") {
         eprintln!("skipping: wine is not installed (apt-get install wine wine64)");
         return false;
     }
@@ -95,12 +91,7 @@ pub fn build(dir: &Path, dlls: &[Dll]) -> Vec<PathBuf> {
         for import in dll.imports {
             cmd.arg(dir.join(format!("lib{}.a", symbol(import))));
         }
-        let status = cmd.output().unwrap();
-        assert!(
-            status.status.success(),
-            "{}",
-            String::from_utf8_lossy(&status.stderr)
-        );
+        run_ok(&mut cmd);
         built.push(out);
     }
     for entry in fs::read_dir(dir).unwrap().flatten() {
@@ -139,17 +130,12 @@ pub fn build_probe(dir: &Path) -> PathBuf {
     let source = dir.join("probe.c");
     fs::write(&source, PROBE).unwrap();
     let exe = dir.join("probe.exe");
-    let out = Command::new(GCC)
-        .arg("-municode")
-        .arg("-o")
-        .arg(&exe)
-        .arg(&source)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    run_ok(
+        Command::new(GCC)
+            .arg("-municode")
+            .arg("-o")
+            .arg(&exe)
+            .arg(&source),
     );
     fs::remove_file(source).unwrap();
     exe
@@ -218,11 +204,7 @@ pub fn wine_load(prefix: &Path, probe: &Path, dll: &Path, dirs: &[PathBuf]) -> L
         .env_remove("DISPLAY")
         .output()
         .unwrap();
-    let output = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let output = stdout_and_stderr(&out);
     Load {
         loaded: out.status.success() && output.lines().any(|l| l.trim() == "LOADED"),
         missing: missing(&output),

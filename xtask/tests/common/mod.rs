@@ -3,7 +3,9 @@
 #![allow(dead_code)]
 
 pub mod mingw;
+pub mod network;
 pub mod server;
+pub mod wheel;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -44,6 +46,34 @@ pub fn xtask_in(root: &Path, args: &[&str]) -> Run {
 
 pub fn xtask(args: &[&str]) -> Run {
     xtask_in(&repo_root(), args)
+}
+
+/// Whether `tool --version` runs and succeeds.
+pub fn installed(tool: &str) -> bool {
+    Command::new(tool)
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success())
+}
+
+/// Runs `cmd` and asserts that it succeeds (its stderr is the message when it does not).
+pub fn run_ok(cmd: &mut Command) -> Output {
+    let output = cmd.output().unwrap();
+    assert!(
+        output.status.success(),
+        "{cmd:?} failed: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    output
+}
+
+/// A process's stdout followed by its stderr, as text.
+pub fn stdout_and_stderr(output: &Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    )
 }
 
 /// The argument list of `plan` for one matrix entry, plus `extra` flags.
