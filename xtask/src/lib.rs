@@ -19,6 +19,7 @@ pub mod pin;
 pub mod plan;
 pub mod platform;
 pub mod runner;
+pub mod sdk;
 pub mod tree;
 pub mod unpack;
 pub mod variant;

@@ -2,6 +2,7 @@
 //! unpack, patch, bundle, checksum) call into the library; the others run their commands with
 //! output to the step's log and a progress bar fed by ninja's `[n/m]` lines.
 
+use std::collections::BTreeMap;
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::process::Command as Process;
@@ -14,7 +15,8 @@ use crate::cache::Cache;
 use crate::exec::{Handler, run_logged};
 use crate::plan::{Action, Plan, Step};
 use crate::unpack::{self, Format, Limits};
-use crate::{checksums, download, fetch, host, patch};
+use crate::variant::SdkKind;
+use crate::{checksums, download, fetch, host, patch, sdk};
 
 pub struct Runner {
     pub cache: Cache,
@@ -75,14 +77,19 @@ impl Handler for Runner {
             }
             Action::Configure { .. } => {
                 check_compiler(plan)?;
-                run_commands(step, log)
+                let env = self.sdk_env(plan, step)?;
+                run_commands(step, &env, log)
             }
             Action::Venv { .. } => {
                 check_python(plan, step)?;
-                run_commands(step, log)
+                run_commands(step, &step.env, log)
             }
-            Action::Build { .. } | Action::Install { .. } | Action::Wheel | Action::Verify => {
-                run_commands(step, log)
+            Action::Build { .. } => {
+                let env = self.sdk_env(plan, step)?;
+                run_commands(step, &env, log)
+            }
+            Action::Install { .. } | Action::Wheel | Action::Verify => {
+                run_commands(step, &step.env, log)
             }
         }
     }
@@ -120,6 +127,35 @@ impl Handler for Runner {
 }
 
 impl Runner {
+    /// The step's environment plus, for a CUDA build, `CUDA_PATH` of the toolkit found here
+    /// (CMake's FindCUDA looks there first). A missing or too old toolkit stops the build.
+    fn sdk_env(&mut self, plan: &Plan, step: &Step) -> Result<BTreeMap<String, String>> {
+        let step_env = step.env.clone();
+        let Some(sdk) = plan.sdk.as_ref().filter(|s| s.kind == SdkKind::Cuda) else {
+            return Ok(step_env);
+        };
+        let found = match &self.found.sdk_root {
+            Some(root) => sdk::Found {
+                root: root.clone(),
+                version: String::new(),
+                how: "--sdk-root".into(),
+            },
+            None => sdk::find(sdk)?,
+        };
+        if self.found.sdk_root.is_none() {
+            eprintln!(
+                "      CUDA toolkit {} at {} ({})",
+                found.version,
+                found.root.display(),
+                found.how
+            );
+            self.found.sdk_root = Some(found.root.clone());
+        }
+        let mut env = step_env;
+        env.insert("CUDA_PATH".into(), found.root.display().to_string());
+        Ok(env)
+    }
+
     /// Re-hashes a pinned input before it is used: a file damaged since `fetch` ran is caught.
     fn verify_cached(&self, input: &crate::plan::PlannedInput) -> Result<()> {
         let Some(sha256) = &input.sha256 else {
@@ -155,11 +191,12 @@ impl Runner {
     }
 }
 
-/// Runs a step's commands in order, output to `log`, with a bar for ninja's `[n/m]` lines.
-fn run_commands(step: &Step, log: &Path) -> Result<()> {
+/// Runs a step's commands in order with `env`, output to `log`, with a bar for ninja's
+/// `[n/m]` lines.
+fn run_commands(step: &Step, env: &BTreeMap<String, String>, log: &Path) -> Result<()> {
     let bar = NinjaProgress::new(&step.id);
     for command in &step.commands {
-        run_logged(command, &step.env, log, &mut |line| bar.line(line))?;
+        run_logged(command, env, log, &mut |line| bar.line(line))?;
     }
     bar.finish();
     Ok(())

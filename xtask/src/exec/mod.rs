@@ -124,6 +124,7 @@ mod tests {
             cache_dir: "/c".into(),
             work_dir: "/w".into(),
             notes: vec![],
+            sdk: None,
             inputs: vec![],
             steps,
             artifacts: vec![],

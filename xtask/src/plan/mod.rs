@@ -36,6 +36,8 @@ pub struct Plan {
     pub cache_dir: String,
     pub work_dir: String,
     pub notes: Vec<String>,
+    /// The GPU SDK the build needs (found on the machine when it runs), if any.
+    pub sdk: Option<crate::variant::Sdk>,
     pub inputs: Vec<PlannedInput>,
     pub steps: Vec<Step>,
     /// What a successful build leaves in the output folder.

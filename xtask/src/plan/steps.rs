@@ -186,6 +186,7 @@ pub fn plan(workspace: &Workspace, v: &Resolved) -> Plan {
         cache_dir: slash(&workspace.cache_dir),
         work_dir: slash(&layout.work),
         notes,
+        sdk: v.sdk.clone(),
         inputs,
         artifacts: artifacts(&layout, v, &wheel),
         steps,

@@ -1,0 +1,151 @@
+//! Finding the GPU SDK a build needs on this machine, and checking its version.
+//!
+//! CUDA: `CUDA_PATH`, then `CUDA_HOME`, then the folder above `nvcc` on PATH; the version is
+//! what `nvcc --version` reports, and the variant's `version` is the oldest major accepted.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use anyhow::{Result, bail};
+
+use crate::variant::{Sdk, SdkKind};
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Found {
+    pub root: PathBuf,
+    /// `major.minor`, e.g. "13.0".
+    pub version: String,
+    /// How it was found, e.g. "nvcc on PATH".
+    pub how: String,
+}
+
+pub fn find(sdk: &Sdk) -> Result<Found> {
+    match sdk.kind {
+        SdkKind::Cuda => find_cuda(sdk),
+        SdkKind::Hip => bail!(
+            "finding the HIP SDK is not implemented yet: pass --sdk-root{}",
+            hint(sdk)
+        ),
+    }
+}
+
+fn hint(sdk: &Sdk) -> String {
+    sdk.install_hint
+        .as_ref()
+        .map(|h| format!("\n  = {h}"))
+        .unwrap_or_default()
+}
+
+fn find_cuda(sdk: &Sdk) -> Result<Found> {
+    let mut looked = Vec::new();
+    let mut candidates: Vec<(PathBuf, String)> = Vec::new();
+    for var in ["CUDA_PATH", "CUDA_HOME"] {
+        match std::env::var_os(var) {
+            Some(value) => candidates.push((PathBuf::from(value), var.to_string())),
+            None => looked.push(format!("{var} (not set)")),
+        }
+    }
+    match which("nvcc") {
+        Some(nvcc) => {
+            if let Some(root) = nvcc.parent().and_then(Path::parent) {
+                candidates.push((root.to_path_buf(), "nvcc on PATH".to_string()));
+            }
+        }
+        None => looked.push("PATH (no nvcc)".to_string()),
+    }
+    for (root, how) in candidates {
+        let nvcc = root.join("bin").join(exe("nvcc"));
+        match nvcc_version(&nvcc) {
+            Some(version) => {
+                return check_version(sdk, Found { root, version, how });
+            }
+            None => looked.push(format!("{how} = {} (no working bin/nvcc)", root.display())),
+        }
+    }
+    bail!(
+        "no CUDA toolkit found; looked at: {}{}",
+        looked.join(", "),
+        hint(sdk)
+    )
+}
+
+fn check_version(sdk: &Sdk, found: Found) -> Result<Found> {
+    let major = |v: &str| v.split('.').next().and_then(|m| m.parse::<u32>().ok());
+    match (major(&found.version), major(&sdk.version)) {
+        (Some(have), Some(want)) if have < want => bail!(
+            "the CUDA toolkit at {} ({}) is {}, but this variant needs {} or newer{}",
+            found.root.display(),
+            found.how,
+            found.version,
+            sdk.version,
+            hint(sdk)
+        ),
+        _ => Ok(found),
+    }
+}
+
+/// `release 13.0, V13.0.88` in `nvcc --version` → "13.0".
+fn nvcc_version(nvcc: &Path) -> Option<String> {
+    let output = Command::new(nvcc).arg("--version").output().ok()?;
+    parse_nvcc_version(&String::from_utf8_lossy(&output.stdout))
+}
+
+pub fn parse_nvcc_version(text: &str) -> Option<String> {
+    let after = text.split("release ").nth(1)?;
+    let version: String = after
+        .chars()
+        .take_while(|c| c.is_ascii_digit() || *c == '.')
+        .collect();
+    (!version.is_empty()).then_some(version)
+}
+
+fn exe(name: &str) -> String {
+    if cfg!(windows) {
+        format!("{name}.exe")
+    } else {
+        name.to_string()
+    }
+}
+
+fn which(name: &str) -> Option<PathBuf> {
+    let file = exe(name);
+    std::env::split_paths(&std::env::var_os("PATH")?)
+        .map(|dir| dir.join(&file))
+        .find(|p| p.is_file())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn nvcc_versions() {
+        let text = "nvcc: NVIDIA (R) Cuda compiler driver\nCuda compilation tools, release 13.0, V13.0.88\nBuild cuda_13.0.r13.0/compiler.36424714_0\n";
+        assert_eq!(parse_nvcc_version(text).as_deref(), Some("13.0"));
+        assert_eq!(parse_nvcc_version("nothing"), None);
+    }
+
+    #[test]
+    fn an_older_toolkit_than_the_variant_needs_is_refused() {
+        let sdk = Sdk {
+            kind: SdkKind::Cuda,
+            version: "12".into(),
+            runtime: None,
+            requires: vec![],
+            install_hint: Some("install CUDA".into()),
+        };
+        let found = |v: &str| Found {
+            root: "/usr/local/cuda".into(),
+            version: v.into(),
+            how: "nvcc on PATH".into(),
+        };
+        assert!(check_version(&sdk, found("13.0")).is_ok());
+        assert!(check_version(&sdk, found("12.4")).is_ok());
+        let err = check_version(&sdk, found("11.8")).unwrap_err().to_string();
+        assert!(
+            err.contains("is 11.8, but this variant needs 12 or newer"),
+            "{err}"
+        );
+        assert!(err.contains("install CUDA"), "{err}");
+    }
+}
