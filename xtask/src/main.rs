@@ -643,6 +643,7 @@ fn wheel_spec(args: &BundleArgs) -> Result<bundle_run::Spec> {
                 dir: bundle_run::SearchDir::Dir(PathBuf::from(dir)),
                 dest: dest.or_else(|| default_dest.clone()).unwrap_or_default(),
                 package: None,
+                counts_as_sdk: true,
             }
         })
         .collect();

@@ -72,6 +72,13 @@ impl Report {
     }
 
     fn totals(&self) -> String {
+        if self.sdk_bytes == 0 {
+            return format!(
+                "{} files, {} bundled (none from an SDK package).",
+                self.files.len(),
+                human_size(self.bundled_bytes)
+            );
+        }
         format!(
             "{} files, {} bundled out of {} in the SDK packages: {} saved.",
             self.files.len(),

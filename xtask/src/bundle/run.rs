@@ -54,9 +54,12 @@ pub struct Search {
     pub dest: String,
     /// For the report; found from a `*.dist-info` above the folder when not given.
     pub package: Option<String>,
+    /// Whether the folder belongs to an SDK package whose whole size counts in the report's
+    /// "bytes saved" (not a build prefix or the system's compiler runtime).
+    pub counts_as_sdk: bool,
 }
 
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum SearchDir {
     /// A folder inside the wheel (relative, `/`-separated): resolved, never copied.
     InWheel(String),
@@ -140,7 +143,15 @@ pub fn run(spec: &Spec) -> Result<Outcome> {
         runpath::set_relative(&tree, &closure)?;
     }
 
-    let sdk_bytes = sdk_bytes(&locations, &spec.data)?;
+    let sdk_dirs: Vec<&Location> = locations
+        .iter()
+        .filter(|l| {
+            spec.search
+                .iter()
+                .any(|s| s.counts_as_sdk && s.dir == SearchDir::Dir(l.dir.clone()))
+        })
+        .collect();
+    let sdk_bytes = sdk_bytes(&sdk_dirs, &spec.data)?;
     let os = SystemLibraries::for_policy(spec.policy);
     let (system, assumed): (Vec<String>, Vec<String>) = closure
         .system
@@ -241,6 +252,7 @@ fn locations(spec: &Spec, tree: &Path, roots: &[(PathBuf, String)]) -> Result<Ve
                 dir: SearchDir::InWheel(dir.clone()),
                 dest: dir.clone(),
                 package: None,
+                counts_as_sdk: false,
             });
         }
     }
@@ -367,7 +379,7 @@ fn data_files(spec: &Spec) -> Result<Vec<Placed>> {
 }
 
 /// The size of every SDK package the bundle took files from: what copying it whole costs.
-fn sdk_bytes(locations: &[Location], data: &[Data]) -> Result<u64> {
+fn sdk_bytes(locations: &[&Location], data: &[Data]) -> Result<u64> {
     let mut roots = BTreeSet::new();
     for l in locations.iter().filter(|l| !l.in_wheel) {
         roots.insert(package_root(&l.dir));

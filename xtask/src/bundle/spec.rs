@@ -56,10 +56,20 @@ fn from_action(plan: &Plan, action: &BundleAction, found: &Found) -> Result<Spec
         } else {
             SearchDir::Dir(folder(&s.from, &s.path, &s.dir)?)
         };
+        let (package, counts_as_sdk) = match s.from.as_str() {
+            "prefix" => (
+                Some(format!("CTranslate2 {} (this build)", plan.ctranslate2)),
+                false,
+            ),
+            "toolchain" => (Some("the C++ compiler's runtime".to_string()), false),
+            "sdk" => (plan.sdk.as_ref().map(sdk_name), true),
+            _ => (None, true),
+        };
         search.push(Search {
             dir,
             dest: s.dest.clone(),
-            package: None,
+            package,
+            counts_as_sdk,
         });
     }
     let mut data = Vec::new();
@@ -85,6 +95,13 @@ fn from_action(plan: &Plan, action: &BundleAction, found: &Found) -> Result<Spec
         variant: plan.variant.clone(),
         platform: plan.platform.to_string(),
     })
+}
+
+fn sdk_name(sdk: &crate::variant::Sdk) -> String {
+    match sdk.kind {
+        crate::variant::SdkKind::Cuda => format!("CUDA toolkit ({}+)", sdk.version),
+        crate::variant::SdkKind::Hip => format!("HIP SDK {}", sdk.version),
+    }
 }
 
 fn join(base: &Path, rel: &str) -> PathBuf {

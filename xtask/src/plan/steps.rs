@@ -453,6 +453,11 @@ fn from_source(
     };
     let mut wheel_env = env.clone();
     wheel_env.insert("CTRANSLATE2_ROOT".to_string(), layout.prefix("ctranslate2"));
+    // setuptools compiles the extension with $CC/$CXX: the compiler cache serves it too.
+    if let (Some(cache), false) = (&layout.compiler_cache, v.platform.is_windows()) {
+        wheel_env.insert("CC".to_string(), format!("{cache} cc"));
+        wheel_env.insert("CXX".to_string(), format!("{cache} c++"));
+    }
     steps.push(
         step(
             "wheel",
@@ -732,6 +737,7 @@ fn finish(layout: &Layout, v: &Resolved, wheel: &WheelIn) -> Vec<Step> {
         )
         .after(&["bundle"])
         .reads([fat_wheel.clone()])
+        .env(&verify_env(v.platform))
         .runs(vec![
             Command::new(&launcher[0])
                 .args(launcher[1..].iter().cloned())
@@ -751,6 +757,15 @@ fn finish(layout: &Layout, v: &Resolved, wheel: &WheelIn) -> Vec<Step> {
         .reads([dist.clone()])
         .writes([format!("{dist}/SHA256SUMS")]),
     ]
+}
+
+/// The wheel must work on its own: no library or module path from the build machine.
+fn verify_env(platform: Platform) -> BTreeMap<String, String> {
+    let mut env = BTreeMap::from([("PYTHONPATH".to_string(), String::new())]);
+    if !platform.is_windows() {
+        env.insert("LD_LIBRARY_PATH".to_string(), String::new());
+    }
+    env
 }
 
 fn artifacts(layout: &Layout, v: &Resolved, wheel: &WheelIn) -> Vec<String> {
