@@ -683,6 +683,7 @@ fn wheel_spec(args: &BundleArgs) -> Result<bundle_run::Spec> {
         gpu_targets: args.gpu_targets.clone().unwrap_or_default(),
         outputs,
         out: args.out.clone().expect("clap requires --out with --wheel"),
+        patchelf: None,
         variant: name.split('-').next().unwrap_or("wheel").to_string(),
         platform: match policy {
             Policy::Windows => "windows".into(),

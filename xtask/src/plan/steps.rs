@@ -688,6 +688,8 @@ fn finish(layout: &Layout, v: &Resolved, wheel: &WheelIn) -> Vec<Step> {
         produce: v.bundle.outputs.clone(),
         destinations,
         out: dist.clone(),
+        patchelf: (matches!(v.build, Build::FromSource(_)) && !v.platform.is_windows())
+            .then(|| layout.tool("patchelf")),
     };
     let mut bundle_after = vec![match &v.build {
         Build::FromSource(_) => "wheel".to_string(),
