@@ -18,6 +18,7 @@ pub mod patches;
 pub mod pin;
 pub mod plan;
 pub mod platform;
+pub mod release;
 pub mod runner;
 pub mod sdk;
 pub mod tree;

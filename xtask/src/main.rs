@@ -156,6 +156,47 @@ enum Command {
                       (the message lists each missing library and who imports it), 2 bad input."
     )]
     Bundle(BundleArgs),
+    /// Gather the built artifacts of the matrix into a release folder with checksums
+    #[command(
+        long_about = "Gather the artifacts of each selected variant × platform × Python (the \
+                      wheel, the portable folder as a zip, the provenance reports) into \
+                      target/dist/<version>/<variant>/, with manifest.json (inputs, SDK, \
+                      bundled libraries, sizes, sha256), RELEASE_NOTES.md and SHA256SUMS \
+                      (`sha256sum -c SHA256SUMS` checks it). Every selected entry must have \
+                      been built; the release folder is written in a temp folder and renamed \
+                      into place, and an existing release is never replaced.",
+        after_help = "Examples:\n  cargo xtask release --variants cpu --platforms linux-x86_64 --pythons 3.11\n  \
+                      cargo xtask release --from artifacts/   # CI: one folder per entry, \
+                      named <variant>-<platform>-py<X.Y>\n\n\
+                      Exit codes: 0 released, 1 something missing or inconsistent, 2 bad input."
+    )]
+    Release {
+        /// Variants to release (default: all)
+        #[arg(long, value_name = "LIST", value_delimiter = ',')]
+        variants: Vec<String>,
+        /// Platforms to release (default: all the variants build for)
+        #[arg(long, value_name = "LIST", value_delimiter = ',')]
+        platforms: Vec<PlatformArg>,
+        /// Python versions to release (default: all)
+        #[arg(long, value_name = "LIST", value_delimiter = ',')]
+        pythons: Vec<String>,
+        /// Take each entry's artifacts from DIR/<variant>-<platform>-py<X.Y>/ (downloaded CI
+        /// artifacts) instead of this checkout's build folders
+        #[arg(long, value_name = "DIR")]
+        from: Option<PathBuf>,
+        /// The release's version label (default: the CTranslate2 version)
+        #[arg(long, value_name = "VERSION")]
+        version: Option<String>,
+        /// The release folder (default: target/dist/<version>)
+        #[arg(long, value_name = "DIR")]
+        out: Option<PathBuf>,
+    },
+    /// Check a release folder: SHA256SUMS, every wheel's RECORD, the manifest
+    #[command(after_help = "Example:\n  cargo xtask verify-release target/dist/4.7.1")]
+    VerifyRelease {
+        /// The release folder
+        dir: PathBuf,
+    },
     /// Print the GitHub Actions matrix (variant × platform × Python)
     #[command(
         after_help = "Example (in a workflow):\n  echo \"matrix=$(cargo xtask matrix --json)\" >> \"$GITHUB_OUTPUT\""
@@ -331,7 +372,7 @@ fn parse_mirror(text: &str) -> Result<(String, String), String> {
     }
 }
 
-#[derive(Clone, Copy, clap::ValueEnum)]
+#[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 enum PlatformArg {
     #[value(name = "linux-x86_64")]
     Linux,
@@ -421,6 +462,75 @@ fn run(cli: Cli) -> Result<ExitCode> {
             numerics,
         } => verify(&workspace, &selection, numerics),
         Command::Bundle(args) => bundle(&workspace, &args),
+        Command::Release {
+            variants,
+            platforms,
+            pythons,
+            from,
+            version,
+            out,
+        } => {
+            let platforms: Vec<Platform> = platforms.into_iter().map(Platform::from).collect();
+            let catalog = Catalog::load(&workspace.root, &[])?;
+            let mut built = Vec::new();
+            for entry in matrix::matrix(&catalog)?.include {
+                let selected = (variants.is_empty() || variants.contains(&entry.variant))
+                    && (platforms.is_empty() || platforms.contains(&entry.platform))
+                    && (pythons.is_empty() || pythons.contains(&entry.python));
+                if !selected {
+                    continue;
+                }
+                let choices = Choices {
+                    platform: Some(entry.platform),
+                    python: Some(entry.python.clone()),
+                    ..Choices::default()
+                };
+                let plan = plan::plan(&workspace, &catalog.resolve(&entry.variant, &choices)?);
+                let dist = match &from {
+                    Some(dir) => dir.join(format!(
+                        "{}-{}-py{}",
+                        entry.variant, entry.platform, entry.python
+                    )),
+                    None => workspace
+                        .work_dir(&entry.variant, entry.platform)
+                        .join("dist")
+                        .join(format!("py{}", entry.python)),
+                };
+                built.push(xtask::release::Built { plan, dist });
+            }
+            let Some(first) = built.first() else {
+                anyhow::bail!("no matrix entry matches the --variants/--platforms/--pythons given");
+            };
+            let version = version.unwrap_or_else(|| first.plan.ctranslate2.clone());
+            let out = out.unwrap_or_else(|| workspace.root.join("target/dist").join(&version));
+            let manifest = xtask::release::release(&built, &version, &out)?;
+            for a in &manifest.artifacts {
+                println!("{}  {}", a.sha256, a.path);
+            }
+            eprintln!(
+                "released {} artifact(s) of {} build(s) into {}",
+                manifest.artifacts.len(),
+                built.len(),
+                out.display()
+            );
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::VerifyRelease { dir } => {
+            let problems = xtask::release::verify(&dir)?;
+            if problems.is_empty() {
+                eprintln!(
+                    "{}: every checksum, RECORD and manifest entry agrees",
+                    dir.display()
+                );
+                Ok(ExitCode::SUCCESS)
+            } else {
+                for p in &problems {
+                    eprintln!("error: {p}");
+                }
+                eprintln!("{} problem(s) in {}", problems.len(), dir.display());
+                Ok(ExitCode::FAILURE)
+            }
+        }
         Command::Matrix { json } => {
             let catalog = Catalog::load(&workspace.root, &[])?;
             let matrix = matrix::matrix(&catalog)?;

@@ -1,0 +1,381 @@
+//! `cargo xtask release` and `verify-release`: the built artifacts of every selected matrix
+//! entry gathered into `target/dist/<version>/` with a manifest, release notes and
+//! SHA256SUMS, staged in a temp folder and renamed into place; and the check of such a folder.
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result, bail};
+use serde::{Deserialize, Serialize};
+use zip::write::SimpleFileOptions;
+
+use crate::checksums;
+use crate::plan::Plan;
+use crate::tree::files_below;
+
+pub const SCHEMA_VERSION: u32 = 1;
+pub const MANIFEST: &str = "manifest.json";
+pub const NOTES: &str = "RELEASE_NOTES.md";
+
+#[derive(Debug, Serialize, Deserialize)]
+pub struct Manifest {
+    pub schema_version: u32,
+    pub version: String,
+    pub artifacts: Vec<Artifact>,
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+pub struct Artifact {
+    /// Relative to the release folder, `/`-separated.
+    pub path: String,
+    /// `wheel`, `portable` (a zip of the PyInstaller-style folder) or `provenance`.
+    pub kind: String,
+    pub variant: String,
+    pub description: String,
+    pub platform: String,
+    pub python: String,
+    pub ctranslate2: String,
+    pub size: u64,
+    pub sha256: String,
+    /// Every pinned input of the build: name, URL, sha256.
+    pub inputs: Vec<Input>,
+    /// The GPU SDK the build needed, e.g. "cuda 12".
+    pub sdk: Option<String>,
+    /// The bundled libraries (from the build's provenance report): path, package, sha256.
+    pub bundled: Vec<Bundled>,
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+pub struct Input {
+    pub name: String,
+    pub url: String,
+    pub sha256: Option<String>,
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+pub struct Bundled {
+    pub path: String,
+    pub package: String,
+    pub sha256: String,
+}
+
+/// One matrix entry's build: its plan and the folder holding what it produced.
+pub struct Built {
+    pub plan: Plan,
+    pub dist: PathBuf,
+}
+
+/// Gathers `built` into `dest` (which must not exist or be empty). Returns the manifest.
+pub fn release(built: &[Built], version: &str, dest: &Path) -> Result<Manifest> {
+    if dest.exists() && fs::read_dir(dest)?.next().is_some() {
+        bail!(
+            "{} already holds a release; releases are never replaced: remove it, or release \
+             under another --version",
+            dest.display()
+        );
+    }
+    let missing: Vec<String> = built
+        .iter()
+        .filter(|b| wheel_in(&b.dist).is_none())
+        .map(|b| {
+            format!(
+                "  {} {} py{}: no wheel in {} (build it: cargo xtask build --variant {} \
+                 --platform {} --python {})",
+                b.plan.variant,
+                b.plan.platform,
+                b.plan.python,
+                b.dist.display(),
+                b.plan.variant,
+                b.plan.platform,
+                b.plan.python
+            )
+        })
+        .collect();
+    if !missing.is_empty() {
+        bail!(
+            "{} matrix {} no artifacts:\n{}",
+            missing.len(),
+            if missing.len() == 1 {
+                "entry has"
+            } else {
+                "entries have"
+            },
+            missing.join("\n")
+        );
+    }
+
+    let parent = dest.parent().unwrap_or(Path::new("."));
+    fs::create_dir_all(parent).with_context(|| format!("cannot create {}", parent.display()))?;
+    let staging = tempfile::Builder::new()
+        .prefix(".release-")
+        .tempdir_in(parent)?;
+    let mut artifacts = Vec::new();
+    for b in built {
+        artifacts.extend(gather(b, staging.path())?);
+    }
+    let manifest = Manifest {
+        schema_version: SCHEMA_VERSION,
+        version: version.to_string(),
+        artifacts,
+    };
+    fs::write(
+        staging.path().join(MANIFEST),
+        serde_json::to_string_pretty(&manifest)?,
+    )?;
+    fs::write(staging.path().join(NOTES), notes(&manifest))?;
+    checksums::write(staging.path(), checksums::default_jobs())?;
+    if dest.exists() {
+        fs::remove_dir(dest).with_context(|| format!("cannot replace {}", dest.display()))?;
+    }
+    fs::rename(staging.path(), dest)
+        .with_context(|| format!("cannot move the release to {}", dest.display()))?;
+    let _ = staging.keep();
+    Ok(manifest)
+}
+
+fn wheel_in(dist: &Path) -> Option<PathBuf> {
+    fs::read_dir(dist)
+        .ok()?
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| p.extension().is_some_and(|x| x == "whl"))
+}
+
+/// Copies one entry's artifacts under `<variant>/` in `out`; returns their manifest rows.
+fn gather(b: &Built, out: &Path) -> Result<Vec<Artifact>> {
+    let plan = &b.plan;
+    let folder = out.join(&plan.variant);
+    fs::create_dir_all(&folder)?;
+    let stem = format!("{}-py{}", plan.platform, plan.python);
+    let wheel = wheel_in(&b.dist).expect("checked before");
+    let wheel_name = wheel.file_name().unwrap().to_string_lossy().into_owned();
+    let problems = crate::wheel::check_record(&wheel)?;
+    if !problems.is_empty() {
+        bail!(
+            "{}: its RECORD does not match its contents:\n  {}",
+            wheel.display(),
+            problems.join("\n  ")
+        );
+    }
+    let mut files = vec![("wheel", wheel_name.clone())];
+    copy_new(&wheel, &folder.join(&wheel_name))?;
+    let portable = b.dist.join("portable");
+    if portable.is_dir() {
+        let name = format!("{stem}-portable.zip");
+        zip_dir(&portable, &folder.join(&name))?;
+        files.push(("portable", name));
+    }
+    let mut bundled = Vec::new();
+    for ext in ["json", "md"] {
+        let report = b.dist.join(format!("provenance.{ext}"));
+        if report.is_file() {
+            let name = format!("{stem}-provenance.{ext}");
+            copy_new(&report, &folder.join(&name))?;
+            files.push(("provenance", name));
+            if ext == "json" {
+                bundled = bundled_of(&report)?;
+            }
+        }
+    }
+    let inputs: Vec<Input> = plan
+        .inputs
+        .iter()
+        .map(|i| Input {
+            name: i.name.clone(),
+            url: i.url.clone(),
+            sha256: i.sha256.clone(),
+        })
+        .collect();
+    let mut rows = Vec::new();
+    for (kind, name) in files {
+        let path = folder.join(&name);
+        let (sha256, size) = crate::cache::sha256_file(&path)?;
+        rows.push(Artifact {
+            path: format!("{}/{name}", plan.variant),
+            kind: kind.to_string(),
+            variant: plan.variant.clone(),
+            description: plan.description.clone(),
+            platform: plan.platform.to_string(),
+            python: plan.python.clone(),
+            ctranslate2: plan.ctranslate2.clone(),
+            size,
+            sha256,
+            inputs: inputs
+                .iter()
+                .map(|i| Input {
+                    name: i.name.clone(),
+                    url: i.url.clone(),
+                    sha256: i.sha256.clone(),
+                })
+                .collect(),
+            sdk: plan
+                .sdk
+                .as_ref()
+                .map(|s| format!("{:?} {}", s.kind, s.version).to_lowercase()),
+            bundled: if kind == "wheel" {
+                bundled
+                    .iter()
+                    .map(|b: &Bundled| Bundled {
+                        path: b.path.clone(),
+                        package: b.package.clone(),
+                        sha256: b.sha256.clone(),
+                    })
+                    .collect()
+            } else {
+                Vec::new()
+            },
+        });
+    }
+    Ok(rows)
+}
+
+/// Copies `from` to `to`; an existing `to` with other content is an error, never replaced.
+fn copy_new(from: &Path, to: &Path) -> Result<()> {
+    if to.exists() {
+        let same = fs::read(from)? == fs::read(to)?;
+        if !same {
+            bail!(
+                "two different artifacts are both called {}: refusing to replace one with the other",
+                to.display()
+            );
+        }
+        return Ok(());
+    }
+    fs::copy(from, to).with_context(|| format!("cannot copy {}", from.display()))?;
+    // Release files are readable by all, whatever mode the build left.
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        fs::set_permissions(to, fs::Permissions::from_mode(0o644))?;
+    }
+    Ok(())
+}
+
+fn bundled_of(report: &Path) -> Result<Vec<Bundled>> {
+    #[derive(Deserialize)]
+    struct Report {
+        files: Vec<Bundled>,
+    }
+    let text = fs::read_to_string(report)?;
+    let parsed: Report = serde_json::from_str(&text)
+        .with_context(|| format!("{} is not a provenance report", report.display()))?;
+    Ok(parsed.files)
+}
+
+/// A zip of `dir` with sorted entries, fixed times and modes: the same folder, the same bytes.
+fn zip_dir(dir: &Path, out: &Path) -> Result<()> {
+    let mut zip = zip::ZipWriter::new(fs::File::create(out)?);
+    let time = crate::wheel::fixed_time();
+    for (name, path) in files_below(dir)? {
+        let options = SimpleFileOptions::default()
+            .compression_method(zip::CompressionMethod::Deflated)
+            .last_modified_time(time)
+            .unix_permissions(0o644)
+            .large_file(fs::metadata(&path)?.len() >= u64::from(u32::MAX));
+        zip.start_file(name.as_str(), options)?;
+        zip.write_all(&fs::read(&path)?)?;
+    }
+    zip.finish()?;
+    Ok(())
+}
+
+/// Release notes: per variant, what it is for and what the user installs.
+fn notes(manifest: &Manifest) -> String {
+    let mut by_variant: BTreeMap<&str, Vec<&Artifact>> = BTreeMap::new();
+    for a in &manifest.artifacts {
+        by_variant.entry(&a.variant).or_default().push(a);
+    }
+    let mut text = format!(
+        "# CTranslate2 {} builds\n\nVerify the downloads with `sha256sum -c SHA256SUMS`. \
+         `manifest.json` lists every file with its pinned inputs and bundled libraries.\n",
+        manifest.version
+    );
+    for (variant, artifacts) in by_variant {
+        let first = artifacts[0];
+        text.push_str(&format!("\n## `{variant}`\n\n{}\n\n", first.description));
+        if let Some(sdk) = &first.sdk {
+            text.push_str(&format!("Built against: {sdk}.\n\n"));
+        }
+        for a in artifacts.iter().filter(|a| a.kind == "wheel") {
+            text.push_str(&format!(
+                "- `{}` ({}, Python {}, {} bytes); install with `pip install {}`\n",
+                a.path,
+                a.platform,
+                a.python,
+                a.size,
+                a.path.rsplit('/').next().unwrap_or_default()
+            ));
+            for lib in &a.bundled {
+                text.push_str(&format!(
+                    "  - bundles `{}` from {}\n",
+                    lib.path, lib.package
+                ));
+            }
+        }
+    }
+    text
+}
+
+/// Re-checks a release folder: SHA256SUMS against the files (and every file listed), each
+/// wheel's RECORD, and the manifest against SHA256SUMS. Returns the problems found.
+pub fn verify(dir: &Path) -> Result<Vec<String>> {
+    let sums_path = dir.join(checksums::FILE_NAME);
+    let sums = fs::read_to_string(&sums_path)
+        .with_context(|| format!("cannot read {}", sums_path.display()))?;
+    let mut listed = BTreeMap::new();
+    let mut problems = Vec::new();
+    for (n, line) in sums.lines().enumerate() {
+        match line.split_once("  ") {
+            Some((hex, name)) if crate::cache::is_sha256(hex) => {
+                listed.insert(name.to_string(), hex.to_string());
+            }
+            _ => problems.push(format!("SHA256SUMS line {}: not `<sha256>  <file>`", n + 1)),
+        }
+    }
+    let present = checksums::files_below(dir)?;
+    for name in &present {
+        if !listed.contains_key(name) {
+            problems.push(format!("{name} is not in SHA256SUMS"));
+        }
+    }
+    for (name, expected) in &listed {
+        let path = dir.join(name);
+        if !path.is_file() {
+            problems.push(format!("{name} is listed in SHA256SUMS but missing"));
+            continue;
+        }
+        let (actual, _) = crate::cache::sha256_file(&path)?;
+        if &actual != expected {
+            problems.push(format!(
+                "{name}: sha256 {actual}, SHA256SUMS says {expected}"
+            ));
+        }
+        if name.ends_with(".whl") {
+            for p in crate::wheel::check_record(&path)? {
+                problems.push(format!("{name}: {p}"));
+            }
+        }
+    }
+    match fs::read_to_string(dir.join(MANIFEST)) {
+        Ok(text) => {
+            let manifest: Manifest = serde_json::from_str(&text)
+                .with_context(|| format!("{} is not a release manifest", MANIFEST))?;
+            for a in &manifest.artifacts {
+                match listed.get(&a.path) {
+                    Some(hex) if hex == &a.sha256 => {}
+                    Some(hex) => problems.push(format!(
+                        "{}: manifest says sha256 {}, SHA256SUMS says {hex}",
+                        a.path, a.sha256
+                    )),
+                    None => {
+                        problems.push(format!("{}: in the manifest, not in SHA256SUMS", a.path))
+                    }
+                }
+            }
+        }
+        Err(e) => problems.push(format!("cannot read {MANIFEST}: {e}")),
+    }
+    Ok(problems)
+}

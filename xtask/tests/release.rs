@@ -1,0 +1,189 @@
+//! `release` and `verify-release` on builds laid out as `build` leaves them (a tiny wheel
+//! and a provenance report per entry), in a scratch checkout.
+
+mod common;
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use common::{Run, Scratch};
+
+/// Puts a built-looking dist folder for `cpu linux-x86_64 py<python>` into the scratch.
+fn fake_build(scratch: &Scratch, python: &str) -> PathBuf {
+    let tag = format!("cp{}", python.replace('.', ""));
+    let dist = scratch
+        .path()
+        .join(format!("target/xtask/cpu/linux-x86_64/dist/py{python}"));
+    let tree = tempfile::tempdir().unwrap();
+    fs::create_dir_all(tree.path().join("ctranslate2")).unwrap();
+    fs::write(tree.path().join("ctranslate2/__init__.py"), "x = 1\n").unwrap();
+    fs::write(
+        tree.path().join("ctranslate2/libctranslate2.so.4"),
+        b"\x7fELF fake",
+    )
+    .unwrap();
+    let info = tree.path().join("ctranslate2-4.7.1.dist-info");
+    fs::create_dir_all(&info).unwrap();
+    fs::write(info.join("METADATA"), "Name: ctranslate2\nVersion: 4.7.1\n").unwrap();
+    fs::write(info.join("WHEEL"), "Wheel-Version: 1.0\n").unwrap();
+    let wheel = dist.join(format!("ctranslate2-4.7.1-{tag}-{tag}-linux_x86_64.whl"));
+    xtask::wheel::write(tree.path(), &wheel).unwrap();
+    fs::write(
+        dist.join("provenance.json"),
+        r#"{"files": [{"path": "ctranslate2/libgomp.so.1", "package": "the C++ compiler's runtime", "sha256": "ab", "size": 1, "reason": "x"}]}"#,
+    )
+    .unwrap();
+    fs::write(dist.join("provenance.md"), "# report\n").unwrap();
+    wheel
+}
+
+fn release(scratch: &Scratch, out: &Path, pythons: &str) -> Run {
+    scratch.run(&[
+        "release",
+        "--variants",
+        "cpu",
+        "--platforms",
+        "linux-x86_64",
+        "--pythons",
+        pythons,
+        "--out",
+        out.to_str().unwrap(),
+    ])
+}
+
+fn verify(scratch: &Scratch, out: &Path) -> Run {
+    scratch.run(&["verify-release", out.to_str().unwrap()])
+}
+
+#[test]
+fn a_release_is_complete_checkable_and_never_replaced() {
+    let scratch = Scratch::new();
+    fake_build(&scratch, "3.11");
+    fake_build(&scratch, "3.12");
+    let out = scratch.path().join("target/dist/4.7.1");
+    let run = release(&scratch, &out, "3.11,3.12");
+    assert_eq!(run.code, 0, "{}", run.stderr);
+
+    let files = common::wheel::files_below(&out);
+    for name in [
+        "SHA256SUMS",
+        "manifest.json",
+        "RELEASE_NOTES.md",
+        "cpu/ctranslate2-4.7.1-cp311-cp311-linux_x86_64.whl",
+        "cpu/ctranslate2-4.7.1-cp312-cp312-linux_x86_64.whl",
+        "cpu/linux-x86_64-py3.12-provenance.json",
+        "cpu/linux-x86_64-py3.12-provenance.md",
+    ] {
+        assert!(files.contains(name), "{name} in {files:?}");
+    }
+    let manifest: serde_json::Value =
+        serde_json::from_str(&fs::read_to_string(out.join("manifest.json")).unwrap()).unwrap();
+    assert_eq!(manifest["schema_version"], 1);
+    let wheel = manifest["artifacts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|a| a["path"] == "cpu/ctranslate2-4.7.1-cp312-cp312-linux_x86_64.whl")
+        .unwrap();
+    assert_eq!(wheel["python"], "3.12");
+    assert_eq!(wheel["inputs"][0]["name"], "ctranslate2-source");
+    assert_eq!(wheel["bundled"][0]["path"], "ctranslate2/libgomp.so.1");
+    let notes = fs::read_to_string(out.join("RELEASE_NOTES.md")).unwrap();
+    assert!(
+        notes.contains("## `cpu`") && notes.contains("pip install"),
+        "{notes}"
+    );
+
+    if common::installed("sha256sum") {
+        let check = std::process::Command::new("sha256sum")
+            .args(["-c", "--strict", "SHA256SUMS"])
+            .current_dir(&out)
+            .output()
+            .unwrap();
+        assert!(
+            check.status.success(),
+            "{}",
+            String::from_utf8_lossy(&check.stdout)
+        );
+    }
+    let ok = verify(&scratch, &out);
+    assert_eq!(ok.code, 0, "{}", ok.stderr);
+
+    // A second release into the same folder is refused and changes nothing.
+    let before = fs::read(out.join("SHA256SUMS")).unwrap();
+    let again = release(&scratch, &out, "3.11,3.12");
+    assert_eq!(again.code, 1);
+    assert!(
+        again.stderr.contains("already holds a release"),
+        "{}",
+        again.stderr
+    );
+    assert_eq!(fs::read(out.join("SHA256SUMS")).unwrap(), before);
+
+    // One changed byte is caught, naming the file.
+    let target = out.join("cpu/linux-x86_64-py3.12-provenance.md");
+    fs::write(&target, "# tampered\n").unwrap();
+    let bad = verify(&scratch, &out);
+    assert_eq!(bad.code, 1, "{}", bad.stderr);
+    assert!(
+        bad.stderr
+            .contains("cpu/linux-x86_64-py3.12-provenance.md: sha256"),
+        "{}",
+        bad.stderr
+    );
+}
+
+#[test]
+fn missing_builds_and_bad_wheels_stop_the_release_before_anything_is_written() {
+    let scratch = Scratch::new();
+    fake_build(&scratch, "3.12");
+    let out = scratch.path().join("target/dist/4.7.1");
+    let run = release(&scratch, &out, "3.11,3.12");
+    assert_eq!(run.code, 1);
+    assert!(
+        run.stderr.contains("1 matrix entry has no artifacts"),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr.contains("cpu linux-x86_64 py3.11"),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr.contains("cargo xtask build --variant cpu"),
+        "{}",
+        run.stderr
+    );
+    assert!(!out.exists());
+
+    // A wheel whose RECORD lies about a file.
+    let wheel = fake_build(&scratch, "3.11");
+    let tampered = tempfile::tempdir().unwrap();
+    common::wheel::unzip(&wheel, tampered.path());
+    fs::write(tampered.path().join("ctranslate2/__init__.py"), "x = 2\n").unwrap();
+    let record = tampered.path().join("ctranslate2-4.7.1.dist-info/RECORD");
+    let text = fs::read_to_string(&record).unwrap();
+    fs::remove_file(&wheel).unwrap();
+    // Zip it again with the old RECORD (not rewritten).
+    let mut zip = zip::ZipWriter::new(fs::File::create(&wheel).unwrap());
+    for name in common::wheel::files_below(tampered.path()) {
+        zip.start_file(name.as_str(), zip::write::SimpleFileOptions::default())
+            .unwrap();
+        let data = if name.ends_with("RECORD") {
+            text.clone().into_bytes()
+        } else {
+            fs::read(tampered.path().join(&name)).unwrap()
+        };
+        std::io::Write::write_all(&mut zip, &data).unwrap();
+    }
+    zip.finish().unwrap();
+    let run = release(&scratch, &out, "3.11,3.12");
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    assert!(
+        run.stderr.contains("RECORD does not match"),
+        "{}",
+        run.stderr
+    );
+    assert!(!out.exists(), "nothing half-written");
+}
