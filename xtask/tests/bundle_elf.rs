@@ -134,21 +134,35 @@ fn sdk_libraries_get_origin_runpaths_and_load_without_ld_library_path() {
     let out = dir.path().join("out");
     let wheel = sdk.wheel.to_str().unwrap();
     let search = format!("{}=ctranslate2.libs", sdk.lib.to_str().unwrap());
-    let run = common::xtask(&[
-        "bundle",
-        "--wheel",
-        wheel,
-        "--out",
-        out.to_str().unwrap(),
-        "--search",
-        &search,
-        "--output",
-        "fat-wheel",
-        "--output",
-        "report",
-    ]);
-    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    let bundle_into = |out: &Path| {
+        let run = common::xtask(&[
+            "bundle",
+            "--wheel",
+            wheel,
+            "--out",
+            out.to_str().unwrap(),
+            "--search",
+            &search,
+            "--output",
+            "fat-wheel",
+            "--output",
+            "report",
+        ]);
+        assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    };
+    bundle_into(&out);
     let bundled = started.elapsed();
+
+    // Reproducible: the same inputs bundled again give byte-identical outputs.
+    let again = dir.path().join("again");
+    bundle_into(&again);
+    for name in [WHEEL, "provenance.json", "provenance.md"] {
+        assert_eq!(
+            fs::read(out.join(name)).unwrap(),
+            fs::read(again.join(name)).unwrap(),
+            "{name} differs between two runs"
+        );
+    }
 
     // Exactly the two SDK libraries are added: not the decoy, not the system's.
     let fat = out.join(WHEEL);

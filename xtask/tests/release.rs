@@ -34,6 +34,10 @@ fn fake_build(scratch: &Scratch, python: &str) -> PathBuf {
     )
     .unwrap();
     fs::write(dist.join("provenance.md"), "# report\n").unwrap();
+    let portable = dist.join("portable/_internal/ctranslate2");
+    fs::create_dir_all(&portable).unwrap();
+    fs::write(portable.join("libctranslate2.so.4"), b"\x7fELF fake").unwrap();
+    fs::write(dist.join("portable/binaries.json"), "[]").unwrap();
     wheel
 }
 
@@ -73,9 +77,19 @@ fn a_release_is_complete_checkable_and_never_replaced() {
         "cpu/ctranslate2-4.7.1-cp312-cp312-linux_x86_64.whl",
         "cpu/linux-x86_64-py3.12-provenance.json",
         "cpu/linux-x86_64-py3.12-provenance.md",
+        "cpu/linux-x86_64-py3.12-portable.zip",
     ] {
         assert!(files.contains(name), "{name} in {files:?}");
     }
+    // The same builds released again give byte-identical files (sorted zip entries, fixed
+    // times and modes).
+    let second = scratch.path().join("target/dist/second");
+    let run = release(&scratch, &second, "3.11,3.12");
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(
+        fs::read(out.join("SHA256SUMS")).unwrap(),
+        fs::read(second.join("SHA256SUMS")).unwrap()
+    );
     let manifest: serde_json::Value =
         serde_json::from_str(&fs::read_to_string(out.join("manifest.json")).unwrap()).unwrap();
     assert_eq!(manifest["schema_version"], 1);
