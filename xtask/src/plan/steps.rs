@@ -563,7 +563,11 @@ fn cmake_steps(
             configure = configure.arg(format!("-DCMAKE_{language}_COMPILER_LAUNCHER={launcher}"));
         }
     }
-    let configure = configure.args(options.iter().map(|(k, v)| format!("-D{k}={v}")));
+    let configure = configure.args(
+        with_prefix_map(layout, options)
+            .iter()
+            .map(|(k, v)| format!("-D{k}={v}")),
+    );
     let configure_id = format!("configure-{component}");
     let build_id = format!("build-{component}");
     vec![
@@ -759,6 +763,28 @@ fn finish(layout: &Layout, v: &Resolved, wheel: &WheelIn) -> Vec<Step> {
         .reads([dist.clone()])
         .writes([format!("{dist}/SHA256SUMS")]),
     ]
+}
+
+/// gcc and clang record source paths (`__FILE__` in asserts and logs: oneDNN has ~130):
+/// mapping the work folder away keeps this machine's paths out of the binaries, so builds
+/// in different folders can match. MSVC builds are left as they are.
+fn with_prefix_map(
+    layout: &Layout,
+    options: &BTreeMap<String, String>,
+) -> BTreeMap<String, String> {
+    let mut options = options.clone();
+    if layout.platform.is_windows() {
+        return options;
+    }
+    let map = format!("-ffile-prefix-map={}/=", slash(&layout.work));
+    for key in ["CMAKE_C_FLAGS", "CMAKE_CXX_FLAGS"] {
+        let flags = match options.get(key) {
+            Some(existing) => format!("{map} {existing}"),
+            None => map.clone(),
+        };
+        options.insert(key.to_string(), flags);
+    }
+    options
 }
 
 /// The wheel must work on its own: no library or module path from the build machine.
