@@ -570,6 +570,7 @@ fn build(
             sdk_root,
             toolchain: None,
         },
+        sdk_found: None,
     };
     let mut executor = Executor::new(
         plan,

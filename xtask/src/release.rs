@@ -45,6 +45,8 @@ pub struct Artifact {
     pub sdk: Option<String>,
     /// The bundled libraries (from the build's provenance report): path, package, sha256.
     pub bundled: Vec<Bundled>,
+    /// The tools that built it (the build's build-info.json: compiler, CMake, Python, SDK).
+    pub toolchain: Option<serde_json::Value>,
 }
 
 #[derive(Debug, Serialize, Deserialize)]
@@ -179,6 +181,15 @@ fn gather(b: &Built, out: &Path) -> Result<Vec<Artifact>> {
             }
         }
     }
+    let toolchain = match fs::read_to_string(b.dist.join(crate::runner::BUILD_INFO)) {
+        Ok(text) => Some(serde_json::from_str(&text).with_context(|| {
+            format!(
+                "{} is not valid JSON",
+                b.dist.join(crate::runner::BUILD_INFO).display()
+            )
+        })?),
+        Err(_) => None,
+    };
     let inputs: Vec<Input> = plan
         .inputs
         .iter()
@@ -214,6 +225,7 @@ fn gather(b: &Built, out: &Path) -> Result<Vec<Artifact>> {
                 .sdk
                 .as_ref()
                 .map(|s| format!("{:?} {}", s.kind, s.version).to_lowercase()),
+            toolchain: toolchain.clone(),
             bundled: if kind == "wheel" {
                 bundled
                     .iter()

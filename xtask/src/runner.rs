@@ -23,6 +23,8 @@ pub struct Runner {
     pub download: download::Options,
     /// Folders the plan cannot know (SDK, compiler runtime); found on demand when missing.
     pub found: bundle_spec::Found,
+    /// The GPU SDK found on this machine, once a step needed it (for build-info.json).
+    pub sdk_found: Option<sdk::Found>,
 }
 
 impl Handler for Runner {
@@ -72,6 +74,7 @@ impl Handler for Runner {
             ),
             Action::Bundle(_) => self.bundle(plan),
             Action::Checksum { dir, .. } => {
+                write_build_info(plan, self.sdk_found.as_ref(), Path::new(dir))?;
                 checksums::write(Path::new(dir), checksums::default_jobs())?;
                 Ok(())
             }
@@ -161,6 +164,7 @@ impl Runner {
                 found.how
             );
             self.found.sdk_root = Some(found.root.clone());
+            self.sdk_found = Some(found.clone());
         }
         let mut env = step_env;
         env.insert("CUDA_PATH".into(), found.root.display().to_string());
@@ -198,6 +202,34 @@ impl Runner {
         Ok(())
     }
 }
+
+/// `build-info.json` next to the artifacts: the tools that made them (the release manifest
+/// carries it). Written by the checksum step, so SHA256SUMS covers it.
+fn write_build_info(plan: &Plan, sdk: Option<&sdk::Found>, dir: &Path) -> Result<()> {
+    let tool = |kind: &str| {
+        plan.steps
+            .iter()
+            .find(|s| s.action.kind() == kind)
+            .and_then(|s| s.commands.first())
+            .map(|c| first_line(&c.program, "--version"))
+    };
+    let info = serde_json::json!({
+        "variant": plan.variant,
+        "platform": plan.platform,
+        "python": plan.python,
+        "ctranslate2": plan.ctranslate2,
+        "compiler": (!plan.platform.is_windows()).then(|| first_line(compiler(plan), "--version")),
+        "cmake": tool("configure"),
+        "python_version": tool("wheel"),
+        "sdk": sdk.map(|s| serde_json::json!({
+            "root": s.root, "version": s.version, "found_by": s.how
+        })),
+    });
+    crate::pin::write_atomically(&dir.join(BUILD_INFO), &serde_json::to_string_pretty(&info)?)
+}
+
+/// The file [`write_build_info`] writes.
+pub const BUILD_INFO: &str = "build-info.json";
 
 /// Runs a step's commands in order with `env`, output to `log`, with a bar for ninja's
 /// `[n/m]` lines.

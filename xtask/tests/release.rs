@@ -34,6 +34,11 @@ fn fake_build(scratch: &Scratch, python: &str) -> PathBuf {
     )
     .unwrap();
     fs::write(dist.join("provenance.md"), "# report\n").unwrap();
+    fs::write(
+        dist.join("build-info.json"),
+        r#"{"compiler": "c++ (Debian 12.2.0-14) 12.2.0", "cmake": "cmake version 3.31.10"}"#,
+    )
+    .unwrap();
     let portable = dist.join("portable/_internal/ctranslate2");
     fs::create_dir_all(&portable).unwrap();
     fs::write(portable.join("libctranslate2.so.4"), b"\x7fELF fake").unwrap();
@@ -102,6 +107,7 @@ fn a_release_is_complete_checkable_and_never_replaced() {
     assert_eq!(wheel["python"], "3.12");
     assert_eq!(wheel["inputs"][0]["name"], "ctranslate2-source");
     assert_eq!(wheel["bundled"][0]["path"], "ctranslate2/libgomp.so.1");
+    assert_eq!(wheel["toolchain"]["cmake"], "cmake version 3.31.10");
     let notes = fs::read_to_string(out.join("RELEASE_NOTES.md")).unwrap();
     assert!(
         notes.contains("## `cpu`") && notes.contains("pip install"),
