@@ -13,6 +13,9 @@
 //! Fixtures whose compiler is missing are skipped with a message (apt-get install
 //! gcc-mingw-w64-x86-64 gcc). Runs in a few seconds in a debug build.
 
+mod common;
+
+use common::installed;
 use std::backtrace::Backtrace;
 use std::cell::{Cell, RefCell};
 use std::fs;
@@ -572,13 +575,6 @@ fn read_agrees_with_parse(fixture: &str, data: &[u8]) {
 const MINGW_GCC: &str = "x86_64-w64-mingw32-gcc";
 const DLLTOOL: &str = "x86_64-w64-mingw32-dlltool";
 const NM: &str = "x86_64-w64-mingw32-nm";
-
-fn installed(tool: &str) -> bool {
-    Command::new(tool)
-        .arg("--version")
-        .output()
-        .is_ok_and(|o| o.status.success())
-}
 
 /// Runs `command` (split on spaces) in `dir`; false, with stderr printed, when it fails.
 fn sh(dir: &Path, command: &str) -> bool {
