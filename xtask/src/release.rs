@@ -310,6 +310,7 @@ fn notes(manifest: &Manifest) -> String {
         if let Some(sdk) = &first.sdk {
             text.push_str(&format!("Built against: {sdk}.\n\n"));
         }
+        text.push_str(&format!("What users need: {}\n\n", needs(first)));
         for a in artifacts.iter().filter(|a| a.kind == "wheel") {
             text.push_str(&format!(
                 "- `{}` ({}, Python {}, {} bytes); install with `pip install {}`\n",
@@ -328,6 +329,26 @@ fn notes(manifest: &Manifest) -> String {
         }
     }
     text
+}
+
+/// What a user must have besides Python and pip, from what the build needed and bundled.
+fn needs(a: &Artifact) -> &'static str {
+    let bundles_rocm = a.bundled.iter().any(|b| b.package.contains("rocm"));
+    match a.sdk.as_deref() {
+        Some(sdk) if sdk.starts_with("cuda") => {
+            "an NVIDIA GPU and driver, and cuBLAS from a CUDA install or the matching \
+             `nvidia-cublas-cu*` wheel (loaded at run time; see docs)."
+        }
+        Some(sdk) if sdk.starts_with("hip") => {
+            "an AMD GPU with a driver whose ROCm runtime matches the HIP SDK the wheel was \
+             built against; the HIP libraries and kernels it loads are inside the wheel."
+        }
+        _ if bundles_rocm => {
+            "an AMD GPU and its driver; the ROCm SDK libraries are inside the wheel (no HIP SDK, \
+             no ROCm pip packages)."
+        }
+        _ => "nothing else: the wheel carries its OpenMP runtime.",
+    }
 }
 
 /// Re-checks a release folder: SHA256SUMS against the files (and every file listed), each
