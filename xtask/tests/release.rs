@@ -113,6 +113,7 @@ fn a_release_is_complete_checkable_and_never_replaced() {
         notes.contains("## `cpu`") && notes.contains("pip install"),
         "{notes}"
     );
+    assert!(notes.contains("What users need: nothing else"), "{notes}");
 
     if common::installed("sha256sum") {
         let check = std::process::Command::new("sha256sum")
