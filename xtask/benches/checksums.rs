@@ -37,7 +37,11 @@ fn main() {
             xtask::checksums::write(dir.path(), jobs).unwrap();
         },
         || {
-            run_quiet(Command::new("sha256sum").args(&names).current_dir(dir.path()));
+            run_quiet(
+                Command::new("sha256sum")
+                    .args(&names)
+                    .current_dir(dir.path()),
+            );
         },
     );
     row(
