@@ -25,4 +25,5 @@ pub mod tree;
 pub mod unpack;
 pub mod variant;
 pub mod wheel;
+pub mod wheelhouse;
 pub mod workspace;

@@ -454,6 +454,23 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 println!("{:<28} {how:<10} {}", f.name, f.path.display());
             }
             eprintln!("{}", summary.line());
+            if !download.offline
+                && let Some(requirements) = plan.steps.iter().find_map(|s| match &s.action {
+                    plan::Action::Venv { requirements } => Some(PathBuf::from(requirements)),
+                    _ => None,
+                })
+            {
+                let log_dir = workspace.log_dir(&plan.variant, plan.platform);
+                std::fs::create_dir_all(&log_dir)?;
+                let dir = xtask::wheelhouse::download(
+                    &workspace.cache_dir,
+                    plan.platform,
+                    &plan.python,
+                    &requirements,
+                    &log_dir.join("wheelhouse.log"),
+                )?;
+                eprintln!("build-tool and runtime wheels in {}", dir.display());
+            }
             Ok(ExitCode::SUCCESS)
         }
         Command::Pin { variant, download } => pin(&workspace, &variant, &download),

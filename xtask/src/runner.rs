@@ -16,7 +16,7 @@ use crate::exec::{Handler, run_logged};
 use crate::plan::{Action, Plan, Step};
 use crate::unpack::{self, Format, Limits};
 use crate::variant::SdkKind;
-use crate::{checksums, download, fetch, host, patch, sdk};
+use crate::{checksums, download, fetch, host, patch, sdk, wheelhouse};
 
 pub struct Runner {
     pub cache: Cache,
@@ -33,6 +33,18 @@ impl Handler for Runner {
             Action::Fetch { .. } => {
                 let summary = fetch::fetch_plan(&self.cache, plan, &self.download)?;
                 eprintln!("      {}", summary.line());
+                if !self.download.offline
+                    && let Some(requirements) = venv_requirements(plan)
+                {
+                    let dir = wheelhouse::download(
+                        self.cache.root(),
+                        plan.platform,
+                        &plan.python,
+                        &requirements,
+                        log,
+                    )?;
+                    eprintln!("      build-tool and runtime wheels in {}", dir.display());
+                }
                 Ok(())
             }
             Action::Unpack {
@@ -85,15 +97,14 @@ impl Handler for Runner {
             }
             Action::Venv { .. } => {
                 check_python(plan, step)?;
-                run_commands(step, &step.env, log)
+                run_commands(step, &self.pip_env(step), log)
             }
             Action::Build { .. } => {
                 let env = self.sdk_env(plan, step)?;
                 run_commands(step, &env, log)
             }
-            Action::Install { .. } | Action::Wheel | Action::Verify => {
-                run_commands(step, &step.env, log)
-            }
+            Action::Verify => run_commands(step, &self.pip_env(step), log),
+            Action::Install { .. } | Action::Wheel => run_commands(step, &step.env, log),
         }
     }
 
@@ -141,6 +152,15 @@ impl Handler for Runner {
 }
 
 impl Runner {
+    /// Offline, pip installs only from the wheelhouse `fetch` filled.
+    fn pip_env(&self, step: &Step) -> BTreeMap<String, String> {
+        let mut env = step.env.clone();
+        if self.download.offline {
+            env.insert("PIP_NO_INDEX".into(), "1".into());
+        }
+        env
+    }
+
     /// The step's environment plus, for a CUDA build, `CUDA_PATH` of the toolkit found here
     /// (CMake's FindCUDA looks there first). A missing or too old toolkit stops the build.
     fn sdk_env(&mut self, plan: &Plan, step: &Step) -> Result<BTreeMap<String, String>> {
@@ -201,6 +221,14 @@ impl Runner {
         }
         Ok(())
     }
+}
+
+/// The requirements file of the plan's tools venv, if it has one.
+fn venv_requirements(plan: &Plan) -> Option<PathBuf> {
+    plan.steps.iter().find_map(|s| match &s.action {
+        Action::Venv { requirements } => Some(PathBuf::from(requirements)),
+        _ => None,
+    })
 }
 
 /// `build-info.json` next to the artifacts: the tools that made them (the release manifest

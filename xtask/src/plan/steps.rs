@@ -65,6 +65,16 @@ impl Layout {
         self.path(&format!("dist/{}", self.py()))
     }
 
+    /// Wheels `fetch` downloads for the venv and verify steps, so `build --offline` works
+    /// from a copied cache (see `wheelhouse.rs`).
+    fn wheelhouse(&self) -> String {
+        slash(&crate::wheelhouse::dir(
+            &self.cache,
+            self.platform,
+            &self.python,
+        ))
+    }
+
     /// Where a fetched input is kept (see `Workspace::cached`).
     fn cached(&self, r: &Remote) -> String {
         match &r.sha256 {
@@ -530,6 +540,8 @@ fn venv_step(layout: &Layout) -> Step {
             "install",
             "--require-hashes",
             "--no-deps",
+            "--find-links",
+            &layout.wheelhouse(),
             "-r",
             &requirements,
         ]),
@@ -748,7 +760,14 @@ fn finish(layout: &Layout, v: &Resolved, wheel: &WheelIn) -> Vec<Step> {
             Command::new(&launcher[0])
                 .args(launcher[1..].iter().cloned())
                 .args(["-m", "venv", "--clear", &verify_venv]),
-            Command::new(&verify_python).args(["-m", "pip", "install", &fat_wheel]),
+            Command::new(&verify_python).args([
+                "-m",
+                "pip",
+                "install",
+                "--find-links",
+                &layout.wheelhouse(),
+                &fat_wheel,
+            ]),
             check,
         ]),
         step(

@@ -1,0 +1,70 @@
+//! The Python wheels a build installs (the pinned build tools, and what the built wheel needs
+//! in the verify venv), downloaded by `fetch` into the cache, so that a machine with no network
+//! builds with `--offline` from a copied cache. pip itself checks the build tools' hashes.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{Result, bail};
+
+use crate::exec::run_logged;
+use crate::plan::Command;
+use crate::platform::Platform;
+
+/// What the built ctranslate2 wheel depends on (its setup.py's install_requires).
+const RUNTIME_REQUIREMENTS: [&str; 3] = ["numpy", "pyyaml", "setuptools"];
+
+pub fn dir(cache: &Path, platform: Platform, python: &str) -> PathBuf {
+    cache.join("wheels").join(format!("{platform}-py{python}"))
+}
+
+/// pip's `--platform` tags for a platform.
+fn platform_tags(platform: Platform) -> &'static [&'static str] {
+    match platform {
+        Platform::LinuxX86_64 => &[
+            "manylinux_2_28_x86_64",
+            "manylinux_2_27_x86_64",
+            "manylinux_2_17_x86_64",
+            "manylinux2014_x86_64",
+            "manylinux_2_5_x86_64",
+            "manylinux1_x86_64",
+        ],
+        Platform::WindowsX86_64 => &["win_amd64"],
+    }
+}
+
+/// Downloads the wheels for `platform` and `python` into the wheelhouse with this machine's
+/// Python (`pip download`, binary wheels for the target, whatever the host is).
+pub fn download(
+    cache: &Path,
+    platform: Platform,
+    python: &str,
+    requirements: &Path,
+    log: &Path,
+) -> Result<PathBuf> {
+    let dest = dir(cache, platform, python);
+    let host = if cfg!(windows) { "py" } else { "python3" };
+    if !crate::host::on_path(host) {
+        bail!("`{host}` is not on PATH: it downloads the build tools' wheels");
+    }
+    let base = || {
+        let mut command = Command::new(host);
+        if cfg!(windows) {
+            command = command.arg("-3");
+        }
+        command = command.args(["-m", "pip", "download", "--quiet", "--only-binary=:all:"]);
+        for tag in platform_tags(platform) {
+            command = command.args(["--platform", tag]);
+        }
+        command
+            .args(["--python-version", python, "--implementation", "cp", "-d"])
+            .arg(dest.display().to_string())
+    };
+    let pinned = base()
+        .args(["--no-deps", "--require-hashes", "-r"])
+        .arg(requirements.display().to_string());
+    let runtime = base().args(RUNTIME_REQUIREMENTS);
+    for command in [pinned, runtime] {
+        run_logged(&command, &Default::default(), log, &mut |_| {})?;
+    }
+    Ok(dest)
+}
