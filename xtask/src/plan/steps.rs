@@ -463,6 +463,15 @@ fn from_source(
     };
     let mut wheel_env = env.clone();
     wheel_env.insert("CTRANSLATE2_ROOT".to_string(), layout.prefix("ctranslate2"));
+    // The extension is compiled with debug info (Python's own CFLAGS): map the checkout away
+    // so the build folder is not recorded (two builds in different folders then differ only
+    // here, seen on the H100; see BENCHMARKS.md).
+    if !v.platform.is_windows() {
+        wheel_env.insert(
+            "CFLAGS".to_string(),
+            format!("-ffile-prefix-map={}/=", slash(&layout.root)),
+        );
+    }
     // setuptools compiles the extension with $CC/$CXX: the compiler cache serves it too.
     if let (Some(cache), false) = (&layout.compiler_cache, v.platform.is_windows()) {
         wheel_env.insert("CC".to_string(), format!("{cache} cc"));
