@@ -113,6 +113,10 @@ enum Command {
         selection: Selection,
         #[command(flatten)]
         download: DownloadArgs,
+        /// Skip the pip wheels of the build tools and of the wheel's dependencies (fetched
+        /// into <cache>/wheels/ so that `build --offline` works from a copied cache)
+        #[arg(long)]
+        no_wheels: bool,
     },
     /// Record the sha256 and size of inputs whose pin is missing or whose URL changed
     #[command(
@@ -445,6 +449,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
         Command::Fetch {
             selection,
             download,
+            no_wheels,
         } => {
             let plan = make_plan(&workspace, &selection)?;
             let cache = Cache::new(&workspace.cache_dir);
@@ -455,6 +460,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
             }
             eprintln!("{}", summary.line());
             if !download.offline
+                && !no_wheels
                 && let Some(requirements) = plan.steps.iter().find_map(|s| match &s.action {
                     plan::Action::Venv { requirements } => Some(PathBuf::from(requirements)),
                     _ => None,

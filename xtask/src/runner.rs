@@ -36,14 +36,22 @@ impl Handler for Runner {
                 if !self.download.offline
                     && let Some(requirements) = venv_requirements(plan)
                 {
-                    let dir = wheelhouse::download(
+                    // Online, the venv can still install from the index: a failure here
+                    // only means `--offline` will not work from this cache yet.
+                    match wheelhouse::download(
                         self.cache.root(),
                         plan.platform,
                         &plan.python,
                         &requirements,
                         log,
-                    )?;
-                    eprintln!("      build-tool and runtime wheels in {}", dir.display());
+                    ) {
+                        Ok(dir) => {
+                            eprintln!("      build-tool and runtime wheels in {}", dir.display())
+                        }
+                        Err(e) => eprintln!(
+                            "      warning: the pip wheels for offline builds were not fetched: {e:#}"
+                        ),
+                    }
                 }
                 Ok(())
             }

@@ -110,6 +110,7 @@ pub fn fetch_cpu_args<'a>(cache: &'a str, platform: &'a str, extra: &[&'a str]) 
         platform,
         "--python",
         "3.12",
+        "--no-wheels",
     ];
     args.extend_from_slice(extra);
     args
