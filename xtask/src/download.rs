@@ -923,8 +923,9 @@ fn classify(error: &reqwest::Error) -> AttemptError {
     }
 }
 
-/// An error with its causes, `a: b: c`, skipping causes already in the text.
-fn describe(error: &dyn std::error::Error) -> String {
+/// An error with its causes, `a: b: c`, skipping causes the text already includes (many
+/// errors show their source in their own message).
+pub fn describe(error: &dyn std::error::Error) -> String {
     let mut text = error.to_string();
     let mut source = error.source();
     while let Some(cause) = source {

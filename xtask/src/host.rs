@@ -31,11 +31,22 @@ pub fn compiler_cache() -> Option<String> {
 
 /// Whether an executable called `name` (`name.exe` on Windows) is in a folder of PATH.
 pub fn on_path(name: &str) -> bool {
-    let file = if cfg!(windows) {
+    which(name).is_some()
+}
+
+/// The executable called `name` (`name.exe` on Windows) in the first folder of PATH that has it.
+pub fn which(name: &str) -> Option<std::path::PathBuf> {
+    let file = exe(name);
+    std::env::split_paths(&std::env::var_os("PATH")?)
+        .map(|dir| dir.join(&file))
+        .find(|p| p.is_file())
+}
+
+/// `name.exe` on Windows, `name` elsewhere.
+pub fn exe(name: &str) -> String {
+    if cfg!(windows) {
         format!("{name}.exe")
     } else {
         name.to_string()
-    };
-    std::env::var_os("PATH")
-        .is_some_and(|path| std::env::split_paths(&path).any(|dir| dir.join(&file).is_file()))
+    }
 }

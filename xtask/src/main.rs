@@ -403,25 +403,11 @@ fn main() -> ExitCode {
                 ExitCode::from(2)
             }
             None => {
-                eprintln!("error: {}", error_chain(&err));
+                eprintln!("error: {}", download::describe(err.as_ref()));
                 ExitCode::from(1)
             }
         },
     }
-}
-
-/// The error and its causes, `a: b: c`, leaving out causes the text already includes (many
-/// errors show their source in their own message).
-fn error_chain(err: &anyhow::Error) -> String {
-    let mut text = err.to_string();
-    for cause in err.chain().skip(1) {
-        let cause = cause.to_string();
-        if !text.contains(&cause) {
-            text.push_str(": ");
-            text.push_str(&cause);
-        }
-    }
-    text
 }
 
 fn run(cli: Cli) -> Result<ExitCode> {
@@ -461,10 +447,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
             eprintln!("{}", summary.line());
             if !download.offline
                 && !no_wheels
-                && let Some(requirements) = plan.steps.iter().find_map(|s| match &s.action {
-                    plan::Action::Venv { requirements } => Some(PathBuf::from(requirements)),
-                    _ => None,
-                })
+                && let Some(requirements) = plan.venv_requirements()
             {
                 let log_dir = workspace.log_dir(&plan.variant, plan.platform);
                 std::fs::create_dir_all(&log_dir)?;

@@ -49,14 +49,14 @@ pub struct Artifact {
     pub toolchain: Option<serde_json::Value>,
 }
 
-#[derive(Debug, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Input {
     pub name: String,
     pub url: String,
     pub sha256: Option<String>,
 }
 
-#[derive(Debug, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Bundled {
     pub path: String,
     pub package: String,
@@ -213,28 +213,14 @@ fn gather(b: &Built, out: &Path) -> Result<Vec<Artifact>> {
             ctranslate2: plan.ctranslate2.clone(),
             size,
             sha256,
-            inputs: inputs
-                .iter()
-                .map(|i| Input {
-                    name: i.name.clone(),
-                    url: i.url.clone(),
-                    sha256: i.sha256.clone(),
-                })
-                .collect(),
+            inputs: inputs.clone(),
             sdk: plan
                 .sdk
                 .as_ref()
                 .map(|s| format!("{:?} {}", s.kind, s.version).to_lowercase()),
             toolchain: toolchain.clone(),
             bundled: if kind == "wheel" {
-                bundled
-                    .iter()
-                    .map(|b: &Bundled| Bundled {
-                        path: b.path.clone(),
-                        package: b.package.clone(),
-                        sha256: b.sha256.clone(),
-                    })
-                    .collect()
+                bundled.clone()
             } else {
                 Vec::new()
             },

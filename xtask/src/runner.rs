@@ -34,7 +34,7 @@ impl Handler for Runner {
                 let summary = fetch::fetch_plan(&self.cache, plan, &self.download)?;
                 eprintln!("      {}", summary.line());
                 if !self.download.offline
-                    && let Some(requirements) = venv_requirements(plan)
+                    && let Some(requirements) = plan.venv_requirements()
                 {
                     // Online, the venv can still install from the index: a failure here
                     // only means `--offline` will not work from this cache yet.
@@ -229,14 +229,6 @@ impl Runner {
         }
         Ok(())
     }
-}
-
-/// The requirements file of the plan's tools venv, if it has one.
-fn venv_requirements(plan: &Plan) -> Option<PathBuf> {
-    plan.steps.iter().find_map(|s| match &s.action {
-        Action::Venv { requirements } => Some(PathBuf::from(requirements)),
-        _ => None,
-    })
 }
 
 /// `build-info.json` next to the artifacts: the tools that made them (the release manifest

@@ -8,6 +8,7 @@ use std::process::Command;
 
 use anyhow::{Result, bail};
 
+use crate::host;
 use crate::variant::{Sdk, SdkKind};
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -45,7 +46,7 @@ fn find_cuda(sdk: &Sdk) -> Result<Found> {
             None => looked.push(format!("{var} (not set)")),
         }
     }
-    match which("nvcc") {
+    match host::which("nvcc") {
         Some(nvcc) => {
             if let Some(root) = nvcc.parent().and_then(Path::parent) {
                 candidates.push((root.to_path_buf(), "nvcc on PATH".to_string()));
@@ -54,7 +55,7 @@ fn find_cuda(sdk: &Sdk) -> Result<Found> {
         None => looked.push("PATH (no nvcc)".to_string()),
     }
     for (root, how) in candidates {
-        let nvcc = root.join("bin").join(exe("nvcc"));
+        let nvcc = root.join("bin").join(host::exe("nvcc"));
         match nvcc_version(&nvcc) {
             Some(version) => {
                 return check_version(sdk, Found { root, version, how });
@@ -97,21 +98,6 @@ pub fn parse_nvcc_version(text: &str) -> Option<String> {
         .take_while(|c| c.is_ascii_digit() || *c == '.')
         .collect();
     (!version.is_empty()).then_some(version)
-}
-
-fn exe(name: &str) -> String {
-    if cfg!(windows) {
-        format!("{name}.exe")
-    } else {
-        name.to_string()
-    }
-}
-
-fn which(name: &str) -> Option<PathBuf> {
-    let file = exe(name);
-    std::env::split_paths(&std::env::var_os("PATH")?)
-        .map(|dir| dir.join(&file))
-        .find(|p| p.is_file())
 }
 
 #[cfg(test)]

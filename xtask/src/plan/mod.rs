@@ -117,6 +117,16 @@ pub enum Action {
     },
 }
 
+impl Plan {
+    /// The requirements file of the plan's build-tools venv, if it has one.
+    pub fn venv_requirements(&self) -> Option<std::path::PathBuf> {
+        self.steps.iter().find_map(|s| match &s.action {
+            Action::Venv { requirements } => Some(std::path::PathBuf::from(requirements)),
+            _ => None,
+        })
+    }
+}
+
 impl Action {
     pub fn kind(&self) -> &'static str {
         match self {
