@@ -38,7 +38,9 @@ const MAX_REDIRECTS: usize = 10;
 
 #[derive(Debug, Clone)]
 pub struct Options {
-    /// URL prefix → replacement; the longest matching prefix wins.
+    /// URL prefix → replacement; the longest matching prefix wins. The prefix
+    /// [`ANY_HOST`] matches every URL not matched otherwise, and the replacement is followed
+    /// by the URL's host and path (`https://h/p` → `<replacement>h/p`).
     pub mirrors: Vec<(String, String)>,
     /// Allow plain `http://` to any host (loopback hosts are always allowed).
     pub allow_http: bool,
@@ -150,6 +152,25 @@ pub enum FetchError {
     Several { errors: Vec<FetchError> },
 }
 
+impl FetchError {
+    /// The inputs this error is about.
+    pub fn input_names(&self) -> Vec<&str> {
+        match self {
+            FetchError::InsecureUrl { name, .. }
+            | FetchError::BadUrl { name, .. }
+            | FetchError::Status { name, .. }
+            | FetchError::Network { name, .. }
+            | FetchError::Cache { name, .. }
+            | FetchError::Io { name, .. } => vec![name.as_str()],
+            FetchError::Offline { missing } => missing.iter().map(|m| m.name.as_str()).collect(),
+            FetchError::Several { errors } => {
+                errors.iter().flat_map(FetchError::input_names).collect()
+            }
+            FetchError::Client { .. } => Vec::new(),
+        }
+    }
+}
+
 fn input(name: &str) -> String {
     if name.is_empty() {
         String::new()
@@ -221,18 +242,32 @@ fn combine(mut errors: Vec<FetchError>) -> FetchError {
     }
 }
 
-/// The URL actually downloaded: the longest matching mirror prefix replaced, then checked
-/// to be https, or http to a loopback host (or anywhere with `allow_http`).
+/// The mirror prefix that stands for every host: `--mirror URL` with no `FROM=`.
+pub const ANY_HOST: &str = "*";
+
+/// The URL actually downloaded: the longest matching mirror prefix replaced (else the
+/// any-host mirror), then checked to be https, or http to a loopback host (or anywhere with
+/// `allow_http`).
 pub fn effective_url(url: &str, options: &Options) -> Result<String, FetchError> {
-    let rewritten = options
+    let by_prefix = options
         .mirrors
         .iter()
-        .filter(|(prefix, _)| !prefix.is_empty() && url.starts_with(prefix.as_str()))
+        .filter(|(prefix, _)| {
+            !prefix.is_empty() && prefix != ANY_HOST && url.starts_with(prefix.as_str())
+        })
         .max_by_key(|(prefix, _)| prefix.len())
-        .map_or_else(
-            || url.to_string(),
-            |(prefix, replacement)| format!("{replacement}{}", &url[prefix.len()..]),
-        );
+        .map(|(prefix, replacement)| format!("{replacement}{}", &url[prefix.len()..]));
+    let any_host = || {
+        let (_, replacement) = options.mirrors.iter().find(|(p, _)| p == ANY_HOST)?;
+        let host_and_path = url.split_once("://")?.1;
+        Some(format!(
+            "{}/{host_and_path}",
+            replacement.trim_end_matches('/')
+        ))
+    };
+    let rewritten = by_prefix
+        .or_else(any_host)
+        .unwrap_or_else(|| url.to_string());
     let bad = |reason: &str| FetchError::BadUrl {
         name: String::new(),
         url: rewritten.clone(),

@@ -50,7 +50,8 @@ pub fn fetch_plan(cache: &Cache, plan: &Plan, options: &Options) -> Result<Summa
         bail!(
             "{} input(s) of variant `{}` are not pinned (no sha256):\n{}\n\
              Run `cargo xtask pin --variant {}` where these URLs can be reached; it writes the \
-             sha256 and size into the variant file.",
+             sha256 and size into the variant file. Or pass --allow-unpinned to download them \
+             now and record what the network serves as their pins.",
             unpinned.len(),
             plan.variant,
             list.join("\n"),
@@ -58,11 +59,44 @@ pub fn fetch_plan(cache: &Cache, plan: &Plan, options: &Options) -> Result<Summa
         );
     }
     let requests: Vec<Request> = plan.inputs.iter().map(request).collect();
-    let fetched = download::fetch_all(cache, &requests, options)?;
+    let fetched = download::fetch_all(cache, &requests, options).map_err(|e| {
+        let hints = package_hints(plan, &e.input_names());
+        anyhow::anyhow!("{}{hints}", download::describe(&e))
+    })?;
     Ok(Summary {
         fetched,
         seconds: started.elapsed().as_secs_f64(),
     })
+}
+
+/// For failed inputs that are Python packages: which package, from which index, and the
+/// commands that check the index or do without it. Empty when none is a package.
+pub fn package_hints(plan: &Plan, failed: &[&str]) -> String {
+    let mut text = String::new();
+    for input in plan
+        .inputs
+        .iter()
+        .filter(|i| failed.contains(&i.name.as_str()))
+    {
+        let Some(package) = &input.package else {
+            continue;
+        };
+        let index = input.url.rsplit_once('/').map_or("", |(dir, _)| dir);
+        let requirement = package.replacen(' ', "==", 1);
+        text.push_str(&format!(
+            "\n  = `{}` is the wheel {package} from the package index {index}/\
+             \n  = check what the index has: pip download --no-deps --index-url {index}/ \"{requirement}\"",
+            input.name
+        ));
+        if input.sdk_folder.is_some() {
+            text.push_str(&format!(
+                "\n  = or use the SDK already on disk (an installed SDK, or the wheels unpacked): \
+                 cargo xtask build --variant {} --platform {} --sdk-dir DIR",
+                plan.variant, plan.platform
+            ));
+        }
+    }
+    text
 }
 
 fn request(input: &PlannedInput) -> Request {

@@ -73,9 +73,6 @@ enum Command {
         /// With --dry-run: print the plan as JSON
         #[arg(long, requires = "dry_run")]
         json: bool,
-        /// The SDK folder (CUDA toolkit, HIP SDK) for variants that bundle from it
-        #[arg(long, value_name = "DIR")]
-        sdk_root: Option<PathBuf>,
         #[command(flatten)]
         download: DownloadArgs,
     },
@@ -227,9 +224,15 @@ struct Selection {
     /// CUDA architectures for CUDA_ARCH_LIST, e.g. "9.0" for a quick H100-only build
     #[arg(long, value_name = "LIST")]
     cuda_arch: Option<String>,
-    /// GPU targets for HIP builds and kernel data, e.g. gfx1100,gfx1101
+    /// GPU targets for HIP builds and kernel data, e.g. gfx1100,gfx1101, or a TheRock family
+    /// such as gfx110X-dgpu (default: $ROCM_SDK_TARGET_FAMILY, else the variant's list)
     #[arg(long, value_name = "LIST", value_delimiter = ',')]
     gpu_targets: Option<Vec<String>>,
+    /// Use the GPU SDK already on disk instead of downloading or discovering it: an installed
+    /// SDK (CUDA toolkit, C:\Program Files\AMD\ROCm\<ver>, /opt/rocm) or a folder with the
+    /// SDK wheels unpacked (site-packages with _rocm_sdk_core/)
+    #[arg(long, value_name = "DIR", visible_aliases = ["sdk-root", "rocm-path"])]
+    sdk_dir: Option<PathBuf>,
     /// Put a compiler cache in front of the compilers: auto uses ccache, else sccache, when
     /// one is on PATH
     #[arg(long, value_name = "CACHE", default_value = "auto")]
@@ -272,9 +275,9 @@ struct BundleArgs {
     /// With --variant: the Python version
     #[arg(long, value_name = "X.Y", requires = "variant")]
     python: Option<String>,
-    /// With --variant: the SDK folder (CUDA toolkit, HIP SDK) for `from = "sdk"` sources
-    #[arg(long, value_name = "DIR", requires = "variant")]
-    sdk_root: Option<PathBuf>,
+    /// With --variant: the GPU SDK on disk (as for `build --sdk-dir`)
+    #[arg(long, value_name = "DIR", requires = "variant", visible_aliases = ["sdk-root", "rocm-path"])]
+    sdk_dir: Option<PathBuf>,
     /// With --variant: the compiler runtime folder for `from = "toolchain"` sources
     #[arg(long, value_name = "DIR", requires = "variant")]
     toolchain_dir: Option<PathBuf>,
@@ -334,12 +337,17 @@ struct DownloadArgs {
     #[arg(long)]
     offline: bool,
     /// Rewrite a URL prefix, e.g. https://github.com/=http://127.0.0.1:8080/gh/ (repeatable;
-    /// also $CT2V_MIRRORS, comma-separated); the longest matching prefix wins
+    /// also $CT2V_MIRRORS, comma-separated); the longest matching prefix wins. A bare URL
+    /// mirrors every host: https://HOST/PATH is fetched from URL/HOST/PATH
     #[arg(long = "mirror", value_name = "FROM=TO", env = "CT2V_MIRRORS", value_delimiter = ',', value_parser = parse_mirror)]
     mirrors: Vec<(String, String)>,
     /// Allow plain http:// to hosts other than loopback (the sha256 pin still checks files)
     #[arg(long)]
     allow_http: bool,
+    /// Download inputs that have no sha256 pin yet and record the pin in the variant file, as
+    /// `cargo xtask pin` does (without it, an unpinned input stops the build)
+    #[arg(long)]
+    allow_unpinned: bool,
     /// Files downloaded at the same time
     #[arg(long, value_name = "N", default_value_t = 4, value_parser = clap::value_parser!(u16).range(1..=64))]
     jobs: u16,
@@ -370,8 +378,13 @@ fn parse_mirror(text: &str) -> Result<(String, String), String> {
         Some((from, to)) if !from.is_empty() && !to.is_empty() => {
             Ok((from.to_string(), to.to_string()))
         }
+        None if text.starts_with("http://") || text.starts_with("https://") => {
+            Ok((download::ANY_HOST.to_string(), text.to_string()))
+        }
         _ => Err(format!(
-            "`{text}` is not FROM=TO, e.g. https://github.com/=https://mirror.example.com/github/"
+            "`{text}` is neither FROM=TO (e.g. https://github.com/=https://mirror.example.com/github/) \
+             nor a mirror URL for every host (e.g. http://127.0.0.1:8080/, which serves \
+             https://github.com/a/b as http://127.0.0.1:8080/github.com/a/b)"
         )),
     }
 }
@@ -422,7 +435,6 @@ fn run(cli: Cli) -> Result<ExitCode> {
             selection,
             dry_run,
             json,
-            sdk_root,
             download,
         } => {
             let plan = make_plan(&workspace, &selection)?;
@@ -430,7 +442,8 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 print_plan(&plan, json)?;
                 return Ok(ExitCode::SUCCESS);
             }
-            build(&workspace, &plan, sdk_root, &download)
+            let plan = pin_if_allowed(&workspace, &selection, plan, &download)?;
+            build(&workspace, &plan, selection.sdk_dir.clone(), &download)
         }
         Command::Fetch {
             selection,
@@ -438,6 +451,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
             no_wheels,
         } => {
             let plan = make_plan(&workspace, &selection)?;
+            let plan = pin_if_allowed(&workspace, &selection, plan, &download)?;
             let cache = Cache::new(&workspace.cache_dir);
             let summary = fetch::fetch_plan(&cache, &plan, &download.options())?;
             for f in &summary.fetched {
@@ -569,6 +583,9 @@ fn build(
         plan.steps.len(),
         workspace.log_dir(&plan.variant, plan.platform).display()
     );
+    for note in &plan.notes {
+        eprintln!("note: {note}");
+    }
     let mut runner = Runner {
         cache: Cache::new(&workspace.cache_dir),
         download: download.options(),
@@ -590,6 +607,9 @@ fn build(
         report.ran.len(),
         report.skipped.len()
     );
+    for (step, why) in &report.not_run {
+        eprintln!("warning: step `{step}` did not run: {why}");
+    }
     for artifact in &plan.artifacts {
         println!("{artifact}");
     }
@@ -683,6 +703,7 @@ fn bundle(workspace: &Workspace, args: &BundleArgs) -> Result<ExitCode> {
                 python: args.python.clone(),
                 cuda_arch: None,
                 gpu_targets: args.gpu_targets.clone(),
+                sdk_dir: args.sdk_dir.clone(),
                 compiler_cache: CompilerCacheArg::Off,
             };
             let plan = make_plan(workspace, &selection)?;
@@ -695,7 +716,7 @@ fn bundle(workspace: &Workspace, args: &BundleArgs) -> Result<ExitCode> {
                 );
             }
             let found = bundle_spec::Found {
-                sdk_root: args.sdk_root.clone(),
+                sdk_root: args.sdk_dir.clone(),
                 toolchain: args.toolchain_dir.clone(),
             };
             bundle_spec::from_plan(&plan, &found)?
@@ -806,6 +827,7 @@ fn wheel_spec(args: &BundleArgs) -> Result<bundle_run::Spec> {
             Policy::Windows => "windows".into(),
             Policy::Manylinux2_28 => "linux".into(),
         },
+        missing_hint: String::new(),
     })
 }
 
@@ -844,10 +866,63 @@ fn make_plan(workspace: &Workspace, selection: &Selection) -> Result<plan::Plan>
         python: selection.python.clone(),
         cuda_arch: selection.cuda_arch.clone(),
         gpu_targets: selection.gpu_targets.clone(),
+        target_family: std::env::var("ROCM_SDK_TARGET_FAMILY")
+            .ok()
+            .filter(|f| !f.trim().is_empty()),
         compiler_cache: selection.compiler_cache.program(),
+        sdk_dir: selection.sdk_dir.clone(),
     };
     let resolved = catalog.resolve(&selection.variant, &choices)?;
     Ok(plan::plan(workspace, &resolved))
+}
+
+/// With `--allow-unpinned`, downloads the plan's unpinned inputs, records their sha256 and
+/// size in the variant files (as `pin` does) and plans again; otherwise the plan as it is.
+fn pin_if_allowed(
+    workspace: &Workspace,
+    selection: &Selection,
+    plan: plan::Plan,
+    download: &DownloadArgs,
+) -> Result<plan::Plan> {
+    let unpinned = plan.inputs.iter().filter(|i| i.sha256.is_none()).count();
+    if unpinned == 0 || !download.allow_unpinned {
+        return Ok(plan);
+    }
+    eprintln!(
+        "warning: --allow-unpinned: pinning {unpinned} input(s) of `{}` from what the network serves now; review and commit the variant file",
+        plan.variant
+    );
+    let catalog = Catalog::load(&workspace.root, &[plan.variant.as_str()])?;
+    let cache = Cache::new(&workspace.cache_dir);
+    let unpinned_plan = plan::Plan {
+        inputs: plan
+            .inputs
+            .iter()
+            .filter(|i| i.sha256.is_none())
+            .cloned()
+            .collect(),
+        ..plan
+    };
+    let outcomes = fetch::pin_inputs(
+        &catalog,
+        &cache,
+        std::slice::from_ref(&unpinned_plan),
+        &download.options(),
+    )?;
+    let mut errors = Vec::new();
+    for outcome in outcomes {
+        match outcome.result {
+            Ok(_) => eprintln!("pinned {} ({})", outcome.name, outcome.url),
+            Err(e) => {
+                let hints = fetch::package_hints(&unpinned_plan, &[outcome.name.as_str()]);
+                errors.push(format!("{}{hints}", download::describe(e.as_ref())));
+            }
+        }
+    }
+    if !errors.is_empty() {
+        anyhow::bail!("{}\nnothing was built", errors.join("\n"));
+    }
+    make_plan(workspace, selection)
 }
 
 fn print_plan(plan: &plan::Plan, json: bool) -> Result<()> {

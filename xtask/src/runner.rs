@@ -28,6 +28,17 @@ pub struct Runner {
 }
 
 impl Handler for Runner {
+    fn cannot_run(&self, plan: &Plan, step: &Step) -> Option<String> {
+        let here = crate::platform::Platform::host();
+        (matches!(step.action, Action::Verify) && here != Some(plan.platform)).then(|| {
+            format!(
+                "installing and importing a {} wheel needs a {} machine; there, run \
+                 `cargo xtask verify --variant {} --platform {} --python {}`",
+                plan.platform, plan.platform, plan.variant, plan.platform, plan.python
+            )
+        })
+    }
+
     fn run(&mut self, plan: &Plan, step: &Step, log: &Path) -> Result<()> {
         match &step.action {
             Action::Fetch { .. } => {

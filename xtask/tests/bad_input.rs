@@ -297,3 +297,58 @@ fn a_missing_variants_folder_says_where_it_looked() {
     let run = common::xtask_in(empty.path(), &["variants"]);
     assert_input_error(&run, &["cannot list", "variants"]);
 }
+
+#[test]
+fn gpu_targets_that_are_not_targets_or_families_where_exact_ones_are_needed_are_refused() {
+    let run = xtask(&plan_args(
+        "rocm",
+        "windows-x86_64",
+        "3.12",
+        &["--gpu-targets", "rx7900"],
+    ));
+    assert_input_error(&run, &["`rx7900` is not a GPU target", "gfx110X-dgpu"]);
+    let run = xtask(&plan_args(
+        "rocm-gfx1010",
+        "linux-x86_64",
+        "3.12",
+        &["--gpu-targets", "gfx101X-dgpu"],
+    ));
+    assert_input_error(&run, &["`gfx101X-dgpu` is a family", "exact targets"]);
+    // A family is fine where nothing is compiled: it only filters kernel data.
+    let run = xtask(&plan_args(
+        "rocm",
+        "windows-x86_64",
+        "3.12",
+        &["--gpu-targets", "gfx110X-dgpu,gfx1151", "--json"],
+    ));
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(
+        run.stdout.contains("\"gfx110X\",\n") && run.stdout.contains("\"gfx1151\""),
+        "{}",
+        run.stdout
+    );
+}
+
+#[test]
+fn sdk_dir_is_refused_where_there_is_no_sdk_or_no_folder() {
+    let run = xtask(&plan_args(
+        "cpu",
+        "linux-x86_64",
+        "3.12",
+        &["--sdk-dir", "/tmp"],
+    ));
+    assert_input_error(&run, &["variant `cpu` uses no GPU SDK", "--sdk-dir /tmp"]);
+    let run = xtask(&plan_args(
+        "rocm",
+        "windows-x86_64",
+        "3.12",
+        &["--sdk-dir", "/nonexistent/ROCm/7.1"],
+    ));
+    assert_input_error(
+        &run,
+        &[
+            "--sdk-dir /nonexistent/ROCm/7.1 is not a folder",
+            "site-packages",
+        ],
+    );
+}

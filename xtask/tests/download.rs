@@ -439,3 +439,29 @@ fn mirrors_rewrite_the_longest_matching_prefix() {
         "https://pypi.org/z.whl"
     );
 }
+
+#[test]
+fn a_bare_mirror_serves_every_host_under_its_name_and_prefixes_still_win() {
+    let options = Options {
+        mirrors: vec![
+            (download::ANY_HOST.into(), "http://127.0.0.1:9/".into()),
+            (
+                "https://github.com/OpenNMT/".into(),
+                "http://127.0.0.1:9/opennmt/".into(),
+            ),
+        ],
+        ..options()
+    };
+    assert_eq!(
+        download::effective_url(
+            "https://repo.radeon.com/rocm/windows/rocm-rel-7.2/a.whl",
+            &options
+        )
+        .unwrap(),
+        "http://127.0.0.1:9/repo.radeon.com/rocm/windows/rocm-rel-7.2/a.whl"
+    );
+    assert_eq!(
+        download::effective_url("https://github.com/OpenNMT/CTranslate2/x.zip", &options).unwrap(),
+        "http://127.0.0.1:9/opennmt/CTranslate2/x.zip"
+    );
+}

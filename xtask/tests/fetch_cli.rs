@@ -222,7 +222,7 @@ fn a_bad_mirror_flag_is_a_usage_error() {
         &["fetch", "--variant", "cpu", "--mirror", "no-equals-sign"],
     );
     assert_eq!(run.code, 2, "{}", run.stderr);
-    assert!(run.stderr.contains("is not FROM=TO"), "{}", run.stderr);
+    assert!(run.stderr.contains("is neither FROM=TO"), "{}", run.stderr);
 }
 
 #[test]

@@ -46,9 +46,12 @@ pub struct Closure {
 
 #[derive(Debug, thiserror::Error)]
 pub enum ClosureError {
-    #[error("{}", missing_message(.missing, .searched))]
+    #[error("{}", missing_message(.missing, .other_versions, .searched))]
     Missing {
         missing: BTreeMap<String, BTreeSet<String>>,
+        /// Missing library → files in the search folders that are another version of it
+        /// (`amdhip64_6.dll` for `amdhip64_7.dll`): an SDK of the wrong major version.
+        other_versions: BTreeMap<String, Vec<PathBuf>>,
         searched: Vec<PathBuf>,
     },
     #[error("forced library pattern `{pattern}` matches no file in:\n{}", list(.searched))]
@@ -70,7 +73,11 @@ fn list(paths: &[PathBuf]) -> String {
         .join("\n")
 }
 
-fn missing_message(missing: &BTreeMap<String, BTreeSet<String>>, searched: &[PathBuf]) -> String {
+fn missing_message(
+    missing: &BTreeMap<String, BTreeSet<String>>,
+    other_versions: &BTreeMap<String, Vec<PathBuf>>,
+    searched: &[PathBuf],
+) -> String {
     let mut text = format!(
         "{} imported librar{} found nowhere:\n",
         missing.len(),
@@ -83,6 +90,13 @@ fn missing_message(missing: &BTreeMap<String, BTreeSet<String>>, searched: &[Pat
     for (name, importers) in missing {
         let who: Vec<&str> = importers.iter().map(String::as_str).collect();
         text.push_str(&format!("  {name}  (imported by {})\n", who.join(", ")));
+        for other in other_versions.get(name).into_iter().flatten() {
+            text.push_str(&format!(
+                "    but {} is there: another version of {name}, from an SDK of another major \
+                 version than the one these binaries were built against\n",
+                other.display()
+            ));
+        }
     }
     text.push_str("searched, in order:\n");
     text.push_str(&list(searched));
@@ -188,9 +202,40 @@ pub fn resolve(inputs: &Inputs, read_imports: ReadImports) -> Result<Closure, Cl
         }
     }
     if missing.is_empty() {
-        Ok(walk.closure)
-    } else {
-        Err(ClosureError::Missing { missing, searched })
+        return Ok(walk.closure);
+    }
+    let other_versions = missing
+        .keys()
+        .map(|name| {
+            let key = system.key(name);
+            let family = version_family(&key);
+            let others: Vec<PathBuf> = index
+                .values()
+                .filter(|f| version_family(&f.key) == family)
+                .map(|f| f.path.clone())
+                .collect();
+            (name.clone(), others)
+        })
+        .filter(|(_, others)| !others.is_empty())
+        .collect();
+    Err(ClosureError::Missing {
+        missing,
+        other_versions,
+        searched,
+    })
+}
+
+/// A library's name without its version: `amdhip64_7.dll` and `amdhip64_6.dll` are both
+/// `amdhip64`, `libamdhip64.so.6` is `libamdhip64`, `amd_comgr0702.dll` is `amd_comgr`.
+fn version_family(key: &str) -> &str {
+    if let Some(at) = key.find(".so") {
+        return &key[..at];
+    }
+    let stem = key.rsplit_once('.').map_or(key, |(stem, _)| stem);
+    let stem = stem.trim_end_matches(|c: char| c.is_ascii_digit());
+    match stem.strip_suffix('_') {
+        Some(without) if !without.is_empty() => without,
+        _ => stem,
     }
 }
 
@@ -448,6 +493,18 @@ mod tests {
             ClosureError::Missing { missing, .. } => assert_eq!(missing.len(), 1),
             other => panic!("{other}"),
         }
+    }
+
+    #[test]
+    fn version_families_match_other_major_versions_only() {
+        assert_eq!(version_family("amdhip64_7.dll"), "amdhip64");
+        assert_eq!(version_family("amdhip64_6.dll"), "amdhip64");
+        assert_eq!(version_family("amd_comgr0702.dll"), "amd_comgr");
+        assert_eq!(version_family("libamdhip64.so.6"), "libamdhip64");
+        assert_ne!(
+            version_family("hipblas.dll"),
+            version_family("hipblaslt.dll")
+        );
     }
 
     #[test]

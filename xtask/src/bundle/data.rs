@@ -26,7 +26,19 @@ pub fn gpu_targets_in(name: &str) -> Vec<&str> {
 /// some architecture only when one of them is targeted.
 pub fn keep(name: &str, targets: &[String]) -> bool {
     let named = gpu_targets_in(name);
-    named.is_empty() || named.iter().any(|t| targets.iter().any(|w| w == t))
+    named.is_empty()
+        || named
+            .iter()
+            .any(|t| targets.iter().any(|w| targets_match(w, t)))
+}
+
+/// `wanted` is a target (`gfx1100`) or a family whose last character is `X` (`gfx110X`,
+/// from TheRock's `gfx110X-dgpu`), which stands for any one character.
+fn targets_match(wanted: &str, found: &str) -> bool {
+    match wanted.strip_suffix('X') {
+        Some(family) => found.len() == wanted.len() && found.starts_with(family),
+        None => wanted == found,
+    }
 }
 
 /// The files under `base` matching `glob` (a path whose last segment may hold `*`/`?`),
@@ -78,6 +90,17 @@ mod tests {
             !keep("Kernels.so-000-gfx10100.hsaco", &want),
             "no prefix matches"
         );
+    }
+
+    #[test]
+    fn a_family_keeps_each_of_its_targets_and_no_other() {
+        let want = vec!["gfx110X".to_string(), "gfx1151".to_string()];
+        assert!(keep("TensileLibrary_gfx1100.dat", &want));
+        assert!(keep("TensileLibrary_gfx1103.dat", &want));
+        assert!(keep("TensileLibrary_gfx1151.dat", &want));
+        assert!(!keep("TensileLibrary_gfx1150.dat", &want));
+        assert!(!keep("TensileLibrary_gfx11000.dat", &want));
+        assert!(!keep("TensileLibrary_gfx1030.dat", &want));
     }
 
     #[test]

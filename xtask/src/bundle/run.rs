@@ -46,6 +46,8 @@ pub struct Spec {
     /// For the report: what was bundled, e.g. `rocm` and `windows-x86_64`.
     pub variant: String,
     pub platform: String,
+    /// Added to an error about a missing library: where the packages come from, how to fix.
+    pub missing_hint: String,
 }
 
 /// A folder libraries may come from, and the folder (relative to the wheel's root) the ones
@@ -127,7 +129,16 @@ pub fn run(spec: &Spec) -> Result<Outcome> {
         locations: &locations,
         system: &system,
     };
-    let closure = closure::resolve(&inputs, &read_imports)?;
+    let closure = closure::resolve(&inputs, &read_imports).map_err(|e| match e {
+        closure::ClosureError::Missing { .. } => {
+            anyhow::anyhow!(
+                "{e}{}\nnothing was written to {}",
+                spec.missing_hint,
+                spec.out.display()
+            )
+        }
+        other => other.into(),
+    })?;
 
     let mut placed = layout::libraries(&closure);
     placed.extend(data_files(spec)?);

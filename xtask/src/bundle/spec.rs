@@ -99,7 +99,40 @@ fn from_action(plan: &Plan, action: &BundleAction, found: &Found) -> Result<Spec
         patchelf: action.patchelf.as_ref().map(PathBuf::from),
         variant: plan.variant.clone(),
         platform: plan.platform.to_string(),
+        missing_hint: missing_hint(plan, action),
     })
+}
+
+/// What an error about a missing library adds: the package each SDK folder is, its index,
+/// and the ways to fix it.
+fn missing_hint(plan: &Plan, action: &BundleAction) -> String {
+    let packages: Vec<(&str, &str, &str)> = action
+        .search
+        .iter()
+        .filter_map(|s| Some((s.dir.as_str(), s.package.as_deref()?, s.index.as_deref()?)))
+        .collect();
+    let Some((_, _, index)) = packages.first() else {
+        return String::new();
+    };
+    let mut text = String::new();
+    for (dir, package, index) in &packages {
+        text.push_str(&format!(
+            "\n  = {dir} is the package {package}, from the index {index}"
+        ));
+    }
+    let requirements: Vec<String> = packages
+        .iter()
+        .map(|(_, package, _)| package.replacen(' ', "==", 1))
+        .collect();
+    text.push_str(&format!(
+        "\n  = to fix: build without --sdk-dir to use the pinned wheels \
+         (`cargo xtask build --variant {variant} --platform {platform}`), or give --sdk-dir a \
+         folder that has them: `pip install --no-deps --target DIR --index-url {index} {reqs}`",
+        variant = plan.variant,
+        platform = plan.platform,
+        reqs = requirements.join(" ")
+    ));
+    text
 }
 
 /// The folder of the C++ compiler's OpenMP runtime (libgomp; `$CXX`, else `c++`), which a

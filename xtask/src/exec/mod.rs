@@ -20,6 +20,12 @@ pub trait Handler {
     /// Runs `step`; `log` is where external commands write their output.
     fn run(&mut self, plan: &Plan, step: &Step, log: &std::path::Path) -> Result<()>;
 
+    /// Why `step` cannot run on this machine (e.g. it must run on the target platform), if
+    /// so; the executor then leaves it out and says so.
+    fn cannot_run(&self, _plan: &Plan, _step: &Step) -> Option<String> {
+        None
+    }
+
     /// Extra fingerprint input known only at run time (tool versions, file hashes).
     fn runtime_fingerprint(&mut self, _plan: &Plan, _step: &Step) -> Result<String> {
         Ok(String::new())
@@ -30,6 +36,8 @@ pub trait Handler {
 pub struct Report {
     pub ran: Vec<String>,
     pub skipped: Vec<String>,
+    /// Steps left out because they cannot run here, and why.
+    pub not_run: Vec<(String, String)>,
     pub seconds: f64,
 }
 
@@ -55,6 +63,11 @@ impl<'a> Executor<'a> {
         let total = self.plan.steps.len();
         let mut upstream_ran = std::collections::BTreeSet::new();
         for (n, step) in self.plan.steps.iter().enumerate() {
+            if let Some(why) = handler.cannot_run(self.plan, step) {
+                eprintln!("[{}/{total}] {} — not run here: {why}", n + 1, step.id);
+                report.not_run.push((step.id.clone(), why));
+                continue;
+            }
             let extra = handler.runtime_fingerprint(self.plan, step)?;
             let fingerprint = format!("{}:{extra}", step.fingerprint);
             let after_reran = step.after.iter().any(|a| upstream_ran.contains(a));

@@ -53,6 +53,12 @@ pub struct PlannedInput {
     pub size: Option<u64>,
     /// Where the verified download is kept; `None` until the input is pinned.
     pub cache_path: Option<String>,
+    /// The Python package and version the file is (`rocm_sdk_core 7.2.0.dev0`), if one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub package: Option<String>,
+    /// Its folder that `--sdk-dir` can stand in for (see `InputSpec::sdk_folder`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sdk_folder: Option<String>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -179,6 +185,12 @@ pub struct SearchLocation {
     /// The folder itself: inside the wheel for `wheel`, else absolute; `None` for `sdk` and
     /// `toolchain`, which are found when the build runs.
     pub path: Option<String>,
+    /// For an input that is a Python package: `rocm_sdk_core 7.2.0.dev0`, and the index
+    /// (the URL's folder) it comes from, for errors that say where to get it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub package: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub index: Option<String>,
 }
 
 #[derive(Debug, Clone, Serialize)]

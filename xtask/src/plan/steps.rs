@@ -156,9 +156,12 @@ pub fn plan(workspace: &Workspace, v: &Resolved) -> Plan {
         compiler_cache: v.compiler_cache.clone(),
     };
     let mut notes = v.notes.clone();
-    if let Some(sdk) = &v.sdk {
+    if let Some(sdk) = &v.sdk
+        && v.sdk_dir.is_none()
+    {
         notes.push(sdk_note(sdk, v.platform));
     }
+    notes.extend(sdk_dir_note(v));
     let (fetched, mut steps, wheel) = match &v.build {
         Build::FromSource(build) => from_source(&layout, v, build, &mut notes),
         Build::Repackage { archive, wheel } => repackage(&layout, v, archive, wheel),
@@ -173,6 +176,8 @@ pub fn plan(workspace: &Workspace, v: &Resolved) -> Plan {
             sha256: r.sha256.clone(),
             size: r.size,
             cache_path: r.sha256.as_ref().map(|_| layout.cached(r)),
+            package: r.package.clone(),
+            sdk_folder: r.sdk_folder.clone(),
         })
         .collect();
     if fetched.iter().any(|r| r.sha256.is_none()) {
@@ -231,18 +236,62 @@ fn built_wheel_name(v: &Resolved) -> String {
     format!("ctranslate2-{}-{tag}-{tag}-{platform}.whl", v.ctranslate2)
 }
 
-/// Inputs the bundle step reads, in the order the variant lists them.
+/// Inputs the bundle step reads, in the order the variant lists them, less those that
+/// `--sdk-dir` provides.
 fn bundle_inputs(v: &Resolved) -> Vec<&Remote> {
     let mut names: Vec<&str> = Vec::new();
     let search = v.bundle.search.iter().map(|s| &s.from);
     for from in search.chain(v.bundle.data.iter().map(|d| &d.from)) {
         if let LibrarySource::Input(name) = from
             && !names.contains(&name.as_str())
+            && sdk_provided(v, &v.inputs[name]).is_none()
         {
             names.push(name);
         }
     }
     names.iter().map(|n| &v.inputs[*n]).collect()
+}
+
+/// Where `--sdk-dir` has what input `r` would unpack: `(dir, sdk folder)`.
+fn sdk_provided<'a>(v: &'a Resolved, r: &'a Remote) -> Option<(&'a Path, &'a str)> {
+    Some((v.sdk_dir.as_deref()?, r.sdk_folder.as_deref()?))
+}
+
+/// A path inside an SDK input, found in `--sdk-dir` instead: unpacked wheels keep it as it
+/// is (`dir/_rocm_sdk_core/bin`); an installed SDK has the sdk folder's contents at its
+/// root (`dir/bin`). Returns the folder the path is relative to, and the path.
+fn in_sdk_dir(dir: &Path, folder: &str, rel: &str) -> (String, String) {
+    if dir.join(folder).is_dir() {
+        return (slash(dir), rel.to_string());
+    }
+    let inside = rel
+        .strip_prefix(folder)
+        .map(|r| r.trim_start_matches('/'))
+        .unwrap_or(rel);
+    (slash(dir), inside.to_string())
+}
+
+fn sdk_dir_note(v: &Resolved) -> Option<String> {
+    let dir = v.sdk_dir.as_deref()?;
+    let provided: Vec<(&str, &str)> = v
+        .inputs
+        .values()
+        .filter_map(|r| Some((r.name.as_str(), sdk_provided(v, r)?.1)))
+        .collect();
+    if provided.is_empty() {
+        return Some(format!("the SDK is {} (--sdk-dir)", slash(dir)));
+    }
+    let layout = if provided.iter().all(|(_, folder)| dir.join(folder).is_dir()) {
+        "unpacked SDK wheels"
+    } else {
+        "an installed SDK"
+    };
+    let names: Vec<&str> = provided.iter().map(|(name, _)| *name).collect();
+    Some(format!(
+        "{} not downloaded: their files come from {} (--sdk-dir, {layout})",
+        names.join(", "),
+        slash(dir)
+    ))
 }
 
 fn fetch_step(fetched: &[Remote]) -> Step {
@@ -663,16 +712,22 @@ fn finish(layout: &Layout, v: &Resolved, wheel: &WheelIn) -> Vec<Step> {
         LibrarySource::Sdk => "sdk".to_string(),
         LibrarySource::Input(name) => name.clone(),
     };
-    // The folder a source's paths are relative to, where the plan knows it.
-    let base = |from: &LibrarySource| match from {
-        LibrarySource::Wheel => Some(String::new()),
-        LibrarySource::Prefix => Some(layout.prefix("ctranslate2")),
-        LibrarySource::Input(name) => Some(layout.unpacked(name)),
-        LibrarySource::Toolchain | LibrarySource::Sdk => None,
+    // The folder a source's path `rel` is relative to, where the plan knows it, and `rel`.
+    let base = |from: &LibrarySource, rel: &str| {
+        let base = match from {
+            LibrarySource::Wheel => String::new(),
+            LibrarySource::Prefix => layout.prefix("ctranslate2"),
+            LibrarySource::Input(name) => match sdk_provided(v, &v.inputs[name]) {
+                Some((dir, folder)) => return Some(in_sdk_dir(dir, folder, rel)),
+                None => layout.unpacked(name),
+            },
+            LibrarySource::Toolchain | LibrarySource::Sdk => return None,
+        };
+        Some((base, rel.to_string()))
     };
-    let join = |base: Option<String>, rel: &str| {
-        base.map(|b| match (b.is_empty(), rel.is_empty()) {
-            (true, _) => rel.to_string(),
+    let join = |from: &LibrarySource, rel: &str| {
+        base(from, rel).map(|(b, rel)| match (b.is_empty(), rel.is_empty()) {
+            (true, _) => rel,
             (false, true) => b,
             (false, false) => format!("{b}/{rel}"),
         })
@@ -690,23 +745,42 @@ fn finish(layout: &Layout, v: &Resolved, wheel: &WheelIn) -> Vec<Step> {
             .bundle
             .search
             .iter()
-            .map(|s| SearchLocation {
-                from: from_name(&s.from),
-                dir: s.dir.clone(),
-                dest: s.dest.clone(),
-                path: join(base(&s.from), &s.dir),
+            .map(|s| {
+                let input = match &s.from {
+                    LibrarySource::Input(name) => v.inputs.get(name),
+                    _ => None,
+                };
+                let package = input.and_then(|r| r.package.clone());
+                SearchLocation {
+                    from: from_name(&s.from),
+                    dir: s.dir.clone(),
+                    dest: s.dest.clone(),
+                    path: join(&s.from, &s.dir),
+                    index: package
+                        .as_ref()
+                        .and(input)
+                        .and_then(|r| r.url.rsplit_once('/'))
+                        .map(|(dir, _)| format!("{dir}/")),
+                    package,
+                }
             })
             .collect(),
         data: v
             .bundle
             .data
             .iter()
-            .map(|d| DataFiles {
-                from: from_name(&d.from),
-                glob: d.glob.clone(),
-                dest: d.dest.clone(),
-                filter: d.filter,
-                base: base(&d.from),
+            .map(|d| {
+                let (base, glob) = match base(&d.from, &d.glob) {
+                    Some((base, glob)) => (Some(base), glob),
+                    None => (None, d.glob.clone()),
+                };
+                DataFiles {
+                    from: from_name(&d.from),
+                    glob,
+                    dest: d.dest.clone(),
+                    filter: d.filter,
+                    base,
+                }
             })
             .collect(),
         gpu_targets: v.gpu_targets.clone(),

@@ -105,6 +105,10 @@ pub struct InputSpec {
     pub subdir: Option<String>,
     /// The Python package and version that the file is, for the provenance report.
     pub package: Option<String>,
+    /// The folder of the unpacked wheel that mirrors an installed SDK's root (e.g.
+    /// `_rocm_sdk_core`, whose `bin/` is an SDK's `bin/`): with `--sdk-dir`, the input is
+    /// not downloaded and its folders are taken from there.
+    pub sdk_folder: Option<String>,
 }
 
 #[derive(Debug, Default, Clone, Deserialize)]

@@ -2,7 +2,7 @@
 //! that everything required is there and every reference points at something that exists.
 
 use std::collections::BTreeMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
@@ -26,8 +26,14 @@ pub struct Choices {
     pub host_python: Option<String>,
     pub cuda_arch: Option<String>,
     pub gpu_targets: Option<Vec<String>>,
+    /// `$ROCM_SDK_TARGET_FAMILY` (TheRock's): used for variants with GPU targets when
+    /// `gpu_targets` is not given.
+    pub target_family: Option<String>,
     /// `ccache` or `sccache`: put in front of every compiler (CMAKE_<LANG>_COMPILER_LAUNCHER).
     pub compiler_cache: Option<String>,
+    /// SDK folders already on disk (`--sdk-dir`): they replace the inputs that have an
+    /// `sdk-folder`, and are the SDK for `from = "sdk"` sources.
+    pub sdk_dir: Option<PathBuf>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -42,6 +48,8 @@ pub struct Resolved {
     pub gpu_targets: Vec<String>,
     pub cuda_arch: Option<String>,
     pub compiler_cache: Option<String>,
+    /// `--sdk-dir`, checked to be a folder.
+    pub sdk_dir: Option<PathBuf>,
     pub sdk: Option<Sdk>,
     pub env: BTreeMap<String, String>,
     /// Device → compute types the verify step requires.
@@ -88,6 +96,7 @@ pub struct Remote {
     pub size: Option<u64>,
     pub subdir: Option<String>,
     pub package: Option<String>,
+    pub sdk_folder: Option<String>,
 }
 
 impl Remote {
@@ -205,14 +214,24 @@ pub(super) fn resolve(
         _ => Build::FromSource(source_build(catalog, &layer, source_spec, &inputs)?),
     };
 
-    let gpu_targets = match &choices.gpu_targets {
-        Some(targets) => targets.clone(),
-        None => layer
+    let compiles = matches!(build, Build::FromSource(_));
+    let gpu_targets = match (&choices.gpu_targets, &choices.target_family) {
+        (Some(targets), _) => gpu_targets(targets, compiles)?,
+        (None, Some(family)) if layer.gpu_targets.is_some() => {
+            notes.push(format!("GPU targets from ROCM_SDK_TARGET_FAMILY={family}"));
+            gpu_targets(std::slice::from_ref(family), compiles)?
+        }
+        _ => layer
             .gpu_targets
             .iter()
             .flatten()
             .map(|t| t.value.clone())
             .collect(),
+    };
+    let sdk = sdk(files, name, layer.sdk.as_ref())?;
+    let sdk_dir = match &choices.sdk_dir {
+        Some(dir) => Some(sdk_dir(name, dir, sdk.is_some(), &inputs)?),
+        None => None,
     };
     let cuda_arch = choices
         .cuda_arch
@@ -240,7 +259,8 @@ pub(super) fn resolve(
             .value
             .clone(),
         bundle: bundle(files, name, layer.bundle.as_ref(), &inputs)?,
-        sdk: sdk(files, name, layer.sdk.as_ref())?,
+        sdk,
+        sdk_dir,
         build,
         gpu_targets,
         cuda_arch,
@@ -252,6 +272,59 @@ pub(super) fn resolve(
         inputs,
         notes,
     })
+}
+
+/// GPU targets as given: exact (`gfx1100`) or one of TheRock's families (`gfx110X-dgpu`,
+/// as in `ROCM_SDK_TARGET_FAMILY`), kept as `gfx110X`, which matches any `gfx110?`.
+/// A compiler needs exact targets, so families only serve variants that build nothing.
+fn gpu_targets(given: &[String], compiles: bool) -> Result<Vec<String>, InputError> {
+    let mut targets = Vec::new();
+    for text in given.iter().flat_map(|t| t.split([',', ';'])) {
+        let text = text.trim();
+        if text.is_empty() {
+            continue;
+        }
+        let target = text.split('-').next().unwrap_or(text);
+        let digits = target.strip_prefix("gfx").unwrap_or("");
+        let family = digits.ends_with('X');
+        let core = digits.trim_end_matches('X');
+        if core.is_empty() || !core.bytes().all(|b| b.is_ascii_hexdigit()) {
+            return Err(InputError::new(format!(
+                "`{text}` is not a GPU target: expected e.g. gfx1100, or a family such as gfx110X-dgpu"
+            )));
+        }
+        if family && compiles {
+            return Err(InputError::new(format!(
+                "`{text}` is a family of GPU targets; a build compiles for exact targets: \
+                 name them, e.g. gfx1100,gfx1101"
+            )));
+        }
+        targets.push(target.to_string());
+    }
+    Ok(targets)
+}
+
+/// Checks `--sdk-dir`: a folder, for a variant that takes SDK folders.
+fn sdk_dir(
+    name: &str,
+    dir: &Path,
+    has_sdk: bool,
+    inputs: &BTreeMap<String, Remote>,
+) -> Result<PathBuf, InputError> {
+    if !has_sdk && inputs.values().all(|r| r.sdk_folder.is_none()) {
+        return Err(InputError::new(format!(
+            "variant `{name}` uses no GPU SDK, so --sdk-dir {} has nothing to replace",
+            dir.display()
+        )));
+    }
+    if !dir.is_dir() {
+        return Err(InputError::new(format!(
+            "--sdk-dir {} is not a folder",
+            dir.display()
+        ))
+        .note("give an installed SDK (e.g. C:\\Program Files\\AMD\\ROCm\\7.1) or a folder with the unpacked SDK wheels (site-packages)"));
+    }
+    Ok(std::path::absolute(dir).unwrap_or_else(|_| dir.to_path_buf()))
 }
 
 fn missing_key(files: &Files, name: &str, key: &str) -> InputError {
@@ -393,6 +466,7 @@ fn remote(files: &Files, name: &str, spec: &Loc<InputSpec>) -> Result<Remote, In
         size: spec.size,
         subdir: spec.subdir.clone(),
         package: spec.package.clone(),
+        sdk_folder: spec.sdk_folder.clone(),
     })
 }
 
@@ -446,6 +520,7 @@ fn archive_input(files: &Files, spec: &SourceSpec, name: &str) -> Result<Remote,
         size: spec.size,
         subdir: spec.subdir.clone(),
         package: None,
+        sdk_folder: None,
     };
     let loc = Loc {
         value: input,

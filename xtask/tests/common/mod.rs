@@ -4,6 +4,7 @@
 
 pub mod mingw;
 pub mod network;
+pub mod rocm;
 pub mod server;
 pub mod wheel;
 
