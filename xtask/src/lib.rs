@@ -10,6 +10,7 @@ pub mod diagnostic;
 pub mod download;
 pub mod exec;
 pub mod fetch;
+pub mod hip;
 pub mod host;
 pub mod matrix;
 pub mod numerics;

@@ -4,7 +4,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
-use anyhow::Result;
+use anyhow::{Context, Result};
 use clap::{Args, Parser, Subcommand};
 
 use xtask::bundle::{run as bundle_run, spec as bundle_spec};
@@ -73,6 +73,36 @@ enum Command {
         /// With --dry-run: print the plan as JSON
         #[arg(long, requires = "dry_run")]
         json: bool,
+        #[command(flatten)]
+        download: DownloadArgs,
+    },
+    /// Check (or apply) a variant's patch series against CTranslate2's source
+    #[command(
+        long_about = "Check that the variant's patch series (patches/ctranslate2-<version>/series) \
+                      applies, in order, to the pinned CTranslate2 source (fetched into the \
+                      cache if needed) or to --source DIR, without building anything and without \
+                      changing the tree. Without --check, apply it to --source DIR: all or \
+                      nothing, and a tree that already has the series is left as it is. A patch \
+                      that does not apply is reported with its file, hunk, the lines it expected \
+                      and the lines the file has.",
+        after_help = "Examples:\n  cargo xtask patch --check --variant rocm-gfx1010\n  \
+                      cargo xtask patch --check --variant rocm-gfx1010 --source ~/src/CTranslate2\n  \
+                      cargo xtask patch --variant rocm-gfx1010 --source ~/src/CTranslate2\n\n\
+                      Exit codes: 0 the series applies (or was applied), 1 it does not, 2 bad input."
+    )]
+    Patch {
+        /// The variant whose series is used
+        #[arg(long, value_name = "NAME")]
+        variant: String,
+        /// The platform whose plan is used (default: this host)
+        #[arg(long, value_name = "PLATFORM")]
+        platform: Option<PlatformArg>,
+        /// Only check: work on a copy, change nothing
+        #[arg(long)]
+        check: bool,
+        /// A CTranslate2 source tree (default with --check: the pinned source)
+        #[arg(long, value_name = "DIR", required_unless_present = "check")]
+        source: Option<PathBuf>,
         #[command(flatten)]
         download: DownloadArgs,
     },
@@ -477,6 +507,25 @@ fn run(cli: Cli) -> Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         Command::Pin { variant, download } => pin(&workspace, &variant, &download),
+        Command::Patch {
+            variant,
+            platform,
+            check,
+            source,
+            download,
+        } => {
+            let selection = Selection {
+                variant,
+                platform,
+                python: None,
+                cuda_arch: None,
+                gpu_targets: None,
+                sdk_dir: None,
+                compiler_cache: CompilerCacheArg::Off,
+            };
+            let plan = make_plan(&workspace, &selection)?;
+            patch_command(&workspace, &plan, check, source, &download)
+        }
         Command::Verify {
             selection,
             numerics,
@@ -654,6 +703,109 @@ fn verify(workspace: &Workspace, selection: &Selection, numerics: bool) -> Resul
         eprintln!("numerics match the official wheel (log: {})", log.display());
     }
     Ok(ExitCode::SUCCESS)
+}
+
+fn patch_command(
+    workspace: &Workspace,
+    plan: &plan::Plan,
+    check: bool,
+    source: Option<PathBuf>,
+    download: &DownloadArgs,
+) -> Result<ExitCode> {
+    let Some((series, patches)) = plan.steps.iter().find_map(|s| match &s.action {
+        plan::Action::Patch {
+            series, patches, ..
+        } => Some((series.clone(), patches.clone())),
+        _ => None,
+    }) else {
+        return Err(xtask::diagnostic::InputError::new(format!(
+            "variant `{}` has no patch series (`patches = \"…/series\"` in its variant file)",
+            plan.variant
+        ))
+        .into());
+    };
+    let patches: Vec<PathBuf> = patches.iter().map(PathBuf::from).collect();
+    let log_dir = workspace.log_dir(&plan.variant, plan.platform);
+    std::fs::create_dir_all(&log_dir)?;
+    let log = log_dir.join("patch-check.log");
+    std::fs::write(&log, "")?;
+    let unpacked;
+    let tree = match source {
+        Some(dir) if dir.is_dir() => dir,
+        Some(dir) => anyhow::bail!("--source {} is not a folder", dir.display()),
+        None => {
+            unpacked = pinned_source(workspace, plan, download)?;
+            unpacked.path().join("ctranslate2")
+        }
+    };
+    if !check {
+        xtask::patch::apply_series(&patches, &tree, &log)?;
+        println!("{} is patched with {series}", tree.display());
+        return Ok(ExitCode::SUCCESS);
+    }
+    let outcomes = xtask::patch::check_series(&patches, &tree, &log)?;
+    for (p, outcome) in patches.iter().zip(&outcomes) {
+        let name = p.file_name().unwrap_or_default().to_string_lossy();
+        let said = match outcome {
+            xtask::patch::Check::AlreadyThere => "already in the tree",
+            _ => "applies",
+        };
+        println!("{name}: {said}");
+    }
+    eprintln!(
+        "{series}: {} patch(es) apply in order to {}; nothing was changed",
+        patches.len(),
+        tree.display()
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The plan's pinned CTranslate2 source, fetched if needed and unpacked into a temp folder.
+fn pinned_source(
+    workspace: &Workspace,
+    plan: &plan::Plan,
+    download: &DownloadArgs,
+) -> Result<tempfile::TempDir> {
+    let Some(input) = plan
+        .inputs
+        .iter()
+        .find(|i| i.name == plan::SOURCE_INPUT)
+        .cloned()
+    else {
+        anyhow::bail!(
+            "variant `{}` takes its source from no pinned archive: pass --source DIR",
+            plan.variant
+        );
+    };
+    let only_source = plan::Plan {
+        inputs: vec![input.clone()],
+        ..plan.clone()
+    };
+    fetch::fetch_plan(
+        &Cache::new(&workspace.cache_dir),
+        &only_source,
+        &download.options(),
+    )?;
+    let subdir = plan.steps.iter().find_map(|s| match &s.action {
+        plan::Action::Unpack {
+            input: i, subdir, ..
+        } if i == &input.name => subdir.clone(),
+        _ => None,
+    });
+    let dir = tempfile::tempdir()?;
+    let tree = dir.path().join("ctranslate2");
+    eprintln!("unpacking {} into {}", input.file_name, tree.display());
+    let archive = PathBuf::from(input.cache_path.as_deref().unwrap_or_default());
+    let format = xtask::unpack::Format::from_name(&input.file_name)
+        .with_context(|| format!("cannot tell how to unpack {}", input.file_name))?;
+    xtask::unpack::unpack(
+        &archive,
+        format,
+        subdir.as_deref(),
+        &tree,
+        &xtask::unpack::Limits::default(),
+    )?;
+    Ok(dir)
 }
 
 fn pin(workspace: &Workspace, variant: &str, download: &DownloadArgs) -> Result<ExitCode> {

@@ -111,16 +111,16 @@ impl Handler for Runner {
             }
             Action::Configure { .. } => {
                 check_compiler(plan)?;
-                let env = self.sdk_env(plan, step)?;
-                run_commands(step, &env, log)
+                let (step, env) = self.with_sdk(plan, step)?;
+                run_commands(&step, &env, log)
             }
             Action::Venv { .. } => {
                 check_python(plan, step)?;
                 run_commands(step, &self.pip_env(step), log)
             }
             Action::Build { .. } => {
-                let env = self.sdk_env(plan, step)?;
-                run_commands(step, &env, log)
+                let (step, env) = self.with_sdk(plan, step)?;
+                run_commands(&step, &env, log)
             }
             Action::Verify => run_commands(step, &self.pip_env(step), log),
             Action::Install { .. } | Action::Wheel => run_commands(step, &step.env, log),
@@ -149,6 +149,11 @@ impl Handler for Runner {
                 let files: Vec<PathBuf> = patches.iter().map(PathBuf::from).collect();
                 patch::fingerprint(&files)?
             }
+            // A tree patched with another series is unpacked afresh, then patched.
+            Action::Unpack { dest, .. } => match patched_tree_series(plan, dest) {
+                Some(files) => patch::fingerprint(&files)?,
+                None => String::new(),
+            },
             // A new Python, or new pins in the requirements file, make a new venv.
             Action::Venv { requirements } => {
                 let python = step
@@ -180,34 +185,69 @@ impl Runner {
         env
     }
 
-    /// The step's environment plus, for a CUDA build, `CUDA_PATH` of the toolkit found here
-    /// (CMake's FindCUDA looks there first). A missing or too old toolkit stops the build.
-    fn sdk_env(&mut self, plan: &Plan, step: &Step) -> Result<BTreeMap<String, String>> {
-        let step_env = step.env.clone();
-        let Some(sdk) = plan.sdk.as_ref().filter(|s| s.kind == SdkKind::Cuda) else {
-            return Ok(step_env);
+    /// The SDK the plan needs, found once per run (`--sdk-dir` is checked, not searched).
+    fn sdk(&mut self, plan: &Plan) -> Result<Option<sdk::Found>> {
+        let Some(wanted) = &plan.sdk else {
+            return Ok(None);
         };
-        let found = match &self.found.sdk_root {
-            Some(root) => sdk::Found {
-                root: root.clone(),
-                version: String::new(),
-                how: "--sdk-root".into(),
-            },
-            None => sdk::find(sdk)?,
-        };
-        if self.found.sdk_root.is_none() {
-            eprintln!(
-                "      CUDA toolkit {} at {} ({})",
-                found.version,
-                found.root.display(),
-                found.how
-            );
-            self.found.sdk_root = Some(found.root.clone());
-            self.sdk_found = Some(found.clone());
+        if let Some(found) = &self.sdk_found {
+            return Ok(Some(found.clone()));
         }
-        let mut env = step_env;
-        env.insert("CUDA_PATH".into(), found.root.display().to_string());
-        Ok(env)
+        let gpu_targets: Vec<String> = plan
+            .steps
+            .iter()
+            .find_map(|s| match &s.action {
+                Action::Bundle(b) => Some(b.gpu_targets.clone()),
+                _ => None,
+            })
+            .unwrap_or_default();
+        let found = sdk::find(
+            wanted,
+            plan.platform,
+            &gpu_targets,
+            self.found.sdk_root.as_deref(),
+        )?;
+        eprintln!(
+            "      {} {} at {} ({})",
+            match wanted.kind {
+                SdkKind::Cuda => "CUDA toolkit",
+                SdkKind::Hip => "HIP SDK",
+            },
+            found.version,
+            found.root.display(),
+            found.how
+        );
+        self.found.sdk_root = Some(found.root.clone());
+        self.sdk_found = Some(found.clone());
+        Ok(Some(found))
+    }
+
+    /// `step` with `{sdk.root}` replaced by the SDK found here, and its environment plus
+    /// `CUDA_PATH` (CMake's FindCUDA looks there first) or `HIP_PATH`/`ROCM_PATH`. A missing
+    /// or unfit SDK stops the build.
+    fn with_sdk(&mut self, plan: &Plan, step: &Step) -> Result<(Step, BTreeMap<String, String>)> {
+        let Some(found) = self.sdk(plan)? else {
+            return Ok((step.clone(), step.env.clone()));
+        };
+        let root = found.root.display().to_string().replace('\\', "/");
+        let fill = |text: &str| text.replace("{sdk.root}", &root);
+        let mut step = step.clone();
+        for command in &mut step.commands {
+            command.program = fill(&command.program);
+            for arg in &mut command.args {
+                *arg = fill(arg);
+            }
+        }
+        let mut env: BTreeMap<String, String> =
+            step.env.iter().map(|(k, v)| (k.clone(), fill(v))).collect();
+        let vars: &[&str] = match plan.sdk.as_ref().map(|s| s.kind) {
+            Some(SdkKind::Cuda) => &["CUDA_PATH"],
+            _ => &["HIP_PATH", "ROCM_PATH"],
+        };
+        for var in vars {
+            env.insert(var.to_string(), found.root.display().to_string());
+        }
+        Ok((step, env))
     }
 
     /// Re-hashes a pinned input before it is used: a file damaged since `fetch` ran is caught.
@@ -233,6 +273,7 @@ impl Runner {
     }
 
     fn bundle(&mut self, plan: &Plan) -> Result<()> {
+        self.sdk(plan)?;
         let spec = bundle_spec::from_plan(plan, &self.found)?;
         let outcome = bundle_run::run(&spec)?;
         for line in outcome.report.summary().lines() {
@@ -240,6 +281,16 @@ impl Runner {
         }
         Ok(())
     }
+}
+
+/// The patches a plan applies to the tree unpacked at `dest`, if it patches that tree.
+fn patched_tree_series(plan: &Plan, dest: &str) -> Option<Vec<PathBuf>> {
+    plan.steps.iter().find_map(|s| match &s.action {
+        Action::Patch { patches, tree, .. } if tree == dest => {
+            Some(patches.iter().map(PathBuf::from).collect())
+        }
+        _ => None,
+    })
 }
 
 /// `build-info.json` next to the artifacts: the tools that made them (the release manifest

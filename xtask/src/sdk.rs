@@ -2,13 +2,16 @@
 //!
 //! CUDA: `CUDA_PATH`, then `CUDA_HOME`, then the folder above `nvcc` on PATH; the version is
 //! what `nvcc --version` reports, and the variant's `version` is the oldest major accepted.
+//! HIP: see `hip.rs`; the install whose runtime is the variant's (`amdhip64_6.dll`) wins.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use anyhow::{Result, bail};
 
+use crate::hip;
 use crate::host;
+use crate::platform::Platform;
 use crate::variant::{Sdk, SdkKind};
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -20,14 +23,83 @@ pub struct Found {
     pub how: String,
 }
 
-pub fn find(sdk: &Sdk) -> Result<Found> {
-    match sdk.kind {
-        SdkKind::Cuda => find_cuda(sdk),
-        SdkKind::Hip => bail!(
-            "finding the HIP SDK is not implemented yet: pass --sdk-root{}",
+/// Finds the SDK `sdk` names for a build for `platform`; `given` is `--sdk-dir`, which is
+/// checked rather than searched for. `gpu_targets` are the HIP targets rocBLAS must cover.
+pub fn find(
+    sdk: &Sdk,
+    platform: Platform,
+    gpu_targets: &[String],
+    given: Option<&Path>,
+) -> Result<Found> {
+    match (sdk.kind, given) {
+        (SdkKind::Cuda, Some(root)) => Ok(Found {
+            root: root.to_path_buf(),
+            version: nvcc_version(&root.join("bin").join(host::exe("nvcc"))).unwrap_or_default(),
+            how: "--sdk-dir".into(),
+        }),
+        (SdkKind::Cuda, None) => find_cuda(sdk),
+        (SdkKind::Hip, _) => find_hip(sdk, platform, gpu_targets, given),
+    }
+}
+
+/// Windows: every `%ProgramFiles%\AMD\ROCm\<version>`; Linux: `/opt/rocm*`; or `given`.
+/// The first install whose runtime, amd_comgr and rocBLAS kernels fit is used.
+fn find_hip(
+    sdk: &Sdk,
+    platform: Platform,
+    gpu_targets: &[String],
+    given: Option<&Path>,
+) -> Result<Found> {
+    let windows = platform.is_windows();
+    let (roots, looked) = match given {
+        Some(root) => (
+            vec![root.to_path_buf()],
+            format!("{} (--sdk-dir)", root.display()),
+        ),
+        None if windows => {
+            let pf = program_files();
+            (
+                hip::windows_installs(&pf),
+                format!("{}\\AMD\\ROCm\\*", pf.display()),
+            )
+        }
+        None => (
+            hip::linux_installs(Path::new("/opt")),
+            "/opt/rocm, /opt/rocm-* (pass --rocm-path for another folder, e.g. /usr)".into(),
+        ),
+    };
+    let installs: Vec<hip::Install> = roots.iter().map(|r| hip::inspect(r, windows)).collect();
+    let needs = hip::Needs {
+        runtime: sdk.runtime.as_deref(),
+        requires: &sdk.requires,
+        gpu_targets,
+    };
+    let hip_path = std::env::var_os("HIP_PATH").map(PathBuf::from);
+    match hip::choose(&installs, &needs, hip_path.as_deref()) {
+        Ok(choice) => {
+            for note in &choice.notes {
+                eprintln!("      note: {note}");
+            }
+            Ok(Found {
+                version: choice.install.version.clone().unwrap_or_default(),
+                how: given.map_or("found", |_| "--sdk-dir").to_string(),
+                root: choice.install.root,
+            })
+        }
+        Err(why) => bail!(
+            "HIP SDK {} for {}: {why}\n  looked at: {looked}{}",
+            sdk.version,
+            sdk.runtime.as_deref().unwrap_or("this build"),
             hint(sdk)
         ),
     }
+}
+
+/// `%ProgramFiles%`, else `C:\Program Files`.
+pub fn program_files() -> PathBuf {
+    std::env::var_os("ProgramFiles")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from("C:\\Program Files"))
 }
 
 fn hint(sdk: &Sdk) -> String {

@@ -39,12 +39,13 @@ fn from_action(plan: &Plan, action: &BundleAction, found: &Found) -> Result<Spec
             .then(|| compiler_runtime_dir(plan))
             .flatten();
         let (base, flag) = match from {
-            "sdk" => (&found.sdk_root, "--sdk-root"),
+            "sdk" => (&found.sdk_root, "--sdk-dir"),
             "toolchain" if detected.is_some() => (&detected, "--toolchain-dir"),
             "toolchain" => (&found.toolchain, "--toolchain-dir"),
             other => bail!("bundle source `{other}` has no folder in the plan"),
         };
         match base {
+            Some(base) if from == "sdk" => Ok(crate::hip::locate(base, rel)),
             Some(base) => Ok(join(base, rel)),
             None => bail!(
                 "variant `{}` bundles libraries from the {from}, which this command cannot find \
@@ -78,9 +79,14 @@ fn from_action(plan: &Plan, action: &BundleAction, found: &Found) -> Result<Spec
     }
     let mut data = Vec::new();
     for d in &action.data {
+        // The glob's folder is found in the SDK's own layout (see `hip::locate`).
+        let (dir, pattern) = match (d.from.as_str(), d.glob.rsplit_once('/')) {
+            ("sdk", Some((dir, pattern))) => (dir, pattern.to_string()),
+            _ => ("", d.glob.clone()),
+        };
         data.push(Data {
-            base: folder(&d.from, &d.base, "")?,
-            glob: d.glob.clone(),
+            base: folder(&d.from, &d.base, dir)?,
+            glob: pattern,
             dest: d.dest.clone(),
             filter_gpu_targets: d.filter == Some(DataFilter::GpuTargets),
         });

@@ -18,6 +18,7 @@ use crate::variant::Resolved;
 use crate::workspace::Workspace;
 
 pub use render::{human_size, render_text};
+pub use steps::SOURCE_INPUT;
 
 pub const SCHEMA_VERSION: u32 = 1;
 

@@ -629,6 +629,9 @@ fn cmake_steps(
         if options.get("WITH_CUDA").is_some_and(|v| v == "ON") {
             languages.push("CUDA");
         }
+        if options.get("WITH_HIP").is_some_and(|v| v == "ON") {
+            languages.push("HIP");
+        }
         for language in languages {
             configure = configure.arg(format!("-DCMAKE_{language}_COMPILER_LAUNCHER={launcher}"));
         }
