@@ -7,6 +7,7 @@ pub mod bundle;
 pub mod cache;
 pub mod checksums;
 pub mod diagnostic;
+pub mod doctor;
 pub mod download;
 pub mod exec;
 pub mod fetch;

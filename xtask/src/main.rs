@@ -76,6 +76,26 @@ enum Command {
         #[command(flatten)]
         download: DownloadArgs,
     },
+    /// What this machine has for GPU acceleration, which variant fits it, and what to do next
+    #[command(
+        long_about = "Look at this machine: OS, compilers (MSVC, gcc, clang), CMake, ninja, \
+                      Python, the CUDA toolkit, NVIDIA GPUs and their compute capability \
+                      (nvidia-smi), AMD GPUs and their gfx target (rocminfo, or hipinfo on \
+                      Windows), and every HIP SDK install (Windows: each \
+                      %ProgramFiles%\\AMD\\ROCm\\<version>; Linux: /opt/rocm*) with its HIP \
+                      runtime (amdhip64_6 vs _7), amd_comgr, and the GPU targets its rocBLAS \
+                      kernels cover; whether HIP_PATH points at the install that fits. Then \
+                      the verdict: the variant for this machine and the next steps \
+                      (docs/gpu-setup.md explains them).",
+        after_help = "Examples:\n  cargo xtask doctor\n  cargo xtask doctor --json\n\n\
+                      Exit codes: 0 the recommended variant can be built or used here, 1 not yet \
+                      (the next steps say what is missing)."
+    )]
+    Doctor {
+        /// Print the facts and the verdict as JSON
+        #[arg(long)]
+        json: bool,
+    },
     /// Check (or apply) a variant's patch series against CTranslate2's source
     #[command(
         long_about = "Check that the variant's patch series (patches/ctranslate2-<version>/series) \
@@ -507,6 +527,19 @@ fn run(cli: Cli) -> Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         Command::Pin { variant, download } => pin(&workspace, &variant, &download),
+        Command::Doctor { json } => {
+            let report = xtask::doctor::examine();
+            if json {
+                println!("{}", serde_json::to_string_pretty(&report)?);
+            } else {
+                print!("{}", report.text());
+            }
+            Ok(if report.verdict.ready {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::FAILURE
+            })
+        }
         Command::Patch {
             variant,
             platform,

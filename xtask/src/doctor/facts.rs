@@ -1,0 +1,208 @@
+//! What the doctor looks at on this machine: the OS, the build tools, the CUDA toolkit, the
+//! GPUs the vendors' tools report, and every HIP SDK install.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use serde::Serialize;
+
+use super::parse::{self, AmdGpu, NvidiaGpu};
+use crate::hip::{self, Install};
+use crate::host;
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Tool {
+    pub name: String,
+    /// Where it is, or `None` when not found.
+    pub path: Option<PathBuf>,
+    /// The first line of its version output.
+    pub version: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct CudaToolkit {
+    pub root: PathBuf,
+    pub version: String,
+    pub how: String,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Facts {
+    pub os: String,
+    pub arch: String,
+    pub tools: Vec<Tool>,
+    pub cuda_toolkit: Option<CudaToolkit>,
+    pub nvidia_gpus: Vec<NvidiaGpu>,
+    /// The newest CUDA the NVIDIA driver supports (`nvidia-smi`'s header).
+    pub nvidia_driver_cuda: Option<String>,
+    pub amd_gpus: Vec<AmdGpu>,
+    /// Which tool named the AMD GPUs (`rocminfo`, `hipinfo`, or the card's name).
+    pub amd_gpus_from: Option<String>,
+    /// Whether the HIP installs are laid out the Windows way (DLLs in `bin\`).
+    pub windows_layout: bool,
+    pub hip_installs: Vec<Install>,
+    pub hip_path: Option<PathBuf>,
+}
+
+/// Runs `program args`, with its stdout when it succeeds.
+fn output(program: &Path, args: &[&str]) -> Option<String> {
+    let out = Command::new(program).args(args).output().ok()?;
+    out.status
+        .success()
+        .then(|| String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
+fn tool(name: &str, version_arg: &str) -> Tool {
+    let path = host::which(name);
+    let version = path
+        .as_ref()
+        .and_then(|p| output(p, &[version_arg]))
+        .and_then(|text| {
+            text.lines()
+                .find(|l| !l.trim().is_empty())
+                .map(str::to_string)
+        });
+    Tool {
+        name: name.to_string(),
+        path,
+        version,
+    }
+}
+
+/// MSVC's `cl.exe`, found the way the `cc` crate finds it (Windows only).
+fn msvc() -> Tool {
+    let path = if cfg!(windows) {
+        cc::windows_registry::find_tool("x86_64-pc-windows-msvc", "cl.exe")
+            .map(|t| t.path().to_path_buf())
+    } else {
+        None
+    };
+    Tool {
+        name: "msvc (cl.exe)".to_string(),
+        version: path.as_ref().map(|_| "found by the cc crate".to_string()),
+        path,
+    }
+}
+
+pub fn collect() -> Facts {
+    let mut tools = vec![msvc()];
+    for (name, arg) in [
+        ("gcc", "--version"),
+        ("clang", "--version"),
+        ("cmake", "--version"),
+        ("ninja", "--version"),
+        (
+            if cfg!(windows) { "python" } else { "python3" },
+            "--version",
+        ),
+    ] {
+        tools.push(tool(name, arg));
+    }
+
+    let nvidia_smi = host::which("nvidia-smi");
+    let nvidia_gpus = nvidia_smi
+        .as_ref()
+        .and_then(|smi| output(smi, &parse::NVIDIA_SMI_QUERY))
+        .map(|text| parse::nvidia_smi_csv(&text))
+        .unwrap_or_default();
+    let nvidia_driver_cuda = nvidia_smi
+        .as_ref()
+        .and_then(|smi| output(smi, &[]))
+        .and_then(|text| parse::nvidia_smi_cuda_version(&text));
+
+    let hip_path = std::env::var_os("HIP_PATH").map(PathBuf::from);
+    // The Windows installs are read wherever %ProgramFiles% is set (so a copied Program
+    // Files tree can be examined from Linux too).
+    let program_files = std::env::var_os("ProgramFiles").map(PathBuf::from);
+    let windows_layout = cfg!(windows) || program_files.is_some();
+    let roots = match &program_files {
+        Some(pf) => hip::windows_installs(pf),
+        None if cfg!(windows) => hip::windows_installs(&crate::sdk::program_files()),
+        None => hip::linux_installs(Path::new("/opt")),
+    };
+    let hip_installs: Vec<Install> = roots
+        .iter()
+        .map(|r| hip::inspect(r, windows_layout))
+        .collect();
+
+    let (amd_gpus, amd_gpus_from) = amd_gpus(&hip_installs);
+    Facts {
+        os: std::env::consts::OS.to_string(),
+        arch: std::env::consts::ARCH.to_string(),
+        tools,
+        cuda_toolkit: cuda_toolkit(),
+        nvidia_gpus,
+        nvidia_driver_cuda,
+        amd_gpus,
+        amd_gpus_from,
+        windows_layout,
+        hip_installs,
+        hip_path,
+    }
+}
+
+fn cuda_toolkit() -> Option<CudaToolkit> {
+    let sdk = crate::variant::Sdk {
+        kind: crate::variant::SdkKind::Cuda,
+        version: "0".to_string(),
+        runtime: None,
+        requires: Vec::new(),
+        install_hint: None,
+    };
+    let found = crate::sdk::find(&sdk, crate::platform::Platform::LinuxX86_64, &[], None).ok()?;
+    Some(CudaToolkit {
+        root: found.root,
+        version: found.version,
+        how: found.how,
+    })
+}
+
+/// `rocminfo`, else `hipinfo` (on PATH, else in each install's `bin`), else the names
+/// Windows gives the display adapters.
+fn amd_gpus(installs: &[Install]) -> (Vec<AmdGpu>, Option<String>) {
+    if let Some(text) = host::which("rocminfo").and_then(|p| output(&p, &[])) {
+        let gpus = parse::rocminfo(&text);
+        if !gpus.is_empty() {
+            return (gpus, Some("rocminfo".to_string()));
+        }
+    }
+    let hipinfos = host::which("hipinfo").into_iter().chain(
+        installs
+            .iter()
+            .map(|i| i.root.join("bin").join("hipinfo.exe"))
+            .filter(|p| p.is_file()),
+    );
+    for hipinfo in hipinfos {
+        if let Some(text) = output(&hipinfo, &[]) {
+            let gpus = parse::hipinfo(&text);
+            if !gpus.is_empty() {
+                return (gpus, Some(format!("hipinfo ({})", hipinfo.display())));
+            }
+        }
+    }
+    if cfg!(windows) {
+        let names = output(
+            Path::new("powershell"),
+            &[
+                "-NoProfile",
+                "-Command",
+                "(Get-CimInstance Win32_VideoController).Name",
+            ],
+        )
+        .unwrap_or_default();
+        let gpus: Vec<AmdGpu> = names
+            .lines()
+            .filter_map(|name| {
+                let gfx = parse::gfx_from_marketing_name(name)?;
+                Some(AmdGpu {
+                    name: name.trim().to_string(),
+                    gfx: gfx.to_string(),
+                })
+            })
+            .collect();
+        if !gpus.is_empty() {
+            return (gpus, Some("the display adapter's name".to_string()));
+        }
+    }
+    (Vec::new(), None)
+}

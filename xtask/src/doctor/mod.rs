@@ -1,0 +1,134 @@
+//! `cargo xtask doctor`: what this machine has for GPU acceleration, which variant fits it,
+//! and what to do next. Most failures in this field are environment failures with
+//! misleading messages; the checks here are the maintainers' findings (docs/gpu-setup.md).
+
+mod facts;
+mod parse;
+mod verdict;
+
+use serde::Serialize;
+
+pub use facts::{Facts, collect};
+pub use parse::{AmdGpu, NvidiaGpu, hipinfo, nvidia_smi_csv, nvidia_smi_cuda_version, rocminfo};
+pub use verdict::{Verdict, recommend};
+
+#[derive(Debug, Serialize)]
+pub struct Report {
+    pub facts: Facts,
+    pub verdict: Verdict,
+}
+
+pub fn examine() -> Report {
+    let facts = collect();
+    let verdict = recommend(&facts);
+    Report { facts, verdict }
+}
+
+impl Report {
+    pub fn text(&self) -> String {
+        let f = &self.facts;
+        let mut out = format!("Host\n  {} {}\n", f.os, f.arch);
+        out.push_str("\nBuild tools\n");
+        for t in &f.tools {
+            match (&t.path, &t.version) {
+                (Some(path), version) => out.push_str(&format!(
+                    "  {:<14} {}  {}\n",
+                    t.name,
+                    version.as_deref().unwrap_or(""),
+                    path.display()
+                )),
+                (None, _) => out.push_str(&format!(
+                    "  {:<14} {}\n",
+                    t.name,
+                    match t.name.as_str() {
+                        "cmake" | "ninja" => {
+                            "not on PATH (builds install their own pinned copy: wheels/build-tools.txt)"
+                        }
+                        n if n.starts_with("msvc") && f.os != "windows" => "not applicable here",
+                        _ => "not found",
+                    }
+                )),
+            }
+        }
+        out.push_str("\nNVIDIA\n");
+        match &f.cuda_toolkit {
+            Some(tk) => out.push_str(&format!(
+                "  CUDA toolkit {} at {} ({})\n",
+                tk.version,
+                tk.root.display(),
+                tk.how
+            )),
+            None => out.push_str("  CUDA toolkit: not found (CUDA_PATH, CUDA_HOME, nvcc)\n"),
+        }
+        if f.nvidia_gpus.is_empty() {
+            out.push_str("  GPUs: none (nvidia-smi not found or reports none)\n");
+        }
+        for g in &f.nvidia_gpus {
+            out.push_str(&format!(
+                "  {}  compute capability {}  driver {}  {}\n",
+                g.name, g.compute_capability, g.driver, g.memory
+            ));
+        }
+        if let Some(cuda) = &f.nvidia_driver_cuda {
+            out.push_str(&format!("  the driver supports CUDA up to {cuda}\n"));
+        }
+        out.push_str("\nAMD\n");
+        if f.amd_gpus.is_empty() {
+            out.push_str("  GPUs: none (rocminfo / hipinfo not found or report none)\n");
+        }
+        for g in &f.amd_gpus {
+            out.push_str(&format!(
+                "  {}  {}  (from {})\n",
+                g.name,
+                g.gfx,
+                f.amd_gpus_from.as_deref().unwrap_or("?")
+            ));
+        }
+        if f.hip_installs.is_empty() {
+            out.push_str("  HIP SDK installs: none found\n");
+        }
+        for i in &f.hip_installs {
+            out.push_str(&format!("  HIP SDK {}\n", i.describe()));
+            out.push_str(&format!(
+                "    runtime: {}\n    amd_comgr: {}\n    rocBLAS kernels for: {}\n",
+                list_or(&i.runtime, "none"),
+                list_or(&i.comgr, "MISSING"),
+                if i.rocblas_targets.is_empty() {
+                    "none found".to_string()
+                } else {
+                    i.rocblas_targets
+                        .iter()
+                        .cloned()
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                }
+            ));
+        }
+        if let Some(hip_path) = &f.hip_path {
+            out.push_str(&format!("  HIP_PATH = {}\n", hip_path.display()));
+        }
+        let v = &self.verdict;
+        out.push_str(&format!(
+            "\nVerdict: {}{}\n  {}\n",
+            v.variant,
+            if v.ready { "" } else { " (not ready yet)" },
+            v.why
+        ));
+        for note in &v.notes {
+            out.push_str(&format!("  note: {}\n", note.replace('\n', "\n        ")));
+        }
+        out.push_str("Next steps\n");
+        for (n, step) in v.next_steps.iter().enumerate() {
+            out.push_str(&format!("  {}. {step}\n", n + 1));
+        }
+        out
+    }
+}
+
+fn list_or(items: &[String], none: &str) -> String {
+    if items.is_empty() {
+        none.to_string()
+    } else {
+        items.join(", ")
+    }
+}

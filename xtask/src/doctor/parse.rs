@@ -1,0 +1,169 @@
+//! Parsers for what the GPU tools print: `nvidia-smi` (its CSV query and its table's
+//! header), `rocminfo` (Linux) and `hipinfo` (the Windows HIP SDK's). Each takes the text and
+//! keeps what the doctor needs; text it does not recognise gives nothing, never an error.
+
+use serde::Serialize;
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct NvidiaGpu {
+    pub name: String,
+    /// `9.0`
+    pub compute_capability: String,
+    pub driver: String,
+    pub memory: String,
+}
+
+/// The arguments whose output [`nvidia_smi_csv`] reads.
+pub const NVIDIA_SMI_QUERY: [&str; 2] = [
+    "--query-gpu=name,compute_cap,driver_version,memory.total",
+    "--format=csv,noheader",
+];
+
+/// `nvidia-smi --query-gpu=name,compute_cap,driver_version,memory.total --format=csv,noheader`.
+pub fn nvidia_smi_csv(text: &str) -> Vec<NvidiaGpu> {
+    text.lines()
+        .filter_map(|line| {
+            let fields: Vec<&str> = line.split(',').map(str::trim).collect();
+            let [name, cc, driver, memory] = fields.as_slice() else {
+                return None;
+            };
+            let looks_like_cc = cc.split('.').all(|p| p.parse::<u32>().is_ok());
+            (!name.is_empty() && looks_like_cc).then(|| NvidiaGpu {
+                name: name.to_string(),
+                compute_capability: cc.to_string(),
+                driver: driver.to_string(),
+                memory: memory.to_string(),
+            })
+        })
+        .collect()
+}
+
+/// The newest CUDA version the driver supports, from the table `nvidia-smi` prints
+/// (`| NVIDIA-SMI 580.159.04   Driver Version: 580.159.04   CUDA Version: 13.0 |`).
+pub fn nvidia_smi_cuda_version(text: &str) -> Option<String> {
+    let after = text.split("CUDA Version:").nth(1)?;
+    let version: String = after
+        .trim_start()
+        .chars()
+        .take_while(|c| c.is_ascii_digit() || *c == '.')
+        .collect();
+    (!version.is_empty()).then_some(version)
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct AmdGpu {
+    pub name: String,
+    /// The ISA without feature flags: `gfx1010` (from `gfx1010:xnack-`).
+    pub gfx: String,
+}
+
+/// `rocminfo`: every agent whose `Device Type` is GPU, with its `Name` (the gfx target) and
+/// `Marketing Name`.
+pub fn rocminfo(text: &str) -> Vec<AmdGpu> {
+    let mut gpus = Vec::new();
+    for agent in text.split("*******").filter(|b| b.contains("Device Type:")) {
+        let field = |key: &str| {
+            agent.lines().find_map(|l| {
+                let rest = l.trim_start().strip_prefix(key)?;
+                Some(rest.trim().to_string())
+            })
+        };
+        if field("Device Type:").as_deref() != Some("GPU") {
+            continue;
+        }
+        let Some(gfx) = field("Name:").filter(|n| n.starts_with("gfx")) else {
+            continue;
+        };
+        gpus.push(AmdGpu {
+            name: field("Marketing Name:").unwrap_or_else(|| gfx.clone()),
+            gfx: isa(&gfx),
+        });
+    }
+    gpus
+}
+
+/// `hipinfo` (Windows HIP SDK): a block per `device#`, with `Name:` and `gcnArchName:`.
+pub fn hipinfo(text: &str) -> Vec<AmdGpu> {
+    let mut gpus = Vec::new();
+    let mut name: Option<String> = None;
+    for line in text.lines() {
+        let line = line.trim();
+        if line.starts_with("device#") {
+            name = None;
+        } else if let Some(rest) = line.strip_prefix("Name:") {
+            name = Some(rest.trim().to_string());
+        } else if let Some(rest) = line.strip_prefix("gcnArchName:") {
+            let gfx = isa(rest.trim());
+            gpus.push(AmdGpu {
+                name: name.take().unwrap_or_else(|| gfx.clone()),
+                gfx,
+            });
+        }
+    }
+    gpus
+}
+
+/// `gfx1010:xnack-` → `gfx1010`.
+fn isa(text: &str) -> String {
+    text.split(':').next().unwrap_or(text).trim().to_string()
+}
+
+/// The gfx target of a Radeon card from its name, for when no HIP tool sees it (a HIP 7
+/// runtime sees no RDNA 1 card at all): the desktop RX 5000/6000/7000/9000 series.
+pub fn gfx_from_marketing_name(name: &str) -> Option<&'static str> {
+    let upper = name.to_ascii_uppercase();
+    if !upper.contains("RADEON") {
+        return None;
+    }
+    let model: u32 = upper
+        .split(|c: char| !c.is_ascii_digit())
+        .find(|w| w.len() == 4)?
+        .parse()
+        .ok()?;
+    Some(match model {
+        5600..=5799 => "gfx1010",
+        5500..=5599 => "gfx1012",
+        6800..=6999 => "gfx1030",
+        6700..=6799 => "gfx1031",
+        6600..=6699 => "gfx1032",
+        7900..=7999 => "gfx1100",
+        7700..=7899 => "gfx1101",
+        7600..=7699 => "gfx1102",
+        9070..=9079 => "gfx1201",
+        9060..=9069 => "gfx1200",
+        _ => return None,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_csv_query_gives_each_gpu() {
+        let gpus = nvidia_smi_csv("NVIDIA H100 80GB HBM3, 9.0, 580.159.04, 81559 MiB\n");
+        assert_eq!(
+            gpus,
+            [NvidiaGpu {
+                name: "NVIDIA H100 80GB HBM3".into(),
+                compute_capability: "9.0".into(),
+                driver: "580.159.04".into(),
+                memory: "81559 MiB".into(),
+            }]
+        );
+        assert!(nvidia_smi_csv("No devices were found\n").is_empty());
+    }
+
+    #[test]
+    fn marketing_names_map_to_targets() {
+        assert_eq!(
+            gfx_from_marketing_name("AMD Radeon RX 5700 XT"),
+            Some("gfx1010")
+        );
+        assert_eq!(
+            gfx_from_marketing_name("AMD Radeon RX 7900 XTX"),
+            Some("gfx1100")
+        );
+        assert_eq!(gfx_from_marketing_name("NVIDIA GeForce RTX 4090"), None);
+    }
+}

@@ -1,0 +1,285 @@
+//! From the facts to a verdict: the variant for this machine (gfx1010 → `rocm-gfx1010`,
+//! gfx1030 and newer → `rocm`, NVIDIA → `cuda`, else `cpu`), whether it can be built or used
+//! here, and the exact next steps.
+
+use serde::Serialize;
+
+use super::facts::Facts;
+use super::parse::AmdGpu;
+use crate::hip::{self, Install};
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Verdict {
+    pub variant: String,
+    /// Why this variant, in a sentence.
+    pub why: String,
+    /// Whether it can be built or used here as things are.
+    pub ready: bool,
+    pub next_steps: Vec<String>,
+    /// Things worth knowing that are not steps (HIP_PATH, other GPUs).
+    pub notes: Vec<String>,
+}
+
+/// The targets the official ROCm wheel (and so the `rocm` variant) has kernels for.
+const ROCM_WHEEL_TARGETS: [&str; 8] = [
+    "gfx1030", "gfx1100", "gfx1101", "gfx1102", "gfx1150", "gfx1151", "gfx1200", "gfx1201",
+];
+
+pub fn recommend(f: &Facts) -> Verdict {
+    if !f.nvidia_gpus.is_empty() {
+        let mut v = cuda(f);
+        if !f.amd_gpus.is_empty() {
+            v.notes.push(format!(
+                "there is an AMD GPU too ({}); run with CUDA_VISIBLE_DEVICES to pick",
+                names(&f.amd_gpus)
+            ));
+        }
+        return v;
+    }
+    if let Some(gpu) = f.amd_gpus.iter().find(|g| g.gfx.starts_with("gfx101")) {
+        return rdna1(f, gpu);
+    }
+    if let Some(gpu) = f.amd_gpus.iter().find(|g| rdna2_or_newer(&g.gfx)) {
+        return rocm(f, gpu);
+    }
+    cpu(f)
+}
+
+fn names(gpus: &[AmdGpu]) -> String {
+    gpus.iter()
+        .map(|g| format!("{} ({})", g.name, g.gfx))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+fn rdna2_or_newer(gfx: &str) -> bool {
+    let digits = gfx.trim_start_matches("gfx");
+    digits.len() == 4 && digits.as_bytes()[0] == b'1' && digits[..3] >= *"103"
+}
+
+fn cuda(f: &Facts) -> Verdict {
+    let gpu = &f.nvidia_gpus[0];
+    let driver_cuda = f.nvidia_driver_cuda.as_deref();
+    let mut why = format!(
+        "{} (compute capability {}), driver {}",
+        gpu.name, gpu.compute_capability, gpu.driver
+    );
+    if let Some(cuda) = driver_cuda {
+        why.push_str(&format!(", which supports CUDA up to {cuda}"));
+    }
+    let mut next_steps = Vec::new();
+    let old_driver = driver_cuda
+        .and_then(|v| v.split('.').next()?.parse::<u32>().ok())
+        .is_some_and(|major| major < 12);
+    if old_driver {
+        next_steps.push(
+            "update the NVIDIA driver: the cuda variant needs one that supports CUDA 12 or newer"
+                .to_string(),
+        );
+    }
+    match &f.cuda_toolkit {
+        Some(tk) => {
+            why.push_str(&format!(
+                "; CUDA toolkit {} at {}",
+                tk.version,
+                tk.root.display()
+            ));
+            next_steps.push(format!(
+                "build it: cargo xtask build --variant cuda --cuda-arch {}",
+                gpu.compute_capability
+            ));
+        }
+        None => next_steps.push(
+            "to build it here, install the CUDA toolkit 12 or newer (nvcc); to only use it, \
+             install a released cuda wheel and nvidia-cublas for its CUDA version"
+                .to_string(),
+        ),
+    }
+    Verdict {
+        variant: "cuda".into(),
+        why,
+        ready: !old_driver,
+        next_steps,
+        notes: Vec::new(),
+    }
+}
+
+fn rdna1(f: &Facts, gpu: &AmdGpu) -> Verdict {
+    let (runtime, sdk_name) = if f.windows_layout {
+        ("amdhip64_6.dll", "HIP SDK 6.2")
+    } else {
+        ("libamdhip64.so.6", "ROCm 6.x")
+    };
+    let requires = vec!["amd_comgr".to_string()];
+    let targets = vec![gpu.gfx.clone()];
+    let needs = hip::Needs {
+        runtime: Some(runtime),
+        requires: &requires,
+        gpu_targets: &targets,
+    };
+    let why = format!(
+        "{} is {} (RDNA 1), which only a HIP 6 runtime sees and which the official ROCm wheel \
+         has no kernels for",
+        gpu.name, gpu.gfx
+    );
+    let mut verdict = Verdict {
+        variant: "rocm-gfx1010".into(),
+        why,
+        ready: false,
+        next_steps: Vec::new(),
+        notes: Vec::new(),
+    };
+    match hip::choose(&f.hip_installs, &needs, f.hip_path.as_deref()) {
+        Ok(choice) => {
+            verdict.ready = true;
+            let root = choice.install.root.display().to_string();
+            verdict
+                .why
+                .push_str(&format!("; {sdk_name} at {root} fits"));
+            if !choice.notes.is_empty() {
+                verdict.notes.extend(choice.notes);
+                verdict.next_steps.push(format!(
+                    "point HIP_PATH at it for apps that read it: setx HIP_PATH \"{root}\" (builds \
+                     take --sdk-dir instead)"
+                ));
+            }
+            let gpu_targets = if gpu.gfx == "gfx1010" {
+                String::new()
+            } else {
+                format!(" --gpu-targets {}", gpu.gfx)
+            };
+            verdict.next_steps.push(format!(
+                "build it: cargo xtask build --variant rocm-gfx1010 --sdk-dir \"{root}\"{gpu_targets}"
+            ));
+        }
+        Err(why) => {
+            verdict.notes.push(why);
+            verdict.next_steps.extend(rdna1_install_steps(
+                f.windows_layout,
+                &f.hip_installs,
+                &needs,
+            ));
+        }
+    }
+    verdict
+}
+
+/// What to install for RDNA 1, given what each install lacks.
+fn rdna1_install_steps(windows: bool, installs: &[Install], needs: &hip::Needs) -> Vec<String> {
+    let lacking: Vec<String> = installs
+        .iter()
+        .flat_map(|i| hip::problems(i, needs))
+        .collect();
+    let mut steps = Vec::new();
+    let has_runtime = installs
+        .iter()
+        .any(|i| needs.runtime.is_some_and(|r| i.has(r)));
+    if !has_runtime {
+        steps.push(if windows {
+            "install AMD HIP SDK 6.2 (not 7.x: with 7.x the HIP runtime sees 0 devices on RDNA 1), \
+             with the HIP Runtime Compiler component"
+                .to_string()
+        } else {
+            "install ROCm 6.x (e.g. /opt/rocm-6.2), or pass --rocm-path to where it is".to_string()
+        });
+    }
+    if lacking.iter().any(|p| p.contains("amd_comgr")) {
+        steps.push(
+            "add amd_comgr: re-run the HIP SDK installer with the HIP Runtime Compiler \
+             component"
+                .to_string(),
+        );
+    }
+    if !has_runtime || lacking.iter().any(|p| p.contains("rocBLAS")) {
+        steps.push(
+            "put rocBLAS kernels for gfx1010 into the SDK: the community build for HIP SDK \
+             6.2 (likelovewant/ROCmLibs, gfx1010-xnack-) replaces rocblas.dll and \
+             bin\\rocblas\\library; see docs/gpu-setup.md"
+                .to_string(),
+        );
+    }
+    steps.push("then run cargo xtask doctor again".to_string());
+    steps
+}
+
+fn rocm(f: &Facts, gpu: &AmdGpu) -> Verdict {
+    let mut verdict = Verdict {
+        variant: "rocm".into(),
+        why: format!(
+            "{} is {} (RDNA 2 or newer), which the official ROCm 7.2 wheel supports",
+            gpu.name, gpu.gfx
+        ),
+        ready: f.os == "windows",
+        next_steps: Vec::new(),
+        notes: Vec::new(),
+    };
+    if !ROCM_WHEEL_TARGETS.contains(&gpu.gfx.as_str()) {
+        verdict.why = format!(
+            "{} is {} (RDNA 2 or newer); the official wheel has no kernels for {} itself, but \
+             for its family's first target",
+            gpu.name, gpu.gfx, gpu.gfx
+        );
+        verdict.notes.push(format!(
+            "{} is not in the wheel's targets ({}): rocBLAS may not find kernels for it",
+            gpu.gfx,
+            ROCM_WHEEL_TARGETS.join(", ")
+        ));
+    }
+    if f.os == "windows" {
+        verdict.next_steps.push(format!(
+            "build it: cargo xtask build --variant rocm --platform windows-x86_64 --gpu-targets {}",
+            gpu.gfx
+        ));
+        verdict.notes.push(
+            "the rocm wheel carries its ROCm DLLs: no HIP SDK or HIP_PATH is needed".to_string(),
+        );
+    } else {
+        verdict.next_steps.push(
+            "the rocm variant is Windows-only for now; on Linux, install ROCm 7 and the \
+             official ctranslate2 ROCm wheel for Linux"
+                .to_string(),
+        );
+    }
+    verdict
+}
+
+fn cpu(f: &Facts) -> Verdict {
+    let mut missing = Vec::new();
+    if f.nvidia_gpus.is_empty() {
+        missing.push("no NVIDIA GPU (nvidia-smi is not installed or reports none)");
+    }
+    if f.amd_gpus.is_empty() {
+        missing.push("no AMD GPU (neither rocminfo nor hipinfo reports one)");
+    }
+    let compiler = f
+        .tools
+        .iter()
+        .any(|t| t.path.is_some() && ["gcc", "clang"].contains(&t.name.as_str()))
+        || f.tools
+            .iter()
+            .any(|t| t.name.starts_with("msvc") && t.path.is_some());
+    let python = f
+        .tools
+        .iter()
+        .any(|t| t.name.starts_with("python") && t.path.is_some());
+    let mut next_steps = Vec::new();
+    if compiler && python {
+        next_steps.push("build it: cargo xtask build --variant cpu".to_string());
+    } else {
+        next_steps.push(
+            "to build it here, install a C++ compiler and Python 3 (see README, Prerequisites); \
+             to only use it, install a released cpu wheel"
+                .to_string(),
+        );
+    }
+    Verdict {
+        variant: "cpu".into(),
+        why: format!(
+            "{}: the cpu build (oneDNN + OpenMP) is what runs here",
+            missing.join(", and ")
+        ),
+        ready: true,
+        next_steps,
+        notes: Vec::new(),
+    }
+}
