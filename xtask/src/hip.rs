@@ -35,6 +35,8 @@ pub struct Install {
     pub rocblas_library: Option<PathBuf>,
     /// GPU targets rocBLAS's `library/` has kernel files for.
     pub rocblas_targets: BTreeSet<String>,
+    /// The device libraries (`amdgcn/bitcode`) clang links into GPU code (Linux).
+    pub device_libs: Option<PathBuf>,
 }
 
 impl Install {
@@ -122,6 +124,7 @@ pub fn inspect(root: &Path, windows: bool) -> Install {
         comgr: Vec::new(),
         rocblas_library: None,
         rocblas_targets: BTreeSet::new(),
+        device_libs: (!windows).then(|| device_libs(root)).flatten(),
     };
     for dir in &lib_dirs {
         let names = names_in(dir);
@@ -175,6 +178,33 @@ pub fn locate(root: &Path, rel: &str) -> PathBuf {
     under("lib/rocblas/library", install.rocblas_library)
         .or_else(|| under("lib", install.lib_dir))
         .unwrap_or(direct)
+}
+
+/// `amdgcn/bitcode` at the root (AMD's layout, found through `ROCM_PATH`), else inside an
+/// LLVM's clang resource folder (Debian: `lib/llvm-21/lib/clang/21/amdgcn/bitcode`).
+fn device_libs(root: &Path) -> Option<PathBuf> {
+    let at_root = root.join("amdgcn").join("bitcode");
+    if at_root.is_dir() {
+        return Some(at_root);
+    }
+    let llvms = sorted_subdirs(&root.join("lib"), |n| n == "llvm" || n.starts_with("llvm-"));
+    llvms
+        .iter()
+        .rev()
+        .flat_map(|llvm| sorted_subdirs(&llvm.join("lib").join("clang"), |_| true))
+        .map(|clang| clang.join("amdgcn").join("bitcode"))
+        .find(|bitcode| bitcode.is_dir())
+}
+
+/// The environment a HIP compile needs beyond `ROCM_PATH`: `HIP_DEVICE_LIB_PATH` when the
+/// device libraries are not where `ROCM_PATH` makes clang look (Debian's `/usr`).
+pub fn compile_env(root: &Path) -> Vec<(String, String)> {
+    match device_libs(root) {
+        Some(dir) if dir != root.join("amdgcn").join("bitcode") => {
+            vec![("HIP_DEVICE_LIB_PATH".to_string(), dir.display().to_string())]
+        }
+        _ => Vec::new(),
+    }
 }
 
 /// `<lib>/rocblas/library`, or Debian's `<lib>/rocblas/<version>/library`.
@@ -477,6 +507,15 @@ mod tests {
             "k",
         )
         .unwrap();
+        let bitcode = dir.path().join("lib/llvm-21/lib/clang/21/amdgcn/bitcode");
+        fs::create_dir_all(&bitcode).unwrap();
+        assert_eq!(
+            compile_env(dir.path()),
+            [(
+                "HIP_DEVICE_LIB_PATH".to_string(),
+                bitcode.display().to_string()
+            )]
+        );
         let install = inspect(dir.path(), false);
         assert_eq!(install.version.as_deref(), Some("6.4"));
         assert_eq!(install.lib_dir.as_deref(), Some(lib.as_path()));

@@ -247,6 +247,9 @@ impl Runner {
         for var in vars {
             env.insert(var.to_string(), found.root.display().to_string());
         }
+        if !plan.platform.is_windows() && vars.contains(&"ROCM_PATH") {
+            env.extend(crate::hip::compile_env(&found.root));
+        }
         Ok((step, env))
     }
 
