@@ -196,6 +196,20 @@ fn device_libs(root: &Path) -> Option<PathBuf> {
         .find(|bitcode| bitcode.is_dir())
 }
 
+/// The clang that compiles HIP code: `llvm/bin` (AMD's /opt/rocm), else the LLVM whose
+/// clang resource folder has the device libraries (Debian: `lib/llvm-21/bin`).
+pub fn clang_dir(root: &Path) -> Option<PathBuf> {
+    let amd = root.join("llvm").join("bin");
+    if amd.join("clang++").is_file() {
+        return Some(amd);
+    }
+    let bitcode = device_libs(root)?;
+    // <llvm>/lib/clang/<v>/amdgcn/bitcode → <llvm>/bin
+    let llvm = bitcode.ancestors().nth(5)?;
+    let bin = llvm.join("bin");
+    bin.join("clang++").is_file().then_some(bin)
+}
+
 /// The environment a HIP compile needs beyond `ROCM_PATH`: `HIP_DEVICE_LIB_PATH` when the
 /// device libraries are not where `ROCM_PATH` makes clang look (Debian's `/usr`).
 pub fn compile_env(root: &Path) -> Vec<(String, String)> {
@@ -509,6 +523,12 @@ mod tests {
         .unwrap();
         let bitcode = dir.path().join("lib/llvm-21/lib/clang/21/amdgcn/bitcode");
         fs::create_dir_all(&bitcode).unwrap();
+        fs::create_dir_all(dir.path().join("lib/llvm-21/bin")).unwrap();
+        fs::write(dir.path().join("lib/llvm-21/bin/clang++"), "").unwrap();
+        assert_eq!(
+            clang_dir(dir.path()),
+            Some(dir.path().join("lib/llvm-21/bin"))
+        );
         assert_eq!(
             compile_env(dir.path()),
             [(

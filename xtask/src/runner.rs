@@ -249,6 +249,7 @@ impl Runner {
         }
         if !plan.platform.is_windows() && vars.contains(&"ROCM_PATH") {
             env.extend(crate::hip::compile_env(&found.root));
+            use_hip_clang(&mut step, &found.root);
         }
         Ok((step, env))
     }
@@ -283,6 +284,24 @@ impl Runner {
             eprintln!("      {line}");
         }
         Ok(())
+    }
+}
+
+/// A Linux HIP configure (`-DWITH_HIP=ON`) compiles C and C++ with the SDK's clang too:
+/// hip-config gives targets that link `hip::host` the `-x hip` option, which gcc rejects.
+fn use_hip_clang(step: &mut Step, root: &Path) {
+    let Some(dir) = crate::hip::clang_dir(root) else {
+        return;
+    };
+    for command in &mut step.commands {
+        if command.args.iter().any(|a| a == "-DWITH_HIP=ON") {
+            for (lang, exe) in [("C", "clang"), ("CXX", "clang++")] {
+                command.args.push(format!(
+                    "-DCMAKE_{lang}_COMPILER={}",
+                    dir.join(exe).display()
+                ));
+            }
+        }
     }
 }
 
