@@ -8,6 +8,15 @@ import argparse
 import sys
 
 
+def gpu_count(ctranslate2) -> int:
+    """CUDA or HIP devices; a HIP runtime with no device raises rather than saying 0."""
+    try:
+        return ctranslate2.get_cuda_device_count()
+    except RuntimeError as error:
+        print(f"no GPU: {error}")
+        return 0
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--version", required=True, help="expected ctranslate2.__version__")
@@ -28,13 +37,18 @@ def main() -> int:
         failures.append(f"version is {ctranslate2.__version__}, expected {args.version}")
     for spec in args.compute_types:
         device, _, wanted = spec.partition(":")
+        if device == "cuda" and gpu_count(ctranslate2) == 0:
+            # A build machine often has no GPU: the import (and the GPU runtime library
+            # loading) is still checked; the GPU's compute types are not.
+            print(f"NOT CHECKED: no GPU visible here, so cuda compute types {wanted}")
+            continue
         supported = sorted(ctranslate2.get_supported_compute_types(device))
         print(f"{device} compute types: {', '.join(supported)}")
         missing = [t for t in wanted.split(",") if t and t not in supported]
         if missing:
             failures.append(f"{device} lacks compute types {', '.join(missing)}")
     if "cuda" in "".join(args.compute_types):
-        print(f"cuda devices: {ctranslate2.get_cuda_device_count()}")
+        print(f"cuda devices: {gpu_count(ctranslate2)}")
     for failure in failures:
         print(f"FAILED: {failure}", file=sys.stderr)
     return 1 if failures else 0

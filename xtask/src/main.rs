@@ -674,6 +674,7 @@ fn build(
         found: bundle_spec::Found {
             sdk_root,
             toolchain: None,
+            sdk_version: None,
         },
         sdk_found: None,
     };
@@ -903,6 +904,7 @@ fn bundle(workspace: &Workspace, args: &BundleArgs) -> Result<ExitCode> {
             let found = bundle_spec::Found {
                 sdk_root: args.sdk_dir.clone(),
                 toolchain: args.toolchain_dir.clone(),
+                sdk_version: None,
             };
             bundle_spec::from_plan(&plan, &found)?
         }

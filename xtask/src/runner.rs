@@ -218,6 +218,7 @@ impl Runner {
             found.how
         );
         self.found.sdk_root = Some(found.root.clone());
+        self.found.sdk_version = Some(found.version.clone());
         self.sdk_found = Some(found.clone());
         Ok(Some(found))
     }

@@ -16,6 +16,8 @@ pub struct Found {
     pub sdk_root: Option<PathBuf>,
     /// The compiler's runtime libraries (for `from = "toolchain"`).
     pub toolchain: Option<PathBuf>,
+    /// The SDK's version as found on this machine, for the report (else the variant's).
+    pub sdk_version: Option<String>,
 }
 
 pub fn from_plan(plan: &Plan, found: &Found) -> Result<Spec> {
@@ -67,7 +69,12 @@ fn from_action(plan: &Plan, action: &BundleAction, found: &Found) -> Result<Spec
                 false,
             ),
             "toolchain" => (Some("the C++ compiler's runtime".to_string()), false),
-            "sdk" => (plan.sdk.as_ref().map(sdk_name), true),
+            "sdk" => (
+                plan.sdk
+                    .as_ref()
+                    .map(|sdk| sdk_name(sdk, found.sdk_version.as_deref())),
+                true,
+            ),
             _ => (None, true),
         };
         search.push(Search {
@@ -158,10 +165,11 @@ fn compiler_runtime_dir(plan: &Plan) -> Option<PathBuf> {
         .flatten()
 }
 
-fn sdk_name(sdk: &crate::variant::Sdk) -> String {
-    match sdk.kind {
-        crate::variant::SdkKind::Cuda => format!("CUDA toolkit ({}+)", sdk.version),
-        crate::variant::SdkKind::Hip => format!("HIP SDK {}", sdk.version),
+fn sdk_name(sdk: &crate::variant::Sdk, found: Option<&str>) -> String {
+    match (sdk.kind, found.filter(|v| !v.is_empty())) {
+        (crate::variant::SdkKind::Cuda, Some(v)) => format!("CUDA toolkit {v}"),
+        (crate::variant::SdkKind::Cuda, None) => format!("CUDA toolkit ({}+)", sdk.version),
+        (crate::variant::SdkKind::Hip, v) => format!("HIP SDK {}", v.unwrap_or(&sdk.version)),
     }
 }
 
