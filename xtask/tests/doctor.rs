@@ -9,7 +9,6 @@ mod common;
 use std::fs;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use xtask::doctor;
 
@@ -128,28 +127,11 @@ impl FakeBin {
     }
 }
 
-struct Doctor {
-    code: i32,
-    stdout: String,
-}
-
-fn doctor(args: &[&str], env: &[(&str, String)], removed: &[&str]) -> Doctor {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_xtask"));
-    cmd.arg("--root").arg(common::repo_root()).arg("doctor");
-    cmd.args(args);
-    for var in removed {
-        cmd.env_remove(var);
-    }
-    for (k, v) in env {
-        cmd.env(k, v);
-    }
-    let out = cmd.output().unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(!stderr.contains("panicked"), "{stderr}");
-    Doctor {
-        code: out.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-    }
+fn doctor(args: &[&str], env: &[(&str, String)], removed: &[&str]) -> common::Run {
+    let mut all = vec!["doctor"];
+    all.extend_from_slice(args);
+    let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    common::xtask_with_env(&common::repo_root(), &all, &env, removed)
 }
 
 const GPU_ENV: [&str; 5] = [

@@ -98,22 +98,7 @@ fn build(scratch: &Scratch, server: &Server, extra: &[&str], env: &[(&str, &str)
         &mirror,
     ];
     args.extend_from_slice(extra);
-    let output = std::process::Command::new(env!("CARGO_BIN_EXE_xtask"))
-        .arg("--root")
-        .arg(scratch.path())
-        .args(&args)
-        .env_remove("CT2V_CACHE_DIR")
-        .env_remove("ROCM_SDK_TARGET_FAMILY")
-        .envs(env.iter().copied())
-        .output()
-        .unwrap();
-    let run = Run {
-        code: output.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
-    };
-    assert!(!run.stderr.contains("panicked"), "{}", run.stderr);
-    run
+    common::xtask_with_env(scratch.path(), &args, env, &["ROCM_SDK_TARGET_FAMILY"])
 }
 
 /// The wheel's DLL folders, as CTranslate2's `__init__.py` adds them, below `site`.

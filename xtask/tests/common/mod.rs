@@ -25,13 +25,22 @@ pub struct Run {
 }
 
 pub fn xtask_in(root: &Path, args: &[&str]) -> Run {
-    let output: Output = Command::new(env!("CARGO_BIN_EXE_xtask"))
+    xtask_with_env(root, args, &[], &[])
+}
+
+/// `xtask_in` with environment variables set (`env`) and removed (`removed`).
+pub fn xtask_with_env(root: &Path, args: &[&str], env: &[(&str, &str)], removed: &[&str]) -> Run {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_xtask"));
+    command
         .arg("--root")
         .arg(root)
         .args(args)
-        .env_remove("CT2V_CACHE_DIR")
-        .output()
-        .expect("the xtask binary runs");
+        .env_remove("CT2V_CACHE_DIR");
+    for var in removed {
+        command.env_remove(var);
+    }
+    command.envs(env.iter().copied());
+    let output: Output = command.output().expect("the xtask binary runs");
     let run = Run {
         code: output.status.code().unwrap_or(-1),
         stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
