@@ -110,6 +110,16 @@ fn hint(sdk: &Sdk) -> String {
 }
 
 fn find_cuda(sdk: &Sdk) -> Result<Found> {
+    match cuda_toolkit() {
+        Ok(found) => check_version(sdk, found),
+        Err(looked) => bail!("no CUDA toolkit found; looked at: {looked}{}", hint(sdk)),
+    }
+}
+
+/// The CUDA toolkit on this machine, whatever its version: `CUDA_PATH`, `CUDA_HOME`, then
+/// the folder above `nvcc` on PATH, the first with a working `bin/nvcc`. The error lists
+/// where it looked.
+pub fn cuda_toolkit() -> Result<Found, String> {
     let mut looked = Vec::new();
     let mut candidates: Vec<(PathBuf, String)> = Vec::new();
     for var in ["CUDA_PATH", "CUDA_HOME"] {
@@ -129,17 +139,11 @@ fn find_cuda(sdk: &Sdk) -> Result<Found> {
     for (root, how) in candidates {
         let nvcc = root.join("bin").join(host::exe("nvcc"));
         match nvcc_version(&nvcc) {
-            Some(version) => {
-                return check_version(sdk, Found { root, version, how });
-            }
+            Some(version) => return Ok(Found { root, version, how }),
             None => looked.push(format!("{how} = {} (no working bin/nvcc)", root.display())),
         }
     }
-    bail!(
-        "no CUDA toolkit found; looked at: {}{}",
-        looked.join(", "),
-        hint(sdk)
-    )
+    Err(looked.join(", "))
 }
 
 fn check_version(sdk: &Sdk, found: Found) -> Result<Found> {

@@ -142,14 +142,7 @@ pub fn collect() -> Facts {
 }
 
 fn cuda_toolkit() -> Option<CudaToolkit> {
-    let sdk = crate::variant::Sdk {
-        kind: crate::variant::SdkKind::Cuda,
-        version: "0".to_string(),
-        runtime: None,
-        requires: Vec::new(),
-        install_hint: None,
-    };
-    let found = crate::sdk::find(&sdk, crate::platform::Platform::LinuxX86_64, &[], None).ok()?;
+    let found = crate::sdk::cuda_toolkit().ok()?;
     Some(CudaToolkit {
         root: found.root,
         version: found.version,
