@@ -223,24 +223,43 @@ impl Runner {
         Ok(Some(found))
     }
 
-    /// `step` with `{sdk.root}` replaced by the SDK found here, and its environment plus
+    /// `step` with `{sdk.root}` and `{sdk.clang}` replaced by the SDK found here, and its environment plus
     /// `CUDA_PATH` (CMake's FindCUDA looks there first) or `HIP_PATH`/`ROCM_PATH`. A missing
     /// or unfit SDK stops the build.
     fn with_sdk(&mut self, plan: &Plan, step: &Step) -> Result<(Step, BTreeMap<String, String>)> {
         let Some(found) = self.sdk(plan)? else {
             return Ok((step.clone(), step.env.clone()));
         };
-        let root = found.root.display().to_string().replace('\\', "/");
-        let fill = |text: &str| text.replace("{sdk.root}", &root);
-        let mut step = step.clone();
-        for command in &mut step.commands {
-            command.program = fill(&command.program);
+        let slashed = |p: &Path| p.display().to_string().replace('\\', "/");
+        let root = slashed(&found.root);
+        let clang = crate::hip::clang_dir(&found.root).map(|d| slashed(&d));
+        let fill = |text: &str| -> Result<String> {
+            let text = text.replace("{sdk.root}", &root);
+            if !text.contains("{sdk.clang}") {
+                return Ok(text);
+            }
+            let Some(clang) = &clang else {
+                bail!(
+                    "step `{}` needs the SDK's clang ({{sdk.clang}}), but {} has none in llvm/bin \
+                     or lib/llvm-*/bin",
+                    step.id,
+                    found.root.display()
+                );
+            };
+            Ok(text.replace("{sdk.clang}", clang))
+        };
+        let mut filled = step.clone();
+        for command in &mut filled.commands {
+            command.program = fill(&command.program)?;
             for arg in &mut command.args {
-                *arg = fill(arg);
+                *arg = fill(arg)?;
             }
         }
-        let mut env: BTreeMap<String, String> =
-            step.env.iter().map(|(k, v)| (k.clone(), fill(v))).collect();
+        let mut env = BTreeMap::new();
+        for (k, v) in &step.env {
+            env.insert(k.clone(), fill(v)?);
+        }
+        let step = filled;
         let vars: &[&str] = match plan.sdk.as_ref().map(|s| s.kind) {
             Some(SdkKind::Cuda) => &["CUDA_PATH"],
             _ => &["HIP_PATH", "ROCM_PATH"],
@@ -250,7 +269,6 @@ impl Runner {
         }
         if !plan.platform.is_windows() && vars.contains(&"ROCM_PATH") {
             env.extend(crate::hip::compile_env(&found.root));
-            use_hip_clang(&mut step, &found.root);
         }
         Ok((step, env))
     }
@@ -285,24 +303,6 @@ impl Runner {
             eprintln!("      {line}");
         }
         Ok(())
-    }
-}
-
-/// A Linux HIP configure (`-DWITH_HIP=ON`) compiles C and C++ with the SDK's clang too:
-/// hip-config gives targets that link `hip::host` the `-x hip` option, which gcc rejects.
-fn use_hip_clang(step: &mut Step, root: &Path) {
-    let Some(dir) = crate::hip::clang_dir(root) else {
-        return;
-    };
-    for command in &mut step.commands {
-        if command.args.iter().any(|a| a == "-DWITH_HIP=ON") {
-            for (lang, exe) in [("C", "clang"), ("CXX", "clang++")] {
-                command.args.push(format!(
-                    "-DCMAKE_{lang}_COMPILER={}",
-                    dir.join(exe).display()
-                ));
-            }
-        }
     }
 }
 

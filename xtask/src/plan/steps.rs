@@ -221,8 +221,12 @@ fn sdk_note(sdk: &Sdk, platform: Platform) -> String {
         SdkKind::Hip => "HIP SDK",
     };
     format!(
-        "{kind} {} is found when the build runs ({looked}); {{sdk.root}} below stands for it",
-        sdk.version
+        "{kind} {} is found when the build runs ({looked}); {{sdk.root}} below stands for it{}",
+        sdk.version,
+        match sdk.kind {
+            SdkKind::Hip => " ({sdk.clang} for its clang's folder)",
+            SdkKind::Cuda => "",
+        }
     )
 }
 
@@ -570,6 +574,7 @@ fn placeholder_value(layout: &Layout, v: &Resolved, build: &SourceBuild, p: Plac
             }
         }
         Placeholder::SdkRoot => "{sdk.root}".to_string(),
+        Placeholder::SdkClang => "{sdk.clang}".to_string(),
         Placeholder::GpuTargets => v.gpu_targets.join(";"),
         Placeholder::CudaArch => v.cuda_arch.clone().unwrap_or_default(),
     }

@@ -15,6 +15,9 @@ pub enum Placeholder {
     OpenMpRoot,
     /// The CUDA toolkit or HIP SDK found at build time.
     SdkRoot,
+    /// The folder of the HIP SDK's clang, found at build time (`llvm/bin` in AMD's
+    /// layout, `lib/llvm-21/bin` in Debian's).
+    SdkClang,
     /// The GPU targets, `;`-separated.
     GpuTargets,
     /// The CUDA architectures.
@@ -22,12 +25,13 @@ pub enum Placeholder {
 }
 
 impl Placeholder {
-    const ALL: [(Placeholder, &'static str); 7] = [
+    const ALL: [(Placeholder, &'static str); 8] = [
         (Placeholder::Source, "source"),
         (Placeholder::Prefix, "prefix"),
         (Placeholder::OneDnnPrefix, "onednn.prefix"),
         (Placeholder::OpenMpRoot, "openmp.root"),
         (Placeholder::SdkRoot, "sdk.root"),
+        (Placeholder::SdkClang, "sdk.clang"),
         (Placeholder::GpuTargets, "gpu-targets"),
         (Placeholder::CudaArch, "cuda-arch"),
     ];
