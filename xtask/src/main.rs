@@ -4,7 +4,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 use clap::{Args, Parser, Subcommand};
 
 use xtask::bundle::{run as bundle_run, spec as bundle_spec};
@@ -830,14 +830,12 @@ fn pinned_source(
     let tree = dir.path().join("ctranslate2");
     eprintln!("unpacking {} into {}", input.file_name, tree.display());
     let archive = PathBuf::from(input.cache_path.as_deref().unwrap_or_default());
-    let format = xtask::unpack::Format::from_name(&input.file_name)
-        .with_context(|| format!("cannot tell how to unpack {}", input.file_name))?;
-    xtask::unpack::unpack(
+    xtask::unpack::unpack_input(
+        &input.name,
         &archive,
-        format,
+        &input.file_name,
         subdir.as_deref(),
         &tree,
-        &xtask::unpack::Limits::default(),
     )?;
     Ok(dir)
 }

@@ -14,7 +14,7 @@ use crate::bundle::{run as bundle_run, spec as bundle_spec};
 use crate::cache::Cache;
 use crate::exec::{Handler, run_logged};
 use crate::plan::{Action, Plan, Step};
-use crate::unpack::{self, Format, Limits};
+use crate::unpack;
 use crate::variant::SdkKind;
 use crate::{checksums, download, fetch, host, patch, sdk, wheelhouse};
 
@@ -77,15 +77,12 @@ impl Handler for Runner {
                     self.verify_cached(i)?;
                 }
                 let file_name = planned.map_or(archive.as_str(), |i| i.file_name.as_str());
-                let format = Format::from_name(file_name).with_context(|| {
-                    format!("input `{input}`: cannot tell how to unpack {file_name}")
-                })?;
-                let unpacked = unpack::unpack(
+                let unpacked = unpack::unpack_input(
+                    input,
                     Path::new(archive),
-                    format,
+                    file_name,
                     subdir.as_deref(),
                     Path::new(dest),
-                    &Limits::default(),
                 )?;
                 eprintln!(
                     "      {} files, {}",

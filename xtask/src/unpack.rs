@@ -171,6 +171,20 @@ impl fmt::Display for Refusal {
     }
 }
 
+/// A downloaded input, stored under another name (its sha256) in the cache: unpacked as
+/// its original `file_name` says, with the default limits. `input` names it in errors.
+pub fn unpack_input(
+    input: &str,
+    archive: &Path,
+    file_name: &str,
+    subdir: Option<&str>,
+    dest: &Path,
+) -> anyhow::Result<Unpacked> {
+    let format = Format::from_name(file_name)
+        .ok_or_else(|| anyhow::anyhow!("input `{input}`: cannot tell how to unpack {file_name}"))?;
+    Ok(unpack(archive, format, subdir, dest, &Limits::default())?)
+}
+
 /// Unpacks `archive` into `dest` (only its folder `subdir`, when given), replacing whatever
 /// `dest` was, or leaving it untouched when anything fails.
 pub fn unpack(
