@@ -54,6 +54,7 @@ impl Handler for Runner {
                         plan.platform,
                         &plan.python,
                         &requirements,
+                        &[],
                         log,
                     ) {
                         Ok(dir) => {
