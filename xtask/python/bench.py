@@ -184,6 +184,9 @@ def run(args):
                     print(f"FAILED: {name} ({python}) on {ctype}", file=sys.stderr)
                     return 1
                 row = json.loads(done.stdout.strip().splitlines()[-1])
+                print(f"{ctype} round {r + 1}/{args.rounds} {name}: encode "
+                      f"{min(row['encode']):.3f} s, generate {min(row['generate']):.3f} s",
+                      flush=True)
                 for what in ("encode", "generate"):
                     samples[name][what].extend(row[what])
                 samples[name]["tokens"] = row["tokens"]

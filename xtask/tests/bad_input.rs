@@ -288,7 +288,34 @@ fn openmp_runtime_set_twice_is_refused() {
         "WITH_CUDA = true\nOPENMP_RUNTIME = \"INTEL\"",
     );
     let run = plan(&scratch, "cuda", "linux-x86_64");
-    assert_input_error(&run, &["`OPENMP_RUNTIME` is set from the [openmp] table"]);
+    assert_input_error(
+        &run,
+        &["`OPENMP_RUNTIME` is set from the [openmp] or [mkl] table"],
+    );
+}
+
+#[test]
+fn mkl_options_in_cmake_or_an_unknown_mkl_input_are_refused() {
+    let scratch = Scratch::new();
+    scratch.edit(
+        "variants/cuda.toml",
+        "WITH_CUDA = true",
+        "WITH_CUDA = true\nWITH_MKL = true",
+    );
+    let run = plan(&scratch, "cuda", "linux-x86_64");
+    assert_input_error(
+        &run,
+        &["`WITH_MKL` is set from the [openmp] or [mkl] table"],
+    );
+
+    let scratch = Scratch::new();
+    scratch.edit(
+        "variants/cpu.toml",
+        "runs anywhere\"",
+        "runs anywhere\"\n\n[mkl]\nenabled = true\ninput = \"mkl-statc\"\n",
+    );
+    let run = plan(&scratch, "cpu", "linux-x86_64");
+    assert_input_error(&run, &["mkl-statc", "mkl-static"]);
 }
 
 #[test]
