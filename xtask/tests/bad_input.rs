@@ -379,3 +379,30 @@ fn sdk_dir_is_refused_where_there_is_no_sdk_or_no_folder() {
         ],
     );
 }
+
+#[test]
+fn bench_refuses_an_unknown_size_and_a_wheel_not_built() {
+    let scratch = Scratch::new();
+    let bench = |extra: &[&str]| {
+        let mut args = vec![
+            "bench",
+            "--variant",
+            "cpu",
+            "--platform",
+            "linux-x86_64",
+            "--python",
+            "3.12",
+        ];
+        args.extend_from_slice(extra);
+        scratch.run(&args)
+    };
+    assert_input_error(
+        &bench(&["--size", "huge"]),
+        &["unknown model size `huge`", "base"],
+    );
+    assert_input_error(&bench(&["--env", "CT2_USE_MKL"]), &["not KEY=VALUE"]);
+    assert_input_error(
+        &bench(&[]),
+        &["is not there", "cargo xtask build --variant cpu"],
+    );
+}

@@ -74,7 +74,7 @@ pub struct SourceBuild {
     pub source: Source,
     pub onednn: Option<OneDnn>,
     pub openmp: OpenMp,
-    pub mkl: Option<Mkl>,
+    pub mkl: Option<Box<Mkl>>,
     /// CTranslate2's `-D` options, placeholders not yet expanded.
     pub cmake: BTreeMap<String, String>,
     pub patches: Option<Series>,
@@ -600,12 +600,12 @@ fn source_build(
         };
         check_input_ref(files, input, inputs)?;
         check_input_ref(files, include_input, inputs)?;
-        Some(Mkl {
+        Some(Box::new(Mkl {
             input: input.value.clone(),
             root: mkl_spec.root.clone(),
             include_input: include_input.value.clone(),
             include: mkl_spec.include.clone(),
-        })
+        }))
     } else {
         None
     };
