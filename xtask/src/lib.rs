@@ -5,7 +5,9 @@
 pub mod binary;
 pub mod bundle;
 pub mod cache;
+pub mod cuda_arch;
 pub mod checksums;
+pub mod copy_dlls;
 pub mod diagnostic;
 pub mod doctor;
 pub mod download;
@@ -14,6 +16,7 @@ pub mod fetch;
 pub mod hip;
 pub mod host;
 pub mod matrix;
+pub mod msvc;
 pub mod numerics;
 pub mod patch;
 pub mod patches;
