@@ -175,9 +175,65 @@ fn cuda_arch_flag_overrides_the_variant() {
     ));
     assert_eq!(run.code, 0, "{}", run.stderr);
     let plan: Value = serde_json::from_str(&run.stdout).unwrap();
+    // The list is checked against the toolkit found when the build runs (cuda_arch.rs).
+    assert_eq!(plan["cuda_arch"], "9.0");
     assert!(
-        args_of(step(&plan, "configure-ctranslate2")).contains(&"-DCUDA_ARCH_LIST=9.0".to_string())
+        args_of(step(&plan, "configure-ctranslate2"))
+            .contains(&"-DCUDA_ARCH_LIST={sdk.cuda-arch}".to_string())
     );
+}
+
+#[test]
+fn windows_source_builds_run_in_msvc_and_copy_their_dlls_before_the_wheel() {
+    for variant in ["cpu", "cuda", "rocm-gfx1010"] {
+        let plan = plan_json(variant, "windows-x86_64");
+        let msvc = &plan["msvc"];
+        assert_eq!(msvc["target"], "x86_64-pc-windows-msvc", "{variant}");
+        assert!(
+            msvc["found_by"]
+                .as_str()
+                .unwrap()
+                .starts_with("cc::windows_registry::find_tool"),
+            "{variant}"
+        );
+        let in_msvc: Vec<&str> = msvc["steps"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| s.as_str().unwrap())
+            .collect();
+        for id in ["configure-onednn", "build-ctranslate2", "wheel"] {
+            assert!(in_msvc.contains(&id), "{variant}: {id}");
+        }
+        assert!(
+            args_of(step(&plan, "configure-onednn")).contains(&"-DCMAKE_CXX_COMPILER=cl".to_string()),
+            "{variant}: oneDNN is built with cl"
+        );
+        let ids: Vec<&str> = plan["steps"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| s["id"].as_str().unwrap())
+            .collect();
+        let copy = ids.iter().position(|i| *i == "copy-dlls").expect("copy-dlls");
+        assert!(copy < ids.iter().position(|i| *i == "wheel").unwrap(), "{variant}");
+        let files = step(&plan, "copy-dlls")["files"].to_string();
+        assert!(files.contains("/bin/ctranslate2.dll") && files.contains("libiomp5md.dll"));
+        // rocm-gfx1010's own [bundle] search list gets the msvc-runtime line from issue 16.
+        if variant != "rocm-gfx1010" {
+            assert!(
+                plan["inputs"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .any(|i| i["name"] == "msvc-runtime"),
+                "{variant}"
+            );
+        }
+    }
+    let linux = plan_json("cpu", "linux-x86_64");
+    assert!(linux.get("msvc").is_none());
+    assert!(linux["steps"].to_string().find("copy-dlls").is_none());
 }
 
 #[test]
