@@ -77,8 +77,15 @@ mod tests {
 
         fs::write(bin.join("libiomp5md.dll"), b"MZ omp").unwrap();
         let copied = copy(&files, &dest).unwrap();
-        assert_eq!(copied, [dest.join("ctranslate2.dll"), dest.join("libiomp5md.dll")]);
+        assert_eq!(
+            copied,
+            [dest.join("ctranslate2.dll"), dest.join("libiomp5md.dll")]
+        );
         assert_eq!(fs::read(dest.join("libiomp5md.dll")).unwrap(), b"MZ omp");
-        assert_eq!(fs::read_dir(&dest).unwrap().count(), 2, "no staged file left");
+        assert_eq!(
+            fs::read_dir(&dest).unwrap().count(),
+            2,
+            "no staged file left"
+        );
     }
 }

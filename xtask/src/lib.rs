@@ -5,9 +5,9 @@
 pub mod binary;
 pub mod bundle;
 pub mod cache;
-pub mod cuda_arch;
 pub mod checksums;
 pub mod copy_dlls;
+pub mod cuda_arch;
 pub mod diagnostic;
 pub mod doctor;
 pub mod download;

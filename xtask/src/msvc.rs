@@ -178,7 +178,10 @@ mod tests {
             env.keys().collect::<Vec<_>>(),
             ["CTRANSLATE2_ROOT", "INCLUDE", "LIB", "PATH"]
         );
-        assert_eq!(env["PATH"], format!(r"{VC}\bin\HostX64\x64;C:\Windows\system32"));
+        assert_eq!(
+            env["PATH"],
+            format!(r"{VC}\bin\HostX64\x64;C:\Windows\system32")
+        );
         assert_eq!(env["CTRANSLATE2_ROOT"], "C:/w/prefix");
     }
 

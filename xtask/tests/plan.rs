@@ -206,7 +206,8 @@ fn windows_source_builds_run_in_msvc_and_copy_their_dlls_before_the_wheel() {
             assert!(in_msvc.contains(&id), "{variant}: {id}");
         }
         assert!(
-            args_of(step(&plan, "configure-onednn")).contains(&"-DCMAKE_CXX_COMPILER=cl".to_string()),
+            args_of(step(&plan, "configure-onednn"))
+                .contains(&"-DCMAKE_CXX_COMPILER=cl".to_string()),
             "{variant}: oneDNN is built with cl"
         );
         let ids: Vec<&str> = plan["steps"]
@@ -215,8 +216,14 @@ fn windows_source_builds_run_in_msvc_and_copy_their_dlls_before_the_wheel() {
             .iter()
             .map(|s| s["id"].as_str().unwrap())
             .collect();
-        let copy = ids.iter().position(|i| *i == "copy-dlls").expect("copy-dlls");
-        assert!(copy < ids.iter().position(|i| *i == "wheel").unwrap(), "{variant}");
+        let copy = ids
+            .iter()
+            .position(|i| *i == "copy-dlls")
+            .expect("copy-dlls");
+        assert!(
+            copy < ids.iter().position(|i| *i == "wheel").unwrap(),
+            "{variant}"
+        );
         let files = step(&plan, "copy-dlls")["files"].to_string();
         assert!(files.contains("/bin/ctranslate2.dll") && files.contains("libiomp5md.dll"));
         // rocm-gfx1010's own [bundle] search list gets the msvc-runtime line from issue 16.

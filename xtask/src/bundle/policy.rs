@@ -85,7 +85,12 @@ mod tests {
         assert!(system.contains("api-ms-win-crt-runtime-l1-1-0.dll"));
         assert!(system.contains("EXT-MS-WIN-foo.dll"));
         // The VC++ runtime is bundled from the pinned msvc-runtime wheel, never assumed.
-        for name in ["VCRUNTIME140.dll", "vcruntime140_1.dll", "MSVCP140.dll", "concrt140.dll"] {
+        for name in [
+            "VCRUNTIME140.dll",
+            "vcruntime140_1.dll",
+            "MSVCP140.dll",
+            "concrt140.dll",
+        ] {
             assert!(!system.contains(name), "{name}");
         }
         assert!(!system.contains("amdhip64_7.dll"));
@@ -98,7 +103,10 @@ mod tests {
         system.assume(&["msvcp140*.dll".into(), "vcruntime140?.dll".into()]);
         assert!(system.contains("MSVCP140.dll"));
         assert!(system.contains("msvcp140_2.dll"));
-        assert!(!system.contains("msvcp140.pdb"), "the suffix after * counts");
+        assert!(
+            !system.contains("msvcp140.pdb"),
+            "the suffix after * counts"
+        );
         assert!(!system.contains("VCRUNTIME140.dll"), "? is one character");
         assert!(system.contains("vcruntime1401.dll"));
     }

@@ -184,7 +184,10 @@ impl Action {
     pub fn in_msvc_env(&self) -> bool {
         matches!(
             self,
-            Action::Configure { .. } | Action::Build { .. } | Action::Install { .. } | Action::Wheel
+            Action::Configure { .. }
+                | Action::Build { .. }
+                | Action::Install { .. }
+                | Action::Wheel
         )
     }
 

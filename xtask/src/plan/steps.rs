@@ -594,12 +594,18 @@ fn copy_dlls_step(
     source_dir: &str,
     fill: &dyn Fn(Placeholder) -> String,
 ) -> Step {
-    let mut files = vec![format!("{}/bin/ctranslate2.dll", layout.prefix("ctranslate2"))];
+    let mut files = vec![format!(
+        "{}/bin/ctranslate2.dll",
+        layout.prefix("ctranslate2")
+    )];
     let mut after = vec!["install-ctranslate2".to_string()];
     if build.openmp.runtime == OpenMpRuntime::Intel
         && let Some(input) = &build.openmp.input
     {
-        files.push(format!("{}/bin/libiomp5md.dll", fill(Placeholder::OpenMpRoot)));
+        files.push(format!(
+            "{}/bin/libiomp5md.dll",
+            fill(Placeholder::OpenMpRoot)
+        ));
         after.push(format!("unpack-{input}"));
     }
     let dest = format!("{source_dir}/python/ctranslate2");
