@@ -34,7 +34,11 @@ fn runs_on(resolved: &crate::variant::Resolved, platform: Platform) -> serde_jso
         (crate::variant::Build::FromSource(_), Some(sdk))
             if sdk.kind == crate::variant::SdkKind::Hip =>
         {
-            let os = if platform.is_windows() { "windows" } else { "linux" };
+            let os = if platform.is_windows() {
+                "windows"
+            } else {
+                "linux"
+            };
             serde_json::json!(["self-hosted", os, "x64", format!("hip-sdk-{}", sdk.version)])
         }
         _ => serde_json::Value::from(platform.runner()),
