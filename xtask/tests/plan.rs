@@ -19,12 +19,7 @@ fn portable(text: &str) -> String {
 }
 
 fn step<'a>(plan: &'a Value, id: &str) -> &'a Value {
-    plan["steps"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|s| s["id"] == id)
-        .unwrap_or_else(|| panic!("no step `{id}`"))
+    common::plan_step(plan, id)
 }
 
 fn args_of(step: &Value) -> Vec<String> {

@@ -59,12 +59,7 @@ fn request(name: &str, url: &str, sha256: &str, size: u64) -> Request {
 }
 
 fn step<'a>(plan: &'a Value, id: &str) -> &'a Value {
-    plan["steps"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|s| s["id"] == id)
-        .unwrap_or_else(|| panic!("no step `{id}`"))
+    common::plan_step(plan, id)
 }
 
 fn strings(value: &Value) -> Vec<String> {
@@ -230,31 +225,22 @@ fn windows_cpu_post_compile_steps_bundle_the_vc_runtime_and_load_under_wine() {
     let prefix = mingw::Prefix::new();
     let native = "mscoree,mshtml=;msvcp140,vcruntime140,vcruntime140_1=n";
     let dll = site.join("ctranslate2/ctranslate2.dll");
-    let load = mingw::wine_load_with(
-        prefix.path(),
-        &probe,
-        &dll,
-        &[site.join("ctranslate2")],
-        native,
-    );
-    assert!(load.loaded, "{}", load.output);
-    assert!(load.missing.is_empty(), "{}", load.output);
+    let dirs = [site.join("ctranslate2")];
+    let load = || mingw::wine_load_with(prefix.path(), &probe, &dll, &dirs, native);
+    let loaded = load();
+    assert!(loaded.loaded, "{}", loaded.output);
+    assert!(loaded.missing.is_empty(), "{}", loaded.output);
 
     // Without the bundled runtime the same load fails and names it.
     fs::remove_file(site.join("ctranslate2/msvcp140.dll")).unwrap();
-    let load = mingw::wine_load_with(
-        prefix.path(),
-        &probe,
-        &dll,
-        &[site.join("ctranslate2")],
-        native,
-    );
-    assert!(!load.loaded, "{}", load.output);
+    let failed = load();
+    assert!(!failed.loaded, "{}", failed.output);
     assert!(
-        load.missing
+        failed
+            .missing
             .iter()
             .any(|m| m.eq_ignore_ascii_case("msvcp140.dll")),
         "{}",
-        load.output
+        failed.output
     );
 }
