@@ -677,6 +677,8 @@ fn build(
             sdk_version: None,
         },
         sdk_found: None,
+        msvc: None,
+        cuda_arch: None,
     };
     let mut executor = Executor::new(
         plan,

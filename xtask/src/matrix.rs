@@ -19,10 +19,30 @@ pub struct Entry {
     pub variant: String,
     pub platform: Platform,
     pub python: String,
+    /// A hosted runner's name, or a self-hosted runner's labels (see [`runs_on`]).
     #[serde(rename = "runs-on")]
-    pub runs_on: String,
+    pub runs_on: serde_json::Value,
     /// Whether the job needs the compiler cache (source builds) or not (repackaging).
     pub compiles: bool,
+}
+
+/// Hosted runners have no HIP SDK, and AMD's HIP SDK installer cannot be fetched from where
+/// CI may download (nor does a gfx1010 rocBLAS come with it): a source build against a HIP
+/// SDK runs on a self-hosted runner labelled with the SDK it has, e.g. `hip-sdk-6.2`.
+fn runs_on(resolved: &crate::variant::Resolved, platform: Platform) -> serde_json::Value {
+    match (&resolved.build, &resolved.sdk) {
+        (crate::variant::Build::FromSource(_), Some(sdk))
+            if sdk.kind == crate::variant::SdkKind::Hip =>
+        {
+            let os = if platform.is_windows() {
+                "windows"
+            } else {
+                "linux"
+            };
+            serde_json::json!(["self-hosted", os, "x64", format!("hip-sdk-{}", sdk.version)])
+        }
+        _ => serde_json::Value::from(platform.runner()),
+    }
 }
 
 pub fn matrix(catalog: &Catalog) -> Result<Matrix, InputError> {
@@ -49,7 +69,7 @@ pub fn matrix(catalog: &Catalog) -> Result<Matrix, InputError> {
                     variant: name.to_string(),
                     platform,
                     python,
-                    runs_on: platform.runner().to_string(),
+                    runs_on: runs_on(&resolved, platform),
                     compiles: matches!(resolved.build, crate::variant::Build::FromSource(_)),
                 });
             }

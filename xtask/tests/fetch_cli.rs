@@ -184,10 +184,11 @@ fn offline_with_an_empty_cache_lists_what_is_missing_and_exits_1() {
     );
     assert_eq!(run.code, 1, "{}", run.stderr);
     for needle in [
-        "offline: 3 input(s) are not in the cache",
+        "offline: 4 input(s) are not in the cache",
         "ctranslate2-source",
         "onednn",
         "intel-openmp",
+        "msvc-runtime",
         "https://static.crates.io/crates/ct2rs/ct2rs-0.9.17.crate",
     ] {
         assert!(

@@ -143,6 +143,8 @@ mod tests {
             work_dir: "/w".into(),
             notes: vec![],
             sdk: None,
+            msvc: None,
+            cuda_arch: None,
             inputs: vec![],
             steps,
             artifacts: vec![],

@@ -39,10 +39,31 @@ pub struct Plan {
     pub notes: Vec<String>,
     /// The GPU SDK the build needs (found on the machine when it runs), if any.
     pub sdk: Option<crate::variant::Sdk>,
+    /// Windows source builds: the MSVC x64 environment their compiling steps run in.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub msvc: Option<MsvcEnv>,
+    /// CUDA builds: the requested `CUDA_ARCH_LIST`, turned into `{sdk.cuda-arch}` for the
+    /// CUDA toolkit found when the build runs (see `cuda_arch.rs`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cuda_arch: Option<String>,
     pub inputs: Vec<PlannedInput>,
     pub steps: Vec<Step>,
     /// What a successful build leaves in the output folder.
     pub artifacts: Vec<String>,
+}
+
+/// Where a Windows build's compiler environment comes from (found when the build runs).
+#[derive(Debug, Clone, Serialize)]
+pub struct MsvcEnv {
+    /// `x86_64-pc-windows-msvc`, `cl.exe`: what `cc::windows_registry::find_tool` is asked.
+    pub target: String,
+    pub tool: String,
+    pub found_by: String,
+    /// The variables it sets (before each step's own).
+    pub vars: Vec<String>,
+    /// The steps that run in it.
+    pub steps: Vec<String>,
+    pub if_missing: String,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -115,6 +136,11 @@ pub enum Action {
     Install {
         component: String,
     },
+    /// The built DLLs copied into the package folder `pip wheel` packs (`package_data`).
+    CopyDlls {
+        files: Vec<String>,
+        dest: String,
+    },
     Wheel,
     Bundle(BundleAction),
     Verify,
@@ -145,11 +171,24 @@ impl Action {
             Action::Configure { .. } => "configure",
             Action::Build { .. } => "build",
             Action::Install { .. } => "install",
+            Action::CopyDlls { .. } => "copy-dlls",
             Action::Wheel => "wheel",
             Action::Bundle(_) => "bundle",
             Action::Verify => "verify",
             Action::Checksum { .. } => "checksum",
         }
+    }
+
+    /// Steps that run in a Windows build's MSVC environment: those that compile, install or
+    /// build the wheel.
+    pub fn in_msvc_env(&self) -> bool {
+        matches!(
+            self,
+            Action::Configure { .. }
+                | Action::Build { .. }
+                | Action::Install { .. }
+                | Action::Wheel
+        )
     }
 
     /// Steps that run a compiler.

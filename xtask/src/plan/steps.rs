@@ -202,10 +202,31 @@ pub fn plan(workspace: &Workspace, v: &Resolved) -> Plan {
         work_dir: slash(&layout.work),
         notes,
         sdk: v.sdk.clone(),
+        msvc: msvc_env(v, &steps),
+        cuda_arch: v.cuda_arch.clone(),
         inputs,
         artifacts: artifacts(&layout, v, &wheel),
         steps,
     }
+}
+
+/// Windows source builds compile in the MSVC x64 environment (`msvc.rs`).
+fn msvc_env(v: &Resolved, steps: &[Step]) -> Option<super::MsvcEnv> {
+    if !v.platform.is_windows() || !matches!(v.build, Build::FromSource(_)) {
+        return None;
+    }
+    Some(super::MsvcEnv {
+        target: crate::msvc::TARGET.to_string(),
+        tool: crate::msvc::TOOL.to_string(),
+        found_by: crate::msvc::SOURCE.to_string(),
+        vars: crate::msvc::VARS.iter().map(|v| v.to_string()).collect(),
+        steps: steps
+            .iter()
+            .filter(|s| s.action.in_msvc_env())
+            .map(|s| s.id.clone())
+            .collect(),
+        if_missing: crate::msvc::INSTALL_HINT.to_string(),
+    })
 }
 
 fn sdk_note(sdk: &Sdk, platform: Platform) -> String {
@@ -489,12 +510,6 @@ fn from_source(
         ct2_options.insert("INTEL_ROOT".to_string(), fill(Placeholder::OpenMpRoot));
         ct2_after.push(format!("unpack-{input}"));
     }
-    if v.platform.is_windows() && !build.cmake.contains_key("CMAKE_CXX_COMPILER") {
-        notes.push(
-            "configure and build run inside the MSVC developer environment (found through the cc crate)"
-                .to_string(),
-        );
-    }
     if build.cmake.get("WITH_CUDA").is_some_and(|v| v == "ON") && v.sdk.is_none() {
         notes.push("WITH_CUDA is ON but the variant has no [sdk] table".to_string());
     }
@@ -514,8 +529,20 @@ fn from_source(
         path: format!("{wheel_dir}/{}", built_wheel_name(v)),
         file_name: built_wheel_name(v),
     };
+    let mut wheel_after = vec!["install-ctranslate2", "venv"];
+    if v.platform.is_windows() {
+        steps.push(copy_dlls_step(layout, build, &source_dir, &fill));
+        wheel_after.push("copy-dlls");
+    }
     let mut wheel_env = env.clone();
     wheel_env.insert("CTRANSLATE2_ROOT".to_string(), layout.prefix("ctranslate2"));
+    if v.platform.is_windows() {
+        // setuptools then compiles the extension with the cl of the environment it is given
+        // (the MSVC environment below) instead of looking for a Visual Studio of its own
+        // (setuptools/_distutils/_msvccompiler.py, `_get_vc_env`).
+        wheel_env.insert("DISTUTILS_USE_SDK".to_string(), "1".to_string());
+        wheel_env.insert("MSSdk".to_string(), "1".to_string());
+    }
     // The extension is compiled with debug info (Python's own CFLAGS): map the checkout away
     // so the build folder is not recorded (two builds in different folders then differ only
     // here, seen on the H100; see BENCHMARKS.md).
@@ -539,7 +566,7 @@ fn from_source(
                 v.python
             ),
         )
-        .after(&["install-ctranslate2", "venv"])
+        .after(&wheel_after)
         .reads([format!("{source_dir}/python"), layout.prefix("ctranslate2")])
         .runs(vec![Command::new(layout.tool("python")).args([
             "-m",
@@ -555,6 +582,49 @@ fn from_source(
         .writes([wheel.path.clone()]),
     );
     (fetched, steps, wheel)
+}
+
+/// Windows: `python/setup.py` packs only `package_data={"ctranslate2": ["*.dll"]}`, so the
+/// DLLs the build made must be in `python/ctranslate2/` before `pip wheel`, as upstream CI
+/// copies them (OpenNMT/CTranslate2 v4.7.1 python/tools/prepare_build_environment_windows.sh:
+/// `cp $CTRANSLATE2_ROOT/bin/ctranslate2.dll python/ctranslate2/`, then libiomp5md.dll).
+fn copy_dlls_step(
+    layout: &Layout,
+    build: &SourceBuild,
+    source_dir: &str,
+    fill: &dyn Fn(Placeholder) -> String,
+) -> Step {
+    let mut files = vec![format!(
+        "{}/bin/ctranslate2.dll",
+        layout.prefix("ctranslate2")
+    )];
+    let mut after = vec!["install-ctranslate2".to_string()];
+    if build.openmp.runtime == OpenMpRuntime::Intel
+        && let Some(input) = &build.openmp.input
+    {
+        files.push(format!(
+            "{}/bin/libiomp5md.dll",
+            fill(Placeholder::OpenMpRoot)
+        ));
+        after.push(format!("unpack-{input}"));
+    }
+    let dest = format!("{source_dir}/python/ctranslate2");
+    let after: Vec<&str> = after.iter().map(String::as_str).collect();
+    step(
+        "copy-dlls",
+        Action::CopyDlls {
+            files: files.clone(),
+            dest: dest.clone(),
+        },
+        "Copy the built DLLs into python/ctranslate2/, which the wheel packs (package_data *.dll)",
+    )
+    .after(&after)
+    .reads(files.clone())
+    .writes(
+        files
+            .iter()
+            .map(|f| format!("{dest}/{}", f.rsplit('/').next().unwrap_or(f))),
+    )
 }
 
 fn placeholder_value(layout: &Layout, v: &Resolved, build: &SourceBuild, p: Placeholder) -> String {
@@ -576,7 +646,8 @@ fn placeholder_value(layout: &Layout, v: &Resolved, build: &SourceBuild, p: Plac
         Placeholder::SdkRoot => "{sdk.root}".to_string(),
         Placeholder::SdkClang => "{sdk.clang}".to_string(),
         Placeholder::GpuTargets => v.gpu_targets.join(";"),
-        Placeholder::CudaArch => v.cuda_arch.clone().unwrap_or_default(),
+        // Filled for the CUDA toolkit found when the build runs (`cuda_arch.rs`).
+        Placeholder::CudaArch => "{sdk.cuda-arch}".to_string(),
     }
 }
 

@@ -194,13 +194,25 @@ pub fn windows_path(path: &Path) -> String {
 /// Runs the probe under wine in `prefix`: loads `dll` with `dirs` added to the DLL search
 /// path, then runs its `probe_init`.
 pub fn wine_load(prefix: &Path, probe: &Path, dll: &Path, dirs: &[PathBuf]) -> Load {
+    wine_load_with(prefix, probe, dll, dirs, "mscoree,mshtml=")
+}
+
+/// [`wine_load`] with other `WINEDLLOVERRIDES` (e.g. `msvcp140=n`: only a native copy,
+/// found on the search path, may be loaded, never wine's builtin one).
+pub fn wine_load_with(
+    prefix: &Path,
+    probe: &Path,
+    dll: &Path,
+    dirs: &[PathBuf],
+    overrides: &str,
+) -> Load {
     let out = Command::new("wine")
         .arg(probe)
         .arg(windows_path(dll))
         .args(dirs.iter().map(|d| windows_path(d)))
         .env("WINEPREFIX", prefix)
         .env("WINEDEBUG", "err+module")
-        .env("WINEDLLOVERRIDES", "mscoree,mshtml=")
+        .env("WINEDLLOVERRIDES", overrides)
         .env_remove("DISPLAY")
         .output()
         .unwrap();

@@ -126,6 +126,16 @@ pub fn fetch_cpu_args<'a>(cache: &'a str, platform: &'a str, extra: &[&'a str]) 
     args
 }
 
+/// The step `id` of a plan's JSON (`plan --json`).
+pub fn plan_step<'a>(plan: &'a serde_json::Value, id: &str) -> &'a serde_json::Value {
+    plan["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["id"] == id)
+        .unwrap_or_else(|| panic!("no step `{id}`"))
+}
+
 /// A scratch copy of the checkout's variant files and patches, to break on purpose.
 pub struct Scratch {
     pub dir: tempfile::TempDir,
