@@ -97,6 +97,8 @@ pub struct Outcome {
 pub const PORTABLE_DIR: &str = "portable";
 pub const PORTABLE_INTERNAL: &str = "_internal";
 pub const BINARIES_JSON: &str = "binaries.json";
+/// The PyInstaller hook shipped in `portable/`, which reads `binaries.json` next to it.
+pub const PYINSTALLER_HOOK: &str = "hook-ctranslate2.py";
 pub const REPORT_JSON: &str = "provenance.json";
 pub const REPORT_MD: &str = "provenance.md";
 
@@ -220,6 +222,7 @@ pub fn run(spec: &Spec) -> Result<Outcome> {
                 write_portable(&tree, &placed, &out.join(PORTABLE_DIR))?;
                 artifacts.push(format!("{PORTABLE_DIR}/{PORTABLE_INTERNAL}"));
                 artifacts.push(format!("{PORTABLE_DIR}/{BINARIES_JSON}"));
+                artifacts.push(format!("{PORTABLE_DIR}/{PYINSTALLER_HOOK}"));
             }
             Output::Report => {
                 fs::write(
@@ -464,7 +467,8 @@ fn package_root(dir: &Path) -> PathBuf {
 
 /// `portable/_internal/`: the wheel's contents without its metadata, as PyInstaller lays out
 /// a one-folder app; `portable/binaries.json`: the (source, destination folder) pairs of the
-/// bundled files, sources relative to `portable/`, for a `.spec` file's `binaries`.
+/// bundled files, sources relative to `portable/`, for a `.spec` file's `binaries`;
+/// `portable/hook-ctranslate2.py`: the PyInstaller hook that makes those paths absolute.
 fn write_portable(tree: &Path, placed: &[Placed], portable: &Path) -> Result<()> {
     let internal = portable.join(PORTABLE_INTERNAL);
     for (relative, path) in files_below(tree)? {
@@ -480,6 +484,10 @@ fn write_portable(tree: &Path, placed: &[Placed], portable: &Path) -> Result<()>
     fs::write(
         portable.join(BINARIES_JSON),
         serde_json::to_string_pretty(&binaries)?,
+    )?;
+    fs::write(
+        portable.join(PYINSTALLER_HOOK),
+        include_str!("../../python/hook-ctranslate2.py"),
     )?;
     Ok(())
 }

@@ -920,6 +920,7 @@ fn artifacts(layout: &Layout, v: &Resolved, wheel: &WheelIn) -> Vec<String> {
             Output::Portable => {
                 out.push(format!("{dist}/portable/_internal"));
                 out.push(format!("{dist}/portable/binaries.json"));
+                out.push(format!("{dist}/portable/hook-ctranslate2.py"));
             }
             Output::Report => {
                 out.push(format!("{dist}/provenance.json"));
