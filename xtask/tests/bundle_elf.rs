@@ -369,3 +369,79 @@ fn run_time_plugins_load_build_paths_go_and_read_only_sdk_files_are_patched() {
         assert_eq!(file["size"], size, "{path:?}");
     }
 }
+
+#[test]
+fn nothing_to_add_rewrites_nothing_saves_nothing_and_folders_are_named_without_paths() {
+    if !available() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let lib = dir.path().join("plainlib"); // no .dist-info anywhere above it
+    fs::create_dir_all(&lib).unwrap();
+    gcc(&lib.join("libx.so"), "int x(void) { return VIA_LIBC(1); }\n", &lib, &[]);
+    let tree = dir.path().join("tree");
+    let package = tree.join("ctranslate2");
+    fs::create_dir_all(&package).unwrap();
+    // An RPATH (not RUNPATH) of $ORIGIN, as CTranslate2's setup.py links _ext.
+    gcc_with(
+        &package.join("libctranslate2.so"),
+        "int ct2_value(void) { return VIA_LIBC(1); }\n",
+        &lib,
+        &[],
+        &["-Wl,--disable-new-dtags,-rpath,$ORIGIN"],
+    );
+    ct2_dist_info(&tree, Some("cp312-cp312-linux_x86_64"));
+    let wheel = dir.path().join("in/ctranslate2-4.7.1-cp312-cp312-linux_x86_64.whl");
+    zip_wheel(&tree, &wheel);
+    let bundle = |wheel: &Path, out: &Path| {
+        let search = format!("{}=ctranslate2.libs", lib.display());
+        let run = common::xtask(&[
+            "bundle",
+            "--wheel",
+            wheel.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+            "--search",
+            &search,
+        ]);
+        assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+        run
+    };
+
+    let out = dir.path().join("out");
+    let run = bundle(&wheel, &out);
+    let fat = out.join(WHEEL);
+    let site = dir.path().join("site");
+    unzip(&fat, &site);
+    assert_eq!(
+        fs::read(site.join("ctranslate2/libctranslate2.so")).unwrap(),
+        fs::read(package.join("libctranslate2.so")).unwrap(),
+        "nothing bundled: the binary is left byte for byte (its RPATH stays an RPATH)"
+    );
+    let report = read_report(&out);
+    assert_eq!(report["bundled_bytes"], 0, "{report}");
+    assert_eq!(report["sdk_bytes"], 0, "a search folder nothing came from counts nothing");
+    assert!(run.stdout.contains("(none from an SDK package)"), "{}", run.stdout);
+
+    // A library taken from a folder that is no package: named by its number and name.
+    gcc(
+        &package.join("libctranslate2.so"),
+        "int x(void);\nint ct2_value(void) { return VIA_LIBC(x()); }\n",
+        &lib,
+        &["x"],
+    );
+    let wheel2 = dir.path().join("in2/ctranslate2-4.7.1-cp312-cp312-linux_x86_64.whl");
+    zip_wheel(&tree, &wheel2);
+    let out2 = dir.path().join("out2");
+    bundle(&wheel2, &out2);
+    let report = read_report(&out2);
+    assert_eq!(report["files"][0]["package"], "search folder 1: plainlib", "{report}");
+    let markdown = fs::read_to_string(out2.join("provenance.md")).unwrap();
+    let machine_path = dir.path().to_string_lossy().into_owned();
+    assert!(!markdown.contains(&machine_path), "{markdown}");
+    assert!(
+        !fs::read_to_string(out2.join("provenance.json"))
+            .unwrap()
+            .contains(&machine_path)
+    );
+}
