@@ -1290,8 +1290,8 @@ mod tests {
         let libc = ours.iter().find(|(f, _)| f == "libc.so.6").expect("libc");
         assert!(libc.1.iter().all(|v| v.starts_with("GLIBC_")), "{ours:?}");
         assert!(
-            ours.iter().any(|(f, v)| f == "libstdc++.so.6"
-                && v.iter().any(|v| v.starts_with("GLIBCXX_"))),
+            ours.iter()
+                .any(|(f, v)| f == "libstdc++.so.6" && v.iter().any(|v| v.starts_with("GLIBCXX_"))),
             "{ours:?}"
         );
         let Some(elf) = build_elf(dir.path()) else {

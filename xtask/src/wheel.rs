@@ -211,9 +211,14 @@ pub fn set_platform_tag(tree: &Path, wheel_name: &str, platform: &str) -> Result
 
 /// `wheel_name` with its platform tag (the last `-` field) replaced by `platform`.
 pub fn platform_tagged_name(wheel_name: &str, platform: &str) -> Result<String> {
-    match wheel_name.strip_suffix(".whl").and_then(|n| n.rsplit_once('-')) {
+    match wheel_name
+        .strip_suffix(".whl")
+        .and_then(|n| n.rsplit_once('-'))
+    {
         Some((prefix, _)) => Ok(format!("{prefix}-{platform}.whl")),
-        None => bail!("{wheel_name} is not a wheel file name (name-version-python-abi-platform.whl)"),
+        None => {
+            bail!("{wheel_name} is not a wheel file name (name-version-python-abi-platform.whl)")
+        }
     }
 }
 

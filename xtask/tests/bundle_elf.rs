@@ -214,7 +214,10 @@ fn sdk_libraries_get_origin_runpaths_and_load_without_ld_library_path() {
 
     // The tag the bundle proved, as auditwheel computes it (this host's gcc links these
     // small C files against GLIBC_2.2.5 symbols only).
-    assert_eq!(report["platform_tag"]["tag"], "manylinux_2_28_x86_64", "{report}");
+    assert_eq!(
+        report["platform_tag"]["tag"], "manylinux_2_28_x86_64",
+        "{report}"
+    );
     assert!(
         report["platform_tag"]["proven"]
             .as_str()
@@ -378,7 +381,12 @@ fn nothing_to_add_rewrites_nothing_saves_nothing_and_folders_are_named_without_p
     let dir = tempfile::tempdir().unwrap();
     let lib = dir.path().join("plainlib"); // no .dist-info anywhere above it
     fs::create_dir_all(&lib).unwrap();
-    gcc(&lib.join("libx.so"), "int x(void) { return VIA_LIBC(1); }\n", &lib, &[]);
+    gcc(
+        &lib.join("libx.so"),
+        "int x(void) { return VIA_LIBC(1); }\n",
+        &lib,
+        &[],
+    );
     let tree = dir.path().join("tree");
     let package = tree.join("ctranslate2");
     fs::create_dir_all(&package).unwrap();
@@ -391,7 +399,9 @@ fn nothing_to_add_rewrites_nothing_saves_nothing_and_folders_are_named_without_p
         &["-Wl,--disable-new-dtags,-rpath,$ORIGIN"],
     );
     ct2_dist_info(&tree, Some("cp312-cp312-linux_x86_64"));
-    let wheel = dir.path().join("in/ctranslate2-4.7.1-cp312-cp312-linux_x86_64.whl");
+    let wheel = dir
+        .path()
+        .join("in/ctranslate2-4.7.1-cp312-cp312-linux_x86_64.whl");
     zip_wheel(&tree, &wheel);
     let bundle = |wheel: &Path, out: &Path| {
         let search = format!("{}=ctranslate2.libs", lib.display());
@@ -420,8 +430,15 @@ fn nothing_to_add_rewrites_nothing_saves_nothing_and_folders_are_named_without_p
     );
     let report = read_report(&out);
     assert_eq!(report["bundled_bytes"], 0, "{report}");
-    assert_eq!(report["sdk_bytes"], 0, "a search folder nothing came from counts nothing");
-    assert!(run.stdout.contains("(none from an SDK package)"), "{}", run.stdout);
+    assert_eq!(
+        report["sdk_bytes"], 0,
+        "a search folder nothing came from counts nothing"
+    );
+    assert!(
+        run.stdout.contains("(none from an SDK package)"),
+        "{}",
+        run.stdout
+    );
 
     // A library taken from a folder that is no package: named by its number and name.
     gcc(
@@ -430,12 +447,17 @@ fn nothing_to_add_rewrites_nothing_saves_nothing_and_folders_are_named_without_p
         &lib,
         &["x"],
     );
-    let wheel2 = dir.path().join("in2/ctranslate2-4.7.1-cp312-cp312-linux_x86_64.whl");
+    let wheel2 = dir
+        .path()
+        .join("in2/ctranslate2-4.7.1-cp312-cp312-linux_x86_64.whl");
     zip_wheel(&tree, &wheel2);
     let out2 = dir.path().join("out2");
     bundle(&wheel2, &out2);
     let report = read_report(&out2);
-    assert_eq!(report["files"][0]["package"], "search folder 1: plainlib", "{report}");
+    assert_eq!(
+        report["files"][0]["package"], "search folder 1: plainlib",
+        "{report}"
+    );
     let markdown = fs::read_to_string(out2.join("provenance.md")).unwrap();
     let machine_path = dir.path().to_string_lossy().into_owned();
     assert!(!markdown.contains(&machine_path), "{markdown}");

@@ -67,7 +67,13 @@ fn venv(name: &str, packages: &[&str]) -> PathBuf {
     }
     run_ok(
         Command::new(bin.join("python"))
-            .args(["-m", "pip", "install", "--quiet", "--disable-pip-version-check"])
+            .args([
+                "-m",
+                "pip",
+                "install",
+                "--quiet",
+                "--disable-pip-version-check",
+            ])
             .args(packages),
     );
     bin
@@ -208,7 +214,10 @@ fn auditwheel_show_agrees_with_the_manylinux_tag_the_bundle_proves() {
     let theirs: serde_json::Value = serde_json::from_str(text.trim()).unwrap();
     eprintln!("auditwheel show --json: {theirs}");
     // The most compatible tag: the same as ours.
-    assert_eq!(theirs["overall_tag"], tagging["proven"], "{theirs}\n{report}");
+    assert_eq!(
+        theirs["overall_tag"], tagging["proven"],
+        "{theirs}\n{report}"
+    );
     assert_eq!(tagging["proven"], "manylinux_2_26_x86_64", "{report}");
     // The symbol versions needed from system libraries: the same sets.
     assert_eq!(
@@ -249,7 +258,14 @@ fn pyinstaller_freezes_an_app_from_the_portable_folder_and_it_runs() {
         let mut command = Command::new(bin.join("pyinstaller"));
         command
             .current_dir(&app_dir)
-            .args(["--noconfirm", "--onedir", "--log-level", "WARN", "--name", name])
+            .args([
+                "--noconfirm",
+                "--onedir",
+                "--log-level",
+                "WARN",
+                "--name",
+                name,
+            ])
             .arg("--distpath")
             .arg(dir.path().join("dist"))
             .arg("--workpath")

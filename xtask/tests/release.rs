@@ -228,7 +228,9 @@ fn linux_tagged_wheels_are_refused_unless_asked_and_zips_keep_exec_bits() {
     let refused = release(&scratch, &out, "3.12");
     assert_eq!(refused.code, 1, "{}", refused.stderr);
     assert!(
-        refused.stderr.contains("tagged linux_x86_64, not manylinux")
+        refused
+            .stderr
+            .contains("tagged linux_x86_64, not manylinux")
             && refused.stderr.contains("--allow-linux-tag"),
         "{}",
         refused.stderr
@@ -253,7 +255,10 @@ fn linux_tagged_wheels_are_refused_unless_asked_and_zips_keep_exec_bits() {
     let mode = |archive: &mut zip::ZipArchive<fs::File>, name: &str| {
         archive.by_name(name).unwrap().unix_mode().unwrap() & 0o777
     };
-    assert_eq!(mode(&mut archive, "_internal/ctranslate2/libctranslate2.so.4"), 0o755);
+    assert_eq!(
+        mode(&mut archive, "_internal/ctranslate2/libctranslate2.so.4"),
+        0o755
+    );
     assert_eq!(mode(&mut archive, "binaries.json"), 0o644);
     // The tool users have agrees: `unzip -Z` lists the shared library as -rwxr-xr-x.
     if common::installed("unzip") {

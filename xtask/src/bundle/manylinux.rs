@@ -178,13 +178,20 @@ pub fn analyze(elves: &[Elf], excluded: &dyn Fn(&str) -> bool) -> Analysis {
                     .entry(v.clone())
                     .or_insert_with(|| format!("{} needs {v} (from {library})", e.path));
                 if !in_wheel.contains(library.as_str()) {
-                    versioned.entry(library.clone()).or_default().insert(v.clone());
+                    versioned
+                        .entry(library.clone())
+                        .or_default()
+                        .insert(v.clone());
                 }
             }
         }
     }
     let needed: BTreeSet<String> = all_versions.keys().cloned().collect();
-    let symbol_policy = most_compatible(|p| p.allows_versions(&needed).err().map(|v| all_versions[&v].clone()));
+    let symbol_policy = most_compatible(|p| {
+        p.allows_versions(&needed)
+            .err()
+            .map(|v| all_versions[&v].clone())
+    });
 
     let mut external: BTreeMap<&str, &str> = BTreeMap::new(); // library -> first importer
     let mut excluded_found = BTreeSet::new();
@@ -213,7 +220,10 @@ pub fn analyze(elves: &[Elf], excluded: &dyn Fn(&str) -> bool) -> Analysis {
             e.info.imports.iter().find_map(|lib| {
                 let banned = p.blacklist.get(lib)?;
                 let hit = banned.intersection(&e.undefined).next()?;
-                Some(format!("{} uses {hit} from {lib}, which it does not guarantee", e.path))
+                Some(format!(
+                    "{} uses {hit} from {lib}, which it does not guarantee",
+                    e.path
+                ))
             })
         })
     });
@@ -230,7 +240,11 @@ pub fn analyze(elves: &[Elf], excluded: &dyn Fn(&str) -> bool) -> Analysis {
 impl Analysis {
     /// The most compatible policy every check allows (auditwheel's `overall_policy`).
     pub fn proven(&self) -> Option<&'static Policy> {
-        let limits = [&self.symbol_policy, &self.library_policy, &self.blacklist_policy];
+        let limits = [
+            &self.symbol_policy,
+            &self.library_policy,
+            &self.blacklist_policy,
+        ];
         let found: Option<Vec<&'static Policy>> =
             limits.iter().map(|l| l.policy.and_then(policy)).collect();
         found?.into_iter().min_by_key(|p| p.priority)
@@ -383,7 +397,12 @@ mod tests {
         let wheel = [
             elf(
                 "ctranslate2/_ext.so",
-                &["libctranslate2.so.4", "libstdc++.so.6", "libc.so.6", "ld-linux-x86-64.so.2"],
+                &[
+                    "libctranslate2.so.4",
+                    "libstdc++.so.6",
+                    "libc.so.6",
+                    "ld-linux-x86-64.so.2",
+                ],
                 &[
                     ("libc.so.6", &["GLIBC_2.2.5", "GLIBC_2.14"]),
                     ("libstdc++.so.6", &["GLIBCXX_3.4.21", "CXXABI_1.3.9"]),
@@ -397,19 +416,32 @@ mod tests {
                 &[("libm.so.6", &["GLIBC_2.27"])],
                 &[],
             ),
-            elf("ctranslate2/libgomp.so.1", &["libc.so.6"], &[("libc.so.6", &["GLIBC_2.17"])], &[]),
+            elf(
+                "ctranslate2/libgomp.so.1",
+                &["libc.so.6"],
+                &[("libc.so.6", &["GLIBC_2.17"])],
+                &[],
+            ),
         ];
         let a = analyze(&wheel, &|_| false);
         assert_eq!(a.symbol_policy.policy, Some("manylinux_2_27"));
         assert!(
-            a.symbol_policy.because.as_deref().unwrap().contains("GLIBC_2.27"),
+            a.symbol_policy
+                .because
+                .as_deref()
+                .unwrap()
+                .contains("GLIBC_2.27"),
             "{:?}",
             a.symbol_policy
         );
         assert_eq!(a.library_policy.policy, Some("manylinux_2_5"));
         assert_eq!(a.proven().unwrap().name, "manylinux_2_27");
         assert_eq!(a.check("manylinux_2_28"), Ok(()));
-        assert!(a.check("manylinux_2_24").unwrap_err().contains("GLIBC_2.27"));
+        assert!(
+            a.check("manylinux_2_24")
+                .unwrap_err()
+                .contains("GLIBC_2.27")
+        );
     }
 
     #[test]

@@ -203,8 +203,12 @@ pub fn run(spec: &Spec) -> Result<Outcome> {
     report.assumed_present = assumed;
     let mut fat_wheel_name = wheel_name.clone();
     if let Some(target) = manylinux::target(spec.policy) {
-        let tagging =
-            manylinux::tag_wheel(&tree, target, &|lib| inputs.system.contains(lib), spec.keep_linux_tag)?;
+        let tagging = manylinux::tag_wheel(
+            &tree,
+            target,
+            &|lib| inputs.system.contains(lib),
+            spec.keep_linux_tag,
+        )?;
         fat_wheel_name = crate::wheel::set_platform_tag(&tree, &wheel_name, &tagging.tag)?;
         report.platform_tag = Some(tagging);
     }
