@@ -186,16 +186,22 @@ fn bundle(wheel: &Path, lib: &Path, out: &Path) -> serde_json::Value {
     serde_json::from_str(&fs::read_to_string(out.join("provenance.json")).unwrap()).unwrap()
 }
 
-#[test]
-fn auditwheel_show_agrees_with_the_manylinux_tag_the_bundle_proves() {
-    needs_network!(HOSTS);
-    let Some((include, suffix)) = tools_available() else {
-        return;
-    };
+/// The stand-in built and bundled into `<dir>/out`: (dir, out, report, extension suffix).
+fn bundled_stand_in() -> Option<(tempfile::TempDir, PathBuf, serde_json::Value, String)> {
+    let (include, suffix) = tools_available()?;
     let dir = tempfile::tempdir().unwrap();
     let (wheel, lib) = stand_in(dir.path(), &include, &suffix);
     let out = dir.path().join("out");
     let report = bundle(&wheel, &lib, &out);
+    Some((dir, out, report, suffix))
+}
+
+#[test]
+fn auditwheel_show_agrees_with_the_manylinux_tag_the_bundle_proves() {
+    needs_network!(HOSTS);
+    let Some((_dir, out, report, suffix)) = bundled_stand_in() else {
+        return;
+    };
     let tagging = &report["platform_tag"];
     assert_eq!(tagging["tag"], "manylinux_2_28_x86_64", "{report}");
     let tag = suffix_tag(&suffix);
@@ -231,13 +237,9 @@ fn auditwheel_show_agrees_with_the_manylinux_tag_the_bundle_proves() {
 #[test]
 fn pyinstaller_freezes_an_app_from_the_portable_folder_and_it_runs() {
     needs_network!(HOSTS);
-    let Some((include, suffix)) = tools_available() else {
+    let Some((dir, out, _, _)) = bundled_stand_in() else {
         return;
     };
-    let dir = tempfile::tempdir().unwrap();
-    let (wheel, lib) = stand_in(dir.path(), &include, &suffix);
-    let out = dir.path().join("out");
-    bundle(&wheel, &lib, &out);
     let portable = out.join("portable");
     assert!(portable.join("hook-ctranslate2.py").is_file());
 

@@ -58,7 +58,11 @@ fn fake_build_tagged(scratch: &Scratch, python: &str, platform: &str) -> PathBuf
 }
 
 fn release(scratch: &Scratch, out: &Path, pythons: &str) -> Run {
-    scratch.run(&[
+    release_with(scratch, out, pythons, &[])
+}
+
+fn release_with(scratch: &Scratch, out: &Path, pythons: &str, extra: &[&str]) -> Run {
+    let mut args = vec![
         "release",
         "--variants",
         "cpu",
@@ -68,7 +72,9 @@ fn release(scratch: &Scratch, out: &Path, pythons: &str) -> Run {
         pythons,
         "--out",
         out.to_str().unwrap(),
-    ])
+    ];
+    args.extend(extra);
+    scratch.run(&args)
 }
 
 fn verify(scratch: &Scratch, out: &Path) -> Run {
@@ -237,18 +243,7 @@ fn linux_tagged_wheels_are_refused_unless_asked_and_zips_keep_exec_bits() {
     );
     assert!(!out.exists(), "nothing written");
 
-    let run = scratch.run(&[
-        "release",
-        "--variants",
-        "cpu",
-        "--platforms",
-        "linux-x86_64",
-        "--pythons",
-        "3.12",
-        "--allow-linux-tag",
-        "--out",
-        out.to_str().unwrap(),
-    ]);
+    let run = release_with(&scratch, &out, "3.12", &["--allow-linux-tag"]);
     assert_eq!(run.code, 0, "{}", run.stderr);
     let zip = out.join("cpu/linux-x86_64-py3.12-portable.zip");
     let mut archive = zip::ZipArchive::new(fs::File::open(&zip).unwrap()).unwrap();
