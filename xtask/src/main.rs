@@ -241,6 +241,10 @@ enum Command {
         /// The release folder (default: target/dist/<version>)
         #[arg(long, value_name = "DIR")]
         out: Option<PathBuf>,
+        /// Release Linux wheels tagged `linux_x86_64` (not proven manylinux; PyPI refuses
+        /// them) instead of stopping
+        #[arg(long)]
+        allow_linux_tag: bool,
     },
     /// Check a release folder: SHA256SUMS, every wheel's RECORD, the manifest
     #[command(after_help = "Example:\n  cargo xtask verify-release target/dist/4.7.1")]
@@ -363,6 +367,11 @@ struct BundleArgs {
     /// The output folder (replaced as a whole); with --variant it defaults to the plan's
     #[arg(long, value_name = "DIR")]
     out: Option<PathBuf>,
+    /// Linux, with --wheel: when the binaries do not prove the manylinux tag (symbol versions
+    /// newer than the policy allows), write the wheel as `linux_x86_64` instead of stopping;
+    /// for this machine only: PyPI refuses it, and `release` too unless --allow-linux-tag
+    #[arg(long, requires = "wheel")]
+    keep_linux_tag: bool,
 }
 
 #[derive(Clone, Copy, clap::ValueEnum)]
@@ -571,6 +580,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
             from,
             version,
             out,
+            allow_linux_tag,
         } => {
             let platforms: Vec<Platform> = platforms.into_iter().map(Platform::from).collect();
             let catalog = Catalog::load(&workspace.root, &[])?;
@@ -605,7 +615,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
             };
             let version = version.unwrap_or_else(|| first.plan.ctranslate2.clone());
             let out = out.unwrap_or_else(|| workspace.root.join("target/dist").join(&version));
-            let manifest = xtask::release::release(&built, &version, &out)?;
+            let manifest = xtask::release::release(&built, &version, &out, allow_linux_tag)?;
             for a in &manifest.artifacts {
                 println!("{}  {}", a.sha256, a.path);
             }
@@ -1015,6 +1025,7 @@ fn wheel_spec(args: &BundleArgs) -> Result<bundle_run::Spec> {
             Policy::Manylinux2_28 => "linux".into(),
         },
         missing_hint: String::new(),
+        keep_linux_tag: args.keep_linux_tag,
     })
 }
 

@@ -70,7 +70,13 @@ pub struct Built {
 }
 
 /// Gathers `built` into `dest` (which must not exist or be empty). Returns the manifest.
-pub fn release(built: &[Built], version: &str, dest: &Path) -> Result<Manifest> {
+/// A Linux wheel still tagged `linux_x86_64` is refused unless `allow_linux_tag`.
+pub fn release(
+    built: &[Built],
+    version: &str,
+    dest: &Path,
+    allow_linux_tag: bool,
+) -> Result<Manifest> {
     if dest.exists() && fs::read_dir(dest)?.next().is_some() {
         bail!(
             "{} already holds a release; releases are never replaced: remove it, or release \
@@ -108,6 +114,22 @@ pub fn release(built: &[Built], version: &str, dest: &Path) -> Result<Manifest> 
         );
     }
 
+    let linux_tagged: Vec<String> = built
+        .iter()
+        .filter_map(|b| wheel_in(&b.dist))
+        .filter(|w| w.to_string_lossy().ends_with("-linux_x86_64.whl"))
+        .map(|w| format!("  {}", w.display()))
+        .collect();
+    if !linux_tagged.is_empty() && !allow_linux_tag {
+        bail!(
+            "{} wheel(s) are tagged linux_x86_64, not manylinux (PyPI refuses them, and pip \
+             installs them only on a machine like the one that built them):\n{}\n\
+             Rebuild them so the bundle proves the manylinux tag, or release them anyway with \
+             --allow-linux-tag",
+            linux_tagged.len(),
+            linux_tagged.join("\n")
+        );
+    }
     let parent = dest.parent().unwrap_or(Path::new("."));
     fs::create_dir_all(parent).with_context(|| format!("cannot create {}", parent.display()))?;
     let staging = tempfile::Builder::new()
@@ -270,7 +292,7 @@ fn zip_dir(dir: &Path, out: &Path) -> Result<()> {
         let options = SimpleFileOptions::default()
             .compression_method(zip::CompressionMethod::Deflated)
             .last_modified_time(time)
-            .unix_permissions(0o644)
+            .unix_permissions(crate::wheel::zip_mode(&path))
             .large_file(fs::metadata(&path)?.len() >= u64::from(u32::MAX));
         zip.start_file(name.as_str(), options)?;
         zip.write_all(&fs::read(&path)?)?;

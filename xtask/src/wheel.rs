@@ -1,6 +1,8 @@
 //! Wheels as files: writing a wheel from an unpacked tree with its RECORD rewritten (sha256
-//! and size of every file), reproducibly — entries sorted, fixed timestamps
-//! (`SOURCE_DATE_EPOCH`, else 1980-01-01) and permissions — and checking a wheel's RECORD.
+//! and size of every file), reproducibly — entries sorted with the `.dist-info` folder last
+//! and RECORD the very last entry (PEP 427's recommendation, as `wheel`, auditwheel and
+//! delvewheel write them), fixed timestamps (`SOURCE_DATE_EPOCH`, else 1980-01-01) and
+//! permissions — changing a wheel's platform tag, and checking a wheel's RECORD.
 
 use std::collections::BTreeMap;
 use std::fs;
@@ -121,6 +123,12 @@ fn executable(_: &Path) -> bool {
     false
 }
 
+/// The mode a zip entry for `path` gets: 0755 for executables and shared libraries that
+/// are executable on disk, else 0644 (so `unzip` restores what the wheel tree had).
+pub fn zip_mode(path: &Path) -> u32 {
+    if executable(path) { 0o755 } else { 0o644 }
+}
+
 /// Writes the unpacked wheel at `tree` to `out` with a new RECORD. The zip is written to a
 /// temp file next to `out` and renamed into place only when complete.
 pub fn write(tree: &Path, out: &Path) -> Result<()> {
@@ -132,7 +140,12 @@ pub fn write(tree: &Path, out: &Path) -> Result<()> {
     fs::create_dir_all(parent)?;
     let temp = tempfile::NamedTempFile::new_in(parent)?;
     let mut zip = ZipWriter::new(temp.reopen()?);
-    for (name, path) in files(tree)?.into_iter().filter(|(n, _)| *n != record_name) {
+    let (mut entries, metadata): (Vec<_>, Vec<_>) = files(tree)?
+        .into_iter()
+        .filter(|(n, _)| *n != record_name)
+        .partition(|(n, _)| !n.starts_with(&format!("{info}/")));
+    entries.extend(metadata);
+    for (name, path) in entries {
         let data = fs::read(&path).with_context(|| format!("cannot read {}", path.display()))?;
         record.push_str(&format!(
             "{},{},{}\n",
@@ -140,7 +153,7 @@ pub fn write(tree: &Path, out: &Path) -> Result<()> {
             record_hash(&data),
             data.len()
         ));
-        let mode = if executable(&path) { 0o755 } else { 0o644 };
+        let mode = zip_mode(&path);
         let options = SimpleFileOptions::default()
             .compression_method(CompressionMethod::Deflated)
             .last_modified_time(time)
@@ -166,6 +179,47 @@ pub fn write(tree: &Path, out: &Path) -> Result<()> {
     temp.persist(out)
         .with_context(|| format!("cannot move the new wheel to {}", out.display()))?;
     Ok(())
+}
+
+/// Gives the unpacked wheel at `tree` (file name `wheel_name`) the platform tag `platform`,
+/// e.g. `manylinux_2_28_x86_64`: every `Tag:` line of its WHEEL file, and the file name it
+/// should be written under (returned). As `auditwheel repair --only-plat` does, the new tag
+/// replaces the old one (pypa/auditwheel src/auditwheel/wheeltools.py, `add_platforms` with
+/// `remove_platforms=("linux_<arch>",)`).
+pub fn set_platform_tag(tree: &Path, wheel_name: &str, platform: &str) -> Result<String> {
+    let renamed = platform_tagged_name(wheel_name, platform)?;
+    let path = tree.join(dist_info(tree)?).join("WHEEL");
+    let text =
+        fs::read_to_string(&path).with_context(|| format!("cannot read {}", path.display()))?;
+    let mut lines: Vec<String> = Vec::new();
+    for line in text.lines() {
+        let new = match line.strip_prefix("Tag:") {
+            Some(tag) => match tag.trim().rsplit_once('-') {
+                Some((python_abi, _)) => format!("Tag: {python_abi}-{platform}"),
+                None => bail!("{}: `{line}` is not a wheel tag", path.display()),
+            },
+            None => line.to_string(),
+        };
+        if !lines.contains(&new) || !new.starts_with("Tag:") {
+            lines.push(new);
+        }
+    }
+    fs::write(&path, lines.join("\n") + "\n")
+        .with_context(|| format!("cannot write {}", path.display()))?;
+    Ok(renamed)
+}
+
+/// `wheel_name` with its platform tag (the last `-` field) replaced by `platform`.
+pub fn platform_tagged_name(wheel_name: &str, platform: &str) -> Result<String> {
+    match wheel_name
+        .strip_suffix(".whl")
+        .and_then(|n| n.rsplit_once('-'))
+    {
+        Some((prefix, _)) => Ok(format!("{prefix}-{platform}.whl")),
+        None => {
+            bail!("{wheel_name} is not a wheel file name (name-version-python-abi-platform.whl)")
+        }
+    }
 }
 
 fn csv_field(name: &str) -> String {
@@ -288,10 +342,38 @@ mod tests {
         let names: Vec<String> = (0..archive.len())
             .map(|i| archive.by_index(i).unwrap().name().unwrap().to_string())
             .collect();
-        assert_eq!(names.last().unwrap(), "pkg-1.0.dist-info/RECORD");
-        let mut sorted = names[..names.len() - 1].to_vec();
-        sorted.sort();
-        assert_eq!(sorted, names[..names.len() - 1]);
+        assert_eq!(
+            names,
+            [
+                "pkg/__init__.py",
+                "pkg/lib/a.so",
+                "pkg-1.0.dist-info/METADATA",
+                "pkg-1.0.dist-info/RECORD"
+            ],
+            "the package sorted, then .dist-info, RECORD last (PEP 427)"
+        );
+    }
+
+    #[test]
+    fn the_platform_tag_is_replaced_in_wheel_and_file_name() {
+        let tree = tree();
+        let wheel = tree.path().join("pkg-1.0.dist-info/WHEEL");
+        fs::write(
+            &wheel,
+            "Wheel-Version: 1.0\nRoot-Is-Purelib: false\nTag: cp312-cp312-linux_x86_64\n",
+        )
+        .unwrap();
+        let name = set_platform_tag(
+            tree.path(),
+            "pkg-1.0-cp312-cp312-linux_x86_64.whl",
+            "manylinux_2_28_x86_64",
+        )
+        .unwrap();
+        assert_eq!(name, "pkg-1.0-cp312-cp312-manylinux_2_28_x86_64.whl");
+        assert_eq!(
+            fs::read_to_string(&wheel).unwrap(),
+            "Wheel-Version: 1.0\nRoot-Is-Purelib: false\nTag: cp312-cp312-manylinux_2_28_x86_64\n"
+        );
     }
 
     #[test]

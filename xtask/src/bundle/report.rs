@@ -26,6 +26,9 @@ pub struct Report {
     /// Everything in the SDK packages the files were taken from.
     pub sdk_bytes: u64,
     pub saved_bytes: u64,
+    /// Linux: the platform tag the fat wheel got and what the binaries prove.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub platform_tag: Option<super::manylinux::Tagging>,
 }
 
 #[derive(Debug, Serialize)]
@@ -68,6 +71,7 @@ impl Report {
             bundled_bytes,
             sdk_bytes,
             saved_bytes: sdk_bytes.saturating_sub(bundled_bytes),
+            platform_tag: None,
         })
     }
 
@@ -103,7 +107,27 @@ impl Report {
             );
         }
         let _ = writeln!(out, "{}", self.totals());
+        if let Some(line) = self.tag_line() {
+            let _ = writeln!(out, "{line}");
+        }
         out
+    }
+
+    fn tag_line(&self) -> Option<String> {
+        let t = self.platform_tag.as_ref()?;
+        let mut line = format!(
+            "Platform tag: {} (the binaries prove {}",
+            t.tag,
+            t.proven.as_deref().unwrap_or("no manylinux tag")
+        );
+        if !t.excluded.is_empty() {
+            line.push_str(&format!(
+                ", leaving out {} as provided by the system",
+                t.excluded.join(", ")
+            ));
+        }
+        line.push_str(").");
+        Some(line)
     }
 
     pub fn markdown(&self) -> String {
@@ -114,6 +138,9 @@ impl Report {
             self.variant, self.platform
         );
         let _ = writeln!(out, "{}\n", self.totals());
+        if let Some(line) = self.tag_line() {
+            let _ = writeln!(out, "{line}\n");
+        }
         let _ = writeln!(out, "| file | package | size | sha256 | needed by |");
         let _ = writeln!(out, "|---|---|---:|---|---|");
         for f in &self.files {

@@ -12,6 +12,7 @@ use anyhow::{Context, Result, bail};
 use super::closure::{self, Closure, Location};
 use super::data;
 use super::layout::{self, Placed};
+use super::manylinux;
 use super::policy::SystemLibraries;
 use super::report::Report;
 use super::runpath;
@@ -48,6 +49,9 @@ pub struct Spec {
     pub platform: String,
     /// Added to an error about a missing library: where the packages come from, how to fix.
     pub missing_hint: String,
+    /// Linux: keep `linux_x86_64` when the binaries do not prove the policy's manylinux tag
+    /// (a wheel for this machine only) instead of stopping.
+    pub keep_linux_tag: bool,
 }
 
 /// A folder libraries may come from, and the folder (relative to the wheel's root) the ones
@@ -93,6 +97,8 @@ pub struct Outcome {
 pub const PORTABLE_DIR: &str = "portable";
 pub const PORTABLE_INTERNAL: &str = "_internal";
 pub const BINARIES_JSON: &str = "binaries.json";
+/// The PyInstaller hook shipped in `portable/`, which reads `binaries.json` next to it.
+pub const PYINSTALLER_HOOK: &str = "hook-ctranslate2.py";
 pub const REPORT_JSON: &str = "provenance.json";
 pub const REPORT_MD: &str = "provenance.md";
 
@@ -152,7 +158,8 @@ pub fn run(spec: &Spec) -> Result<Outcome> {
         })?;
         make_writable(&to)?;
     }
-    if spec.policy == Policy::Manylinux2_28 {
+    // Nothing added: the wheel's binaries stay byte for byte as they were.
+    if spec.policy == Policy::Manylinux2_28 && !placed.is_empty() {
         let patchelf = spec
             .patchelf
             .clone()
@@ -169,7 +176,7 @@ pub fn run(spec: &Spec) -> Result<Outcome> {
                 .any(|s| s.counts_as_sdk && s.dir == SearchDir::Dir(l.dir.clone()))
         })
         .collect();
-    let sdk_bytes = sdk_bytes(&sdk_dirs, &spec.data)?;
+    let sdk_bytes = sdk_bytes(&sdk_dirs, &spec.data, &placed)?;
     let os = SystemLibraries::for_policy(spec.policy);
     let (system, assumed): (Vec<String>, Vec<String>) = closure
         .system
@@ -194,6 +201,17 @@ pub fn run(spec: &Spec) -> Result<Outcome> {
     )
     .context("cannot hash the bundled files")?;
     report.assumed_present = assumed;
+    let mut fat_wheel_name = wheel_name.clone();
+    if let Some(target) = manylinux::target(spec.policy) {
+        let tagging = manylinux::tag_wheel(
+            &tree,
+            target,
+            &|lib| inputs.system.contains(lib),
+            spec.keep_linux_tag,
+        )?;
+        fat_wheel_name = crate::wheel::set_platform_tag(&tree, &wheel_name, &tagging.tag)?;
+        report.platform_tag = Some(tagging);
+    }
 
     let out = staging.path().join("out");
     fs::create_dir_all(&out)?;
@@ -201,13 +219,14 @@ pub fn run(spec: &Spec) -> Result<Outcome> {
     for output in &spec.outputs {
         match output {
             Output::FatWheel => {
-                crate::wheel::write(&tree, &out.join(&wheel_name))?;
-                artifacts.push(wheel_name.clone());
+                crate::wheel::write(&tree, &out.join(&fat_wheel_name))?;
+                artifacts.push(fat_wheel_name.clone());
             }
             Output::Portable => {
                 write_portable(&tree, &placed, &out.join(PORTABLE_DIR))?;
                 artifacts.push(format!("{PORTABLE_DIR}/{PORTABLE_INTERNAL}"));
                 artifacts.push(format!("{PORTABLE_DIR}/{BINARIES_JSON}"));
+                artifacts.push(format!("{PORTABLE_DIR}/{PYINSTALLER_HOOK}"));
             }
             Output::Report => {
                 fs::write(
@@ -274,6 +293,7 @@ fn locations(spec: &Spec, tree: &Path, roots: &[(PathBuf, String)]) -> Result<Ve
             });
         }
     }
+    let search_number = |s: &Search| spec.search.iter().position(|o| std::ptr::eq(o, s));
     root_dirs
         .iter()
         .chain(&spec.search)
@@ -292,7 +312,10 @@ fn locations(spec: &Spec, tree: &Path, roots: &[(PathBuf, String)]) -> Result<Ve
             let package = match (&s.package, in_wheel) {
                 (Some(p), _) => p.clone(),
                 (None, true) => wheel_package.clone(),
-                (None, false) => package_of(&dir, 4).unwrap_or_else(|| dir.display().to_string()),
+                (None, false) => package_of(&dir, 4).unwrap_or_else(|| {
+                    let n = search_number(s).map_or(0, |i| i + 1);
+                    folder_label("search", n, &dir)
+                }),
             };
             Ok(Location {
                 dir,
@@ -366,7 +389,7 @@ fn parent_of(relative: &str) -> String {
 
 fn data_files(spec: &Spec) -> Result<Vec<Placed>> {
     let mut placed = Vec::new();
-    for d in &spec.data {
+    for (n, d) in spec.data.iter().enumerate() {
         let targets = d.filter_gpu_targets.then_some(spec.gpu_targets.as_slice());
         let files = data::select(&d.base, &d.glob, targets).map_err(anyhow::Error::msg)?;
         if files.is_empty() {
@@ -381,7 +404,8 @@ fn data_files(spec: &Spec) -> Result<Vec<Placed>> {
                 }
             );
         }
-        let package = package_of(&d.base, 4).unwrap_or_else(|| d.base.display().to_string());
+        let package =
+            package_of(&d.base, 4).unwrap_or_else(|| folder_label("data", n + 1, &d.base));
         for source in files {
             let name = source.file_name().unwrap().to_string_lossy().into_owned();
             placed.push(Placed {
@@ -396,13 +420,24 @@ fn data_files(spec: &Spec) -> Result<Vec<Placed>> {
     Ok(placed)
 }
 
+/// A folder that belongs to no package, named without the machine's path: `search folder
+/// 2: lib`.
+fn folder_label(kind: &str, number: usize, dir: &Path) -> String {
+    let name = dir
+        .file_name()
+        .map_or_else(|| ".".to_string(), |n| n.to_string_lossy().into_owned());
+    format!("{kind} folder {number}: {name}")
+}
+
 /// The size of every SDK package the bundle took files from: what copying it whole costs.
-fn sdk_bytes(locations: &[&Location], data: &[Data]) -> Result<u64> {
+/// Folders nothing was taken from count nothing.
+fn sdk_bytes(locations: &[&Location], data: &[Data], placed: &[Placed]) -> Result<u64> {
+    let used = |dir: &Path| placed.iter().any(|p| p.source.starts_with(dir));
     let mut roots = BTreeSet::new();
-    for l in locations.iter().filter(|l| !l.in_wheel) {
+    for l in locations.iter().filter(|l| !l.in_wheel && used(&l.dir)) {
         roots.insert(package_root(&l.dir));
     }
-    for d in data {
+    for d in data.iter().filter(|d| used(&d.base)) {
         roots.insert(package_root(&d.base));
     }
     // A root inside another is counted once.
@@ -436,7 +471,8 @@ fn package_root(dir: &Path) -> PathBuf {
 
 /// `portable/_internal/`: the wheel's contents without its metadata, as PyInstaller lays out
 /// a one-folder app; `portable/binaries.json`: the (source, destination folder) pairs of the
-/// bundled files, sources relative to `portable/`, for a `.spec` file's `binaries`.
+/// bundled files, sources relative to `portable/`, for a `.spec` file's `binaries`;
+/// `portable/hook-ctranslate2.py`: the PyInstaller hook that makes those paths absolute.
 fn write_portable(tree: &Path, placed: &[Placed], portable: &Path) -> Result<()> {
     let internal = portable.join(PORTABLE_INTERNAL);
     for (relative, path) in files_below(tree)? {
@@ -452,6 +488,10 @@ fn write_portable(tree: &Path, placed: &[Placed], portable: &Path) -> Result<()>
     fs::write(
         portable.join(BINARIES_JSON),
         serde_json::to_string_pretty(&binaries)?,
+    )?;
+    fs::write(
+        portable.join(PYINSTALLER_HOOK),
+        include_str!("../../python/hook-ctranslate2.py"),
     )?;
     Ok(())
 }

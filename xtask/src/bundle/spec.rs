@@ -113,6 +113,7 @@ fn from_action(plan: &Plan, action: &BundleAction, found: &Found) -> Result<Spec
         variant: plan.variant.clone(),
         platform: plan.platform.to_string(),
         missing_hint: missing_hint(plan, action),
+        keep_linux_tag: false,
     })
 }
 

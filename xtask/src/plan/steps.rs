@@ -261,6 +261,11 @@ fn built_wheel_name(v: &Resolved) -> String {
     format!("ctranslate2-{}-{tag}-{tag}-{platform}.whl", v.ctranslate2)
 }
 
+/// The bundle's wheel: on Linux tagged with the manylinux policy it proves.
+fn fat_wheel_name(v: &Resolved, wheel: &WheelIn) -> String {
+    crate::bundle::manylinux::fat_wheel_name(&wheel.file_name, v.bundle.policy)
+}
+
 /// Inputs the bundle step reads, in the order the variant lists them, less those that
 /// `--sdk-dir` provides.
 fn bundle_inputs(v: &Resolved) -> Vec<&Remote> {
@@ -783,7 +788,7 @@ fn repackage(
 /// Bundle, verify and checksum: the same for every variant.
 fn finish(layout: &Layout, v: &Resolved, wheel: &WheelIn) -> Vec<Step> {
     let dist = layout.dist();
-    let fat_wheel = format!("{dist}/{}", wheel.file_name);
+    let fat_wheel = format!("{dist}/{}", fat_wheel_name(v, wheel));
     let from_name = |from: &LibrarySource| match from {
         LibrarySource::Wheel => "wheel".to_string(),
         LibrarySource::Prefix => "prefix".to_string(),
@@ -982,10 +987,11 @@ fn artifacts(layout: &Layout, v: &Resolved, wheel: &WheelIn) -> Vec<String> {
     let mut out = Vec::new();
     for output in &v.bundle.outputs {
         match output {
-            Output::FatWheel => out.push(format!("{dist}/{}", wheel.file_name)),
+            Output::FatWheel => out.push(format!("{dist}/{}", fat_wheel_name(v, wheel))),
             Output::Portable => {
                 out.push(format!("{dist}/portable/_internal"));
                 out.push(format!("{dist}/portable/binaries.json"));
+                out.push(format!("{dist}/portable/hook-ctranslate2.py"));
             }
             Output::Report => {
                 out.push(format!("{dist}/provenance.json"));
