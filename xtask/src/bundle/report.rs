@@ -1,6 +1,7 @@
 //! The provenance report: every bundled file, the package that provided it, its size and
 //! sha256, why it is there, and the bytes saved against shipping the whole SDK.
 
+use std::collections::BTreeMap;
 use std::fmt::Write;
 use std::path::Path;
 
@@ -26,6 +27,9 @@ pub struct Report {
     /// Everything in the SDK packages the files were taken from.
     pub sdk_bytes: u64,
     pub saved_bytes: u64,
+    /// Kernel data bundled per GPU target (rocBLAS / hipBLASLt `library/`), in bytes.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub kernel_bytes: BTreeMap<String, u64>,
 }
 
 #[derive(Debug, Serialize)]
@@ -68,6 +72,7 @@ impl Report {
             bundled_bytes,
             sdk_bytes,
             saved_bytes: sdk_bytes.saturating_sub(bundled_bytes),
+            kernel_bytes: BTreeMap::new(),
         })
     }
 
@@ -103,7 +108,20 @@ impl Report {
             );
         }
         let _ = writeln!(out, "{}", self.totals());
+        if let Some(kernels) = self.kernels() {
+            let _ = writeln!(out, "{kernels}");
+        }
         out
+    }
+
+    fn kernels(&self) -> Option<String> {
+        let per_target: Vec<String> = self
+            .kernel_bytes
+            .iter()
+            .map(|(t, b)| format!("{t} {}", human_size(*b)))
+            .collect();
+        (!per_target.is_empty())
+            .then(|| format!("Kernel data per GPU target: {}.", per_target.join(", ")))
     }
 
     pub fn markdown(&self) -> String {
@@ -114,6 +132,9 @@ impl Report {
             self.variant, self.platform
         );
         let _ = writeln!(out, "{}\n", self.totals());
+        if let Some(kernels) = self.kernels() {
+            let _ = writeln!(out, "{kernels}\n");
+        }
         let _ = writeln!(out, "| file | package | size | sha256 | needed by |");
         let _ = writeln!(out, "|---|---|---:|---|---|");
         for f in &self.files {
