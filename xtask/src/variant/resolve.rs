@@ -98,6 +98,7 @@ pub struct Remote {
     pub subdir: Option<String>,
     pub package: Option<String>,
     pub sdk_folder: Option<String>,
+    pub pin_source: Option<String>,
 }
 
 impl Remote {
@@ -508,6 +509,7 @@ fn remote(files: &Files, name: &str, spec: &Loc<InputSpec>) -> Result<Remote, In
         subdir: spec.subdir.clone(),
         package: spec.package.clone(),
         sdk_folder: spec.sdk_folder.clone(),
+        pin_source: spec.pin_source.clone(),
     })
 }
 
@@ -562,6 +564,7 @@ fn archive_input(files: &Files, spec: &SourceSpec, name: &str) -> Result<Remote,
         subdir: spec.subdir.clone(),
         package: None,
         sdk_folder: None,
+        pin_source: None,
     };
     let loc = Loc {
         value: input,
