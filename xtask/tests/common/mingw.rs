@@ -200,7 +200,12 @@ pub fn wine_load(prefix: &Path, probe: &Path, dll: &Path, dirs: &[PathBuf]) -> L
         .args(dirs.iter().map(|d| windows_path(d)))
         .env("WINEPREFIX", prefix)
         .env("WINEDEBUG", "err+module")
-        .env("WINEDLLOVERRIDES", "mscoree,mshtml=")
+        // The VC++ runtime must come from the folders given, as on a Windows without it:
+        // native only, never wine's built-in copy.
+        .env(
+            "WINEDLLOVERRIDES",
+            "mscoree,mshtml=;msvcp140,vcruntime140_1=n",
+        )
         .env_remove("DISPLAY")
         .output()
         .unwrap();
