@@ -331,8 +331,14 @@ fn gpu_targets_that_are_not_targets_or_families_where_exact_ones_are_needed_are_
     ));
     assert_eq!(run.code, 0, "{}", run.stderr);
     let plan: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+    let bundle = plan["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["id"] == "bundle")
+        .unwrap();
     assert_eq!(
-        plan["gpu_targets"],
+        bundle["gpu_targets"],
         serde_json::json!(["gfx1100", "gfx1101", "gfx1102", "gfx1151"]),
         "{}",
         run.stdout

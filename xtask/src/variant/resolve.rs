@@ -298,6 +298,15 @@ fn gpu_targets(
         }
         let picked: Vec<String> = if text == gfx::CUSTOM {
             offered.to_vec()
+        } else if gfx::looks_like_target(text) {
+            if !compiles && !offered.iter().any(|t| t == text) {
+                let hint = gfx::closest(text, offered.iter().map(String::as_str))
+                    .map_or(String::new(), |c| format!("; did you mean {c}?"));
+                return Err(InputError::new(format!(
+                    "the wheel was built for {offered_list}: it has no code for `{text}`{hint}"
+                )));
+            }
+            vec![text.to_string()]
         } else if let Some(members) = gfx::family(text) {
             if compiles {
                 members
@@ -320,15 +329,6 @@ fn gpu_targets(
                 }
                 kept
             }
-        } else if gfx::looks_like_target(text) {
-            if !compiles && !offered.iter().any(|t| t == text) {
-                let hint = gfx::closest(text, offered.iter().map(String::as_str))
-                    .map_or(String::new(), |c| format!("; did you mean {c}?"));
-                return Err(InputError::new(format!(
-                    "the wheel was built for {offered_list}: it has no code for `{text}`{hint}"
-                )));
-            }
-            vec![text.to_string()]
         } else {
             let hint = gfx::closest(text, gfx::all_names())
                 .map_or(String::new(), |c| format!("; did you mean {c}?"));
