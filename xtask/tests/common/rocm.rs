@@ -15,6 +15,7 @@ pub const WHEEL: &str = "ctranslate2-4.7.1-cp312-cp312-win_amd64.whl";
 pub const EXT: &str = "_ext.cp312-win_amd64.pyd";
 pub const CORE_DEST: &str = "_rocm_sdk_core/bin";
 pub const LIBS_DEST: &str = "_rocm_sdk_libraries_custom/bin";
+pub const DATA_DEST: &str = "_rocm_sdk_libraries_custom/bin/rocblas/library";
 pub const MSVC_DIR: &str = "msvc_runtime-14.51.36231.data/data/Scripts";
 /// The official wheel's GPU targets (CTranslate2 v4.7.1's PYTORCH_ROCM_ARCH).
 pub const WHEEL_TARGETS: [&str; 8] = [
