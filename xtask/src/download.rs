@@ -896,8 +896,10 @@ impl<'a> Worker<'a> {
         }
         .map_err(io_fatal("write"))?;
         let mut file = BufWriter::with_capacity(BUFFER, file);
-        if let Some(length) = response.content_length() {
-            progress.set_length(written + length);
+        // The whole body the server said it would send, if it said.
+        let declared_end = response.content_length().map(|length| written + length);
+        if let Some(end) = declared_end {
+            progress.set_length(end);
         }
         progress.set_position(written);
         loop {
@@ -929,8 +931,11 @@ impl<'a> Worker<'a> {
             }
         }
         file.flush().map_err(io_fatal("write"))?;
+        // Shorter than pinned but all the server declared: another file (whose sha256 check
+        // says so, with both values), not a cut connection worth retrying.
         if let Some(size) = target.size
             && written < size
+            && declared_end != Some(written)
         {
             return Err(AttemptError::Retry {
                 message: format!("the connection closed after {written} of {size} bytes"),

@@ -13,6 +13,7 @@ pub mod doctor;
 pub mod download;
 pub mod exec;
 pub mod fetch;
+pub mod gfx;
 pub mod hip;
 pub mod host;
 pub mod matrix;

@@ -279,7 +279,8 @@ struct Selection {
     #[arg(long, value_name = "LIST")]
     cuda_arch: Option<String>,
     /// GPU targets for HIP builds and kernel data, e.g. gfx1100,gfx1101, or a TheRock family
-    /// such as gfx110X-dgpu (default: $ROCM_SDK_TARGET_FAMILY, else the variant's list)
+    /// such as gfx110X-dgpu (gfx1100-1102), gfx120X-all or dgpu-all; `custom` is the
+    /// variant's list (default: $ROCM_SDK_TARGET_FAMILY, else the variant's list)
     #[arg(long, value_name = "LIST", value_delimiter = ',')]
     gpu_targets: Option<Vec<String>>,
     /// Use the GPU SDK already on disk instead of downloading or discovering it: an installed

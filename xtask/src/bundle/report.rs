@@ -1,6 +1,7 @@
 //! The provenance report: every bundled file, the package that provided it, its size and
 //! sha256, why it is there, and the bytes saved against shipping the whole SDK.
 
+use std::collections::BTreeMap;
 use std::fmt::Write;
 use std::path::Path;
 
@@ -29,6 +30,9 @@ pub struct Report {
     /// Linux: the platform tag the fat wheel got and what the binaries prove.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub platform_tag: Option<super::manylinux::Tagging>,
+    /// Kernel data bundled per GPU target (rocBLAS / hipBLASLt `library/`), in bytes.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub kernel_bytes: BTreeMap<String, u64>,
 }
 
 #[derive(Debug, Serialize)]
@@ -72,6 +76,7 @@ impl Report {
             sdk_bytes,
             saved_bytes: sdk_bytes.saturating_sub(bundled_bytes),
             platform_tag: None,
+            kernel_bytes: BTreeMap::new(),
         })
     }
 
@@ -110,6 +115,9 @@ impl Report {
         if let Some(line) = self.tag_line() {
             let _ = writeln!(out, "{line}");
         }
+        if let Some(kernels) = self.kernels() {
+            let _ = writeln!(out, "{kernels}");
+        }
         out
     }
 
@@ -130,6 +138,16 @@ impl Report {
         Some(line)
     }
 
+    fn kernels(&self) -> Option<String> {
+        let per_target: Vec<String> = self
+            .kernel_bytes
+            .iter()
+            .map(|(t, b)| format!("{t} {}", human_size(*b)))
+            .collect();
+        (!per_target.is_empty())
+            .then(|| format!("Kernel data per GPU target: {}.", per_target.join(", ")))
+    }
+
     pub fn markdown(&self) -> String {
         let mut out = String::new();
         let _ = writeln!(
@@ -140,6 +158,9 @@ impl Report {
         let _ = writeln!(out, "{}\n", self.totals());
         if let Some(line) = self.tag_line() {
             let _ = writeln!(out, "{line}\n");
+        }
+        if let Some(kernels) = self.kernels() {
+            let _ = writeln!(out, "{kernels}\n");
         }
         let _ = writeln!(out, "| file | package | size | sha256 | needed by |");
         let _ = writeln!(out, "|---|---|---:|---|---|");

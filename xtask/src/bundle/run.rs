@@ -3,7 +3,7 @@
 //! provenance report) written into a staging folder that replaces the output folder only
 //! when everything succeeded.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
 use std::path::{Path, PathBuf};
 
@@ -147,7 +147,8 @@ pub fn run(spec: &Spec) -> Result<Outcome> {
     })?;
 
     let mut placed = layout::libraries(&closure);
-    placed.extend(data_files(spec)?);
+    let (data, kernel_bytes) = data_files(spec)?;
+    placed.extend(data);
     for file in &placed {
         let to = tree.join(file.path_in_wheel());
         if let Some(dir) = to.parent() {
@@ -212,6 +213,7 @@ pub fn run(spec: &Spec) -> Result<Outcome> {
         fat_wheel_name = crate::wheel::set_platform_tag(&tree, &wheel_name, &tagging.tag)?;
         report.platform_tag = Some(tagging);
     }
+    report.kernel_bytes = kernel_bytes;
 
     let out = staging.path().join("out");
     fs::create_dir_all(&out)?;
@@ -387,12 +389,15 @@ fn parent_of(relative: &str) -> String {
         .map_or(String::new(), |(dir, _)| dir.to_string())
 }
 
-fn data_files(spec: &Spec) -> Result<Vec<Placed>> {
+/// The data files to place, and the kernel bytes kept per GPU target.
+fn data_files(spec: &Spec) -> Result<(Vec<Placed>, BTreeMap<String, u64>)> {
     let mut placed = Vec::new();
+    let mut kernel_bytes = BTreeMap::new();
     for (n, d) in spec.data.iter().enumerate() {
         let targets = d.filter_gpu_targets.then_some(spec.gpu_targets.as_slice());
-        let files = data::select(&d.base, &d.glob, targets).map_err(anyhow::Error::msg)?;
-        if files.is_empty() {
+        let selection = data::select_tree(&d.base, &d.glob, targets)
+            .map_err(|e| anyhow::anyhow!("{e}\nnothing was written to {}", spec.out.display()))?;
+        if selection.files.is_empty() {
             bail!(
                 "data `{}` matches no file in {}{}",
                 d.glob,
@@ -404,20 +409,30 @@ fn data_files(spec: &Spec) -> Result<Vec<Placed>> {
                 }
             );
         }
-        let package =
-            package_of(&d.base, 4).unwrap_or_else(|| folder_label("data", n + 1, &d.base));
-        for source in files {
-            let name = source.file_name().unwrap().to_string_lossy().into_owned();
+        for (target, bytes) in selection.kernel_bytes {
+            *kernel_bytes.entry(target).or_default() += bytes;
+        }
+        let package = package_of(&d.base, 4).unwrap_or_else(|| folder_label("data", n + 1, &d.base));
+        for file in selection.files {
+            let (sub, name) = file
+                .relative
+                .rsplit_once('/')
+                .map_or(("", file.relative.as_str()), |(s, n)| (s, n));
+            let dest = if sub.is_empty() {
+                d.dest.clone()
+            } else {
+                format!("{}/{sub}", d.dest.trim_end_matches('/'))
+            };
             placed.push(Placed {
-                source,
-                dest: d.dest.clone(),
-                name,
+                source: file.source.clone(),
+                dest,
+                name: name.to_string(),
                 reason: format!("data: {}", d.glob),
                 package: package.clone(),
             });
         }
     }
-    Ok(placed)
+    Ok((placed, kernel_bytes))
 }
 
 /// A folder that belongs to no package, named without the machine's path: `search folder

@@ -81,6 +81,9 @@ pub struct PlannedInput {
     /// Its folder that `--sdk-dir` can stand in for (see `InputSpec::sdk_folder`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub sdk_folder: Option<String>,
+    /// Where its sha256 came from, when not from `cargo xtask pin` (see `InputSpec`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pin_source: Option<String>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -225,12 +228,13 @@ pub struct SearchLocation {
     /// The folder itself: inside the wheel for `wheel`, else absolute; `None` for `sdk` and
     /// `toolchain`, which are found when the build runs.
     pub path: Option<String>,
-    /// For an input that is a Python package: `rocm_sdk_core 7.2.0.dev0`, and the index
-    /// (the URL's folder) it comes from, for errors that say where to get it.
+    /// For an input that is a Python package: `rocm_sdk_core 7.2.0.dev0`, and the URL of
+    /// its wheel, for errors that say where to get it (by direct URL, as upstream installs
+    /// it: the folder is not known to be a package index).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub package: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub index: Option<String>,
+    pub url: Option<String>,
 }
 
 #[derive(Debug, Clone, Serialize)]

@@ -178,6 +178,7 @@ pub fn plan(workspace: &Workspace, v: &Resolved) -> Plan {
             cache_path: r.sha256.as_ref().map(|_| layout.cached(r)),
             package: r.package.clone(),
             sdk_folder: r.sdk_folder.clone(),
+            pin_source: r.pin_source.clone(),
         })
         .collect();
     if fetched.iter().any(|r| r.sha256.is_none()) {
@@ -840,11 +841,7 @@ fn finish(layout: &Layout, v: &Resolved, wheel: &WheelIn) -> Vec<Step> {
                     dir: s.dir.clone(),
                     dest: s.dest.clone(),
                     path: join(&s.from, &s.dir),
-                    index: package
-                        .as_ref()
-                        .and(input)
-                        .and_then(|r| r.url.rsplit_once('/'))
-                        .map(|(dir, _)| format!("{dir}/")),
+                    url: package.as_ref().and(input).map(|r| r.url.clone()),
                     package,
                 }
             })

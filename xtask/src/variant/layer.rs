@@ -109,6 +109,9 @@ pub struct InputSpec {
     /// `_rocm_sdk_core`, whose `bin/` is an SDK's `bin/`): with `--sdk-dir`, the input is
     /// not downloaded and its folders are taken from there.
     pub sdk_folder: Option<String>,
+    /// Where the sha256 came from when it was not downloaded by `cargo xtask pin` (e.g. a
+    /// digest the publisher listed): a mismatch on the first download then says so.
+    pub pin_source: Option<String>,
 }
 
 #[derive(Debug, Default, Clone, Deserialize)]

@@ -14,6 +14,7 @@ use super::loc::Loc;
 use super::template::{self, Placeholder};
 use super::{Catalog, Files};
 use crate::diagnostic::InputError;
+use crate::gfx;
 use crate::patches::Series;
 use crate::platform::Platform;
 
@@ -97,6 +98,7 @@ pub struct Remote {
     pub subdir: Option<String>,
     pub package: Option<String>,
     pub sdk_folder: Option<String>,
+    pub pin_source: Option<String>,
 }
 
 impl Remote {
@@ -215,18 +217,19 @@ pub(super) fn resolve(
     };
 
     let compiles = matches!(build, Build::FromSource(_));
+    let offered: Vec<String> = layer
+        .gpu_targets
+        .iter()
+        .flatten()
+        .map(|t| t.value.clone())
+        .collect();
     let gpu_targets = match (&choices.gpu_targets, &choices.target_family) {
-        (Some(targets), _) => gpu_targets(targets, compiles)?,
+        (Some(targets), _) => gpu_targets(targets, &offered, compiles, &mut notes)?,
         (None, Some(family)) if layer.gpu_targets.is_some() => {
             notes.push(format!("GPU targets from ROCM_SDK_TARGET_FAMILY={family}"));
-            gpu_targets(std::slice::from_ref(family), compiles)?
+            gpu_targets(std::slice::from_ref(family), &offered, compiles, &mut notes)?
         }
-        _ => layer
-            .gpu_targets
-            .iter()
-            .flatten()
-            .map(|t| t.value.clone())
-            .collect(),
+        _ => offered,
     };
     let sdk = sdk(files, name, layer.sdk.as_ref())?;
     let sdk_dir = match &choices.sdk_dir {
@@ -274,32 +277,71 @@ pub(super) fn resolve(
     })
 }
 
-/// GPU targets as given: exact (`gfx1100`) or one of TheRock's families (`gfx110X-dgpu`,
-/// as in `ROCM_SDK_TARGET_FAMILY`), kept as `gfx110X`, which matches any `gfx110?`.
-/// A compiler needs exact targets, so families only serve variants that build nothing.
-fn gpu_targets(given: &[String], compiles: bool) -> Result<Vec<String>, InputError> {
-    let mut targets = Vec::new();
+/// GPU targets as given (`--gpu-targets` or `ROCM_SDK_TARGET_FAMILY`): exact targets
+/// (`gfx1100`), TheRock's family names (`gfx110X-dgpu`, see [`crate::gfx`]), or `custom`
+/// (TheRock's bundle name: the variant's own list). A variant that repackages a wheel can
+/// only keep targets that wheel was built for (`offered`: the variant's `gpu-targets`); a
+/// family keeps those of its targets the wheel has. A build compiles any target spelled
+/// like one.
+fn gpu_targets(
+    given: &[String],
+    offered: &[String],
+    compiles: bool,
+    notes: &mut Vec<String>,
+) -> Result<Vec<String>, InputError> {
+    let mut targets: Vec<String> = Vec::new();
+    let offered_list = offered.join(", ");
     for text in given.iter().flat_map(|t| t.split([',', ';'])) {
         let text = text.trim();
         if text.is_empty() {
             continue;
         }
-        let target = text.split('-').next().unwrap_or(text);
-        let digits = target.strip_prefix("gfx").unwrap_or("");
-        let family = digits.ends_with('X');
-        let core = digits.trim_end_matches('X');
-        if core.is_empty() || !core.bytes().all(|b| b.is_ascii_hexdigit()) {
+        let picked: Vec<String> = if text == gfx::CUSTOM {
+            offered.to_vec()
+        } else if gfx::looks_like_target(text) {
+            if !compiles && !offered.iter().any(|t| t == text) {
+                let hint = gfx::closest(text, offered.iter().map(String::as_str))
+                    .map_or(String::new(), |c| format!("; did you mean {c}?"));
+                return Err(InputError::new(format!(
+                    "the wheel was built for {offered_list}: it has no code for `{text}`{hint}"
+                )));
+            }
+            vec![text.to_string()]
+        } else if let Some(members) = gfx::family(text) {
+            if compiles {
+                members
+            } else {
+                let (kept, left): (Vec<String>, Vec<String>) =
+                    members.into_iter().partition(|t| offered.contains(t));
+                if kept.is_empty() {
+                    return Err(InputError::new(format!(
+                        "GPU target family `{text}` ({}) has no target the wheel was built for \
+                         ({offered_list})",
+                        left.join(", ")
+                    )));
+                }
+                if !left.is_empty() && text != left.join(",") {
+                    notes.push(format!(
+                        "{text}: {} left out, the wheel has no code for {}",
+                        left.join(", "),
+                        if left.len() == 1 { "it" } else { "them" }
+                    ));
+                }
+                kept
+            }
+        } else {
+            let hint = gfx::closest(text, gfx::all_names())
+                .map_or(String::new(), |c| format!("; did you mean {c}?"));
             return Err(InputError::new(format!(
-                "`{text}` is not a GPU target: expected e.g. gfx1100, or a family such as gfx110X-dgpu"
+                "`{text}` is not a GPU target or one of TheRock's target families \
+                 (e.g. gfx1100, gfx110X-dgpu, gfx120X-all, dgpu-all, custom){hint}"
             )));
+        };
+        for t in picked {
+            if !targets.contains(&t) {
+                targets.push(t);
+            }
         }
-        if family && compiles {
-            return Err(InputError::new(format!(
-                "`{text}` is a family of GPU targets; a build compiles for exact targets: \
-                 name them, e.g. gfx1100,gfx1101"
-            )));
-        }
-        targets.push(target.to_string());
     }
     Ok(targets)
 }
@@ -467,6 +509,7 @@ fn remote(files: &Files, name: &str, spec: &Loc<InputSpec>) -> Result<Remote, In
         subdir: spec.subdir.clone(),
         package: spec.package.clone(),
         sdk_folder: spec.sdk_folder.clone(),
+        pin_source: spec.pin_source.clone(),
     })
 }
 
@@ -521,6 +564,7 @@ fn archive_input(files: &Files, spec: &SourceSpec, name: &str) -> Result<Remote,
         subdir: spec.subdir.clone(),
         package: None,
         sdk_folder: None,
+        pin_source: None,
     };
     let loc = Loc {
         value: input,

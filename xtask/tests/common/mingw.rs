@@ -193,8 +193,16 @@ pub fn windows_path(path: &Path) -> String {
 
 /// Runs the probe under wine in `prefix`: loads `dll` with `dirs` added to the DLL search
 /// path, then runs its `probe_init`.
+/// The VC++ runtime must come from the folders given, as on a Windows without it: native
+/// only, never wine's built-in copy.
 pub fn wine_load(prefix: &Path, probe: &Path, dll: &Path, dirs: &[PathBuf]) -> Load {
-    wine_load_with(prefix, probe, dll, dirs, "mscoree,mshtml=")
+    wine_load_with(
+        prefix,
+        probe,
+        dll,
+        dirs,
+        "mscoree,mshtml=;msvcp140,vcruntime140_1=n",
+    )
 }
 
 /// [`wine_load`] with other `WINEDLLOVERRIDES` (e.g. `msvcp140=n`: only a native copy,
