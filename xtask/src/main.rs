@@ -114,6 +114,9 @@ enum Command {
         /// The variant whose series is used
         #[arg(long, value_name = "NAME")]
         variant: String,
+        /// The CTranslate2 version (default: the variant's)
+        #[arg(long, value_name = "VERSION")]
+        ctranslate2: Option<String>,
         /// The platform whose plan is used (default: this host)
         #[arg(long, value_name = "PLATFORM")]
         platform: Option<PlatformArg>,
@@ -180,6 +183,9 @@ enum Command {
         /// The variant: a file variants/<name>.toml (see `cargo xtask variants`)
         #[arg(long, value_name = "NAME")]
         variant: String,
+        /// The CTranslate2 version (default: the variant's)
+        #[arg(long, value_name = "VERSION")]
+        ctranslate2: Option<String>,
         #[command(flatten)]
         download: DownloadArgs,
     },
@@ -235,6 +241,9 @@ enum Command {
         /// artifacts) instead of this checkout's build folders
         #[arg(long, value_name = "DIR")]
         from: Option<PathBuf>,
+        /// The CTranslate2 version to release (default: each variant's)
+        #[arg(long, value_name = "VERSION")]
+        ctranslate2: Option<String>,
         /// The release's version label (default: the CTranslate2 version)
         #[arg(long, value_name = "VERSION")]
         version: Option<String>,
@@ -256,6 +265,9 @@ enum Command {
         /// Print one line of JSON (for `fromJSON`) instead of a table
         #[arg(long)]
         json: bool,
+        /// CTranslate2 versions to span, e.g. 4.7.1,4.8.4 (default: each variant's)
+        #[arg(long, value_name = "LIST", value_delimiter = ',')]
+        ctranslate2: Vec<String>,
     },
 }
 
@@ -271,6 +283,10 @@ struct Selection {
     /// The Python version (default: the host's python3 if the variant builds for it)
     #[arg(long, value_name = "X.Y")]
     python: Option<String>,
+    /// The CTranslate2 version: a file variants/ctranslate2/<version>.toml (default: the
+    /// variant's, else variants/defaults.toml's `ctranslate2`)
+    #[arg(long, value_name = "VERSION")]
+    ctranslate2: Option<String>,
     /// CUDA architectures for CUDA_ARCH_LIST, e.g. "9.0" for a quick H100-only build
     #[arg(long, value_name = "LIST")]
     cuda_arch: Option<String>,
@@ -325,6 +341,9 @@ struct BundleArgs {
     /// With --variant: the Python version
     #[arg(long, value_name = "X.Y", requires = "variant")]
     python: Option<String>,
+    /// With --variant: the CTranslate2 version (default: the variant's)
+    #[arg(long, value_name = "VERSION", requires = "variant")]
+    ctranslate2: Option<String>,
     /// With --variant: the GPU SDK on disk (as for `build --sdk-dir`)
     #[arg(long, value_name = "DIR", requires = "variant", visible_aliases = ["sdk-root", "rocm-path"])]
     sdk_dir: Option<PathBuf>,
@@ -513,7 +532,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 && !no_wheels
                 && let Some(requirements) = plan.venv_requirements()
             {
-                let log_dir = workspace.log_dir(&plan.variant, plan.platform);
+                let log_dir = workspace.log_dir(&plan.slot, plan.platform);
                 std::fs::create_dir_all(&log_dir)?;
                 let dir = xtask::wheelhouse::download(
                     &workspace.cache_dir,
@@ -526,7 +545,11 @@ fn run(cli: Cli) -> Result<ExitCode> {
             }
             Ok(ExitCode::SUCCESS)
         }
-        Command::Pin { variant, download } => pin(&workspace, &variant, &download),
+        Command::Pin {
+            variant,
+            ctranslate2,
+            download,
+        } => pin(&workspace, &variant, ctranslate2.as_deref(), &download),
         Command::Doctor { json } => {
             let report = xtask::doctor::examine();
             if json {
@@ -542,6 +565,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
         }
         Command::Patch {
             variant,
+            ctranslate2,
             platform,
             check,
             source,
@@ -551,6 +575,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 variant,
                 platform,
                 python: None,
+                ctranslate2,
                 cuda_arch: None,
                 gpu_targets: None,
                 sdk_dir: None,
@@ -569,13 +594,15 @@ fn run(cli: Cli) -> Result<ExitCode> {
             platforms,
             pythons,
             from,
+            ctranslate2,
             version,
             out,
         } => {
             let platforms: Vec<Platform> = platforms.into_iter().map(Platform::from).collect();
-            let catalog = Catalog::load(&workspace.root, &[])?;
+            let catalog = Catalog::load_for(&workspace.root, &[], ctranslate2.as_deref())?;
             let mut built = Vec::new();
-            for entry in matrix::matrix(&catalog)?.include {
+            let versions: Vec<String> = ctranslate2.into_iter().collect();
+            for entry in matrix::matrix(&workspace.root, &versions)?.include {
                 let selected = (variants.is_empty() || variants.contains(&entry.variant))
                     && (platforms.is_empty() || platforms.contains(&entry.platform))
                     && (pythons.is_empty() || pythons.contains(&entry.python));
@@ -589,12 +616,9 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 };
                 let plan = plan::plan(&workspace, &catalog.resolve(&entry.variant, &choices)?);
                 let dist = match &from {
-                    Some(dir) => dir.join(format!(
-                        "{}-{}-py{}",
-                        entry.variant, entry.platform, entry.python
-                    )),
+                    Some(dir) => dir.join(&entry.artifact),
                     None => workspace
-                        .work_dir(&entry.variant, entry.platform)
+                        .work_dir(&entry.slot, entry.platform)
                         .join("dist")
                         .join(format!("py{}", entry.python)),
                 };
@@ -633,16 +657,15 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 Ok(ExitCode::FAILURE)
             }
         }
-        Command::Matrix { json } => {
-            let catalog = Catalog::load(&workspace.root, &[])?;
-            let matrix = matrix::matrix(&catalog)?;
+        Command::Matrix { json, ctranslate2 } => {
+            let matrix = matrix::matrix(&workspace.root, &ctranslate2)?;
             if json {
                 println!("{}", serde_json::to_string(&matrix)?);
             } else {
                 for entry in &matrix.include {
                     println!(
-                        "{:<14} {:<16} py{:<6} {}",
-                        entry.variant, entry.platform, entry.python, entry.runs_on
+                        "{:<14} {:<8} {:<16} py{:<6} {}",
+                        entry.variant, entry.ctranslate2, entry.platform, entry.python, entry.runs_on
                     );
                 }
             }
@@ -663,7 +686,7 @@ fn build(
         plan.platform,
         plan.python,
         plan.steps.len(),
-        workspace.log_dir(&plan.variant, plan.platform).display()
+        workspace.log_dir(&plan.slot, plan.platform).display()
     );
     for note in &plan.notes {
         eprintln!("note: {note}");
@@ -680,8 +703,8 @@ fn build(
     };
     let mut executor = Executor::new(
         plan,
-        workspace.state_dir(&plan.variant, plan.platform, &plan.python),
-        workspace.log_dir(&plan.variant, plan.platform),
+        workspace.state_dir(&plan.slot, plan.platform, &plan.python),
+        workspace.log_dir(&plan.slot, plan.platform),
     );
     let report = executor.run(&mut runner)?;
     eprintln!(
@@ -714,7 +737,7 @@ fn verify(workspace: &Workspace, selection: &Selection, numerics: bool) -> Resul
             );
         }
     }
-    let log_dir = workspace.log_dir(&plan.variant, plan.platform);
+    let log_dir = workspace.log_dir(&plan.slot, plan.platform);
     std::fs::create_dir_all(&log_dir)?;
     let log = log_dir.join("verify.log");
     std::fs::write(&log, "")?;
@@ -759,7 +782,7 @@ fn patch_command(
         .into());
     };
     let patches: Vec<PathBuf> = patches.iter().map(PathBuf::from).collect();
-    let log_dir = workspace.log_dir(&plan.variant, plan.platform);
+    let log_dir = workspace.log_dir(&plan.slot, plan.platform);
     std::fs::create_dir_all(&log_dir)?;
     let log = log_dir.join("patch-check.log");
     std::fs::write(&log, "")?;
@@ -840,8 +863,13 @@ fn pinned_source(
     Ok(dir)
 }
 
-fn pin(workspace: &Workspace, variant: &str, download: &DownloadArgs) -> Result<ExitCode> {
-    let catalog = Catalog::load(&workspace.root, &[variant])?;
+fn pin(
+    workspace: &Workspace,
+    variant: &str,
+    ctranslate2: Option<&str>,
+    download: &DownloadArgs,
+) -> Result<ExitCode> {
+    let catalog = Catalog::load_for(&workspace.root, &[variant], ctranslate2)?;
     let plans = fetch::plans_of_variant(workspace, &catalog, variant)?;
     let cache = Cache::new(&workspace.cache_dir);
     let outcomes = fetch::pin_inputs(&catalog, &cache, &plans, &download.options())?;
@@ -885,6 +913,7 @@ fn bundle(workspace: &Workspace, args: &BundleArgs) -> Result<ExitCode> {
                 variant: variant.clone(),
                 platform: args.platform,
                 python: args.python.clone(),
+                ctranslate2: args.ctranslate2.clone(),
                 cuda_arch: None,
                 gpu_targets: args.gpu_targets.clone(),
                 sdk_dir: args.sdk_dir.clone(),
@@ -1040,7 +1069,11 @@ fn variants(workspace: &Workspace, json: bool) -> Result<ExitCode> {
 }
 
 fn make_plan(workspace: &Workspace, selection: &Selection) -> Result<plan::Plan> {
-    let catalog = Catalog::load(&workspace.root, &[selection.variant.as_str()])?;
+    let catalog = Catalog::load_for(
+        &workspace.root,
+        &[selection.variant.as_str()],
+        selection.ctranslate2.as_deref(),
+    )?;
     let choices = Choices {
         platform: selection.platform.map(Platform::from),
         host_python: if selection.python.is_none() {
@@ -1077,7 +1110,11 @@ fn pin_if_allowed(
         "warning: --allow-unpinned: pinning {unpinned} input(s) of `{}` from what the network serves now; review and commit the variant file",
         plan.variant
     );
-    let catalog = Catalog::load(&workspace.root, &[plan.variant.as_str()])?;
+    let catalog = Catalog::load_for(
+        &workspace.root,
+        &[plan.variant.as_str()],
+        Some(&plan.ctranslate2),
+    )?;
     let cache = Cache::new(&workspace.cache_dir);
     let unpinned_plan = plan::Plan {
         inputs: plan

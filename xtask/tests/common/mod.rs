@@ -126,6 +126,18 @@ pub fn fetch_cpu_args<'a>(cache: &'a str, platform: &'a str, extra: &[&'a str]) 
     args
 }
 
+fn copy_tree(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        if entry.file_type().unwrap().is_dir() {
+            copy_tree(&entry.path(), &to.join(entry.file_name()));
+        } else {
+            std::fs::copy(entry.path(), to.join(entry.file_name())).unwrap();
+        }
+    }
+}
+
 /// A scratch copy of the checkout's variant files and patches, to break on purpose.
 pub struct Scratch {
     pub dir: tempfile::TempDir,
@@ -134,14 +146,8 @@ pub struct Scratch {
 impl Scratch {
     pub fn new() -> Scratch {
         let dir = tempfile::tempdir().unwrap();
-        for sub in ["variants", "patches/ctranslate2-4.7.1"] {
-            let from = repo_root().join(sub);
-            let to = dir.path().join(sub);
-            std::fs::create_dir_all(&to).unwrap();
-            for entry in std::fs::read_dir(&from).unwrap() {
-                let entry = entry.unwrap();
-                std::fs::copy(entry.path(), to.join(entry.file_name())).unwrap();
-            }
+        for sub in ["variants", "patches"] {
+            copy_tree(&repo_root().join(sub), &dir.path().join(sub));
         }
         Scratch { dir }
     }
