@@ -216,7 +216,10 @@ pub fn plans_of_variant(
 /// The files a pin may be written into: variants/*.toml and the CTranslate2 version files.
 fn variant_files(root: &std::path::Path) -> Result<Vec<PathBuf>> {
     let mut files = Vec::new();
-    for dir in [root.join("variants"), root.join(crate::variant::VERSIONS_DIR)] {
+    for dir in [
+        root.join("variants"),
+        root.join(crate::variant::VERSIONS_DIR),
+    ] {
         let Ok(entries) = std::fs::read_dir(&dir) else {
             continue;
         };

@@ -257,6 +257,40 @@ enum Command {
         /// The release folder
         dir: PathBuf,
     },
+    /// Add a CTranslate2 version: its data file from the previous version's, pins, patch check
+    #[command(
+        long_about = "Start CTranslate2 VERSION from the previous version's file: write \
+                      variants/ctranslate2/VERSION.toml with every URL and wheel path that names \
+                      the old version renamed (their pins dropped) and [source] set to --source \
+                      (a ct2rs crate's CTranslate2 folder is found by itself), copy each patch \
+                      series to patches/ctranslate2-VERSION/, then pin every input that can be \
+                      reached (as `pin` does), run `patch --check` for the variants with a series, \
+                      and print what is left to do by hand. Nothing is replaced: an existing \
+                      version file stops it.",
+        after_help = "Examples:\n  cargo xtask bump --ctranslate2 4.8.5 \\\n      --source https://static.crates.io/crates/ct2rs/ct2rs-0.10.4.crate\n  \
+                      cargo xtask bump --ctranslate2 4.9.0 --no-pin\n\n\
+                      Exit codes: 0 the version is ready to build, 1 something is left to do by \
+                      hand (listed), 2 bad input."
+    )]
+    Bump {
+        /// The new CTranslate2 version
+        #[arg(long, value_name = "VERSION")]
+        ctranslate2: String,
+        /// The version file to start from (default: the newest one below VERSION)
+        #[arg(long, value_name = "VERSION")]
+        from: Option<String>,
+        /// The source archive with every submodule (e.g. a ct2rs crate on crates.io)
+        #[arg(long, value_name = "URL")]
+        source: Option<String>,
+        /// The folder inside --source that holds CTranslate2 (found for ct2rs crates)
+        #[arg(long, value_name = "DIR")]
+        subdir: Option<String>,
+        /// Write the files only: no downloads, no patch check
+        #[arg(long)]
+        no_pin: bool,
+        #[command(flatten)]
+        download: DownloadArgs,
+    },
     /// Print the GitHub Actions matrix (variant × platform × Python)
     #[command(
         after_help = "Example (in a workflow):\n  echo \"matrix=$(cargo xtask matrix --json)\" >> \"$GITHUB_OUTPUT\""
@@ -657,6 +691,22 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 Ok(ExitCode::FAILURE)
             }
         }
+        Command::Bump {
+            ctranslate2,
+            from,
+            source,
+            subdir,
+            no_pin,
+            download,
+        } => {
+            let request = xtask::bump::Request {
+                version: ctranslate2,
+                from,
+                source,
+                subdir,
+            };
+            bump(&workspace, &request, no_pin, &download)
+        }
         Command::Matrix { json, ctranslate2 } => {
             let matrix = matrix::matrix(&workspace.root, &ctranslate2)?;
             if json {
@@ -665,7 +715,11 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 for entry in &matrix.include {
                     println!(
                         "{:<14} {:<8} {:<16} py{:<6} {}",
-                        entry.variant, entry.ctranslate2, entry.platform, entry.python, entry.runs_on
+                        entry.variant,
+                        entry.ctranslate2,
+                        entry.platform,
+                        entry.python,
+                        entry.runs_on
                     );
                 }
             }
@@ -861,6 +915,93 @@ fn pinned_source(
         &tree,
     )?;
     Ok(dir)
+}
+
+fn bump(
+    workspace: &Workspace,
+    request: &xtask::bump::Request,
+    no_pin: bool,
+    download: &DownloadArgs,
+) -> Result<ExitCode> {
+    let version = request.version.as_str();
+    let mut bumped = xtask::bump::bump(&workspace.root, request)?;
+    println!("wrote {} (from {})", bumped.file.display(), bumped.from);
+    for (from, to) in &bumped.series {
+        println!("copied {} to {}", from.display(), to.display());
+    }
+    for url in &bumped.renamed {
+        println!("renamed, to pin: {url}");
+    }
+    for note in &bumped.notes {
+        println!("note: {note}");
+    }
+    if no_pin {
+        bumped.by_hand.push(format!(
+            "pin the inputs: `cargo xtask pin --variant V --ctranslate2 {version}` for each variant"
+        ));
+    } else {
+        for variant in Catalog::names(&workspace.root)? {
+            let catalog = Catalog::load_for(&workspace.root, &[variant.as_str()], Some(version))?;
+            if Platform::ALL
+                .iter()
+                .all(|p| !catalog.has_source(&variant, *p))
+            {
+                bumped.by_hand.push(format!(
+                    "{variant}: no source for CTranslate2 {version} yet"
+                ));
+                continue;
+            }
+            println!("== pin {variant}");
+            if pin(workspace, &variant, Some(version), download)? != ExitCode::SUCCESS {
+                bumped.by_hand.push(format!(
+                    "{variant}: some inputs could not be downloaded from here (above); pin them \
+                     where a network reaches them: `cargo xtask pin --variant {variant} --ctranslate2 {version}`"
+                ));
+            }
+        }
+        for variant in Catalog::names(&workspace.root)? {
+            let selection = Selection {
+                variant: variant.clone(),
+                platform: None,
+                python: None,
+                ctranslate2: Some(version.to_string()),
+                cuda_arch: None,
+                gpu_targets: None,
+                sdk_dir: None,
+                compiler_cache: CompilerCacheArg::Off,
+            };
+            let Ok(plan) = make_plan(workspace, &selection) else {
+                continue;
+            };
+            if !plan
+                .steps
+                .iter()
+                .any(|s| matches!(s.action, plan::Action::Patch { .. }))
+            {
+                continue;
+            }
+            println!("== patch --check {variant}");
+            if let Err(e) = patch_command(workspace, &plan, true, None, download) {
+                eprintln!("error: {e:#}");
+                bumped.by_hand.push(format!(
+                    "{variant}: the patch series does not apply to {version} (above): refresh it \
+                     in patches/ctranslate2-{version}/ and run `cargo xtask patch --check --variant \
+                     {variant} --ctranslate2 {version}`"
+                ));
+            }
+        }
+    }
+    if bumped.by_hand.is_empty() {
+        println!(
+            "CTranslate2 {version} is ready: `cargo xtask build --variant cpu --ctranslate2 {version}`"
+        );
+        return Ok(ExitCode::SUCCESS);
+    }
+    println!("left to do by hand:");
+    for item in &bumped.by_hand {
+        println!("  - {item}");
+    }
+    Ok(ExitCode::FAILURE)
 }
 
 fn pin(

@@ -13,7 +13,12 @@ fn plan_json(args: &[&str]) -> Value {
 
 #[test]
 fn cpu_for_4_8_4_builds_ct2rs_0_10_3_in_a_folder_of_its_own() {
-    let args = plan_args("cpu", "linux-x86_64", "3.12", &["--json", "--ctranslate2", "4.8.4"]);
+    let args = plan_args(
+        "cpu",
+        "linux-x86_64",
+        "3.12",
+        &["--json", "--ctranslate2", "4.8.4"],
+    );
     let plan = plan_json(&args);
     assert_eq!(plan["ctranslate2"], "4.8.4");
     let files: Vec<&str> = plan["inputs"]
@@ -25,12 +30,20 @@ fn cpu_for_4_8_4_builds_ct2rs_0_10_3_in_a_folder_of_its_own() {
     assert!(files.contains(&"ct2rs-0.10.3.crate"), "{files:?}");
     assert!(!files.contains(&"ct2rs-0.9.17.crate"), "{files:?}");
     let work = plan["work_dir"].as_str().unwrap();
-    assert!(work.ends_with("/target/xtask/cpu@4.8.4/linux-x86_64"), "{work}");
+    assert!(
+        work.ends_with("/target/xtask/cpu@4.8.4/linux-x86_64"),
+        "{work}"
+    );
 
     // Without the flag: the default version, in the variant's own folder.
     let plan = plan_json(&plan_args("cpu", "linux-x86_64", "3.12", &["--json"]));
     assert_eq!(plan["ctranslate2"], "4.7.1");
-    assert!(plan["work_dir"].as_str().unwrap().ends_with("/target/xtask/cpu/linux-x86_64"));
+    assert!(
+        plan["work_dir"]
+            .as_str()
+            .unwrap()
+            .ends_with("/target/xtask/cpu/linux-x86_64")
+    );
 }
 
 #[test]
@@ -72,7 +85,11 @@ fn a_version_that_is_a_path_is_refused() {
         let args = plan_args("cpu", "linux-x86_64", "3.12", &["--ctranslate2", bad]);
         let run = xtask(&args);
         assert_eq!(run.code, 2, "{bad}: {}", run.stderr);
-        assert!(run.stderr.contains("is not a CTranslate2 version"), "{bad}: {}", run.stderr);
+        assert!(
+            run.stderr.contains("is not a CTranslate2 version"),
+            "{bad}: {}",
+            run.stderr
+        );
     }
 }
 
@@ -87,7 +104,8 @@ fn variant_tables_only_belong_in_version_files() {
     let run = scratch.run(&plan_args("cpu", "linux-x86_64", "3.12", &[]));
     assert_eq!(run.code, 2, "{}", run.stderr);
     assert!(
-        run.stderr.contains("[variant.…] tables belong in a CTranslate2 version file"),
+        run.stderr
+            .contains("[variant.…] tables belong in a CTranslate2 version file"),
         "{}",
         run.stderr
     );
@@ -105,8 +123,16 @@ fn a_version_file_names_only_existing_variants_and_not_its_own_version() {
     let args = plan_args("cpu", "linux-x86_64", "3.12", &["--ctranslate2", "4.8.4"]);
     let run = scratch.run(&args);
     assert_eq!(run.code, 2, "{}", run.stderr);
-    assert!(run.stderr.contains("there is no variant `rocm-gfx101`"), "{}", run.stderr);
-    assert!(run.stderr.contains("did you mean `rocm-gfx1010`?"), "{}", run.stderr);
+    assert!(
+        run.stderr.contains("there is no variant `rocm-gfx101`"),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr.contains("did you mean `rocm-gfx1010`?"),
+        "{}",
+        run.stderr
+    );
 
     let scratch = Scratch::new();
     scratch.edit(
@@ -116,7 +142,11 @@ fn a_version_file_names_only_existing_variants_and_not_its_own_version() {
     );
     let run = scratch.run(&args);
     assert_eq!(run.code, 2, "{}", run.stderr);
-    assert!(run.stderr.contains("its file name is the version"), "{}", run.stderr);
+    assert!(
+        run.stderr.contains("its file name is the version"),
+        "{}",
+        run.stderr
+    );
 }
 
 #[test]

@@ -139,15 +139,24 @@ impl Catalog {
             let path = Path::new("variants").join(format!("{name}.toml"));
             variants.insert(name.clone(), parse_layer(&mut files, &path)?);
         }
-        for (i, layer) in std::iter::once(&defaults).chain(variants.values()).enumerate() {
+        for (i, layer) in std::iter::once(&defaults)
+            .chain(variants.values())
+            .enumerate()
+        {
             if let Some((_, table)) = layer.variant.iter().next() {
-                return Err(files.error_at(
-                    table,
-                    "[variant.…] tables belong in a CTranslate2 version file",
-                ).note(format!(
-                    "move it to {VERSIONS_DIR}/<version>.toml{}",
-                    if i == 0 { "" } else { ", or write its keys at the top of this variant file" }
-                )));
+                return Err(files
+                    .error_at(
+                        table,
+                        "[variant.…] tables belong in a CTranslate2 version file",
+                    )
+                    .note(format!(
+                        "move it to {VERSIONS_DIR}/<version>.toml{}",
+                        if i == 0 {
+                            ""
+                        } else {
+                            ", or write its keys at the top of this variant file"
+                        }
+                    )));
             }
         }
         let mut chosen = BTreeMap::new();
@@ -303,13 +312,19 @@ fn load_version(
     let layer = parse_layer(files, &path)?;
     if let Some(v) = &layer.ctranslate2 {
         return Err(files
-            .error_at(v, "a version file does not say `ctranslate2`: its file name is the version")
+            .error_at(
+                v,
+                "a version file does not say `ctranslate2`: its file name is the version",
+            )
             .note(format!("delete this line from {}", path.display())));
     }
     for (name, table) in &layer.variant {
         if !variant_names.contains(name) {
             return Err(files
-                .error_at(table, format!("[variant.{name}]: there is no variant `{name}`"))
+                .error_at(
+                    table,
+                    format!("[variant.{name}]: there is no variant `{name}`"),
+                )
                 .allowed(name, variant_names));
         }
     }
@@ -320,7 +335,9 @@ fn load_version(
 pub fn is_version(text: &str) -> bool {
     !text.is_empty()
         && text.len() <= 32
-        && text.split('.').all(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()))
+        && text
+            .split('.')
+            .all(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()))
 }
 
 /// Sorts `4.10.0` after `4.9.0`.
