@@ -242,7 +242,7 @@ pub fn plans_of_variant(
     variant: &str,
 ) -> Result<Vec<Plan>, InputError> {
     let mut plans = Vec::new();
-    for entry in matrix::matrix(catalog)?.include {
+    for entry in matrix::entries(catalog)? {
         if entry.variant != variant {
             continue;
         }
@@ -256,12 +256,23 @@ pub fn plans_of_variant(
     Ok(plans)
 }
 
+/// The files a pin may be written into: variants/*.toml and the CTranslate2 version files.
 fn variant_files(root: &std::path::Path) -> Result<Vec<PathBuf>> {
-    let mut files: Vec<PathBuf> = std::fs::read_dir(root.join("variants"))?
-        .filter_map(|e| e.ok())
-        .map(|e| e.path())
-        .filter(|p| p.extension().is_some_and(|x| x == "toml"))
-        .collect();
+    let mut files = Vec::new();
+    for dir in [
+        root.join("variants"),
+        root.join(crate::variant::VERSIONS_DIR),
+    ] {
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        files.extend(
+            entries
+                .filter_map(|e| e.ok())
+                .map(|e| e.path())
+                .filter(|p| p.is_file() && p.extension().is_some_and(|x| x == "toml")),
+        );
+    }
     files.sort();
     Ok(files)
 }

@@ -3,6 +3,7 @@
 //! `main.rs` is only the command line; everything it calls lives here, one module per job.
 
 pub mod binary;
+pub mod bump;
 pub mod bundle;
 pub mod cache;
 pub mod checksums;

@@ -114,6 +114,9 @@ enum Command {
         /// The variant whose series is used
         #[arg(long, value_name = "NAME")]
         variant: String,
+        /// The CTranslate2 version (default: the variant's)
+        #[arg(long, value_name = "VERSION")]
+        ctranslate2: Option<String>,
         /// The platform whose plan is used (default: this host)
         #[arg(long, value_name = "PLATFORM")]
         platform: Option<PlatformArg>,
@@ -180,6 +183,9 @@ enum Command {
         /// The variant: a file variants/<name>.toml (see `cargo xtask variants`)
         #[arg(long, value_name = "NAME")]
         variant: String,
+        /// The CTranslate2 version (default: the variant's)
+        #[arg(long, value_name = "VERSION")]
+        ctranslate2: Option<String>,
         #[command(flatten)]
         download: DownloadArgs,
     },
@@ -235,6 +241,9 @@ enum Command {
         /// artifacts) instead of this checkout's build folders
         #[arg(long, value_name = "DIR")]
         from: Option<PathBuf>,
+        /// The CTranslate2 version to release (default: each variant's)
+        #[arg(long, value_name = "VERSION")]
+        ctranslate2: Option<String>,
         /// The release's version label (default: the CTranslate2 version)
         #[arg(long, value_name = "VERSION")]
         version: Option<String>,
@@ -252,6 +261,40 @@ enum Command {
         /// The release folder
         dir: PathBuf,
     },
+    /// Add a CTranslate2 version: its data file from the previous version's, pins, patch check
+    #[command(
+        long_about = "Start CTranslate2 VERSION from the previous version's file: write \
+                      variants/ctranslate2/VERSION.toml with every URL and wheel path that names \
+                      the old version renamed (their pins dropped) and [source] set to --source \
+                      (a ct2rs crate's CTranslate2 folder is found by itself), copy each patch \
+                      series to patches/ctranslate2-VERSION/, then pin every input that can be \
+                      reached (as `pin` does), run `patch --check` for the variants with a series, \
+                      and print what is left to do by hand. Nothing is replaced: an existing \
+                      version file stops it.",
+        after_help = "Examples:\n  cargo xtask bump --ctranslate2 4.8.5 \\\n      --source https://static.crates.io/crates/ct2rs/ct2rs-0.10.4.crate\n  \
+                      cargo xtask bump --ctranslate2 4.9.0 --no-pin\n\n\
+                      Exit codes: 0 the version is ready to build, 1 something is left to do by \
+                      hand (listed), 2 bad input."
+    )]
+    Bump {
+        /// The new CTranslate2 version
+        #[arg(long, value_name = "VERSION")]
+        ctranslate2: String,
+        /// The version file to start from (default: the newest one below VERSION)
+        #[arg(long, value_name = "VERSION")]
+        from: Option<String>,
+        /// The source archive with every submodule (e.g. a ct2rs crate on crates.io)
+        #[arg(long, value_name = "URL")]
+        source: Option<String>,
+        /// The folder inside --source that holds CTranslate2 (found for ct2rs crates)
+        #[arg(long, value_name = "DIR")]
+        subdir: Option<String>,
+        /// Write the files only: no downloads, no patch check
+        #[arg(long)]
+        no_pin: bool,
+        #[command(flatten)]
+        download: DownloadArgs,
+    },
     /// Print the GitHub Actions matrix (variant × platform × Python)
     #[command(
         after_help = "Example (in a workflow):\n  echo \"matrix=$(cargo xtask matrix --json)\" >> \"$GITHUB_OUTPUT\""
@@ -260,6 +303,9 @@ enum Command {
         /// Print one line of JSON (for `fromJSON`) instead of a table
         #[arg(long)]
         json: bool,
+        /// CTranslate2 versions to span, e.g. 4.7.1,4.8.4 (default: each variant's)
+        #[arg(long, value_name = "LIST", value_delimiter = ',')]
+        ctranslate2: Vec<String>,
     },
 }
 
@@ -275,6 +321,10 @@ struct Selection {
     /// The Python version (default: the host's python3 if the variant builds for it)
     #[arg(long, value_name = "X.Y")]
     python: Option<String>,
+    /// The CTranslate2 version: a file variants/ctranslate2/<version>.toml (default: the
+    /// variant's, else variants/defaults.toml's `ctranslate2`)
+    #[arg(long, value_name = "VERSION")]
+    ctranslate2: Option<String>,
     /// CUDA architectures for CUDA_ARCH_LIST, e.g. "9.0" for a quick H100-only build
     #[arg(long, value_name = "LIST")]
     cuda_arch: Option<String>,
@@ -330,6 +380,9 @@ struct BundleArgs {
     /// With --variant: the Python version
     #[arg(long, value_name = "X.Y", requires = "variant")]
     python: Option<String>,
+    /// With --variant: the CTranslate2 version (default: the variant's)
+    #[arg(long, value_name = "VERSION", requires = "variant")]
+    ctranslate2: Option<String>,
     /// With --variant: the GPU SDK on disk (as for `build --sdk-dir`)
     #[arg(long, value_name = "DIR", requires = "variant", visible_aliases = ["sdk-root", "rocm-path"])]
     sdk_dir: Option<PathBuf>,
@@ -523,7 +576,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 && !no_wheels
                 && let Some(requirements) = plan.venv_requirements()
             {
-                let log_dir = workspace.log_dir(&plan.variant, plan.platform);
+                let log_dir = workspace.log_dir(&plan.slot, plan.platform);
                 std::fs::create_dir_all(&log_dir)?;
                 let dir = xtask::wheelhouse::download(
                     &workspace.cache_dir,
@@ -536,7 +589,11 @@ fn run(cli: Cli) -> Result<ExitCode> {
             }
             Ok(ExitCode::SUCCESS)
         }
-        Command::Pin { variant, download } => pin(&workspace, &variant, &download),
+        Command::Pin {
+            variant,
+            ctranslate2,
+            download,
+        } => pin(&workspace, &variant, ctranslate2.as_deref(), &download),
         Command::Doctor { json } => {
             let report = xtask::doctor::examine();
             if json {
@@ -552,6 +609,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
         }
         Command::Patch {
             variant,
+            ctranslate2,
             platform,
             check,
             source,
@@ -561,6 +619,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 variant,
                 platform,
                 python: None,
+                ctranslate2,
                 cuda_arch: None,
                 gpu_targets: None,
                 sdk_dir: None,
@@ -579,14 +638,16 @@ fn run(cli: Cli) -> Result<ExitCode> {
             platforms,
             pythons,
             from,
+            ctranslate2,
             version,
             out,
             allow_linux_tag,
         } => {
             let platforms: Vec<Platform> = platforms.into_iter().map(Platform::from).collect();
-            let catalog = Catalog::load(&workspace.root, &[])?;
+            let catalog = Catalog::load_for(&workspace.root, &[], ctranslate2.as_deref())?;
             let mut built = Vec::new();
-            for entry in matrix::matrix(&catalog)?.include {
+            let versions: Vec<String> = ctranslate2.into_iter().collect();
+            for entry in matrix::matrix(&workspace.root, &versions)?.include {
                 let selected = (variants.is_empty() || variants.contains(&entry.variant))
                     && (platforms.is_empty() || platforms.contains(&entry.platform))
                     && (pythons.is_empty() || pythons.contains(&entry.python));
@@ -600,12 +661,9 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 };
                 let plan = plan::plan(&workspace, &catalog.resolve(&entry.variant, &choices)?);
                 let dist = match &from {
-                    Some(dir) => dir.join(format!(
-                        "{}-{}-py{}",
-                        entry.variant, entry.platform, entry.python
-                    )),
+                    Some(dir) => dir.join(&entry.artifact),
                     None => workspace
-                        .work_dir(&entry.variant, entry.platform)
+                        .work_dir(&entry.slot, entry.platform)
                         .join("dist")
                         .join(format!("py{}", entry.python)),
                 };
@@ -644,16 +702,35 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 Ok(ExitCode::FAILURE)
             }
         }
-        Command::Matrix { json } => {
-            let catalog = Catalog::load(&workspace.root, &[])?;
-            let matrix = matrix::matrix(&catalog)?;
+        Command::Bump {
+            ctranslate2,
+            from,
+            source,
+            subdir,
+            no_pin,
+            download,
+        } => {
+            let request = xtask::bump::Request {
+                version: ctranslate2,
+                from,
+                source,
+                subdir,
+            };
+            bump(&workspace, &request, no_pin, &download)
+        }
+        Command::Matrix { json, ctranslate2 } => {
+            let matrix = matrix::matrix(&workspace.root, &ctranslate2)?;
             if json {
                 println!("{}", serde_json::to_string(&matrix)?);
             } else {
                 for entry in &matrix.include {
                     println!(
-                        "{:<14} {:<16} py{:<6} {}",
-                        entry.variant, entry.platform, entry.python, entry.runs_on
+                        "{:<14} {:<8} {:<16} py{:<6} {}",
+                        entry.variant,
+                        entry.ctranslate2,
+                        entry.platform,
+                        entry.python,
+                        entry.runs_on
                     );
                 }
             }
@@ -674,7 +751,7 @@ fn build(
         plan.platform,
         plan.python,
         plan.steps.len(),
-        workspace.log_dir(&plan.variant, plan.platform).display()
+        workspace.log_dir(&plan.slot, plan.platform).display()
     );
     for note in &plan.notes {
         eprintln!("note: {note}");
@@ -693,8 +770,8 @@ fn build(
     };
     let mut executor = Executor::new(
         plan,
-        workspace.state_dir(&plan.variant, plan.platform, &plan.python),
-        workspace.log_dir(&plan.variant, plan.platform),
+        workspace.state_dir(&plan.slot, plan.platform, &plan.python),
+        workspace.log_dir(&plan.slot, plan.platform),
     );
     let report = executor.run(&mut runner)?;
     eprintln!(
@@ -727,7 +804,7 @@ fn verify(workspace: &Workspace, selection: &Selection, numerics: bool) -> Resul
             );
         }
     }
-    let log_dir = workspace.log_dir(&plan.variant, plan.platform);
+    let log_dir = workspace.log_dir(&plan.slot, plan.platform);
     std::fs::create_dir_all(&log_dir)?;
     let log = log_dir.join("verify.log");
     std::fs::write(&log, "")?;
@@ -772,7 +849,7 @@ fn patch_command(
         .into());
     };
     let patches: Vec<PathBuf> = patches.iter().map(PathBuf::from).collect();
-    let log_dir = workspace.log_dir(&plan.variant, plan.platform);
+    let log_dir = workspace.log_dir(&plan.slot, plan.platform);
     std::fs::create_dir_all(&log_dir)?;
     let log = log_dir.join("patch-check.log");
     std::fs::write(&log, "")?;
@@ -853,8 +930,100 @@ fn pinned_source(
     Ok(dir)
 }
 
-fn pin(workspace: &Workspace, variant: &str, download: &DownloadArgs) -> Result<ExitCode> {
-    let catalog = Catalog::load(&workspace.root, &[variant])?;
+fn bump(
+    workspace: &Workspace,
+    request: &xtask::bump::Request,
+    no_pin: bool,
+    download: &DownloadArgs,
+) -> Result<ExitCode> {
+    let version = request.version.as_str();
+    let mut bumped = xtask::bump::bump(&workspace.root, request)?;
+    println!("wrote {} (from {})", bumped.file.display(), bumped.from);
+    for (from, to) in &bumped.series {
+        println!("copied {} to {}", from.display(), to.display());
+    }
+    for url in &bumped.renamed {
+        println!("renamed, to pin: {url}");
+    }
+    for note in &bumped.notes {
+        println!("note: {note}");
+    }
+    if no_pin {
+        bumped.by_hand.push(format!(
+            "pin the inputs: `cargo xtask pin --variant V --ctranslate2 {version}` for each variant"
+        ));
+    } else {
+        for variant in Catalog::names(&workspace.root)? {
+            let catalog = Catalog::load_for(&workspace.root, &[variant.as_str()], Some(version))?;
+            if Platform::ALL
+                .iter()
+                .all(|p| !catalog.has_source(&variant, *p))
+            {
+                bumped.by_hand.push(format!(
+                    "{variant}: no source for CTranslate2 {version} yet"
+                ));
+                continue;
+            }
+            println!("== pin {variant}");
+            if pin(workspace, &variant, Some(version), download)? != ExitCode::SUCCESS {
+                bumped.by_hand.push(format!(
+                    "{variant}: some inputs could not be downloaded from here (above); pin them \
+                     where a network reaches them: `cargo xtask pin --variant {variant} --ctranslate2 {version}`"
+                ));
+            }
+        }
+        for variant in Catalog::names(&workspace.root)? {
+            let selection = Selection {
+                variant: variant.clone(),
+                platform: None,
+                python: None,
+                ctranslate2: Some(version.to_string()),
+                cuda_arch: None,
+                gpu_targets: None,
+                sdk_dir: None,
+                compiler_cache: CompilerCacheArg::Off,
+            };
+            let Ok(plan) = make_plan(workspace, &selection) else {
+                continue;
+            };
+            if !plan
+                .steps
+                .iter()
+                .any(|s| matches!(s.action, plan::Action::Patch { .. }))
+            {
+                continue;
+            }
+            println!("== patch --check {variant}");
+            if let Err(e) = patch_command(workspace, &plan, true, None, download) {
+                eprintln!("error: {e:#}");
+                bumped.by_hand.push(format!(
+                    "{variant}: the patch series does not apply to {version} (above): refresh it \
+                     in patches/ctranslate2-{version}/ and run `cargo xtask patch --check --variant \
+                     {variant} --ctranslate2 {version}`"
+                ));
+            }
+        }
+    }
+    if bumped.by_hand.is_empty() {
+        println!(
+            "CTranslate2 {version} is ready: `cargo xtask build --variant cpu --ctranslate2 {version}`"
+        );
+        return Ok(ExitCode::SUCCESS);
+    }
+    println!("left to do by hand:");
+    for item in &bumped.by_hand {
+        println!("  - {item}");
+    }
+    Ok(ExitCode::FAILURE)
+}
+
+fn pin(
+    workspace: &Workspace,
+    variant: &str,
+    ctranslate2: Option<&str>,
+    download: &DownloadArgs,
+) -> Result<ExitCode> {
+    let catalog = Catalog::load_for(&workspace.root, &[variant], ctranslate2)?;
     let plans = fetch::plans_of_variant(workspace, &catalog, variant)?;
     let cache = Cache::new(&workspace.cache_dir);
     let outcomes = fetch::pin_inputs(&catalog, &cache, &plans, &download.options())?;
@@ -898,6 +1067,7 @@ fn bundle(workspace: &Workspace, args: &BundleArgs) -> Result<ExitCode> {
                 variant: variant.clone(),
                 platform: args.platform,
                 python: args.python.clone(),
+                ctranslate2: args.ctranslate2.clone(),
                 cuda_arch: None,
                 gpu_targets: args.gpu_targets.clone(),
                 sdk_dir: args.sdk_dir.clone(),
@@ -1054,7 +1224,11 @@ fn variants(workspace: &Workspace, json: bool) -> Result<ExitCode> {
 }
 
 fn make_plan(workspace: &Workspace, selection: &Selection) -> Result<plan::Plan> {
-    let catalog = Catalog::load(&workspace.root, &[selection.variant.as_str()])?;
+    let catalog = Catalog::load_for(
+        &workspace.root,
+        &[selection.variant.as_str()],
+        selection.ctranslate2.as_deref(),
+    )?;
     let choices = Choices {
         platform: selection.platform.map(Platform::from),
         host_python: if selection.python.is_none() {
@@ -1091,7 +1265,11 @@ fn pin_if_allowed(
         "warning: --allow-unpinned: pinning {unpinned} input(s) of `{}` from what the network serves now; review and commit the variant file",
         plan.variant
     );
-    let catalog = Catalog::load(&workspace.root, &[plan.variant.as_str()])?;
+    let catalog = Catalog::load_for(
+        &workspace.root,
+        &[plan.variant.as_str()],
+        Some(&plan.ctranslate2),
+    )?;
     let cache = Cache::new(&workspace.cache_dir);
     let unpinned_plan = plan::Plan {
         inputs: plan

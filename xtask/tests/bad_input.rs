@@ -100,7 +100,7 @@ fn malformed_toml_points_at_the_line() {
 fn an_unknown_enum_value_suggests_the_near_one() {
     let scratch = Scratch::new();
     scratch.edit(
-        "variants/defaults.toml",
+        "variants/ctranslate2/4.7.1.toml",
         "kind = \"archive\"",
         "kind = \"archiv\"",
     );
@@ -110,7 +110,7 @@ fn an_unknown_enum_value_suggests_the_near_one() {
         &[
             "`kind` in [source] cannot be `archiv`",
             "did you mean `archive`?",
-            "variants/defaults.toml:",
+            "variants/ctranslate2/4.7.1.toml:",
         ],
     );
 }
@@ -207,7 +207,7 @@ fn a_patch_missing_from_its_series_names_the_series_line() {
 fn a_missing_series_file_points_at_the_patches_key() {
     let scratch = Scratch::new();
     scratch.edit(
-        "variants/rocm-gfx1010.toml",
+        "variants/ctranslate2/4.7.1.toml",
         "patches/ctranslate2-4.7.1/series",
         "patches/ctranslate2-4.7.2/series",
     );
@@ -216,7 +216,7 @@ fn a_missing_series_file_points_at_the_patches_key() {
         &run,
         &[
             "patch series `patches/ctranslate2-4.7.2/series` does not exist",
-            "variants/rocm-gfx1010.toml:",
+            "variants/ctranslate2/4.7.1.toml:",
         ],
     );
 }
@@ -255,7 +255,7 @@ fn an_unknown_placeholder_lists_the_known_ones() {
 fn a_malformed_sha256_is_refused() {
     let scratch = Scratch::new();
     scratch.edit(
-        "variants/defaults.toml",
+        "variants/ctranslate2/4.7.1.toml",
         "sha256 = \"616201b9",
         "sha256 = \"616201B9",
     );
@@ -264,7 +264,7 @@ fn a_malformed_sha256_is_refused() {
         &run,
         &[
             "a sha256 is 64 lowercase hex digits",
-            "variants/defaults.toml:",
+            "variants/ctranslate2/4.7.1.toml:",
         ],
     );
 }

@@ -137,6 +137,7 @@ mod tests {
         Plan {
             schema_version: 1,
             variant: "v".into(),
+            slot: "v".into(),
             description: String::new(),
             platform: crate::platform::Platform::LinuxX86_64,
             python: "3.11".into(),

@@ -26,6 +26,9 @@ pub const SCHEMA_VERSION: u32 = 1;
 pub struct Plan {
     pub schema_version: u32,
     pub variant: String,
+    /// The folder name under `target/xtask/` (see `Resolved::slot`).
+    #[serde(skip)]
+    pub slot: String,
     pub description: String,
     pub platform: Platform,
     pub python: String,

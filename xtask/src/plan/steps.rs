@@ -149,7 +149,7 @@ pub fn plan(workspace: &Workspace, v: &Resolved) -> Plan {
     let layout = Layout {
         root: workspace.root.clone(),
         cache: workspace.cache_dir.clone(),
-        work: workspace.work_dir(&v.name, v.platform),
+        work: workspace.work_dir(&v.slot, v.platform),
         venv: workspace.tools_venv(v.platform, &v.python),
         platform: v.platform,
         python: v.python.clone(),
@@ -190,6 +190,7 @@ pub fn plan(workspace: &Workspace, v: &Resolved) -> Plan {
     Plan {
         schema_version: SCHEMA_VERSION,
         variant: v.name.clone(),
+        slot: v.slot.clone(),
         description: v.description.clone(),
         platform: v.platform,
         python: v.python.clone(),

@@ -50,6 +50,11 @@ pub struct Layer {
     /// Per-platform overrides: `[platform.windows-x86_64]` and so on.
     #[serde(default)]
     pub platform: BTreeMap<String, Loc<Layer>>,
+    /// Only in a CTranslate2 version file (`variants/ctranslate2/<version>.toml`): what one
+    /// variant needs for that version (the official wheels it repackages, its patch series),
+    /// stacked above the variant's own file.
+    #[serde(default)]
+    pub variant: BTreeMap<String, Loc<Layer>>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
@@ -288,7 +293,7 @@ overlay_fields!(Layer {
         patches
     ],
     merge: [
-        inputs, onednn, openmp, sdk, cmake, env, bundle, verify, platform
+        inputs, onednn, openmp, sdk, cmake, env, bundle, verify, platform, variant
     ]
 });
 overlay_fields!(OneDnnSpec {

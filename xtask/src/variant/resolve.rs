@@ -40,6 +40,9 @@ pub struct Choices {
 #[derive(Debug, Clone, Serialize)]
 pub struct Resolved {
     pub name: String,
+    /// The folder under `target/xtask/` for this build: the variant's name for its default
+    /// CTranslate2 version, `<name>@<version>` for another.
+    pub slot: String,
     pub description: String,
     pub platform: Platform,
     pub python: String,
@@ -210,7 +213,17 @@ pub(super) fn resolve(
         .map(|(key, spec)| Ok((key.clone(), remote(files, key, spec)?)))
         .collect::<Result<BTreeMap<_, _>, InputError>>()?;
 
-    let source_spec = layer.source.as_ref().ok_or_else(|| missing("source"))?;
+    let version = catalog.version_of(name);
+    let source_spec = layer.source.as_ref().ok_or_else(|| {
+        InputError::new(format!(
+            "variant `{name}` has no source for CTranslate2 {version}"
+        ))
+        .note(format!(
+            "{}/{version}.toml names the source every variant builds ([source]) and what a \
+             variant that repackages official wheels takes ([variant.{name}.platform.<platform>.source])",
+            super::VERSIONS_DIR
+        ))
+    })?;
     let build = match source_spec.kind.value {
         SourceKind::Wheel => wheel_for_python(files, name, source_spec, &python)?,
         _ => Build::FromSource(source_build(catalog, &layer, source_spec, &inputs)?),
@@ -255,12 +268,12 @@ pub(super) fn resolve(
         description: layer.description.clone().unwrap_or_default(),
         platform,
         python,
-        ctranslate2: layer
-            .ctranslate2
-            .as_ref()
-            .ok_or_else(|| missing("ctranslate2"))?
-            .value
-            .clone(),
+        slot: if catalog.is_default_version(name) {
+            name.to_string()
+        } else {
+            format!("{name}@{version}")
+        },
+        ctranslate2: version.to_string(),
         bundle: bundle(files, name, layer.bundle.as_ref(), &inputs)?,
         sdk,
         sdk_dir,

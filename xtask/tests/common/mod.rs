@@ -136,6 +136,18 @@ pub fn plan_step<'a>(plan: &'a serde_json::Value, id: &str) -> &'a serde_json::V
         .unwrap_or_else(|| panic!("no step `{id}`"))
 }
 
+fn copy_tree(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        if entry.file_type().unwrap().is_dir() {
+            copy_tree(&entry.path(), &to.join(entry.file_name()));
+        } else {
+            std::fs::copy(entry.path(), to.join(entry.file_name())).unwrap();
+        }
+    }
+}
+
 /// A scratch copy of the checkout's variant files and patches, to break on purpose.
 pub struct Scratch {
     pub dir: tempfile::TempDir,
@@ -144,14 +156,8 @@ pub struct Scratch {
 impl Scratch {
     pub fn new() -> Scratch {
         let dir = tempfile::tempdir().unwrap();
-        for sub in ["variants", "patches/ctranslate2-4.7.1"] {
-            let from = repo_root().join(sub);
-            let to = dir.path().join(sub);
-            std::fs::create_dir_all(&to).unwrap();
-            for entry in std::fs::read_dir(&from).unwrap() {
-                let entry = entry.unwrap();
-                std::fs::copy(entry.path(), to.join(entry.file_name())).unwrap();
-            }
+        for sub in ["variants", "patches"] {
+            copy_tree(&repo_root().join(sub), &dir.path().join(sub));
         }
         Scratch { dir }
     }

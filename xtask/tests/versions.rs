@@ -1,0 +1,172 @@
+//! More than one CTranslate2 version: variants/ctranslate2/<version>.toml and --ctranslate2.
+
+mod common;
+
+use common::{Scratch, plan_args, xtask};
+use serde_json::Value;
+
+fn plan_json(args: &[&str]) -> Value {
+    let run = xtask(args);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    serde_json::from_str(&run.stdout).expect("plan --json is JSON")
+}
+
+#[test]
+fn cpu_for_4_8_4_builds_ct2rs_0_10_3_in_a_folder_of_its_own() {
+    let args = plan_args(
+        "cpu",
+        "linux-x86_64",
+        "3.12",
+        &["--json", "--ctranslate2", "4.8.4"],
+    );
+    let plan = plan_json(&args);
+    assert_eq!(plan["ctranslate2"], "4.8.4");
+    let files: Vec<&str> = plan["inputs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| i["file_name"].as_str().unwrap())
+        .collect();
+    assert!(files.contains(&"ct2rs-0.10.3.crate"), "{files:?}");
+    assert!(!files.contains(&"ct2rs-0.9.17.crate"), "{files:?}");
+    let work = plan["work_dir"].as_str().unwrap();
+    assert!(
+        work.ends_with("/target/xtask/cpu@4.8.4/linux-x86_64"),
+        "{work}"
+    );
+
+    // Without the flag: the default version, in the variant's own folder.
+    let plan = plan_json(&plan_args("cpu", "linux-x86_64", "3.12", &["--json"]));
+    assert_eq!(plan["ctranslate2"], "4.7.1");
+    assert!(
+        plan["work_dir"]
+            .as_str()
+            .unwrap()
+            .ends_with("/target/xtask/cpu/linux-x86_64")
+    );
+}
+
+#[test]
+fn rocm_gfx1010_takes_the_series_of_its_version() {
+    for (version, series) in [
+        ("4.7.1", "patches/ctranslate2-4.7.1/series"),
+        ("4.8.4", "patches/ctranslate2-4.8.4/series"),
+    ] {
+        let args = plan_args(
+            "rocm-gfx1010",
+            "linux-x86_64",
+            "3.12",
+            &["--ctranslate2", version],
+        );
+        let run = xtask(&args);
+        assert_eq!(run.code, 0, "{}", run.stderr);
+        assert!(run.stdout.contains(series), "{version}: {}", run.stdout);
+    }
+}
+
+#[test]
+fn an_unknown_version_lists_the_known_ones_and_the_bump_command() {
+    let args = plan_args("cpu", "linux-x86_64", "3.12", &["--ctranslate2", "4.8.5"]);
+    let run = xtask(&args);
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    for needle in [
+        "no data for CTranslate2 4.8.5",
+        "variants/ctranslate2/4.8.5.toml does not exist",
+        "4.8.4",
+        "cargo xtask bump --ctranslate2 4.8.5",
+    ] {
+        assert!(run.stderr.contains(needle), "{needle}: {}", run.stderr);
+    }
+}
+
+#[test]
+fn a_version_that_is_a_path_is_refused() {
+    for bad in ["../../x", "/abs", "4.8.4/../4.7.1", ""] {
+        let args = plan_args("cpu", "linux-x86_64", "3.12", &["--ctranslate2", bad]);
+        let run = xtask(&args);
+        assert_eq!(run.code, 2, "{bad}: {}", run.stderr);
+        assert!(
+            run.stderr.contains("is not a CTranslate2 version"),
+            "{bad}: {}",
+            run.stderr
+        );
+    }
+}
+
+#[test]
+fn variant_tables_only_belong_in_version_files() {
+    let scratch = Scratch::new();
+    std::fs::write(
+        scratch.path().join("variants/cpu.toml"),
+        "description = \"cpu\"\n\n[variant.cuda]\ncuda-arch = \"9.0\"\n",
+    )
+    .unwrap();
+    let run = scratch.run(&plan_args("cpu", "linux-x86_64", "3.12", &[]));
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    assert!(
+        run.stderr
+            .contains("[variant.…] tables belong in a CTranslate2 version file"),
+        "{}",
+        run.stderr
+    );
+    assert!(run.stderr.contains("variants/cpu.toml:"), "{}", run.stderr);
+}
+
+#[test]
+fn a_version_file_names_only_existing_variants_and_not_its_own_version() {
+    let scratch = Scratch::new();
+    scratch.edit(
+        "variants/ctranslate2/4.8.4.toml",
+        "[variant.rocm-gfx1010]",
+        "[variant.rocm-gfx101]",
+    );
+    let args = plan_args("cpu", "linux-x86_64", "3.12", &["--ctranslate2", "4.8.4"]);
+    let run = scratch.run(&args);
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    assert!(
+        run.stderr.contains("there is no variant `rocm-gfx101`"),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr.contains("did you mean `rocm-gfx1010`?"),
+        "{}",
+        run.stderr
+    );
+
+    let scratch = Scratch::new();
+    scratch.edit(
+        "variants/ctranslate2/4.8.4.toml",
+        "[source]",
+        "ctranslate2 = \"4.8.4\"\n\n[source]",
+    );
+    let run = scratch.run(&args);
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    assert!(
+        run.stderr.contains("its file name is the version"),
+        "{}",
+        run.stderr
+    );
+}
+
+#[test]
+fn the_matrix_spans_versions_and_names_artifacts_by_slot() {
+    let run = xtask(&["matrix", "--json", "--ctranslate2", "4.7.1,4.8.4"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let matrix: Value = serde_json::from_str(&run.stdout).unwrap();
+    let entries = matrix["include"].as_array().unwrap();
+    let find = |variant: &str, version: &str| {
+        entries.iter().find(|e| {
+            e["variant"] == variant
+                && e["ctranslate2"] == version
+                && e["platform"] == "linux-x86_64"
+                && e["python"] == "3.12"
+        })
+    };
+    let old = find("cpu", "4.7.1").expect("cpu 4.7.1");
+    assert_eq!(old["artifact"], "cpu-linux-x86_64-py3.12");
+    let new = find("cpu", "4.8.4").expect("cpu 4.8.4");
+    assert_eq!(new["artifact"], "cpu@4.8.4-linux-x86_64-py3.12");
+    assert_eq!(new["slot"], "cpu@4.8.4");
+    assert_eq!(new["name"], "cpu 4.8.4 linux-x86_64 py3.12");
+}
