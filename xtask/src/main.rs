@@ -1181,6 +1181,7 @@ fn wheel_spec(args: &BundleArgs) -> Result<bundle_run::Spec> {
     Ok(bundle_run::Spec {
         wheel,
         policy,
+        manylinux: xtask::bundle::manylinux::target(policy).map(str::to_string),
         roots: args.roots.clone(),
         force: args.force.clone(),
         assume_present: Vec::new(),
@@ -1231,6 +1232,7 @@ fn make_plan(workspace: &Workspace, selection: &Selection) -> Result<plan::Plan>
     )?;
     let choices = Choices {
         platform: selection.platform.map(Platform::from),
+        host_glibc: host::glibc_version(),
         host_python: if selection.python.is_none() {
             host::python_version()
         } else {

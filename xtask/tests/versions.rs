@@ -170,3 +170,41 @@ fn the_matrix_spans_versions_and_names_artifacts_by_slot() {
     assert_eq!(new["slot"], "cpu@4.8.4");
     assert_eq!(new["name"], "cpu 4.8.4 linux-x86_64 py3.12");
 }
+
+/// A Linux build on a host whose glibc is newer than manylinux_2_28 allows cannot prove
+/// manylinux_2_28 (its binaries need the host's symbol versions): the plan names the wheel
+/// for the oldest policy that allows the host's glibc, and says why.
+#[test]
+fn a_newer_host_glibc_names_the_manylinux_tag_it_can_prove() {
+    let args = plan_args("cpu", "linux-x86_64", "3.12", &["--json"]);
+    let run = common::xtask_with_env(
+        &common::repo_root(),
+        &args,
+        &[("CT2V_HOST_GLIBC", "2.36")],
+        &[],
+    );
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let plan: Value = serde_json::from_str(&run.stdout).unwrap();
+    let artifacts = plan["artifacts"].to_string();
+    assert!(
+        artifacts.contains("-manylinux_2_36_x86_64.whl"),
+        "{artifacts}"
+    );
+    assert!(
+        plan["notes"].to_string().contains("glibc 2.36"),
+        "{}",
+        plan["notes"]
+    );
+    let run = common::xtask_with_env(
+        &common::repo_root(),
+        &args,
+        &[("CT2V_HOST_GLIBC", "2.17")],
+        &[],
+    );
+    let plan: Value = serde_json::from_str(&run.stdout).unwrap();
+    assert!(
+        plan["artifacts"]
+            .to_string()
+            .contains("-manylinux_2_28_x86_64.whl")
+    );
+}

@@ -88,10 +88,33 @@ pub fn target(policy: crate::variant::Policy) -> Option<&'static str> {
     }
 }
 
-/// The file name of the fat wheel made from `wheel_name` under `policy`: on Linux the
-/// policy's manylinux tag, which the bundle proves before writing it.
-pub fn fat_wheel_name(wheel_name: &str, policy: crate::variant::Policy) -> String {
-    match target(policy) {
+/// The manylinux policy a wheel built on a host with glibc `host` is tagged for: the
+/// variant's policy, or, where the host's glibc is newer, the oldest policy that allows it.
+/// A compiler links against the host's glibc, so binaries built there may need any symbol
+/// version up to it (e.g. `pthread_create@GLIBC_2.34` on glibc 2.34 and newer): only a build
+/// on an old enough glibc (the manylinux_2_28 image) can prove manylinux_2_28.
+pub fn target_for(policy: crate::variant::Policy, host: Option<(u32, u32)>) -> Option<String> {
+    let base = target(policy)?;
+    let glibc = |name: &str| -> Option<(u32, u32)> {
+        let rest = name.strip_prefix("manylinux_")?;
+        let (major, minor) = rest.split_once('_')?;
+        Some((major.parse().ok()?, minor.parse().ok()?))
+    };
+    let Some(host) = host.filter(|h| glibc(base).is_some_and(|b| *h > b)) else {
+        return Some(base.to_string());
+    };
+    policies()
+        .iter()
+        .filter_map(|p| glibc(&p.name).map(|g| (g, &p.name)))
+        .filter(|(g, _)| *g >= host)
+        .min()
+        .map(|(_, name)| name.clone())
+}
+
+/// The file name of the fat wheel made from `wheel_name` for manylinux policy `target`
+/// (none: the name is kept), which the bundle proves before writing it.
+pub fn fat_wheel_name(wheel_name: &str, target: Option<&str>) -> String {
+    match target {
         Some(name) => crate::wheel::platform_tagged_name(wheel_name, &format!("{name}_x86_64"))
             .unwrap_or_else(|_| wheel_name.to_string()),
         None => wheel_name.to_string(),

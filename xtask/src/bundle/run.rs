@@ -27,6 +27,8 @@ pub struct Spec {
     /// The wheel whose binaries are bundled.
     pub wheel: PathBuf,
     pub policy: Policy,
+    /// Linux: the manylinux policy to prove and tag the fat wheel with (`None`: no tagging).
+    pub manylinux: Option<String>,
     /// Globs (`dir/pattern`, relative to the wheel's root) of the binaries whose imports are
     /// followed; empty means every PE or ELF file in the wheel.
     pub roots: Vec<String>,
@@ -203,7 +205,7 @@ pub fn run(spec: &Spec) -> Result<Outcome> {
     .context("cannot hash the bundled files")?;
     report.assumed_present = assumed;
     let mut fat_wheel_name = wheel_name.clone();
-    if let Some(target) = manylinux::target(spec.policy) {
+    if let Some(target) = &spec.manylinux {
         let tagging = manylinux::tag_wheel(
             &tree,
             target,
@@ -412,7 +414,8 @@ fn data_files(spec: &Spec) -> Result<(Vec<Placed>, BTreeMap<String, u64>)> {
         for (target, bytes) in selection.kernel_bytes {
             *kernel_bytes.entry(target).or_default() += bytes;
         }
-        let package = package_of(&d.base, 4).unwrap_or_else(|| folder_label("data", n + 1, &d.base));
+        let package =
+            package_of(&d.base, 4).unwrap_or_else(|| folder_label("data", n + 1, &d.base));
         for file in selection.files {
             let (sub, name) = file
                 .relative

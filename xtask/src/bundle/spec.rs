@@ -101,6 +101,7 @@ fn from_action(plan: &Plan, action: &BundleAction, found: &Found) -> Result<Spec
     Ok(Spec {
         wheel: PathBuf::from(&action.wheel),
         policy: action.policy,
+        manylinux: action.manylinux.clone(),
         roots: action.roots.clone(),
         force: action.force.clone(),
         assume_present: Vec::new(),

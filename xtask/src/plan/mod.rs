@@ -208,6 +208,9 @@ pub struct BundleAction {
     /// The wheel whose binaries are the roots of the closure.
     pub wheel: String,
     pub policy: crate::variant::Policy,
+    /// Linux: the manylinux policy the fat wheel is tagged for, proven by the bundle.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub manylinux: Option<String>,
     pub roots: Vec<String>,
     pub force: Vec<String>,
     pub search: Vec<SearchLocation>,

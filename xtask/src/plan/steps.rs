@@ -265,7 +265,7 @@ fn built_wheel_name(v: &Resolved) -> String {
 
 /// The bundle's wheel: on Linux tagged with the manylinux policy it proves.
 fn fat_wheel_name(v: &Resolved, wheel: &WheelIn) -> String {
-    crate::bundle::manylinux::fat_wheel_name(&wheel.file_name, v.bundle.policy)
+    crate::bundle::manylinux::fat_wheel_name(&wheel.file_name, v.bundle.manylinux.as_deref())
 }
 
 /// Inputs the bundle step reads, in the order the variant lists them, less those that
@@ -825,6 +825,7 @@ fn finish(layout: &Layout, v: &Resolved, wheel: &WheelIn) -> Vec<Step> {
     let bundle = BundleAction {
         wheel: wheel.path.clone(),
         policy: v.bundle.policy,
+        manylinux: v.bundle.manylinux.clone(),
         roots: v.bundle.roots.clone(),
         force: v.bundle.force.clone(),
         search: v

@@ -22,6 +22,8 @@ use crate::platform::Platform;
 #[derive(Debug, Clone, Default)]
 pub struct Choices {
     pub platform: Option<Platform>,
+    /// The host's glibc, for the manylinux tag of a Linux build made here.
+    pub host_glibc: Option<(u32, u32)>,
     pub python: Option<String>,
     /// The host's `python3` version, used when `python` is not given and the variant has it.
     pub host_python: Option<String>,
@@ -143,6 +145,9 @@ pub struct Verify {
 #[derive(Debug, Clone, Serialize)]
 pub struct Bundle {
     pub policy: Policy,
+    /// Linux: the manylinux policy the fat wheel is tagged for (the variant's, or a newer one
+    /// where this host's glibc is newer; see `bundle::manylinux::target_for`).
+    pub manylinux: Option<String>,
     pub roots: Vec<String>,
     pub force: Vec<String>,
     pub search: Vec<Search>,
@@ -274,7 +279,26 @@ pub(super) fn resolve(
             format!("{name}@{version}")
         },
         ctranslate2: version.to_string(),
-        bundle: bundle(files, name, layer.bundle.as_ref(), &inputs)?,
+        bundle: {
+            let mut bundle = bundle(files, name, layer.bundle.as_ref(), &inputs)?;
+            let host = choices
+                .host_glibc
+                .filter(|_| Some(platform) == Platform::host());
+            bundle.manylinux = crate::bundle::manylinux::target_for(bundle.policy, host);
+            if let (Some(tag), Some(policy)) = (
+                &bundle.manylinux,
+                crate::bundle::manylinux::target(bundle.policy),
+            ) && tag != policy
+            {
+                let (major, minor) = host.unwrap_or_default();
+                notes.push(format!(
+                    "this machine has glibc {major}.{minor}, newer than {policy} allows: what is \
+                     built here needs it, so the wheel is tagged {tag}_x86_64; a {policy} wheel \
+                     is built in the quay.io/pypa/{policy}_x86_64 image (as CTranslate2's own)"
+                ));
+            }
+            bundle
+        },
         sdk,
         sdk_dir,
         build,
@@ -819,6 +843,7 @@ fn bundle(
         .ok_or_else(|| missing_key(files, name, "bundle.policy"))?;
     Ok(Bundle {
         policy: policy.value,
+        manylinux: None,
         roots: spec.roots.unwrap_or_default(),
         force: spec.force.unwrap_or_default(),
         search: spec
