@@ -22,6 +22,7 @@ pub mod plan;
 pub mod platform;
 pub mod release;
 pub mod runner;
+pub mod safe_path;
 pub mod sdk;
 pub mod tree;
 pub mod unpack;
