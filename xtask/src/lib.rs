@@ -24,6 +24,7 @@ pub mod release;
 pub mod runner;
 pub mod safe_path;
 pub mod sdk;
+pub mod staging;
 pub mod tree;
 pub mod unpack;
 pub mod variant;
