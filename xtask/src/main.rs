@@ -419,7 +419,9 @@ struct DownloadArgs {
     /// Retries per file after a connection error, a stall or an HTTP 5xx
     #[arg(long, value_name = "N", default_value_t = 4)]
     retries: u32,
-    /// Seconds to wait for a connection, or for the next bytes, before an attempt fails
+    /// Seconds to wait for a connection, or for the next bytes, before an attempt fails; at
+    /// least 1 KiB must arrive in every such window. An input with no pinned size stops at
+    /// 4 GiB
     #[arg(long, value_name = "SECONDS", default_value_t = 30, value_parser = clap::value_parser!(u64).range(1..))]
     timeout: u64,
 }
@@ -434,6 +436,7 @@ impl DownloadArgs {
             jobs: usize::from(self.jobs),
             progress: true,
             timeout: Duration::from_secs(self.timeout),
+            ..download::Options::default()
         }
     }
 }
