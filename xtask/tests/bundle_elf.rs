@@ -25,8 +25,7 @@ const VIA_LIBC: &str =
 
 fn available() -> bool {
     for tool in ["gcc", "patchelf", "python3"] {
-        if !installed(tool) {
-            eprintln!("skipping: {tool} is not installed");
+        if common::skip::missing(tool, &format!("apt-get install {tool}")) {
             return false;
         }
     }

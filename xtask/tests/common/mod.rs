@@ -6,6 +6,7 @@ pub mod mingw;
 pub mod network;
 pub mod rocm;
 pub mod server;
+pub mod skip;
 pub mod wheel;
 
 use std::path::{Path, PathBuf};
