@@ -14,7 +14,7 @@ use std::time::Instant;
 use common::wheel::{
     ct2_dist_info, dist_info, read_report, report_files, unzip, zip_names, zip_wheel,
 };
-use common::{installed, run_ok, stdout_and_stderr};
+use common::{run_ok, stdout_and_stderr};
 
 const WHEEL: &str = "ctranslate2-4.7.1-cp312-cp312-manylinux_2_28_x86_64.whl";
 

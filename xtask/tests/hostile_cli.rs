@@ -132,7 +132,7 @@ fn item_6_stale_staging_folders_are_removed_by_the_next_run() {
 fn item_11_bundle_refuses_a_tampered_input_wheel() {
     let dir = tempfile::tempdir().unwrap();
     let good = wheel(dir.path());
-    let cases: &[(&str, &dyn Fn(&str, &[u8]) -> Option<Vec<u8>>, &str)] = &[
+    let cases: &[(&str, &Change, &str)] = &[
         (
             "changed",
             &|name, data| name.ends_with("__init__.py").then(|| [data, b"x"].concat()),
@@ -167,8 +167,11 @@ fn item_11_bundle_refuses_a_tampered_input_wheel() {
     }
 }
 
+/// An entry's (name, data) → its new data, if it changes (empty: the entry is dropped).
+type Change = dyn Fn(&str, &[u8]) -> Option<Vec<u8>>;
+
 /// Copies a zip, replacing an entry's data where `change` says (an empty result drops it).
-fn rewrite_zip(from: &Path, to: &Path, change: &dyn Fn(&str, &[u8]) -> Option<Vec<u8>>) {
+fn rewrite_zip(from: &Path, to: &Path, change: &Change) {
     use std::io::Write;
     fs::create_dir_all(to.parent().unwrap()).unwrap();
     let mut archive = zip::ZipArchive::new(fs::File::open(from).unwrap()).unwrap();

@@ -5,7 +5,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use super::{installed, run_ok, stdout_and_stderr};
+use super::{run_ok, stdout_and_stderr};
 
 pub const GCC: &str = "x86_64-w64-mingw32-gcc";
 
