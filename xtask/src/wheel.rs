@@ -235,8 +235,7 @@ pub fn check_record_tree(tree: &Path) -> Result<Vec<String>> {
     ))
 }
 
-/// RECORD (its name and bytes) against the files (name → hash, size), as PEP 376/427 say;
-/// a wheel needs a `.dist-info/WHEEL` too.
+/// RECORD (its name and bytes) against the files (name → hash, size), as PEP 376/427 say.
 fn compare_record(
     wheel: &str,
     record: Option<(String, Vec<u8>)>,
@@ -246,9 +245,6 @@ fn compare_record(
         return vec![format!("{wheel}: no .dist-info/RECORD")];
     };
     let mut problems = Vec::new();
-    if !contents.keys().any(|n| n.ends_with(".dist-info/WHEEL")) {
-        problems.push(format!("{wheel}: no .dist-info/WHEEL"));
-    }
     let Ok(record) = String::from_utf8(record) else {
         problems.push(format!("{record_name} is not UTF-8 text"));
         return problems;

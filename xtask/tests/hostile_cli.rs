@@ -39,18 +39,7 @@ fn bundle(wheel: &Path, out: &Path, extra: &[&str]) -> Run {
 }
 
 fn assert_code(run: &Run, code: i32, needles: &[&str]) {
-    assert_eq!(
-        run.code, code,
-        "exit {code} expected; stdout:\n{}\nstderr:\n{}",
-        run.stdout, run.stderr
-    );
-    for needle in needles {
-        assert!(
-            run.stderr.contains(needle),
-            "`{needle}` not in:\n{}",
-            run.stderr
-        );
-    }
+    common::assert_exit(run, code, needles);
 }
 
 #[test]

@@ -7,18 +7,7 @@ mod common;
 use common::{Run, Scratch, plan_args};
 
 fn assert_refused(run: &Run, needles: &[&str]) {
-    assert_eq!(
-        run.code, 2,
-        "exit code 2 expected; stdout:\n{}\nstderr:\n{}",
-        run.stdout, run.stderr
-    );
-    for needle in needles {
-        assert!(
-            run.stderr.contains(needle),
-            "`{needle}` not in:\n{}",
-            run.stderr
-        );
-    }
+    common::assert_exit(run, 2, needles);
 }
 
 /// `text` appended to variants/`file`, then `plan --variant variant` (Linux, 3.12) + `extra`.

@@ -293,8 +293,14 @@ fn check_out_apart_from_wheel(out: &Path, wheel: &Path) -> Result<(), InputError
 /// was written, a RECORD that is not one, or a wheel without RECORD or WHEEL is refused,
 /// rather than covered by the fresh RECORD the fat wheel gets.
 fn check_input_record(wheel: &Path, tree: &Path) -> Result<()> {
-    let problems = crate::wheel::check_record_tree(tree)
+    let mut problems = crate::wheel::check_record_tree(tree)
         .map_err(|e| InputError::new(format!("{}: {e:#}", wheel.display())))?;
+    let has_wheel_file = crate::tree::files_below(tree)?
+        .iter()
+        .any(|(name, _)| name.ends_with(".dist-info/WHEEL") && name.matches('/').count() == 1);
+    if !has_wheel_file {
+        problems.push("no .dist-info/WHEEL (every wheel has one, PEP 427)".to_string());
+    }
     if problems.is_empty() {
         return Ok(());
     }
