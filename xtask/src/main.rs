@@ -16,7 +16,22 @@ use xtask::platform::Platform;
 use xtask::runner::Runner;
 use xtask::variant::{Catalog, Choices, Output, Policy};
 use xtask::workspace::Workspace;
-use xtask::{download, host, matrix, plan};
+use xtask::{download, host, matrix, plan, safe_path};
+
+// stdout through these, so that a closed pipe (`| head -n1`) becomes an error that `main`
+// turns into a quiet exit 0 instead of std's panic.
+macro_rules! println {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        writeln!(std::io::stdout().lock(), $($arg)*)?
+    }};
+}
+macro_rules! print {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        write!(std::io::stdout().lock(), $($arg)*)?
+    }};
+}
 
 #[derive(Parser)]
 #[command(
@@ -467,7 +482,9 @@ struct DownloadArgs {
     /// Retries per file after a connection error, a stall or an HTTP 5xx
     #[arg(long, value_name = "N", default_value_t = 4)]
     retries: u32,
-    /// Seconds to wait for a connection, or for the next bytes, before an attempt fails
+    /// Seconds to wait for a connection, or for the next bytes, before an attempt fails; at
+    /// least 1 KiB must arrive in every such window. An input with no pinned size stops at
+    /// 4 GiB
     #[arg(long, value_name = "SECONDS", default_value_t = 30, value_parser = clap::value_parser!(u64).range(1..))]
     timeout: u64,
 }
@@ -482,12 +499,18 @@ impl DownloadArgs {
             jobs: usize::from(self.jobs),
             progress: true,
             timeout: Duration::from_secs(self.timeout),
+            ..download::Options::default()
         }
     }
 }
 
 fn parse_mirror(text: &str) -> Result<(String, String), String> {
+    let web = |url: &str| url.starts_with("http://") || url.starts_with("https://");
     match text.split_once('=') {
+        Some((_, to)) if !to.is_empty() && !web(to) => Err(format!(
+            "`{to}` is not an http:// or https:// URL: mirrors are web servers (ftp://, file:// \
+             and other schemes are not downloaded from)"
+        )),
         Some((from, to)) if !from.is_empty() && !to.is_empty() => {
             Ok((from.to_string(), to.to_string()))
         }
@@ -523,6 +546,7 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     match run(cli) {
         Ok(code) => code,
+        Err(err) if stdout_closed(&err) => ExitCode::SUCCESS,
         Err(err) => match err.downcast_ref::<InputError>() {
             Some(input) => {
                 eprint!("error: {input}");
@@ -536,7 +560,26 @@ fn main() -> ExitCode {
     }
 }
 
+/// Whether `err` is stdout's reader having gone away (`xtask matrix | head -n1`): what the
+/// reader wanted has been written, so this is no failure (as for `ls | head`).
+fn stdout_closed(err: &anyhow::Error) -> bool {
+    err.chain().any(|e| {
+        e.downcast_ref::<std::io::Error>()
+            .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+    })
+}
+
 fn run(cli: Cli) -> Result<ExitCode> {
+    if let Some(dir) = &cli.cache_dir
+        && dir.exists()
+        && !dir.is_dir()
+    {
+        return Err(
+            InputError::new(format!("--cache-dir {} is not a folder", dir.display()))
+                .note("give a folder (it is created when missing)")
+                .into(),
+        );
+    }
     let workspace = Workspace::locate(cli.root, cli.cache_dir)?;
     match cli.command {
         Command::Variants { json } => variants(&workspace, json),
@@ -644,10 +687,39 @@ fn run(cli: Cli) -> Result<ExitCode> {
             allow_linux_tag,
         } => {
             let platforms: Vec<Platform> = platforms.into_iter().map(Platform::from).collect();
+            if let Some(version) = &version {
+                safe_path::check_name(version).map_err(|why| {
+                    InputError::new(format!("--version `{version}` is not allowed: {why}"))
+                        .note("a version label names one folder, e.g. --version 4.7.1-1")
+                })?;
+            }
             let catalog = Catalog::load_for(&workspace.root, &[], ctranslate2.as_deref())?;
-            let mut built = Vec::new();
+            let names: Vec<&str> = catalog.variant_names().collect();
+            for v in &variants {
+                if !names.contains(&v.as_str()) {
+                    return Err(
+                        InputError::new(format!("--variants: unknown variant `{v}`"))
+                            .allowed(v, &names)
+                            .into(),
+                    );
+                }
+            }
             let versions: Vec<String> = ctranslate2.into_iter().collect();
-            for entry in matrix::matrix(&workspace.root, &versions)?.include {
+            let all = matrix::matrix(&workspace.root, &versions)?.include;
+            for p in &pythons {
+                if !all.iter().any(|e| &e.python == p) {
+                    let known: std::collections::BTreeSet<&str> =
+                        all.iter().map(|e| e.python.as_str()).collect();
+                    let known: Vec<&str> = known.into_iter().collect();
+                    return Err(InputError::new(format!(
+                        "--pythons: no variant builds for Python {p}"
+                    ))
+                    .allowed(p, &known)
+                    .into());
+                }
+            }
+            let mut built = Vec::new();
+            for entry in all {
                 let selected = (variants.is_empty() || variants.contains(&entry.variant))
                     && (platforms.is_empty() || platforms.contains(&entry.platform))
                     && (pythons.is_empty() || pythons.contains(&entry.python));
@@ -811,7 +883,9 @@ fn verify(workspace: &Workspace, selection: &Selection, numerics: bool) -> Resul
     for command in &step.commands {
         xtask::exec::run_logged(command, &step.env, &log, &mut |line| {
             if !line.starts_with("Requirement already satisfied") {
-                println!("{line}");
+                // A closed stdout only loses the echo; the log keeps every line.
+                use std::io::Write as _;
+                let _ = writeln!(std::io::stdout().lock(), "{line}");
             }
         })?;
     }
@@ -1094,6 +1168,7 @@ fn bundle(workspace: &Workspace, args: &BundleArgs) -> Result<ExitCode> {
     spec.assume_present
         .extend(args.assume_present.iter().cloned());
     if let Some(out) = &args.out {
+        bundle_run::check_out(out)?;
         spec.out = out.clone();
     }
     let outcome = bundle_run::run(&spec)?;
@@ -1112,12 +1187,26 @@ fn plan_wheel(plan: &plan::Plan) -> Option<PathBuf> {
     })
 }
 
+/// A DEST given in a flag: relative, inside the wheel (see `safe_path`).
+fn flag_path(flag: &str, given: &str, dest: &str) -> Result<(), InputError> {
+    safe_path::check_relative(dest).map_err(|why| {
+        InputError::new(format!(
+            "{flag} `{given}`: DEST `{}` is not allowed: {why}",
+            dest.escape_debug()
+        ))
+        .note("DEST is a folder inside the wheel, e.g. ctranslate2")
+    })
+}
+
 /// The spec of `bundle --wheel`: everything from flags.
 fn wheel_spec(args: &BundleArgs) -> Result<bundle_run::Spec> {
     let wheel = args
         .wheel
         .clone()
         .expect("clap requires --wheel without --variant");
+    if !wheel.is_file() {
+        return Err(InputError::new(format!("--wheel {} does not exist", wheel.display())).into());
+    }
     let name = wheel
         .file_name()
         .unwrap_or_default()
@@ -1137,27 +1226,46 @@ fn wheel_spec(args: &BundleArgs) -> Result<bundle_run::Spec> {
         .first()
         .and_then(|r| r.rsplit_once('/'))
         .map(|(dir, _)| dir.to_string());
-    let search = args
-        .search
-        .iter()
-        .map(|s| {
-            let (dir, dest) = match s.rsplit_once('=') {
-                Some((dir, dest)) => (dir, Some(dest.to_string())),
-                None => (s.as_str(), None),
+    let mut search = Vec::new();
+    for s in &args.search {
+        let (dir, dest) = match s.rsplit_once('=') {
+            Some((dir, dest)) => (dir, Some(dest.to_string())),
+            None => (s.as_str(), None),
+        };
+        let dir = PathBuf::from(dir);
+        if !dir.is_dir() {
+            let why = if dir.as_os_str().is_empty() {
+                "names no folder (DIR=DEST)"
+            } else if dir.exists() {
+                "is not a folder"
+            } else {
+                "does not exist"
             };
-            bundle_run::Search {
-                dir: bundle_run::SearchDir::Dir(PathBuf::from(dir)),
-                dest: dest.or_else(|| default_dest.clone()).unwrap_or_default(),
-                package: None,
-                counts_as_sdk: true,
-            }
-        })
-        .collect();
+            return Err(
+                InputError::new(format!("--search `{s}`: `{}` {why}", dir.display()))
+                    .note("--search takes a folder of libraries, e.g. --search sdk/bin=ctranslate2")
+                    .into(),
+            );
+        }
+        let dest = dest.or_else(|| default_dest.clone()).unwrap_or_default();
+        flag_path("--search", s, &dest)?;
+        search.push(bundle_run::Search {
+            dir: bundle_run::SearchDir::Dir(dir),
+            dest,
+            package: None,
+            counts_as_sdk: true,
+        });
+    }
     let mut data = Vec::new();
     for d in &args.data {
         let Some((glob, dest)) = d.rsplit_once('=') else {
-            anyhow::bail!("--data `{d}` is not DIR/PATTERN=DEST");
+            return Err(
+                InputError::new(format!("--data `{d}` is not DIR/PATTERN=DEST"))
+                    .note("e.g. --data 'sdk/bin/rocblas/library/*=ctranslate2/rocblas/library'")
+                    .into(),
+            );
         };
+        flag_path("--data", d, dest)?;
         let (dir, pattern) = glob.rsplit_once('/').unwrap_or((".", glob));
         data.push(bundle_run::Data {
             base: PathBuf::from(dir),
@@ -1182,6 +1290,9 @@ fn wheel_spec(args: &BundleArgs) -> Result<bundle_run::Spec> {
         wheel,
         policy,
         manylinux: xtask::bundle::manylinux::target(policy).map(str::to_string),
+        // A wheel given by hand has no plan that fixed its name: when its binaries need a
+        // newer glibc than the policy allows, it gets the tag they prove.
+        manylinux_newer_ok: true,
         roots: args.roots.clone(),
         force: args.force.clone(),
         assume_present: Vec::new(),

@@ -71,6 +71,17 @@ pub fn matrix(root: &Path, versions: &[String]) -> Result<Matrix, InputError> {
 pub fn entries(catalog: &Catalog) -> Result<Vec<Entry>, InputError> {
     let mut include = Vec::new();
     for name in catalog.variant_names() {
+        let mut listed = false;
+        for platform in Platform::ALL {
+            listed |= catalog.pythons_for(name, platform)?.is_some();
+        }
+        if !listed {
+            return Err(InputError::new(format!(
+                "variant `{name}` lists no platform, so the matrix would drop it silently"
+            ))
+            .allowed("", &Platform::names())
+            .note(format!("set `platforms` in variants/{name}.toml")));
+        }
         for platform in Platform::ALL {
             let Some(pythons) = catalog.pythons_for(name, platform)? else {
                 continue;

@@ -132,9 +132,8 @@ pub fn release(
     }
     let parent = dest.parent().unwrap_or(Path::new("."));
     fs::create_dir_all(parent).with_context(|| format!("cannot create {}", parent.display()))?;
-    let staging = tempfile::Builder::new()
-        .prefix(".release-")
-        .tempdir_in(parent)?;
+    let staging = crate::staging::create(parent, ".release-")
+        .with_context(|| format!("cannot create a staging folder in {}", parent.display()))?;
     let mut artifacts = Vec::new();
     for b in built {
         artifacts.extend(gather(b, staging.path())?);
@@ -174,6 +173,7 @@ fn gather(b: &Built, out: &Path) -> Result<Vec<Artifact>> {
     fs::create_dir_all(&folder)?;
     let stem = format!("{}-py{}", plan.platform, plan.python);
     let wheel = wheel_in(&b.dist).expect("checked before");
+    refuse_symlink(&wheel)?;
     let wheel_name = wheel.file_name().unwrap().to_string_lossy().into_owned();
     let problems = crate::wheel::check_record(&wheel)?;
     if !problems.is_empty() {
@@ -186,6 +186,7 @@ fn gather(b: &Built, out: &Path) -> Result<Vec<Artifact>> {
     let mut files = vec![("wheel", wheel_name.clone())];
     copy_new(&wheel, &folder.join(&wheel_name))?;
     let portable = b.dist.join("portable");
+    refuse_symlink(&portable)?;
     if portable.is_dir() {
         let name = format!("{stem}-portable.zip");
         zip_dir(&portable, &folder.join(&name))?;
@@ -194,6 +195,7 @@ fn gather(b: &Built, out: &Path) -> Result<Vec<Artifact>> {
     let mut bundled = Vec::new();
     for ext in ["json", "md"] {
         let report = b.dist.join(format!("provenance.{ext}"));
+        refuse_symlink(&report)?;
         if report.is_file() {
             let name = format!("{stem}-provenance.{ext}");
             copy_new(&report, &folder.join(&name))?;
@@ -251,6 +253,18 @@ fn gather(b: &Built, out: &Path) -> Result<Vec<Artifact>> {
     Ok(rows)
 }
 
+/// Artifacts are packed as the files they are: a symlink would pack whatever it points at
+/// (anywhere on the machine), so it is refused, with its path.
+fn refuse_symlink(path: &Path) -> Result<()> {
+    if fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink()) {
+        bail!(
+            "{} is a symlink: release packs only real files; replace it by the file or remove it",
+            path.display()
+        );
+    }
+    Ok(())
+}
+
 /// Copies `from` to `to`; an existing `to` with other content is an error, never replaced.
 fn copy_new(from: &Path, to: &Path) -> Result<()> {
     if to.exists() {
@@ -289,6 +303,7 @@ fn zip_dir(dir: &Path, out: &Path) -> Result<()> {
     let mut zip = zip::ZipWriter::new(fs::File::create(out)?);
     let time = crate::wheel::fixed_time();
     for (name, path) in files_below(dir)? {
+        refuse_symlink(&path)?;
         let options = SimpleFileOptions::default()
             .compression_method(zip::CompressionMethod::Deflated)
             .last_modified_time(time)
@@ -359,6 +374,21 @@ fn needs(a: &Artifact) -> &'static str {
     }
 }
 
+/// The first part of `name` below `dir` that is a symlink, if any.
+fn symlink_on_the_way(dir: &Path, name: &str) -> Option<String> {
+    let mut at = dir.to_path_buf();
+    for part in name
+        .split(['/', '\\'])
+        .filter(|p| !p.is_empty() && *p != ".")
+    {
+        at.push(part);
+        if fs::symlink_metadata(&at).is_ok_and(|m| m.file_type().is_symlink()) {
+            return Some(at.display().to_string());
+        }
+    }
+    None
+}
+
 /// Re-checks a release folder: SHA256SUMS against the files (and every file listed), each
 /// wheel's RECORD, and the manifest against SHA256SUMS. Returns the problems found.
 pub fn verify(dir: &Path) -> Result<Vec<String>> {
@@ -368,7 +398,11 @@ pub fn verify(dir: &Path) -> Result<Vec<String>> {
     let mut listed = BTreeMap::new();
     let mut problems = Vec::new();
     for (n, line) in sums.lines().enumerate() {
-        match line.split_once("  ") {
+        // `<hex>  <name>` (text mode) or `<hex> *<name>` (`sha256sum -b`).
+        let parsed = line
+            .split_once(' ')
+            .and_then(|(hex, rest)| Some((hex, rest.strip_prefix([' ', '*'])?)));
+        match parsed {
             Some((hex, name)) if crate::cache::is_sha256(hex) => {
                 listed.insert(name.to_string(), hex.to_string());
             }
@@ -382,6 +416,16 @@ pub fn verify(dir: &Path) -> Result<Vec<String>> {
         }
     }
     for (name, expected) in &listed {
+        if let Err(why) = crate::safe_path::check_nonempty(name) {
+            problems.push(format!(
+                "{name}: not a path inside the release ({why}); not read"
+            ));
+            continue;
+        }
+        if let Some(link) = symlink_on_the_way(dir, name) {
+            problems.push(format!("{name}: a symlink ({link}); not followed"));
+            continue;
+        }
         let path = dir.join(name);
         if !path.is_file() {
             problems.push(format!("{name} is listed in SHA256SUMS but missing"));

@@ -236,7 +236,8 @@ pub fn check_record(wheel: &Path) -> Result<Vec<String>> {
     let file = fs::File::open(wheel).with_context(|| format!("cannot open {}", wheel.display()))?;
     let mut archive = ZipArchive::new(file)
         .with_context(|| format!("{} is not a zip archive", wheel.display()))?;
-    let mut contents: BTreeMap<String, Vec<u8>> = BTreeMap::new();
+    let mut contents: BTreeMap<String, (String, u64)> = BTreeMap::new();
+    let mut record = None;
     for i in 0..archive.len() {
         let mut entry = archive.by_index(i)?;
         if entry.is_dir() {
@@ -245,17 +246,63 @@ pub fn check_record(wheel: &Path) -> Result<Vec<String>> {
         let name = entry.name()?.to_string();
         let mut data = Vec::new();
         entry.read_to_end(&mut data)?;
-        contents.insert(name, data);
+        if name.ends_with(".dist-info/RECORD") {
+            record = Some((name.clone(), data.clone()));
+        }
+        contents.insert(name, (record_hash(&data), data.len() as u64));
     }
-    let Some(record_name) = contents
-        .keys()
-        .find(|n| n.ends_with(".dist-info/RECORD"))
-        .cloned()
-    else {
-        return Ok(vec![format!("{}: no .dist-info/RECORD", wheel.display())]);
+    Ok(compare_record(
+        &wheel.display().to_string(),
+        record,
+        &contents,
+    ))
+}
+
+/// [`check_record`] for a wheel already unpacked at `tree` (files hashed from disk, one at a
+/// time, so a large wheel is never held in memory).
+pub fn check_record_tree(tree: &Path) -> Result<Vec<String>> {
+    let mut contents: BTreeMap<String, (String, u64)> = BTreeMap::new();
+    let mut record = None;
+    for (name, path) in crate::tree::files_below(tree)? {
+        if name.ends_with(".dist-info/RECORD") {
+            record = Some((name.clone(), fs::read(&path)?));
+        }
+        let mut hasher = Sha256::new();
+        let mut file = fs::File::open(&path)?;
+        let mut buffer = vec![0u8; 1 << 16];
+        let mut size = 0u64;
+        loop {
+            let n = file.read(&mut buffer)?;
+            if n == 0 {
+                break;
+            }
+            hasher.update(&buffer[..n]);
+            size += n as u64;
+        }
+        let hash = format!("sha256={}", base64_urlsafe(&hasher.finalize()));
+        contents.insert(name, (hash, size));
+    }
+    Ok(compare_record(
+        &tree.display().to_string(),
+        record,
+        &contents,
+    ))
+}
+
+/// RECORD (its name and bytes) against the files (name → hash, size), as PEP 376/427 say.
+fn compare_record(
+    wheel: &str,
+    record: Option<(String, Vec<u8>)>,
+    contents: &BTreeMap<String, (String, u64)>,
+) -> Vec<String> {
+    let Some((record_name, record)) = record else {
+        return vec![format!("{wheel}: no .dist-info/RECORD")];
     };
-    let record = String::from_utf8_lossy(&contents[&record_name]).into_owned();
     let mut problems = Vec::new();
+    let Ok(record) = String::from_utf8(record) else {
+        problems.push(format!("{record_name} is not UTF-8 text"));
+        return problems;
+    };
     let mut listed = std::collections::BTreeSet::new();
     for line in record.lines().filter(|l| !l.is_empty()) {
         let mut fields = line.rsplitn(3, ',');
@@ -271,17 +318,13 @@ pub fn check_record(wheel: &Path) -> Result<Vec<String>> {
         }
         match contents.get(&name) {
             None => problems.push(format!("RECORD lists {name}, which is not in the wheel")),
-            Some(data) => {
-                if hash != record_hash(data) {
-                    problems.push(format!(
-                        "{name}: RECORD says {hash}, the file has {}",
-                        record_hash(data)
-                    ));
+            Some((actual, len)) => {
+                if hash != actual {
+                    problems.push(format!("{name}: RECORD says {hash}, the file has {actual}"));
                 }
-                if size != data.len().to_string() {
+                if size != len.to_string() {
                     problems.push(format!(
-                        "{name}: RECORD says {size} bytes, the file has {}",
-                        data.len()
+                        "{name}: RECORD says {size} bytes, the file has {len}"
                     ));
                 }
             }
@@ -290,7 +333,7 @@ pub fn check_record(wheel: &Path) -> Result<Vec<String>> {
     for name in contents.keys().filter(|n| !listed.contains(*n)) {
         problems.push(format!("{name} is in the wheel but not in RECORD"));
     }
-    Ok(problems)
+    problems
 }
 
 #[cfg(test)]

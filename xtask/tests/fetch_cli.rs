@@ -37,8 +37,9 @@ fn sha256(data: &[u8]) -> String {
 fn scratch_pinned_to(ct2: &[u8], onednn: &[u8]) -> Scratch {
     let scratch = Scratch::new();
     let defaults = "variants/defaults.toml";
-    scratch.edit(defaults, CT2_SHA, &sha256(ct2));
-    scratch.edit(defaults, "size = 6151405", &format!("size = {}", ct2.len()));
+    let version = "variants/ctranslate2/4.7.1.toml";
+    scratch.edit(version, CT2_SHA, &sha256(ct2));
+    scratch.edit(version, "size = 6151405", &format!("size = {}", ct2.len()));
     scratch.edit(defaults, ONEDNN_SHA, &sha256(onednn));
     scratch.edit(
         defaults,
@@ -229,7 +230,7 @@ fn a_bad_mirror_flag_is_a_usage_error() {
 #[test]
 fn pin_writes_a_missing_pin_into_the_variant_file_and_the_lock() {
     let scratch = Scratch::new();
-    let defaults = "variants/defaults.toml";
+    let defaults = "variants/ctranslate2/4.7.1.toml";
     scratch.edit(
         defaults,
         &format!("sha256 = \"{CT2_SHA}\"\nsize = 6151405\n"),
@@ -264,7 +265,8 @@ fn pin_writes_a_missing_pin_into_the_variant_file_and_the_lock() {
     assert_ok(&run);
     assert!(run.stdout.contains("ctranslate2-source"), "{}", run.stdout);
     assert!(
-        run.stdout.contains("pinned in variants/defaults.toml"),
+        run.stdout
+            .contains("pinned in variants/ctranslate2/4.7.1.toml"),
         "{}",
         run.stdout
     );

@@ -272,3 +272,82 @@ fn linux_tagged_wheels_are_refused_unless_asked_and_zips_keep_exec_bits() {
         eprintln!("unzip not installed: checked the zip's modes with the zip crate only");
     }
 }
+
+/// Issue 18 item 4: a symlink in an artifact folder is refused with its path, never followed.
+#[test]
+fn symlinks_in_artifact_folders_are_refused_with_their_path() {
+    for (label, target) in [("file", "/etc/passwd"), ("folder", "/etc")] {
+        let scratch = Scratch::new();
+        let wheel = fake_build(&scratch, "3.11");
+        let link = wheel
+            .parent()
+            .unwrap()
+            .join("portable/_internal/ctranslate2/evil");
+        std::os::unix::fs::symlink(target, &link).unwrap();
+        let out = scratch.path().join("target/dist/4.7.1");
+        let run = release(&scratch, &out, "3.11");
+        assert_eq!(run.code, 1, "{label}: {}", run.stderr);
+        assert!(run.stderr.contains("symlink"), "{label}: {}", run.stderr);
+        assert!(run.stderr.contains("evil"), "{label}: {}", run.stderr);
+        assert!(!out.exists(), "{label}: nothing written");
+    }
+}
+
+/// Issue 18 item 4: verify-release hashes only in-tree regular files named in SHA256SUMS, and
+/// reads `sha256sum -b` lines (`<hex> *<name>`).
+#[test]
+fn verify_release_hashes_only_files_inside_the_release() {
+    let scratch = Scratch::new();
+    fake_build(&scratch, "3.11");
+    let out = scratch.path().join("target/dist/4.7.1");
+    assert_eq!(release(&scratch, &out, "3.11").code, 0);
+    let sums_path = out.join("SHA256SUMS");
+    let sums = fs::read_to_string(&sums_path).unwrap();
+    // Binary-mode lines, as `sha256sum -b` writes them, are fine.
+    let binary: String = sums
+        .lines()
+        .map(|l| format!("{}\n", l.replacen("  ", " *", 1)))
+        .collect();
+    fs::write(&sums_path, &binary).unwrap();
+    let run = verify(&scratch, &out);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    // Absolute paths, `..` and symlinks named in SHA256SUMS are problems, never read.
+    std::os::unix::fs::symlink("/etc/passwd", out.join("link")).unwrap();
+    let zero = "0".repeat(64);
+    let mut hostile = binary.clone();
+    for name in ["/etc/passwd", "../../../etc/passwd", "link"] {
+        hostile.push_str(&format!("{zero}  {name}\n"));
+    }
+    fs::write(&sums_path, &hostile).unwrap();
+    let run = verify(&scratch, &out);
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    for needle in [
+        "/etc/passwd: not a path inside",
+        "../../../etc/passwd: not a path inside",
+        "link: a symlink",
+    ] {
+        assert!(
+            run.stderr.contains(needle),
+            "`{needle}` not in {}",
+            run.stderr
+        );
+    }
+    assert!(
+        !run.stderr.contains("sha256 "),
+        "nothing outside was hashed: {}",
+        run.stderr
+    );
+}
+
+/// Issue 18 item 6: a `.release-*` staging folder left by a killed run is removed by the next.
+#[test]
+fn a_killed_release_staging_folder_is_removed_by_the_next_release() {
+    let scratch = Scratch::new();
+    fake_build(&scratch, "3.11");
+    let dist = scratch.path().join("target/dist");
+    let stale = dist.join(".release-999999999-k1ll3d");
+    fs::create_dir_all(stale.join("cpu")).unwrap();
+    let run = release(&scratch, &dist.join("4.7.1"), "3.11");
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(!stale.exists(), "stale staging folder removed");
+}

@@ -324,6 +324,7 @@ pub fn tag_wheel(
     target: &str,
     excluded: &dyn Fn(&str) -> bool,
     keep_linux_tag: bool,
+    newer_ok: bool,
 ) -> anyhow::Result<Tagging> {
     let mut elves = Vec::new();
     for (relative, path) in crate::tree::files_below(tree)? {
@@ -343,6 +344,7 @@ pub fn tag_wheel(
     let tag = match analysis.check(target) {
         Ok(()) => format!("{target}_x86_64"),
         Err(_) if keep_linux_tag => "linux_x86_64".to_string(),
+        Err(_) if newer_ok && proven.is_some() => proven.clone().unwrap_or_default(),
         Err(why) => {
             return Err(crate::diagnostic::InputError::new(format!(
                 "the wheel's binaries do not meet {target}, so it cannot be tagged \

@@ -81,6 +81,17 @@ impl Report {
     }
 
     fn totals(&self) -> String {
+        // Files from a build prefix or the compiler's runtime count as bundled but are not
+        // in the SDK packages, so "out of" holds only when the SDK packages are the larger.
+        if self.bundled_bytes > self.sdk_bytes && self.sdk_bytes > 0 {
+            return format!(
+                "{} files, {} bundled (the SDK packages searched hold {}; the rest comes from \
+                 the build or the compiler's runtime).",
+                self.files.len(),
+                human_size(self.bundled_bytes),
+                human_size(self.sdk_bytes)
+            );
+        }
         if self.sdk_bytes == 0 {
             return format!(
                 "{} files, {} bundled (none from an SDK package).",
@@ -227,5 +238,22 @@ mod tests {
             "{md}"
         );
         assert!(md.contains("3.0 KiB saved"), "{md}");
+    }
+
+    /// Issue 18 item 12: never "37.1 KiB bundled out of 29.9 KiB".
+    #[test]
+    fn totals_never_say_more_bundled_than_there_was() {
+        let placed = vec![Placed {
+            source: PathBuf::from("/prefix/libctranslate2.so"),
+            dest: "ctranslate2".into(),
+            name: "libctranslate2.so".into(),
+            reason: "_ext.so".into(),
+            package: "the build".into(),
+        }];
+        let hash = |_: &Path| Ok(("ab".repeat(32), 38_000));
+        let report = Report::new("cpu", "linux-x86_64", &placed, vec![], 30_600, &hash).unwrap();
+        let text = report.summary();
+        assert!(!text.contains("out of"), "{text}");
+        assert!(text.contains("37.1 KiB bundled"), "{text}");
     }
 }

@@ -17,6 +17,7 @@ use super::policy::SystemLibraries;
 use super::report::Report;
 use super::runpath;
 use crate::binary;
+use crate::diagnostic::InputError;
 use crate::tree::files_below;
 use crate::unpack::{self, Format, Limits};
 use crate::variant::{Output, Policy};
@@ -29,6 +30,9 @@ pub struct Spec {
     pub policy: Policy,
     /// Linux: the manylinux policy to prove and tag the fat wheel with (`None`: no tagging).
     pub manylinux: Option<String>,
+    /// Tag with the (newer) manylinux policy the binaries prove when they do not meet
+    /// `manylinux`, instead of stopping (`bundle --wheel`, whose name no plan fixed).
+    pub manylinux_newer_ok: bool,
     /// Globs (`dir/pattern`, relative to the wheel's root) of the binaries whose imports are
     /// followed; empty means every PE or ELF file in the wheel.
     pub roots: Vec<String>,
@@ -104,28 +108,37 @@ pub const PYINSTALLER_HOOK: &str = "hook-ctranslate2.py";
 pub const REPORT_JSON: &str = "provenance.json";
 pub const REPORT_MD: &str = "provenance.md";
 
+/// A file in every output folder of `bundle`: a folder with it may be replaced by the next
+/// run; a non-empty folder without it is the user's and is never deleted.
+pub const OUT_MARKER: &str = ".ct2v-bundle";
+
 pub fn run(spec: &Spec) -> Result<Outcome> {
     let wheel_name = spec
         .wheel
         .file_name()
         .and_then(|n| n.to_str())
         .filter(|n| n.ends_with(".whl"))
-        .with_context(|| format!("{} is not a .whl file", spec.wheel.display()))?
+        .ok_or_else(|| InputError::new(format!("{} is not a .whl file", spec.wheel.display())))?
         .to_string();
     if !spec.wheel.is_file() {
-        bail!("the wheel {} does not exist", spec.wheel.display());
+        return Err(
+            InputError::new(format!("the wheel {} does not exist", spec.wheel.display())).into(),
+        );
     }
+    check_out_apart_from_wheel(&spec.out, &spec.wheel)?;
     let parent = match spec.out.parent() {
         Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
         _ => PathBuf::from("."),
     };
     fs::create_dir_all(&parent).with_context(|| format!("cannot create {}", parent.display()))?;
-    let staging = tempfile::Builder::new()
-        .prefix(".bundle-")
-        .tempdir_in(&parent)
+    if let Some(name) = spec.out.file_name() {
+        crate::staging::sweep(&parent, &format!(".{}.old-", name.to_string_lossy()));
+    }
+    let staging = crate::staging::create(&parent, ".bundle-")
         .with_context(|| format!("cannot create a staging folder in {}", parent.display()))?;
     let tree = staging.path().join("wheel");
     unpack::unpack(&spec.wheel, Format::Zip, None, &tree, &Limits::default())?;
+    check_input_record(&spec.wheel, &tree)?;
 
     let mut system = SystemLibraries::for_policy(spec.policy);
     system.assume(&spec.assume_present);
@@ -211,6 +224,7 @@ pub fn run(spec: &Spec) -> Result<Outcome> {
             target,
             &|lib| inputs.system.contains(lib),
             spec.keep_linux_tag,
+            spec.manylinux_newer_ok,
         )?;
         fat_wheel_name = crate::wheel::set_platform_tag(&tree, &wheel_name, &tagging.tag)?;
         report.platform_tag = Some(tagging);
@@ -219,6 +233,10 @@ pub fn run(spec: &Spec) -> Result<Outcome> {
 
     let out = staging.path().join("out");
     fs::create_dir_all(&out)?;
+    fs::write(
+        out.join(OUT_MARKER),
+        "written by `cargo xtask bundle`; the next bundle run may replace this folder\n",
+    )?;
     let mut artifacts = Vec::new();
     for output in &spec.outputs {
         match output {
@@ -250,6 +268,83 @@ pub fn run(spec: &Spec) -> Result<Outcome> {
         report,
         artifacts,
     })
+}
+
+/// A user-chosen `--out`: new, empty, or a previous output of `bundle` (it has
+/// [`OUT_MARKER`]); anything else holds files that replacing it would delete.
+pub fn check_out(out: &Path) -> Result<(), InputError> {
+    let meta = match fs::symlink_metadata(out) {
+        Ok(meta) => meta,
+        Err(_) => return Ok(()),
+    };
+    if !meta.is_dir() {
+        return Err(InputError::new(format!(
+            "--out {} exists and is not a folder; bundle writes a folder there",
+            out.display()
+        ))
+        .note("choose a new or empty folder"));
+    }
+    let mut entries = fs::read_dir(out)
+        .map_err(|e| InputError::new(format!("cannot list --out {}: {e}", out.display())))?;
+    if entries.next().is_some() && !out.join(OUT_MARKER).is_file() {
+        return Err(InputError::new(format!(
+            "--out {} holds files not written by `cargo xtask bundle`; replacing it would delete them",
+            out.display()
+        ))
+        .note("choose a new or empty folder (a previous bundle output is replaced)"));
+    }
+    Ok(())
+}
+
+/// `--out` may not be the input wheel, nor a folder that holds it: replacing it would delete
+/// the input (and whatever lies next to it).
+fn check_out_apart_from_wheel(out: &Path, wheel: &Path) -> Result<(), InputError> {
+    let absolute = |p: &Path| {
+        p.canonicalize()
+            .or_else(|_| std::path::absolute(p))
+            .unwrap_or_else(|_| p.to_path_buf())
+    };
+    let (out_abs, wheel_abs) = (absolute(out), absolute(wheel));
+    if wheel_abs.starts_with(&out_abs) {
+        return Err(InputError::new(format!(
+            "--out {} is, or holds, the input wheel {}: replacing it would delete the input",
+            out.display(),
+            wheel.display()
+        ))
+        .note("choose an output folder apart from the input, e.g. dist/bundled"));
+    }
+    Ok(())
+}
+
+/// The input wheel must be what its RECORD says (PEP 427): a file changed after the RECORD
+/// was written, a RECORD that is not one, or a wheel without RECORD or WHEEL is refused,
+/// rather than covered by the fresh RECORD the fat wheel gets.
+fn check_input_record(wheel: &Path, tree: &Path) -> Result<()> {
+    let mut problems = crate::wheel::check_record_tree(tree)
+        .map_err(|e| InputError::new(format!("{}: {e:#}", wheel.display())))?;
+    let has_wheel_file = crate::tree::files_below(tree)?
+        .iter()
+        .any(|(name, _)| name.ends_with(".dist-info/WHEEL") && name.matches('/').count() == 1);
+    if !has_wheel_file {
+        problems.push("no .dist-info/WHEEL (every wheel has one, PEP 427)".to_string());
+    }
+    if problems.is_empty() {
+        return Ok(());
+    }
+    let shown: Vec<&str> = problems.iter().take(5).map(String::as_str).collect();
+    let more = problems.len().saturating_sub(shown.len());
+    let mut error = InputError::new(format!(
+        "the input wheel {} does not match its RECORD (changed after it was built?):\n  {}{}",
+        wheel.display(),
+        shown.join("\n  "),
+        if more > 0 {
+            format!("\n  … and {more} more")
+        } else {
+            String::new()
+        }
+    ));
+    error = error.note("bundle a wheel as the build wrote it");
+    Err(error.into())
 }
 
 /// Copies keep the SDK's modes; a read-only copy could not have its RUNPATH set.

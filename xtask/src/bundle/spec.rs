@@ -102,6 +102,7 @@ fn from_action(plan: &Plan, action: &BundleAction, found: &Found) -> Result<Spec
         wheel: PathBuf::from(&action.wheel),
         policy: action.policy,
         manylinux: action.manylinux.clone(),
+        manylinux_newer_ok: false,
         roots: action.roots.clone(),
         force: action.force.clone(),
         assume_present: Vec::new(),

@@ -80,7 +80,7 @@ pub struct SourceSpec {
     pub url: Option<Loc<String>>,
     pub sha256: Option<Loc<String>>,
     pub size: Option<u64>,
-    pub subdir: Option<String>,
+    pub subdir: Option<Loc<String>>,
     pub rev: Option<Loc<String>>,
     pub path: Option<Loc<String>>,
     /// For `kind = "wheel"`: Python version → the wheel's path inside the archive at `url`.
@@ -107,13 +107,13 @@ pub struct InputSpec {
     pub sha256: Option<Loc<String>>,
     pub size: Option<u64>,
     /// The folder inside the unpacked archive that is used.
-    pub subdir: Option<String>,
+    pub subdir: Option<Loc<String>>,
     /// The Python package and version that the file is, for the provenance report.
     pub package: Option<String>,
     /// The folder of the unpacked wheel that mirrors an installed SDK's root (e.g.
     /// `_rocm_sdk_core`, whose `bin/` is an SDK's `bin/`): with `--sdk-dir`, the input is
     /// not downloaded and its folders are taken from there.
-    pub sdk_folder: Option<String>,
+    pub sdk_folder: Option<Loc<String>>,
     /// Where the sha256 came from when it was not downloaded by `cargo xtask pin` (e.g. a
     /// digest the publisher listed): a mismatch on the first download then says so.
     pub pin_source: Option<String>,
@@ -147,7 +147,7 @@ pub struct OpenMpSpec {
     /// For `INTEL`: the input holding the `intel-openmp` wheel.
     pub input: Option<Loc<String>>,
     /// For `INTEL`: the folder inside that input that `INTEL_ROOT` points at.
-    pub root: Option<String>,
+    pub root: Option<Loc<String>>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, serde::Serialize)]
@@ -204,7 +204,7 @@ pub struct BundleSpec {
     pub search: Option<Vec<SearchSpec>>,
     /// Data folders copied along, such as rocBLAS's Tensile `library/`.
     pub data: Option<Vec<DataSpec>>,
-    pub outputs: Option<Vec<Output>>,
+    pub outputs: Option<Loc<Vec<Output>>>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -213,10 +213,9 @@ pub struct SearchSpec {
     /// `wheel`, `prefix`, `toolchain`, `sdk`, or the name of an input.
     pub from: Loc<String>,
     /// The folder below `from` that holds the libraries.
-    #[serde(default)]
-    pub dir: String,
+    pub dir: Option<Loc<String>>,
     /// Where libraries found here go, relative to the wheel's root.
-    pub dest: String,
+    pub dest: Loc<String>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, serde::Serialize)]
@@ -231,8 +230,8 @@ pub enum DataFilter {
 pub struct DataSpec {
     pub from: Loc<String>,
     /// A glob below `from`.
-    pub glob: String,
-    pub dest: String,
+    pub glob: Loc<String>,
+    pub dest: Loc<String>,
     pub filter: Option<DataFilter>,
 }
 
@@ -241,7 +240,7 @@ pub struct DataSpec {
 pub struct VerifySpec {
     /// Device → compute types `get_supported_compute_types(device)` must include.
     #[serde(default)]
-    pub compute_types: BTreeMap<String, Vec<String>>,
+    pub compute_types: BTreeMap<String, Loc<Vec<String>>>,
 }
 
 /// Stacking: the layer on top wins key by key; maps merge by key; records such as

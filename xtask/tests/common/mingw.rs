@@ -5,21 +5,16 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use super::{installed, run_ok, stdout_and_stderr};
+use super::{run_ok, stdout_and_stderr};
 
 pub const GCC: &str = "x86_64-w64-mingw32-gcc";
 
 /// Whether mingw-w64 (and, for loading, wine) are on PATH; prints why a test skips.
 pub fn available(need_wine: bool) -> bool {
-    if !installed(GCC) {
-        eprintln!("skipping: {GCC} is not installed (apt-get install gcc-mingw-w64-x86-64)");
+    if super::skip::missing(GCC, "apt-get install gcc-mingw-w64-x86-64") {
         return false;
     }
-    if need_wine && !installed("wine") {
-        eprintln!("skipping: wine is not installed (apt-get install wine wine64)");
-        return false;
-    }
-    true
+    !(need_wine && super::skip::missing("wine", "apt-get install wine wine64"))
 }
 
 /// One fake DLL: its file name, the DLLs it imports (by linking against them), and the

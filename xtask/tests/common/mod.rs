@@ -6,6 +6,7 @@ pub mod mingw;
 pub mod network;
 pub mod rocm;
 pub mod server;
+pub mod skip;
 pub mod wheel;
 
 use std::path::{Path, PathBuf};
@@ -55,6 +56,22 @@ pub fn xtask_with_env(root: &Path, args: &[&str], env: &[(&str, &str)], removed:
         run.stderr
     );
     run
+}
+
+/// Asserts `run` exited with `code` and its stderr has every needle.
+pub fn assert_exit(run: &Run, code: i32, needles: &[&str]) {
+    assert_eq!(
+        run.code, code,
+        "exit {code} expected; stdout:\n{}\nstderr:\n{}",
+        run.stdout, run.stderr
+    );
+    for needle in needles {
+        assert!(
+            run.stderr.contains(needle),
+            "`{needle}` not in:\n{}",
+            run.stderr
+        );
+    }
 }
 
 pub fn xtask(args: &[&str]) -> Run {
