@@ -163,6 +163,7 @@ fn rename_versions(table: &mut dyn TableLike, from: &str, to: &str, bumped: &mut
     if url_changed {
         table.remove("sha256");
         table.remove("size");
+        table.remove("pin-source");
     }
 }
 

@@ -162,6 +162,8 @@ fn bump_makes_a_version_from_the_previous_one_pins_it_and_checks_the_series() {
         "bump",
         "--ctranslate2",
         "4.8.4",
+        "--from",
+        "4.7.1",
         "--source",
         "https://static.crates.io/crates/ct2rs/ct2rs-0.10.3.crate",
     ]);

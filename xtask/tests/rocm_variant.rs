@@ -71,12 +71,15 @@ fn stand_in() -> StandIn {
     }
 }
 
+/// Where the rocm variant's official zip and SDK wheels of the default CTranslate2 are pinned.
+const ROCM_VERSION_FILE: &str = "variants/ctranslate2/4.7.1.toml";
+
 /// A scratch copy of variants/ whose pins of the SDK and VC++ runtime wheels are those of
 /// the stand-in's wheels (in the variant files and in pins.lock alike).
 fn scratch_for(s: &StandIn) -> Scratch {
     let scratch = Scratch::new();
-    repin(&scratch, CORE_PIN, &s.core_wheel, "variants/rocm.toml");
-    repin(&scratch, LIBS_PIN, &s.libs_wheel, "variants/rocm.toml");
+    repin(&scratch, CORE_PIN, &s.core_wheel, ROCM_VERSION_FILE);
+    repin(&scratch, LIBS_PIN, &s.libs_wheel, ROCM_VERSION_FILE);
     repin(&scratch, MSVC_PIN, &s.msvc_wheel, "variants/defaults.toml");
     scratch
 }
@@ -222,8 +225,9 @@ fn the_rocm_variant_is_built_from_the_stand_in_index_and_its_outputs_load_under_
     let run = build(&scratch, &server, &["--allow-unpinned"], &[]);
     assert_eq!(run.code, 0, "{}", run.stderr);
     // The pin is recorded in the variant file, and the next build needs no opt-in.
-    let variant = fs::read_to_string(scratch.path().join("variants/rocm.toml")).unwrap();
-    assert_eq!(variant.matches("sha256 = ").count(), 3, "{variant}");
+    let variant = fs::read_to_string(scratch.path().join(ROCM_VERSION_FILE)).unwrap();
+    // The source archive's, the release zip's and the two SDK wheels'.
+    assert_eq!(variant.matches("sha256 = ").count(), 4, "{variant}");
     assert!(
         run.stderr.contains("step `verify` did not run"),
         "a Windows wheel is not installed on Linux: {}",
@@ -363,7 +367,7 @@ fn a_published_digest_that_the_served_file_does_not_match_is_said_plainly() {
     // rocm_sdk_core pinned to its published digest, as checked in; the stand-in's file
     // differs from AMD's.
     let scratch = Scratch::new();
-    repin(&scratch, LIBS_PIN, &s.libs_wheel, "variants/rocm.toml");
+    repin(&scratch, LIBS_PIN, &s.libs_wheel, ROCM_VERSION_FILE);
     repin(&scratch, MSVC_PIN, &s.msvc_wheel, "variants/defaults.toml");
     let run = build(&scratch, &server, &["--allow-unpinned"], &[]);
     assert_eq!(run.code, 1, "{}", run.stderr);

@@ -208,3 +208,68 @@ fn a_newer_host_glibc_names_the_manylinux_tag_it_can_prove() {
             .contains("-manylinux_2_28_x86_64.whl")
     );
 }
+
+#[test]
+fn rocm_repackages_the_official_zip_of_its_version() {
+    for (version, pinned) in [("4.7.1", false), ("4.8.2", true), ("4.8.4", false)] {
+        let args = plan_args(
+            "rocm",
+            "windows-x86_64",
+            "3.12",
+            &["--json", "--ctranslate2", version],
+        );
+        let plan = plan_json(&args);
+        let zip = plan["inputs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|i| i["name"] == "ctranslate2-wheels")
+            .expect("the official zip");
+        let url = format!(
+            "https://github.com/OpenNMT/CTranslate2/releases/download/v{version}/rocm-python-wheels-Windows.zip"
+        );
+        assert_eq!(zip["url"], url.as_str());
+        assert_eq!(zip["sha256"].is_string(), pinned, "{version}: {zip}");
+        let text = plan.to_string();
+        assert!(
+            text.contains(&format!(
+                "temp-windows/ctranslate2-{version}-cp312-cp312-win_amd64.whl"
+            )),
+            "{version}"
+        );
+        // The SDK wheels stay pinned to their published digests, and the DLL folders are
+        // the ones every version's __init__.py adds.
+        assert!(text.contains("f8dac46ea54d570dd73a694e9f6793e80889a8168dd484be57b0d2f65079dde3"));
+        assert!(text.contains("_rocm_sdk_libraries_custom/bin"));
+    }
+}
+
+#[test]
+fn a_version_with_only_some_variants_leaves_the_others_out_of_the_matrix() {
+    let run = xtask(&["matrix", "--json", "--ctranslate2", "4.8.2"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let matrix: Value = serde_json::from_str(&run.stdout).unwrap();
+    let variants: std::collections::BTreeSet<&str> = matrix["include"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["variant"].as_str().unwrap())
+        .collect();
+    assert_eq!(variants.into_iter().collect::<Vec<_>>(), ["rocm"]);
+    assert!(
+        run.stderr
+            .contains("cpu has no source for CTranslate2 4.8.2"),
+        "{}",
+        run.stderr
+    );
+    // A build of such a variant says what is missing.
+    let args = plan_args("cpu", "linux-x86_64", "3.12", &["--ctranslate2", "4.8.2"]);
+    let run = xtask(&args);
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    assert!(
+        run.stderr
+            .contains("variant `cpu` has no source for CTranslate2 4.8.2"),
+        "{}",
+        run.stderr
+    );
+}

@@ -86,6 +86,9 @@ pub struct SourceSpec {
     /// For `kind = "wheel"`: Python version → the wheel's path inside the archive at `url`.
     #[serde(default)]
     pub wheels: BTreeMap<String, Loc<String>>,
+    /// Where the sha256 came from when it was not downloaded by `cargo xtask pin` (see
+    /// `InputSpec::pin_source`).
+    pub pin_source: Option<String>,
 }
 
 impl SourceSpec {

@@ -162,19 +162,24 @@ impl Catalog {
         let mut chosen = BTreeMap::new();
         let mut versions = BTreeMap::new();
         for (name, layer) in &variants {
-            let wanted = match version {
-                Some(v) => v.to_string(),
-                None => layer
-                    .ctranslate2
-                    .as_ref()
-                    .or(defaults.ctranslate2.as_ref())
-                    .map(|v| v.value.clone())
-                    .ok_or_else(|| {
-                        InputError::new("no CTranslate2 version: variants/defaults.toml has no `ctranslate2 = \"…\"`")
-                    })?,
+            let from_file = layer.ctranslate2.as_ref().or(defaults.ctranslate2.as_ref());
+            let wanted = match (version, from_file) {
+                (Some(v), _) => v.to_string(),
+                (None, Some(v)) => v.value.clone(),
+                (None, None) => {
+                    return Err(InputError::new(
+                        "no CTranslate2 version: variants/defaults.toml has no `ctranslate2 = \"…\"`",
+                    ));
+                }
             };
             if !versions.contains_key(&wanted) {
-                let layer = load_version(&mut files, root, &wanted, &names)?;
+                let layer = load_version(&mut files, root, &wanted, &names).map_err(|e| {
+                    // A version named in a file: point at it.
+                    match (version, from_file) {
+                        (None, Some(v)) if e.location.is_none() => e.at(files.location(v)),
+                        _ => e,
+                    }
+                })?;
                 versions.insert(wanted.clone(), layer);
             }
             chosen.insert(name.clone(), wanted);

@@ -708,7 +708,7 @@ fn archive_input(files: &Files, spec: &SourceSpec, name: &str) -> Result<Remote,
         subdir: spec.subdir.clone(),
         package: None,
         sdk_folder: None,
-        pin_source: None,
+        pin_source: spec.pin_source.clone(),
     };
     let loc = Loc {
         value: input,
