@@ -2,6 +2,7 @@
 //!
 //! `main.rs` is only the command line; everything it calls lives here, one module per job.
 
+pub mod bench;
 pub mod binary;
 pub mod bump;
 pub mod bundle;

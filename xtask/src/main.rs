@@ -162,6 +162,57 @@ enum Command {
         #[arg(long)]
         numerics: bool,
     },
+    /// Time the built wheel against the official wheel of the same version, on the CPU
+    #[command(
+        long_about = "Time the built wheel (from the verify step's venv) against the official \
+                      ctranslate2 wheel of the same version from PyPI (a venv of its own, \
+                      installed from the wheelhouse `fetch` fills, or from PyPI), in one run, \
+                      alternating which goes first, on a randomly initialised Whisper model \
+                      written straight from ctranslate2's model spec (no torch, no downloads): \
+                      encode of one 30 s window and a greedy generate with end-of-text \
+                      suppressed, per compute type. Prints medians, bests and ratios \
+                      (official / ours: above 1.0 = ours faster) and writes JSON.",
+        after_help = "Examples:\n  cargo xtask bench --variant cpu\n  \
+                      cargo xtask bench --variant cpu --threads 2 --rounds 5 --compute-types float32,int8,int16\n  \
+                      cargo xtask bench --variant cpu --offline --env CT2_USE_MKL=0\n\n\
+                      Exit codes: 0 measured, 1 a side failed (or was not built), 2 bad input."
+    )]
+    Bench {
+        #[command(flatten)]
+        selection: Selection,
+        /// Whisper size of the random model: tiny, base, small, medium
+        #[arg(long, value_name = "SIZE", default_value = "base")]
+        size: String,
+        /// Threads for both sides (intra_threads and OMP_NUM_THREADS; default: all CPUs)
+        #[arg(long, value_name = "N")]
+        threads: Option<usize>,
+        /// Alternating rounds (one process per side per round)
+        #[arg(long, value_name = "N", default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..))]
+        rounds: u32,
+        /// Timed repetitions inside each process, after one warm-up
+        #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]
+        repeat: u32,
+        /// Tokens each greedy generate produces
+        #[arg(long, value_name = "N", default_value_t = 32, value_parser = clap::value_parser!(u32).range(1..=200))]
+        tokens: u32,
+        /// Compute types to time (int16 needs a build with MKL on both sides)
+        #[arg(
+            long,
+            value_name = "LIST",
+            value_delimiter = ',',
+            default_value = "float32,int8"
+        )]
+        compute_types: Vec<String>,
+        /// An environment variable for both sides, e.g. CT2_USE_MKL=0 (repeatable)
+        #[arg(long, value_name = "KEY=VALUE")]
+        env: Vec<String>,
+        /// Install the official wheel only from the wheelhouse in the cache (no network)
+        #[arg(long)]
+        offline: bool,
+        /// Where to write the JSON report (default: target/xtask/bench/…/bench-<size>.json)
+        #[arg(long, value_name = "FILE")]
+        json: Option<PathBuf>,
+    },
     /// Download (or find in the cache) and verify every pinned input of one build
     #[command(
         long_about = "Download (or find in the cache) and verify every pinned input of one build: \
@@ -626,6 +677,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
                     plan.platform,
                     &plan.python,
                     &requirements,
+                    &[format!("ctranslate2=={}", plan.ctranslate2)],
                     &log_dir.join("wheelhouse.log"),
                 )?;
                 eprintln!("build-tool and runtime wheels in {}", dir.display());
@@ -675,6 +727,39 @@ fn run(cli: Cli) -> Result<ExitCode> {
             selection,
             numerics,
         } => verify(&workspace, &selection, numerics),
+        Command::Bench {
+            selection,
+            size,
+            threads,
+            rounds,
+            repeat,
+            tokens,
+            compute_types,
+            env,
+            offline,
+            json,
+        } => {
+            let plan = make_plan(&workspace, &selection)?;
+            let options = xtask::bench::Options {
+                size,
+                threads: threads
+                    .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, usize::from)),
+                rounds,
+                repeat,
+                tokens,
+                compute_types,
+                env,
+                offline,
+                json,
+            };
+            let log_dir = workspace.log_dir(&plan.variant, plan.platform);
+            std::fs::create_dir_all(&log_dir)?;
+            let log = log_dir.join("bench.log");
+            std::fs::write(&log, "")?;
+            let json = xtask::bench::run(&workspace, &plan, &options, &log)?;
+            eprintln!("report: {} (log: {})", json.display(), log.display());
+            Ok(ExitCode::SUCCESS)
+        }
         Command::Bundle(args) => bundle(&workspace, &args),
         Command::Release {
             variants,

@@ -15,7 +15,15 @@ pub const SCRIPT: &str = "xtask/python/numerics.py";
 /// Largest absolute difference accepted between the two encoder outputs (float32, CPU).
 pub const TOLERANCE: &str = "1e-4";
 
-pub fn check(workspace: &Workspace, plan: &Plan, log: &Path) -> Result<()> {
+/// The verify step's venv, which has the built wheel installed: the Python launcher that made
+/// it (`<launcher…> -m venv --clear <dir>`) and the venv's python (`<python> -m pip install
+/// <wheel>`).
+pub struct VerifyVenv {
+    pub launcher: Vec<String>,
+    pub python: String,
+}
+
+pub fn verify_venv(plan: &Plan) -> Result<VerifyVenv> {
     let verify = plan
         .steps
         .iter()
@@ -24,11 +32,20 @@ pub fn check(workspace: &Workspace, plan: &Plan, log: &Path) -> Result<()> {
     let (Some(create), Some(install)) = (verify.commands.first(), verify.commands.get(1)) else {
         bail!("the verify step has no venv to extend");
     };
-    // `<launcher…> -m venv --clear <dir>` and `<venv python> -m pip install <wheel>`.
     let launcher: Vec<String> = std::iter::once(create.program.clone())
         .chain(create.args.iter().take_while(|a| *a != "-m").cloned())
         .collect();
-    let ours = install.program.clone();
+    Ok(VerifyVenv {
+        launcher,
+        python: install.program.clone(),
+    })
+}
+
+pub fn check(workspace: &Workspace, plan: &Plan, log: &Path) -> Result<()> {
+    let VerifyVenv {
+        launcher,
+        python: ours,
+    } = verify_venv(plan)?;
     let dir = workspace.xtask_dir().join("numerics").join(format!(
         "{}-{}-py{}",
         plan.variant, plan.platform, plan.python

@@ -58,6 +58,7 @@ impl Handler for Runner {
                         plan.platform,
                         &plan.python,
                         &requirements,
+                        &[],
                         log,
                     ) {
                         Ok(dir) => {

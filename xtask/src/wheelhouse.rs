@@ -33,12 +33,15 @@ fn platform_tags(platform: Platform) -> &'static [&'static str] {
 }
 
 /// Downloads the wheels for `platform` and `python` into the wheelhouse with this machine's
-/// Python (`pip download`, binary wheels for the target, whatever the host is).
+/// Python (`pip download`, binary wheels for the target, whatever the host is): the pinned
+/// build tools, the built wheel's runtime requirements, and `extra` (the official ctranslate2
+/// wheel that `bench` compares against, with its dependencies).
 pub fn download(
     cache: &Path,
     platform: Platform,
     python: &str,
     requirements: &Path,
+    extra: &[String],
     log: &Path,
 ) -> Result<PathBuf> {
     let dest = dir(cache, platform, python);
@@ -62,7 +65,9 @@ pub fn download(
     let pinned = base()
         .args(["--no-deps", "--require-hashes", "-r"])
         .arg(requirements.display().to_string());
-    let runtime = base().args(RUNTIME_REQUIREMENTS);
+    let runtime = base()
+        .args(RUNTIME_REQUIREMENTS)
+        .args(extra.iter().cloned());
     for command in [pinned, runtime] {
         run_logged(&command, &Default::default(), log, &mut |_| {})?;
     }

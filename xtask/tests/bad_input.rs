@@ -288,7 +288,34 @@ fn openmp_runtime_set_twice_is_refused() {
         "WITH_CUDA = true\nOPENMP_RUNTIME = \"INTEL\"",
     );
     let run = plan(&scratch, "cuda", "linux-x86_64");
-    assert_input_error(&run, &["`OPENMP_RUNTIME` is set from the [openmp] table"]);
+    assert_input_error(
+        &run,
+        &["`OPENMP_RUNTIME` is set from the [openmp] or [mkl] table"],
+    );
+}
+
+#[test]
+fn mkl_options_in_cmake_or_an_unknown_mkl_input_are_refused() {
+    let scratch = Scratch::new();
+    scratch.edit(
+        "variants/cuda.toml",
+        "WITH_CUDA = true",
+        "WITH_CUDA = true\nWITH_MKL = true",
+    );
+    let run = plan(&scratch, "cuda", "linux-x86_64");
+    assert_input_error(
+        &run,
+        &["`WITH_MKL` is set from the [openmp] or [mkl] table"],
+    );
+
+    let scratch = Scratch::new();
+    scratch.edit(
+        "variants/cpu.toml",
+        "runs anywhere\"",
+        "runs anywhere\"\n\n[mkl]\nenabled = true\ninput = \"mkl-statc\"\n",
+    );
+    let run = plan(&scratch, "cpu", "linux-x86_64");
+    assert_input_error(&run, &["mkl-statc", "mkl-static"]);
 }
 
 #[test]
@@ -366,5 +393,32 @@ fn sdk_dir_is_refused_where_there_is_no_sdk_or_no_folder() {
             "--sdk-dir /nonexistent/ROCm/7.1 is not a folder",
             "site-packages",
         ],
+    );
+}
+
+#[test]
+fn bench_refuses_an_unknown_size_and_a_wheel_not_built() {
+    let scratch = Scratch::new();
+    let bench = |extra: &[&str]| {
+        let mut args = vec![
+            "bench",
+            "--variant",
+            "cpu",
+            "--platform",
+            "linux-x86_64",
+            "--python",
+            "3.12",
+        ];
+        args.extend_from_slice(extra);
+        scratch.run(&args)
+    };
+    assert_input_error(
+        &bench(&["--size", "huge"]),
+        &["unknown model size `huge`", "base"],
+    );
+    assert_input_error(&bench(&["--env", "CT2_USE_MKL"]), &["not KEY=VALUE"]);
+    assert_input_error(
+        &bench(&[]),
+        &["is not there", "cargo xtask build --variant cpu"],
     );
 }

@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{plan_args, repo_root, xtask};
+use common::{Scratch, plan_args, repo_root, xtask};
 use serde_json::Value;
 
 const PYTHON: &str = "3.12";
@@ -157,6 +157,76 @@ fn cpu_on_linux_uses_the_compilers_openmp_and_pinned_sources() {
     for input in plan["inputs"].as_array().unwrap() {
         assert_eq!(input["sha256"].as_str().map(str::len), Some(64), "{input}");
         assert!(input["size"].as_u64().is_some(), "{input}");
+    }
+}
+
+#[test]
+fn mkl_is_off_by_default_and_links_the_pinned_wheels_when_enabled() {
+    let plan = plan_json("cpu", "linux-x86_64");
+    let args = args_of(step(&plan, "configure-ctranslate2"));
+    assert!(args.contains(&"-DWITH_MKL=OFF".to_string()));
+    assert!(!args.iter().any(|a| a.starts_with("-DMKL_ROOT")));
+
+    let scratch = Scratch::new();
+    scratch.edit(
+        "variants/cpu.toml",
+        "runs anywhere\"",
+        "runs anywhere\"\n\n[mkl]\nenabled = true\n",
+    );
+    for (platform, root, include, runtime) in [
+        (
+            "linux-x86_64",
+            "mkl_static-2026.2.0.data/data",
+            "mkl_include-2026.2.0.data/data/include",
+            "-DOPENMP_RUNTIME=COMP",
+        ),
+        (
+            "windows-x86_64",
+            "mkl_static-2026.2.0.data/data/Library",
+            "mkl_include-2026.2.0.data/data/Library/include",
+            "-DOPENMP_RUNTIME=INTEL",
+        ),
+    ] {
+        let run = scratch.run(&plan_args("cpu", platform, PYTHON, &["--json"]));
+        assert_eq!(run.code, 0, "{}", run.stderr);
+        let plan: Value = serde_json::from_str(&run.stdout).unwrap();
+        let configure = step(&plan, "configure-ctranslate2");
+        let args = args_of(configure);
+        for flag in ["-DWITH_MKL=ON", "-DWITH_DNNL=ON", runtime] {
+            assert!(
+                args.contains(&flag.to_string()),
+                "{flag} missing from {args:?}"
+            );
+        }
+        let value = |key: &str| {
+            args.iter()
+                .find_map(|a| a.strip_prefix(&format!("-D{key}=")))
+                .unwrap_or_else(|| panic!("no -D{key} in {args:?}"))
+                .to_string()
+        };
+        assert!(value("MKL_ROOT").ends_with(&format!("deps/mkl-static/{root}")));
+        assert!(value("MKL_INCLUDE_DIR").ends_with(&format!("deps/mkl-include/{include}")));
+        let after: Vec<&str> = configure["after"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|a| a.as_str().unwrap())
+            .collect();
+        assert!(after.contains(&"unpack-mkl-static") && after.contains(&"unpack-mkl-include"));
+        let names: Vec<&str> = plan["inputs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|i| i["name"].as_str().unwrap())
+            .collect();
+        assert!(
+            names.contains(&"mkl-static") && names.contains(&"mkl-include"),
+            "{names:?}"
+        );
+        for input in plan["inputs"].as_array().unwrap() {
+            assert_eq!(input["sha256"].as_str().map(str::len), Some(64), "{input}");
+            assert!(input["size"].as_u64().is_some(), "{input}");
+        }
     }
 }
 

@@ -372,7 +372,13 @@ fn from_source(
     }
     let onednn_input = build.onednn.as_ref().map(|o| v.inputs[&o.input].clone());
     let openmp_input = build.openmp.input.as_ref().map(|n| v.inputs[n].clone());
-    for r in onednn_input.iter().chain(&openmp_input) {
+    let mkl_inputs: Vec<Remote> = build
+        .mkl
+        .iter()
+        .flat_map(|m| [&m.input, &m.include_input])
+        .map(|n| v.inputs[n].clone())
+        .collect();
+    for r in onednn_input.iter().chain(&openmp_input).chain(&mkl_inputs) {
         fetched.push(r.clone());
     }
     for r in bundle_inputs(v) {
@@ -516,6 +522,26 @@ fn from_source(
     if let Some(input) = &build.openmp.input {
         ct2_options.insert("INTEL_ROOT".to_string(), fill(Placeholder::OpenMpRoot));
         ct2_after.push(format!("unpack-{input}"));
+    }
+    // CTranslate2's CMakeLists.txt finds include/mkl.h under MKL_ROOT and libmkl_core under
+    // MKL_ROOT/lib; the two wheels unpack apart, so both folders are given.
+    let within = |input: &str, sub: &Option<String>| match sub {
+        Some(sub) => format!("{}/{sub}", layout.unpacked(input)),
+        None => layout.unpacked(input),
+    };
+    ct2_options.insert(
+        "WITH_MKL".to_string(),
+        if build.mkl.is_some() { "ON" } else { "OFF" }.to_string(),
+    );
+    if let Some(mkl) = &build.mkl {
+        ct2_options.insert("MKL_ROOT".to_string(), within(&mkl.input, &mkl.root));
+        ct2_options.insert(
+            "MKL_INCLUDE_DIR".to_string(),
+            within(&mkl.include_input, &mkl.include),
+        );
+        for input in [&mkl.input, &mkl.include_input] {
+            ct2_after.push(format!("unpack-{input}"));
+        }
     }
     if build.cmake.get("WITH_CUDA").is_some_and(|v| v == "ON") && v.sdk.is_none() {
         notes.push("WITH_CUDA is ON but the variant has no [sdk] table".to_string());

@@ -36,6 +36,7 @@ pub struct Layer {
     pub inputs: BTreeMap<String, Loc<InputSpec>>,
     pub onednn: Option<OneDnnSpec>,
     pub openmp: Option<OpenMpSpec>,
+    pub mkl: Option<MklSpec>,
     pub sdk: Option<SdkSpec>,
     /// CTranslate2's own CMake options.
     #[serde(default)]
@@ -151,6 +152,23 @@ pub struct OpenMpSpec {
     pub input: Option<Loc<String>>,
     /// For `INTEL`: the folder inside that input that `INTEL_ROOT` points at.
     pub root: Option<Loc<String>>,
+}
+
+/// Intel MKL, linked statically from the `mkl-static` and `mkl-include` wheels, as the
+/// official wheels do (CTranslate2 then uses MKL on Intel CPUs and oneDNN elsewhere, and
+/// offers int16). WITH_MKL, MKL_ROOT and MKL_INCLUDE_DIR follow from this table.
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct MklSpec {
+    pub enabled: Option<bool>,
+    /// The input holding the static libraries (`mkl-static`).
+    pub input: Option<Loc<String>>,
+    /// The folder inside it that `MKL_ROOT` points at (it has `lib/`).
+    pub root: Option<String>,
+    /// The input holding the headers (`mkl-include`).
+    pub include_input: Option<Loc<String>>,
+    /// The folder inside it that has `mkl.h` (`MKL_INCLUDE_DIR`).
+    pub include: Option<String>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, serde::Serialize)]
@@ -295,7 +313,7 @@ overlay_fields!(Layer {
         patches
     ],
     merge: [
-        inputs, onednn, openmp, sdk, cmake, env, bundle, verify, platform, variant
+        inputs, onednn, openmp, mkl, sdk, cmake, env, bundle, verify, platform, variant
     ]
 });
 overlay_fields!(OneDnnSpec {
@@ -304,6 +322,10 @@ overlay_fields!(OneDnnSpec {
 });
 overlay_fields!(OpenMpSpec {
     replace: [runtime, input, root],
+    merge: []
+});
+overlay_fields!(MklSpec {
+    replace: [enabled, input, root, include_input, include],
     merge: []
 });
 overlay_fields!(SdkSpec {

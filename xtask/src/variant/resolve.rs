@@ -81,6 +81,7 @@ pub struct SourceBuild {
     pub source: Source,
     pub onednn: Option<OneDnn>,
     pub openmp: OpenMp,
+    pub mkl: Option<Box<Mkl>>,
     /// CTranslate2's `-D` options, placeholders not yet expanded.
     pub cmake: BTreeMap<String, String>,
     pub patches: Option<Series>,
@@ -127,6 +128,15 @@ pub struct OpenMp {
     /// For `INTEL`: the input holding the runtime, and the folder in it for `INTEL_ROOT`.
     pub input: Option<String>,
     pub root: Option<String>,
+}
+
+/// Intel MKL: the unpacked inputs and the folders in them for MKL_ROOT and MKL_INCLUDE_DIR.
+#[derive(Debug, Clone, Serialize)]
+pub struct Mkl {
+    pub input: String,
+    pub root: Option<String>,
+    pub include_input: String,
+    pub include: Option<String>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -768,8 +778,36 @@ fn source_build(
         _ => None,
     };
 
-    // OPENMP_RUNTIME and INTEL_ROOT follow from [openmp]; saying them twice invites drift.
-    let derived = ["OPENMP_RUNTIME", "INTEL_ROOT"];
+    let mkl_spec = layer.mkl.clone().unwrap_or_default();
+    let mkl = if mkl_spec.enabled.unwrap_or(false) {
+        let (Some(input), Some(include_input)) = (&mkl_spec.input, &mkl_spec.include_input) else {
+            return Err(InputError::new(
+                "[mkl] is enabled but needs `input` (the mkl-static wheel) and `include-input` \
+                 (the mkl-include wheel)",
+            )
+            .note("or set `enabled = false` in [mkl]"));
+        };
+        check_input_ref(files, input, inputs)?;
+        check_input_ref(files, include_input, inputs)?;
+        Some(Box::new(Mkl {
+            input: input.value.clone(),
+            root: mkl_spec.root.clone(),
+            include_input: include_input.value.clone(),
+            include: mkl_spec.include.clone(),
+        }))
+    } else {
+        None
+    };
+
+    // OPENMP_RUNTIME and INTEL_ROOT follow from [openmp], the MKL options from [mkl]; saying
+    // them twice invites drift.
+    let derived = [
+        "OPENMP_RUNTIME",
+        "INTEL_ROOT",
+        "WITH_MKL",
+        "MKL_ROOT",
+        "MKL_INCLUDE_DIR",
+    ];
     let cmake = cmake_options(files, &layer.cmake, &derived)?;
     check_sdk_placeholders(files, &layer.cmake, layer.sdk.as_ref())?;
     let dnnl_on = cmake.get("WITH_DNNL").is_some_and(|v| v == "ON");
@@ -797,6 +835,7 @@ fn source_build(
                 .map(|r| checked(files, r, "[openmp] root", safe_path::check_relative))
                 .transpose()?,
         },
+        mkl,
         cmake,
         patches,
     })
@@ -861,8 +900,11 @@ fn cmake_options(
     for (key, value) in options {
         if derived.contains(&key.as_str()) {
             return Err(files
-                .error_at(value, format!("`{key}` is set from the [openmp] table"))
-                .note("set `runtime` (and `input`) in [openmp] instead"));
+                .error_at(
+                    value,
+                    format!("`{key}` is set from the [openmp] or [mkl] table"),
+                )
+                .note("set `runtime` (and `input`) in [openmp], or `enabled` in [mkl], instead"));
         }
         let text = match &value.value {
             toml::Value::Boolean(true) => "ON".to_string(),
