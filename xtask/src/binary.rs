@@ -24,6 +24,8 @@ const MAX_NAME: u64 = 4096;
 const MAX_DESCRIPTORS: u32 = 65_536;
 /// The most DT_NEEDED entries read from one ELF file (real libraries have tens).
 const MAX_NEEDED: usize = 4096;
+/// The most `Vernaux` records read from one ELF file (libstdc++ users need about 40).
+const MAX_VERSIONS: usize = 65_536;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -63,6 +65,10 @@ pub struct BinaryInfo {
     pub rpath: Vec<String>,
     /// ELF `DT_RUNPATH`, split on ':'. When present the loader ignores `rpath`.
     pub runpath: Vec<String>,
+    /// ELF symbol versions needed (`DT_VERNEED`, the `.gnu.version_r` table): each library
+    /// with the versions asked of it, e.g. `("libc.so.6", ["GLIBC_2.2.5", "GLIBC_2.14"])`,
+    /// in file order. PE: always empty.
+    pub version_needs: Vec<(String, Vec<String>)>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -359,6 +365,7 @@ fn parse_pe_as<Pe: ImageNtHeaders>(
     };
 
     Ok(BinaryInfo {
+        version_needs: Vec::new(),
         format: Format::Pe,
         machine: pe_machine(file_header.machine.get(LE)),
         subsystem: Some(pe_subsystem(optional.subsystem())),
@@ -588,6 +595,7 @@ fn parse_elf_as<Elf: FileHeader<Endian = Endianness>>(
         soname: None,
         rpath: Vec::new(),
         runpath: Vec::new(),
+        version_needs: Vec::new(),
     };
 
     let phoff: u64 = header.e_phoff(endian).into();
@@ -623,6 +631,7 @@ fn parse_elf_as<Elf: FileHeader<Endian = Endianness>>(
     // Where a tag repeats, the loader keeps the last one (glibc fills an array by tag).
     let (mut needed, mut soname, mut rpath, mut runpath) = (Vec::new(), None, None, None);
     let (mut strtab, mut strsz) = (None, None);
+    let (mut verneed, mut verneednum) = (None, None);
     for entry in entries {
         let value = entry.val(endian);
         match entry.tag(endian) {
@@ -638,10 +647,17 @@ fn parse_elf_as<Elf: FileHeader<Endian = Endianness>>(
             elf::DT_RUNPATH => runpath = Some(value),
             elf::DT_STRTAB => strtab = Some(value),
             elf::DT_STRSZ => strsz = Some(value),
+            elf::DT_VERNEED => verneed = Some(value),
+            elf::DT_VERNEEDNUM => verneednum = Some(value),
             _ => {}
         }
     }
-    if needed.is_empty() && soname.is_none() && rpath.is_none() && runpath.is_none() {
+    if needed.is_empty()
+        && soname.is_none()
+        && rpath.is_none()
+        && runpath.is_none()
+        && verneed.is_none()
+    {
         return Ok(info);
     }
     let Some(address) = strtab else {
@@ -649,15 +665,19 @@ fn parse_elf_as<Elf: FileHeader<Endian = Endianness>>(
             "the dynamic section names libraries or paths but has no string table (DT_STRTAB)",
         ));
     };
-    let Some((table_offset, segment_end)) = segments.iter().find_map(|s| {
-        if s.p_type(endian) != elf::PT_LOAD {
-            return None;
-        }
-        let (offset, size) = s.file_range(endian);
-        let start: u64 = s.p_vaddr(endian).into();
-        let delta = address.checked_sub(start).filter(|&d| d < size)?;
-        Some((offset.checked_add(delta)?, offset.checked_add(size)?))
-    }) else {
+    // A virtual address as (file offset, end of its loaded segment in the file).
+    let file_offset = |address: u64| {
+        segments.iter().find_map(|s| {
+            if s.p_type(endian) != elf::PT_LOAD {
+                return None;
+            }
+            let (offset, size) = s.file_range(endian);
+            let start: u64 = s.p_vaddr(endian).into();
+            let delta = address.checked_sub(start).filter(|&d| d < size)?;
+            Some((offset.checked_add(delta)?, offset.checked_add(size)?))
+        })
+    };
+    let Some((table_offset, segment_end)) = file_offset(address) else {
         return Err(input.malformed(format!(
             "the dynamic string table's address 0x{address:x} (DT_STRTAB) is not inside any \
              loaded segment"
@@ -695,7 +715,74 @@ fn parse_elf_as<Elf: FileHeader<Endian = Endianness>>(
     if let Some(value) = runpath {
         info.runpath = split_path(&string(value, "DT_RUNPATH")?);
     }
+    if let Some(address) = verneed {
+        let Some((start, _)) = file_offset(address) else {
+            return Err(input.malformed(format!(
+                "the version needs' address 0x{address:x} (DT_VERNEED) is not inside any \
+                 loaded segment"
+            )));
+        };
+        info.version_needs = version_needs(input, endian, start, verneednum, &string)?;
+    }
     Ok(info)
+}
+
+/// The `Verneed` chain at file offset `start` (`count` records when DT_VERNEEDNUM gives it,
+/// else up to the one whose `vn_next` is 0), each with its `Vernaux` chain: what auditwheel's
+/// `elf_find_versioned_symbols` reads from `.gnu.version_r` (pypa/auditwheel,
+/// src/auditwheel/elfutils.py), found through the dynamic section as the loader finds it.
+fn version_needs(
+    input: &Input,
+    endian: Endianness,
+    start: u64,
+    count: Option<u64>,
+    string: &dyn Fn(u64, &str) -> Result<String, BinaryError>,
+) -> Result<Vec<(String, Vec<String>)>, BinaryError> {
+    let mut out = Vec::new();
+    let mut read = 0usize;
+    let mut at = start;
+    loop {
+        if out.len() >= MAX_NEEDED {
+            return Err(input.malformed(format!(
+                "the version needs (DT_VERNEED) name more than {MAX_NEEDED} libraries"
+            )));
+        }
+        let need: &elf::Verneed<Endianness> = input.read(at, "version need (Verneed)")?;
+        let file = string(u64::from(need.vn_file.get(endian)), "Verneed file name")?;
+        let mut versions = Vec::new();
+        let mut aux_at = at;
+        let mut next_aux = u64::from(need.vn_aux.get(endian));
+        for _ in 0..need.vn_cnt.get(endian) {
+            read += 1;
+            if read > MAX_VERSIONS {
+                return Err(input.malformed(format!(
+                    "the version needs (DT_VERNEED) hold more than {MAX_VERSIONS} versions"
+                )));
+            }
+            aux_at = aux_at
+                .checked_add(next_aux)
+                .ok_or_else(|| input.malformed("a Vernaux offset overflows"))?;
+            let aux: &elf::Vernaux<Endianness> = input.read(aux_at, "version (Vernaux)")?;
+            versions.push(string(u64::from(aux.vna_name.get(endian)), "Vernaux name")?);
+            next_aux = u64::from(aux.vna_next.get(endian));
+            if next_aux == 0 {
+                break;
+            }
+        }
+        out.push((file, versions));
+        let next = u64::from(need.vn_next.get(endian));
+        let done = match count {
+            Some(n) => out.len() as u64 >= n,
+            None => false,
+        };
+        if next == 0 || done {
+            break;
+        }
+        at = at
+            .checked_add(next)
+            .ok_or_else(|| input.malformed("a Verneed offset overflows"))?;
+    }
+    Ok(out)
 }
 
 fn split_path(list: &str) -> Vec<String> {
@@ -1165,6 +1252,56 @@ mod tests {
             exe.imports
         );
         assert_eq!(exe.soname, None);
+    }
+
+    /// `readelf -V`'s version needs: (file, [version name]) in file order.
+    fn readelf_version_needs(path: &Path) -> Vec<(String, Vec<String>)> {
+        let text = run_on("readelf", "-V --wide", path);
+        let mut out: Vec<(String, Vec<String>)> = Vec::new();
+        let section = text.split(".gnu.version_r").nth(1).unwrap_or_default();
+        for line in section.lines() {
+            if let Some((_, rest)) = line.split_once("File: ") {
+                out.push((rest.split_whitespace().next().unwrap().to_string(), vec![]));
+            } else if let Some((_, rest)) = line.split_once("Name: ") {
+                let name = rest.split_whitespace().next().unwrap().to_string();
+                out.last_mut().unwrap().1.push(name);
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn elf_version_needs_match_gcc_and_readelf() {
+        if !tools(&["g++", "readelf"], "g++ binutils") {
+            return;
+        }
+        let dir = tempfile::tempdir().unwrap();
+        write(
+            dir.path(),
+            "v.cpp",
+            "#include <string>\n#include <thread>\n#include <stdexcept>\n#include <cstdlib>\n\
+             extern \"C\" int v(int n) { if (std::getenv(\"V\")) n++; std::string s(n, 'x'); std::thread t([&]{ s += 'y'; }); \
+             t.join(); if (n < 0) throw std::runtime_error(s); return s.size(); }\n",
+        );
+        run(dir.path(), "g++ -shared -fPIC -O2 -o libv.so v.cpp");
+        let path = dir.path().join("libv.so");
+        let ours = info(&path).version_needs;
+        assert_eq!(ours, readelf_version_needs(&path));
+        let libc = ours.iter().find(|(f, _)| f == "libc.so.6").expect("libc");
+        assert!(libc.1.iter().all(|v| v.starts_with("GLIBC_")), "{ours:?}");
+        assert!(
+            ours.iter()
+                .any(|(f, v)| f == "libstdc++.so.6" && v.iter().any(|v| v.starts_with("GLIBCXX_"))),
+            "{ours:?}"
+        );
+        let Some(elf) = build_elf(dir.path()) else {
+            return;
+        };
+        // A C library linked without glibc's versioned symbols needs none.
+        let libb32 = elf.libraries.iter().find(|(p, _)| p.ends_with("libb32.so"));
+        if let Some((p, _)) = libb32 {
+            assert!(info(p).version_needs.is_empty());
+        }
     }
 
     // --- Robustness -----------------------------------------------------------------

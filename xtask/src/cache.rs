@@ -125,8 +125,13 @@ impl Cache {
     pub fn lookup(&self, pin: &Pin) -> Result<Option<PathBuf>, CacheError> {
         Self::check_pin(pin)?;
         let path = self.path_for(&pin.sha256);
-        match fs::metadata(&path) {
+        match fs::symlink_metadata(&path) {
             Ok(meta) if meta.is_file() => {}
+            // A symlink is never a cached file: it is removed (not followed) and fetched again.
+            Ok(meta) if meta.file_type().is_symlink() => {
+                remove_if_present(&path).map_err(io_error("remove the symlink", &path))?;
+                return Ok(None);
+            }
             Ok(_) => {
                 return Err(CacheError::Io {
                     action: "use",
@@ -168,6 +173,15 @@ impl Cache {
         (actual_sha256, actual_size): (String, u64),
     ) -> Result<PathBuf, CacheError> {
         Self::check_pin(pin)?;
+        // Only a regular file is admitted: a symlink renamed into the cache would stand for
+        // whatever it points at.
+        if !fs::symlink_metadata(temp).is_ok_and(|m| m.is_file()) {
+            return Err(CacheError::Io {
+                action: "admit",
+                path: temp.to_path_buf(),
+                source: io::Error::other("it is not a regular file (a symlink?); not admitted"),
+            });
+        }
         if !matches(pin, &actual_sha256, actual_size) {
             remove_if_present(temp).map_err(io_error("delete", temp))?;
             return Err(CacheError::Mismatch {

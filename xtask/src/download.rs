@@ -53,9 +53,19 @@ pub struct Options {
     /// Progress bars when stderr is a terminal; otherwise (or when false) one plain line per
     /// file when it starts and when it finishes.
     pub progress: bool,
-    /// How long connecting, or waiting for the next bytes, may take before the attempt fails.
+    /// How long connecting, or waiting for the next bytes, may take before the attempt fails;
+    /// also the window in which at least [`MIN_BYTES_PER_WINDOW`] must arrive (a server that
+    /// trickles a byte now and then never stalls a single read).
     pub timeout: Duration,
+    /// The most an input with no pinned size may be: an endless body stops there.
+    pub max_unpinned: u64,
 }
+
+/// Bytes that must arrive in every `timeout` window while a body is read.
+pub const MIN_BYTES_PER_WINDOW: u64 = 1024;
+/// [`Options::max_unpinned`] by default: more than any real input (the largest, the ROCm SDK
+/// wheels, are under 2 GiB).
+pub const MAX_UNPINNED_BYTES: u64 = 4 << 30;
 
 impl Default for Options {
     fn default() -> Options {
@@ -67,6 +77,7 @@ impl Default for Options {
             jobs: 4,
             progress: true,
             timeout: Duration::from_secs(30),
+            max_unpinned: MAX_UNPINNED_BYTES,
         }
     }
 }
@@ -656,6 +667,7 @@ impl<'a> Worker<'a> {
             Err(e) => return Err(fatal(FetchError::from_cache(name, e))),
         }
         let part = cache.partial_path(&job.pin.sha256);
+        self.clear_odd_part(&part, name)?;
         let target = Target {
             name,
             url: job.url,
@@ -676,13 +688,31 @@ impl<'a> Worker<'a> {
         }
     }
 
+    /// Removes whatever is at the part file's place and is not a regular file (a symlink
+    /// planted there would have the download written through it, wherever it points).
+    fn clear_odd_part(&self, path: &Path, name: &str) -> Result<(), Failure> {
+        match fs::symlink_metadata(path) {
+            Ok(meta) if !meta.is_file() => {
+                self.report.line(&format!(
+                    "warning: {name}: {} is not a regular file (a symlink?); removed, not followed",
+                    path.display()
+                ));
+                let removed = if meta.is_dir() {
+                    fs::remove_dir_all(path)
+                } else {
+                    fs::remove_file(path)
+                };
+                removed.map_err(|e| Failure::Fatal(io_error(name, "remove", path)(e)))
+            }
+            _ => Ok(()),
+        }
+    }
+
     /// An exclusive lock on `path`, so that two processes never write one part file. Where
     /// the file system cannot lock, the download goes ahead unlocked.
     fn lock(&self, path: &Path, name: &str) -> Result<Option<File>, Failure> {
-        let file = OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .write(true)
+        self.clear_odd_part(path, name)?;
+        let file = no_follow(OpenOptions::new().create(true).truncate(false).write(true))
             .open(path)
             .map_err(|e| Failure::Fatal(io_error(name, "open", path)(e)))?;
         match file.try_lock() {
@@ -890,16 +920,19 @@ impl<'a> Worker<'a> {
             (Sha256::new(), 0)
         };
         let file = if append {
-            OpenOptions::new().append(true).open(target.path)
+            no_follow(OpenOptions::new().append(true)).open(target.path)
         } else {
-            File::create(target.path)
+            no_follow(OpenOptions::new().write(true).create(true).truncate(true)).open(target.path)
         }
         .map_err(io_fatal("write"))?;
         let mut file = BufWriter::with_capacity(BUFFER, file);
-        if let Some(length) = response.content_length() {
-            progress.set_length(written + length);
+        // The whole body the server said it would send, if it said.
+        let declared_end = response.content_length().map(|length| written + length);
+        if let Some(end) = declared_end {
+            progress.set_length(end);
         }
         progress.set_position(written);
+        let mut window = (Instant::now(), 0u64);
         loop {
             if self.cancelled() {
                 file.flush().map_err(io_fatal("write"))?;
@@ -927,10 +960,40 @@ impl<'a> Worker<'a> {
                 // Longer than pinned: no point reading on, the check will fail.
                 break;
             }
+            if target.size.is_none() && written > self.options.max_unpinned {
+                file.flush().map_err(io_fatal("write"))?;
+                return Err(AttemptError::Fatal(FetchError::BadUrl {
+                    name: target.name.to_string(),
+                    url: target.url.to_string(),
+                    reason: format!(
+                        "it sent more than {} and no size is pinned: stopped (an endless body?); \
+                         pin the input's size, or fetch it from another server",
+                        human_size(self.options.max_unpinned)
+                    ),
+                }));
+            }
+            window.1 += n as u64;
+            if window.0.elapsed() >= self.options.timeout {
+                if window.1 < MIN_BYTES_PER_WINDOW {
+                    file.flush().map_err(io_fatal("write"))?;
+                    return Err(AttemptError::Retry {
+                        message: format!(
+                            "only {} byte(s) arrived in {:.1} s (--timeout): the server trickles",
+                            window.1,
+                            window.0.elapsed().as_secs_f64()
+                        ),
+                        status: None,
+                    });
+                }
+                window = (Instant::now(), 0);
+            }
         }
         file.flush().map_err(io_fatal("write"))?;
+        // Shorter than pinned but all the server declared: another file (whose sha256 check
+        // says so, with both values), not a cut connection worth retrying.
         if let Some(size) = target.size
             && written < size
+            && declared_end != Some(written)
         {
             return Err(AttemptError::Retry {
                 message: format!("the connection closed after {written} of {size} bytes"),
@@ -993,7 +1056,9 @@ fn file_len(path: &Path) -> u64 {
 }
 
 fn truncate(path: &Path) -> io::Result<()> {
-    File::create(path).map(drop)
+    no_follow(OpenOptions::new().write(true).create(true).truncate(true))
+        .open(path)
+        .map(drop)
 }
 
 /// Where progress goes: bars on a terminal, plain lines otherwise.
@@ -1138,4 +1203,15 @@ impl Progress<'_> {
             bar.finish_and_clear();
         }
     }
+}
+
+/// Opening never follows a symlink at the last part of the path (`O_NOFOLLOW`): a link
+/// planted at a part file's place fails the open instead of being written through.
+fn no_follow(options: &mut OpenOptions) -> &mut OpenOptions {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.custom_flags(libc::O_NOFOLLOW);
+    }
+    options
 }

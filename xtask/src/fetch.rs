@@ -61,7 +61,8 @@ pub fn fetch_plan(cache: &Cache, plan: &Plan, options: &Options) -> Result<Summa
     let requests: Vec<Request> = plan.inputs.iter().map(request).collect();
     let fetched = download::fetch_all(cache, &requests, options).map_err(|e| {
         let hints = package_hints(plan, &e.input_names());
-        anyhow::anyhow!("{}{hints}", download::describe(&e))
+        let published = published_pin_hints(plan, &e);
+        anyhow::anyhow!("{}{published}{hints}", download::describe(&e))
     })?;
     Ok(Summary {
         fetched,
@@ -69,8 +70,10 @@ pub fn fetch_plan(cache: &Cache, plan: &Plan, options: &Options) -> Result<Summa
     })
 }
 
-/// For failed inputs that are Python packages: which package, from which index, and the
-/// commands that check the index or do without it. Empty when none is a package.
+/// For failed inputs that are Python packages: which package, from where, and the commands
+/// that check the URL or do without it. Upstream installs the ROCm SDK wheels by direct URL
+/// (OpenNMT/CTranslate2 v4.7.1, python/tools/prepare_build_environment_windows_rocm.sh); the
+/// folder is not known to be a package index, so `--index-url` is not suggested.
 pub fn package_hints(plan: &Plan, failed: &[&str]) -> String {
     let mut text = String::new();
     for input in plan
@@ -81,12 +84,15 @@ pub fn package_hints(plan: &Plan, failed: &[&str]) -> String {
         let Some(package) = &input.package else {
             continue;
         };
-        let index = input.url.rsplit_once('/').map_or("", |(dir, _)| dir);
-        let requirement = package.replacen(' ', "==", 1);
+        let folder = input.url.rsplit_once('/').map_or("", |(dir, _)| dir);
         text.push_str(&format!(
-            "\n  = `{}` is the wheel {package} from the package index {index}/\
-             \n  = check what the index has: pip download --no-deps --index-url {index}/ \"{requirement}\"",
-            input.name
+            "\n  = `{}` is the wheel {package}, from {}\
+             \n  = check what is there: pip download --no-deps \"{}\" \
+             (or pip download --no-deps --find-links {folder}/ \"{}\")",
+            input.name,
+            input.url,
+            input.url,
+            package.replacen(' ', "==", 1),
         ));
         if input.sdk_folder.is_some() {
             text.push_str(&format!(
@@ -97,6 +103,43 @@ pub fn package_hints(plan: &Plan, failed: &[&str]) -> String {
         }
     }
     text
+}
+
+/// For inputs pinned to a digest someone published (`pin-source`) whose download differs:
+/// says plainly that the published digest and the served file disagree.
+fn published_pin_hints(plan: &Plan, error: &download::FetchError) -> String {
+    let mut text = String::new();
+    for (name, actual) in mismatches(error) {
+        let Some(input) = plan.inputs.iter().find(|i| i.name == name) else {
+            continue;
+        };
+        let (Some(source), Some(pinned)) = (&input.pin_source, &input.sha256) else {
+            continue;
+        };
+        text.push_str(&format!(
+            "\n  = the published digest and the file served differ: {} \
+             is pinned to sha256 {pinned} ({source}), the file downloaded has sha256 {actual}. \
+             Nothing was kept. Check the publisher's current digest before pinning the new file \
+             with `cargo xtask pin`",
+            input.url
+        ));
+    }
+    text
+}
+
+/// `(input, sha256 downloaded)` for each input whose download did not match its pin.
+fn mismatches(error: &download::FetchError) -> Vec<(&str, &str)> {
+    use crate::cache::CacheError;
+    match error {
+        download::FetchError::Cache { name, source } => match source.as_ref() {
+            CacheError::Mismatch { actual_sha256, .. } => {
+                vec![(name.as_str(), actual_sha256.as_str())]
+            }
+            _ => Vec::new(),
+        },
+        download::FetchError::Several { errors } => errors.iter().flat_map(mismatches).collect(),
+        _ => Vec::new(),
+    }
 }
 
 fn request(input: &PlannedInput) -> Request {
@@ -199,7 +242,7 @@ pub fn plans_of_variant(
     variant: &str,
 ) -> Result<Vec<Plan>, InputError> {
     let mut plans = Vec::new();
-    for entry in matrix::matrix(catalog)?.include {
+    for entry in matrix::entries(catalog)? {
         if entry.variant != variant {
             continue;
         }
@@ -213,12 +256,23 @@ pub fn plans_of_variant(
     Ok(plans)
 }
 
+/// The files a pin may be written into: variants/*.toml and the CTranslate2 version files.
 fn variant_files(root: &std::path::Path) -> Result<Vec<PathBuf>> {
-    let mut files: Vec<PathBuf> = std::fs::read_dir(root.join("variants"))?
-        .filter_map(|e| e.ok())
-        .map(|e| e.path())
-        .filter(|p| p.extension().is_some_and(|x| x == "toml"))
-        .collect();
+    let mut files = Vec::new();
+    for dir in [
+        root.join("variants"),
+        root.join(crate::variant::VERSIONS_DIR),
+    ] {
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        files.extend(
+            entries
+                .filter_map(|e| e.ok())
+                .map(|e| e.path())
+                .filter(|p| p.is_file() && p.extension().is_some_and(|x| x == "toml")),
+        );
+    }
     files.sort();
     Ok(files)
 }

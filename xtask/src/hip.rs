@@ -18,7 +18,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
-use crate::bundle::data::gpu_targets_in;
+use crate::gfx::targets_in;
 
 /// What one install has.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -153,10 +153,11 @@ pub fn inspect(root: &Path, windows: bool) -> Install {
     }
     install.rocblas_library = rocblas_library(&lib_dirs);
     if let Some(library) = &install.rocblas_library {
-        for name in names_in(library) {
+        // Per-architecture sub-folders (`library/gfx1100/…`) count as well as file names.
+        for (relative, _) in crate::tree::files_below(library).unwrap_or_default() {
             install
                 .rocblas_targets
-                .extend(gpu_targets_in(&name).into_iter().map(str::to_string));
+                .extend(targets_in(&relative).into_iter().map(str::to_string));
         }
     }
     install

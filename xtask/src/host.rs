@@ -50,3 +50,26 @@ pub fn exe(name: &str) -> String {
         name.to_string()
     }
 }
+
+/// Overrides the host's glibc version as [`glibc_version`] reads it (e.g. `2.28`), so that a
+/// plan made elsewhere reads the same as one made on the build machine.
+pub const GLIBC_ENV: &str = "CT2V_HOST_GLIBC";
+
+/// The host's glibc `(major, minor)` on Linux (`getconf GNU_LIBC_VERSION`: `glibc 2.36`), or
+/// `$CT2V_HOST_GLIBC`; `None` elsewhere or when it cannot be told.
+pub fn glibc_version() -> Option<(u32, u32)> {
+    let text = match std::env::var(GLIBC_ENV) {
+        Ok(text) => text,
+        Err(_) if cfg!(target_os = "linux") => {
+            let output = Command::new("getconf")
+                .arg("GNU_LIBC_VERSION")
+                .output()
+                .ok()?;
+            String::from_utf8(output.stdout).ok()?
+        }
+        Err(_) => return None,
+    };
+    let version = text.trim().trim_start_matches("glibc").trim();
+    let (major, minor) = version.split_once('.')?;
+    Some((major.parse().ok()?, minor.split('.').next()?.parse().ok()?))
+}

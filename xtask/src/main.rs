@@ -16,7 +16,22 @@ use xtask::platform::Platform;
 use xtask::runner::Runner;
 use xtask::variant::{Catalog, Choices, Output, Policy};
 use xtask::workspace::Workspace;
-use xtask::{download, host, matrix, plan};
+use xtask::{download, host, matrix, plan, safe_path};
+
+// stdout through these, so that a closed pipe (`| head -n1`) becomes an error that `main`
+// turns into a quiet exit 0 instead of std's panic.
+macro_rules! println {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        writeln!(std::io::stdout().lock(), $($arg)*)?
+    }};
+}
+macro_rules! print {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        write!(std::io::stdout().lock(), $($arg)*)?
+    }};
+}
 
 #[derive(Parser)]
 #[command(
@@ -114,6 +129,9 @@ enum Command {
         /// The variant whose series is used
         #[arg(long, value_name = "NAME")]
         variant: String,
+        /// The CTranslate2 version (default: the variant's)
+        #[arg(long, value_name = "VERSION")]
+        ctranslate2: Option<String>,
         /// The platform whose plan is used (default: this host)
         #[arg(long, value_name = "PLATFORM")]
         platform: Option<PlatformArg>,
@@ -231,6 +249,9 @@ enum Command {
         /// The variant: a file variants/<name>.toml (see `cargo xtask variants`)
         #[arg(long, value_name = "NAME")]
         variant: String,
+        /// The CTranslate2 version (default: the variant's)
+        #[arg(long, value_name = "VERSION")]
+        ctranslate2: Option<String>,
         #[command(flatten)]
         download: DownloadArgs,
     },
@@ -286,18 +307,59 @@ enum Command {
         /// artifacts) instead of this checkout's build folders
         #[arg(long, value_name = "DIR")]
         from: Option<PathBuf>,
+        /// The CTranslate2 version to release (default: each variant's)
+        #[arg(long, value_name = "VERSION")]
+        ctranslate2: Option<String>,
         /// The release's version label (default: the CTranslate2 version)
         #[arg(long, value_name = "VERSION")]
         version: Option<String>,
         /// The release folder (default: target/dist/<version>)
         #[arg(long, value_name = "DIR")]
         out: Option<PathBuf>,
+        /// Release Linux wheels tagged `linux_x86_64` (not proven manylinux; PyPI refuses
+        /// them) instead of stopping
+        #[arg(long)]
+        allow_linux_tag: bool,
     },
     /// Check a release folder: SHA256SUMS, every wheel's RECORD, the manifest
     #[command(after_help = "Example:\n  cargo xtask verify-release target/dist/4.7.1")]
     VerifyRelease {
         /// The release folder
         dir: PathBuf,
+    },
+    /// Add a CTranslate2 version: its data file from the previous version's, pins, patch check
+    #[command(
+        long_about = "Start CTranslate2 VERSION from the previous version's file: write \
+                      variants/ctranslate2/VERSION.toml with every URL and wheel path that names \
+                      the old version renamed (their pins dropped) and [source] set to --source \
+                      (a ct2rs crate's CTranslate2 folder is found by itself), copy each patch \
+                      series to patches/ctranslate2-VERSION/, then pin every input that can be \
+                      reached (as `pin` does), run `patch --check` for the variants with a series, \
+                      and print what is left to do by hand. Nothing is replaced: an existing \
+                      version file stops it.",
+        after_help = "Examples:\n  cargo xtask bump --ctranslate2 4.8.5 \\\n      --source https://static.crates.io/crates/ct2rs/ct2rs-0.10.4.crate\n  \
+                      cargo xtask bump --ctranslate2 4.9.0 --no-pin\n\n\
+                      Exit codes: 0 the version is ready to build, 1 something is left to do by \
+                      hand (listed), 2 bad input."
+    )]
+    Bump {
+        /// The new CTranslate2 version
+        #[arg(long, value_name = "VERSION")]
+        ctranslate2: String,
+        /// The version file to start from (default: the newest one below VERSION)
+        #[arg(long, value_name = "VERSION")]
+        from: Option<String>,
+        /// The source archive with every submodule (e.g. a ct2rs crate on crates.io)
+        #[arg(long, value_name = "URL")]
+        source: Option<String>,
+        /// The folder inside --source that holds CTranslate2 (found for ct2rs crates)
+        #[arg(long, value_name = "DIR")]
+        subdir: Option<String>,
+        /// Write the files only: no downloads, no patch check
+        #[arg(long)]
+        no_pin: bool,
+        #[command(flatten)]
+        download: DownloadArgs,
     },
     /// Print the GitHub Actions matrix (variant × platform × Python)
     #[command(
@@ -307,6 +369,9 @@ enum Command {
         /// Print one line of JSON (for `fromJSON`) instead of a table
         #[arg(long)]
         json: bool,
+        /// CTranslate2 versions to span, e.g. 4.7.1,4.8.4 (default: each variant's)
+        #[arg(long, value_name = "LIST", value_delimiter = ',')]
+        ctranslate2: Vec<String>,
     },
 }
 
@@ -322,11 +387,16 @@ struct Selection {
     /// The Python version (default: the host's python3 if the variant builds for it)
     #[arg(long, value_name = "X.Y")]
     python: Option<String>,
+    /// The CTranslate2 version: a file variants/ctranslate2/<version>.toml (default: the
+    /// variant's, else variants/defaults.toml's `ctranslate2`)
+    #[arg(long, value_name = "VERSION")]
+    ctranslate2: Option<String>,
     /// CUDA architectures for CUDA_ARCH_LIST, e.g. "9.0" for a quick H100-only build
     #[arg(long, value_name = "LIST")]
     cuda_arch: Option<String>,
     /// GPU targets for HIP builds and kernel data, e.g. gfx1100,gfx1101, or a TheRock family
-    /// such as gfx110X-dgpu (default: $ROCM_SDK_TARGET_FAMILY, else the variant's list)
+    /// such as gfx110X-dgpu (gfx1100-1102), gfx120X-all or dgpu-all; `custom` is the
+    /// variant's list (default: $ROCM_SDK_TARGET_FAMILY, else the variant's list)
     #[arg(long, value_name = "LIST", value_delimiter = ',')]
     gpu_targets: Option<Vec<String>>,
     /// Use the GPU SDK already on disk instead of downloading or discovering it: an installed
@@ -376,6 +446,9 @@ struct BundleArgs {
     /// With --variant: the Python version
     #[arg(long, value_name = "X.Y", requires = "variant")]
     python: Option<String>,
+    /// With --variant: the CTranslate2 version (default: the variant's)
+    #[arg(long, value_name = "VERSION", requires = "variant")]
+    ctranslate2: Option<String>,
     /// With --variant: the GPU SDK on disk (as for `build --sdk-dir`)
     #[arg(long, value_name = "DIR", requires = "variant", visible_aliases = ["sdk-root", "rocm-path"])]
     sdk_dir: Option<PathBuf>,
@@ -414,6 +487,11 @@ struct BundleArgs {
     /// The output folder (replaced as a whole); with --variant it defaults to the plan's
     #[arg(long, value_name = "DIR")]
     out: Option<PathBuf>,
+    /// Linux, with --wheel: when the binaries do not prove the manylinux tag (symbol versions
+    /// newer than the policy allows), write the wheel as `linux_x86_64` instead of stopping;
+    /// for this machine only: PyPI refuses it, and `release` too unless --allow-linux-tag
+    #[arg(long, requires = "wheel")]
+    keep_linux_tag: bool,
 }
 
 #[derive(Clone, Copy, clap::ValueEnum)]
@@ -455,7 +533,9 @@ struct DownloadArgs {
     /// Retries per file after a connection error, a stall or an HTTP 5xx
     #[arg(long, value_name = "N", default_value_t = 4)]
     retries: u32,
-    /// Seconds to wait for a connection, or for the next bytes, before an attempt fails
+    /// Seconds to wait for a connection, or for the next bytes, before an attempt fails; at
+    /// least 1 KiB must arrive in every such window. An input with no pinned size stops at
+    /// 4 GiB
     #[arg(long, value_name = "SECONDS", default_value_t = 30, value_parser = clap::value_parser!(u64).range(1..))]
     timeout: u64,
 }
@@ -470,12 +550,18 @@ impl DownloadArgs {
             jobs: usize::from(self.jobs),
             progress: true,
             timeout: Duration::from_secs(self.timeout),
+            ..download::Options::default()
         }
     }
 }
 
 fn parse_mirror(text: &str) -> Result<(String, String), String> {
+    let web = |url: &str| url.starts_with("http://") || url.starts_with("https://");
     match text.split_once('=') {
+        Some((_, to)) if !to.is_empty() && !web(to) => Err(format!(
+            "`{to}` is not an http:// or https:// URL: mirrors are web servers (ftp://, file:// \
+             and other schemes are not downloaded from)"
+        )),
         Some((from, to)) if !from.is_empty() && !to.is_empty() => {
             Ok((from.to_string(), to.to_string()))
         }
@@ -511,6 +597,7 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     match run(cli) {
         Ok(code) => code,
+        Err(err) if stdout_closed(&err) => ExitCode::SUCCESS,
         Err(err) => match err.downcast_ref::<InputError>() {
             Some(input) => {
                 eprint!("error: {input}");
@@ -524,7 +611,26 @@ fn main() -> ExitCode {
     }
 }
 
+/// Whether `err` is stdout's reader having gone away (`xtask matrix | head -n1`): what the
+/// reader wanted has been written, so this is no failure (as for `ls | head`).
+fn stdout_closed(err: &anyhow::Error) -> bool {
+    err.chain().any(|e| {
+        e.downcast_ref::<std::io::Error>()
+            .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+    })
+}
+
 fn run(cli: Cli) -> Result<ExitCode> {
+    if let Some(dir) = &cli.cache_dir
+        && dir.exists()
+        && !dir.is_dir()
+    {
+        return Err(
+            InputError::new(format!("--cache-dir {} is not a folder", dir.display()))
+                .note("give a folder (it is created when missing)")
+                .into(),
+        );
+    }
     let workspace = Workspace::locate(cli.root, cli.cache_dir)?;
     match cli.command {
         Command::Variants { json } => variants(&workspace, json),
@@ -564,7 +670,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 && !no_wheels
                 && let Some(requirements) = plan.venv_requirements()
             {
-                let log_dir = workspace.log_dir(&plan.variant, plan.platform);
+                let log_dir = workspace.log_dir(&plan.slot, plan.platform);
                 std::fs::create_dir_all(&log_dir)?;
                 let dir = xtask::wheelhouse::download(
                     &workspace.cache_dir,
@@ -578,7 +684,11 @@ fn run(cli: Cli) -> Result<ExitCode> {
             }
             Ok(ExitCode::SUCCESS)
         }
-        Command::Pin { variant, download } => pin(&workspace, &variant, &download),
+        Command::Pin {
+            variant,
+            ctranslate2,
+            download,
+        } => pin(&workspace, &variant, ctranslate2.as_deref(), &download),
         Command::Doctor { json } => {
             let report = xtask::doctor::examine();
             if json {
@@ -594,6 +704,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
         }
         Command::Patch {
             variant,
+            ctranslate2,
             platform,
             check,
             source,
@@ -603,6 +714,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 variant,
                 platform,
                 python: None,
+                ctranslate2,
                 cuda_arch: None,
                 gpu_targets: None,
                 sdk_dir: None,
@@ -654,13 +766,45 @@ fn run(cli: Cli) -> Result<ExitCode> {
             platforms,
             pythons,
             from,
+            ctranslate2,
             version,
             out,
+            allow_linux_tag,
         } => {
             let platforms: Vec<Platform> = platforms.into_iter().map(Platform::from).collect();
-            let catalog = Catalog::load(&workspace.root, &[])?;
+            if let Some(version) = &version {
+                safe_path::check_name(version).map_err(|why| {
+                    InputError::new(format!("--version `{version}` is not allowed: {why}"))
+                        .note("a version label names one folder, e.g. --version 4.7.1-1")
+                })?;
+            }
+            let catalog = Catalog::load_for(&workspace.root, &[], ctranslate2.as_deref())?;
+            let names: Vec<&str> = catalog.variant_names().collect();
+            for v in &variants {
+                if !names.contains(&v.as_str()) {
+                    return Err(
+                        InputError::new(format!("--variants: unknown variant `{v}`"))
+                            .allowed(v, &names)
+                            .into(),
+                    );
+                }
+            }
+            let versions: Vec<String> = ctranslate2.into_iter().collect();
+            let all = matrix::matrix(&workspace.root, &versions)?.include;
+            for p in &pythons {
+                if !all.iter().any(|e| &e.python == p) {
+                    let known: std::collections::BTreeSet<&str> =
+                        all.iter().map(|e| e.python.as_str()).collect();
+                    let known: Vec<&str> = known.into_iter().collect();
+                    return Err(InputError::new(format!(
+                        "--pythons: no variant builds for Python {p}"
+                    ))
+                    .allowed(p, &known)
+                    .into());
+                }
+            }
             let mut built = Vec::new();
-            for entry in matrix::matrix(&catalog)?.include {
+            for entry in all {
                 let selected = (variants.is_empty() || variants.contains(&entry.variant))
                     && (platforms.is_empty() || platforms.contains(&entry.platform))
                     && (pythons.is_empty() || pythons.contains(&entry.python));
@@ -674,12 +818,9 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 };
                 let plan = plan::plan(&workspace, &catalog.resolve(&entry.variant, &choices)?);
                 let dist = match &from {
-                    Some(dir) => dir.join(format!(
-                        "{}-{}-py{}",
-                        entry.variant, entry.platform, entry.python
-                    )),
+                    Some(dir) => dir.join(&entry.artifact),
                     None => workspace
-                        .work_dir(&entry.variant, entry.platform)
+                        .work_dir(&entry.slot, entry.platform)
                         .join("dist")
                         .join(format!("py{}", entry.python)),
                 };
@@ -690,7 +831,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
             };
             let version = version.unwrap_or_else(|| first.plan.ctranslate2.clone());
             let out = out.unwrap_or_else(|| workspace.root.join("target/dist").join(&version));
-            let manifest = xtask::release::release(&built, &version, &out)?;
+            let manifest = xtask::release::release(&built, &version, &out, allow_linux_tag)?;
             for a in &manifest.artifacts {
                 println!("{}  {}", a.sha256, a.path);
             }
@@ -718,16 +859,35 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 Ok(ExitCode::FAILURE)
             }
         }
-        Command::Matrix { json } => {
-            let catalog = Catalog::load(&workspace.root, &[])?;
-            let matrix = matrix::matrix(&catalog)?;
+        Command::Bump {
+            ctranslate2,
+            from,
+            source,
+            subdir,
+            no_pin,
+            download,
+        } => {
+            let request = xtask::bump::Request {
+                version: ctranslate2,
+                from,
+                source,
+                subdir,
+            };
+            bump(&workspace, &request, no_pin, &download)
+        }
+        Command::Matrix { json, ctranslate2 } => {
+            let matrix = matrix::matrix(&workspace.root, &ctranslate2)?;
             if json {
                 println!("{}", serde_json::to_string(&matrix)?);
             } else {
                 for entry in &matrix.include {
                     println!(
-                        "{:<14} {:<16} py{:<6} {}",
-                        entry.variant, entry.platform, entry.python, entry.runs_on
+                        "{:<14} {:<8} {:<16} py{:<6} {}",
+                        entry.variant,
+                        entry.ctranslate2,
+                        entry.platform,
+                        entry.python,
+                        entry.runs_on
                     );
                 }
             }
@@ -748,7 +908,7 @@ fn build(
         plan.platform,
         plan.python,
         plan.steps.len(),
-        workspace.log_dir(&plan.variant, plan.platform).display()
+        workspace.log_dir(&plan.slot, plan.platform).display()
     );
     for note in &plan.notes {
         eprintln!("note: {note}");
@@ -762,11 +922,13 @@ fn build(
             sdk_version: None,
         },
         sdk_found: None,
+        msvc: None,
+        cuda_arch: None,
     };
     let mut executor = Executor::new(
         plan,
-        workspace.state_dir(&plan.variant, plan.platform, &plan.python),
-        workspace.log_dir(&plan.variant, plan.platform),
+        workspace.state_dir(&plan.slot, plan.platform, &plan.python),
+        workspace.log_dir(&plan.slot, plan.platform),
     );
     let report = executor.run(&mut runner)?;
     eprintln!(
@@ -799,14 +961,16 @@ fn verify(workspace: &Workspace, selection: &Selection, numerics: bool) -> Resul
             );
         }
     }
-    let log_dir = workspace.log_dir(&plan.variant, plan.platform);
+    let log_dir = workspace.log_dir(&plan.slot, plan.platform);
     std::fs::create_dir_all(&log_dir)?;
     let log = log_dir.join("verify.log");
     std::fs::write(&log, "")?;
     for command in &step.commands {
         xtask::exec::run_logged(command, &step.env, &log, &mut |line| {
             if !line.starts_with("Requirement already satisfied") {
-                println!("{line}");
+                // A closed stdout only loses the echo; the log keeps every line.
+                use std::io::Write as _;
+                let _ = writeln!(std::io::stdout().lock(), "{line}");
             }
         })?;
     }
@@ -844,7 +1008,7 @@ fn patch_command(
         .into());
     };
     let patches: Vec<PathBuf> = patches.iter().map(PathBuf::from).collect();
-    let log_dir = workspace.log_dir(&plan.variant, plan.platform);
+    let log_dir = workspace.log_dir(&plan.slot, plan.platform);
     std::fs::create_dir_all(&log_dir)?;
     let log = log_dir.join("patch-check.log");
     std::fs::write(&log, "")?;
@@ -925,8 +1089,100 @@ fn pinned_source(
     Ok(dir)
 }
 
-fn pin(workspace: &Workspace, variant: &str, download: &DownloadArgs) -> Result<ExitCode> {
-    let catalog = Catalog::load(&workspace.root, &[variant])?;
+fn bump(
+    workspace: &Workspace,
+    request: &xtask::bump::Request,
+    no_pin: bool,
+    download: &DownloadArgs,
+) -> Result<ExitCode> {
+    let version = request.version.as_str();
+    let mut bumped = xtask::bump::bump(&workspace.root, request)?;
+    println!("wrote {} (from {})", bumped.file.display(), bumped.from);
+    for (from, to) in &bumped.series {
+        println!("copied {} to {}", from.display(), to.display());
+    }
+    for url in &bumped.renamed {
+        println!("renamed, to pin: {url}");
+    }
+    for note in &bumped.notes {
+        println!("note: {note}");
+    }
+    if no_pin {
+        bumped.by_hand.push(format!(
+            "pin the inputs: `cargo xtask pin --variant V --ctranslate2 {version}` for each variant"
+        ));
+    } else {
+        for variant in Catalog::names(&workspace.root)? {
+            let catalog = Catalog::load_for(&workspace.root, &[variant.as_str()], Some(version))?;
+            if Platform::ALL
+                .iter()
+                .all(|p| !catalog.has_source(&variant, *p))
+            {
+                bumped.by_hand.push(format!(
+                    "{variant}: no source for CTranslate2 {version} yet"
+                ));
+                continue;
+            }
+            println!("== pin {variant}");
+            if pin(workspace, &variant, Some(version), download)? != ExitCode::SUCCESS {
+                bumped.by_hand.push(format!(
+                    "{variant}: some inputs could not be downloaded from here (above); pin them \
+                     where a network reaches them: `cargo xtask pin --variant {variant} --ctranslate2 {version}`"
+                ));
+            }
+        }
+        for variant in Catalog::names(&workspace.root)? {
+            let selection = Selection {
+                variant: variant.clone(),
+                platform: None,
+                python: None,
+                ctranslate2: Some(version.to_string()),
+                cuda_arch: None,
+                gpu_targets: None,
+                sdk_dir: None,
+                compiler_cache: CompilerCacheArg::Off,
+            };
+            let Ok(plan) = make_plan(workspace, &selection) else {
+                continue;
+            };
+            if !plan
+                .steps
+                .iter()
+                .any(|s| matches!(s.action, plan::Action::Patch { .. }))
+            {
+                continue;
+            }
+            println!("== patch --check {variant}");
+            if let Err(e) = patch_command(workspace, &plan, true, None, download) {
+                eprintln!("error: {e:#}");
+                bumped.by_hand.push(format!(
+                    "{variant}: the patch series does not apply to {version} (above): refresh it \
+                     in patches/ctranslate2-{version}/ and run `cargo xtask patch --check --variant \
+                     {variant} --ctranslate2 {version}`"
+                ));
+            }
+        }
+    }
+    if bumped.by_hand.is_empty() {
+        println!(
+            "CTranslate2 {version} is ready: `cargo xtask build --variant cpu --ctranslate2 {version}`"
+        );
+        return Ok(ExitCode::SUCCESS);
+    }
+    println!("left to do by hand:");
+    for item in &bumped.by_hand {
+        println!("  - {item}");
+    }
+    Ok(ExitCode::FAILURE)
+}
+
+fn pin(
+    workspace: &Workspace,
+    variant: &str,
+    ctranslate2: Option<&str>,
+    download: &DownloadArgs,
+) -> Result<ExitCode> {
+    let catalog = Catalog::load_for(&workspace.root, &[variant], ctranslate2)?;
     let plans = fetch::plans_of_variant(workspace, &catalog, variant)?;
     let cache = Cache::new(&workspace.cache_dir);
     let outcomes = fetch::pin_inputs(&catalog, &cache, &plans, &download.options())?;
@@ -970,6 +1226,7 @@ fn bundle(workspace: &Workspace, args: &BundleArgs) -> Result<ExitCode> {
                 variant: variant.clone(),
                 platform: args.platform,
                 python: args.python.clone(),
+                ctranslate2: args.ctranslate2.clone(),
                 cuda_arch: None,
                 gpu_targets: args.gpu_targets.clone(),
                 sdk_dir: args.sdk_dir.clone(),
@@ -996,6 +1253,7 @@ fn bundle(workspace: &Workspace, args: &BundleArgs) -> Result<ExitCode> {
     spec.assume_present
         .extend(args.assume_present.iter().cloned());
     if let Some(out) = &args.out {
+        bundle_run::check_out(out)?;
         spec.out = out.clone();
     }
     let outcome = bundle_run::run(&spec)?;
@@ -1014,12 +1272,26 @@ fn plan_wheel(plan: &plan::Plan) -> Option<PathBuf> {
     })
 }
 
+/// A DEST given in a flag: relative, inside the wheel (see `safe_path`).
+fn flag_path(flag: &str, given: &str, dest: &str) -> Result<(), InputError> {
+    safe_path::check_relative(dest).map_err(|why| {
+        InputError::new(format!(
+            "{flag} `{given}`: DEST `{}` is not allowed: {why}",
+            dest.escape_debug()
+        ))
+        .note("DEST is a folder inside the wheel, e.g. ctranslate2")
+    })
+}
+
 /// The spec of `bundle --wheel`: everything from flags.
 fn wheel_spec(args: &BundleArgs) -> Result<bundle_run::Spec> {
     let wheel = args
         .wheel
         .clone()
         .expect("clap requires --wheel without --variant");
+    if !wheel.is_file() {
+        return Err(InputError::new(format!("--wheel {} does not exist", wheel.display())).into());
+    }
     let name = wheel
         .file_name()
         .unwrap_or_default()
@@ -1039,27 +1311,46 @@ fn wheel_spec(args: &BundleArgs) -> Result<bundle_run::Spec> {
         .first()
         .and_then(|r| r.rsplit_once('/'))
         .map(|(dir, _)| dir.to_string());
-    let search = args
-        .search
-        .iter()
-        .map(|s| {
-            let (dir, dest) = match s.rsplit_once('=') {
-                Some((dir, dest)) => (dir, Some(dest.to_string())),
-                None => (s.as_str(), None),
+    let mut search = Vec::new();
+    for s in &args.search {
+        let (dir, dest) = match s.rsplit_once('=') {
+            Some((dir, dest)) => (dir, Some(dest.to_string())),
+            None => (s.as_str(), None),
+        };
+        let dir = PathBuf::from(dir);
+        if !dir.is_dir() {
+            let why = if dir.as_os_str().is_empty() {
+                "names no folder (DIR=DEST)"
+            } else if dir.exists() {
+                "is not a folder"
+            } else {
+                "does not exist"
             };
-            bundle_run::Search {
-                dir: bundle_run::SearchDir::Dir(PathBuf::from(dir)),
-                dest: dest.or_else(|| default_dest.clone()).unwrap_or_default(),
-                package: None,
-                counts_as_sdk: true,
-            }
-        })
-        .collect();
+            return Err(
+                InputError::new(format!("--search `{s}`: `{}` {why}", dir.display()))
+                    .note("--search takes a folder of libraries, e.g. --search sdk/bin=ctranslate2")
+                    .into(),
+            );
+        }
+        let dest = dest.or_else(|| default_dest.clone()).unwrap_or_default();
+        flag_path("--search", s, &dest)?;
+        search.push(bundle_run::Search {
+            dir: bundle_run::SearchDir::Dir(dir),
+            dest,
+            package: None,
+            counts_as_sdk: true,
+        });
+    }
     let mut data = Vec::new();
     for d in &args.data {
         let Some((glob, dest)) = d.rsplit_once('=') else {
-            anyhow::bail!("--data `{d}` is not DIR/PATTERN=DEST");
+            return Err(
+                InputError::new(format!("--data `{d}` is not DIR/PATTERN=DEST"))
+                    .note("e.g. --data 'sdk/bin/rocblas/library/*=ctranslate2/rocblas/library'")
+                    .into(),
+            );
         };
+        flag_path("--data", d, dest)?;
         let (dir, pattern) = glob.rsplit_once('/').unwrap_or((".", glob));
         data.push(bundle_run::Data {
             base: PathBuf::from(dir),
@@ -1083,6 +1374,10 @@ fn wheel_spec(args: &BundleArgs) -> Result<bundle_run::Spec> {
     Ok(bundle_run::Spec {
         wheel,
         policy,
+        manylinux: xtask::bundle::manylinux::target(policy).map(str::to_string),
+        // A wheel given by hand has no plan that fixed its name: when its binaries need a
+        // newer glibc than the policy allows, it gets the tag they prove.
+        manylinux_newer_ok: true,
         roots: args.roots.clone(),
         force: args.force.clone(),
         assume_present: Vec::new(),
@@ -1098,6 +1393,7 @@ fn wheel_spec(args: &BundleArgs) -> Result<bundle_run::Spec> {
             Policy::Manylinux2_28 => "linux".into(),
         },
         missing_hint: String::new(),
+        keep_linux_tag: args.keep_linux_tag,
     })
 }
 
@@ -1125,9 +1421,14 @@ fn variants(workspace: &Workspace, json: bool) -> Result<ExitCode> {
 }
 
 fn make_plan(workspace: &Workspace, selection: &Selection) -> Result<plan::Plan> {
-    let catalog = Catalog::load(&workspace.root, &[selection.variant.as_str()])?;
+    let catalog = Catalog::load_for(
+        &workspace.root,
+        &[selection.variant.as_str()],
+        selection.ctranslate2.as_deref(),
+    )?;
     let choices = Choices {
         platform: selection.platform.map(Platform::from),
+        host_glibc: host::glibc_version(),
         host_python: if selection.python.is_none() {
             host::python_version()
         } else {
@@ -1162,7 +1463,11 @@ fn pin_if_allowed(
         "warning: --allow-unpinned: pinning {unpinned} input(s) of `{}` from what the network serves now; review and commit the variant file",
         plan.variant
     );
-    let catalog = Catalog::load(&workspace.root, &[plan.variant.as_str()])?;
+    let catalog = Catalog::load_for(
+        &workspace.root,
+        &[plan.variant.as_str()],
+        Some(&plan.ctranslate2),
+    )?;
     let cache = Cache::new(&workspace.cache_dir);
     let unpinned_plan = plan::Plan {
         inputs: plan

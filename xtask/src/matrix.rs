@@ -1,5 +1,7 @@
-//! The GitHub Actions build matrix: one entry per variant × platform × Python, as the
-//! `include` list that `strategy.matrix` takes through `fromJSON`.
+//! The GitHub Actions build matrix: one entry per CTranslate2 version × variant × platform ×
+//! Python, as the `include` list that `strategy.matrix` takes through `fromJSON`.
+
+use std::path::Path;
 
 use serde::Serialize;
 
@@ -14,46 +16,112 @@ pub struct Matrix {
 
 #[derive(Debug, Clone, Serialize)]
 pub struct Entry {
-    /// A readable job name, e.g. `rocm windows-x86_64 py3.12`.
+    /// A readable job name, e.g. `rocm windows-x86_64 py3.12` (with the CTranslate2 version
+    /// when it is not the variant's default: `cpu 4.8.4 linux-x86_64 py3.12`).
     pub name: String,
     pub variant: String,
+    pub ctranslate2: String,
+    /// The build's folder under `target/xtask/`: the variant, or `<variant>@<version>`.
+    pub slot: String,
     pub platform: Platform,
     pub python: String,
+    /// The artifact name `release --from` expects: `<slot>-<platform>-py<X.Y>`.
+    pub artifact: String,
+    /// A hosted runner's name, or a self-hosted runner's labels (see [`runs_on`]).
     #[serde(rename = "runs-on")]
-    pub runs_on: String,
+    pub runs_on: serde_json::Value,
     /// Whether the job needs the compiler cache (source builds) or not (repackaging).
     pub compiles: bool,
 }
 
-pub fn matrix(catalog: &Catalog) -> Result<Matrix, InputError> {
+/// Hosted runners have no HIP SDK, and AMD's HIP SDK installer cannot be fetched from where
+/// CI may download (nor does a gfx1010 rocBLAS come with it): a source build against a HIP
+/// SDK runs on a self-hosted runner labelled with the SDK it has, e.g. `hip-sdk-6.2`.
+fn runs_on(resolved: &crate::variant::Resolved, platform: Platform) -> serde_json::Value {
+    match (&resolved.build, &resolved.sdk) {
+        (crate::variant::Build::FromSource(_), Some(sdk))
+            if sdk.kind == crate::variant::SdkKind::Hip =>
+        {
+            let os = if platform.is_windows() {
+                "windows"
+            } else {
+                "linux"
+            };
+            serde_json::json!(["self-hosted", os, "x64", format!("hip-sdk-{}", sdk.version)])
+        }
+        _ => serde_json::Value::from(platform.runner()),
+    }
+}
+
+/// The matrix of each CTranslate2 version in `versions` (each variant's default when empty).
+/// A variant that has nothing for a version (no source in its version file) is left out of
+/// that version's entries, and said on stderr.
+pub fn matrix(root: &Path, versions: &[String]) -> Result<Matrix, InputError> {
+    let mut include = Vec::new();
+    if versions.is_empty() {
+        include.extend(entries(&Catalog::load(root, &[])?)?);
+    }
+    for version in versions {
+        include.extend(entries(&Catalog::load_for(root, &[], Some(version))?)?);
+    }
+    Ok(Matrix { include })
+}
+
+/// The entries of the variants a catalog holds, each for the version it was loaded for.
+pub fn entries(catalog: &Catalog) -> Result<Vec<Entry>, InputError> {
     let mut include = Vec::new();
     for name in catalog.variant_names() {
+        let mut listed = false;
         for platform in Platform::ALL {
-            let choices = Choices {
-                platform: Some(platform),
-                ..Choices::default()
-            };
+            listed |= catalog.pythons_for(name, platform)?.is_some();
+        }
+        if !listed {
+            return Err(InputError::new(format!(
+                "variant `{name}` lists no platform, so the matrix would drop it silently"
+            ))
+            .allowed("", &Platform::names())
+            .note(format!("set `platforms` in variants/{name}.toml")));
+        }
+        for platform in Platform::ALL {
             let Some(pythons) = catalog.pythons_for(name, platform)? else {
                 continue;
             };
+            if !catalog.has_source(name, platform) {
+                eprintln!(
+                    "note: {name} has no source for CTranslate2 {} on {platform}: left out of the matrix",
+                    catalog.version_of(name)
+                );
+                continue;
+            }
             for python in pythons {
                 let resolved = catalog.resolve(
                     name,
                     &Choices {
+                        platform: Some(platform),
                         python: Some(python.clone()),
-                        ..choices.clone()
+                        ..Choices::default()
                     },
                 )?;
+                let version = if catalog.is_default_version(name) {
+                    String::new()
+                } else {
+                    format!(" {}", resolved.ctranslate2)
+                };
+                let runs_on = runs_on(&resolved, platform);
+                let compiles = matches!(resolved.build, crate::variant::Build::FromSource(_));
                 include.push(Entry {
-                    name: format!("{name} {platform} py{python}"),
+                    name: format!("{name}{version} {platform} py{python}"),
                     variant: name.to_string(),
+                    artifact: format!("{}-{platform}-py{python}", resolved.slot),
+                    ctranslate2: resolved.ctranslate2,
+                    slot: resolved.slot,
                     platform,
                     python,
-                    runs_on: platform.runner().to_string(),
-                    compiles: matches!(resolved.build, crate::variant::Build::FromSource(_)),
+                    runs_on,
+                    compiles,
                 });
             }
         }
     }
-    Ok(Matrix { include })
+    Ok(include)
 }

@@ -30,6 +30,15 @@ impl Series {
             if name.is_empty() {
                 continue;
             }
+            if let Err(why) = crate::safe_path::check_nonempty(name) {
+                return Err(InputError::new(format!(
+                    "patch `{}` listed in {} is not allowed: {why}",
+                    name.escape_debug(),
+                    path.display()
+                ))
+                .at(Location::line(path, &text, index + 1))
+                .note("series lines name patch files next to the series file"));
+            }
             let patch = dir.join(name);
             if !root.join(&patch).is_file() {
                 let available = patch_files(&root.join(dir));

@@ -7,6 +7,7 @@ use std::collections::BTreeMap;
 use std::fs;
 use std::path::{Path, PathBuf};
 
+use crate::diagnostic::InputError;
 use anyhow::{Context, Result};
 use toml_edit::{DocumentMut, Item, Table, TableLike, value};
 
@@ -28,14 +29,26 @@ pub struct Lock {
 impl Lock {
     pub fn load(root: &Path) -> Result<Lock> {
         let path = root.join(LOCK_FILE);
-        let Ok(text) = fs::read_to_string(&path) else {
-            return Ok(Lock::default());
+        let bytes = match fs::read(&path) {
+            Ok(bytes) => bytes,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Lock::default()),
+            Err(e) => return Err(e).with_context(|| format!("cannot read {}", path.display())),
         };
-        let doc: DocumentMut = text.parse().with_context(|| {
-            format!(
-                "{} is not valid TOML; delete it and run `cargo xtask pin` again",
+        // A lock that cannot be read is refused, never silently replaced by a fresh one.
+        let text = String::from_utf8(bytes).map_err(|_| {
+            InputError::new(format!(
+                "{} is not UTF-8 text; it was left as it is",
                 path.display()
-            )
+            ))
+            .note("restore it from git, or delete it and run `cargo xtask pin` again")
+        })?;
+        let doc: DocumentMut = text.parse().map_err(|e: toml_edit::TomlError| {
+            InputError::new(format!(
+                "{} is not valid TOML: {}",
+                path.display(),
+                e.message()
+            ))
+            .note("restore it from git, or delete it and run `cargo xtask pin` again")
         })?;
         let mut pins = BTreeMap::new();
         if let Some(table) = doc.get("pin").and_then(Item::as_table_like) {

@@ -70,7 +70,13 @@ pub struct Built {
 }
 
 /// Gathers `built` into `dest` (which must not exist or be empty). Returns the manifest.
-pub fn release(built: &[Built], version: &str, dest: &Path) -> Result<Manifest> {
+/// A Linux wheel still tagged `linux_x86_64` is refused unless `allow_linux_tag`.
+pub fn release(
+    built: &[Built],
+    version: &str,
+    dest: &Path,
+    allow_linux_tag: bool,
+) -> Result<Manifest> {
     if dest.exists() && fs::read_dir(dest)?.next().is_some() {
         bail!(
             "{} already holds a release; releases are never replaced: remove it, or release \
@@ -108,11 +114,26 @@ pub fn release(built: &[Built], version: &str, dest: &Path) -> Result<Manifest> 
         );
     }
 
+    let linux_tagged: Vec<String> = built
+        .iter()
+        .filter_map(|b| wheel_in(&b.dist))
+        .filter(|w| w.to_string_lossy().ends_with("-linux_x86_64.whl"))
+        .map(|w| format!("  {}", w.display()))
+        .collect();
+    if !linux_tagged.is_empty() && !allow_linux_tag {
+        bail!(
+            "{} wheel(s) are tagged linux_x86_64, not manylinux (PyPI refuses them, and pip \
+             installs them only on a machine like the one that built them):\n{}\n\
+             Rebuild them so the bundle proves the manylinux tag, or release them anyway with \
+             --allow-linux-tag",
+            linux_tagged.len(),
+            linux_tagged.join("\n")
+        );
+    }
     let parent = dest.parent().unwrap_or(Path::new("."));
     fs::create_dir_all(parent).with_context(|| format!("cannot create {}", parent.display()))?;
-    let staging = tempfile::Builder::new()
-        .prefix(".release-")
-        .tempdir_in(parent)?;
+    let staging = crate::staging::create(parent, ".release-")
+        .with_context(|| format!("cannot create a staging folder in {}", parent.display()))?;
     let mut artifacts = Vec::new();
     for b in built {
         artifacts.extend(gather(b, staging.path())?);
@@ -152,6 +173,7 @@ fn gather(b: &Built, out: &Path) -> Result<Vec<Artifact>> {
     fs::create_dir_all(&folder)?;
     let stem = format!("{}-py{}", plan.platform, plan.python);
     let wheel = wheel_in(&b.dist).expect("checked before");
+    refuse_symlink(&wheel)?;
     let wheel_name = wheel.file_name().unwrap().to_string_lossy().into_owned();
     let problems = crate::wheel::check_record(&wheel)?;
     if !problems.is_empty() {
@@ -164,6 +186,7 @@ fn gather(b: &Built, out: &Path) -> Result<Vec<Artifact>> {
     let mut files = vec![("wheel", wheel_name.clone())];
     copy_new(&wheel, &folder.join(&wheel_name))?;
     let portable = b.dist.join("portable");
+    refuse_symlink(&portable)?;
     if portable.is_dir() {
         let name = format!("{stem}-portable.zip");
         zip_dir(&portable, &folder.join(&name))?;
@@ -172,6 +195,7 @@ fn gather(b: &Built, out: &Path) -> Result<Vec<Artifact>> {
     let mut bundled = Vec::new();
     for ext in ["json", "md"] {
         let report = b.dist.join(format!("provenance.{ext}"));
+        refuse_symlink(&report)?;
         if report.is_file() {
             let name = format!("{stem}-provenance.{ext}");
             copy_new(&report, &folder.join(&name))?;
@@ -229,6 +253,18 @@ fn gather(b: &Built, out: &Path) -> Result<Vec<Artifact>> {
     Ok(rows)
 }
 
+/// Artifacts are packed as the files they are: a symlink would pack whatever it points at
+/// (anywhere on the machine), so it is refused, with its path.
+fn refuse_symlink(path: &Path) -> Result<()> {
+    if fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink()) {
+        bail!(
+            "{} is a symlink: release packs only real files; replace it by the file or remove it",
+            path.display()
+        );
+    }
+    Ok(())
+}
+
 /// Copies `from` to `to`; an existing `to` with other content is an error, never replaced.
 fn copy_new(from: &Path, to: &Path) -> Result<()> {
     if to.exists() {
@@ -267,10 +303,11 @@ fn zip_dir(dir: &Path, out: &Path) -> Result<()> {
     let mut zip = zip::ZipWriter::new(fs::File::create(out)?);
     let time = crate::wheel::fixed_time();
     for (name, path) in files_below(dir)? {
+        refuse_symlink(&path)?;
         let options = SimpleFileOptions::default()
             .compression_method(zip::CompressionMethod::Deflated)
             .last_modified_time(time)
-            .unix_permissions(0o644)
+            .unix_permissions(crate::wheel::zip_mode(&path))
             .large_file(fs::metadata(&path)?.len() >= u64::from(u32::MAX));
         zip.start_file(name.as_str(), options)?;
         zip.write_all(&fs::read(&path)?)?;
@@ -337,6 +374,21 @@ fn needs(a: &Artifact) -> &'static str {
     }
 }
 
+/// The first part of `name` below `dir` that is a symlink, if any.
+fn symlink_on_the_way(dir: &Path, name: &str) -> Option<String> {
+    let mut at = dir.to_path_buf();
+    for part in name
+        .split(['/', '\\'])
+        .filter(|p| !p.is_empty() && *p != ".")
+    {
+        at.push(part);
+        if fs::symlink_metadata(&at).is_ok_and(|m| m.file_type().is_symlink()) {
+            return Some(at.display().to_string());
+        }
+    }
+    None
+}
+
 /// Re-checks a release folder: SHA256SUMS against the files (and every file listed), each
 /// wheel's RECORD, and the manifest against SHA256SUMS. Returns the problems found.
 pub fn verify(dir: &Path) -> Result<Vec<String>> {
@@ -346,7 +398,11 @@ pub fn verify(dir: &Path) -> Result<Vec<String>> {
     let mut listed = BTreeMap::new();
     let mut problems = Vec::new();
     for (n, line) in sums.lines().enumerate() {
-        match line.split_once("  ") {
+        // `<hex>  <name>` (text mode) or `<hex> *<name>` (`sha256sum -b`).
+        let parsed = line
+            .split_once(' ')
+            .and_then(|(hex, rest)| Some((hex, rest.strip_prefix([' ', '*'])?)));
+        match parsed {
             Some((hex, name)) if crate::cache::is_sha256(hex) => {
                 listed.insert(name.to_string(), hex.to_string());
             }
@@ -360,6 +416,16 @@ pub fn verify(dir: &Path) -> Result<Vec<String>> {
         }
     }
     for (name, expected) in &listed {
+        if let Err(why) = crate::safe_path::check_nonempty(name) {
+            problems.push(format!(
+                "{name}: not a path inside the release ({why}); not read"
+            ));
+            continue;
+        }
+        if let Some(link) = symlink_on_the_way(dir, name) {
+            problems.push(format!("{name}: a symlink ({link}); not followed"));
+            continue;
+        }
         let path = dir.join(name);
         if !path.is_file() {
             problems.push(format!("{name} is listed in SHA256SUMS but missing"));

@@ -16,7 +16,7 @@ use crate::exec::{Handler, run_logged};
 use crate::plan::{Action, Plan, Step};
 use crate::unpack;
 use crate::variant::SdkKind;
-use crate::{checksums, download, fetch, host, patch, sdk, wheelhouse};
+use crate::{checksums, cuda_arch, download, fetch, host, msvc, patch, sdk, wheelhouse};
 
 pub struct Runner {
     pub cache: Cache,
@@ -25,6 +25,10 @@ pub struct Runner {
     pub found: bundle_spec::Found,
     /// The GPU SDK found on this machine, once a step needed it (for build-info.json).
     pub sdk_found: Option<sdk::Found>,
+    /// Windows: the MSVC x64 toolchain, once a step needed it.
+    pub msvc: Option<msvc::Toolchain>,
+    /// CUDA: the `CUDA_ARCH_LIST` for the toolkit found (`{sdk.cuda-arch}`).
+    pub cuda_arch: Option<String>,
 }
 
 impl Handler for Runner {
@@ -103,13 +107,15 @@ impl Handler for Runner {
             ),
             Action::Bundle(_) => self.bundle(plan),
             Action::Checksum { dir, .. } => {
-                write_build_info(plan, self.sdk_found.as_ref(), Path::new(dir))?;
+                let compiler = self.compiler_banner(plan)?;
+                write_build_info(plan, self.sdk_found.as_ref(), &compiler, Path::new(dir))?;
                 checksums::write(Path::new(dir), checksums::default_jobs())?;
                 Ok(())
             }
             Action::Configure { .. } => {
                 check_compiler(plan)?;
                 let (step, env) = self.with_sdk(plan, step)?;
+                let env = self.with_msvc(plan, &env)?;
                 run_commands(&step, &env, log)
             }
             Action::Venv { .. } => {
@@ -118,19 +124,27 @@ impl Handler for Runner {
             }
             Action::Build { .. } => {
                 let (step, env) = self.with_sdk(plan, step)?;
+                let env = self.with_msvc(plan, &env)?;
                 run_commands(&step, &env, log)
             }
             Action::Verify => run_commands(step, &self.pip_env(step), log),
-            Action::Install { .. } | Action::Wheel => run_commands(step, &step.env, log),
+            Action::CopyDlls { files, dest } => {
+                for copied in crate::copy_dlls::copy(files, Path::new(dest))? {
+                    eprintln!("      {}", copied.display());
+                }
+                Ok(())
+            }
+            Action::Install { .. } | Action::Wheel => {
+                let env = self.with_msvc(plan, &step.env)?;
+                run_commands(step, &env, log)
+            }
         }
     }
 
     /// The compiler's and Python's versions: a new compiler rebuilds, a new Python re-wheels.
     fn runtime_fingerprint(&mut self, plan: &Plan, step: &Step) -> Result<String> {
         Ok(match &step.action {
-            Action::Configure { .. } | Action::Build { .. } => {
-                first_line(compiler(plan), "--version")
-            }
+            Action::Configure { .. } | Action::Build { .. } => self.compiler_banner(plan)?,
             // A cached file that went missing (or was deleted as corrupt) fetches again.
             Action::Fetch { .. } => plan
                 .inputs
@@ -174,6 +188,39 @@ impl Handler for Runner {
 }
 
 impl Runner {
+    /// The compiler's first line, for fingerprints and build-info.json: `c++ --version`, or
+    /// on Windows the banner `cl` prints (on stderr) when run with no arguments.
+    fn compiler_banner(&mut self, plan: &Plan) -> Result<String> {
+        if !plan.platform.is_windows() {
+            return Ok(first_line("c++", "--version"));
+        }
+        if crate::platform::Platform::host() != Some(plan.platform) {
+            return Ok(String::new());
+        }
+        Ok(msvc::banner(self.msvc_toolchain()?))
+    }
+
+    fn msvc_toolchain(&mut self) -> Result<&msvc::Toolchain> {
+        if self.msvc.is_none() {
+            let found = msvc::find()?;
+            eprintln!("      MSVC x64 environment: {}", found.how());
+            self.msvc = Some(found);
+        }
+        Ok(self.msvc.as_ref().expect("set above"))
+    }
+
+    /// A Windows source build's step environment inside the MSVC x64 environment.
+    fn with_msvc(
+        &mut self,
+        plan: &Plan,
+        env: &BTreeMap<String, String>,
+    ) -> Result<BTreeMap<String, String>> {
+        if plan.msvc.is_none() {
+            return Ok(env.clone());
+        }
+        Ok(msvc::step_env(self.msvc_toolchain()?, env))
+    }
+
     /// Offline, pip installs only from the wheelhouse `fetch` filled.
     fn pip_env(&self, step: &Step) -> BTreeMap<String, String> {
         let mut env = step.env.clone();
@@ -215,6 +262,11 @@ impl Runner {
             found.root.display(),
             found.how
         );
+        if let (SdkKind::Cuda, Some(requested)) = (wanted.kind, &plan.cuda_arch) {
+            let list = cuda_arch::for_toolkit(requested, &found.version)?;
+            eprintln!("      CUDA_ARCH_LIST for CUDA {}: {list}", found.version);
+            self.cuda_arch = Some(list);
+        }
         self.found.sdk_root = Some(found.root.clone());
         self.found.sdk_version = Some(found.version.clone());
         self.sdk_found = Some(found.clone());
@@ -232,7 +284,10 @@ impl Runner {
         let root = slashed(&found.root);
         let clang = crate::hip::clang_dir(&found.root).map(|d| slashed(&d));
         let fill = |text: &str| -> Result<String> {
-            let text = text.replace("{sdk.root}", &root);
+            let mut text = text.replace("{sdk.root}", &root);
+            if let Some(list) = &self.cuda_arch {
+                text = text.replace("{sdk.cuda-arch}", list);
+            }
             if !text.contains("{sdk.clang}") {
                 return Ok(text);
             }
@@ -316,7 +371,12 @@ fn patched_tree_series(plan: &Plan, dest: &str) -> Option<Vec<PathBuf>> {
 
 /// `build-info.json` next to the artifacts: the tools that made them (the release manifest
 /// carries it). Written by the checksum step, so SHA256SUMS covers it.
-fn write_build_info(plan: &Plan, sdk: Option<&sdk::Found>, dir: &Path) -> Result<()> {
+fn write_build_info(
+    plan: &Plan,
+    sdk: Option<&sdk::Found>,
+    compiler: &str,
+    dir: &Path,
+) -> Result<()> {
     let tool = |kind: &str| {
         plan.steps
             .iter()
@@ -329,7 +389,7 @@ fn write_build_info(plan: &Plan, sdk: Option<&sdk::Found>, dir: &Path) -> Result
         "platform": plan.platform,
         "python": plan.python,
         "ctranslate2": plan.ctranslate2,
-        "compiler": (!plan.platform.is_windows()).then(|| first_line(compiler(plan), "--version")),
+        "compiler": (!compiler.is_empty()).then_some(compiler),
         "cmake": tool("configure"),
         "python_version": tool("wheel"),
         "sdk": sdk.map(|s| serde_json::json!({
@@ -416,14 +476,6 @@ pub fn parse_ninja(line: &str) -> Option<(u64, u64, &str)> {
         total.trim().parse().ok()?,
         what.trim(),
     ))
-}
-
-fn compiler(plan: &Plan) -> &'static str {
-    if plan.platform.is_windows() {
-        "cl"
-    } else {
-        "c++"
-    }
 }
 
 /// The first line `program arg` prints, or "" when it cannot run.

@@ -21,6 +21,11 @@ pub struct Limits {
     /// Bytes of file data actually written, over all entries.
     pub max_bytes: u64,
     pub max_entries: u64,
+    /// Bytes written per byte of archive: the real inputs unpack to under 10× their size;
+    /// a bomb (e.g. zip entries sharing one deflate stream) to 1,000× and more.
+    pub max_ratio: u64,
+    /// What any archive may unpack to, whatever its ratio (small archives of text).
+    pub ratio_floor: u64,
 }
 
 impl Default for Limits {
@@ -28,6 +33,22 @@ impl Default for Limits {
         Limits {
             max_bytes: 16 << 30,
             max_entries: 1_000_000,
+            max_ratio: 100,
+            ratio_floor: 64 << 20,
+        }
+    }
+}
+
+impl Limits {
+    /// The byte cap for an archive of `archive_size` bytes: the absolute cap, lowered to
+    /// `max_ratio` times the archive's size (but never below `ratio_floor`).
+    pub fn for_archive(&self, archive_size: u64) -> Limits {
+        let by_ratio = archive_size
+            .saturating_mul(self.max_ratio)
+            .max(self.ratio_floor);
+        Limits {
+            max_bytes: self.max_bytes.min(by_ratio),
+            ..*self
         }
     }
 }
@@ -90,7 +111,9 @@ pub enum UnpackError {
         reason: Refusal,
     },
     #[error(
-        "{} unpacks to more than the limit of {limit} bytes (stopped at entry `{entry}`)",
+        "{} unpacks to more than the limit of {limit} bytes (stopped at entry `{entry}`): the \
+         limit is 100 times the archive's size (at least 64 MiB, at most 16 GiB), which real \
+         inputs stay far below; a larger ratio is an archive bomb",
         archive.display()
     )]
     TooLarge {
@@ -132,6 +155,7 @@ pub enum Refusal {
     Clash { path: String },
     ReplacesRoot,
     Unsupported { kind: String },
+    WindowsName { part: String },
 }
 
 impl fmt::Display for Refusal {
@@ -163,6 +187,11 @@ impl fmt::Display for Refusal {
             Refusal::ReplacesRoot => {
                 write!(f, "it would replace the top folder of the unpacked tree")
             }
+            Refusal::WindowsName { part } => write!(
+                f,
+                "`{}` is a drive prefix, an NTFS stream or a device name on Windows",
+                part.escape_debug()
+            ),
             Refusal::Unsupported { kind } => write!(
                 f,
                 "it is a {kind}; only files, folders and links are unpacked"
@@ -223,6 +252,12 @@ pub fn unpack(
     let mut prefix = OsString::from(".");
     prefix.push(dest_name);
     prefix.push(".unpack-");
+    let file = File::open(archive).map_err(|source| UnpackError::Open {
+        archive: archive.to_path_buf(),
+        source,
+    })?;
+    let archive_size = file.metadata().map_or(0, |m| m.len());
+    let limits = &limits.for_archive(archive_size);
     let staging = tempfile::Builder::new()
         .prefix(&prefix)
         .tempdir_in(parent)
@@ -245,10 +280,6 @@ pub fn unpack(
         more_top_level: false,
         buffer: vec![0; 64 * 1024],
     };
-    let file = File::open(archive).map_err(|source| UnpackError::Open {
-        archive: archive.to_path_buf(),
-        source,
-    })?;
     match format {
         Format::TarGz => unpack_tar_gz(file, &mut tree)?,
         Format::Zip => unpack_zip(file, &mut tree)?,
@@ -338,6 +369,22 @@ fn unpack_zip(file: File, tree: &mut Tree) -> Result<(), UnpackError> {
         ZipArchive::new(BufReader::new(file)).map_err(|e| tree.read_error(e.into()))?;
     if archive.len() as u64 > tree.limits.max_entries {
         return Err(tree.too_many_entries());
+    }
+    // The sizes the central directory declares, checked before anything is written: entries
+    // that share one compressed stream declare the sizes they would inflate to.
+    let mut declared = 0u64;
+    for index in 0..archive.len() {
+        let entry = archive
+            .by_index_raw(index)
+            .map_err(|e| tree.read_error(e.into()))?;
+        declared = declared.saturating_add(entry.size());
+        if declared > tree.limits.max_bytes {
+            return Err(UnpackError::TooLarge {
+                archive: tree.archive.to_path_buf(),
+                entry: String::from_utf8_lossy(entry.name_raw()).into_owned(),
+                limit: tree.limits.max_bytes,
+            });
+        }
     }
     for index in 0..archive.len() {
         let mut entry = archive
@@ -710,6 +757,13 @@ fn components(name: &str) -> Result<Vec<String>, Refusal> {
         match part {
             "" | "." => {}
             ".." => return Err(Refusal::Escapes),
+            // Refused on every host: on Windows `C:x` names another drive, `a:b` an NTFS
+            // stream and `NUL` a device, whatever folder they are joined to.
+            part if part.contains([':', '\0']) || crate::safe_path::is_device_name(part) => {
+                return Err(Refusal::WindowsName {
+                    part: part.to_string(),
+                });
+            }
             part => parts.push(part.to_string()),
         }
     }
@@ -1244,6 +1298,81 @@ mod tests {
             err.to_string().contains("stopped at entry `zeros1`"),
             "{err}"
         );
+    }
+
+    /// Issue 18 item 8: a small zip whose entries declare far more than it could hold (as
+    /// entries sharing one deflate stream do) fails before anything is written.
+    #[test]
+    fn a_small_zip_declaring_a_huge_unpacked_size_fails_before_writing() {
+        let dir = TempDir::new().unwrap();
+        let one = zip_file(&dir, "one.zip", |w| {
+            let options =
+                SimpleFileOptions::default().compression_method(zip::CompressionMethod::Deflated);
+            w.start_file("zeros", options).unwrap();
+            w.write_all(&vec![0u8; 1 << 20]).unwrap();
+        });
+        let archive = zip_file(&dir, "bomb.zip", |w| {
+            let mut source = ZipArchive::new(File::open(&one).unwrap()).unwrap();
+            for i in 0..241 {
+                let entry = source.by_index_raw(0).unwrap();
+                w.raw_copy_file_rename(entry, format!("zeros{i}")).unwrap();
+            }
+        });
+        let size = fs::metadata(&archive).unwrap().len();
+        assert!(size < 1 << 20, "{size}");
+        let err = refused(&dir, &archive, Format::Zip, &Limits::default());
+        let UnpackError::TooLarge { limit, .. } = err else {
+            panic!("{err}");
+        };
+        assert_eq!(limit, 64 << 20, "the ratio cap, not 16 GiB");
+    }
+
+    /// Issue 18 item 8: a tar stream past the ratio stops there.
+    #[test]
+    fn a_tar_past_the_ratio_stops() {
+        let dir = TempDir::new().unwrap();
+        let zeros = vec![0u8; 1 << 20];
+        let archive = tar_gz(&dir, &[Regular("pkg/zeros", 0o644, &zeros)]);
+        let limits = Limits {
+            max_ratio: 10,
+            ratio_floor: 0,
+            ..Limits::default()
+        };
+        let err = refused(&dir, &archive, Format::TarGz, &limits);
+        assert!(matches!(err, UnpackError::TooLarge { .. }), "{err}");
+    }
+
+    /// Issue 18 item 13: names that are safe on Linux but not on Windows are refused on
+    /// every host.
+    #[test]
+    fn drive_prefixes_streams_and_device_names_are_refused_everywhere() {
+        for name in [
+            "pkg/C:evil",
+            "pkg/a.txt:stream",
+            "pkg/NUL",
+            "pkg/com1.txt",
+            "C:evil",
+        ] {
+            let dir = TempDir::new().unwrap();
+            let archive = tar_gz(&dir, &[Regular(name, 0o644, b"x")]);
+            let err = refused(&dir, &archive, Format::TarGz, &Limits::default());
+            assert!(
+                matches!(
+                    reason(&err),
+                    Refusal::WindowsName { .. } | Refusal::Absolute
+                ),
+                "{name}: {err}"
+            );
+            let archive = zip_file(&dir, "w.zip", |w| zip_entry(w, name, 0o644, b"x"));
+            let err = refused(&dir, &archive, Format::Zip, &Limits::default());
+            assert!(
+                matches!(
+                    reason(&err),
+                    Refusal::WindowsName { .. } | Refusal::Absolute
+                ),
+                "{name}: {err}"
+            );
+        }
     }
 
     #[test]

@@ -1,6 +1,8 @@
 //! Wheels as files: writing a wheel from an unpacked tree with its RECORD rewritten (sha256
-//! and size of every file), reproducibly — entries sorted, fixed timestamps
-//! (`SOURCE_DATE_EPOCH`, else 1980-01-01) and permissions — and checking a wheel's RECORD.
+//! and size of every file), reproducibly — entries sorted with the `.dist-info` folder last
+//! and RECORD the very last entry (PEP 427's recommendation, as `wheel`, auditwheel and
+//! delvewheel write them), fixed timestamps (`SOURCE_DATE_EPOCH`, else 1980-01-01) and
+//! permissions — changing a wheel's platform tag, and checking a wheel's RECORD.
 
 use std::collections::BTreeMap;
 use std::fs;
@@ -121,6 +123,12 @@ fn executable(_: &Path) -> bool {
     false
 }
 
+/// The mode a zip entry for `path` gets: 0755 for executables and shared libraries that
+/// are executable on disk, else 0644 (so `unzip` restores what the wheel tree had).
+pub fn zip_mode(path: &Path) -> u32 {
+    if executable(path) { 0o755 } else { 0o644 }
+}
+
 /// Writes the unpacked wheel at `tree` to `out` with a new RECORD. The zip is written to a
 /// temp file next to `out` and renamed into place only when complete.
 pub fn write(tree: &Path, out: &Path) -> Result<()> {
@@ -132,7 +140,12 @@ pub fn write(tree: &Path, out: &Path) -> Result<()> {
     fs::create_dir_all(parent)?;
     let temp = tempfile::NamedTempFile::new_in(parent)?;
     let mut zip = ZipWriter::new(temp.reopen()?);
-    for (name, path) in files(tree)?.into_iter().filter(|(n, _)| *n != record_name) {
+    let (mut entries, metadata): (Vec<_>, Vec<_>) = files(tree)?
+        .into_iter()
+        .filter(|(n, _)| *n != record_name)
+        .partition(|(n, _)| !n.starts_with(&format!("{info}/")));
+    entries.extend(metadata);
+    for (name, path) in entries {
         let data = fs::read(&path).with_context(|| format!("cannot read {}", path.display()))?;
         record.push_str(&format!(
             "{},{},{}\n",
@@ -140,7 +153,7 @@ pub fn write(tree: &Path, out: &Path) -> Result<()> {
             record_hash(&data),
             data.len()
         ));
-        let mode = if executable(&path) { 0o755 } else { 0o644 };
+        let mode = zip_mode(&path);
         let options = SimpleFileOptions::default()
             .compression_method(CompressionMethod::Deflated)
             .last_modified_time(time)
@@ -168,6 +181,47 @@ pub fn write(tree: &Path, out: &Path) -> Result<()> {
     Ok(())
 }
 
+/// Gives the unpacked wheel at `tree` (file name `wheel_name`) the platform tag `platform`,
+/// e.g. `manylinux_2_28_x86_64`: every `Tag:` line of its WHEEL file, and the file name it
+/// should be written under (returned). As `auditwheel repair --only-plat` does, the new tag
+/// replaces the old one (pypa/auditwheel src/auditwheel/wheeltools.py, `add_platforms` with
+/// `remove_platforms=("linux_<arch>",)`).
+pub fn set_platform_tag(tree: &Path, wheel_name: &str, platform: &str) -> Result<String> {
+    let renamed = platform_tagged_name(wheel_name, platform)?;
+    let path = tree.join(dist_info(tree)?).join("WHEEL");
+    let text =
+        fs::read_to_string(&path).with_context(|| format!("cannot read {}", path.display()))?;
+    let mut lines: Vec<String> = Vec::new();
+    for line in text.lines() {
+        let new = match line.strip_prefix("Tag:") {
+            Some(tag) => match tag.trim().rsplit_once('-') {
+                Some((python_abi, _)) => format!("Tag: {python_abi}-{platform}"),
+                None => bail!("{}: `{line}` is not a wheel tag", path.display()),
+            },
+            None => line.to_string(),
+        };
+        if !lines.contains(&new) || !new.starts_with("Tag:") {
+            lines.push(new);
+        }
+    }
+    fs::write(&path, lines.join("\n") + "\n")
+        .with_context(|| format!("cannot write {}", path.display()))?;
+    Ok(renamed)
+}
+
+/// `wheel_name` with its platform tag (the last `-` field) replaced by `platform`.
+pub fn platform_tagged_name(wheel_name: &str, platform: &str) -> Result<String> {
+    match wheel_name
+        .strip_suffix(".whl")
+        .and_then(|n| n.rsplit_once('-'))
+    {
+        Some((prefix, _)) => Ok(format!("{prefix}-{platform}.whl")),
+        None => {
+            bail!("{wheel_name} is not a wheel file name (name-version-python-abi-platform.whl)")
+        }
+    }
+}
+
 fn csv_field(name: &str) -> String {
     if name.contains([',', '"', '\n']) {
         format!("\"{}\"", name.replace('"', "\"\""))
@@ -182,7 +236,8 @@ pub fn check_record(wheel: &Path) -> Result<Vec<String>> {
     let file = fs::File::open(wheel).with_context(|| format!("cannot open {}", wheel.display()))?;
     let mut archive = ZipArchive::new(file)
         .with_context(|| format!("{} is not a zip archive", wheel.display()))?;
-    let mut contents: BTreeMap<String, Vec<u8>> = BTreeMap::new();
+    let mut contents: BTreeMap<String, (String, u64)> = BTreeMap::new();
+    let mut record = None;
     for i in 0..archive.len() {
         let mut entry = archive.by_index(i)?;
         if entry.is_dir() {
@@ -191,17 +246,63 @@ pub fn check_record(wheel: &Path) -> Result<Vec<String>> {
         let name = entry.name()?.to_string();
         let mut data = Vec::new();
         entry.read_to_end(&mut data)?;
-        contents.insert(name, data);
+        if name.ends_with(".dist-info/RECORD") {
+            record = Some((name.clone(), data.clone()));
+        }
+        contents.insert(name, (record_hash(&data), data.len() as u64));
     }
-    let Some(record_name) = contents
-        .keys()
-        .find(|n| n.ends_with(".dist-info/RECORD"))
-        .cloned()
-    else {
-        return Ok(vec![format!("{}: no .dist-info/RECORD", wheel.display())]);
+    Ok(compare_record(
+        &wheel.display().to_string(),
+        record,
+        &contents,
+    ))
+}
+
+/// [`check_record`] for a wheel already unpacked at `tree` (files hashed from disk, one at a
+/// time, so a large wheel is never held in memory).
+pub fn check_record_tree(tree: &Path) -> Result<Vec<String>> {
+    let mut contents: BTreeMap<String, (String, u64)> = BTreeMap::new();
+    let mut record = None;
+    for (name, path) in crate::tree::files_below(tree)? {
+        if name.ends_with(".dist-info/RECORD") {
+            record = Some((name.clone(), fs::read(&path)?));
+        }
+        let mut hasher = Sha256::new();
+        let mut file = fs::File::open(&path)?;
+        let mut buffer = vec![0u8; 1 << 16];
+        let mut size = 0u64;
+        loop {
+            let n = file.read(&mut buffer)?;
+            if n == 0 {
+                break;
+            }
+            hasher.update(&buffer[..n]);
+            size += n as u64;
+        }
+        let hash = format!("sha256={}", base64_urlsafe(&hasher.finalize()));
+        contents.insert(name, (hash, size));
+    }
+    Ok(compare_record(
+        &tree.display().to_string(),
+        record,
+        &contents,
+    ))
+}
+
+/// RECORD (its name and bytes) against the files (name → hash, size), as PEP 376/427 say.
+fn compare_record(
+    wheel: &str,
+    record: Option<(String, Vec<u8>)>,
+    contents: &BTreeMap<String, (String, u64)>,
+) -> Vec<String> {
+    let Some((record_name, record)) = record else {
+        return vec![format!("{wheel}: no .dist-info/RECORD")];
     };
-    let record = String::from_utf8_lossy(&contents[&record_name]).into_owned();
     let mut problems = Vec::new();
+    let Ok(record) = String::from_utf8(record) else {
+        problems.push(format!("{record_name} is not UTF-8 text"));
+        return problems;
+    };
     let mut listed = std::collections::BTreeSet::new();
     for line in record.lines().filter(|l| !l.is_empty()) {
         let mut fields = line.rsplitn(3, ',');
@@ -217,17 +318,13 @@ pub fn check_record(wheel: &Path) -> Result<Vec<String>> {
         }
         match contents.get(&name) {
             None => problems.push(format!("RECORD lists {name}, which is not in the wheel")),
-            Some(data) => {
-                if hash != record_hash(data) {
-                    problems.push(format!(
-                        "{name}: RECORD says {hash}, the file has {}",
-                        record_hash(data)
-                    ));
+            Some((actual, len)) => {
+                if hash != actual {
+                    problems.push(format!("{name}: RECORD says {hash}, the file has {actual}"));
                 }
-                if size != data.len().to_string() {
+                if size != len.to_string() {
                     problems.push(format!(
-                        "{name}: RECORD says {size} bytes, the file has {}",
-                        data.len()
+                        "{name}: RECORD says {size} bytes, the file has {len}"
                     ));
                 }
             }
@@ -236,7 +333,7 @@ pub fn check_record(wheel: &Path) -> Result<Vec<String>> {
     for name in contents.keys().filter(|n| !listed.contains(*n)) {
         problems.push(format!("{name} is in the wheel but not in RECORD"));
     }
-    Ok(problems)
+    problems
 }
 
 #[cfg(test)]
@@ -288,10 +385,38 @@ mod tests {
         let names: Vec<String> = (0..archive.len())
             .map(|i| archive.by_index(i).unwrap().name().unwrap().to_string())
             .collect();
-        assert_eq!(names.last().unwrap(), "pkg-1.0.dist-info/RECORD");
-        let mut sorted = names[..names.len() - 1].to_vec();
-        sorted.sort();
-        assert_eq!(sorted, names[..names.len() - 1]);
+        assert_eq!(
+            names,
+            [
+                "pkg/__init__.py",
+                "pkg/lib/a.so",
+                "pkg-1.0.dist-info/METADATA",
+                "pkg-1.0.dist-info/RECORD"
+            ],
+            "the package sorted, then .dist-info, RECORD last (PEP 427)"
+        );
+    }
+
+    #[test]
+    fn the_platform_tag_is_replaced_in_wheel_and_file_name() {
+        let tree = tree();
+        let wheel = tree.path().join("pkg-1.0.dist-info/WHEEL");
+        fs::write(
+            &wheel,
+            "Wheel-Version: 1.0\nRoot-Is-Purelib: false\nTag: cp312-cp312-linux_x86_64\n",
+        )
+        .unwrap();
+        let name = set_platform_tag(
+            tree.path(),
+            "pkg-1.0-cp312-cp312-linux_x86_64.whl",
+            "manylinux_2_28_x86_64",
+        )
+        .unwrap();
+        assert_eq!(name, "pkg-1.0-cp312-cp312-manylinux_2_28_x86_64.whl");
+        assert_eq!(
+            fs::read_to_string(&wheel).unwrap(),
+            "Wheel-Version: 1.0\nRoot-Is-Purelib: false\nTag: cp312-cp312-manylinux_2_28_x86_64\n"
+        );
     }
 
     #[test]

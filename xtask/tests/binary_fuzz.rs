@@ -599,10 +599,8 @@ fn sh(dir: &Path, command: &str) -> bool {
 /// b.dll, and a.dll importing b.dll and KERNEL32 and delay-loading c.dll (the delay-load
 /// directory pointed at dlltool's descriptor, which GNU ld leaves unset).
 fn mingw_dlls(dir: &Path) -> Option<Vec<PathBuf>> {
-    if !installed(MINGW_GCC) || !installed(DLLTOOL) {
-        eprintln!(
-            "skipping PE fixtures: mingw-w64 is not installed (apt-get install gcc-mingw-w64-x86-64)"
-        );
+    let install = "apt-get install gcc-mingw-w64-x86-64";
+    if common::skip::missing(MINGW_GCC, install) || common::skip::missing(DLLTOOL, install) {
         return None;
     }
     fs::write(

@@ -14,7 +14,7 @@ use std::time::Instant;
 use common::wheel::{
     ct2_dist_info, dist_info, read_report, report_files, unzip, zip_names, zip_wheel,
 };
-use common::{installed, run_ok, stdout_and_stderr};
+use common::{run_ok, stdout_and_stderr};
 
 const WHEEL: &str = "ctranslate2-4.7.1-cp312-cp312-manylinux_2_28_x86_64.whl";
 
@@ -25,8 +25,7 @@ const VIA_LIBC: &str =
 
 fn available() -> bool {
     for tool in ["gcc", "patchelf", "python3"] {
-        if !installed(tool) {
-            eprintln!("skipping: {tool} is not installed");
+        if common::skip::missing(tool, &format!("apt-get install {tool}")) {
             return false;
         }
     }
@@ -177,6 +176,7 @@ fn sdk_libraries_get_origin_runpaths_and_load_without_ld_library_path() {
     let outputs: BTreeSet<String> = fs::read_dir(&out)
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n != xtask::bundle::run::OUT_MARKER)
         .collect();
     assert_eq!(
         outputs,
@@ -209,6 +209,19 @@ fn sdk_libraries_get_origin_runpaths_and_load_without_ld_library_path() {
             .unwrap()
             .iter()
             .any(|s| s == "libc.so.6"),
+        "{report}"
+    );
+
+    // The tag the bundle proved, as auditwheel computes it (this host's gcc links these
+    // small C files against GLIBC_2.2.5 symbols only).
+    assert_eq!(
+        report["platform_tag"]["tag"], "manylinux_2_28_x86_64",
+        "{report}"
+    );
+    assert!(
+        report["platform_tag"]["proven"]
+            .as_str()
+            .is_some_and(|t| t.starts_with("manylinux_")),
         "{report}"
     );
 
@@ -323,11 +336,19 @@ fn run_time_plugins_load_build_paths_go_and_read_only_sdk_files_are_patched() {
         "fat-wheel",
         "--output",
         "report",
+        // dlopen is GLIBC_2.34 on this host's glibc: the tag is not provable here, and this
+        // test is about loading, so the wheel keeps a linux tag.
+        "--keep-linux-tag",
     ]);
     assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    let report = read_report(&out);
+    assert_eq!(report["platform_tag"]["tag"], "linux_x86_64", "{report}");
 
     let site = dir.path().join("site");
-    unzip(&out.join(WHEEL), &site);
+    unzip(
+        &out.join(WHEEL.replace("manylinux_2_28_x86_64", "linux_x86_64")),
+        &site,
+    );
     let core = xtask::binary::read(&site.join("ctranslate2.libs/libsdk_core.so")).unwrap();
     assert!(core.rpath.is_empty(), "{:?}", core.rpath);
     assert_eq!(
@@ -344,11 +365,105 @@ fn run_time_plugins_load_build_paths_go_and_read_only_sdk_files_are_patched() {
     assert!(output.contains("LOADED\nVALUE 42\n"), "{output}");
 
     // The report describes the files as shipped (patched), not the SDK's originals.
-    let report = read_report(&out);
     for file in report["files"].as_array().unwrap() {
         let path = site.join(file["path"].as_str().unwrap());
         let (sha256, size) = xtask::cache::sha256_file(&path).unwrap();
         assert_eq!(file["sha256"], sha256.as_str(), "{path:?}");
         assert_eq!(file["size"], size, "{path:?}");
     }
+}
+
+#[test]
+fn nothing_to_add_rewrites_nothing_saves_nothing_and_folders_are_named_without_paths() {
+    if !available() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let lib = dir.path().join("plainlib"); // no .dist-info anywhere above it
+    fs::create_dir_all(&lib).unwrap();
+    gcc(
+        &lib.join("libx.so"),
+        "int x(void) { return VIA_LIBC(1); }\n",
+        &lib,
+        &[],
+    );
+    let tree = dir.path().join("tree");
+    let package = tree.join("ctranslate2");
+    fs::create_dir_all(&package).unwrap();
+    // An RPATH (not RUNPATH) of $ORIGIN, as CTranslate2's setup.py links _ext.
+    gcc_with(
+        &package.join("libctranslate2.so"),
+        "int ct2_value(void) { return VIA_LIBC(1); }\n",
+        &lib,
+        &[],
+        &["-Wl,--disable-new-dtags,-rpath,$ORIGIN"],
+    );
+    ct2_dist_info(&tree, Some("cp312-cp312-linux_x86_64"));
+    let wheel = dir
+        .path()
+        .join("in/ctranslate2-4.7.1-cp312-cp312-linux_x86_64.whl");
+    zip_wheel(&tree, &wheel);
+    let bundle = |wheel: &Path, out: &Path| {
+        let search = format!("{}=ctranslate2.libs", lib.display());
+        let run = common::xtask(&[
+            "bundle",
+            "--wheel",
+            wheel.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+            "--search",
+            &search,
+        ]);
+        assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+        run
+    };
+
+    let out = dir.path().join("out");
+    let run = bundle(&wheel, &out);
+    let fat = out.join(WHEEL);
+    let site = dir.path().join("site");
+    unzip(&fat, &site);
+    assert_eq!(
+        fs::read(site.join("ctranslate2/libctranslate2.so")).unwrap(),
+        fs::read(package.join("libctranslate2.so")).unwrap(),
+        "nothing bundled: the binary is left byte for byte (its RPATH stays an RPATH)"
+    );
+    let report = read_report(&out);
+    assert_eq!(report["bundled_bytes"], 0, "{report}");
+    assert_eq!(
+        report["sdk_bytes"], 0,
+        "a search folder nothing came from counts nothing"
+    );
+    assert!(
+        run.stdout.contains("(none from an SDK package)"),
+        "{}",
+        run.stdout
+    );
+
+    // A library taken from a folder that is no package: named by its number and name.
+    gcc(
+        &package.join("libctranslate2.so"),
+        "int x(void);\nint ct2_value(void) { return VIA_LIBC(x()); }\n",
+        &lib,
+        &["x"],
+    );
+    let wheel2 = dir
+        .path()
+        .join("in2/ctranslate2-4.7.1-cp312-cp312-linux_x86_64.whl");
+    zip_wheel(&tree, &wheel2);
+    let out2 = dir.path().join("out2");
+    bundle(&wheel2, &out2);
+    let report = read_report(&out2);
+    assert_eq!(
+        report["files"][0]["package"], "search folder 1: plainlib",
+        "{report}"
+    );
+    let markdown = fs::read_to_string(out2.join("provenance.md")).unwrap();
+    let machine_path = dir.path().to_string_lossy().into_owned();
+    assert!(!markdown.contains(&machine_path), "{markdown}");
+    assert!(
+        !fs::read_to_string(out2.join("provenance.json"))
+            .unwrap()
+            .contains(&machine_path)
+    );
 }

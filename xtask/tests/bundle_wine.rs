@@ -10,7 +10,7 @@ use std::path::Path;
 use std::time::Instant;
 
 use common::mingw;
-use common::rocm::{CORE_DEST, DATA_DEST, LIBS_DEST, Rocm, WHEEL, rocm};
+use common::rocm::{CORE_DEST, DATA_DEST, LIBS_DEST, MSVC_DIR, Rocm, WHEEL, rocm};
 use common::wheel::{files_below, read_report, report_files, unzip, zip_names};
 
 fn s(path: &Path) -> String {
@@ -27,6 +27,8 @@ fn bundle_args(rocm: &Rocm, out: &Path, with_libs: bool) -> Vec<String> {
         s(out),
         "--search".into(),
         format!("{}={CORE_DEST}", s(&rocm.core_bin)),
+        "--search".into(),
+        format!("{}=ctranslate2", s(&rocm.msvc_tree.join(MSVC_DIR))),
     ];
     if with_libs {
         args.extend([
@@ -57,7 +59,7 @@ fn bundle(rocm: &Rocm, out: &Path, with_libs: bool) -> common::Run {
 
 /// What the closure of ctranslate2.dll and the .pyd adds to the wheel (path, package, why),
 /// in the report's order: libraries, then data files.
-const ADDED: [(&str, &str, &str); 7] = [
+const ADDED: [(&str, &str, &str); 12] = [
     (
         "_rocm_sdk_core/bin/amd_comgr0702.dll",
         "rocm_sdk_core 7.2.0.dev0",
@@ -66,7 +68,7 @@ const ADDED: [(&str, &str, &str); 7] = [
     (
         "_rocm_sdk_core/bin/amdhip64_7.dll",
         "rocm_sdk_core 7.2.0.dev0",
-        "ctranslate2.dll, hipblas.dll, rocblas.dll",
+        "ctranslate2.dll, hipblas.dll, libhipblaslt.dll, rocblas.dll, rocsolver.dll",
     ),
     (
         "_rocm_sdk_libraries_custom/bin/hipblas.dll",
@@ -74,22 +76,47 @@ const ADDED: [(&str, &str, &str); 7] = [
         "ctranslate2.dll",
     ),
     (
+        "_rocm_sdk_libraries_custom/bin/libhipblaslt.dll",
+        "rocm_sdk_libraries_custom 7.2.0.dev0",
+        "rocblas.dll",
+    ),
+    (
         "_rocm_sdk_libraries_custom/bin/rocblas.dll",
+        "rocm_sdk_libraries_custom 7.2.0.dev0",
+        "hipblas.dll, rocsolver.dll",
+    ),
+    (
+        "_rocm_sdk_libraries_custom/bin/rocsolver.dll",
         "rocm_sdk_libraries_custom 7.2.0.dev0",
         "hipblas.dll",
     ),
     (
-        "_rocm_sdk_libraries_custom/bin/rocblas/library/Kernels.so-000-gfx1100.hsaco",
+        "ctranslate2/MSVCP140.dll",
+        "msvc_runtime 14.51.36231",
+        "_ext.cp312-win_amd64.pyd, ctranslate2.dll",
+    ),
+    (
+        "_rocm_sdk_libraries_custom/bin/rocblas/library/Kernels.so-000-gfx1030.hsaco",
         "rocm_sdk_libraries_custom 7.2.0.dev0",
         "data: *",
     ),
     (
-        "_rocm_sdk_libraries_custom/bin/rocblas/library/TensileLibrary_gfx1030.dat",
+        "_rocm_sdk_libraries_custom/bin/rocblas/library/TensileLibrary_lazy_gfx1030.dat",
         "rocm_sdk_libraries_custom 7.2.0.dev0",
         "data: *",
     ),
     (
-        "_rocm_sdk_libraries_custom/bin/rocblas/library/TensileLibrary_gfx1100.dat",
+        "_rocm_sdk_libraries_custom/bin/rocblas/library/TensileManifest.txt",
+        "rocm_sdk_libraries_custom 7.2.0.dev0",
+        "data: *",
+    ),
+    (
+        "_rocm_sdk_libraries_custom/bin/rocblas/library/gfx1100/Kernels.so-000-gfx1100.co",
+        "rocm_sdk_libraries_custom 7.2.0.dev0",
+        "data: *",
+    ),
+    (
+        "_rocm_sdk_libraries_custom/bin/rocblas/library/gfx1100/TensileLibrary_lazy_gfx1100.dat.zlib",
         "rocm_sdk_libraries_custom 7.2.0.dev0",
         "data: *",
     ),
@@ -127,6 +154,7 @@ fn rocm_closure_is_bundled_and_loads_under_wine() {
     for f in report["files"].as_array().unwrap() {
         let source = match f["path"].as_str().unwrap() {
             p if p.starts_with(CORE_DEST) => rocm.core_bin.join(&p[CORE_DEST.len() + 1..]),
+            p if p.starts_with("ctranslate2/") => rocm.msvc_tree.join(MSVC_DIR).join(&p[12..]),
             p => rocm.libs_bin.join(&p[LIBS_DEST.len() + 1..]),
         };
         assert_eq!(f["size"], fs::metadata(&source).unwrap().len(), "{f}");
@@ -212,10 +240,10 @@ fn rocm_closure_is_bundled_and_loads_under_wine() {
         "ERROR_MOD_NOT_FOUND: {}",
         load.output
     );
-    // hipblas.dll, which imports it, cannot load either.
+    // hipblas.dll and rocsolver.dll, which import it, cannot load either.
     assert_eq!(
         load.missing,
-        ["hipblas.dll", "rocblas.dll"],
+        ["hipblas.dll", "rocblas.dll", "rocsolver.dll"],
         "{}",
         load.output
     );

@@ -465,3 +465,75 @@ fn a_bare_mirror_serves_every_host_under_its_name_and_prefixes_still_win() {
         "http://127.0.0.1:9/opennmt/CTranslate2/x.zip"
     );
 }
+
+/// Issue 18 item 7: a server that sends a byte now and then never stalls a single read, but
+/// trips `--timeout` as a minimum rate.
+#[test]
+fn a_trickling_server_trips_the_timeout() {
+    let case = Case::new();
+    let data = body(4096, 21);
+    let reply = Reply::ok(data.clone()).trickle(1, Duration::from_millis(1500));
+    case.server.route("/trickle.whl", move |_, _| reply.clone());
+    let options = Options {
+        retries: 0,
+        ..with_timeout(2000)
+    };
+    let started = std::time::Instant::now();
+    let err = case.fetch("/trickle.whl", &data, &options).unwrap_err();
+    assert!(err.to_string().contains("trickles"), "{err}");
+    assert!(
+        started.elapsed() < Duration::from_secs(10),
+        "{:?}",
+        started.elapsed()
+    );
+    assert!(verified_entries(&case.cache).is_empty());
+}
+
+/// Issue 18 item 7: an input with no pin stops at the size cap with a clear error.
+#[test]
+fn an_endless_unpinned_body_stops_at_the_cap() {
+    let case = Case::new();
+    case.server.serve("/endless.tar.gz", body(3 << 20, 22));
+    let options = Options {
+        max_unpinned: 1 << 20,
+        retries: 0,
+        ..options()
+    };
+    let err = download::download_unpinned(
+        &case.cache,
+        "endless",
+        &case.server.url("/endless.tar.gz"),
+        &options,
+    )
+    .unwrap_err();
+    assert!(err.to_string().contains("no size is pinned"), "{err}");
+    assert!(verified_entries(&case.cache).is_empty());
+    assert_eq!(part_files(&case.cache), 0, "no part left");
+}
+
+/// Issue 18 item 3: symlinks planted in the cache are removed, never written through, and
+/// what is admitted is a regular file.
+#[test]
+fn symlinks_in_the_cache_are_never_followed() {
+    let case = Case::new();
+    let data = body(100_000, 23);
+    case.server.serve("/s.crate", data.clone());
+    let outside = tempfile::tempdir().unwrap();
+    let victim = outside.path().join("victim");
+    std::fs::write(&victim, b"precious").unwrap();
+    let sha = sha256(&data);
+    let part = case.cache.partial_path(&sha);
+    std::fs::create_dir_all(part.parent().unwrap()).unwrap();
+    std::os::unix::fs::symlink(&victim, &part).unwrap();
+    let fetched = case.fetch("/s.crate", &data, &options()).unwrap();
+    assert_eq!(std::fs::read(&victim).unwrap(), b"precious");
+    let meta = std::fs::symlink_metadata(&fetched.path).unwrap();
+    assert!(meta.is_file(), "the cached file is a regular file");
+
+    // A symlink standing in for the cached file itself is replaced by the real file.
+    std::fs::remove_file(&fetched.path).unwrap();
+    std::os::unix::fs::symlink(&victim, &fetched.path).unwrap();
+    let again = case.fetch("/s.crate", &data, &options()).unwrap();
+    assert!(std::fs::symlink_metadata(&again.path).unwrap().is_file());
+    assert_eq!(std::fs::read(&victim).unwrap(), b"precious");
+}

@@ -39,12 +39,13 @@ fn scratch_pinned_to(ct2: &[u8], onednn: &[u8]) -> Scratch {
     let scratch = Scratch::new();
     scratch.edit(
         "variants/cpu.toml",
-        "[platform.linux-x86_64.mkl]\nenabled = true",
-        "[platform.linux-x86_64.mkl]\nenabled = false",
+        "platform.linux-x86_64.mkl.enabled = true",
+        "platform.linux-x86_64.mkl.enabled = false",
     );
     let defaults = "variants/defaults.toml";
-    scratch.edit(defaults, CT2_SHA, &sha256(ct2));
-    scratch.edit(defaults, "size = 6151405", &format!("size = {}", ct2.len()));
+    let version = "variants/ctranslate2/4.7.1.toml";
+    scratch.edit(version, CT2_SHA, &sha256(ct2));
+    scratch.edit(version, "size = 6151405", &format!("size = {}", ct2.len()));
     scratch.edit(defaults, ONEDNN_SHA, &sha256(onednn));
     scratch.edit(
         defaults,
@@ -190,10 +191,11 @@ fn offline_with_an_empty_cache_lists_what_is_missing_and_exits_1() {
     );
     assert_eq!(run.code, 1, "{}", run.stderr);
     for needle in [
-        "offline: 3 input(s) are not in the cache",
+        "offline: 4 input(s) are not in the cache",
         "ctranslate2-source",
         "onednn",
         "intel-openmp",
+        "msvc-runtime",
         "https://static.crates.io/crates/ct2rs/ct2rs-0.9.17.crate",
     ] {
         assert!(
@@ -234,7 +236,7 @@ fn a_bad_mirror_flag_is_a_usage_error() {
 #[test]
 fn pin_writes_a_missing_pin_into_the_variant_file_and_the_lock() {
     let scratch = Scratch::new();
-    let defaults = "variants/defaults.toml";
+    let defaults = "variants/ctranslate2/4.7.1.toml";
     scratch.edit(
         defaults,
         &format!("sha256 = \"{CT2_SHA}\"\nsize = 6151405\n"),
@@ -269,7 +271,8 @@ fn pin_writes_a_missing_pin_into_the_variant_file_and_the_lock() {
     assert_ok(&run);
     assert!(run.stdout.contains("ctranslate2-source"), "{}", run.stdout);
     assert!(
-        run.stdout.contains("pinned in variants/defaults.toml"),
+        run.stdout
+            .contains("pinned in variants/ctranslate2/4.7.1.toml"),
         "{}",
         run.stdout
     );

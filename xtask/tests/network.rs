@@ -27,7 +27,7 @@ fn the_real_cpu_pins_download_verify_and_unpack() {
     let run = xtask_in(&common::repo_root(), &args);
     assert_eq!(run.code, 0, "{}", run.stderr);
     assert!(
-        run.stderr.contains("3 input(s) verified: 3 downloaded"),
+        run.stderr.contains("4 input(s) verified: 4 downloaded"),
         "{}",
         run.stderr
     );
@@ -37,7 +37,7 @@ fn the_real_cpu_pins_download_verify_and_unpack() {
     assert!(
         again
             .stderr
-            .contains("0 downloaded (0 B), 3 from the cache"),
+            .contains("0 downloaded (0 B), 4 from the cache"),
         "{}",
         again.stderr
     );

@@ -125,3 +125,80 @@ fn a_variant_without_patches_is_told_so() {
         run.stderr
     );
 }
+
+#[test]
+fn the_4_8_4_series_applies_to_the_4_8_4_source() {
+    needs_network!(HOSTS);
+    let run = patch(&["--check", "--ctranslate2", "4.8.4"]);
+    assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
+    assert!(
+        run.stdout
+            .contains("0001-hip-use-hipblasGemmEx_v2.patch: applies"),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        run.stdout
+            .contains("0002-hip-6-define-syncwarp.patch: applies"),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        run.stderr.contains("patches/ctranslate2-4.8.4/series"),
+        "{}",
+        run.stderr
+    );
+}
+
+/// `bump` makes 4.8.4's data again from 4.7.1's, as a maintainer would have: the source pin
+/// is downloaded and written, the series copied and checked on the new source.
+#[test]
+fn bump_makes_a_version_from_the_previous_one_pins_it_and_checks_the_series() {
+    needs_network!(HOSTS);
+    let scratch = common::Scratch::new();
+    fs::remove_file(scratch.path().join("variants/ctranslate2/4.8.4.toml")).unwrap();
+    fs::remove_dir_all(scratch.path().join("patches/ctranslate2-4.8.4")).unwrap();
+    let run = scratch.run(&[
+        "bump",
+        "--ctranslate2",
+        "4.8.4",
+        "--from",
+        "4.7.1",
+        "--source",
+        "https://static.crates.io/crates/ct2rs/ct2rs-0.10.3.crate",
+    ]);
+    let all = format!("{}{}", run.stdout, run.stderr);
+    assert!(run.code == 0 || run.code == 1, "{all}");
+    let file = fs::read_to_string(scratch.path().join("variants/ctranslate2/4.8.4.toml")).unwrap();
+    assert!(
+        file.starts_with("# CTranslate2 4.8.4: what is specific"),
+        "{file}"
+    );
+    assert!(
+        file.contains("subdir = \"ct2rs-0.10.3/CTranslate2\""),
+        "{file}"
+    );
+    assert!(
+        file.contains(
+            "sha256 = \"edf9167bb229e98360fe2ae650bf44936bf043f11cf6e620994bd0ef51c6cf8c\""
+        ),
+        "{file}"
+    );
+    assert!(file.contains("size = 6567680"), "{file}");
+    assert!(
+        file.contains("patches = \"patches/ctranslate2-4.8.4/series\""),
+        "{file}"
+    );
+    let series =
+        fs::read_to_string(scratch.path().join("patches/ctranslate2-4.8.4/series")).unwrap();
+    assert!(series.contains("Patches for CTranslate2 4.8.4"), "{series}");
+    assert!(all.contains("== patch --check rocm-gfx1010"), "{all}");
+    assert!(
+        all.contains("0002-hip-6-define-syncwarp.patch: applies"),
+        "{all}"
+    );
+    // A second bump of the same version replaces nothing.
+    let again = scratch.run(&["bump", "--ctranslate2", "4.8.4", "--no-pin"]);
+    assert_eq!(again.code, 2, "{}", again.stderr);
+    assert!(again.stderr.contains("already exists"), "{}", again.stderr);
+}

@@ -19,12 +19,7 @@ fn portable(text: &str) -> String {
 }
 
 fn step<'a>(plan: &'a Value, id: &str) -> &'a Value {
-    plan["steps"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|s| s["id"] == id)
-        .unwrap_or_else(|| panic!("no step `{id}`"))
+    common::plan_step(plan, id)
 }
 
 fn args_of(step: &Value) -> Vec<String> {
@@ -184,7 +179,7 @@ fn mkl_is_on_for_cpu_on_linux_and_links_the_pinned_wheels_where_enabled() {
     scratch.edit(
         "variants/cpu.toml",
         "runs anywhere\"",
-        "runs anywhere\"\n\n[mkl]\nenabled = true\n",
+        "runs anywhere\"\nmkl.enabled = true",
     );
     for (platform, root, include, runtime) in [
         (
@@ -253,9 +248,72 @@ fn cuda_arch_flag_overrides_the_variant() {
     ));
     assert_eq!(run.code, 0, "{}", run.stderr);
     let plan: Value = serde_json::from_str(&run.stdout).unwrap();
+    // The list is checked against the toolkit found when the build runs (cuda_arch.rs).
+    assert_eq!(plan["cuda_arch"], "9.0");
     assert!(
-        args_of(step(&plan, "configure-ctranslate2")).contains(&"-DCUDA_ARCH_LIST=9.0".to_string())
+        args_of(step(&plan, "configure-ctranslate2"))
+            .contains(&"-DCUDA_ARCH_LIST={sdk.cuda-arch}".to_string())
     );
+}
+
+#[test]
+fn windows_source_builds_run_in_msvc_and_copy_their_dlls_before_the_wheel() {
+    for variant in ["cpu", "cuda", "rocm-gfx1010"] {
+        let plan = plan_json(variant, "windows-x86_64");
+        let msvc = &plan["msvc"];
+        assert_eq!(msvc["target"], "x86_64-pc-windows-msvc", "{variant}");
+        assert!(
+            msvc["found_by"]
+                .as_str()
+                .unwrap()
+                .starts_with("cc::windows_registry::find_tool"),
+            "{variant}"
+        );
+        let in_msvc: Vec<&str> = msvc["steps"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| s.as_str().unwrap())
+            .collect();
+        for id in ["configure-onednn", "build-ctranslate2", "wheel"] {
+            assert!(in_msvc.contains(&id), "{variant}: {id}");
+        }
+        assert!(
+            args_of(step(&plan, "configure-onednn"))
+                .contains(&"-DCMAKE_CXX_COMPILER=cl".to_string()),
+            "{variant}: oneDNN is built with cl"
+        );
+        let ids: Vec<&str> = plan["steps"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| s["id"].as_str().unwrap())
+            .collect();
+        let copy = ids
+            .iter()
+            .position(|i| *i == "copy-dlls")
+            .expect("copy-dlls");
+        assert!(
+            copy < ids.iter().position(|i| *i == "wheel").unwrap(),
+            "{variant}"
+        );
+        let files = step(&plan, "copy-dlls")["files"].to_string();
+        assert!(files.contains("/bin/ctranslate2.dll") && files.contains("libiomp5md.dll"));
+        // rocm-gfx1010's own [bundle] search list gets the msvc-runtime line from issue 16.
+        if variant != "rocm-gfx1010" {
+            assert!(
+                plan["inputs"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .any(|i| i["name"] == "msvc-runtime"),
+                "{variant}"
+            );
+        }
+    }
+    let linux = plan_json("cpu", "linux-x86_64");
+    assert!(linux.get("msvc").is_none());
+    assert!(linux["steps"].to_string().find("copy-dlls").is_none());
 }
 
 #[test]
@@ -351,6 +409,14 @@ fn matrix_has_one_entry_per_variant_platform_and_python() {
     keys.sort();
     keys.dedup();
     assert_eq!(keys.len(), include.len(), "entries are unique");
-    assert!(include.iter().all(|e| e["runs-on"].is_string()));
+    // Hosted runners by name; HIP source builds on a self-hosted runner with that SDK.
+    for e in include {
+        if e["variant"] == "rocm-gfx1010" {
+            assert_eq!(e["runs-on"][0], "self-hosted", "{e}");
+            assert_eq!(e["runs-on"][3], "hip-sdk-6.2", "{e}");
+        } else {
+            assert!(e["runs-on"].is_string(), "{e}");
+        }
+    }
     insta::assert_snapshot!("matrix", serde_json::to_string_pretty(&matrix).unwrap());
 }

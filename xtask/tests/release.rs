@@ -10,6 +10,11 @@ use common::{Run, Scratch};
 
 /// Puts a built-looking dist folder for `cpu linux-x86_64 py<python>` into the scratch.
 fn fake_build(scratch: &Scratch, python: &str) -> PathBuf {
+    fake_build_tagged(scratch, python, "manylinux_2_28_x86_64")
+}
+
+/// The same, with the fat wheel tagged `platform`.
+fn fake_build_tagged(scratch: &Scratch, python: &str, platform: &str) -> PathBuf {
     let tag = format!("cp{}", python.replace('.', ""));
     let dist = scratch
         .path()
@@ -26,7 +31,7 @@ fn fake_build(scratch: &Scratch, python: &str) -> PathBuf {
     fs::create_dir_all(&info).unwrap();
     fs::write(info.join("METADATA"), "Name: ctranslate2\nVersion: 4.7.1\n").unwrap();
     fs::write(info.join("WHEEL"), "Wheel-Version: 1.0\n").unwrap();
-    let wheel = dist.join(format!("ctranslate2-4.7.1-{tag}-{tag}-linux_x86_64.whl"));
+    let wheel = dist.join(format!("ctranslate2-4.7.1-{tag}-{tag}-{platform}.whl"));
     xtask::wheel::write(tree.path(), &wheel).unwrap();
     fs::write(
         dist.join("provenance.json"),
@@ -42,12 +47,22 @@ fn fake_build(scratch: &Scratch, python: &str) -> PathBuf {
     let portable = dist.join("portable/_internal/ctranslate2");
     fs::create_dir_all(&portable).unwrap();
     fs::write(portable.join("libctranslate2.so.4"), b"\x7fELF fake").unwrap();
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let so = portable.join("libctranslate2.so.4");
+        fs::set_permissions(&so, fs::Permissions::from_mode(0o755)).unwrap();
+    }
     fs::write(dist.join("portable/binaries.json"), "[]").unwrap();
     wheel
 }
 
 fn release(scratch: &Scratch, out: &Path, pythons: &str) -> Run {
-    scratch.run(&[
+    release_with(scratch, out, pythons, &[])
+}
+
+fn release_with(scratch: &Scratch, out: &Path, pythons: &str, extra: &[&str]) -> Run {
+    let mut args = vec![
         "release",
         "--variants",
         "cpu",
@@ -57,7 +72,9 @@ fn release(scratch: &Scratch, out: &Path, pythons: &str) -> Run {
         pythons,
         "--out",
         out.to_str().unwrap(),
-    ])
+    ];
+    args.extend(extra);
+    scratch.run(&args)
 }
 
 fn verify(scratch: &Scratch, out: &Path) -> Run {
@@ -78,8 +95,8 @@ fn a_release_is_complete_checkable_and_never_replaced() {
         "SHA256SUMS",
         "manifest.json",
         "RELEASE_NOTES.md",
-        "cpu/ctranslate2-4.7.1-cp311-cp311-linux_x86_64.whl",
-        "cpu/ctranslate2-4.7.1-cp312-cp312-linux_x86_64.whl",
+        "cpu/ctranslate2-4.7.1-cp311-cp311-manylinux_2_28_x86_64.whl",
+        "cpu/ctranslate2-4.7.1-cp312-cp312-manylinux_2_28_x86_64.whl",
         "cpu/linux-x86_64-py3.12-provenance.json",
         "cpu/linux-x86_64-py3.12-provenance.md",
         "cpu/linux-x86_64-py3.12-portable.zip",
@@ -102,7 +119,7 @@ fn a_release_is_complete_checkable_and_never_replaced() {
         .as_array()
         .unwrap()
         .iter()
-        .find(|a| a["path"] == "cpu/ctranslate2-4.7.1-cp312-cp312-linux_x86_64.whl")
+        .find(|a| a["path"] == "cpu/ctranslate2-4.7.1-cp312-cp312-manylinux_2_28_x86_64.whl")
         .unwrap();
     assert_eq!(wheel["python"], "3.12");
     assert_eq!(wheel["inputs"][0]["name"], "ctranslate2-source");
@@ -207,4 +224,130 @@ fn missing_builds_and_bad_wheels_stop_the_release_before_anything_is_written() {
         run.stderr
     );
     assert!(!out.exists(), "nothing half-written");
+}
+
+#[test]
+fn linux_tagged_wheels_are_refused_unless_asked_and_zips_keep_exec_bits() {
+    let scratch = Scratch::new();
+    fake_build_tagged(&scratch, "3.12", "linux_x86_64");
+    let out = scratch.path().join("target/dist/linux");
+    let refused = release(&scratch, &out, "3.12");
+    assert_eq!(refused.code, 1, "{}", refused.stderr);
+    assert!(
+        refused
+            .stderr
+            .contains("tagged linux_x86_64, not manylinux")
+            && refused.stderr.contains("--allow-linux-tag"),
+        "{}",
+        refused.stderr
+    );
+    assert!(!out.exists(), "nothing written");
+
+    let run = release_with(&scratch, &out, "3.12", &["--allow-linux-tag"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let zip = out.join("cpu/linux-x86_64-py3.12-portable.zip");
+    let mut archive = zip::ZipArchive::new(fs::File::open(&zip).unwrap()).unwrap();
+    let mode = |archive: &mut zip::ZipArchive<fs::File>, name: &str| {
+        archive.by_name(name).unwrap().unix_mode().unwrap() & 0o777
+    };
+    assert_eq!(
+        mode(&mut archive, "_internal/ctranslate2/libctranslate2.so.4"),
+        0o755
+    );
+    assert_eq!(mode(&mut archive, "binaries.json"), 0o644);
+    // The tool users have agrees: `unzip -Z` lists the shared library as -rwxr-xr-x.
+    if common::installed("unzip") {
+        let listing = std::process::Command::new("unzip")
+            .arg("-Z")
+            .arg(&zip)
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&listing.stdout);
+        let line = text
+            .lines()
+            .find(|l| l.ends_with("libctranslate2.so.4"))
+            .unwrap_or_else(|| panic!("{text}"));
+        assert!(line.starts_with("-rwxr-xr-x"), "{text}");
+    } else {
+        eprintln!("unzip not installed: checked the zip's modes with the zip crate only");
+    }
+}
+
+/// Issue 18 item 4: a symlink in an artifact folder is refused with its path, never followed.
+#[test]
+fn symlinks_in_artifact_folders_are_refused_with_their_path() {
+    for (label, target) in [("file", "/etc/passwd"), ("folder", "/etc")] {
+        let scratch = Scratch::new();
+        let wheel = fake_build(&scratch, "3.11");
+        let link = wheel
+            .parent()
+            .unwrap()
+            .join("portable/_internal/ctranslate2/evil");
+        std::os::unix::fs::symlink(target, &link).unwrap();
+        let out = scratch.path().join("target/dist/4.7.1");
+        let run = release(&scratch, &out, "3.11");
+        assert_eq!(run.code, 1, "{label}: {}", run.stderr);
+        assert!(run.stderr.contains("symlink"), "{label}: {}", run.stderr);
+        assert!(run.stderr.contains("evil"), "{label}: {}", run.stderr);
+        assert!(!out.exists(), "{label}: nothing written");
+    }
+}
+
+/// Issue 18 item 4: verify-release hashes only in-tree regular files named in SHA256SUMS, and
+/// reads `sha256sum -b` lines (`<hex> *<name>`).
+#[test]
+fn verify_release_hashes_only_files_inside_the_release() {
+    let scratch = Scratch::new();
+    fake_build(&scratch, "3.11");
+    let out = scratch.path().join("target/dist/4.7.1");
+    assert_eq!(release(&scratch, &out, "3.11").code, 0);
+    let sums_path = out.join("SHA256SUMS");
+    let sums = fs::read_to_string(&sums_path).unwrap();
+    // Binary-mode lines, as `sha256sum -b` writes them, are fine.
+    let binary: String = sums
+        .lines()
+        .map(|l| format!("{}\n", l.replacen("  ", " *", 1)))
+        .collect();
+    fs::write(&sums_path, &binary).unwrap();
+    let run = verify(&scratch, &out);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    // Absolute paths, `..` and symlinks named in SHA256SUMS are problems, never read.
+    std::os::unix::fs::symlink("/etc/passwd", out.join("link")).unwrap();
+    let zero = "0".repeat(64);
+    let mut hostile = binary.clone();
+    for name in ["/etc/passwd", "../../../etc/passwd", "link"] {
+        hostile.push_str(&format!("{zero}  {name}\n"));
+    }
+    fs::write(&sums_path, &hostile).unwrap();
+    let run = verify(&scratch, &out);
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    for needle in [
+        "/etc/passwd: not a path inside",
+        "../../../etc/passwd: not a path inside",
+        "link: a symlink",
+    ] {
+        assert!(
+            run.stderr.contains(needle),
+            "`{needle}` not in {}",
+            run.stderr
+        );
+    }
+    assert!(
+        !run.stderr.contains("sha256 "),
+        "nothing outside was hashed: {}",
+        run.stderr
+    );
+}
+
+/// Issue 18 item 6: a `.release-*` staging folder left by a killed run is removed by the next.
+#[test]
+fn a_killed_release_staging_folder_is_removed_by_the_next_release() {
+    let scratch = Scratch::new();
+    fake_build(&scratch, "3.11");
+    let dist = scratch.path().join("target/dist");
+    let stale = dist.join(".release-999999999-k1ll3d");
+    fs::create_dir_all(stale.join("cpu")).unwrap();
+    let run = release(&scratch, &dist.join("4.7.1"), "3.11");
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(!stale.exists(), "stale staging folder removed");
 }

@@ -44,10 +44,16 @@ fn the_hip_6_2_closure_with_gfx1010_kernels_only_is_bundled_and_loads_under_wine
             dll("hipblas.dll", &["rocblas.dll", "amdhip64_6.dll"], &[]),
             dll("hiprtc0602.dll", &["amdhip64_6.dll"], &[]),
             dll("libiomp5md.dll", &[], &[]),
+            dll("MSVCP140.dll", &[], &[]),
             dll("python312.dll", &[], &[]),
             dll(
                 "ctranslate2.dll",
-                &["amdhip64_6.dll", "hipblas.dll", "libiomp5md.dll"],
+                &[
+                    "amdhip64_6.dll",
+                    "hipblas.dll",
+                    "libiomp5md.dll",
+                    "MSVCP140.dll",
+                ],
                 &[],
             ),
             dll(EXT, &["ctranslate2.dll", "python312.dll"], &[]),
@@ -72,6 +78,11 @@ fn the_hip_6_2_closure_with_gfx1010_kernels_only_is_bundled_and_loads_under_wine
         &built,
         "libiomp5md.dll",
         &work.join("deps/intel-openmp/intel_openmp-2025.3.0.data/data/Library/bin"),
+    );
+    place(
+        &built,
+        "MSVCP140.dll",
+        &work.join("deps/msvc-runtime/msvc_runtime-14.51.36231.data/data/Scripts"),
     );
 
     // HIP SDK 6.2 as installed: everything in bin\, kernels in bin\rocblas\library.
@@ -113,23 +124,39 @@ fn the_hip_6_2_closure_with_gfx1010_kernels_only_is_bundled_and_loads_under_wine
     let dist = work.join("dist/py3.12");
     let fat = dist.join(WHEEL);
     let names = zip_names(&fat);
+    // The SDK's DLLs in the folder __init__.py adds as a DLL directory; in ctranslate2/
+    // (each DLL of which __init__.py loads at import) only what CTranslate2 itself needs.
     for name in [
         "ctranslate2/ctranslate2.dll",
-        "ctranslate2/amdhip64_6.dll",
-        "ctranslate2/hipblas.dll",
-        "ctranslate2/rocblas.dll",
-        "ctranslate2/amd_comgr_2.dll",
         "ctranslate2/libiomp5md.dll",
-        "ctranslate2/rocblas/library/TensileLibrary_lazy_gfx1010.dat",
-        "ctranslate2/rocblas/library/Kernels.so-000-gfx1010-xnack-.hsaco",
-        "ctranslate2/rocblas/library/TensileManifest.txt",
+        "ctranslate2/MSVCP140.dll",
+        "_rocm_sdk_core/bin/amdhip64_6.dll",
+        "_rocm_sdk_core/bin/hipblas.dll",
+        "_rocm_sdk_core/bin/rocblas.dll",
+        "_rocm_sdk_core/bin/amd_comgr_2.dll",
+        "_rocm_sdk_core/bin/rocblas/library/TensileLibrary_lazy_gfx1010.dat",
+        "_rocm_sdk_core/bin/rocblas/library/Kernels.so-000-gfx1010-xnack-.hsaco",
+        "_rocm_sdk_core/bin/rocblas/library/TensileManifest.txt",
     ] {
         assert!(names.contains(name), "{name} in {names:?}");
     }
+    let in_package: Vec<&String> = names
+        .iter()
+        .filter(|n| n.starts_with("ctranslate2/") && n.ends_with(".dll"))
+        .collect();
+    assert_eq!(
+        in_package,
+        [
+            "ctranslate2/MSVCP140.dll",
+            "ctranslate2/ctranslate2.dll",
+            "ctranslate2/libiomp5md.dll"
+        ],
+        "no SDK DLL is loaded by `import ctranslate2`"
+    );
     for left_out in [
-        "ctranslate2/rocblas/library/TensileLibrary_lazy_gfx1030.dat",
-        "ctranslate2/rocblas/library/TensileLibrary_lazy_gfx1100.dat",
-        "ctranslate2/hiprtc0602.dll",
+        "_rocm_sdk_core/bin/rocblas/library/TensileLibrary_lazy_gfx1030.dat",
+        "_rocm_sdk_core/bin/rocblas/library/TensileLibrary_lazy_gfx1100.dat",
+        "_rocm_sdk_core/bin/hiprtc0602.dll",
         "ctranslate2/python312.dll",
     ] {
         assert!(!names.contains(left_out), "{left_out} left out: {names:?}");
@@ -139,13 +166,14 @@ fn the_hip_6_2_closure_with_gfx1010_kernels_only_is_bundled_and_loads_under_wine
         .as_array()
         .unwrap()
         .iter()
-        .find(|f| f["path"] == "ctranslate2/amd_comgr_2.dll")
+        .find(|f| f["path"] == "_rocm_sdk_core/bin/amd_comgr_2.dll")
         .unwrap()
         .clone();
     assert_eq!(comgr["package"], "HIP SDK 6.2", "{comgr}");
 
-    // Loaded from the package folder alone, as `os.add_dll_directory(package_dir)` does:
-    // the HIP runtime's run-time load of amd_comgr succeeds too.
+    // Loaded with the folders CTranslate2's __init__.py adds with os.add_dll_directory
+    // (ctranslate2/ and ../_rocm_sdk_core/bin): the HIP runtime's run-time load of
+    // amd_comgr succeeds too.
     let site = dir.path().join("site");
     unzip(&fat, &site);
     let probe = mingw::build_probe(&dir.path().join("probe"));
@@ -155,7 +183,7 @@ fn the_hip_6_2_closure_with_gfx1010_kernels_only_is_bundled_and_loads_under_wine
         prefix.path(),
         &probe,
         &package.join("ctranslate2.dll"),
-        std::slice::from_ref(&package),
+        &[package.clone(), site.join("_rocm_sdk_core/bin")],
     );
     assert!(load.loaded, "{}", load.output);
 }

@@ -3,16 +3,21 @@
 //! `https://HOST/PATH` as `/HOST/PATH`), serving wheels made here with the real names and
 //! folder layout, whose DLLs are real PE files (mingw-w64) with the real import graph. The
 //! outputs are then loaded by a real Windows loader (wine) with no SDK anywhere else.
+//!
+//! The SDK and VC++ runtime wheels are pinned in variants/ (to published digests, and to
+//! PyPI's file); the stand-in's wheels are other files, so each test works on a scratch copy
+//! of variants/ whose pins are those of the wheels made here: the pins stay checked.
 
 mod common;
 
+use std::collections::BTreeSet;
 use std::fs;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use common::mingw;
-use common::rocm::{CORE_DEST, LIBS_DEST, Rocm, WHEEL, rocm};
+use common::rocm::{CORE_DEST, KERNEL_BYTES, LIBS_DEST, Rocm, WHEEL, rocm};
 use common::server::Server;
 use common::wheel::{read_report, unzip, zip_names, zip_wheel};
 use common::{Run, Scratch};
@@ -23,30 +28,86 @@ const INDEX: &str = "/repo.radeon.com/rocm/windows/rocm-rel-7.2/";
 const CORE_WHEEL: &str = "rocm_sdk_core-7.2.0.dev0-py3-none-win_amd64.whl";
 const LIBS_WHEEL: &str = "rocm_sdk_libraries_custom-7.2.0.dev0-py3-none-win_amd64.whl";
 const DIST: &str = "target/xtask/rocm/windows-x86_64/dist/py3.12";
+const MSVC: &str = "/files.pythonhosted.org/packages/98/33/be9ef68901200813fc174a06758b4ae48ca4eb58fa783280dd879d5fd048/msvc_runtime-14.51.36231-cp312-cp312-win_amd64.whl";
+/// The pins in variants/ of the SDK wheels (published digests) and the VC++ runtime (PyPI).
+const CORE_PIN: (&str, u64) = (
+    "f8dac46ea54d570dd73a694e9f6793e80889a8168dd484be57b0d2f65079dde3",
+    636833391,
+);
+const LIBS_PIN: (&str, u64) = (
+    "29a155b8f0da7b4ea05481ba665dc08749462a66bfc7cee27a6976bdea41f0cc",
+    492439790,
+);
+const MSVC_PIN: (&str, u64) = (
+    "89f70d1a37bb64164cdb09d02dd82d6b1400e1310be2995b4ed5a9f23efe2222",
+    2052033,
+);
 
-/// The stand-in: the synthetic ROCm files, and the three downloads made from them.
+/// The stand-in: the synthetic ROCm files, and the four downloads made from them.
 struct StandIn {
     dir: tempfile::TempDir,
     rocm: Rocm,
     release_zip: Vec<u8>,
     core_wheel: Vec<u8>,
     libs_wheel: Vec<u8>,
+    msvc_wheel: Vec<u8>,
 }
 
 fn stand_in() -> StandIn {
     let dir = tempfile::tempdir().unwrap();
     let rocm = rocm(dir.path());
-    let core = dir.path().join("index").join(CORE_WHEEL);
-    let libs = dir.path().join("index").join(LIBS_WHEEL);
-    zip_wheel(&rocm.core_tree, &core);
-    zip_wheel(&rocm.libs_tree, &libs);
+    let zipped = |tree: &Path, name: &str| {
+        let path = dir.path().join("index").join(name);
+        zip_wheel(tree, &path);
+        fs::read(path).unwrap()
+    };
     StandIn {
         release_zip: release_zip(&rocm.wheel),
-        core_wheel: fs::read(core).unwrap(),
-        libs_wheel: fs::read(libs).unwrap(),
+        core_wheel: zipped(&rocm.core_tree, CORE_WHEEL),
+        libs_wheel: zipped(&rocm.libs_tree, LIBS_WHEEL),
+        msvc_wheel: zipped(&rocm.msvc_tree, "msvc_runtime.whl"),
         rocm,
         dir,
     }
+}
+
+/// Where the rocm variant's official zip and SDK wheels of the default CTranslate2 are pinned.
+const ROCM_VERSION_FILE: &str = "variants/ctranslate2/4.7.1.toml";
+
+/// A scratch copy of variants/ whose pins of the SDK and VC++ runtime wheels are those of
+/// the stand-in's wheels (in the variant files and in pins.lock alike).
+fn scratch_for(s: &StandIn) -> Scratch {
+    let scratch = Scratch::new();
+    repin(&scratch, CORE_PIN, &s.core_wheel, ROCM_VERSION_FILE);
+    repin(&scratch, LIBS_PIN, &s.libs_wheel, ROCM_VERSION_FILE);
+    repin(&scratch, MSVC_PIN, &s.msvc_wheel, "variants/defaults.toml");
+    scratch
+}
+
+/// Replaces the pin `(sha, size)` in `file` and pins.lock by that of `bytes`.
+fn repin(scratch: &Scratch, (sha, size): (&str, u64), bytes: &[u8], file: &str) {
+    let digest = sha256(bytes);
+    for f in [file, "variants/pins.lock"] {
+        scratch.edit(f, sha, &digest);
+    }
+    scratch.edit(
+        file,
+        &format!("size = {size}\n"),
+        &format!("size = {}\n", bytes.len()),
+    );
+    scratch.edit(
+        "variants/pins.lock",
+        &format!("size = {size} }}"),
+        &format!("size = {} }}", bytes.len()),
+    );
+}
+
+fn sha256(bytes: &[u8]) -> String {
+    use sha2::Digest;
+    sha2::Sha256::digest(bytes)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
 }
 
 /// The GitHub release asset: a zip of the wheels under `temp-windows/`.
@@ -78,6 +139,7 @@ fn serve(s: &StandIn, without_libs: bool) -> Server {
             Arc::new(s.libs_wheel.clone()),
         );
     }
+    server.serve(MSVC, Arc::new(s.msvc_wheel.clone()));
     server
 }
 
@@ -110,13 +172,39 @@ fn dll_dirs(site: &Path) -> Vec<PathBuf> {
     ]
 }
 
-fn data_files(names: &std::collections::BTreeSet<String>) -> Vec<&str> {
+/// The kernel data in a wheel, as paths below `_rocm_sdk_libraries_custom/bin/`.
+fn data_files(names: &BTreeSet<String>) -> BTreeSet<String> {
     names
         .iter()
         .filter(|n| n.contains("/library/"))
-        .map(|n| n.rsplit('/').next().unwrap())
+        .map(|n| n.trim_start_matches(&format!("{LIBS_DEST}/")).to_string())
         .collect()
 }
+
+/// What the stand-in's kernel data should leave in a wheel built for `targets`: rocBLAS's
+/// flat gfx1030 files and per-architecture sub-folders, hipBLASLt's sub-folders (none for
+/// gfx1030 or gfx1102, which TheRock does not build it for), and the manifest.
+fn expected_data(targets: &[&str]) -> BTreeSet<String> {
+    let mut files = BTreeSet::from(["rocblas/library/TensileManifest.txt".to_string()]);
+    for t in targets {
+        if *t == "gfx1030" {
+            files.insert("rocblas/library/TensileLibrary_lazy_gfx1030.dat".to_string());
+            files.insert("rocblas/library/Kernels.so-000-gfx1030.hsaco".to_string());
+            continue;
+        }
+        files.insert(format!(
+            "rocblas/library/{t}/TensileLibrary_lazy_{t}.dat.zlib"
+        ));
+        files.insert(format!("rocblas/library/{t}/Kernels.so-000-{t}.co"));
+        if *t != "gfx1102" {
+            files.insert(format!("hipblaslt/library/{t}/TensileLibrary_{t}.dat.zlib"));
+            files.insert(format!("hipblaslt/library/{t}/extop_{t}.co"));
+        }
+    }
+    files
+}
+
+const ALL_TARGETS: [&str; 8] = common::rocm::WHEEL_TARGETS;
 
 #[test]
 fn the_rocm_variant_is_built_from_the_stand_in_index_and_its_outputs_load_under_wine() {
@@ -125,9 +213,10 @@ fn the_rocm_variant_is_built_from_the_stand_in_index_and_its_outputs_load_under_
     }
     let s = stand_in();
     let server = serve(&s, false);
-    let scratch = Scratch::new();
+    let scratch = scratch_for(&s);
 
-    // Unpinned inputs stop the build unless the user opts in.
+    // The release zip has no published digest: unpinned, it stops the build unless the
+    // user opts in.
     let run = build(&scratch, &server, &[], &[]);
     assert_eq!(run.code, 1, "{}", run.stderr);
     assert!(run.stderr.contains("are not pinned"), "{}", run.stderr);
@@ -135,40 +224,41 @@ fn the_rocm_variant_is_built_from_the_stand_in_index_and_its_outputs_load_under_
 
     let run = build(&scratch, &server, &["--allow-unpinned"], &[]);
     assert_eq!(run.code, 0, "{}", run.stderr);
-    // The pins are recorded in the variant file, and the next build needs no opt-in.
-    let variant = fs::read_to_string(scratch.path().join("variants/rocm.toml")).unwrap();
-    assert_eq!(variant.matches("sha256 = ").count(), 3, "{variant}");
+    // The pin is recorded in the variant file, and the next build needs no opt-in.
+    let variant = fs::read_to_string(scratch.path().join(ROCM_VERSION_FILE)).unwrap();
+    // The source archive's, the release zip's and the two SDK wheels'.
+    assert_eq!(variant.matches("sha256 = ").count(), 4, "{variant}");
     assert!(
         run.stderr.contains("step `verify` did not run"),
         "a Windows wheel is not installed on Linux: {}",
         run.stderr
     );
 
-    // 1. The fat wheel: the official wheel plus the closure and the targeted kernel data.
+    // 1. The fat wheel: the official wheel plus the closure, the VC++ runtime it imports,
+    //    and the targeted kernel data with its per-architecture sub-folders.
     let dist = scratch.path().join(DIST);
     let fat = dist.join(WHEEL);
     let names = zip_names(&fat);
     let mut expected = s.rocm.wheel_files.clone();
-    // amd_comgr and hiprtc are loaded at run time: forced in by the variant.
-    for dll in ["amd_comgr0702.dll", "amdhip64_7.dll", "hiprtc0702.dll"] {
+    // amd_comgr is loaded at run time: forced in by the variant; hiprtc is not needed.
+    for dll in ["amd_comgr0702.dll", "amdhip64_7.dll"] {
         expected.insert(format!("{CORE_DEST}/{dll}"));
     }
-    for dll in ["hipblas.dll", "rocblas.dll"] {
+    for dll in [
+        "hipblas.dll",
+        "rocblas.dll",
+        "rocsolver.dll",
+        "libhipblaslt.dll",
+    ] {
         expected.insert(format!("{LIBS_DEST}/{dll}"));
     }
-    for data in [
-        "Kernels.so-000-gfx1100.hsaco",
-        "TensileLibrary_gfx1030.dat",
-        "TensileLibrary_gfx1100.dat",
-    ] {
-        expected.insert(format!("{LIBS_DEST}/rocblas/library/{data}"));
-    }
-    for data in ["TensileLibrary_gfx1100.dat", "TensileLibrary_gfx1151.dat"] {
-        expected.insert(format!("{LIBS_DEST}/hipblaslt/library/{data}"));
+    expected.insert("ctranslate2/MSVCP140.dll".to_string());
+    for data in expected_data(&ALL_TARGETS) {
+        expected.insert(format!("{LIBS_DEST}/{data}"));
     }
     assert_eq!(
         names, expected,
-        "gfx906/gfx942 kernels and decoys are left out"
+        "gfx906/gfx942/gfx1103 kernels, hiprtc, hipsparse and decoys are left out"
     );
     assert_eq!(
         xtask::wheel::check_record(&fat).unwrap(),
@@ -181,13 +271,24 @@ fn the_rocm_variant_is_built_from_the_stand_in_index_and_its_outputs_load_under_
         assert!(internal.join(CORE_DEST).join(dll).is_file(), "{dll}");
     }
     assert!(internal.join(LIBS_DEST).join("hipblas.dll").is_file());
+    assert!(
+        internal
+            .join(LIBS_DEST)
+            .join("rocblas/library/gfx1100/TensileLibrary_lazy_gfx1100.dat.zlib")
+            .is_file()
+    );
     let binaries = fs::read_to_string(dist.join("portable/binaries.json")).unwrap();
     assert!(
         binaries.contains("\"_internal/_rocm_sdk_core/bin/amdhip64_7.dll\""),
         "{binaries}"
     );
+    assert!(
+        binaries.contains("\"_rocm_sdk_libraries_custom/bin/rocblas/library/gfx1100\""),
+        "a sub-folder's files go to that sub-folder: {binaries}"
+    );
 
-    // 3. The report: the minimum set, the package of each file, and the bytes saved.
+    // 3. The report: the minimum set, the package of each file, the bytes saved and the
+    //    kernel bytes per target.
     let report = read_report(&dist);
     let packages: Vec<&str> = report["files"]
         .as_array()
@@ -195,13 +296,27 @@ fn the_rocm_variant_is_built_from_the_stand_in_index_and_its_outputs_load_under_
         .iter()
         .map(|f| f["package"].as_str().unwrap())
         .collect();
-    assert!(packages.contains(&"rocm_sdk_core 7.2.0.dev0"), "{report}");
+    for package in [
+        "rocm_sdk_core 7.2.0.dev0",
+        "rocm_sdk_libraries_custom 7.2.0.dev0",
+        "msvc_runtime 14.51.36231",
+    ] {
+        assert!(packages.contains(&package), "{package} in {report}");
+    }
+    let kernels = &report["kernel_bytes"];
+    let per_file = KERNEL_BYTES as u64;
     assert!(
-        packages.contains(&"rocm_sdk_libraries_custom 7.2.0.dev0"),
-        "{report}"
+        kernels["gfx1100"].as_u64().unwrap() >= 4 * per_file,
+        "{kernels}"
     );
+    assert!(
+        kernels["gfx1102"].as_u64().unwrap() < kernels["gfx1100"].as_u64().unwrap(),
+        "no hipBLASLt kernels for gfx1102: {kernels}"
+    );
+    assert!(kernels.get("gfx1103").is_none(), "{kernels}");
     let md = fs::read_to_string(dist.join("provenance.md")).unwrap();
     assert!(md.contains("saved"), "{md}");
+    assert!(md.contains("Kernel data per GPU target: gfx1030 "), "{md}");
     let sums = fs::read_to_string(dist.join("SHA256SUMS")).unwrap();
     assert!(sums.contains(WHEEL), "{sums}");
 
@@ -223,7 +338,8 @@ fn the_rocm_variant_is_built_from_the_stand_in_index_and_its_outputs_load_under_
     assert!(run.stderr.contains("0 step(s) ran"), "{}", run.stderr);
     assert_eq!(server.hits(&format!("{INDEX}{CORE_WHEEL}")).len(), 1);
 
-    // TheRock's target family narrows the kernel data.
+    // TheRock's target family narrows the kernel data: gfx110X-dgpu is gfx1100, gfx1101
+    // and gfx1102, not gfx1103 (gfx110X-igpu), though the SDK has gfx1103 kernels.
     let run = build(
         &scratch,
         &server,
@@ -236,33 +352,30 @@ fn the_rocm_variant_is_built_from_the_stand_in_index_and_its_outputs_load_under_
         "{}",
         run.stderr
     );
-    assert_eq!(
-        data_files(&zip_names(&fat)),
-        [
-            "TensileLibrary_gfx1100.dat",
-            "Kernels.so-000-gfx1100.hsaco",
-            "TensileLibrary_gfx1100.dat"
-        ]
-    );
+    let kept = data_files(&zip_names(&fat));
+    assert_eq!(kept, expected_data(&["gfx1100", "gfx1101", "gfx1102"]));
+    assert!(!kept.iter().any(|f| f.contains("gfx1103")), "{kept:?}");
 }
 
 #[test]
-fn a_package_missing_from_the_index_is_named_with_the_index_and_the_fix() {
+fn a_published_digest_that_the_served_file_does_not_match_is_said_plainly() {
     if !mingw::available(false) {
         return;
     }
     let s = stand_in();
-    let server = serve(&s, true);
+    let server = serve(&s, false);
+    // rocm_sdk_core pinned to its published digest, as checked in; the stand-in's file
+    // differs from AMD's.
     let scratch = Scratch::new();
+    repin(&scratch, LIBS_PIN, &s.libs_wheel, ROCM_VERSION_FILE);
+    repin(&scratch, MSVC_PIN, &s.msvc_wheel, "variants/defaults.toml");
     let run = build(&scratch, &server, &["--allow-unpinned"], &[]);
     assert_eq!(run.code, 1, "{}", run.stderr);
     for needle in [
-        "rocm-sdk-libraries-custom",
-        "HTTP 404",
-        "rocm_sdk_libraries_custom 7.2.0.dev0 from the package index https://repo.radeon.com/rocm/windows/rocm-rel-7.2/",
-        "pip download --no-deps --index-url https://repo.radeon.com/rocm/windows/rocm-rel-7.2/ \"rocm_sdk_libraries_custom==7.2.0.dev0\"",
-        "--sdk-dir DIR",
-        "nothing was built",
+        "the published digest and the file served differ",
+        "https://repo.radeon.com/rocm/windows/rocm-rel-7.2/rocm_sdk_core-7.2.0.dev0-py3-none-win_amd64.whl",
+        CORE_PIN.0,
+        &sha256(&s.core_wheel),
     ] {
         assert!(
             run.stderr.contains(needle),
@@ -270,10 +383,36 @@ fn a_package_missing_from_the_index_is_named_with_the_index_and_the_fix() {
             run.stderr
         );
     }
+    assert!(!scratch.path().join(DIST).exists(), "nothing built");
+}
+
+#[test]
+fn a_package_missing_from_the_index_is_named_with_its_url_and_the_fix() {
+    if !mingw::available(false) {
+        return;
+    }
+    let s = stand_in();
+    let server = serve(&s, true);
+    let scratch = scratch_for(&s);
+    let run = build(&scratch, &server, &["--allow-unpinned"], &[]);
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    let url = format!("https:/{INDEX}{LIBS_WHEEL}");
+    for needle in [
+        "rocm-sdk-libraries-custom",
+        "HTTP 404",
+        &format!("the wheel rocm_sdk_libraries_custom 7.2.0.dev0, from {url}"),
+        &format!("pip download --no-deps \"{url}\""),
+        "--find-links https://repo.radeon.com/rocm/windows/rocm-rel-7.2/ \"rocm_sdk_libraries_custom==7.2.0.dev0\"",
+        "--sdk-dir DIR",
+    ] {
+        assert!(
+            run.stderr.contains(needle),
+            "`{needle}` in:\n{}",
+            run.stderr
+        );
+    }
+    assert!(!run.stderr.contains("--index-url"), "{}", run.stderr);
     assert!(!scratch.path().join(DIST).exists(), "nothing half-built");
-    // The inputs that were downloaded are pinned; the missing one is not.
-    let variant = fs::read_to_string(scratch.path().join("variants/rocm.toml")).unwrap();
-    assert_eq!(variant.matches("sha256 = ").count(), 2, "{variant}");
 }
 
 /// An installed SDK's layout: every DLL in `bin/`, the kernels in `bin/*/library`.
@@ -294,16 +433,18 @@ fn installed_sdk(s: &StandIn, dir: &Path) {
 }
 
 #[test]
-fn an_installed_sdk_stands_in_for_the_sdk_wheels_and_a_wrong_major_version_is_named() {
+fn an_installed_sdk_stands_in_for_the_sdk_wheels_and_a_wrong_version_or_missing_kernels_are_named()
+{
     if !mingw::available(false) {
         return;
     }
     let s = stand_in();
-    // The index has only the official wheel: --sdk-dir must not need the SDK wheels.
+    // No SDK wheels served: --sdk-dir must not need them.
     let server = Server::start();
     server.serve(RELEASE, Arc::new(s.release_zip.clone()));
-    let scratch = Scratch::new();
-    let sdk = s.dir.path().join("ROCm/7.1");
+    server.serve(MSVC, Arc::new(s.msvc_wheel.clone()));
+    let scratch = scratch_for(&s);
+    let sdk = s.dir.path().join("ROCm/7.2");
     installed_sdk(&s, &sdk);
     let sdk_arg = sdk.to_str().unwrap();
 
@@ -323,27 +464,84 @@ fn an_installed_sdk_stands_in_for_the_sdk_wheels_and_a_wrong_major_version_is_na
     }
     assert!(
         names.contains(&format!(
-            "{LIBS_DEST}/rocblas/library/TensileLibrary_gfx1030.dat"
+            "{LIBS_DEST}/rocblas/library/gfx1101/TensileLibrary_lazy_gfx1101.dat.zlib"
         )),
         "{names:?}"
     );
     assert!(server.hits(&format!("{INDEX}{CORE_WHEEL}")).is_empty());
 
-    // An SDK of another major version: the HIP runtime is amdhip64_6.dll.
-    fs::rename(
-        sdk.join("bin/amdhip64_7.dll"),
-        sdk.join("bin/amdhip64_6.dll"),
-    )
-    .unwrap();
+    // The kernels of one requested target are gone: the build stops, naming the target and
+    // the library, and writes nothing.
+    let gfx1101 = sdk.join("bin/rocblas/library/gfx1101");
+    let aside = s.dir.path().join("gfx1101-aside");
+    fs::rename(&gfx1101, &aside).unwrap();
     fs::remove_dir_all(scratch.path().join(DIST)).unwrap();
+    let run = build(&scratch, &server, &["--sdk-dir", sdk_arg], &[]);
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    for needle in [
+        "rocblas has no kernel files for the requested GPU target gfx1101",
+        "would fail on a gfx1101 GPU",
+    ] {
+        assert!(
+            run.stderr.contains(needle),
+            "`{needle}` in:\n{}",
+            run.stderr
+        );
+    }
+    assert!(!scratch.path().join(DIST).exists(), "nothing half-built");
+    // Without gfx1101 among the targets, the same SDK builds.
+    let run = build(
+        &scratch,
+        &server,
+        &["--sdk-dir", sdk_arg, "--gpu-targets", "gfx1100,gfx1201"],
+        &[],
+    );
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    fs::rename(&aside, &gfx1101).unwrap();
+    fs::remove_dir_all(scratch.path().join(DIST)).unwrap();
+
+    // HIP SDK 7.1's layout, told by what it ships: libhipblas.dll, amd_comgr0701.dll.
+    let bin = sdk.join("bin");
+    fs::rename(bin.join("hipblas.dll"), bin.join("libhipblas.dll")).unwrap();
+    let run = build(&scratch, &server, &["--sdk-dir", sdk_arg], &[]);
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    for needle in [
+        "hipblas.dll  (imported by ctranslate2.dll)",
+        "libhipblas.dll is there: another version of hipblas.dll",
+        "HIP SDK 7.1 ships libhipblas.dll",
+    ] {
+        assert!(
+            run.stderr.contains(needle),
+            "`{needle}` in:\n{}",
+            run.stderr
+        );
+    }
+    fs::rename(bin.join("libhipblas.dll"), bin.join("hipblas.dll")).unwrap();
+    fs::rename(bin.join("amd_comgr0702.dll"), bin.join("amd_comgr0701.dll")).unwrap();
+    let run = build(&scratch, &server, &["--sdk-dir", sdk_arg], &[]);
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    for needle in [
+        "forced library pattern `amd_comgr0702.dll` matches no file",
+        "amd_comgr0701.dll is there: another version of amd_comgr0702.dll",
+    ] {
+        assert!(
+            run.stderr.contains(needle),
+            "`{needle}` in:\n{}",
+            run.stderr
+        );
+    }
+    fs::rename(bin.join("amd_comgr0701.dll"), bin.join("amd_comgr0702.dll")).unwrap();
+
+    // An SDK of another major version: the HIP runtime is amdhip64_6.dll.
+    fs::rename(bin.join("amdhip64_7.dll"), bin.join("amdhip64_6.dll")).unwrap();
     let run = build(&scratch, &server, &["--sdk-dir", sdk_arg], &[]);
     assert_eq!(run.code, 1, "{}", run.stderr);
     for needle in [
         "amdhip64_7.dll  (imported by ",
         "ctranslate2.dll",
         "amdhip64_6.dll is there: another version of amdhip64_7.dll",
-        "_rocm_sdk_core/bin is the package rocm_sdk_core 7.2.0.dev0, from the index https://repo.radeon.com/rocm/windows/rocm-rel-7.2/",
-        "pip install --no-deps --target DIR",
+        "_rocm_sdk_core/bin is the package rocm_sdk_core 7.2.0.dev0, from https://repo.radeon.com/rocm/windows/rocm-rel-7.2/rocm_sdk_core-7.2.0.dev0-py3-none-win_amd64.whl",
+        "pip install --no-deps --target DIR https://repo.radeon.com/",
     ] {
         assert!(
             run.stderr.contains(needle),

@@ -54,10 +54,12 @@ pub enum ClosureError {
         other_versions: BTreeMap<String, Vec<PathBuf>>,
         searched: Vec<PathBuf>,
     },
-    #[error("forced library pattern `{pattern}` matches no file in:\n{}", list(.searched))]
+    #[error("forced library pattern `{pattern}` matches no file in:\n{}{}", list(.searched), other_builds(.pattern, .others))]
     ForcedNotFound {
         pattern: String,
         searched: Vec<PathBuf>,
+        /// Files that are another version of the forced library (`amd_comgr0701.dll`).
+        others: Vec<PathBuf>,
     },
     #[error("cannot read the imports of {path}: {reason}")]
     Unreadable { path: PathBuf, reason: String },
@@ -71,6 +73,25 @@ fn list(paths: &[PathBuf]) -> String {
         .map(|p| format!("  {}", p.display()))
         .collect::<Vec<_>>()
         .join("\n")
+}
+
+/// `but X is there: …`, said of a file that is another version or build of `name`. HIP SDK
+/// 7.1 for Windows ships `libhipblas.dll` and `amd_comgr0701.dll` where TheRock's 7.2
+/// wheels have `hipblas.dll` and `amd_comgr0702.dll`; 6.x has `amdhip64_6.dll`.
+fn another_version(other: &Path, name: &str) -> String {
+    format!(
+        "but {} is there: another version of {name}, from an SDK of another version than the \
+         one these binaries were built against (HIP SDK 7.1 ships libhipblas.dll and \
+         amd_comgr0701.dll where the 7.2 wheels have hipblas.dll and amd_comgr0702.dll)",
+        other.display()
+    )
+}
+
+fn other_builds(pattern: &str, others: &[PathBuf]) -> String {
+    others
+        .iter()
+        .map(|o| format!("\n    {}", another_version(o, pattern)))
+        .collect()
 }
 
 fn missing_message(
@@ -91,11 +112,7 @@ fn missing_message(
         let who: Vec<&str> = importers.iter().map(String::as_str).collect();
         text.push_str(&format!("  {name}  (imported by {})\n", who.join(", ")));
         for other in other_versions.get(name).into_iter().flatten() {
-            text.push_str(&format!(
-                "    but {} is there: another version of {name}, from an SDK of another major \
-                 version than the one these binaries were built against\n",
-                other.display()
-            ));
+            text.push_str(&format!("    {}\n", another_version(other, name)));
         }
     }
     text.push_str("searched, in order:\n");
@@ -150,9 +167,15 @@ pub fn resolve(inputs: &Inputs, read_imports: ReadImports) -> Result<Closure, Cl
             .filter(|f| matches(&pattern_key, &f.key))
             .collect();
         if found.is_empty() {
+            let family = version_family(&pattern_key);
             return Err(ClosureError::ForcedNotFound {
                 pattern: pattern.clone(),
                 searched: searched.clone(),
+                others: index
+                    .values()
+                    .filter(|f| !pattern.contains(['*', '?']) && version_family(&f.key) == family)
+                    .map(|f| f.path.clone())
+                    .collect(),
             });
         }
         for f in found {
@@ -226,12 +249,14 @@ pub fn resolve(inputs: &Inputs, read_imports: ReadImports) -> Result<Closure, Cl
 }
 
 /// A library's name without its version: `amdhip64_7.dll` and `amdhip64_6.dll` are both
-/// `amdhip64`, `libamdhip64.so.6` is `libamdhip64`, `amd_comgr0702.dll` is `amd_comgr`.
+/// `amdhip64`, `libamdhip64.so.6` is `libamdhip64`, `amd_comgr0702.dll` is `amd_comgr`, and
+/// a DLL's `lib` prefix is not part of it (`libhipblas.dll` is `hipblas`).
 fn version_family(key: &str) -> &str {
     if let Some(at) = key.find(".so") {
         return &key[..at];
     }
     let stem = key.rsplit_once('.').map_or(key, |(stem, _)| stem);
+    let stem = stem.strip_prefix("lib").unwrap_or(stem);
     let stem = stem.trim_end_matches(|c: char| c.is_ascii_digit());
     match stem.strip_suffix('_') {
         Some(without) if !without.is_empty() => without,

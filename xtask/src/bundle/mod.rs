@@ -4,6 +4,7 @@ pub mod closure;
 pub mod data;
 pub mod glob;
 pub mod layout;
+pub mod manylinux;
 pub mod policy;
 pub mod report;
 pub mod run;

@@ -8,7 +8,8 @@ use crate::variant::Policy;
 #[derive(Debug, Clone)]
 pub struct SystemLibraries {
     exact: BTreeSet<String>,
-    prefixes: Vec<String>,
+    /// Patterns with `*` or `?` (see `glob.rs`), lower-cased where case is ignored.
+    patterns: Vec<String>,
     ignore_case: bool,
 }
 
@@ -22,11 +23,11 @@ impl SystemLibraries {
         }
     }
 
-    /// One name per line; `#` comments; a trailing `*` makes a prefix pattern.
+    /// One name or file-name glob per line; `#` comments.
     pub fn parse(text: &str, ignore_case: bool) -> SystemLibraries {
         let mut libraries = SystemLibraries {
             exact: BTreeSet::new(),
-            prefixes: Vec::new(),
+            patterns: Vec::new(),
             ignore_case,
         };
         for line in text.lines() {
@@ -38,7 +39,7 @@ impl SystemLibraries {
         libraries
     }
 
-    /// Adds file-name patterns (`name` or `prefix*`) of libraries the target system is
+    /// Adds file-name globs (`name`, `msvcp140*.dll`, `libfoo.so.?`) of libraries the target system is
     /// expected to provide, e.g. the VC++ runtime a maintainer requires users to install.
     pub fn assume(&mut self, patterns: &[String]) {
         for pattern in patterns {
@@ -48,11 +49,10 @@ impl SystemLibraries {
 
     fn add(&mut self, pattern: &str) {
         let key = self.key(pattern);
-        match key.strip_suffix('*') {
-            Some(prefix) => self.prefixes.push(prefix.to_string()),
-            None => {
-                self.exact.insert(key);
-            }
+        if key.contains(['*', '?']) {
+            self.patterns.push(key);
+        } else {
+            self.exact.insert(key);
         }
     }
 
@@ -70,7 +70,7 @@ impl SystemLibraries {
 
     pub fn contains(&self, name: &str) -> bool {
         let key = self.key(name);
-        self.exact.contains(&key) || self.prefixes.iter().any(|p| key.starts_with(p))
+        self.exact.contains(&key) || self.patterns.iter().any(|p| super::glob::matches(p, &key))
     }
 }
 
@@ -84,10 +84,31 @@ mod tests {
         assert!(system.contains("KERNEL32.dll"));
         assert!(system.contains("api-ms-win-crt-runtime-l1-1-0.dll"));
         assert!(system.contains("EXT-MS-WIN-foo.dll"));
-        assert!(system.contains("VCRUNTIME140.dll"));
-        assert!(!system.contains("msvcp140.dll"));
+        // The VC++ runtime is bundled from the pinned msvc-runtime wheel, never assumed.
+        for name in [
+            "VCRUNTIME140.dll",
+            "vcruntime140_1.dll",
+            "MSVCP140.dll",
+            "concrt140.dll",
+        ] {
+            assert!(!system.contains(name), "{name}");
+        }
         assert!(!system.contains("amdhip64_7.dll"));
         assert!(!system.contains("libiomp5md.dll"));
+    }
+
+    #[test]
+    fn assumed_present_patterns_are_real_globs() {
+        let mut system = SystemLibraries::for_policy(Policy::Windows);
+        system.assume(&["msvcp140*.dll".into(), "vcruntime140?.dll".into()]);
+        assert!(system.contains("MSVCP140.dll"));
+        assert!(system.contains("msvcp140_2.dll"));
+        assert!(
+            !system.contains("msvcp140.pdb"),
+            "the suffix after * counts"
+        );
+        assert!(!system.contains("VCRUNTIME140.dll"), "? is one character");
+        assert!(system.contains("vcruntime1401.dll"));
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! The provenance report: every bundled file, the package that provided it, its size and
 //! sha256, why it is there, and the bytes saved against shipping the whole SDK.
 
+use std::collections::BTreeMap;
 use std::fmt::Write;
 use std::path::Path;
 
@@ -26,6 +27,12 @@ pub struct Report {
     /// Everything in the SDK packages the files were taken from.
     pub sdk_bytes: u64,
     pub saved_bytes: u64,
+    /// Linux: the platform tag the fat wheel got and what the binaries prove.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub platform_tag: Option<super::manylinux::Tagging>,
+    /// Kernel data bundled per GPU target (rocBLAS / hipBLASLt `library/`), in bytes.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub kernel_bytes: BTreeMap<String, u64>,
 }
 
 #[derive(Debug, Serialize)]
@@ -68,10 +75,23 @@ impl Report {
             bundled_bytes,
             sdk_bytes,
             saved_bytes: sdk_bytes.saturating_sub(bundled_bytes),
+            platform_tag: None,
+            kernel_bytes: BTreeMap::new(),
         })
     }
 
     fn totals(&self) -> String {
+        // Files from a build prefix or the compiler's runtime count as bundled but are not
+        // in the SDK packages, so "out of" holds only when the SDK packages are the larger.
+        if self.bundled_bytes > self.sdk_bytes && self.sdk_bytes > 0 {
+            return format!(
+                "{} files, {} bundled (the SDK packages searched hold {}; the rest comes from \
+                 the build or the compiler's runtime).",
+                self.files.len(),
+                human_size(self.bundled_bytes),
+                human_size(self.sdk_bytes)
+            );
+        }
         if self.sdk_bytes == 0 {
             return format!(
                 "{} files, {} bundled (none from an SDK package).",
@@ -103,7 +123,40 @@ impl Report {
             );
         }
         let _ = writeln!(out, "{}", self.totals());
+        if let Some(line) = self.tag_line() {
+            let _ = writeln!(out, "{line}");
+        }
+        if let Some(kernels) = self.kernels() {
+            let _ = writeln!(out, "{kernels}");
+        }
         out
+    }
+
+    fn tag_line(&self) -> Option<String> {
+        let t = self.platform_tag.as_ref()?;
+        let mut line = format!(
+            "Platform tag: {} (the binaries prove {}",
+            t.tag,
+            t.proven.as_deref().unwrap_or("no manylinux tag")
+        );
+        if !t.excluded.is_empty() {
+            line.push_str(&format!(
+                ", leaving out {} as provided by the system",
+                t.excluded.join(", ")
+            ));
+        }
+        line.push_str(").");
+        Some(line)
+    }
+
+    fn kernels(&self) -> Option<String> {
+        let per_target: Vec<String> = self
+            .kernel_bytes
+            .iter()
+            .map(|(t, b)| format!("{t} {}", human_size(*b)))
+            .collect();
+        (!per_target.is_empty())
+            .then(|| format!("Kernel data per GPU target: {}.", per_target.join(", ")))
     }
 
     pub fn markdown(&self) -> String {
@@ -114,6 +167,12 @@ impl Report {
             self.variant, self.platform
         );
         let _ = writeln!(out, "{}\n", self.totals());
+        if let Some(line) = self.tag_line() {
+            let _ = writeln!(out, "{line}\n");
+        }
+        if let Some(kernels) = self.kernels() {
+            let _ = writeln!(out, "{kernels}\n");
+        }
         let _ = writeln!(out, "| file | package | size | sha256 | needed by |");
         let _ = writeln!(out, "|---|---|---:|---|---|");
         for f in &self.files {
@@ -179,5 +238,22 @@ mod tests {
             "{md}"
         );
         assert!(md.contains("3.0 KiB saved"), "{md}");
+    }
+
+    /// Issue 18 item 12: never "37.1 KiB bundled out of 29.9 KiB".
+    #[test]
+    fn totals_never_say_more_bundled_than_there_was() {
+        let placed = vec![Placed {
+            source: PathBuf::from("/prefix/libctranslate2.so"),
+            dest: "ctranslate2".into(),
+            name: "libctranslate2.so".into(),
+            reason: "_ext.so".into(),
+            package: "the build".into(),
+        }];
+        let hash = |_: &Path| Ok(("ab".repeat(32), 38_000));
+        let report = Report::new("cpu", "linux-x86_64", &placed, vec![], 30_600, &hash).unwrap();
+        let text = report.summary();
+        assert!(!text.contains("out of"), "{text}");
+        assert!(text.contains("37.1 KiB bundled"), "{text}");
     }
 }

@@ -3,7 +3,7 @@
 //! provenance report) written into a staging folder that replaces the output folder only
 //! when everything succeeded.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
 use std::path::{Path, PathBuf};
 
@@ -12,10 +12,12 @@ use anyhow::{Context, Result, bail};
 use super::closure::{self, Closure, Location};
 use super::data;
 use super::layout::{self, Placed};
+use super::manylinux;
 use super::policy::SystemLibraries;
 use super::report::Report;
 use super::runpath;
 use crate::binary;
+use crate::diagnostic::InputError;
 use crate::tree::files_below;
 use crate::unpack::{self, Format, Limits};
 use crate::variant::{Output, Policy};
@@ -26,6 +28,11 @@ pub struct Spec {
     /// The wheel whose binaries are bundled.
     pub wheel: PathBuf,
     pub policy: Policy,
+    /// Linux: the manylinux policy to prove and tag the fat wheel with (`None`: no tagging).
+    pub manylinux: Option<String>,
+    /// Tag with the (newer) manylinux policy the binaries prove when they do not meet
+    /// `manylinux`, instead of stopping (`bundle --wheel`, whose name no plan fixed).
+    pub manylinux_newer_ok: bool,
     /// Globs (`dir/pattern`, relative to the wheel's root) of the binaries whose imports are
     /// followed; empty means every PE or ELF file in the wheel.
     pub roots: Vec<String>,
@@ -48,6 +55,9 @@ pub struct Spec {
     pub platform: String,
     /// Added to an error about a missing library: where the packages come from, how to fix.
     pub missing_hint: String,
+    /// Linux: keep `linux_x86_64` when the binaries do not prove the policy's manylinux tag
+    /// (a wheel for this machine only) instead of stopping.
+    pub keep_linux_tag: bool,
 }
 
 /// A folder libraries may come from, and the folder (relative to the wheel's root) the ones
@@ -93,8 +103,14 @@ pub struct Outcome {
 pub const PORTABLE_DIR: &str = "portable";
 pub const PORTABLE_INTERNAL: &str = "_internal";
 pub const BINARIES_JSON: &str = "binaries.json";
+/// The PyInstaller hook shipped in `portable/`, which reads `binaries.json` next to it.
+pub const PYINSTALLER_HOOK: &str = "hook-ctranslate2.py";
 pub const REPORT_JSON: &str = "provenance.json";
 pub const REPORT_MD: &str = "provenance.md";
+
+/// A file in every output folder of `bundle`: a folder with it may be replaced by the next
+/// run; a non-empty folder without it is the user's and is never deleted.
+pub const OUT_MARKER: &str = ".ct2v-bundle";
 
 pub fn run(spec: &Spec) -> Result<Outcome> {
     let wheel_name = spec
@@ -102,22 +118,27 @@ pub fn run(spec: &Spec) -> Result<Outcome> {
         .file_name()
         .and_then(|n| n.to_str())
         .filter(|n| n.ends_with(".whl"))
-        .with_context(|| format!("{} is not a .whl file", spec.wheel.display()))?
+        .ok_or_else(|| InputError::new(format!("{} is not a .whl file", spec.wheel.display())))?
         .to_string();
     if !spec.wheel.is_file() {
-        bail!("the wheel {} does not exist", spec.wheel.display());
+        return Err(
+            InputError::new(format!("the wheel {} does not exist", spec.wheel.display())).into(),
+        );
     }
+    check_out_apart_from_wheel(&spec.out, &spec.wheel)?;
     let parent = match spec.out.parent() {
         Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
         _ => PathBuf::from("."),
     };
     fs::create_dir_all(&parent).with_context(|| format!("cannot create {}", parent.display()))?;
-    let staging = tempfile::Builder::new()
-        .prefix(".bundle-")
-        .tempdir_in(&parent)
+    if let Some(name) = spec.out.file_name() {
+        crate::staging::sweep(&parent, &format!(".{}.old-", name.to_string_lossy()));
+    }
+    let staging = crate::staging::create(&parent, ".bundle-")
         .with_context(|| format!("cannot create a staging folder in {}", parent.display()))?;
     let tree = staging.path().join("wheel");
     unpack::unpack(&spec.wheel, Format::Zip, None, &tree, &Limits::default())?;
+    check_input_record(&spec.wheel, &tree)?;
 
     let mut system = SystemLibraries::for_policy(spec.policy);
     system.assume(&spec.assume_present);
@@ -141,7 +162,8 @@ pub fn run(spec: &Spec) -> Result<Outcome> {
     })?;
 
     let mut placed = layout::libraries(&closure);
-    placed.extend(data_files(spec)?);
+    let (data, kernel_bytes) = data_files(spec)?;
+    placed.extend(data);
     for file in &placed {
         let to = tree.join(file.path_in_wheel());
         if let Some(dir) = to.parent() {
@@ -152,7 +174,8 @@ pub fn run(spec: &Spec) -> Result<Outcome> {
         })?;
         make_writable(&to)?;
     }
-    if spec.policy == Policy::Manylinux2_28 {
+    // Nothing added: the wheel's binaries stay byte for byte as they were.
+    if spec.policy == Policy::Manylinux2_28 && !placed.is_empty() {
         let patchelf = spec
             .patchelf
             .clone()
@@ -169,7 +192,7 @@ pub fn run(spec: &Spec) -> Result<Outcome> {
                 .any(|s| s.counts_as_sdk && s.dir == SearchDir::Dir(l.dir.clone()))
         })
         .collect();
-    let sdk_bytes = sdk_bytes(&sdk_dirs, &spec.data)?;
+    let sdk_bytes = sdk_bytes(&sdk_dirs, &spec.data, &placed)?;
     let os = SystemLibraries::for_policy(spec.policy);
     let (system, assumed): (Vec<String>, Vec<String>) = closure
         .system
@@ -194,20 +217,38 @@ pub fn run(spec: &Spec) -> Result<Outcome> {
     )
     .context("cannot hash the bundled files")?;
     report.assumed_present = assumed;
+    let mut fat_wheel_name = wheel_name.clone();
+    if let Some(target) = &spec.manylinux {
+        let tagging = manylinux::tag_wheel(
+            &tree,
+            target,
+            &|lib| inputs.system.contains(lib),
+            spec.keep_linux_tag,
+            spec.manylinux_newer_ok,
+        )?;
+        fat_wheel_name = crate::wheel::set_platform_tag(&tree, &wheel_name, &tagging.tag)?;
+        report.platform_tag = Some(tagging);
+    }
+    report.kernel_bytes = kernel_bytes;
 
     let out = staging.path().join("out");
     fs::create_dir_all(&out)?;
+    fs::write(
+        out.join(OUT_MARKER),
+        "written by `cargo xtask bundle`; the next bundle run may replace this folder\n",
+    )?;
     let mut artifacts = Vec::new();
     for output in &spec.outputs {
         match output {
             Output::FatWheel => {
-                crate::wheel::write(&tree, &out.join(&wheel_name))?;
-                artifacts.push(wheel_name.clone());
+                crate::wheel::write(&tree, &out.join(&fat_wheel_name))?;
+                artifacts.push(fat_wheel_name.clone());
             }
             Output::Portable => {
                 write_portable(&tree, &placed, &out.join(PORTABLE_DIR))?;
                 artifacts.push(format!("{PORTABLE_DIR}/{PORTABLE_INTERNAL}"));
                 artifacts.push(format!("{PORTABLE_DIR}/{BINARIES_JSON}"));
+                artifacts.push(format!("{PORTABLE_DIR}/{PYINSTALLER_HOOK}"));
             }
             Output::Report => {
                 fs::write(
@@ -227,6 +268,83 @@ pub fn run(spec: &Spec) -> Result<Outcome> {
         report,
         artifacts,
     })
+}
+
+/// A user-chosen `--out`: new, empty, or a previous output of `bundle` (it has
+/// [`OUT_MARKER`]); anything else holds files that replacing it would delete.
+pub fn check_out(out: &Path) -> Result<(), InputError> {
+    let meta = match fs::symlink_metadata(out) {
+        Ok(meta) => meta,
+        Err(_) => return Ok(()),
+    };
+    if !meta.is_dir() {
+        return Err(InputError::new(format!(
+            "--out {} exists and is not a folder; bundle writes a folder there",
+            out.display()
+        ))
+        .note("choose a new or empty folder"));
+    }
+    let mut entries = fs::read_dir(out)
+        .map_err(|e| InputError::new(format!("cannot list --out {}: {e}", out.display())))?;
+    if entries.next().is_some() && !out.join(OUT_MARKER).is_file() {
+        return Err(InputError::new(format!(
+            "--out {} holds files not written by `cargo xtask bundle`; replacing it would delete them",
+            out.display()
+        ))
+        .note("choose a new or empty folder (a previous bundle output is replaced)"));
+    }
+    Ok(())
+}
+
+/// `--out` may not be the input wheel, nor a folder that holds it: replacing it would delete
+/// the input (and whatever lies next to it).
+fn check_out_apart_from_wheel(out: &Path, wheel: &Path) -> Result<(), InputError> {
+    let absolute = |p: &Path| {
+        p.canonicalize()
+            .or_else(|_| std::path::absolute(p))
+            .unwrap_or_else(|_| p.to_path_buf())
+    };
+    let (out_abs, wheel_abs) = (absolute(out), absolute(wheel));
+    if wheel_abs.starts_with(&out_abs) {
+        return Err(InputError::new(format!(
+            "--out {} is, or holds, the input wheel {}: replacing it would delete the input",
+            out.display(),
+            wheel.display()
+        ))
+        .note("choose an output folder apart from the input, e.g. dist/bundled"));
+    }
+    Ok(())
+}
+
+/// The input wheel must be what its RECORD says (PEP 427): a file changed after the RECORD
+/// was written, a RECORD that is not one, or a wheel without RECORD or WHEEL is refused,
+/// rather than covered by the fresh RECORD the fat wheel gets.
+fn check_input_record(wheel: &Path, tree: &Path) -> Result<()> {
+    let mut problems = crate::wheel::check_record_tree(tree)
+        .map_err(|e| InputError::new(format!("{}: {e:#}", wheel.display())))?;
+    let has_wheel_file = crate::tree::files_below(tree)?
+        .iter()
+        .any(|(name, _)| name.ends_with(".dist-info/WHEEL") && name.matches('/').count() == 1);
+    if !has_wheel_file {
+        problems.push("no .dist-info/WHEEL (every wheel has one, PEP 427)".to_string());
+    }
+    if problems.is_empty() {
+        return Ok(());
+    }
+    let shown: Vec<&str> = problems.iter().take(5).map(String::as_str).collect();
+    let more = problems.len().saturating_sub(shown.len());
+    let mut error = InputError::new(format!(
+        "the input wheel {} does not match its RECORD (changed after it was built?):\n  {}{}",
+        wheel.display(),
+        shown.join("\n  "),
+        if more > 0 {
+            format!("\n  … and {more} more")
+        } else {
+            String::new()
+        }
+    ));
+    error = error.note("bundle a wheel as the build wrote it");
+    Err(error.into())
 }
 
 /// Copies keep the SDK's modes; a read-only copy could not have its RUNPATH set.
@@ -274,6 +392,7 @@ fn locations(spec: &Spec, tree: &Path, roots: &[(PathBuf, String)]) -> Result<Ve
             });
         }
     }
+    let search_number = |s: &Search| spec.search.iter().position(|o| std::ptr::eq(o, s));
     root_dirs
         .iter()
         .chain(&spec.search)
@@ -292,7 +411,10 @@ fn locations(spec: &Spec, tree: &Path, roots: &[(PathBuf, String)]) -> Result<Ve
             let package = match (&s.package, in_wheel) {
                 (Some(p), _) => p.clone(),
                 (None, true) => wheel_package.clone(),
-                (None, false) => package_of(&dir, 4).unwrap_or_else(|| dir.display().to_string()),
+                (None, false) => package_of(&dir, 4).unwrap_or_else(|| {
+                    let n = search_number(s).map_or(0, |i| i + 1);
+                    folder_label("search", n, &dir)
+                }),
             };
             Ok(Location {
                 dir,
@@ -364,12 +486,15 @@ fn parent_of(relative: &str) -> String {
         .map_or(String::new(), |(dir, _)| dir.to_string())
 }
 
-fn data_files(spec: &Spec) -> Result<Vec<Placed>> {
+/// The data files to place, and the kernel bytes kept per GPU target.
+fn data_files(spec: &Spec) -> Result<(Vec<Placed>, BTreeMap<String, u64>)> {
     let mut placed = Vec::new();
-    for d in &spec.data {
+    let mut kernel_bytes = BTreeMap::new();
+    for (n, d) in spec.data.iter().enumerate() {
         let targets = d.filter_gpu_targets.then_some(spec.gpu_targets.as_slice());
-        let files = data::select(&d.base, &d.glob, targets).map_err(anyhow::Error::msg)?;
-        if files.is_empty() {
+        let selection = data::select_tree(&d.base, &d.glob, targets)
+            .map_err(|e| anyhow::anyhow!("{e}\nnothing was written to {}", spec.out.display()))?;
+        if selection.files.is_empty() {
             bail!(
                 "data `{}` matches no file in {}{}",
                 d.glob,
@@ -381,28 +506,51 @@ fn data_files(spec: &Spec) -> Result<Vec<Placed>> {
                 }
             );
         }
-        let package = package_of(&d.base, 4).unwrap_or_else(|| d.base.display().to_string());
-        for source in files {
-            let name = source.file_name().unwrap().to_string_lossy().into_owned();
+        for (target, bytes) in selection.kernel_bytes {
+            *kernel_bytes.entry(target).or_default() += bytes;
+        }
+        let package =
+            package_of(&d.base, 4).unwrap_or_else(|| folder_label("data", n + 1, &d.base));
+        for file in selection.files {
+            let (sub, name) = file
+                .relative
+                .rsplit_once('/')
+                .map_or(("", file.relative.as_str()), |(s, n)| (s, n));
+            let dest = if sub.is_empty() {
+                d.dest.clone()
+            } else {
+                format!("{}/{sub}", d.dest.trim_end_matches('/'))
+            };
             placed.push(Placed {
-                source,
-                dest: d.dest.clone(),
-                name,
+                source: file.source.clone(),
+                dest,
+                name: name.to_string(),
                 reason: format!("data: {}", d.glob),
                 package: package.clone(),
             });
         }
     }
-    Ok(placed)
+    Ok((placed, kernel_bytes))
+}
+
+/// A folder that belongs to no package, named without the machine's path: `search folder
+/// 2: lib`.
+fn folder_label(kind: &str, number: usize, dir: &Path) -> String {
+    let name = dir
+        .file_name()
+        .map_or_else(|| ".".to_string(), |n| n.to_string_lossy().into_owned());
+    format!("{kind} folder {number}: {name}")
 }
 
 /// The size of every SDK package the bundle took files from: what copying it whole costs.
-fn sdk_bytes(locations: &[&Location], data: &[Data]) -> Result<u64> {
+/// Folders nothing was taken from count nothing.
+fn sdk_bytes(locations: &[&Location], data: &[Data], placed: &[Placed]) -> Result<u64> {
+    let used = |dir: &Path| placed.iter().any(|p| p.source.starts_with(dir));
     let mut roots = BTreeSet::new();
-    for l in locations.iter().filter(|l| !l.in_wheel) {
+    for l in locations.iter().filter(|l| !l.in_wheel && used(&l.dir)) {
         roots.insert(package_root(&l.dir));
     }
-    for d in data {
+    for d in data.iter().filter(|d| used(&d.base)) {
         roots.insert(package_root(&d.base));
     }
     // A root inside another is counted once.
@@ -436,7 +584,8 @@ fn package_root(dir: &Path) -> PathBuf {
 
 /// `portable/_internal/`: the wheel's contents without its metadata, as PyInstaller lays out
 /// a one-folder app; `portable/binaries.json`: the (source, destination folder) pairs of the
-/// bundled files, sources relative to `portable/`, for a `.spec` file's `binaries`.
+/// bundled files, sources relative to `portable/`, for a `.spec` file's `binaries`;
+/// `portable/hook-ctranslate2.py`: the PyInstaller hook that makes those paths absolute.
 fn write_portable(tree: &Path, placed: &[Placed], portable: &Path) -> Result<()> {
     let internal = portable.join(PORTABLE_INTERNAL);
     for (relative, path) in files_below(tree)? {
@@ -452,6 +601,10 @@ fn write_portable(tree: &Path, placed: &[Placed], portable: &Path) -> Result<()>
     fs::write(
         portable.join(BINARIES_JSON),
         serde_json::to_string_pretty(&binaries)?,
+    )?;
+    fs::write(
+        portable.join(PYINSTALLER_HOOK),
+        include_str!("../../python/hook-ctranslate2.py"),
     )?;
     Ok(())
 }

@@ -101,6 +101,8 @@ fn from_action(plan: &Plan, action: &BundleAction, found: &Found) -> Result<Spec
     Ok(Spec {
         wheel: PathBuf::from(&action.wheel),
         policy: action.policy,
+        manylinux: action.manylinux.clone(),
+        manylinux_newer_ok: false,
         roots: action.roots.clone(),
         force: action.force.clone(),
         assume_present: Vec::new(),
@@ -113,37 +115,34 @@ fn from_action(plan: &Plan, action: &BundleAction, found: &Found) -> Result<Spec
         variant: plan.variant.clone(),
         platform: plan.platform.to_string(),
         missing_hint: missing_hint(plan, action),
+        keep_linux_tag: false,
     })
 }
 
-/// What an error about a missing library adds: the package each SDK folder is, its index,
-/// and the ways to fix it.
+/// What an error about a missing library adds: the package each SDK folder is, its URL,
+/// and the ways to fix it. Upstream installs these wheels by direct URL
+/// (OpenNMT/CTranslate2 v4.7.1, python/tools/prepare_build_environment_windows_rocm.sh).
 fn missing_hint(plan: &Plan, action: &BundleAction) -> String {
     let packages: Vec<(&str, &str, &str)> = action
         .search
         .iter()
-        .filter_map(|s| Some((s.dir.as_str(), s.package.as_deref()?, s.index.as_deref()?)))
+        .filter_map(|s| Some((s.dir.as_str(), s.package.as_deref()?, s.url.as_deref()?)))
         .collect();
-    let Some((_, _, index)) = packages.first() else {
+    if packages.is_empty() {
         return String::new();
-    };
-    let mut text = String::new();
-    for (dir, package, index) in &packages {
-        text.push_str(&format!(
-            "\n  = {dir} is the package {package}, from the index {index}"
-        ));
     }
-    let requirements: Vec<String> = packages
-        .iter()
-        .map(|(_, package, _)| package.replacen(' ', "==", 1))
-        .collect();
+    let mut text = String::new();
+    for (dir, package, url) in &packages {
+        text.push_str(&format!("\n  = {dir} is the package {package}, from {url}"));
+    }
+    let urls: Vec<&str> = packages.iter().map(|(_, _, url)| *url).collect();
     text.push_str(&format!(
         "\n  = to fix: build without --sdk-dir to use the pinned wheels \
          (`cargo xtask build --variant {variant} --platform {platform}`), or give --sdk-dir a \
-         folder that has them: `pip install --no-deps --target DIR --index-url {index} {reqs}`",
+         folder that has them: `pip install --no-deps --target DIR {urls}`",
         variant = plan.variant,
         platform = plan.platform,
-        reqs = requirements.join(" ")
+        urls = urls.join(" ")
     ));
     text
 }

@@ -69,18 +69,33 @@ fn tool(name: &str, version_arg: &str) -> Tool {
     }
 }
 
-/// MSVC's `cl.exe`, found the way the `cc` crate finds it (Windows only).
+/// The x64 MSVC environment a Windows build runs in (`msvc.rs`): cl.exe for x64 targets and
+/// the PATH, INCLUDE and LIB that make it work, found the way the `cc` crate finds them.
+/// Not just a `cl.exe` on PATH: a 32-bit developer prompt's cl is refused.
 fn msvc() -> Tool {
-    let path = if cfg!(windows) {
-        cc::windows_registry::find_tool("x86_64-pc-windows-msvc", "cl.exe")
-            .map(|t| t.path().to_path_buf())
-    } else {
-        None
-    };
-    Tool {
-        name: "msvc (cl.exe)".to_string(),
-        version: path.as_ref().map(|_| "found by the cc crate".to_string()),
-        path,
+    let name = "msvc x64 (cl.exe + PATH/INCLUDE/LIB)".to_string();
+    if !cfg!(windows) {
+        return Tool {
+            name,
+            path: None,
+            version: None,
+        };
+    }
+    match crate::msvc::find() {
+        Ok(toolchain) => Tool {
+            name,
+            version: Some(format!(
+                "{}; {}",
+                crate::msvc::banner(&toolchain),
+                toolchain.how()
+            )),
+            path: Some(toolchain.cl),
+        },
+        Err(e) => Tool {
+            name,
+            path: None,
+            version: Some(format!("{e:#}")),
+        },
     }
 }
 

@@ -251,13 +251,18 @@ fn cpu(f: &Facts) -> Verdict {
     if f.amd_gpus.is_empty() {
         missing.push("no AMD GPU (neither rocminfo nor hipinfo reports one)");
     }
-    let compiler = f
+    // Windows builds compile with MSVC x64 only (variants/defaults.toml names cl).
+    let msvc = f
         .tools
         .iter()
-        .any(|t| t.path.is_some() && ["gcc", "clang"].contains(&t.name.as_str()))
-        || f.tools
+        .any(|t| t.name.starts_with("msvc") && t.path.is_some());
+    let compiler = if f.os == "windows" {
+        msvc
+    } else {
+        f.tools
             .iter()
-            .any(|t| t.name.starts_with("msvc") && t.path.is_some());
+            .any(|t| t.path.is_some() && ["gcc", "clang"].contains(&t.name.as_str()))
+    };
     let python = f
         .tools
         .iter()
@@ -265,6 +270,11 @@ fn cpu(f: &Facts) -> Verdict {
     let mut next_steps = Vec::new();
     if compiler && python {
         next_steps.push("build it: cargo xtask build --variant cpu".to_string());
+    } else if f.os == "windows" && !msvc {
+        next_steps.push(format!(
+            "to build it here, {} (then run doctor again: it must show msvc x64)",
+            crate::msvc::INSTALL_HINT
+        ));
     } else {
         next_steps.push(
             "to build it here, install a C++ compiler and Python 3 (see README, Prerequisites); \

@@ -101,7 +101,11 @@ impl<'a> Executor<'a> {
                 step.id,
                 step_started.elapsed().as_secs_f64()
             );
-            self.state.record(&step.id, &fingerprint)?;
+            // What the step depends on at run time as it is now that the step is done (a
+            // fetch has put its inputs into the cache), so that the next run finds it done.
+            let extra = handler.runtime_fingerprint(self.plan, step)?;
+            self.state
+                .record(&step.id, &format!("{}:{extra}", step.fingerprint))?;
             upstream_ran.insert(step.id.clone());
             report.ran.push(step.id.clone());
         }
@@ -133,6 +137,7 @@ mod tests {
         Plan {
             schema_version: 1,
             variant: "v".into(),
+            slot: "v".into(),
             description: String::new(),
             platform: crate::platform::Platform::LinuxX86_64,
             python: "3.11".into(),
@@ -143,6 +148,8 @@ mod tests {
             work_dir: "/w".into(),
             notes: vec![],
             sdk: None,
+            msvc: None,
+            cuda_arch: None,
             inputs: vec![],
             steps,
             artifacts: vec![],

@@ -26,6 +26,9 @@ pub const SCHEMA_VERSION: u32 = 1;
 pub struct Plan {
     pub schema_version: u32,
     pub variant: String,
+    /// The folder name under `target/xtask/` (see `Resolved::slot`).
+    #[serde(skip)]
+    pub slot: String,
     pub description: String,
     pub platform: Platform,
     pub python: String,
@@ -39,10 +42,31 @@ pub struct Plan {
     pub notes: Vec<String>,
     /// The GPU SDK the build needs (found on the machine when it runs), if any.
     pub sdk: Option<crate::variant::Sdk>,
+    /// Windows source builds: the MSVC x64 environment their compiling steps run in.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub msvc: Option<MsvcEnv>,
+    /// CUDA builds: the requested `CUDA_ARCH_LIST`, turned into `{sdk.cuda-arch}` for the
+    /// CUDA toolkit found when the build runs (see `cuda_arch.rs`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cuda_arch: Option<String>,
     pub inputs: Vec<PlannedInput>,
     pub steps: Vec<Step>,
     /// What a successful build leaves in the output folder.
     pub artifacts: Vec<String>,
+}
+
+/// Where a Windows build's compiler environment comes from (found when the build runs).
+#[derive(Debug, Clone, Serialize)]
+pub struct MsvcEnv {
+    /// `x86_64-pc-windows-msvc`, `cl.exe`: what `cc::windows_registry::find_tool` is asked.
+    pub target: String,
+    pub tool: String,
+    pub found_by: String,
+    /// The variables it sets (before each step's own).
+    pub vars: Vec<String>,
+    /// The steps that run in it.
+    pub steps: Vec<String>,
+    pub if_missing: String,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -60,6 +84,9 @@ pub struct PlannedInput {
     /// Its folder that `--sdk-dir` can stand in for (see `InputSpec::sdk_folder`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub sdk_folder: Option<String>,
+    /// Where its sha256 came from, when not from `cargo xtask pin` (see `InputSpec`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pin_source: Option<String>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -115,6 +142,11 @@ pub enum Action {
     Install {
         component: String,
     },
+    /// The built DLLs copied into the package folder `pip wheel` packs (`package_data`).
+    CopyDlls {
+        files: Vec<String>,
+        dest: String,
+    },
     Wheel,
     Bundle(BundleAction),
     Verify,
@@ -145,11 +177,24 @@ impl Action {
             Action::Configure { .. } => "configure",
             Action::Build { .. } => "build",
             Action::Install { .. } => "install",
+            Action::CopyDlls { .. } => "copy-dlls",
             Action::Wheel => "wheel",
             Action::Bundle(_) => "bundle",
             Action::Verify => "verify",
             Action::Checksum { .. } => "checksum",
         }
+    }
+
+    /// Steps that run in a Windows build's MSVC environment: those that compile, install or
+    /// build the wheel.
+    pub fn in_msvc_env(&self) -> bool {
+        matches!(
+            self,
+            Action::Configure { .. }
+                | Action::Build { .. }
+                | Action::Install { .. }
+                | Action::Wheel
+        )
     }
 
     /// Steps that run a compiler.
@@ -163,6 +208,9 @@ pub struct BundleAction {
     /// The wheel whose binaries are the roots of the closure.
     pub wheel: String,
     pub policy: crate::variant::Policy,
+    /// Linux: the manylinux policy the fat wheel is tagged for, proven by the bundle.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub manylinux: Option<String>,
     pub roots: Vec<String>,
     pub force: Vec<String>,
     pub search: Vec<SearchLocation>,
@@ -186,12 +234,13 @@ pub struct SearchLocation {
     /// The folder itself: inside the wheel for `wheel`, else absolute; `None` for `sdk` and
     /// `toolchain`, which are found when the build runs.
     pub path: Option<String>,
-    /// For an input that is a Python package: `rocm_sdk_core 7.2.0.dev0`, and the index
-    /// (the URL's folder) it comes from, for errors that say where to get it.
+    /// For an input that is a Python package: `rocm_sdk_core 7.2.0.dev0`, and the URL of
+    /// its wheel, for errors that say where to get it (by direct URL, as upstream installs
+    /// it: the folder is not known to be a package index).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub package: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub index: Option<String>,
+    pub url: Option<String>,
 }
 
 #[derive(Debug, Clone, Serialize)]

@@ -26,6 +26,33 @@ pub fn render_text(plan: &Plan) -> String {
     for note in &plan.notes {
         let _ = writeln!(out, "  note:  {note}");
     }
+    if let Some(msvc) = &plan.msvc {
+        let _ = writeln!(
+            out,
+            "  msvc:  {} {}, found by {}\n         sets {} for: {}\n         if missing: {}",
+            msvc.target,
+            msvc.tool,
+            msvc.found_by,
+            msvc.vars.join(", "),
+            msvc.steps.join(", "),
+            msvc.if_missing
+        );
+    }
+    if let Some(requested) = &plan.cuda_arch {
+        let _ = writeln!(
+            out,
+            "  cuda:  CUDA_ARCH_LIST `{requested}` becomes {{sdk.cuda-arch}} for the toolkit found{}",
+            if requested == "Common" {
+                format!(
+                    " (CUDA 12.x: {}; 13.x: {})",
+                    crate::cuda_arch::COMMON_CUDA_12,
+                    crate::cuda_arch::COMMON_CUDA_13
+                )
+            } else {
+                String::new()
+            }
+        );
+    }
 
     let _ = writeln!(out, "\nInputs");
     for input in &plan.inputs {

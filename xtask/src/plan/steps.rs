@@ -149,7 +149,7 @@ pub fn plan(workspace: &Workspace, v: &Resolved) -> Plan {
     let layout = Layout {
         root: workspace.root.clone(),
         cache: workspace.cache_dir.clone(),
-        work: workspace.work_dir(&v.name, v.platform),
+        work: workspace.work_dir(&v.slot, v.platform),
         venv: workspace.tools_venv(v.platform, &v.python),
         platform: v.platform,
         python: v.python.clone(),
@@ -178,6 +178,7 @@ pub fn plan(workspace: &Workspace, v: &Resolved) -> Plan {
             cache_path: r.sha256.as_ref().map(|_| layout.cached(r)),
             package: r.package.clone(),
             sdk_folder: r.sdk_folder.clone(),
+            pin_source: r.pin_source.clone(),
         })
         .collect();
     if fetched.iter().any(|r| r.sha256.is_none()) {
@@ -189,6 +190,7 @@ pub fn plan(workspace: &Workspace, v: &Resolved) -> Plan {
     Plan {
         schema_version: SCHEMA_VERSION,
         variant: v.name.clone(),
+        slot: v.slot.clone(),
         description: v.description.clone(),
         platform: v.platform,
         python: v.python.clone(),
@@ -202,10 +204,31 @@ pub fn plan(workspace: &Workspace, v: &Resolved) -> Plan {
         work_dir: slash(&layout.work),
         notes,
         sdk: v.sdk.clone(),
+        msvc: msvc_env(v, &steps),
+        cuda_arch: v.cuda_arch.clone(),
         inputs,
         artifacts: artifacts(&layout, v, &wheel),
         steps,
     }
+}
+
+/// Windows source builds compile in the MSVC x64 environment (`msvc.rs`).
+fn msvc_env(v: &Resolved, steps: &[Step]) -> Option<super::MsvcEnv> {
+    if !v.platform.is_windows() || !matches!(v.build, Build::FromSource(_)) {
+        return None;
+    }
+    Some(super::MsvcEnv {
+        target: crate::msvc::TARGET.to_string(),
+        tool: crate::msvc::TOOL.to_string(),
+        found_by: crate::msvc::SOURCE.to_string(),
+        vars: crate::msvc::VARS.iter().map(|v| v.to_string()).collect(),
+        steps: steps
+            .iter()
+            .filter(|s| s.action.in_msvc_env())
+            .map(|s| s.id.clone())
+            .collect(),
+        if_missing: crate::msvc::INSTALL_HINT.to_string(),
+    })
 }
 
 fn sdk_note(sdk: &Sdk, platform: Platform) -> String {
@@ -238,6 +261,11 @@ fn built_wheel_name(v: &Resolved) -> String {
         Platform::WindowsX86_64 => "win_amd64",
     };
     format!("ctranslate2-{}-{tag}-{tag}-{platform}.whl", v.ctranslate2)
+}
+
+/// The bundle's wheel: on Linux tagged with the manylinux policy it proves.
+fn fat_wheel_name(v: &Resolved, wheel: &WheelIn) -> String {
+    crate::bundle::manylinux::fat_wheel_name(&wheel.file_name, v.bundle.manylinux.as_deref())
 }
 
 /// Inputs the bundle step reads, in the order the variant lists them, less those that
@@ -515,12 +543,6 @@ fn from_source(
             ct2_after.push(format!("unpack-{input}"));
         }
     }
-    if v.platform.is_windows() && !build.cmake.contains_key("CMAKE_CXX_COMPILER") {
-        notes.push(
-            "configure and build run inside the MSVC developer environment (found through the cc crate)"
-                .to_string(),
-        );
-    }
     if build.cmake.get("WITH_CUDA").is_some_and(|v| v == "ON") && v.sdk.is_none() {
         notes.push("WITH_CUDA is ON but the variant has no [sdk] table".to_string());
     }
@@ -540,8 +562,20 @@ fn from_source(
         path: format!("{wheel_dir}/{}", built_wheel_name(v)),
         file_name: built_wheel_name(v),
     };
+    let mut wheel_after = vec!["install-ctranslate2", "venv"];
+    if v.platform.is_windows() {
+        steps.push(copy_dlls_step(layout, build, &source_dir, &fill));
+        wheel_after.push("copy-dlls");
+    }
     let mut wheel_env = env.clone();
     wheel_env.insert("CTRANSLATE2_ROOT".to_string(), layout.prefix("ctranslate2"));
+    if v.platform.is_windows() {
+        // setuptools then compiles the extension with the cl of the environment it is given
+        // (the MSVC environment below) instead of looking for a Visual Studio of its own
+        // (setuptools/_distutils/_msvccompiler.py, `_get_vc_env`).
+        wheel_env.insert("DISTUTILS_USE_SDK".to_string(), "1".to_string());
+        wheel_env.insert("MSSdk".to_string(), "1".to_string());
+    }
     // The extension is compiled with debug info (Python's own CFLAGS): map the checkout away
     // so the build folder is not recorded (two builds in different folders then differ only
     // here, seen on the H100; see BENCHMARKS.md).
@@ -565,7 +599,7 @@ fn from_source(
                 v.python
             ),
         )
-        .after(&["install-ctranslate2", "venv"])
+        .after(&wheel_after)
         .reads([format!("{source_dir}/python"), layout.prefix("ctranslate2")])
         .runs(vec![Command::new(layout.tool("python")).args([
             "-m",
@@ -581,6 +615,49 @@ fn from_source(
         .writes([wheel.path.clone()]),
     );
     (fetched, steps, wheel)
+}
+
+/// Windows: `python/setup.py` packs only `package_data={"ctranslate2": ["*.dll"]}`, so the
+/// DLLs the build made must be in `python/ctranslate2/` before `pip wheel`, as upstream CI
+/// copies them (OpenNMT/CTranslate2 v4.7.1 python/tools/prepare_build_environment_windows.sh:
+/// `cp $CTRANSLATE2_ROOT/bin/ctranslate2.dll python/ctranslate2/`, then libiomp5md.dll).
+fn copy_dlls_step(
+    layout: &Layout,
+    build: &SourceBuild,
+    source_dir: &str,
+    fill: &dyn Fn(Placeholder) -> String,
+) -> Step {
+    let mut files = vec![format!(
+        "{}/bin/ctranslate2.dll",
+        layout.prefix("ctranslate2")
+    )];
+    let mut after = vec!["install-ctranslate2".to_string()];
+    if build.openmp.runtime == OpenMpRuntime::Intel
+        && let Some(input) = &build.openmp.input
+    {
+        files.push(format!(
+            "{}/bin/libiomp5md.dll",
+            fill(Placeholder::OpenMpRoot)
+        ));
+        after.push(format!("unpack-{input}"));
+    }
+    let dest = format!("{source_dir}/python/ctranslate2");
+    let after: Vec<&str> = after.iter().map(String::as_str).collect();
+    step(
+        "copy-dlls",
+        Action::CopyDlls {
+            files: files.clone(),
+            dest: dest.clone(),
+        },
+        "Copy the built DLLs into python/ctranslate2/, which the wheel packs (package_data *.dll)",
+    )
+    .after(&after)
+    .reads(files.clone())
+    .writes(
+        files
+            .iter()
+            .map(|f| format!("{dest}/{}", f.rsplit('/').next().unwrap_or(f))),
+    )
 }
 
 fn placeholder_value(layout: &Layout, v: &Resolved, build: &SourceBuild, p: Placeholder) -> String {
@@ -602,7 +679,8 @@ fn placeholder_value(layout: &Layout, v: &Resolved, build: &SourceBuild, p: Plac
         Placeholder::SdkRoot => "{sdk.root}".to_string(),
         Placeholder::SdkClang => "{sdk.clang}".to_string(),
         Placeholder::GpuTargets => v.gpu_targets.join(";"),
-        Placeholder::CudaArch => v.cuda_arch.clone().unwrap_or_default(),
+        // Filled for the CUDA toolkit found when the build runs (`cuda_arch.rs`).
+        Placeholder::CudaArch => "{sdk.cuda-arch}".to_string(),
     }
 }
 
@@ -738,7 +816,7 @@ fn repackage(
 /// Bundle, verify and checksum: the same for every variant.
 fn finish(layout: &Layout, v: &Resolved, wheel: &WheelIn) -> Vec<Step> {
     let dist = layout.dist();
-    let fat_wheel = format!("{dist}/{}", wheel.file_name);
+    let fat_wheel = format!("{dist}/{}", fat_wheel_name(v, wheel));
     let from_name = |from: &LibrarySource| match from {
         LibrarySource::Wheel => "wheel".to_string(),
         LibrarySource::Prefix => "prefix".to_string(),
@@ -773,6 +851,7 @@ fn finish(layout: &Layout, v: &Resolved, wheel: &WheelIn) -> Vec<Step> {
     let bundle = BundleAction {
         wheel: wheel.path.clone(),
         policy: v.bundle.policy,
+        manylinux: v.bundle.manylinux.clone(),
         roots: v.bundle.roots.clone(),
         force: v.bundle.force.clone(),
         search: v
@@ -790,11 +869,7 @@ fn finish(layout: &Layout, v: &Resolved, wheel: &WheelIn) -> Vec<Step> {
                     dir: s.dir.clone(),
                     dest: s.dest.clone(),
                     path: join(&s.from, &s.dir),
-                    index: package
-                        .as_ref()
-                        .and(input)
-                        .and_then(|r| r.url.rsplit_once('/'))
-                        .map(|(dir, _)| format!("{dir}/")),
+                    url: package.as_ref().and(input).map(|r| r.url.clone()),
                     package,
                 }
             })
@@ -937,10 +1012,11 @@ fn artifacts(layout: &Layout, v: &Resolved, wheel: &WheelIn) -> Vec<String> {
     let mut out = Vec::new();
     for output in &v.bundle.outputs {
         match output {
-            Output::FatWheel => out.push(format!("{dist}/{}", wheel.file_name)),
+            Output::FatWheel => out.push(format!("{dist}/{}", fat_wheel_name(v, wheel))),
             Output::Portable => {
                 out.push(format!("{dist}/portable/_internal"));
                 out.push(format!("{dist}/portable/binaries.json"));
+                out.push(format!("{dist}/portable/hook-ctranslate2.py"));
             }
             Output::Report => {
                 out.push(format!("{dist}/provenance.json"));

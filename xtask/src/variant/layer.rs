@@ -51,6 +51,11 @@ pub struct Layer {
     /// Per-platform overrides: `[platform.windows-x86_64]` and so on.
     #[serde(default)]
     pub platform: BTreeMap<String, Loc<Layer>>,
+    /// Only in a CTranslate2 version file (`variants/ctranslate2/<version>.toml`): what one
+    /// variant needs for that version (the official wheels it repackages, its patch series),
+    /// stacked above the variant's own file.
+    #[serde(default)]
+    pub variant: BTreeMap<String, Loc<Layer>>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
@@ -76,12 +81,15 @@ pub struct SourceSpec {
     pub url: Option<Loc<String>>,
     pub sha256: Option<Loc<String>>,
     pub size: Option<u64>,
-    pub subdir: Option<String>,
+    pub subdir: Option<Loc<String>>,
     pub rev: Option<Loc<String>>,
     pub path: Option<Loc<String>>,
     /// For `kind = "wheel"`: Python version → the wheel's path inside the archive at `url`.
     #[serde(default)]
     pub wheels: BTreeMap<String, Loc<String>>,
+    /// Where the sha256 came from when it was not downloaded by `cargo xtask pin` (see
+    /// `InputSpec::pin_source`).
+    pub pin_source: Option<String>,
 }
 
 impl SourceSpec {
@@ -103,13 +111,16 @@ pub struct InputSpec {
     pub sha256: Option<Loc<String>>,
     pub size: Option<u64>,
     /// The folder inside the unpacked archive that is used.
-    pub subdir: Option<String>,
+    pub subdir: Option<Loc<String>>,
     /// The Python package and version that the file is, for the provenance report.
     pub package: Option<String>,
     /// The folder of the unpacked wheel that mirrors an installed SDK's root (e.g.
     /// `_rocm_sdk_core`, whose `bin/` is an SDK's `bin/`): with `--sdk-dir`, the input is
     /// not downloaded and its folders are taken from there.
-    pub sdk_folder: Option<String>,
+    pub sdk_folder: Option<Loc<String>>,
+    /// Where the sha256 came from when it was not downloaded by `cargo xtask pin` (e.g. a
+    /// digest the publisher listed): a mismatch on the first download then says so.
+    pub pin_source: Option<String>,
 }
 
 #[derive(Debug, Default, Clone, Deserialize)]
@@ -140,7 +151,7 @@ pub struct OpenMpSpec {
     /// For `INTEL`: the input holding the `intel-openmp` wheel.
     pub input: Option<Loc<String>>,
     /// For `INTEL`: the folder inside that input that `INTEL_ROOT` points at.
-    pub root: Option<String>,
+    pub root: Option<Loc<String>>,
 }
 
 /// Intel MKL, linked statically from the `mkl-static` and `mkl-include` wheels, as the
@@ -214,7 +225,7 @@ pub struct BundleSpec {
     pub search: Option<Vec<SearchSpec>>,
     /// Data folders copied along, such as rocBLAS's Tensile `library/`.
     pub data: Option<Vec<DataSpec>>,
-    pub outputs: Option<Vec<Output>>,
+    pub outputs: Option<Loc<Vec<Output>>>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -223,10 +234,9 @@ pub struct SearchSpec {
     /// `wheel`, `prefix`, `toolchain`, `sdk`, or the name of an input.
     pub from: Loc<String>,
     /// The folder below `from` that holds the libraries.
-    #[serde(default)]
-    pub dir: String,
+    pub dir: Option<Loc<String>>,
     /// Where libraries found here go, relative to the wheel's root.
-    pub dest: String,
+    pub dest: Loc<String>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, serde::Serialize)]
@@ -241,8 +251,8 @@ pub enum DataFilter {
 pub struct DataSpec {
     pub from: Loc<String>,
     /// A glob below `from`.
-    pub glob: String,
-    pub dest: String,
+    pub glob: Loc<String>,
+    pub dest: Loc<String>,
     pub filter: Option<DataFilter>,
 }
 
@@ -251,7 +261,7 @@ pub struct DataSpec {
 pub struct VerifySpec {
     /// Device → compute types `get_supported_compute_types(device)` must include.
     #[serde(default)]
-    pub compute_types: BTreeMap<String, Vec<String>>,
+    pub compute_types: BTreeMap<String, Loc<Vec<String>>>,
 }
 
 /// Stacking: the layer on top wins key by key; maps merge by key; records such as
@@ -303,7 +313,7 @@ overlay_fields!(Layer {
         patches
     ],
     merge: [
-        inputs, onednn, openmp, mkl, sdk, cmake, env, bundle, verify, platform
+        inputs, onednn, openmp, mkl, sdk, cmake, env, bundle, verify, platform, variant
     ]
 });
 overlay_fields!(OneDnnSpec {

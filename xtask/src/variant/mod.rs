@@ -24,6 +24,11 @@ use layer::{Layer, Overlay};
 /// The file every variant starts from; it is not a variant itself.
 pub const DEFAULTS_FILE: &str = "defaults.toml";
 
+/// One file per CTranslate2 version, `variants/ctranslate2/<version>.toml`: its source pin
+/// and what each variant needs for that version. `defaults.toml`'s `ctranslate2` names the
+/// default version; `--ctranslate2` picks another.
+pub const VERSIONS_DIR: &str = "variants/ctranslate2";
+
 /// The text of every file read, so that errors can quote the offending line.
 #[derive(Debug, Default)]
 pub struct Files {
@@ -62,6 +67,10 @@ pub struct Catalog {
     pub files: Files,
     defaults: Layer,
     variants: BTreeMap<String, Layer>,
+    /// The CTranslate2 version each loaded variant is resolved for.
+    chosen: BTreeMap<String, String>,
+    /// The version files those need, by version.
+    versions: BTreeMap<String, Layer>,
 }
 
 impl Catalog {
@@ -82,8 +91,33 @@ impl Catalog {
         Ok(names)
     }
 
-    /// Loads the defaults and the named variants (all of them when `only` is empty).
+    /// The CTranslate2 versions that have a file in `variants/ctranslate2/`, sorted.
+    pub fn versions(root: &Path) -> Vec<String> {
+        let mut versions: Vec<String> = fs::read_dir(root.join(VERSIONS_DIR))
+            .into_iter()
+            .flatten()
+            .filter_map(|e| e.ok())
+            .filter_map(|e| {
+                let name = e.file_name().to_string_lossy().into_owned();
+                name.strip_suffix(".toml").map(str::to_string)
+            })
+            .collect();
+        versions.sort_by_key(|v| version_key(v));
+        versions
+    }
+
+    /// Loads the defaults and the named variants (all of them when `only` is empty), each
+    /// for its default CTranslate2 version.
     pub fn load(root: &Path, only: &[&str]) -> Result<Catalog, InputError> {
+        Self::load_for(root, only, None)
+    }
+
+    /// Like [`Catalog::load`], for CTranslate2 `version` when one is given.
+    pub fn load_for(
+        root: &Path,
+        only: &[&str],
+        version: Option<&str>,
+    ) -> Result<Catalog, InputError> {
         let names = Self::names(root)?;
         for wanted in only {
             if !names.iter().any(|n| n == wanted) {
@@ -105,12 +139,75 @@ impl Catalog {
             let path = Path::new("variants").join(format!("{name}.toml"));
             variants.insert(name.clone(), parse_layer(&mut files, &path)?);
         }
+        for (i, layer) in std::iter::once(&defaults)
+            .chain(variants.values())
+            .enumerate()
+        {
+            if let Some((_, table)) = layer.variant.iter().next() {
+                return Err(files
+                    .error_at(
+                        table,
+                        "[variant.…] tables belong in a CTranslate2 version file",
+                    )
+                    .note(format!(
+                        "move it to {VERSIONS_DIR}/<version>.toml{}",
+                        if i == 0 {
+                            ""
+                        } else {
+                            ", or write its keys at the top of this variant file"
+                        }
+                    )));
+            }
+        }
+        let mut chosen = BTreeMap::new();
+        let mut versions = BTreeMap::new();
+        for (name, layer) in &variants {
+            let from_file = layer.ctranslate2.as_ref().or(defaults.ctranslate2.as_ref());
+            let wanted = match (version, from_file) {
+                (Some(v), _) => v.to_string(),
+                (None, Some(v)) => v.value.clone(),
+                (None, None) => {
+                    return Err(InputError::new(
+                        "no CTranslate2 version: variants/defaults.toml has no `ctranslate2 = \"…\"`",
+                    ));
+                }
+            };
+            if !versions.contains_key(&wanted) {
+                let layer = load_version(&mut files, root, &wanted, &names).map_err(|e| {
+                    // A version named in a file: point at it.
+                    match (version, from_file) {
+                        (None, Some(v)) if e.location.is_none() => e.at(files.location(v)),
+                        _ => e,
+                    }
+                })?;
+                versions.insert(wanted.clone(), layer);
+            }
+            chosen.insert(name.clone(), wanted);
+        }
         Ok(Catalog {
             root: root.to_path_buf(),
             files,
             defaults,
             variants,
+            chosen,
+            versions,
         })
+    }
+
+    /// The CTranslate2 version `name` is resolved for.
+    pub fn version_of(&self, name: &str) -> &str {
+        &self.chosen[name]
+    }
+
+    /// Whether `name` is resolved for its default version (its file's or defaults.toml's
+    /// `ctranslate2`); builds of other versions keep their work in folders of their own.
+    pub fn is_default_version(&self, name: &str) -> bool {
+        let default = self.variants[name]
+            .ctranslate2
+            .as_ref()
+            .or(self.defaults.ctranslate2.as_ref())
+            .map(|v| v.value.as_str());
+        default == Some(self.version_of(name))
     }
 
     pub fn variant_names(&self) -> impl Iterator<Item = &str> {
@@ -129,19 +226,41 @@ impl Catalog {
     /// The variant's layers stacked for no particular platform (used to read the
     /// platform and Python lists before a platform is chosen).
     fn base(&self, name: &str) -> Layer {
-        self.defaults.clone().overlay(self.variants[name].clone())
+        let (version, for_variant) = self.version_layers(name);
+        self.defaults
+            .clone()
+            .overlay(version)
+            .overlay(self.variants[name].clone())
+            .overlay(for_variant)
+    }
+
+    /// The version file's layer shared by every variant, and its `[variant.<name>]` table.
+    fn version_layers(&self, name: &str) -> (Layer, Layer) {
+        let mut version = self.versions[self.version_of(name)].clone();
+        let for_variant = version
+            .variant
+            .remove(name)
+            .map(|l| l.value)
+            .unwrap_or_default();
+        version.variant.clear();
+        (version, for_variant)
     }
 
     /// The variant's layers stacked for `platform`: defaults, defaults' platform table,
     /// the variant, the variant's platform table.
     fn stack(&self, name: &str, platform: &str) -> Layer {
         let variant = &self.variants[name];
+        let (version, for_variant) = self.version_layers(name);
         let pick = |layer: &Layer| layer.platform.get(platform).map(|l| l.value.clone());
         self.defaults
             .clone()
             .overlay(pick(&self.defaults).unwrap_or_default())
+            .overlay(version.clone())
+            .overlay(pick(&version).unwrap_or_default())
             .overlay(variant.clone())
             .overlay(pick(variant).unwrap_or_default())
+            .overlay(for_variant.clone())
+            .overlay(pick(&for_variant).unwrap_or_default())
     }
 
     /// The Python versions a variant builds for on `platform`, or `None` when the variant
@@ -159,9 +278,76 @@ impl Catalog {
         Ok(Some(python.into_iter().map(|p| p.value).collect()))
     }
 
+    /// Whether `name` has a CTranslate2 source (to build or to repackage) on `platform` for
+    /// its chosen version.
+    pub fn has_source(&self, name: &str, platform: crate::platform::Platform) -> bool {
+        self.stack(name, platform.name()).source.is_some()
+    }
+
     pub fn resolve(&self, name: &str, choices: &Choices) -> Result<Resolved, InputError> {
         resolve::resolve(self, name, choices)
     }
+}
+
+/// Reads `variants/ctranslate2/<version>.toml`, which may not name a version itself and may
+/// only have `[variant.X]` tables for variants that exist.
+fn load_version(
+    files: &mut Files,
+    root: &Path,
+    version: &str,
+    variant_names: &[String],
+) -> Result<Layer, InputError> {
+    if !is_version(version) {
+        return Err(InputError::new(format!(
+            "`{version}` is not a CTranslate2 version: expected numbers and dots, e.g. 4.8.4"
+        )));
+    }
+    let path = Path::new(VERSIONS_DIR).join(format!("{version}.toml"));
+    if !root.join(&path).is_file() {
+        let known = Catalog::versions(root);
+        return Err(InputError::new(format!(
+            "no data for CTranslate2 {version}: {} does not exist",
+            path.display()
+        ))
+        .allowed(version, &known)
+        .note(format!(
+            "add it with `cargo xtask bump --ctranslate2 {version}`"
+        )));
+    }
+    let layer = parse_layer(files, &path)?;
+    if let Some(v) = &layer.ctranslate2 {
+        return Err(files
+            .error_at(
+                v,
+                "a version file does not say `ctranslate2`: its file name is the version",
+            )
+            .note(format!("delete this line from {}", path.display())));
+    }
+    for (name, table) in &layer.variant {
+        if !variant_names.contains(name) {
+            return Err(files
+                .error_at(
+                    table,
+                    format!("[variant.{name}]: there is no variant `{name}`"),
+                )
+                .allowed(name, variant_names));
+        }
+    }
+    Ok(layer)
+}
+
+/// `4.8.4`: numbers separated by dots, nothing that could be a path.
+pub fn is_version(text: &str) -> bool {
+    !text.is_empty()
+        && text.len() <= 32
+        && text
+            .split('.')
+            .all(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()))
+}
+
+/// Sorts `4.10.0` after `4.9.0`.
+fn version_key(version: &str) -> Vec<u64> {
+    version.split('.').map(|p| p.parse().unwrap_or(0)).collect()
 }
 
 fn parse_layer(files: &mut Files, path: &Path) -> Result<Layer, InputError> {

@@ -14,13 +14,17 @@ use super::loc::Loc;
 use super::template::{self, Placeholder};
 use super::{Catalog, Files};
 use crate::diagnostic::InputError;
+use crate::gfx;
 use crate::patches::Series;
 use crate::platform::Platform;
+use crate::safe_path;
 
 /// What the user chose on the command line.
 #[derive(Debug, Clone, Default)]
 pub struct Choices {
     pub platform: Option<Platform>,
+    /// The host's glibc, for the manylinux tag of a Linux build made here.
+    pub host_glibc: Option<(u32, u32)>,
     pub python: Option<String>,
     /// The host's `python3` version, used when `python` is not given and the variant has it.
     pub host_python: Option<String>,
@@ -39,6 +43,9 @@ pub struct Choices {
 #[derive(Debug, Clone, Serialize)]
 pub struct Resolved {
     pub name: String,
+    /// The folder under `target/xtask/` for this build: the variant's name for its default
+    /// CTranslate2 version, `<name>@<version>` for another.
+    pub slot: String,
     pub description: String,
     pub platform: Platform,
     pub python: String,
@@ -98,6 +105,7 @@ pub struct Remote {
     pub subdir: Option<String>,
     pub package: Option<String>,
     pub sdk_folder: Option<String>,
+    pub pin_source: Option<String>,
 }
 
 impl Remote {
@@ -148,6 +156,9 @@ pub struct Verify {
 #[derive(Debug, Clone, Serialize)]
 pub struct Bundle {
     pub policy: Policy,
+    /// Linux: the manylinux policy the fat wheel is tagged for (the variant's, or a newer one
+    /// where this host's glibc is newer; see `bundle::manylinux::target_for`).
+    pub manylinux: Option<String>,
     pub roots: Vec<String>,
     pub force: Vec<String>,
     pub search: Vec<Search>,
@@ -194,6 +205,12 @@ pub(super) fn resolve(
     let files = &catalog.files;
     let base = catalog.base(name);
     let missing = |key: &str| missing_key(files, name, key);
+    if catalog.variants[name].description.is_none() {
+        return Err(InputError::new(format!(
+            "variants/{name}.toml has no `description`: every variant file says in one line what it builds"
+        ))
+        .note(format!("add `description = \"…\"` to variants/{name}.toml")));
+    }
 
     let platforms = base.platforms.clone().ok_or_else(|| missing("platforms"))?;
     check_platform_names(
@@ -217,32 +234,79 @@ pub(super) fn resolve(
         .iter()
         .map(|(key, spec)| Ok((key.clone(), remote(files, key, spec)?)))
         .collect::<Result<BTreeMap<_, _>, InputError>>()?;
-
-    let source_spec = layer.source.as_ref().ok_or_else(|| missing("source"))?;
+    let version = catalog.version_of(name);
+    let source_spec = layer.source.as_ref().ok_or_else(|| {
+        InputError::new(format!(
+            "variant `{name}` has no source for CTranslate2 {version}"
+        ))
+        .note(format!(
+            "{}/{version}.toml names the source every variant builds ([source]) and what a \
+             variant that repackages official wheels takes ([variant.{name}.platform.<platform>.source])",
+            super::VERSIONS_DIR
+        ))
+    })?;
     let build = match source_spec.kind.value {
         SourceKind::Wheel => wheel_for_python(files, name, source_spec, &python)?,
         _ => Build::FromSource(source_build(catalog, &layer, source_spec, &inputs)?),
     };
 
     let compiles = matches!(build, Build::FromSource(_));
+    let offered: Vec<String> = layer
+        .gpu_targets
+        .iter()
+        .flatten()
+        .map(|t| t.value.clone())
+        .collect();
     let gpu_targets = match (&choices.gpu_targets, &choices.target_family) {
-        (Some(targets), _) => gpu_targets(targets, compiles)?,
+        (Some(targets), _) => {
+            let list = gpu_targets(targets, &offered, compiles, &mut notes)
+                .map_err(|e| e.note("from --gpu-targets"))?;
+            if list.is_empty() {
+                return Err(InputError::new("--gpu-targets is empty")
+                    .note("name at least one target, e.g. --gpu-targets gfx1100"));
+            }
+            list
+        }
         (None, Some(family)) if layer.gpu_targets.is_some() => {
             notes.push(format!("GPU targets from ROCM_SDK_TARGET_FAMILY={family}"));
-            gpu_targets(std::slice::from_ref(family), compiles)?
+            gpu_targets(std::slice::from_ref(family), &offered, compiles, &mut notes)?
         }
-        _ => layer
-            .gpu_targets
-            .iter()
-            .flatten()
-            .map(|t| t.value.clone())
-            .collect(),
+        _ => {
+            for target in layer.gpu_targets.iter().flatten() {
+                if !gfx::looks_like_target(&target.value) {
+                    return Err(files.error_at(
+                        target,
+                        format!(
+                            "`{}` is not a GPU target: expected e.g. gfx1100",
+                            target.value
+                        ),
+                    ));
+                }
+            }
+            offered
+        }
     };
     let sdk = sdk(files, name, layer.sdk.as_ref())?;
     let sdk_dir = match &choices.sdk_dir {
         Some(dir) => Some(sdk_dir(name, dir, sdk.is_some(), &inputs)?),
         None => None,
     };
+    if let Some(arch) = &choices.cuda_arch {
+        check_cuda_arch(arch).map_err(|why| {
+            InputError::new(format!(
+                "--cuda-arch `{arch}` is not a CUDA_ARCH_LIST: {why}"
+            ))
+            .note("e.g. --cuda-arch 9.0, --cuda-arch \"8.6;9.0+PTX\", --cuda-arch Common")
+        })?;
+    }
+    if let Some(arch) = &layer.cuda_arch {
+        check_cuda_arch(&arch.value).map_err(|why| {
+            files.error_at(
+                arch,
+                format!("`{}` is not a CUDA_ARCH_LIST: {why}", arch.value),
+            )
+        })?;
+    }
     let cuda_arch = choices
         .cuda_arch
         .clone()
@@ -252,23 +316,48 @@ pub(super) fn resolve(
         .env
         .iter()
         .map(|(k, v)| {
+            check_env(files, k, v)?;
             check_placeholders(files, v, &v.value)?;
+            check_sdk_placeholder(files, v, &v.value, sdk.is_some())?;
             Ok((k.clone(), v.value.clone()))
         })
         .collect::<Result<_, InputError>>()?;
+    let verify = layer.verify.clone().unwrap_or_default();
+    for (device, types) in &verify.compute_types {
+        check_compute_types(files, device, types)?;
+    }
 
     Ok(Resolved {
         name: name.to_string(),
         description: layer.description.clone().unwrap_or_default(),
         platform,
         python,
-        ctranslate2: layer
-            .ctranslate2
-            .as_ref()
-            .ok_or_else(|| missing("ctranslate2"))?
-            .value
-            .clone(),
-        bundle: bundle(files, name, layer.bundle.as_ref(), &inputs)?,
+        slot: if catalog.is_default_version(name) {
+            name.to_string()
+        } else {
+            format!("{name}@{version}")
+        },
+        ctranslate2: version.to_string(),
+        bundle: {
+            let mut bundle = bundle(files, name, layer.bundle.as_ref(), &inputs)?;
+            let host = choices
+                .host_glibc
+                .filter(|_| Some(platform) == Platform::host());
+            bundle.manylinux = crate::bundle::manylinux::target_for(bundle.policy, host);
+            if let (Some(tag), Some(policy)) = (
+                &bundle.manylinux,
+                crate::bundle::manylinux::target(bundle.policy),
+            ) && tag != policy
+            {
+                let (major, minor) = host.unwrap_or_default();
+                notes.push(format!(
+                    "this machine has glibc {major}.{minor}, newer than {policy} allows: what is \
+                     built here needs it, so the wheel is tagged {tag}_x86_64; a {policy} wheel \
+                     is built in the quay.io/pypa/{policy}_x86_64 image (as CTranslate2's own)"
+                ));
+            }
+            bundle
+        },
         sdk,
         sdk_dir,
         build,
@@ -277,39 +366,82 @@ pub(super) fn resolve(
         compiler_cache: choices.compiler_cache.clone(),
         env,
         verify: Verify {
-            compute_types: layer.verify.clone().unwrap_or_default().compute_types,
+            compute_types: verify
+                .compute_types
+                .into_iter()
+                .map(|(device, types)| (device, types.value))
+                .collect(),
         },
         inputs,
         notes,
     })
 }
 
-/// GPU targets as given: exact (`gfx1100`) or one of TheRock's families (`gfx110X-dgpu`,
-/// as in `ROCM_SDK_TARGET_FAMILY`), kept as `gfx110X`, which matches any `gfx110?`.
-/// A compiler needs exact targets, so families only serve variants that build nothing.
-fn gpu_targets(given: &[String], compiles: bool) -> Result<Vec<String>, InputError> {
-    let mut targets = Vec::new();
+/// GPU targets as given (`--gpu-targets` or `ROCM_SDK_TARGET_FAMILY`): exact targets
+/// (`gfx1100`), TheRock's family names (`gfx110X-dgpu`, see [`crate::gfx`]), or `custom`
+/// (TheRock's bundle name: the variant's own list). A variant that repackages a wheel can
+/// only keep targets that wheel was built for (`offered`: the variant's `gpu-targets`); a
+/// family keeps those of its targets the wheel has. A build compiles any target spelled
+/// like one.
+fn gpu_targets(
+    given: &[String],
+    offered: &[String],
+    compiles: bool,
+    notes: &mut Vec<String>,
+) -> Result<Vec<String>, InputError> {
+    let mut targets: Vec<String> = Vec::new();
+    let offered_list = offered.join(", ");
     for text in given.iter().flat_map(|t| t.split([',', ';'])) {
         let text = text.trim();
         if text.is_empty() {
             continue;
         }
-        let target = text.split('-').next().unwrap_or(text);
-        let digits = target.strip_prefix("gfx").unwrap_or("");
-        let family = digits.ends_with('X');
-        let core = digits.trim_end_matches('X');
-        if core.is_empty() || !core.bytes().all(|b| b.is_ascii_hexdigit()) {
+        let picked: Vec<String> = if text == gfx::CUSTOM {
+            offered.to_vec()
+        } else if gfx::looks_like_target(text) {
+            if !compiles && !offered.iter().any(|t| t == text) {
+                let hint = gfx::closest(text, offered.iter().map(String::as_str))
+                    .map_or(String::new(), |c| format!("; did you mean {c}?"));
+                return Err(InputError::new(format!(
+                    "the wheel was built for {offered_list}: it has no code for `{text}`{hint}"
+                )));
+            }
+            vec![text.to_string()]
+        } else if let Some(members) = gfx::family(text) {
+            if compiles {
+                members
+            } else {
+                let (kept, left): (Vec<String>, Vec<String>) =
+                    members.into_iter().partition(|t| offered.contains(t));
+                if kept.is_empty() {
+                    return Err(InputError::new(format!(
+                        "GPU target family `{text}` ({}) has no target the wheel was built for \
+                         ({offered_list})",
+                        left.join(", ")
+                    )));
+                }
+                if !left.is_empty() && text != left.join(",") {
+                    notes.push(format!(
+                        "{text}: {} left out, the wheel has no code for {}",
+                        left.join(", "),
+                        if left.len() == 1 { "it" } else { "them" }
+                    ));
+                }
+                kept
+            }
+        } else {
+            let hint = gfx::closest(text, gfx::all_names())
+                .map_or(String::new(), |c| format!("; did you mean {c}?"));
             return Err(InputError::new(format!(
-                "`{text}` is not a GPU target: expected e.g. gfx1100, or a family such as gfx110X-dgpu"
+                "`{text}` is not a GPU target or one of TheRock's target families \
+                 (e.g. gfx1100, gfx110X-dgpu, gfx120X-all, dgpu-all, custom){hint}"
             )));
+        };
+        for t in picked {
+            if !targets.contains(&t) {
+                targets.push(t);
+            }
         }
-        if family && compiles {
-            return Err(InputError::new(format!(
-                "`{text}` is a family of GPU targets; a build compiles for exact targets: \
-                 name them, e.g. gfx1100,gfx1101"
-            )));
-        }
-        targets.push(target.to_string());
     }
     Ok(targets)
 }
@@ -358,6 +490,13 @@ fn check_platform_names(
     let known = Platform::names();
     let overlays = (defaults.platform.iter().chain(&variant.platform))
         .map(|(key, layer)| (key, layer.file, &layer.span));
+    for (key, table) in defaults.platform.iter().chain(&variant.platform) {
+        if let Some((inner, _)) = table.value.platform.iter().next() {
+            return Err(files
+                .error_at(table, format!("[platform.{key}.platform.{inner}]: a platform table cannot hold another platform table"))
+                .note(format!("write [platform.{inner}] at the top level instead")));
+        }
+    }
     let lists = listed.iter().map(|l| (&l.value, l.file, &l.span));
     for (key, file, span) in overlays.chain(lists) {
         if !known.contains(&key.as_str()) {
@@ -455,8 +594,14 @@ fn choose_python(
     }
 }
 
-fn remote(files: &Files, name: &str, spec: &Loc<InputSpec>) -> Result<Remote, InputError> {
-    let spec = &spec.value;
+fn remote(files: &Files, name: &str, spec_loc: &Loc<InputSpec>) -> Result<Remote, InputError> {
+    if let Err(why) = safe_path::check_name(name) {
+        return Err(files.error_at(
+            spec_loc,
+            format!("input name `{}` is not allowed: {why}", name.escape_debug()),
+        ));
+    }
+    let spec = &spec_loc.value;
     let url = &spec.url;
     if !(url.value.starts_with("https://") || url.value.starts_with("http://")) {
         return Err(files
@@ -469,15 +614,57 @@ fn remote(files: &Files, name: &str, spec: &Loc<InputSpec>) -> Result<Remote, In
     if let Some(sha) = &spec.sha256 {
         check_sha256(files, sha)?;
     }
-    Ok(Remote {
+    if spec.size == Some(0) {
+        return Err(files
+            .error_at(
+                spec_loc,
+                format!("input `{name}`: `size = 0`; a download is never empty"),
+            )
+            .note("remove `size` and `sha256`, then `cargo xtask pin` fills them"));
+    }
+    let path = |v: &Option<Loc<String>>, key: &str| {
+        v.as_ref()
+            .map(|v| {
+                checked(
+                    files,
+                    v,
+                    &format!("input `{name}`: {key}"),
+                    safe_path::check_nonempty,
+                )
+            })
+            .transpose()
+    };
+    let remote = Remote {
         name: name.to_string(),
         url: url.value.clone(),
         sha256: spec.sha256.as_ref().map(|s| s.value.clone()),
         size: spec.size,
-        subdir: spec.subdir.clone(),
+        subdir: path(&spec.subdir, "subdir")?,
         package: spec.package.clone(),
-        sdk_folder: spec.sdk_folder.clone(),
-    })
+        sdk_folder: path(&spec.sdk_folder, "sdk-folder")?,
+        pin_source: spec.pin_source.clone(),
+    };
+    let file_name = remote.file_name();
+    if safe_path::check_name(file_name).is_err() {
+        return Err(files
+            .error_at(
+                url,
+                format!(
+                    "input `{name}`: `{}` has no file name at its end",
+                    url.value
+                ),
+            )
+            .note("the URL's last part names the file, e.g. https://host/path/x-1.0.tar.gz"));
+    }
+    if crate::unpack::Format::from_name(file_name).is_none() {
+        return Err(files
+            .error_at(
+                url,
+                format!("input `{name}`: `{file_name}` is not an archive xtask can unpack"),
+            )
+            .note("inputs are .tar.gz, .tgz, .crate, .zip or .whl files"));
+    }
+    Ok(remote)
 }
 
 fn check_sha256(files: &Files, sha: &Loc<String>) -> Result<(), InputError> {
@@ -512,7 +699,7 @@ fn wheel_for_python(
     })?;
     Ok(Build::Repackage {
         archive: archive_input(files, spec, "ctranslate2-wheels")?,
-        wheel: wheel.value.clone(),
+        wheel: checked(files, wheel, "wheel path", safe_path::check_nonempty)?,
     })
 }
 
@@ -531,6 +718,7 @@ fn archive_input(files: &Files, spec: &SourceSpec, name: &str) -> Result<Remote,
         subdir: spec.subdir.clone(),
         package: None,
         sdk_folder: None,
+        pin_source: spec.pin_source.clone(),
     };
     let loc = Loc {
         value: input,
@@ -556,6 +744,7 @@ fn source_build(
                 .note("or set `enabled = false` in [onednn]")
         })?;
         check_input_ref(files, input, inputs)?;
+        check_sdk_placeholders(files, &onednn_spec.cmake, layer.sdk.as_ref())?;
         Some(OneDnn {
             input: input.value.clone(),
             cmake: cmake_options(files, &onednn_spec.cmake, &[])?,
@@ -620,6 +809,7 @@ fn source_build(
         "MKL_INCLUDE_DIR",
     ];
     let cmake = cmake_options(files, &layer.cmake, &derived)?;
+    check_sdk_placeholders(files, &layer.cmake, layer.sdk.as_ref())?;
     let dnnl_on = cmake.get("WITH_DNNL").is_some_and(|v| v == "ON");
     if dnnl_on && onednn.is_none() {
         let at = &layer.cmake["WITH_DNNL"];
@@ -639,7 +829,11 @@ fn source_build(
         openmp: OpenMp {
             runtime,
             input: openmp_input,
-            root: openmp_spec.root.clone(),
+            root: openmp_spec
+                .root
+                .as_ref()
+                .map(|r| checked(files, r, "[openmp] root", safe_path::check_relative))
+                .transpose()?,
         },
         mkl,
         cmake,
@@ -648,6 +842,7 @@ fn source_build(
 }
 
 fn load_series(catalog: &Catalog, path: &Loc<String>) -> Result<Series, InputError> {
+    checked(&catalog.files, path, "patches", safe_path::check_nonempty)?;
     let relative = PathBuf::from(&path.value);
     if !catalog.root.join(&relative).is_file() {
         return Err(catalog
@@ -733,6 +928,11 @@ fn cmake_options(
 }
 
 fn check_placeholders<T>(files: &Files, at: &Loc<T>, text: &str) -> Result<(), InputError> {
+    if let Some(open) = template::unclosed(text) {
+        return Err(files
+            .error_at(at, format!("unclosed placeholder `{open}` in `{text}`"))
+            .note("placeholders are written {name}, e.g. {onednn.prefix}"));
+    }
     template::placeholders(text).map(|_| ()).map_err(|unknown| {
         files
             .error_at(at, format!("unknown placeholder `{{{unknown}}}`"))
@@ -804,6 +1004,7 @@ fn bundle(
         .ok_or_else(|| missing_key(files, name, "bundle.policy"))?;
     Ok(Bundle {
         policy: policy.value,
+        manylinux: None,
         roots: spec.roots.unwrap_or_default(),
         force: spec.force.unwrap_or_default(),
         search: spec
@@ -813,8 +1014,11 @@ fn bundle(
             .map(|s| {
                 Ok(Search {
                     from: library_source(files, &s.from, inputs)?,
-                    dir: s.dir.clone(),
-                    dest: s.dest.clone(),
+                    dir: match &s.dir {
+                        Some(dir) => checked(files, dir, "search dir", safe_path::check_relative)?,
+                        None => String::new(),
+                    },
+                    dest: checked(files, &s.dest, "dest", safe_path::check_relative)?,
                 })
             })
             .collect::<Result<_, InputError>>()?,
@@ -825,14 +1029,188 @@ fn bundle(
             .map(|d| {
                 Ok(Data {
                     from: library_source(files, &d.from, inputs)?,
-                    glob: d.glob.clone(),
-                    dest: d.dest.clone(),
+                    glob: checked(files, &d.glob, "data glob", safe_path::check_nonempty)?,
+                    dest: checked(files, &d.dest, "dest", safe_path::check_relative)?,
                     filter: d.filter,
                 })
             })
             .collect::<Result<_, InputError>>()?,
-        outputs: spec
-            .outputs
-            .unwrap_or_else(|| vec![Output::FatWheel, Output::Report]),
+        outputs: match spec.outputs {
+            Some(outputs) if outputs.value.is_empty() => {
+                return Err(files
+                    .error_at(&outputs, "[bundle] `outputs = []` asks for nothing")
+                    .allowed("", &["fat-wheel", "portable", "report"]));
+            }
+            Some(outputs) => outputs.value,
+            None => vec![Output::FatWheel, Output::Report],
+        },
     })
+}
+
+/// `at.value` after one of the [`safe_path`] checks; the error points at the value.
+fn checked(
+    files: &Files,
+    at: &Loc<String>,
+    what: &str,
+    check: fn(&str) -> Result<(), String>,
+) -> Result<String, InputError> {
+    check(&at.value).map_err(|why| {
+        files.error_at(
+            at,
+            format!("{what} `{}` is not allowed: {why}", at.value.escape_debug()),
+        )
+    })?;
+    Ok(at.value.clone())
+}
+
+/// An environment variable the build steps set: a name without `=` or NUL, a value without NUL
+/// (neither can be passed to a process).
+fn check_env(files: &Files, key: &str, value: &Loc<String>) -> Result<(), InputError> {
+    let why = if key.is_empty() {
+        Some("an empty name".to_string())
+    } else if key.contains(['=', '\0']) {
+        Some(format!(
+            "the name `{}` has `=` or a NUL byte",
+            key.escape_debug()
+        ))
+    } else if value.value.contains('\0') {
+        Some(format!("the value of `{key}` has a NUL byte"))
+    } else {
+        None
+    };
+    match why {
+        Some(why) => Err(files
+            .error_at(value, format!("[env]: {why}"))
+            .note("environment names are like CMAKE_BUILD_PARALLEL_LEVEL; values are text")),
+        None => Ok(()),
+    }
+}
+
+/// `{sdk.root}` and `{sdk.clang}` need an SDK to fill them.
+fn check_sdk_placeholder<T>(
+    files: &Files,
+    at: &Loc<T>,
+    text: &str,
+    has_sdk: bool,
+) -> Result<(), InputError> {
+    let uses_sdk = template::placeholders(text)
+        .unwrap_or_default()
+        .iter()
+        .any(|p| matches!(p, Placeholder::SdkRoot | Placeholder::SdkClang));
+    if uses_sdk && !has_sdk {
+        return Err(files
+            .error_at(
+                at,
+                format!("`{text}` uses the SDK, but this variant has no [sdk]"),
+            )
+            .note(
+                "add an [sdk] table with `kind` and `version`, or remove {sdk.root}/{sdk.clang}",
+            ));
+    }
+    Ok(())
+}
+
+fn check_sdk_placeholders(
+    files: &Files,
+    options: &CMakeOptions,
+    sdk: Option<&layer::SdkSpec>,
+) -> Result<(), InputError> {
+    let has_sdk = sdk.is_some_and(|s| s.kind.is_some());
+    for value in options.values() {
+        if let toml::Value::String(text) = &value.value {
+            check_sdk_placeholder(files, value, text, has_sdk)?;
+        }
+    }
+    Ok(())
+}
+
+/// CTranslate2's CUDA_ARCH_LIST, as its CMakeLists.txt passes it to
+/// `cuda_select_nvcc_arch_flags` (FindCUDA/select_compute_arch.cmake): `Auto`, `Common`, `All`,
+/// architecture names, or numbers such as `8.6`, `8.6+PTX`, `8.6(8.0)`, separated by spaces
+/// or `;`.
+fn check_cuda_arch(list: &str) -> Result<(), String> {
+    const NAMES: [&str; 16] = [
+        "Auto",
+        "Common",
+        "All",
+        "Fermi",
+        "Kepler",
+        "Kepler+Tegra",
+        "Kepler+Tesla",
+        "Maxwell",
+        "Maxwell+Tegra",
+        "Pascal",
+        "Volta",
+        "Turing",
+        "Ampere",
+        "Ada",
+        "Hopper",
+        "Blackwell",
+    ];
+    let number = |s: &str| {
+        s.split_once('.').is_some_and(|(a, b)| {
+            !a.is_empty()
+                && !b.is_empty()
+                && (a.bytes().chain(b.bytes())).all(|c| c.is_ascii_digit())
+        })
+    };
+    let mut any = false;
+    for part in list.split([' ', ';', ',']).filter(|p| !p.is_empty()) {
+        any = true;
+        let arch = part.strip_suffix("+PTX").unwrap_or(part);
+        let ok = NAMES.contains(&arch)
+            || number(arch)
+            || arch
+                .split_once('(')
+                .is_some_and(|(a, b)| number(a) && b.strip_suffix(')').is_some_and(number));
+        if !ok {
+            return Err(format!(
+                "`{part}` is neither an architecture (8.6, 9.0+PTX) nor a name (Common, Hopper)"
+            ));
+        }
+    }
+    if any {
+        Ok(())
+    } else {
+        Err("it is empty".into())
+    }
+}
+
+/// The devices and compute types CTranslate2 knows (docs/quantization.md of
+/// OpenNMT/CTranslate2: `compute_type` values; ROCm builds use the `cuda` device).
+fn check_compute_types(
+    files: &Files,
+    device: &str,
+    types: &Loc<Vec<String>>,
+) -> Result<(), InputError> {
+    const DEVICES: [&str; 2] = ["cpu", "cuda"];
+    const TYPES: [&str; 8] = [
+        "int8",
+        "int8_float32",
+        "int8_float16",
+        "int8_bfloat16",
+        "int16",
+        "float16",
+        "bfloat16",
+        "float32",
+    ];
+    if !DEVICES.contains(&device) {
+        return Err(files
+            .error_at(
+                types,
+                format!("[verify.compute-types]: unknown device `{device}`"),
+            )
+            .allowed(device, &DEVICES));
+    }
+    for t in &types.value {
+        if !TYPES.contains(&t.as_str()) {
+            return Err(files
+                .error_at(
+                    types,
+                    format!("[verify.compute-types]: unknown compute type `{t}`"),
+                )
+                .allowed(t, &TYPES));
+        }
+    }
+    Ok(())
 }

@@ -80,6 +80,17 @@ fn names_in(value: &str) -> Vec<&str> {
     names
 }
 
+/// The text from a `{` that no `}` closes (CMake's `${` is not ours), if any.
+pub fn unclosed(value: &str) -> Option<&str> {
+    let mut rest = value;
+    while let Some((_, _, after)) = next_name(rest) {
+        rest = after;
+    }
+    let open = rest.find('{')?;
+    let cmake = open > 0 && rest.as_bytes()[open - 1] == b'$';
+    (!cmake).then(|| &rest[open..])
+}
+
 /// Splits at the next `{name}` that is not CMake's `${name}`.
 fn next_name(text: &str) -> Option<(&str, &str, &str)> {
     let mut from = 0;

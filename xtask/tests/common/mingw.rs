@@ -5,21 +5,16 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use super::{installed, run_ok, stdout_and_stderr};
+use super::{run_ok, stdout_and_stderr};
 
 pub const GCC: &str = "x86_64-w64-mingw32-gcc";
 
 /// Whether mingw-w64 (and, for loading, wine) are on PATH; prints why a test skips.
 pub fn available(need_wine: bool) -> bool {
-    if !installed(GCC) {
-        eprintln!("skipping: {GCC} is not installed (apt-get install gcc-mingw-w64-x86-64)");
+    if super::skip::missing(GCC, "apt-get install gcc-mingw-w64-x86-64") {
         return false;
     }
-    if need_wine && !installed("wine") {
-        eprintln!("skipping: wine is not installed (apt-get install wine wine64)");
-        return false;
-    }
-    true
+    !(need_wine && super::skip::missing("wine", "apt-get install wine wine64"))
 }
 
 /// One fake DLL: its file name, the DLLs it imports (by linking against them), and the
@@ -193,14 +188,34 @@ pub fn windows_path(path: &Path) -> String {
 
 /// Runs the probe under wine in `prefix`: loads `dll` with `dirs` added to the DLL search
 /// path, then runs its `probe_init`.
+/// The VC++ runtime must come from the folders given, as on a Windows without it: native
+/// only, never wine's built-in copy.
 pub fn wine_load(prefix: &Path, probe: &Path, dll: &Path, dirs: &[PathBuf]) -> Load {
+    wine_load_with(
+        prefix,
+        probe,
+        dll,
+        dirs,
+        "mscoree,mshtml=;msvcp140,vcruntime140_1=n",
+    )
+}
+
+/// [`wine_load`] with other `WINEDLLOVERRIDES` (e.g. `msvcp140=n`: only a native copy,
+/// found on the search path, may be loaded, never wine's builtin one).
+pub fn wine_load_with(
+    prefix: &Path,
+    probe: &Path,
+    dll: &Path,
+    dirs: &[PathBuf],
+    overrides: &str,
+) -> Load {
     let out = Command::new("wine")
         .arg(probe)
         .arg(windows_path(dll))
         .args(dirs.iter().map(|d| windows_path(d)))
         .env("WINEPREFIX", prefix)
         .env("WINEDEBUG", "err+module")
-        .env("WINEDLLOVERRIDES", "mscoree,mshtml=")
+        .env("WINEDLLOVERRIDES", overrides)
         .env_remove("DISPLAY")
         .output()
         .unwrap();

@@ -6,6 +6,7 @@ pub mod mingw;
 pub mod network;
 pub mod rocm;
 pub mod server;
+pub mod skip;
 pub mod wheel;
 
 use std::path::{Path, PathBuf};
@@ -35,7 +36,10 @@ pub fn xtask_with_env(root: &Path, args: &[&str], env: &[(&str, &str)], removed:
         .arg("--root")
         .arg(root)
         .args(args)
-        .env_remove("CT2V_CACHE_DIR");
+        .env_remove("CT2V_CACHE_DIR")
+        // Plans name the manylinux tag a build on this host gets; read them as on a
+        // manylinux_2_28 build machine, whatever glibc runs the tests.
+        .env("CT2V_HOST_GLIBC", "2.28");
     for var in removed {
         command.env_remove(var);
     }
@@ -52,6 +56,22 @@ pub fn xtask_with_env(root: &Path, args: &[&str], env: &[(&str, &str)], removed:
         run.stderr
     );
     run
+}
+
+/// Asserts `run` exited with `code` and its stderr has every needle.
+pub fn assert_exit(run: &Run, code: i32, needles: &[&str]) {
+    assert_eq!(
+        run.code, code,
+        "exit {code} expected; stdout:\n{}\nstderr:\n{}",
+        run.stdout, run.stderr
+    );
+    for needle in needles {
+        assert!(
+            run.stderr.contains(needle),
+            "`{needle}` not in:\n{}",
+            run.stderr
+        );
+    }
 }
 
 pub fn xtask(args: &[&str]) -> Run {
@@ -126,6 +146,28 @@ pub fn fetch_cpu_args<'a>(cache: &'a str, platform: &'a str, extra: &[&'a str]) 
     args
 }
 
+/// The step `id` of a plan's JSON (`plan --json`).
+pub fn plan_step<'a>(plan: &'a serde_json::Value, id: &str) -> &'a serde_json::Value {
+    plan["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["id"] == id)
+        .unwrap_or_else(|| panic!("no step `{id}`"))
+}
+
+fn copy_tree(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        if entry.file_type().unwrap().is_dir() {
+            copy_tree(&entry.path(), &to.join(entry.file_name()));
+        } else {
+            std::fs::copy(entry.path(), to.join(entry.file_name())).unwrap();
+        }
+    }
+}
+
 /// A scratch copy of the checkout's variant files and patches, to break on purpose.
 pub struct Scratch {
     pub dir: tempfile::TempDir,
@@ -134,14 +176,8 @@ pub struct Scratch {
 impl Scratch {
     pub fn new() -> Scratch {
         let dir = tempfile::tempdir().unwrap();
-        for sub in ["variants", "patches/ctranslate2-4.7.1"] {
-            let from = repo_root().join(sub);
-            let to = dir.path().join(sub);
-            std::fs::create_dir_all(&to).unwrap();
-            for entry in std::fs::read_dir(&from).unwrap() {
-                let entry = entry.unwrap();
-                std::fs::copy(entry.path(), to.join(entry.file_name())).unwrap();
-            }
+        for sub in ["variants", "patches"] {
+            copy_tree(&repo_root().join(sub), &dir.path().join(sub));
         }
         Scratch { dir }
     }
