@@ -169,9 +169,12 @@ def run(args):
     for key, value in (v.split("=", 1) for v in args.env):
         env[key] = value
     results = {}
+    failed = []
     for ctype in args.compute_types:
         samples = {name: {"encode": [], "generate": []} for name, _ in sides}
         for r in range(args.rounds):
+            if ctype in failed:
+                break
             order = sides if r % 2 == 0 else sides[::-1]
             for name, python in order:
                 done = subprocess.run(
@@ -181,8 +184,10 @@ def run(args):
                     env=env, capture_output=True, text=True)
                 if done.returncode != 0:
                     sys.stderr.write(done.stderr)
-                    print(f"FAILED: {name} ({python}) on {ctype}", file=sys.stderr)
-                    return 1
+                    print(f"FAILED: {name} ({python}) on {ctype}; the other types go on",
+                          file=sys.stderr)
+                    failed.append(ctype)
+                    break
                 row = json.loads(done.stdout.strip().splitlines()[-1])
                 print(f"{ctype} round {r + 1}/{args.rounds} {name}: encode "
                       f"{min(row['encode']):.3f} s, generate {min(row['generate']):.3f} s",
@@ -191,7 +196,8 @@ def run(args):
                     samples[name][what].extend(row[what])
                 samples[name]["tokens"] = row["tokens"]
                 samples[name]["version"] = row["version"]
-        results[ctype] = samples
+        if ctype not in failed:
+            results[ctype] = samples
 
     table = []
     for ctype, samples in results.items():
@@ -222,12 +228,15 @@ def run(args):
         "cpu": cpu_name(), "logical_cpus": os.cpu_count(), "threads": args.threads,
         "size": args.size, "rounds": args.rounds, "repeat": args.repeat, "tokens": args.tokens,
         "env": args.env, "ours": args.ours, "official": args.official,
-        "results": table, "samples": results,
+        "results": table, "samples": results, "failed": failed,
     }
     if args.json:
         with open(args.json, "w") as f:
             json.dump(report, f, indent=2)
         print(f"\nJSON: {args.json}")
+    if failed:
+        print(f"FAILED: {', '.join(failed)} (see above)", file=sys.stderr)
+        return 1
     return 0
 
 

@@ -312,7 +312,7 @@ fn mkl_options_in_cmake_or_an_unknown_mkl_input_are_refused() {
     scratch.edit(
         "variants/cpu.toml",
         "runs anywhere\"",
-        "runs anywhere\"\n\n[mkl]\nenabled = true\ninput = \"mkl-statc\"\n",
+        "runs anywhere\"\nmkl.enabled = true\nmkl.input = \"mkl-statc\"",
     );
     let run = plan(&scratch, "cpu", "linux-x86_64");
     assert_input_error(&run, &["mkl-statc", "mkl-static"]);

@@ -33,9 +33,15 @@ fn sha256(data: &[u8]) -> String {
     xtask::cache::hex(&Sha256::digest(data))
 }
 
-/// The scratch variants with the crates.io pins replaced by those of synthetic files.
+/// The scratch variants with the crates.io pins replaced by those of synthetic files (and
+/// without MKL, whose wheels come from PyPI, not from the loopback crates.io mirror).
 fn scratch_pinned_to(ct2: &[u8], onednn: &[u8]) -> Scratch {
     let scratch = Scratch::new();
+    scratch.edit(
+        "variants/cpu.toml",
+        "platform.linux-x86_64.mkl.enabled = true",
+        "platform.linux-x86_64.mkl.enabled = false",
+    );
     let defaults = "variants/defaults.toml";
     let version = "variants/ctranslate2/4.7.1.toml";
     scratch.edit(version, CT2_SHA, &sha256(ct2));

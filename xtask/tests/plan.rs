@@ -161,17 +161,25 @@ fn cpu_on_linux_uses_the_compilers_openmp_and_pinned_sources() {
 }
 
 #[test]
-fn mkl_is_off_by_default_and_links_the_pinned_wheels_when_enabled() {
-    let plan = plan_json("cpu", "linux-x86_64");
-    let args = args_of(step(&plan, "configure-ctranslate2"));
-    assert!(args.contains(&"-DWITH_MKL=OFF".to_string()));
-    assert!(!args.iter().any(|a| a.starts_with("-DMKL_ROOT")));
+fn mkl_is_on_for_cpu_on_linux_and_links_the_pinned_wheels_where_enabled() {
+    for (variant, platform, flag) in [
+        ("cpu", "linux-x86_64", "-DWITH_MKL=ON"),
+        ("cpu", "windows-x86_64", "-DWITH_MKL=OFF"),
+        ("cuda", "linux-x86_64", "-DWITH_MKL=OFF"),
+    ] {
+        let plan = plan_json(variant, platform);
+        let args = args_of(step(&plan, "configure-ctranslate2"));
+        assert!(
+            args.contains(&flag.to_string()),
+            "{variant} {platform}: {flag}"
+        );
+    }
 
     let scratch = Scratch::new();
     scratch.edit(
         "variants/cpu.toml",
         "runs anywhere\"",
-        "runs anywhere\"\n\n[mkl]\nenabled = true\n",
+        "runs anywhere\"\nmkl.enabled = true",
     );
     for (platform, root, include, runtime) in [
         (
@@ -366,9 +374,9 @@ fn build_runs_the_steps_and_stops_at_the_first_failure() {
     ]);
     assert_eq!(run.code, 1, "{}", run.stderr);
     for needle in [
-        "[1/14] fetch",
+        "[1/16] fetch",
         "step `fetch` failed",
-        "offline: 2 input(s) are not in the cache",
+        "offline: 4 input(s) are not in the cache",
         "fetch.log",
     ] {
         assert!(
@@ -377,7 +385,7 @@ fn build_runs_the_steps_and_stops_at_the_first_failure() {
             run.stderr
         );
     }
-    assert!(!run.stderr.contains("[2/14]"), "{}", run.stderr);
+    assert!(!run.stderr.contains("[2/16]"), "{}", run.stderr);
     assert!(!scratch.path().join("target/xtask/cpu").exists());
 }
 
