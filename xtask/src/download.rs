@@ -676,6 +676,7 @@ impl<'a> Worker<'a> {
             size: job.pin.size,
             resume: true,
         };
+        let kept = file_len(&part);
         let digest = self.download(&target)?;
         // The pin with the URL actually used, so that a mismatch names it.
         let pin = Pin {
@@ -684,6 +685,21 @@ impl<'a> Worker<'a> {
         };
         match cache.admit_hashed(&part, &pin, digest) {
             Ok(path) => Ok((path, true)),
+            // A part kept from an earlier run was resumed: its bytes, not the server's, may be
+            // the wrong ones. The mismatch removed it; once more from the start, and only a
+            // mismatch then is the server's.
+            Err(CacheError::Mismatch { .. }) if kept > 0 => {
+                self.report.line(&format!(
+                    "warning: {}the {kept} bytes kept from an interrupted download were not the \
+                     start of the pinned file; downloading it again from the start",
+                    input(name)
+                ));
+                let digest = self.download(&target)?;
+                cache
+                    .admit_hashed(&part, &pin, digest)
+                    .map(|path| (path, true))
+                    .map_err(|e| fatal(FetchError::from_cache(name, e)))
+            }
             Err(e) => Err(fatal(FetchError::from_cache(name, e))),
         }
     }

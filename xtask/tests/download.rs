@@ -537,3 +537,29 @@ fn symlinks_in_the_cache_are_never_followed() {
     assert!(std::fs::symlink_metadata(&again.path).unwrap().is_file());
     assert_eq!(std::fs::read(&victim).unwrap(), b"precious");
 }
+
+/// Issue 18 item 12: a part file kept from an interrupted run whose bytes were damaged
+/// is not the server's fault: the download starts again from zero once, and succeeds.
+#[test]
+fn a_corrupt_part_file_is_downloaded_again_not_blamed_on_the_server() {
+    let server = Server::start();
+    let data = body(600_000, 12);
+    server.serve("/p.crate", data.clone());
+    let dir = tempfile::tempdir().unwrap();
+    let cache = Cache::new(dir.path());
+    // Half the file, as an interrupted run leaves it, with one byte damaged since.
+    let part = cache.partial_path(&sha256(&data));
+    std::fs::create_dir_all(part.parent().unwrap()).unwrap();
+    let mut kept = data[..300_000].to_vec();
+    kept[1000] ^= 0xff;
+    std::fs::write(&part, &kept).unwrap();
+
+    let requests = [request("p", &server.url("/p.crate"), &data)];
+    let fetched = download::fetch_all(&cache, &requests, &options()).unwrap();
+    assert_eq!(std::fs::read(&fetched[0].path).unwrap(), *data);
+    let hits = server.hits("/p.crate");
+    assert_eq!(hits.len(), 2, "resumed once, then once from the start");
+    assert_eq!(hits[0].range_start, Some(300_000));
+    assert_eq!(hits[1].range_start, None);
+    assert_eq!(part_files(&cache), 0);
+}
