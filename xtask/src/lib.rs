@@ -1,6 +1,7 @@
 //! ct2-variants: builds, bundles and releases every variant of CTranslate2.
 //!
-//! `main.rs` is only the command line; everything it calls lives here, one module per job.
+//! `main.rs` only parses (`cli`), runs the command (`cmd`, one file per command) and maps errors
+//! to exit codes; everything lives here, one module per job.
 
 pub mod bench;
 pub mod binary;
@@ -8,6 +9,8 @@ pub mod bump;
 pub mod bundle;
 pub mod cache;
 pub mod checksums;
+pub mod cli;
+pub mod cmd;
 pub mod copy_dlls;
 pub mod cuda_arch;
 pub mod diagnostic;
