@@ -5,6 +5,7 @@
 
 pub mod bench;
 pub mod binary;
+pub mod build;
 pub mod bump;
 pub mod bundle;
 pub mod cache;
@@ -29,12 +30,13 @@ pub mod patches;
 pub mod pin;
 pub mod plan;
 pub mod platform;
+pub mod process;
 pub mod release;
-pub mod runner;
 pub mod safe_path;
 pub mod sdk;
 pub mod staging;
 pub mod tree;
+pub mod units;
 pub mod unpack;
 pub mod variant;
 pub mod wheel;

@@ -205,11 +205,11 @@ fn gather(b: &Built, out: &Path) -> Result<Vec<Artifact>> {
             }
         }
     }
-    let toolchain = match fs::read_to_string(b.dist.join(crate::runner::BUILD_INFO)) {
+    let toolchain = match fs::read_to_string(b.dist.join(crate::build::BUILD_INFO)) {
         Ok(text) => Some(serde_json::from_str(&text).with_context(|| {
             format!(
                 "{} is not valid JSON",
-                b.dist.join(crate::runner::BUILD_INFO).display()
+                b.dist.join(crate::build::BUILD_INFO).display()
             )
         })?),
         Err(_) => None,

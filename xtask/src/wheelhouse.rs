@@ -6,9 +6,8 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Result, bail};
 
-use crate::exec::run_logged;
-use crate::plan::Command;
 use crate::platform::Platform;
+use crate::process::{Command, run_logged};
 
 /// What the built ctranslate2 wheel depends on (its setup.py's install_requires).
 const RUNTIME_REQUIREMENTS: [&str; 3] = ["numpy", "pyyaml", "setuptools"];

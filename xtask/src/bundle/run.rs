@@ -16,11 +16,11 @@ use super::manylinux;
 use super::policy::SystemLibraries;
 use super::report::Report;
 use super::runpath;
+use super::{Output, Policy};
 use crate::binary;
 use crate::diagnostic::InputError;
 use crate::tree::files_below;
 use crate::unpack::{self, Format, Limits};
-use crate::variant::{Output, Policy};
 
 /// Everything one bundle run needs.
 #[derive(Debug, Clone)]

@@ -6,12 +6,12 @@ use std::process::ExitCode;
 use anyhow::Result;
 
 use super::{make_plan, pin_if_allowed, print_plan};
-use crate::bundle::spec as bundle_spec;
+use crate::build::Runner;
+use crate::build::bundle_spec;
 use crate::cache::Cache;
 use crate::cli::{DownloadArgs, Selection};
 use crate::exec::Executor;
 use crate::plan;
-use crate::runner::Runner;
 use crate::workspace::Workspace;
 
 pub fn run(

@@ -6,7 +6,8 @@ use std::process::ExitCode;
 use anyhow::Result;
 
 use super::make_plan;
-use crate::bundle::{run as bundle_run, spec as bundle_spec};
+use crate::build::bundle_spec;
+use crate::bundle::run as bundle_run;
 use crate::cli::{BundleArgs, CompilerCacheArg, OutputArg, PolicyArg, Selection};
 use crate::diagnostic::InputError;
 use crate::variant::{Output, Policy};

@@ -14,10 +14,11 @@ use serde::Serialize;
 use sha2::{Digest, Sha256};
 
 use crate::platform::Platform;
+pub use crate::process::Command;
 use crate::variant::Resolved;
 use crate::workspace::Workspace;
 
-pub use render::{human_size, render_text};
+pub use render::render_text;
 pub use steps::SOURCE_INPUT;
 
 pub const SCHEMA_VERSION: u32 = 1;
@@ -253,54 +254,6 @@ pub struct DataFiles {
     pub base: Option<String>,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Command {
-    pub program: String,
-    pub args: Vec<String>,
-    pub cwd: Option<String>,
-}
-
-impl Command {
-    pub fn new(program: impl Into<String>) -> Command {
-        Command {
-            program: program.into(),
-            args: Vec::new(),
-            cwd: None,
-        }
-    }
-
-    pub fn arg(mut self, arg: impl Into<String>) -> Command {
-        self.args.push(arg.into());
-        self
-    }
-
-    pub fn args<I: IntoIterator<Item = S>, S: Into<String>>(mut self, args: I) -> Command {
-        self.args.extend(args.into_iter().map(Into::into));
-        self
-    }
-
-    /// The command as a shell line (for reading, not for running).
-    pub fn shell_line(&self) -> String {
-        std::iter::once(&self.program)
-            .chain(&self.args)
-            .map(|a| shell_quote(a))
-            .collect::<Vec<_>>()
-            .join(" ")
-    }
-}
-
-fn shell_quote(arg: &str) -> String {
-    let plain = !arg.is_empty()
-        && arg
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b"-_./=:+,@%{}<>".contains(&b));
-    if plain {
-        arg.to_string()
-    } else {
-        format!("'{}'", arg.replace('\'', r"'\''"))
-    }
-}
-
 /// Builds the plan for a resolved variant.
 pub fn plan(workspace: &Workspace, variant: &Resolved) -> Plan {
     let mut plan = steps::plan(workspace, variant);
@@ -324,19 +277,5 @@ fn fingerprint(plan: &mut Plan) {
         }
         step.fingerprint = crate::cache::hex(&hasher.finalize());
         done.insert(step.id.clone(), step.fingerprint.clone());
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn shell_line_quotes_only_what_needs_it() {
-        let cmd = Command::new("cmake").args(["-DX=a b", "-DY=ON", "-DZ=gfx1030;gfx1100"]);
-        assert_eq!(
-            cmd.shell_line(),
-            "cmake '-DX=a b' -DY=ON '-DZ=gfx1030;gfx1100'"
-        );
     }
 }

@@ -10,7 +10,8 @@ use std::process::Command as Process;
 use anyhow::{Context, Result, bail};
 use indicatif::{ProgressBar, ProgressStyle};
 
-use crate::bundle::{run as bundle_run, spec as bundle_spec};
+use super::bundle_spec;
+use crate::bundle::run as bundle_run;
 use crate::cache::Cache;
 use crate::exec::{Handler, run_logged};
 use crate::plan::{Action, Plan, Step};
@@ -92,7 +93,7 @@ impl Handler for Runner {
                 eprintln!(
                     "      {} files, {}",
                     unpacked.files,
-                    crate::plan::human_size(unpacked.bytes)
+                    crate::units::human_size(unpacked.bytes)
                 );
                 Ok(())
             }

@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
 
-use super::run::{Data, Search, SearchDir, Spec};
+use crate::bundle::run::{Data, Search, SearchDir, Spec};
 use crate::plan::{Action, BundleAction, Plan};
 use crate::variant::DataFilter;
 

@@ -1,5 +1,7 @@
-//! Running one external command of a step: output appended to the step's log, lines handed
-//! to a watcher (for ninja's `[n/m]` progress), and on failure the log's last lines.
+//! A command as data (what a plan step runs, logged and fingerprinted) and running one: output
+//! appended to the step's log, lines handed to a watcher (for ninja's `[n/m]` progress), and on
+//! failure the log's last lines. Depends on nothing else in the crate, so that the plan, the
+//! executor and the wheelhouse can all use it without depending on one another.
 
 use std::collections::BTreeMap;
 use std::fs::OpenOptions;
@@ -7,7 +9,55 @@ use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Command as Process, Stdio};
 
-use crate::plan::Command;
+use serde::Serialize;
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Command {
+    pub program: String,
+    pub args: Vec<String>,
+    pub cwd: Option<String>,
+}
+
+impl Command {
+    pub fn new(program: impl Into<String>) -> Command {
+        Command {
+            program: program.into(),
+            args: Vec::new(),
+            cwd: None,
+        }
+    }
+
+    pub fn arg(mut self, arg: impl Into<String>) -> Command {
+        self.args.push(arg.into());
+        self
+    }
+
+    pub fn args<I: IntoIterator<Item = S>, S: Into<String>>(mut self, args: I) -> Command {
+        self.args.extend(args.into_iter().map(Into::into));
+        self
+    }
+
+    /// The command as a shell line (for reading, not for running).
+    pub fn shell_line(&self) -> String {
+        std::iter::once(&self.program)
+            .chain(&self.args)
+            .map(|a| shell_quote(a))
+            .collect::<Vec<_>>()
+            .join(" ")
+    }
+}
+
+fn shell_quote(arg: &str) -> String {
+    let plain = !arg.is_empty()
+        && arg
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"-_./=:+,@%{}<>".contains(&b));
+    if plain {
+        arg.to_string()
+    } else {
+        format!("'{}'", arg.replace('\'', r"'\''"))
+    }
+}
 
 #[derive(Debug, thiserror::Error)]
 #[error("`{program}` {status}\n--- last lines of {log} ---\n{tail}")]
@@ -90,6 +140,15 @@ pub fn run_logged(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn shell_line_quotes_only_what_needs_it() {
+        let cmd = Command::new("cmake").args(["-DX=a b", "-DY=ON", "-DZ=gfx1030;gfx1100"]);
+        assert_eq!(
+            cmd.shell_line(),
+            "cmake '-DX=a b' -DY=ON '-DZ=gfx1030;gfx1100'"
+        );
+    }
 
     #[test]
     fn output_goes_to_the_log_and_failures_show_the_tail() {
