@@ -4,7 +4,7 @@
 //! `intel-openmp` wheel's folder. The fat wheel is then loaded by wine from the package
 //! folder alone, as CTranslate2's `__init__.py` adds it.
 
-mod common;
+use crate::common;
 
 use std::fs;
 use std::path::Path;

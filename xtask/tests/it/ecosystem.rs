@@ -14,7 +14,8 @@
 //! each test prints why it was skipped and passes. The tools are installed into a venv under
 //! target/tmp, reused between runs.
 
-mod common;
+use crate::common;
+use crate::needs_network;
 
 use std::fs;
 use std::path::{Path, PathBuf};

@@ -1,7 +1,7 @@
 //! Bad input never panics: it exits with code 2 and a one-screen error that names the file,
 //! line and column, the key, and what is allowed.
 
-mod common;
+use crate::common;
 
 use common::{Run, Scratch, plan_args, xtask};
 

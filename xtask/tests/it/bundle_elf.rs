@@ -3,7 +3,7 @@
 //! `$ORIGIN`-relative RUNPATHs, and a fresh process with no `LD_LIBRARY_PATH` loads the
 //! unpacked wheel's library and calls through the whole chain.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeSet;
 use std::fs;

@@ -1,7 +1,7 @@
 //! The plan, the variant list and the matrix, through the real binary. Every variant ×
 //! platform plan is a snapshot, so any change to a command line shows up in review.
 
-mod common;
+use crate::common;
 
 use common::{Scratch, plan_args, repo_root, xtask};
 use serde_json::Value;
@@ -60,14 +60,25 @@ fn plan_snapshots_for_every_variant_and_platform() {
     ];
     for (variant, platform) in combos {
         let json = serde_json::to_string_pretty(&plan_json(variant, platform)).unwrap();
-        insta::assert_snapshot!(format!("plan-{variant}-{platform}"), portable(&json));
         let text = xtask(&plan_args(variant, platform, PYTHON, &[]));
         assert_eq!(text.code, 0, "{}", text.stderr);
-        insta::assert_snapshot!(
-            format!("plan-{variant}-{platform}-text"),
-            portable(&text.stdout)
-        );
+        snapshots().bind(|| {
+            insta::assert_snapshot!(format!("plan__plan-{variant}-{platform}"), portable(&json));
+            insta::assert_snapshot!(
+                format!("plan__plan-{variant}-{platform}-text"),
+                portable(&text.stdout)
+            );
+        });
     }
+}
+
+/// The snapshots keep the names and the folder they had when this file was a test binary of
+/// its own (`tests/snapshots/plan__*.snap`).
+fn snapshots() -> insta::Settings {
+    let mut settings = insta::Settings::clone_current();
+    settings.set_snapshot_path("../snapshots");
+    settings.set_prepend_module_to_snapshot(false);
+    settings
 }
 
 #[test]
@@ -410,5 +421,10 @@ fn matrix_has_one_entry_per_variant_platform_and_python() {
             assert!(e["runs-on"].is_string(), "{e}");
         }
     }
-    insta::assert_snapshot!("matrix", serde_json::to_string_pretty(&matrix).unwrap());
+    snapshots().bind(|| {
+        insta::assert_snapshot!(
+            "plan__matrix",
+            serde_json::to_string_pretty(&matrix).unwrap()
+        );
+    });
 }

@@ -13,7 +13,7 @@
 //! Fixtures whose compiler is missing are skipped with a message (apt-get install
 //! gcc-mingw-w64-x86-64 gcc). Runs in a few seconds in a debug build.
 
-mod common;
+use crate::common;
 
 use common::installed;
 use std::backtrace::Backtrace;

@@ -2,7 +2,7 @@
 //! lies, 404, 5xx, stalls, a process killed mid-download. Whatever happens, nothing
 //! unverified lands in the cache.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::sync::Arc;

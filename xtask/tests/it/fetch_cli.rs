@@ -1,7 +1,7 @@
 //! `cargo xtask fetch` and `cargo xtask pin` as a maintainer runs them, against a loopback
 //! server standing in for crates.io (through `--mirror`), on a scratch copy of the variants.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::process::{Command, Stdio};

@@ -2,7 +2,8 @@
 //! source (the ct2rs 0.9.17 crate, downloaded once into the checkout's cache). Without
 //! static.crates.io (or with `CT2V_SKIP_NETWORK_TESTS=1`) they say why and pass.
 
-mod common;
+use crate::common;
+use crate::needs_network;
 
 use std::fs;
 use std::path::{Path, PathBuf};

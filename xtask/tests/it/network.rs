@@ -4,7 +4,8 @@
 //! They need https to static.crates.io and files.pythonhosted.org. Without it (or with
 //! `CT2V_SKIP_NETWORK_TESTS=1`) each test prints why it was skipped and passes.
 
-mod common;
+use crate::common;
+use crate::needs_network;
 
 use std::path::Path;
 

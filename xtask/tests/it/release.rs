@@ -1,7 +1,7 @@
 //! `release` and `verify-release` on builds laid out as `build` leaves them (a tiny wheel
 //! and a provenance report per entry), in a scratch checkout.
 
-mod common;
+use crate::common;
 
 use std::fs;
 use std::path::{Path, PathBuf};

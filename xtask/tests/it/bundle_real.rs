@@ -7,7 +7,8 @@
 //! They need https to files.pythonhosted.org. Without it (or with `CT2V_SKIP_NETWORK_TESTS=1`)
 //! each test prints why it was skipped and passes.
 
-mod common;
+use crate::common;
+use crate::needs_network;
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::fs;

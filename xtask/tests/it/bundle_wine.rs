@@ -3,7 +3,7 @@
 //! unpacked and its ctranslate2.dll loaded by a real Windows loader (wine), with the DLL
 //! folders CTranslate2's `__init__.py` adds with `os.add_dll_directory`.
 
-mod common;
+use crate::common;
 
 use std::fs;
 use std::path::Path;

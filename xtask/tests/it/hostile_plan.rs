@@ -2,7 +2,7 @@
 //! `plan` time with exit 2 and the file:line:col (or the flag) that holds it, before
 //! anything is downloaded, built or written.
 
-mod common;
+use crate::common;
 
 use common::{Run, Scratch, plan_args};
 

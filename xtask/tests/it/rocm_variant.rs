@@ -8,7 +8,7 @@
 //! PyPI's file); the stand-in's wheels are other files, so each test works on a scratch copy
 //! of variants/ whose pins are those of the wheels made here: the pins stay checked.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeSet;
 use std::fs;

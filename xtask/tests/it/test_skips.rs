@@ -1,7 +1,7 @@
 //! Issue 18 item 14: a test whose tool is missing fails under `CI=true`, and elsewhere is
 //! counted in the run-wide list of skipped checks instead of passing silently.
 
-mod common;
+use crate::common;
 
 use common::skip;
 

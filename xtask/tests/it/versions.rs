@@ -1,6 +1,6 @@
 //! More than one CTranslate2 version: variants/ctranslate2/<version>.toml and --ctranslate2.
 
-mod common;
+use crate::common;
 
 use common::{Scratch, plan_args, xtask};
 use serde_json::Value;

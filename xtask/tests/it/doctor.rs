@@ -4,7 +4,7 @@
 //! `nvidia-smi`/`nvcc`/`hipinfo` on PATH that print those recorded outputs, and a fake
 //! `Program Files\AMD\ROCm` tree.
 
-mod common;
+use crate::common;
 
 use std::fs;
 use std::os::unix::fs::PermissionsExt;

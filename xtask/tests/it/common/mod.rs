@@ -1,7 +1,5 @@
 //! Runs the real `xtask` binary, as `cargo xtask` would.
 
-#![allow(dead_code)]
-
 pub mod mingw;
 pub mod network;
 pub mod rocm;

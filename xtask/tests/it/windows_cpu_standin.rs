@@ -21,7 +21,8 @@
 //! Needs https to files.pythonhosted.org (the repository's cache keeps the downloads), and
 //! mingw-w64 + wine; otherwise it prints why it is skipped and passes.
 
-mod common;
+use crate::common;
+use crate::needs_network;
 
 use std::fs;
 use std::path::{Path, PathBuf};

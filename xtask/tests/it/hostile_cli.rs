@@ -2,7 +2,7 @@
 //! 12): nothing is written outside the output, nothing we did not create is deleted, a
 //! closed stdout ends quietly, and bad input exits with 2.
 
-mod common;
+use crate::common;
 
 use std::fs;
 use std::io::Read;
