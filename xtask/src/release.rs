@@ -12,8 +12,8 @@ use serde::{Deserialize, Serialize};
 use zip::write::SimpleFileOptions;
 
 use crate::checksums;
+use crate::fsx::files_below;
 use crate::plan::Plan;
-use crate::tree::files_below;
 
 pub const SCHEMA_VERSION: u32 = 1;
 pub const MANIFEST: &str = "manifest.json";

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result, bail};
 
 use crate::bundle::run::{Data, Search, SearchDir, Spec};
-use crate::plan::{Action, BundleAction, Plan};
+use crate::plan::{BundleAction, Plan};
 use crate::variant::DataFilter;
 
 /// Folders the plan cannot know.
@@ -22,12 +22,7 @@ pub struct Found {
 
 pub fn from_plan(plan: &Plan, found: &Found) -> Result<Spec> {
     let action = plan
-        .steps
-        .iter()
-        .find_map(|s| match &s.action {
-            Action::Bundle(b) => Some(b),
-            _ => None,
-        })
+        .bundle_action()
         .with_context(|| format!("the plan of `{}` has no bundle step", plan.variant))?;
     from_action(plan, action, found)
 }

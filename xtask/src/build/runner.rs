@@ -240,12 +240,8 @@ impl Runner {
             return Ok(Some(found.clone()));
         }
         let gpu_targets: Vec<String> = plan
-            .steps
-            .iter()
-            .find_map(|s| match &s.action {
-                Action::Bundle(b) => Some(b.gpu_targets.clone()),
-                _ => None,
-            })
+            .bundle_action()
+            .map(|b| b.gpu_targets.clone())
             .unwrap_or_default();
         let found = sdk::find(
             wanted,
@@ -362,7 +358,7 @@ impl Runner {
 
 /// The patches a plan applies to the tree unpacked at `dest`, if it patches that tree.
 fn patched_tree_series(plan: &Plan, dest: &str) -> Option<Vec<PathBuf>> {
-    plan.steps.iter().find_map(|s| match &s.action {
+    plan.find_action(|a| match a {
         Action::Patch { patches, tree, .. } if tree == dest => {
             Some(patches.iter().map(PathBuf::from).collect())
         }
@@ -379,9 +375,7 @@ fn write_build_info(
     dir: &Path,
 ) -> Result<()> {
     let tool = |kind: &str| {
-        plan.steps
-            .iter()
-            .find(|s| s.action.kind() == kind)
+        plan.step(|a| a.kind() == kind)
             .and_then(|s| s.commands.first())
             .map(|c| first_line(&c.program, "--version"))
     };
@@ -397,7 +391,7 @@ fn write_build_info(
             "root": s.root, "version": s.version, "found_by": s.how
         })),
     });
-    crate::pin::write_atomically(&dir.join(BUILD_INFO), &serde_json::to_string_pretty(&info)?)
+    crate::fsx::write_atomically(&dir.join(BUILD_INFO), &serde_json::to_string_pretty(&info)?)
 }
 
 /// The file [`write_build_info`] writes.

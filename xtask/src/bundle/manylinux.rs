@@ -327,7 +327,7 @@ pub fn tag_wheel(
     newer_ok: bool,
 ) -> anyhow::Result<Tagging> {
     let mut elves = Vec::new();
-    for (relative, path) in crate::tree::files_below(tree)? {
+    for (relative, path) in crate::fsx::files_below(tree)? {
         if crate::binary::sniff(&path)? != Some(crate::binary::Format::Elf) {
             continue;
         }

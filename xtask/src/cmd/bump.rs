@@ -69,10 +69,9 @@ pub fn run(
             let Ok(plan) = make_plan(workspace, &selection) else {
                 continue;
             };
-            if !plan
-                .steps
-                .iter()
-                .any(|s| matches!(s.action, plan::Action::Patch { .. }))
+            if plan
+                .step(|a| matches!(a, plan::Action::Patch { .. }))
+                .is_none()
             {
                 continue;
             }

@@ -61,10 +61,7 @@ pub fn run(workspace: &Workspace, args: &BundleArgs) -> Result<ExitCode> {
 
 /// The wheel a plan's bundle step starts from.
 fn plan_wheel(plan: &plan::Plan) -> Option<PathBuf> {
-    plan.steps.iter().find_map(|s| match &s.action {
-        plan::Action::Bundle(b) => Some(PathBuf::from(&b.wheel)),
-        _ => None,
-    })
+    plan.bundle_action().map(|b| PathBuf::from(&b.wheel))
 }
 
 /// A DEST given in a flag: relative, inside the wheel (see `safe_path`).

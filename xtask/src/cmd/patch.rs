@@ -41,7 +41,7 @@ pub fn patch_command(
     source: Option<PathBuf>,
     download: &DownloadArgs,
 ) -> Result<ExitCode> {
-    let Some((series, patches)) = plan.steps.iter().find_map(|s| match &s.action {
+    let Some((series, patches)) = plan.find_action(|a| match a {
         plan::Action::Patch {
             series, patches, ..
         } => Some((series.clone(), patches.clone())),
@@ -115,7 +115,7 @@ fn pinned_source(
         &only_source,
         &download.options(),
     )?;
-    let subdir = plan.steps.iter().find_map(|s| match &s.action {
+    let subdir = plan.find_action(|a| match a {
         plan::Action::Unpack {
             input: i, subdir, ..
         } if i == &input.name => subdir.clone(),

@@ -12,9 +12,7 @@ use crate::workspace::Workspace;
 pub fn run(workspace: &Workspace, selection: &Selection, numerics: bool) -> Result<ExitCode> {
     let plan = make_plan(workspace, selection)?;
     let step = plan
-        .steps
-        .iter()
-        .find(|s| matches!(s.action, plan::Action::Verify))
+        .step(|a| matches!(a, plan::Action::Verify))
         .expect("every plan has a verify step");
     for wheel in &step.inputs {
         if !std::path::Path::new(wheel).is_file() {

@@ -1,6 +1,6 @@
 //! The plan: a resolved variant turned into the ordered steps a build runs, each with its
 //! inputs, exact command lines, environment, outputs and fingerprint. `plan`, `build
-//! --dry-run`, the JSON view and (later) the executor all read this one structure.
+//! --dry-run`, the JSON view and the executor (`exec/`) all read this one structure.
 //!
 //! The JSON form is documented in docs/plan-json.md; bump [`SCHEMA_VERSION`] on any change
 //! that could break a reader.
@@ -158,9 +158,28 @@ pub enum Action {
 }
 
 impl Plan {
+    /// The first step whose action `pick` maps to a value, and that value: the one way to look
+    /// up a step by what it does.
+    pub fn find_action<'a, T>(&'a self, pick: impl FnMut(&'a Action) -> Option<T>) -> Option<T> {
+        self.steps.iter().map(|s| &s.action).find_map(pick)
+    }
+
+    /// The first step whose action is one that `is` accepts.
+    pub fn step(&self, is: impl Fn(&Action) -> bool) -> Option<&Step> {
+        self.steps.iter().find(|s| is(&s.action))
+    }
+
+    /// The bundle step's action, if the plan bundles.
+    pub fn bundle_action(&self) -> Option<&BundleAction> {
+        self.find_action(|a| match a {
+            Action::Bundle(b) => Some(b),
+            _ => None,
+        })
+    }
+
     /// The requirements file of the plan's build-tools venv, if it has one.
     pub fn venv_requirements(&self) -> Option<std::path::PathBuf> {
-        self.steps.iter().find_map(|s| match &s.action {
+        self.find_action(|a| match a {
             Action::Venv { requirements } => Some(std::path::PathBuf::from(requirements)),
             _ => None,
         })
