@@ -100,25 +100,7 @@ pub enum Command {
                       cargo xtask patch --variant rocm-gfx1010 --source ~/src/CTranslate2\n\n\
                       Exit codes: 0 the series applies (or was applied), 1 it does not, 2 bad input."
     )]
-    Patch {
-        /// The variant whose series is used
-        #[arg(long, value_name = "NAME")]
-        variant: String,
-        /// The CTranslate2 version (default: the variant's)
-        #[arg(long, value_name = "VERSION")]
-        ctranslate2: Option<String>,
-        /// The platform whose plan is used (default: this host)
-        #[arg(long, value_name = "PLATFORM")]
-        platform: Option<PlatformArg>,
-        /// Only check: work on a copy, change nothing
-        #[arg(long)]
-        check: bool,
-        /// A CTranslate2 source tree (default with --check: the pinned source)
-        #[arg(long, value_name = "DIR", required_unless_present = "check")]
-        source: Option<PathBuf>,
-        #[command(flatten)]
-        download: DownloadArgs,
-    },
+    Patch(PatchArgs),
     /// Install a built wheel into a fresh venv and check that it imports and works
     #[command(
         long_about = "Install the wheel a build left in its output folder into a fresh venv (no \
@@ -288,6 +270,28 @@ pub enum Command {
     },
 }
 
+// `patch` (a struct, so that its command takes one value).
+#[derive(Args)]
+pub struct PatchArgs {
+    /// The variant whose series is used
+    #[arg(long, value_name = "NAME")]
+    pub variant: String,
+    /// The CTranslate2 version (default: the variant's)
+    #[arg(long, value_name = "VERSION")]
+    pub ctranslate2: Option<String>,
+    /// The platform whose plan is used (default: this host)
+    #[arg(long, value_name = "PLATFORM")]
+    pub platform: Option<PlatformArg>,
+    /// Only check: work on a copy, change nothing
+    #[arg(long)]
+    pub check: bool,
+    /// A CTranslate2 source tree (default with --check: the pinned source)
+    #[arg(long, value_name = "DIR", required_unless_present = "check")]
+    pub source: Option<PathBuf>,
+    #[command(flatten)]
+    pub download: DownloadArgs,
+}
+
 // `bench` (a struct, so that its command takes one value).
 #[derive(Args)]
 pub struct BenchArgs {
@@ -391,6 +395,23 @@ pub struct Selection {
     /// one is on PATH
     #[arg(long, value_name = "CACHE", default_value = "auto")]
     pub compiler_cache: CompilerCacheArg,
+}
+
+impl Selection {
+    /// A variant with every choice left to its default and no compiler cache (for commands
+    /// that plan without building: patch, bump, bundle).
+    pub fn only(variant: String) -> Selection {
+        Selection {
+            variant,
+            platform: None,
+            python: None,
+            ctranslate2: None,
+            cuda_arch: None,
+            gpu_targets: None,
+            sdk_dir: None,
+            compiler_cache: CompilerCacheArg::Off,
+        }
+    }
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]

@@ -9,30 +9,19 @@ use crate::cli::BenchArgs;
 use crate::workspace::Workspace;
 
 pub fn run(workspace: &Workspace, args: BenchArgs) -> Result<ExitCode> {
-    let BenchArgs {
-        selection,
-        size,
-        threads,
-        rounds,
-        repeat,
-        tokens,
-        compute_types,
-        env,
-        offline,
-        json,
-    } = args;
-    let plan = make_plan(workspace, &selection)?;
+    let plan = make_plan(workspace, &args.selection)?;
     let options = crate::bench::Options {
-        size,
-        threads: threads
+        size: args.size,
+        threads: args
+            .threads
             .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, usize::from)),
-        rounds,
-        repeat,
-        tokens,
-        compute_types,
-        env,
-        offline,
-        json,
+        rounds: args.rounds,
+        repeat: args.repeat,
+        tokens: args.tokens,
+        compute_types: args.compute_types,
+        env: args.env,
+        offline: args.offline,
+        json: args.json,
     };
     let log_dir = workspace.log_dir(&plan.variant, plan.platform);
     std::fs::create_dir_all(&log_dir)?;

@@ -7,7 +7,7 @@ use anyhow::Result;
 use super::make_plan;
 use super::patch::patch_command;
 use super::pin::run as pin;
-use crate::cli::{CompilerCacheArg, DownloadArgs, Selection};
+use crate::cli::{DownloadArgs, Selection};
 use crate::plan;
 use crate::platform::Platform;
 use crate::variant::Catalog;
@@ -57,14 +57,8 @@ pub fn run(
         }
         for variant in Catalog::names(&workspace.root)? {
             let selection = Selection {
-                variant: variant.clone(),
-                platform: None,
-                python: None,
                 ctranslate2: Some(version.to_string()),
-                cuda_arch: None,
-                gpu_targets: None,
-                sdk_dir: None,
-                compiler_cache: CompilerCacheArg::Off,
+                ..Selection::only(variant.clone())
             };
             let Ok(plan) = make_plan(workspace, &selection) else {
                 continue;

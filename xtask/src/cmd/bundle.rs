@@ -8,7 +8,7 @@ use anyhow::Result;
 use super::make_plan;
 use crate::build::bundle_spec;
 use crate::bundle::run as bundle_run;
-use crate::cli::{BundleArgs, CompilerCacheArg, OutputArg, PolicyArg, Selection};
+use crate::cli::{BundleArgs, OutputArg, PolicyArg, Selection};
 use crate::diagnostic::InputError;
 use crate::variant::{Output, Policy};
 use crate::workspace::Workspace;
@@ -18,14 +18,12 @@ pub fn run(workspace: &Workspace, args: &BundleArgs) -> Result<ExitCode> {
     let mut spec = match &args.variant {
         Some(variant) => {
             let selection = Selection {
-                variant: variant.clone(),
                 platform: args.platform,
                 python: args.python.clone(),
                 ctranslate2: args.ctranslate2.clone(),
-                cuda_arch: None,
                 gpu_targets: args.gpu_targets.clone(),
                 sdk_dir: args.sdk_dir.clone(),
-                compiler_cache: CompilerCacheArg::Off,
+                ..Selection::only(variant.clone())
             };
             let plan = make_plan(workspace, &selection)?;
             let spec_wheel = plan_wheel(&plan);

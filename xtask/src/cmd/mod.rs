@@ -78,22 +78,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
             download,
         } => pin::run(workspace, &variant, ctranslate2.as_deref(), &download),
         Command::Doctor { json } => doctor::run(json),
-        Command::Patch {
-            variant,
-            ctranslate2,
-            platform,
-            check,
-            source,
-            download,
-        } => patch::run(
-            workspace,
-            variant,
-            ctranslate2,
-            platform,
-            check,
-            source,
-            download,
-        ),
+        Command::Patch(args) => patch::run(workspace, args),
         Command::Verify {
             selection,
             numerics,

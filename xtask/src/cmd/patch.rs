@@ -7,31 +7,18 @@ use anyhow::Result;
 
 use super::make_plan;
 use crate::cache::Cache;
-use crate::cli::{CompilerCacheArg, DownloadArgs, PlatformArg, Selection};
+use crate::cli::{DownloadArgs, PatchArgs, Selection};
 use crate::workspace::Workspace;
 use crate::{fetch, plan};
 
-pub fn run(
-    workspace: &Workspace,
-    variant: String,
-    ctranslate2: Option<String>,
-    platform: Option<PlatformArg>,
-    check: bool,
-    source: Option<PathBuf>,
-    download: DownloadArgs,
-) -> Result<ExitCode> {
+pub fn run(workspace: &Workspace, args: PatchArgs) -> Result<ExitCode> {
     let selection = Selection {
-        variant,
-        platform,
-        python: None,
-        ctranslate2,
-        cuda_arch: None,
-        gpu_targets: None,
-        sdk_dir: None,
-        compiler_cache: CompilerCacheArg::Off,
+        platform: args.platform,
+        ctranslate2: args.ctranslate2,
+        ..Selection::only(args.variant)
     };
     let plan = make_plan(workspace, &selection)?;
-    patch_command(workspace, &plan, check, source, &download)
+    patch_command(workspace, &plan, args.check, args.source, &args.download)
 }
 
 pub fn patch_command(
