@@ -3,21 +3,21 @@
 //! output to the step's log and a progress bar fed by ninja's `[n/m]` lines.
 
 use std::collections::BTreeMap;
-use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
-use std::process::Command as Process;
 
 use anyhow::{Context, Result, bail};
-use indicatif::{ProgressBar, ProgressStyle};
 
 use super::bundle_spec;
+use super::info::{first_line, write_build_info};
+use super::progress::run_commands;
+use super::toolchain::{check_compiler, check_python};
 use crate::bundle::run as bundle_run;
 use crate::cache::Cache;
-use crate::exec::{Handler, run_logged};
+use crate::exec::Handler;
 use crate::plan::{Action, Plan, Step};
 use crate::unpack;
 use crate::variant::SdkKind;
-use crate::{checksums, cuda_arch, download, fetch, host, msvc, patch, sdk, wheelhouse};
+use crate::{checksums, cuda_arch, download, fetch, msvc, patch, sdk, wheelhouse};
 
 pub struct Runner {
     pub cache: Cache,
@@ -364,178 +364,4 @@ fn patched_tree_series(plan: &Plan, dest: &str) -> Option<Vec<PathBuf>> {
         }
         _ => None,
     })
-}
-
-/// `build-info.json` next to the artifacts: the tools that made them (the release manifest
-/// carries it). Written by the checksum step, so SHA256SUMS covers it.
-fn write_build_info(
-    plan: &Plan,
-    sdk: Option<&sdk::Found>,
-    compiler: &str,
-    dir: &Path,
-) -> Result<()> {
-    let tool = |kind: &str| {
-        plan.step(|a| a.kind() == kind)
-            .and_then(|s| s.commands.first())
-            .map(|c| first_line(&c.program, "--version"))
-    };
-    let info = serde_json::json!({
-        "variant": plan.variant,
-        "platform": plan.platform,
-        "python": plan.python,
-        "ctranslate2": plan.ctranslate2,
-        "compiler": (!compiler.is_empty()).then_some(compiler),
-        "cmake": tool("configure"),
-        "python_version": tool("wheel"),
-        "sdk": sdk.map(|s| serde_json::json!({
-            "root": s.root, "version": s.version, "found_by": s.how
-        })),
-    });
-    crate::fsx::write_atomically(&dir.join(BUILD_INFO), &serde_json::to_string_pretty(&info)?)
-}
-
-/// The file [`write_build_info`] writes.
-pub const BUILD_INFO: &str = "build-info.json";
-
-/// Runs a step's commands in order with `env`, output to `log`, with a bar for ninja's
-/// `[n/m]` lines.
-fn run_commands(step: &Step, env: &BTreeMap<String, String>, log: &Path) -> Result<()> {
-    let bar = NinjaProgress::new(&step.id);
-    for command in &step.commands {
-        run_logged(command, env, log, &mut |line| bar.line(line))?;
-    }
-    bar.finish();
-    Ok(())
-}
-
-/// `[n/m] what` lines become a bar on a terminal, or a line every tenth of the way otherwise.
-struct NinjaProgress {
-    bar: Option<ProgressBar>,
-    step: String,
-    last_tenth: std::cell::Cell<u64>,
-}
-
-impl NinjaProgress {
-    fn new(step: &str) -> NinjaProgress {
-        let bar = std::io::stderr().is_terminal().then(|| {
-            let bar = ProgressBar::new(0);
-            bar.set_style(
-                ProgressStyle::with_template(
-                    "      {bar:30} {pos}/{len} [{elapsed_precise} / eta {eta}] {wide_msg}",
-                )
-                .expect("a valid template"),
-            );
-            bar
-        });
-        NinjaProgress {
-            bar,
-            step: step.to_string(),
-            last_tenth: std::cell::Cell::new(0),
-        }
-    }
-
-    fn line(&self, line: &str) {
-        let Some((done, total, what)) = parse_ninja(line) else {
-            return;
-        };
-        match &self.bar {
-            Some(bar) => {
-                bar.set_length(total);
-                bar.set_position(done);
-                bar.set_message(what.to_string());
-            }
-            None => {
-                let tenth = done * 10 / total.max(1);
-                if tenth > self.last_tenth.get() {
-                    self.last_tenth.set(tenth);
-                    eprintln!("      {}: {done}/{total}", self.step);
-                }
-            }
-        }
-    }
-
-    fn finish(&self) {
-        if let Some(bar) = &self.bar {
-            bar.finish_and_clear();
-        }
-    }
-}
-
-/// `[12/424] Building CXX object …` → (12, 424, "Building CXX object …").
-pub fn parse_ninja(line: &str) -> Option<(u64, u64, &str)> {
-    let rest = line.strip_prefix('[')?;
-    let (counts, what) = rest.split_once(']')?;
-    let (done, total) = counts.split_once('/')?;
-    Some((
-        done.trim().parse().ok()?,
-        total.trim().parse().ok()?,
-        what.trim(),
-    ))
-}
-
-/// The first line `program arg` prints, or "" when it cannot run.
-fn first_line(program: &str, arg: &str) -> String {
-    Process::new(program)
-        .arg(arg)
-        .output()
-        .ok()
-        .and_then(|o| {
-            let text = String::from_utf8_lossy(&o.stdout).into_owned();
-            text.lines().next().map(str::to_string)
-        })
-        .unwrap_or_default()
-}
-
-fn check_compiler(plan: &Plan) -> Result<()> {
-    if plan.platform.is_windows() || std::env::var_os("CXX").is_some() {
-        return Ok(());
-    }
-    if ["c++", "g++", "clang++"].iter().any(|c| host::on_path(c)) {
-        return Ok(());
-    }
-    bail!(
-        "no C++ compiler found (looked for $CXX, c++, g++, clang++ on PATH). Install one:\n  \
-         Debian/Ubuntu: sudo apt-get install build-essential\n  \
-         Fedora/RHEL:   sudo dnf install gcc-c++ make\n  \
-         Arch:          sudo pacman -S base-devel"
-    )
-}
-
-fn check_python(plan: &Plan, step: &Step) -> Result<()> {
-    let Some(launcher) = step.commands.first() else {
-        return Ok(());
-    };
-    // Started, not just found: a pyenv shim exists for versions it cannot run.
-    let mut probe = Process::new(&launcher.program);
-    probe.args(launcher.args.iter().take_while(|a| *a != "-m"));
-    if probe
-        .arg("--version")
-        .output()
-        .is_ok_and(|o| o.status.success())
-    {
-        return Ok(());
-    }
-    bail!(
-        "`{}` (Python {}) cannot be started; the build's tools venv needs it. Install it \
-         (Debian/Ubuntu: sudo apt-get install python{}-venv; Windows: the python.org \
-         installer, which provides the `py` launcher), or pick an installed version with --python",
-        launcher.program,
-        plan.python,
-        plan.python
-    )
-}
-
-#[cfg(test)]
-mod tests {
-    use super::parse_ninja;
-
-    #[test]
-    fn ninja_progress_lines() {
-        assert_eq!(
-            parse_ninja("[12/424] Building CXX object src/a.cpp.o"),
-            Some((12, 424, "Building CXX object src/a.cpp.o"))
-        );
-        assert_eq!(parse_ninja("-- Configuring done"), None);
-        assert_eq!(parse_ninja("[x/y] no"), None);
-    }
 }
