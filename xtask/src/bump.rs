@@ -13,7 +13,7 @@ use anyhow::{Context, Result};
 use toml_edit::{DocumentMut, Item, TableLike, Value};
 
 use crate::diagnostic::InputError;
-use crate::pin::write_atomically;
+use crate::fsx::write_atomically;
 use crate::variant::{Catalog, VERSIONS_DIR, is_version};
 
 #[derive(Debug, Clone)]

@@ -12,7 +12,7 @@ pub const FILE_NAME: &str = "SHA256SUMS";
 
 /// Every file below `dir` (except an existing SHA256SUMS), as relative `/` paths, sorted.
 pub fn files_below(dir: &Path) -> Result<Vec<String>> {
-    Ok(crate::tree::files_below(dir)?
+    Ok(crate::fsx::files_below(dir)?
         .into_iter()
         .map(|(relative, _)| relative)
         .filter(|relative| relative != FILE_NAME)
@@ -61,7 +61,7 @@ pub fn write(dir: &Path, jobs: usize) -> Result<String> {
         .zip(&hashes)
         .map(|(name, hex)| format!("{hex}  {name}\n"))
         .collect();
-    crate::pin::write_atomically(&dir.join(FILE_NAME), &text)?;
+    crate::fsx::write_atomically(&dir.join(FILE_NAME), &text)?;
     Ok(text)
 }
 

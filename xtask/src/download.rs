@@ -25,7 +25,7 @@ use sha2::{Digest, Sha256};
 use thiserror::Error;
 
 use crate::cache::{self, Cache, CacheError, Pin};
-use crate::plan::human_size;
+use crate::units::human_size;
 
 /// Read buffer for response bodies, and the write buffer in front of the part file.
 const BUFFER: usize = 1 << 20;

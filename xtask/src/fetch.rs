@@ -30,7 +30,7 @@ impl Summary {
             "{} input(s) verified: {} downloaded ({}), {} from the cache, in {:.2} s",
             self.fetched.len(),
             downloaded.len(),
-            crate::plan::human_size(bytes),
+            crate::units::human_size(bytes),
             self.fetched.len() - downloaded.len(),
             self.seconds
         )

@@ -1,5 +1,6 @@
 //! HIP SDK installs: finding them and saying what each one has, with the maintainers'
-//! findings built in (shared/seeds/gfx1010-rocm62-build-plan.md):
+//! findings built in (their gfx1010 field notes, which are not in this repository; the build
+//! they describe is GitHub PinW/ctranslate2-rocm-rdna1):
 //! - the runtime decides the major version: `amdhip64_6.dll` is HIP 6.x, `amdhip64_7.dll`
 //!   7.x, and only a 6.x runtime sees an RDNA 1 card through the Adrenalin driver;
 //! - `HIP_PATH` is whatever the last installer wrote, often not the SDK a build needs;
@@ -154,7 +155,7 @@ pub fn inspect(root: &Path, windows: bool) -> Install {
     install.rocblas_library = rocblas_library(&lib_dirs);
     if let Some(library) = &install.rocblas_library {
         // Per-architecture sub-folders (`library/gfx1100/…`) count as well as file names.
-        for (relative, _) in crate::tree::files_below(library).unwrap_or_default() {
+        for (relative, _) in crate::fsx::files_below(library).unwrap_or_default() {
             install
                 .rocblas_targets
                 .extend(targets_in(&relative).into_iter().map(str::to_string));

@@ -2,13 +2,19 @@
 
 use std::process::Command;
 
-/// The `major.minor` version of the host's default Python 3, if one can be started.
-pub fn python_version() -> Option<String> {
-    let (program, args): (&str, &[&str]) = if cfg!(windows) {
+/// How the host's default Python 3 is started: the launcher `py -3` on Windows, `python3`
+/// elsewhere (a base interpreter of one version is `Platform::python_launcher`).
+pub fn python3() -> (&'static str, &'static [&'static str]) {
+    if cfg!(windows) {
         ("py", &["-3"])
     } else {
         ("python3", &[])
-    };
+    }
+}
+
+/// The `major.minor` version of the host's default Python 3, if one can be started.
+pub fn python_version() -> Option<String> {
+    let (program, args) = python3();
     let output = Command::new(program)
         .args(args)
         .args(["-c", "import sys; print('%d.%d' % sys.version_info[:2])"])

@@ -1,13 +1,17 @@
 //! ct2-variants: builds, bundles and releases every variant of CTranslate2.
 //!
-//! `main.rs` is only the command line; everything it calls lives here, one module per job.
+//! `main.rs` only parses (`cli`), runs the command (`cmd`, one file per command) and maps errors
+//! to exit codes; everything lives here, one module per job.
 
 pub mod bench;
 pub mod binary;
+pub mod build;
 pub mod bump;
 pub mod bundle;
 pub mod cache;
 pub mod checksums;
+pub mod cli;
+pub mod cmd;
 pub mod copy_dlls;
 pub mod cuda_arch;
 pub mod diagnostic;
@@ -15,6 +19,7 @@ pub mod doctor;
 pub mod download;
 pub mod exec;
 pub mod fetch;
+pub mod fsx;
 pub mod gfx;
 pub mod hip;
 pub mod host;
@@ -26,12 +31,12 @@ pub mod patches;
 pub mod pin;
 pub mod plan;
 pub mod platform;
+pub mod process;
 pub mod release;
-pub mod runner;
 pub mod safe_path;
 pub mod sdk;
 pub mod staging;
-pub mod tree;
+pub mod units;
 pub mod unpack;
 pub mod variant;
 pub mod wheel;

@@ -25,9 +25,7 @@ pub struct VerifyVenv {
 
 pub fn verify_venv(plan: &Plan) -> Result<VerifyVenv> {
     let verify = plan
-        .steps
-        .iter()
-        .find(|s| matches!(s.action, Action::Verify))
+        .step(|a| matches!(a, Action::Verify))
         .context("the plan has no verify step")?;
     let (Some(create), Some(install)) = (verify.commands.first(), verify.commands.get(1)) else {
         bail!("the verify step has no venv to extend");

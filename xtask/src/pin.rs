@@ -8,6 +8,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use crate::diagnostic::InputError;
+use crate::fsx::write_atomically;
 use anyhow::{Context, Result};
 use toml_edit::{DocumentMut, Item, Table, TableLike, value};
 
@@ -153,17 +154,6 @@ fn set_value(table: &mut dyn TableLike, key: &str, mut new: toml_edit::Value) {
             table.insert(key, Item::Value(new));
         }
     }
-}
-
-pub fn write_atomically(path: &Path, text: &str) -> Result<()> {
-    let dir = path.parent().unwrap_or(Path::new("."));
-    let temp = dir.join(format!(
-        ".{}.tmp-{}",
-        path.file_name().and_then(|n| n.to_str()).unwrap_or("file"),
-        std::process::id()
-    ));
-    fs::write(&temp, text).with_context(|| format!("cannot write {}", temp.display()))?;
-    fs::rename(&temp, path).with_context(|| format!("cannot replace {}", path.display()))
 }
 
 #[cfg(test)]

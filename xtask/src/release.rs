@@ -12,8 +12,8 @@ use serde::{Deserialize, Serialize};
 use zip::write::SimpleFileOptions;
 
 use crate::checksums;
+use crate::fsx::files_below;
 use crate::plan::Plan;
-use crate::tree::files_below;
 
 pub const SCHEMA_VERSION: u32 = 1;
 pub const MANIFEST: &str = "manifest.json";
@@ -205,11 +205,11 @@ fn gather(b: &Built, out: &Path) -> Result<Vec<Artifact>> {
             }
         }
     }
-    let toolchain = match fs::read_to_string(b.dist.join(crate::runner::BUILD_INFO)) {
+    let toolchain = match fs::read_to_string(b.dist.join(crate::build::BUILD_INFO)) {
         Ok(text) => Some(serde_json::from_str(&text).with_context(|| {
             format!(
                 "{} is not valid JSON",
-                b.dist.join(crate::runner::BUILD_INFO).display()
+                b.dist.join(crate::build::BUILD_INFO).display()
             )
         })?),
         Err(_) => None,

@@ -286,7 +286,7 @@ pub fn unpack(
     }
     let unpacked = tree.finish()?;
 
-    move_into_place(staging.path(), dest).map_err(|e| write_error(dest, e))?;
+    crate::fsx::replace(staging.path(), dest).map_err(|e| write_error(dest, e))?;
     // Moved away already: nothing is left for the guard to delete.
     let _ = staging.keep();
     Ok(unpacked)
@@ -804,39 +804,6 @@ fn resolve(nodes: &HashMap<String, Node>, from: &[String], target: &str) -> Opti
         }
     }
     Some(at)
-}
-
-/// Renames `staged` to `dest`; an existing `dest` is moved aside first and deleted after, or
-/// put back if the rename fails.
-fn move_into_place(staged: &Path, dest: &Path) -> io::Result<()> {
-    let mut aside = staged.as_os_str().to_owned();
-    aside.push(".old");
-    let aside = PathBuf::from(aside);
-    let old = match fs::symlink_metadata(dest) {
-        Ok(meta) => {
-            fs::rename(dest, &aside)?;
-            Some(meta)
-        }
-        Err(e) if e.kind() == io::ErrorKind::NotFound => None,
-        Err(e) => return Err(e),
-    };
-    if let Err(e) = fs::rename(staged, dest) {
-        if old.is_some() {
-            let _ = fs::rename(&aside, dest);
-        }
-        return Err(e);
-    }
-    // The new tree is in place; an old one that cannot be deleted is only clutter.
-    match old {
-        Some(meta) if meta.is_dir() => {
-            let _ = fs::remove_dir_all(&aside);
-        }
-        Some(_) => {
-            let _ = fs::remove_file(&aside);
-        }
-        None => {}
-    }
-    Ok(())
 }
 
 #[cfg(test)]

@@ -7,7 +7,7 @@
 use std::collections::BTreeMap;
 use std::fs;
 use std::io::{Read, Write};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use anyhow::{Context, Result, bail};
 use sha2::{Digest, Sha256};
@@ -54,27 +54,6 @@ pub fn dist_info(tree: &Path) -> Result<String> {
             many.join(", ")
         ),
     }
-}
-
-/// Every file below `tree`, as (path with `/` separators, absolute path), sorted.
-fn files(tree: &Path) -> Result<Vec<(String, PathBuf)>> {
-    let mut out = Vec::new();
-    let mut dirs = vec![tree.to_path_buf()];
-    while let Some(dir) = dirs.pop() {
-        for entry in fs::read_dir(&dir).with_context(|| format!("cannot list {}", dir.display()))? {
-            let entry = entry?;
-            let path = entry.path();
-            if entry.file_type()?.is_dir() {
-                dirs.push(path);
-            } else {
-                let relative = path.strip_prefix(tree).expect("below tree");
-                let name = relative.to_string_lossy().replace('\\', "/");
-                out.push((name, path));
-            }
-        }
-    }
-    out.sort();
-    Ok(out)
 }
 
 /// The timestamp every entry gets: `SOURCE_DATE_EPOCH` if set (clamped to 1980, the
@@ -140,7 +119,7 @@ pub fn write(tree: &Path, out: &Path) -> Result<()> {
     fs::create_dir_all(parent)?;
     let temp = tempfile::NamedTempFile::new_in(parent)?;
     let mut zip = ZipWriter::new(temp.reopen()?);
-    let (mut entries, metadata): (Vec<_>, Vec<_>) = files(tree)?
+    let (mut entries, metadata): (Vec<_>, Vec<_>) = crate::fsx::files_below(tree)?
         .into_iter()
         .filter(|(n, _)| *n != record_name)
         .partition(|(n, _)| !n.starts_with(&format!("{info}/")));
@@ -263,7 +242,7 @@ pub fn check_record(wheel: &Path) -> Result<Vec<String>> {
 pub fn check_record_tree(tree: &Path) -> Result<Vec<String>> {
     let mut contents: BTreeMap<String, (String, u64)> = BTreeMap::new();
     let mut record = None;
-    for (name, path) in crate::tree::files_below(tree)? {
+    for (name, path) in crate::fsx::files_below(tree)? {
         if name.ends_with(".dist-info/RECORD") {
             record = Some((name.clone(), fs::read(&path)?));
         }

@@ -6,9 +6,8 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Result, bail};
 
-use crate::exec::run_logged;
-use crate::plan::Command;
 use crate::platform::Platform;
+use crate::process::{Command, run_logged};
 
 /// What the built ctranslate2 wheel depends on (its setup.py's install_requires).
 const RUNTIME_REQUIREMENTS: [&str; 3] = ["numpy", "pyyaml", "setuptools"];
@@ -45,15 +44,12 @@ pub fn download(
     log: &Path,
 ) -> Result<PathBuf> {
     let dest = dir(cache, platform, python);
-    let host = if cfg!(windows) { "py" } else { "python3" };
+    let (host, host_args) = crate::host::python3();
     if !crate::host::on_path(host) {
         bail!("`{host}` is not on PATH: it downloads the build tools' wheels");
     }
     let base = || {
-        let mut command = Command::new(host);
-        if cfg!(windows) {
-            command = command.arg("-3");
-        }
+        let mut command = Command::new(host).args(host_args.iter().copied());
         command = command.args(["-m", "pip", "download", "--quiet", "--only-binary=:all:"]);
         for tag in platform_tags(platform) {
             command = command.args(["--platform", tag]);

@@ -349,7 +349,7 @@ fn file_name(path: &Path) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::variant::Policy;
+    use crate::bundle::Policy;
 
     /// A fake SDK: files on disk (empty) and an import graph in memory.
     struct Tree {

@@ -72,7 +72,7 @@ pub fn select_tree(
     targets: Option<&[String]>,
 ) -> Result<Selection, String> {
     let (dir, pattern) = split(base, glob);
-    let all = crate::tree::files_below(&dir)
+    let all = crate::fsx::files_below(&dir)
         .map_err(|e| format!("cannot list {}: {e:#}", dir.display()))?;
     let mut selection = Selection::default();
     let mut found: BTreeSet<String> = BTreeSet::new();

@@ -81,10 +81,10 @@ pub fn policies() -> &'static [Policy] {
 }
 
 /// The manylinux policy a bundle policy stands for (`None` on Windows).
-pub fn target(policy: crate::variant::Policy) -> Option<&'static str> {
+pub fn target(policy: super::Policy) -> Option<&'static str> {
     match policy {
-        crate::variant::Policy::Manylinux2_28 => Some("manylinux_2_28"),
-        crate::variant::Policy::Windows => None,
+        super::Policy::Manylinux2_28 => Some("manylinux_2_28"),
+        super::Policy::Windows => None,
     }
 }
 
@@ -93,7 +93,7 @@ pub fn target(policy: crate::variant::Policy) -> Option<&'static str> {
 /// A compiler links against the host's glibc, so binaries built there may need any symbol
 /// version up to it (e.g. `pthread_create@GLIBC_2.34` on glibc 2.34 and newer): only a build
 /// on an old enough glibc (the manylinux_2_28 image) can prove manylinux_2_28.
-pub fn target_for(policy: crate::variant::Policy, host: Option<(u32, u32)>) -> Option<String> {
+pub fn target_for(policy: super::Policy, host: Option<(u32, u32)>) -> Option<String> {
     let base = target(policy)?;
     let glibc = |name: &str| -> Option<(u32, u32)> {
         let rest = name.strip_prefix("manylinux_")?;
@@ -327,7 +327,7 @@ pub fn tag_wheel(
     newer_ok: bool,
 ) -> anyhow::Result<Tagging> {
     let mut elves = Vec::new();
-    for (relative, path) in crate::tree::files_below(tree)? {
+    for (relative, path) in crate::fsx::files_below(tree)? {
         if crate::binary::sniff(&path)? != Some(crate::binary::Format::Elf) {
             continue;
         }

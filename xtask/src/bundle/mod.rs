@@ -1,4 +1,5 @@
 //! The bundler: which SDK libraries a build needs, where they go, and where each came from.
+//! Usable without a plan (`bundle --wheel`); the build's spec from a plan is `build::bundle_spec`.
 
 pub mod closure;
 pub mod data;
@@ -9,4 +10,5 @@ pub mod policy;
 pub mod report;
 pub mod run;
 pub mod runpath;
-pub mod spec;
+
+pub use policy::{Output, Policy};

@@ -3,7 +3,28 @@
 
 use std::collections::BTreeSet;
 
-use crate::variant::Policy;
+use serde::Deserialize;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, serde::Serialize)]
+pub enum Policy {
+    /// Windows: API sets, KnownDLLs and system32 are never bundled.
+    #[serde(rename = "windows")]
+    Windows,
+    /// Linux: the manylinux_2_28 list of libraries every system provides.
+    #[serde(rename = "manylinux_2_28")]
+    Manylinux2_28,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Deserialize, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Output {
+    /// The input wheel with the libraries inside and RECORD rewritten.
+    FatWheel,
+    /// A PyInstaller-style `_internal/` folder and a `binaries` list for a `.spec`.
+    Portable,
+    /// Which file came from which package, sizes, sha256, who needs it.
+    Report,
+}
 
 #[derive(Debug, Clone)]
 pub struct SystemLibraries {

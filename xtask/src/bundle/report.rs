@@ -8,7 +8,7 @@ use std::path::Path;
 use serde::Serialize;
 
 use super::layout::Placed;
-use crate::plan::human_size;
+use crate::units::human_size;
 
 pub const SCHEMA_VERSION: u32 = 1;
 

@@ -16,11 +16,11 @@ use super::manylinux;
 use super::policy::SystemLibraries;
 use super::report::Report;
 use super::runpath;
+use super::{Output, Policy};
 use crate::binary;
 use crate::diagnostic::InputError;
-use crate::tree::files_below;
+use crate::fsx::files_below;
 use crate::unpack::{self, Format, Limits};
-use crate::variant::{Output, Policy};
 
 /// Everything one bundle run needs.
 #[derive(Debug, Clone)]
@@ -261,7 +261,8 @@ pub fn run(spec: &Spec) -> Result<Outcome> {
             }
         }
     }
-    replace_dir(&out, &spec.out)?;
+    crate::fsx::replace(&out, &spec.out)
+        .with_context(|| format!("cannot move the bundle to {}", spec.out.display()))?;
     Ok(Outcome {
         closure,
         placed,
@@ -322,7 +323,7 @@ fn check_out_apart_from_wheel(out: &Path, wheel: &Path) -> Result<(), InputError
 fn check_input_record(wheel: &Path, tree: &Path) -> Result<()> {
     let mut problems = crate::wheel::check_record_tree(tree)
         .map_err(|e| InputError::new(format!("{}: {e:#}", wheel.display())))?;
-    let has_wheel_file = crate::tree::files_below(tree)?
+    let has_wheel_file = crate::fsx::files_below(tree)?
         .iter()
         .any(|(name, _)| name.ends_with(".dist-info/WHEEL") && name.matches('/').count() == 1);
     if !has_wheel_file {
@@ -606,28 +607,5 @@ fn write_portable(tree: &Path, placed: &[Placed], portable: &Path) -> Result<()>
         portable.join(PYINSTALLER_HOOK),
         include_str!("../../python/hook-ctranslate2.py"),
     )?;
-    Ok(())
-}
-
-/// Puts `staged` at `dest`, replacing what was there only once `staged` is complete.
-fn replace_dir(staged: &Path, dest: &Path) -> Result<()> {
-    let old = dest.with_file_name(format!(
-        ".{}.old-{}",
-        dest.file_name().unwrap_or_default().to_string_lossy(),
-        std::process::id()
-    ));
-    let had_old = dest.exists();
-    if had_old {
-        fs::rename(dest, &old).with_context(|| format!("cannot move {} aside", dest.display()))?;
-    }
-    if let Err(e) = fs::rename(staged, dest) {
-        if had_old {
-            let _ = fs::rename(&old, dest);
-        }
-        return Err(e).with_context(|| format!("cannot move the bundle to {}", dest.display()));
-    }
-    if had_old {
-        fs::remove_dir_all(&old).with_context(|| format!("cannot remove {}", old.display()))?;
-    }
     Ok(())
 }

@@ -2,7 +2,6 @@
 //! last successful run. A step that fails (or is interrupted) has no success record, so the
 //! next run starts again from it. Every external command's output goes to the step's log.
 
-mod command;
 mod state;
 
 use std::path::PathBuf;
@@ -10,7 +9,7 @@ use std::time::Instant;
 
 use anyhow::{Context, Result, bail};
 
-pub use command::{CommandFailed, run_logged};
+pub use crate::process::{CommandFailed, run_logged};
 pub use state::State;
 
 use crate::plan::{Action, Plan, Step};

@@ -35,6 +35,6 @@ impl State {
 
     pub fn record(&self, step: &str, fingerprint: &str) -> Result<()> {
         fs::create_dir_all(&self.dir)?;
-        crate::pin::write_atomically(&self.file(step), fingerprint)
+        crate::fsx::write_atomically(&self.file(step), fingerprint)
     }
 }

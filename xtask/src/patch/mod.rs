@@ -76,7 +76,7 @@ pub fn apply_series(patches: &[PathBuf], tree: &Path, log: &Path) -> Result<()> 
         }
         applied.push(p);
     }
-    crate::pin::write_atomically(&marker, &wanted)
+    crate::fsx::write_atomically(&marker, &wanted)
 }
 
 /// What `patch --dry-run` says of one patch on a tree.

@@ -1,6 +1,6 @@
 //! The plan: a resolved variant turned into the ordered steps a build runs, each with its
 //! inputs, exact command lines, environment, outputs and fingerprint. `plan`, `build
-//! --dry-run`, the JSON view and (later) the executor all read this one structure.
+//! --dry-run`, the JSON view and the executor (`exec/`) all read this one structure.
 //!
 //! The JSON form is documented in docs/plan-json.md; bump [`SCHEMA_VERSION`] on any change
 //! that could break a reader.
@@ -14,10 +14,11 @@ use serde::Serialize;
 use sha2::{Digest, Sha256};
 
 use crate::platform::Platform;
+pub use crate::process::Command;
 use crate::variant::Resolved;
 use crate::workspace::Workspace;
 
-pub use render::{human_size, render_text};
+pub use render::render_text;
 pub use steps::SOURCE_INPUT;
 
 pub const SCHEMA_VERSION: u32 = 1;
@@ -157,9 +158,28 @@ pub enum Action {
 }
 
 impl Plan {
+    /// The first step whose action `pick` maps to a value, and that value: the one way to look
+    /// up a step by what it does.
+    pub fn find_action<'a, T>(&'a self, pick: impl FnMut(&'a Action) -> Option<T>) -> Option<T> {
+        self.steps.iter().map(|s| &s.action).find_map(pick)
+    }
+
+    /// The first step whose action is one that `is` accepts.
+    pub fn step(&self, is: impl Fn(&Action) -> bool) -> Option<&Step> {
+        self.steps.iter().find(|s| is(&s.action))
+    }
+
+    /// The bundle step's action, if the plan bundles.
+    pub fn bundle_action(&self) -> Option<&BundleAction> {
+        self.find_action(|a| match a {
+            Action::Bundle(b) => Some(b),
+            _ => None,
+        })
+    }
+
     /// The requirements file of the plan's build-tools venv, if it has one.
     pub fn venv_requirements(&self) -> Option<std::path::PathBuf> {
-        self.steps.iter().find_map(|s| match &s.action {
+        self.find_action(|a| match a {
             Action::Venv { requirements } => Some(std::path::PathBuf::from(requirements)),
             _ => None,
         })
@@ -253,54 +273,6 @@ pub struct DataFiles {
     pub base: Option<String>,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Command {
-    pub program: String,
-    pub args: Vec<String>,
-    pub cwd: Option<String>,
-}
-
-impl Command {
-    pub fn new(program: impl Into<String>) -> Command {
-        Command {
-            program: program.into(),
-            args: Vec::new(),
-            cwd: None,
-        }
-    }
-
-    pub fn arg(mut self, arg: impl Into<String>) -> Command {
-        self.args.push(arg.into());
-        self
-    }
-
-    pub fn args<I: IntoIterator<Item = S>, S: Into<String>>(mut self, args: I) -> Command {
-        self.args.extend(args.into_iter().map(Into::into));
-        self
-    }
-
-    /// The command as a shell line (for reading, not for running).
-    pub fn shell_line(&self) -> String {
-        std::iter::once(&self.program)
-            .chain(&self.args)
-            .map(|a| shell_quote(a))
-            .collect::<Vec<_>>()
-            .join(" ")
-    }
-}
-
-fn shell_quote(arg: &str) -> String {
-    let plain = !arg.is_empty()
-        && arg
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b"-_./=:+,@%{}<>".contains(&b));
-    if plain {
-        arg.to_string()
-    } else {
-        format!("'{}'", arg.replace('\'', r"'\''"))
-    }
-}
-
 /// Builds the plan for a resolved variant.
 pub fn plan(workspace: &Workspace, variant: &Resolved) -> Plan {
     let mut plan = steps::plan(workspace, variant);
@@ -324,19 +296,5 @@ fn fingerprint(plan: &mut Plan) {
         }
         step.fingerprint = crate::cache::hex(&hasher.finalize());
         done.insert(step.id.clone(), step.fingerprint.clone());
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn shell_line_quotes_only_what_needs_it() {
-        let cmd = Command::new("cmake").args(["-DX=a b", "-DY=ON", "-DZ=gfx1030;gfx1100"]);
-        assert_eq!(
-            cmd.shell_line(),
-            "cmake '-DX=a b' -DY=ON '-DZ=gfx1030;gfx1100'"
-        );
     }
 }

@@ -3,6 +3,7 @@
 use std::fmt::Write;
 
 use super::Plan;
+use crate::units::human_size;
 
 pub fn render_text(plan: &Plan) -> String {
     let short = |s: &str| {
@@ -120,32 +121,5 @@ fn plain(value: &serde_json::Value) -> String {
             .join("  "),
         serde_json::Value::Array(items) => items.iter().map(plain).collect::<Vec<_>>().join(", "),
         other => other.to_string(),
-    }
-}
-
-pub fn human_size(bytes: u64) -> String {
-    const UNITS: [&str; 4] = ["B", "KiB", "MiB", "GiB"];
-    let mut value = bytes as f64;
-    let mut unit = 0;
-    while value >= 1024.0 && unit < UNITS.len() - 1 {
-        value /= 1024.0;
-        unit += 1;
-    }
-    if unit == 0 {
-        format!("{bytes} B")
-    } else {
-        format!("{value:.1} {}", UNITS[unit])
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::human_size;
-
-    #[test]
-    fn sizes_read_naturally() {
-        assert_eq!(human_size(512), "512 B");
-        assert_eq!(human_size(1536), "1.5 KiB");
-        assert_eq!(human_size(607 * 1024 * 1024), "607.0 MiB");
     }
 }

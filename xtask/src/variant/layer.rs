@@ -9,6 +9,8 @@ use std::collections::BTreeMap;
 
 use serde::Deserialize;
 
+pub use crate::bundle::{Output, Policy};
+
 use super::loc::Loc;
 
 /// A value for a `-D` option: TOML booleans become `ON`/`OFF`.
@@ -190,27 +192,6 @@ pub struct SdkSpec {
     pub requires: Option<Vec<String>>,
     /// What to tell a user who lacks the SDK.
     pub install_hint: Option<String>,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, serde::Serialize)]
-pub enum Policy {
-    /// Windows: API sets, KnownDLLs and system32 are never bundled.
-    #[serde(rename = "windows")]
-    Windows,
-    /// Linux: the manylinux_2_28 list of libraries every system provides.
-    #[serde(rename = "manylinux_2_28")]
-    Manylinux2_28,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Deserialize, serde::Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Output {
-    /// The input wheel with the libraries inside and RECORD rewritten.
-    FatWheel,
-    /// A PyInstaller-style `_internal/` folder and a `binaries` list for a `.spec`.
-    Portable,
-    /// Which file came from which package, sizes, sha256, who needs it.
-    Report,
 }
 
 #[derive(Debug, Default, Clone, Deserialize)]

@@ -1,0 +1,176 @@
+//! The bundle [`Spec`] of a plan's `bundle` step: the plan knows every folder except the SDK
+//! and the toolchain, which are found on the build machine and passed in.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result, bail};
+
+use crate::bundle::run::{Data, Search, SearchDir, Spec};
+use crate::plan::{BundleAction, Plan};
+use crate::variant::DataFilter;
+
+/// Folders the plan cannot know.
+#[derive(Debug, Default, Clone)]
+pub struct Found {
+    /// The CUDA toolkit or HIP SDK (for `from = "sdk"`).
+    pub sdk_root: Option<PathBuf>,
+    /// The compiler's runtime libraries (for `from = "toolchain"`).
+    pub toolchain: Option<PathBuf>,
+    /// The SDK's version as found on this machine, for the report (else the variant's).
+    pub sdk_version: Option<String>,
+}
+
+pub fn from_plan(plan: &Plan, found: &Found) -> Result<Spec> {
+    let action = plan
+        .bundle_action()
+        .with_context(|| format!("the plan of `{}` has no bundle step", plan.variant))?;
+    from_action(plan, action, found)
+}
+
+fn from_action(plan: &Plan, action: &BundleAction, found: &Found) -> Result<Spec> {
+    let folder = |from: &str, known: &Option<String>, rel: &str| -> Result<PathBuf> {
+        if let Some(path) = known {
+            return Ok(PathBuf::from(path));
+        }
+        let detected = (from == "toolchain" && found.toolchain.is_none())
+            .then(|| compiler_runtime_dir(plan))
+            .flatten();
+        let (base, flag) = match from {
+            "sdk" => (&found.sdk_root, "--sdk-dir"),
+            "toolchain" if detected.is_some() => (&detected, "--toolchain-dir"),
+            "toolchain" => (&found.toolchain, "--toolchain-dir"),
+            other => bail!("bundle source `{other}` has no folder in the plan"),
+        };
+        match base {
+            Some(base) if from == "sdk" => Ok(crate::hip::locate(base, rel)),
+            Some(base) => Ok(join(base, rel)),
+            None => bail!(
+                "variant `{}` bundles libraries from the {from}, which this command cannot find \
+                 by itself: pass {flag} DIR",
+                plan.variant
+            ),
+        }
+    };
+    let mut search = Vec::new();
+    for s in &action.search {
+        let dir = if s.from == "wheel" {
+            SearchDir::InWheel(s.path.clone().unwrap_or_else(|| s.dir.clone()))
+        } else {
+            SearchDir::Dir(folder(&s.from, &s.path, &s.dir)?)
+        };
+        let (package, counts_as_sdk) = match s.from.as_str() {
+            "prefix" => (
+                Some(format!("CTranslate2 {} (this build)", plan.ctranslate2)),
+                false,
+            ),
+            "toolchain" => (Some("the C++ compiler's runtime".to_string()), false),
+            "sdk" => (
+                plan.sdk
+                    .as_ref()
+                    .map(|sdk| sdk_name(sdk, found.sdk_version.as_deref())),
+                true,
+            ),
+            _ => (None, true),
+        };
+        search.push(Search {
+            dir,
+            dest: s.dest.clone(),
+            package,
+            counts_as_sdk,
+        });
+    }
+    let mut data = Vec::new();
+    for d in &action.data {
+        // The glob's folder is found in the SDK's own layout (see `hip::locate`).
+        let (dir, pattern) = match (d.from.as_str(), d.glob.rsplit_once('/')) {
+            ("sdk", Some((dir, pattern))) => (dir, pattern.to_string()),
+            _ => ("", d.glob.clone()),
+        };
+        data.push(Data {
+            base: folder(&d.from, &d.base, dir)?,
+            glob: pattern,
+            dest: d.dest.clone(),
+            filter_gpu_targets: d.filter == Some(DataFilter::GpuTargets),
+        });
+    }
+    Ok(Spec {
+        wheel: PathBuf::from(&action.wheel),
+        policy: action.policy,
+        manylinux: action.manylinux.clone(),
+        manylinux_newer_ok: false,
+        roots: action.roots.clone(),
+        force: action.force.clone(),
+        assume_present: Vec::new(),
+        search,
+        data,
+        gpu_targets: action.gpu_targets.clone(),
+        outputs: action.produce.clone(),
+        out: PathBuf::from(&action.out),
+        patchelf: action.patchelf.as_ref().map(PathBuf::from),
+        variant: plan.variant.clone(),
+        platform: plan.platform.to_string(),
+        missing_hint: missing_hint(plan, action),
+        keep_linux_tag: false,
+    })
+}
+
+/// What an error about a missing library adds: the package each SDK folder is, its URL,
+/// and the ways to fix it. Upstream installs these wheels by direct URL
+/// (OpenNMT/CTranslate2 v4.7.1, python/tools/prepare_build_environment_windows_rocm.sh).
+fn missing_hint(plan: &Plan, action: &BundleAction) -> String {
+    let packages: Vec<(&str, &str, &str)> = action
+        .search
+        .iter()
+        .filter_map(|s| Some((s.dir.as_str(), s.package.as_deref()?, s.url.as_deref()?)))
+        .collect();
+    if packages.is_empty() {
+        return String::new();
+    }
+    let mut text = String::new();
+    for (dir, package, url) in &packages {
+        text.push_str(&format!("\n  = {dir} is the package {package}, from {url}"));
+    }
+    let urls: Vec<&str> = packages.iter().map(|(_, _, url)| *url).collect();
+    text.push_str(&format!(
+        "\n  = to fix: build without --sdk-dir to use the pinned wheels \
+         (`cargo xtask build --variant {variant} --platform {platform}`), or give --sdk-dir a \
+         folder that has them: `pip install --no-deps --target DIR {urls}`",
+        variant = plan.variant,
+        platform = plan.platform,
+        urls = urls.join(" ")
+    ));
+    text
+}
+
+/// The folder of the C++ compiler's OpenMP runtime (libgomp; `$CXX`, else `c++`), which a
+/// Linux wheel carries. Windows builds name their runtime's folder explicitly.
+fn compiler_runtime_dir(plan: &Plan) -> Option<PathBuf> {
+    if plan.platform.is_windows() {
+        return None;
+    }
+    let compiler = std::env::var("CXX").unwrap_or_else(|_| "c++".to_string());
+    let output = std::process::Command::new(compiler)
+        .arg("-print-file-name=libgomp.so.1")
+        .output()
+        .ok()?;
+    let path = PathBuf::from(String::from_utf8_lossy(&output.stdout).trim());
+    path.is_absolute()
+        .then(|| path.parent().map(Path::to_path_buf))
+        .flatten()
+}
+
+fn sdk_name(sdk: &crate::variant::Sdk, found: Option<&str>) -> String {
+    match (sdk.kind, found.filter(|v| !v.is_empty())) {
+        (crate::variant::SdkKind::Cuda, Some(v)) => format!("CUDA toolkit {v}"),
+        (crate::variant::SdkKind::Cuda, None) => format!("CUDA toolkit ({}+)", sdk.version),
+        (crate::variant::SdkKind::Hip, v) => format!("HIP SDK {}", v.unwrap_or(&sdk.version)),
+    }
+}
+
+fn join(base: &Path, rel: &str) -> PathBuf {
+    if rel.is_empty() {
+        base.to_path_buf()
+    } else {
+        base.join(rel)
+    }
+}

@@ -1,0 +1,12 @@
+//! The build: the executor's step runner (`runner`: step dispatch, SDK placeholders), the
+//! bundle spec a plan's bundle step hands to the bundler (`bundle_spec`), `build-info.json`
+//! (`info`), ninja progress (`progress`) and the toolchain checks (`toolchain`).
+
+pub mod bundle_spec;
+pub mod info;
+pub mod progress;
+pub mod runner;
+pub mod toolchain;
+
+pub use info::BUILD_INFO;
+pub use runner::Runner;

@@ -1,0 +1,367 @@
+//! What each kind of plan step does when `build` runs it: the tool's own steps (fetch,
+//! unpack, patch, bundle, checksum) call into the library; the others run their commands with
+//! output to the step's log and a progress bar fed by ninja's `[n/m]` lines.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result, bail};
+
+use super::bundle_spec;
+use super::info::{first_line, write_build_info};
+use super::progress::run_commands;
+use super::toolchain::{check_compiler, check_python};
+use crate::bundle::run as bundle_run;
+use crate::cache::Cache;
+use crate::exec::Handler;
+use crate::plan::{Action, Plan, Step};
+use crate::unpack;
+use crate::variant::SdkKind;
+use crate::{checksums, cuda_arch, download, fetch, msvc, patch, sdk, wheelhouse};
+
+pub struct Runner {
+    pub cache: Cache,
+    pub download: download::Options,
+    /// Folders the plan cannot know (SDK, compiler runtime); found on demand when missing.
+    pub found: bundle_spec::Found,
+    /// The GPU SDK found on this machine, once a step needed it (for build-info.json).
+    pub sdk_found: Option<sdk::Found>,
+    /// Windows: the MSVC x64 toolchain, once a step needed it.
+    pub msvc: Option<msvc::Toolchain>,
+    /// CUDA: the `CUDA_ARCH_LIST` for the toolkit found (`{sdk.cuda-arch}`).
+    pub cuda_arch: Option<String>,
+}
+
+impl Handler for Runner {
+    fn cannot_run(&self, plan: &Plan, step: &Step) -> Option<String> {
+        let here = crate::platform::Platform::host();
+        (matches!(step.action, Action::Verify) && here != Some(plan.platform)).then(|| {
+            format!(
+                "installing and importing a {} wheel needs a {} machine; there, run \
+                 `cargo xtask verify --variant {} --platform {} --python {}`",
+                plan.platform, plan.platform, plan.variant, plan.platform, plan.python
+            )
+        })
+    }
+
+    fn run(&mut self, plan: &Plan, step: &Step, log: &Path) -> Result<()> {
+        match &step.action {
+            Action::Fetch { .. } => {
+                let summary = fetch::fetch_plan(&self.cache, plan, &self.download)?;
+                eprintln!("      {}", summary.line());
+                if !self.download.offline
+                    && let Some(requirements) = plan.venv_requirements()
+                {
+                    // Online, the venv can still install from the index: a failure here
+                    // only means `--offline` will not work from this cache yet.
+                    match wheelhouse::download(
+                        self.cache.root(),
+                        plan.platform,
+                        &plan.python,
+                        &requirements,
+                        &[],
+                        log,
+                    ) {
+                        Ok(dir) => {
+                            eprintln!("      build-tool and runtime wheels in {}", dir.display())
+                        }
+                        Err(e) => eprintln!(
+                            "      warning: the pip wheels for offline builds were not fetched: {e:#}"
+                        ),
+                    }
+                }
+                Ok(())
+            }
+            Action::Unpack {
+                input,
+                archive,
+                subdir,
+                dest,
+            } => {
+                let planned = plan.inputs.iter().find(|i| &i.name == input);
+                if let Some(i) = planned {
+                    self.verify_cached(i)?;
+                }
+                let file_name = planned.map_or(archive.as_str(), |i| i.file_name.as_str());
+                let unpacked = unpack::unpack_input(
+                    input,
+                    Path::new(archive),
+                    file_name,
+                    subdir.as_deref(),
+                    Path::new(dest),
+                )?;
+                eprintln!(
+                    "      {} files, {}",
+                    unpacked.files,
+                    crate::units::human_size(unpacked.bytes)
+                );
+                Ok(())
+            }
+            Action::Patch { patches, tree, .. } => {
+                let root = Path::new(&plan.root);
+                let files: Vec<PathBuf> = patches.iter().map(|p| root.join(p)).collect();
+                patch::apply_series(&files, Path::new(tree), log)
+            }
+            Action::Clone { url, .. } => bail!(
+                "step `{}`: cloning {url} is not supported by `build` yet; use a pinned archive",
+                step.id
+            ),
+            Action::Bundle(_) => self.bundle(plan),
+            Action::Checksum { dir, .. } => {
+                let compiler = self.compiler_banner(plan)?;
+                write_build_info(plan, self.sdk_found.as_ref(), &compiler, Path::new(dir))?;
+                checksums::write(Path::new(dir), checksums::default_jobs())?;
+                Ok(())
+            }
+            Action::Configure { .. } => {
+                check_compiler(plan)?;
+                let (step, env) = self.with_sdk(plan, step)?;
+                let env = self.with_msvc(plan, &env)?;
+                run_commands(&step, &env, log)
+            }
+            Action::Venv { .. } => {
+                check_python(plan, step)?;
+                run_commands(step, &self.pip_env(step), log)
+            }
+            Action::Build { .. } => {
+                let (step, env) = self.with_sdk(plan, step)?;
+                let env = self.with_msvc(plan, &env)?;
+                run_commands(&step, &env, log)
+            }
+            Action::Verify => run_commands(step, &self.pip_env(step), log),
+            Action::CopyDlls { files, dest } => {
+                for copied in crate::copy_dlls::copy(files, Path::new(dest))? {
+                    eprintln!("      {}", copied.display());
+                }
+                Ok(())
+            }
+            Action::Install { .. } | Action::Wheel => {
+                let env = self.with_msvc(plan, &step.env)?;
+                run_commands(step, &env, log)
+            }
+        }
+    }
+
+    /// The compiler's and Python's versions: a new compiler rebuilds, a new Python re-wheels.
+    fn runtime_fingerprint(&mut self, plan: &Plan, step: &Step) -> Result<String> {
+        Ok(match &step.action {
+            Action::Configure { .. } | Action::Build { .. } => self.compiler_banner(plan)?,
+            // A cached file that went missing (or was deleted as corrupt) fetches again.
+            Action::Fetch { .. } => plan
+                .inputs
+                .iter()
+                .map(|i| {
+                    let cached = i
+                        .cache_path
+                        .as_ref()
+                        .is_some_and(|p| Path::new(p).is_file());
+                    format!("{}={cached};", i.name)
+                })
+                .collect(),
+            Action::Patch { patches, .. } => {
+                let files: Vec<PathBuf> = patches.iter().map(PathBuf::from).collect();
+                patch::fingerprint(&files)?
+            }
+            // A tree patched with another series is unpacked afresh, then patched.
+            Action::Unpack { dest, .. } => match patched_tree_series(plan, dest) {
+                Some(files) => patch::fingerprint(&files)?,
+                None => String::new(),
+            },
+            // A new Python, or new pins in the requirements file, make a new venv.
+            Action::Venv { requirements } => {
+                let python = step
+                    .commands
+                    .first()
+                    .map(|c| first_line(&c.program, "--version"))
+                    .unwrap_or_default();
+                let (pins, _) = crate::cache::sha256_file(Path::new(requirements))
+                    .with_context(|| format!("cannot read {requirements}"))?;
+                format!("{python};{pins}")
+            }
+            Action::Wheel => step
+                .commands
+                .first()
+                .map(|c| first_line(&c.program, "--version"))
+                .unwrap_or_default(),
+            _ => String::new(),
+        })
+    }
+}
+
+impl Runner {
+    /// The compiler's first line, for fingerprints and build-info.json: `c++ --version`, or
+    /// on Windows the banner `cl` prints (on stderr) when run with no arguments.
+    fn compiler_banner(&mut self, plan: &Plan) -> Result<String> {
+        if !plan.platform.is_windows() {
+            return Ok(first_line("c++", "--version"));
+        }
+        if crate::platform::Platform::host() != Some(plan.platform) {
+            return Ok(String::new());
+        }
+        Ok(msvc::banner(self.msvc_toolchain()?))
+    }
+
+    fn msvc_toolchain(&mut self) -> Result<&msvc::Toolchain> {
+        if self.msvc.is_none() {
+            let found = msvc::find()?;
+            eprintln!("      MSVC x64 environment: {}", found.how());
+            self.msvc = Some(found);
+        }
+        Ok(self.msvc.as_ref().expect("set above"))
+    }
+
+    /// A Windows source build's step environment inside the MSVC x64 environment.
+    fn with_msvc(
+        &mut self,
+        plan: &Plan,
+        env: &BTreeMap<String, String>,
+    ) -> Result<BTreeMap<String, String>> {
+        if plan.msvc.is_none() {
+            return Ok(env.clone());
+        }
+        Ok(msvc::step_env(self.msvc_toolchain()?, env))
+    }
+
+    /// Offline, pip installs only from the wheelhouse `fetch` filled.
+    fn pip_env(&self, step: &Step) -> BTreeMap<String, String> {
+        let mut env = step.env.clone();
+        if self.download.offline {
+            env.insert("PIP_NO_INDEX".into(), "1".into());
+        }
+        env
+    }
+
+    /// The SDK the plan needs, found once per run (`--sdk-dir` is checked, not searched).
+    fn sdk(&mut self, plan: &Plan) -> Result<Option<sdk::Found>> {
+        let Some(wanted) = &plan.sdk else {
+            return Ok(None);
+        };
+        if let Some(found) = &self.sdk_found {
+            return Ok(Some(found.clone()));
+        }
+        let gpu_targets: Vec<String> = plan
+            .bundle_action()
+            .map(|b| b.gpu_targets.clone())
+            .unwrap_or_default();
+        let found = sdk::find(
+            wanted,
+            plan.platform,
+            &gpu_targets,
+            self.found.sdk_root.as_deref(),
+        )?;
+        eprintln!(
+            "      {} {} at {} ({})",
+            match wanted.kind {
+                SdkKind::Cuda => "CUDA toolkit",
+                SdkKind::Hip => "HIP SDK",
+            },
+            found.version,
+            found.root.display(),
+            found.how
+        );
+        if let (SdkKind::Cuda, Some(requested)) = (wanted.kind, &plan.cuda_arch) {
+            let list = cuda_arch::for_toolkit(requested, &found.version)?;
+            eprintln!("      CUDA_ARCH_LIST for CUDA {}: {list}", found.version);
+            self.cuda_arch = Some(list);
+        }
+        self.found.sdk_root = Some(found.root.clone());
+        self.found.sdk_version = Some(found.version.clone());
+        self.sdk_found = Some(found.clone());
+        Ok(Some(found))
+    }
+
+    /// `step` with `{sdk.root}` and `{sdk.clang}` replaced by the SDK found here, and its environment plus
+    /// `CUDA_PATH` (CMake's FindCUDA looks there first) or `HIP_PATH`/`ROCM_PATH`. A missing
+    /// or unfit SDK stops the build.
+    fn with_sdk(&mut self, plan: &Plan, step: &Step) -> Result<(Step, BTreeMap<String, String>)> {
+        let Some(found) = self.sdk(plan)? else {
+            return Ok((step.clone(), step.env.clone()));
+        };
+        let slashed = |p: &Path| p.display().to_string().replace('\\', "/");
+        let root = slashed(&found.root);
+        let clang = crate::hip::clang_dir(&found.root).map(|d| slashed(&d));
+        let fill = |text: &str| -> Result<String> {
+            let mut text = text.replace("{sdk.root}", &root);
+            if let Some(list) = &self.cuda_arch {
+                text = text.replace("{sdk.cuda-arch}", list);
+            }
+            if !text.contains("{sdk.clang}") {
+                return Ok(text);
+            }
+            let Some(clang) = &clang else {
+                bail!(
+                    "step `{}` needs the SDK's clang ({{sdk.clang}}), but {} has none in llvm/bin \
+                     or lib/llvm-*/bin",
+                    step.id,
+                    found.root.display()
+                );
+            };
+            Ok(text.replace("{sdk.clang}", clang))
+        };
+        let mut filled = step.clone();
+        for command in &mut filled.commands {
+            command.program = fill(&command.program)?;
+            for arg in &mut command.args {
+                *arg = fill(arg)?;
+            }
+        }
+        let mut env = BTreeMap::new();
+        for (k, v) in &step.env {
+            env.insert(k.clone(), fill(v)?);
+        }
+        let step = filled;
+        let vars: &[&str] = match plan.sdk.as_ref().map(|s| s.kind) {
+            Some(SdkKind::Cuda) => &["CUDA_PATH"],
+            _ => &["HIP_PATH", "ROCM_PATH"],
+        };
+        for var in vars {
+            env.insert(var.to_string(), found.root.display().to_string());
+        }
+        if !plan.platform.is_windows() && vars.contains(&"ROCM_PATH") {
+            env.extend(crate::hip::compile_env(&found.root));
+        }
+        Ok((step, env))
+    }
+
+    /// Re-hashes a pinned input before it is used: a file damaged since `fetch` ran is caught.
+    fn verify_cached(&self, input: &crate::plan::PlannedInput) -> Result<()> {
+        let Some(sha256) = &input.sha256 else {
+            return Ok(());
+        };
+        let pin = crate::cache::Pin {
+            url: input.url.clone(),
+            sha256: sha256.clone(),
+            size: input.size,
+            file_name: input.file_name.clone(),
+        };
+        match self.cache.lookup(&pin) {
+            Ok(Some(_)) => Ok(()),
+            Ok(None) => bail!(
+                "input `{}` is not in the cache any more: run `cargo xtask fetch` (or the build \
+                 again, which fetches it)",
+                input.name
+            ),
+            Err(e) => Err(e).with_context(|| format!("input `{}`", input.name)),
+        }
+    }
+
+    fn bundle(&mut self, plan: &Plan) -> Result<()> {
+        self.sdk(plan)?;
+        let spec = bundle_spec::from_plan(plan, &self.found)?;
+        let outcome = bundle_run::run(&spec)?;
+        for line in outcome.report.summary().lines() {
+            eprintln!("      {line}");
+        }
+        Ok(())
+    }
+}
+
+/// The patches a plan applies to the tree unpacked at `dest`, if it patches that tree.
+fn patched_tree_series(plan: &Plan, dest: &str) -> Option<Vec<PathBuf>> {
+    plan.find_action(|a| match a {
+        Action::Patch { patches, tree, .. } if tree == dest => {
+            Some(patches.iter().map(PathBuf::from).collect())
+        }
+        _ => None,
+    })
+}

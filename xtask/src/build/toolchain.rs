@@ -1,0 +1,49 @@
+//! Checks that the tools a build starts with are there, with the next step when they are not.
+
+use std::process::Command as Process;
+
+use anyhow::{Result, bail};
+
+use crate::host;
+use crate::plan::{Plan, Step};
+
+/// Linux: a C++ compiler on PATH (or $CXX), else how to install one.
+pub fn check_compiler(plan: &Plan) -> Result<()> {
+    if plan.platform.is_windows() || std::env::var_os("CXX").is_some() {
+        return Ok(());
+    }
+    if ["c++", "g++", "clang++"].iter().any(|c| host::on_path(c)) {
+        return Ok(());
+    }
+    bail!(
+        "no C++ compiler found (looked for $CXX, c++, g++, clang++ on PATH). Install one:\n  \
+         Debian/Ubuntu: sudo apt-get install build-essential\n  \
+         Fedora/RHEL:   sudo dnf install gcc-c++ make\n  \
+         Arch:          sudo pacman -S base-devel"
+    )
+}
+
+/// The Python that creates the tools venv can be started.
+pub fn check_python(plan: &Plan, step: &Step) -> Result<()> {
+    let Some(launcher) = step.commands.first() else {
+        return Ok(());
+    };
+    // Started, not just found: a pyenv shim exists for versions it cannot run.
+    let mut probe = Process::new(&launcher.program);
+    probe.args(launcher.args.iter().take_while(|a| *a != "-m"));
+    if probe
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success())
+    {
+        return Ok(());
+    }
+    bail!(
+        "`{}` (Python {}) cannot be started; the build's tools venv needs it. Install it \
+         (Debian/Ubuntu: sudo apt-get install python{}-venv; Windows: the python.org \
+         installer, which provides the `py` launcher), or pick an installed version with --python",
+        launcher.program,
+        plan.python,
+        plan.python
+    )
+}

@@ -1,0 +1,81 @@
+//! `build`: one variant end to end, step by step, through the executor.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::Result;
+
+use super::{make_plan, pin_if_allowed, print_plan};
+use crate::build::Runner;
+use crate::build::bundle_spec;
+use crate::cache::Cache;
+use crate::cli::{DownloadArgs, Selection};
+use crate::exec::Executor;
+use crate::plan;
+use crate::workspace::Workspace;
+
+pub fn run(
+    workspace: &Workspace,
+    selection: Selection,
+    dry_run: bool,
+    json: bool,
+    download: DownloadArgs,
+) -> Result<ExitCode> {
+    let plan = make_plan(workspace, &selection)?;
+    if dry_run {
+        print_plan(&plan, json)?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    let plan = pin_if_allowed(workspace, &selection, plan, &download)?;
+    build(workspace, &plan, selection.sdk_dir.clone(), &download)
+}
+
+fn build(
+    workspace: &Workspace,
+    plan: &plan::Plan,
+    sdk_root: Option<PathBuf>,
+    download: &DownloadArgs,
+) -> Result<ExitCode> {
+    eprintln!(
+        "building {} for {} (Python {}): {} steps; logs in {}",
+        plan.variant,
+        plan.platform,
+        plan.python,
+        plan.steps.len(),
+        workspace.log_dir(&plan.slot, plan.platform).display()
+    );
+    for note in &plan.notes {
+        eprintln!("note: {note}");
+    }
+    let mut runner = Runner {
+        cache: Cache::new(&workspace.cache_dir),
+        download: download.options(),
+        found: bundle_spec::Found {
+            sdk_root,
+            toolchain: None,
+            sdk_version: None,
+        },
+        sdk_found: None,
+        msvc: None,
+        cuda_arch: None,
+    };
+    let mut executor = Executor::new(
+        plan,
+        workspace.state_dir(&plan.slot, plan.platform, &plan.python),
+        workspace.log_dir(&plan.slot, plan.platform),
+    );
+    let report = executor.run(&mut runner)?;
+    eprintln!(
+        "done in {:.1} s: {} step(s) ran, {} up to date",
+        report.seconds,
+        report.ran.len(),
+        report.skipped.len()
+    );
+    for (step, why) in &report.not_run {
+        eprintln!("warning: step `{step}` did not run: {why}");
+    }
+    for artifact in &plan.artifacts {
+        println!("{artifact}");
+    }
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,45 @@
+//! `fetch`: download (or find in the cache) and verify every pinned input of one build.
+
+use std::process::ExitCode;
+
+use anyhow::Result;
+
+use super::{make_plan, pin_if_allowed};
+use crate::cache::Cache;
+use crate::cli::{DownloadArgs, Selection};
+use crate::fetch;
+use crate::workspace::Workspace;
+
+pub fn run(
+    workspace: &Workspace,
+    selection: Selection,
+    download: DownloadArgs,
+    no_wheels: bool,
+) -> Result<ExitCode> {
+    let plan = make_plan(workspace, &selection)?;
+    let plan = pin_if_allowed(workspace, &selection, plan, &download)?;
+    let cache = Cache::new(&workspace.cache_dir);
+    let summary = fetch::fetch_plan(&cache, &plan, &download.options())?;
+    for f in &summary.fetched {
+        let how = if f.downloaded { "downloaded" } else { "cached" };
+        println!("{:<28} {how:<10} {}", f.name, f.path.display());
+    }
+    eprintln!("{}", summary.line());
+    if !download.offline
+        && !no_wheels
+        && let Some(requirements) = plan.venv_requirements()
+    {
+        let log_dir = workspace.log_dir(&plan.slot, plan.platform);
+        std::fs::create_dir_all(&log_dir)?;
+        let dir = crate::wheelhouse::download(
+            &workspace.cache_dir,
+            plan.platform,
+            &plan.python,
+            &requirements,
+            &[format!("ctranslate2=={}", plan.ctranslate2)],
+            &log_dir.join("wheelhouse.log"),
+        )?;
+        eprintln!("build-tool and runtime wheels in {}", dir.display());
+    }
+    Ok(ExitCode::SUCCESS)
+}

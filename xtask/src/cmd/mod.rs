@@ -1,0 +1,197 @@
+//! One file per command: each `run` calls the library and prints. `main.rs` only parses and
+//! maps errors to exit codes.
+
+use std::process::ExitCode;
+
+use anyhow::Result;
+
+use crate::cache::Cache;
+use crate::cli::{Cli, Command, DownloadArgs, Selection};
+use crate::diagnostic::InputError;
+use crate::platform::Platform;
+use crate::variant::{Catalog, Choices};
+use crate::workspace::Workspace;
+use crate::{download, fetch, host};
+
+// stdout through these, so that a closed pipe (`| head -n1`) becomes an error that `main`
+// turns into a quiet exit 0 instead of std's panic. Defined before the modules below, so
+// that they see them.
+macro_rules! println {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        writeln!(std::io::stdout().lock(), $($arg)*)?
+    }};
+}
+macro_rules! print {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        write!(std::io::stdout().lock(), $($arg)*)?
+    }};
+}
+
+mod bench;
+mod build;
+mod bump;
+mod bundle;
+mod doctor;
+mod fetch_cmd;
+mod matrix;
+mod patch;
+mod pin;
+mod plan;
+mod release;
+mod variants;
+mod verify;
+mod verify_release;
+
+/// Runs one parsed command line.
+pub fn run(cli: Cli) -> Result<ExitCode> {
+    if let Some(dir) = &cli.cache_dir
+        && dir.exists()
+        && !dir.is_dir()
+    {
+        return Err(
+            InputError::new(format!("--cache-dir {} is not a folder", dir.display()))
+                .note("give a folder (it is created when missing)")
+                .into(),
+        );
+    }
+    let workspace = Workspace::locate(cli.root, cli.cache_dir)?;
+    let workspace = &workspace;
+    match cli.command {
+        Command::Variants { json } => variants::run(workspace, json),
+        Command::Plan { selection, json } => plan::run(workspace, &selection, json),
+        Command::Build {
+            selection,
+            dry_run,
+            json,
+            download,
+        } => build::run(workspace, selection, dry_run, json, download),
+        Command::Fetch {
+            selection,
+            download,
+            no_wheels,
+        } => fetch_cmd::run(workspace, selection, download, no_wheels),
+        Command::Pin {
+            variant,
+            ctranslate2,
+            download,
+        } => pin::run(workspace, &variant, ctranslate2.as_deref(), &download),
+        Command::Doctor { json } => doctor::run(json),
+        Command::Patch(args) => patch::run(workspace, args),
+        Command::Verify {
+            selection,
+            numerics,
+        } => verify::run(workspace, &selection, numerics),
+        Command::Bench(args) => bench::run(workspace, args),
+        Command::Bundle(args) => bundle::run(workspace, &args),
+        Command::Release(args) => release::run(workspace, args),
+        Command::VerifyRelease { dir } => verify_release::run(&dir),
+        Command::Bump {
+            ctranslate2,
+            from,
+            source,
+            subdir,
+            no_pin,
+            download,
+        } => {
+            let request = crate::bump::Request {
+                version: ctranslate2,
+                from,
+                source,
+                subdir,
+            };
+            bump::run(workspace, &request, no_pin, &download)
+        }
+        Command::Matrix { json, ctranslate2 } => matrix::run(workspace, json, &ctranslate2),
+    }
+}
+
+pub fn make_plan(workspace: &Workspace, selection: &Selection) -> Result<crate::plan::Plan> {
+    let catalog = Catalog::load_for(
+        &workspace.root,
+        &[selection.variant.as_str()],
+        selection.ctranslate2.as_deref(),
+    )?;
+    let choices = Choices {
+        platform: selection.platform.map(Platform::from),
+        host_glibc: host::glibc_version(),
+        host_python: if selection.python.is_none() {
+            host::python_version()
+        } else {
+            None
+        },
+        python: selection.python.clone(),
+        cuda_arch: selection.cuda_arch.clone(),
+        gpu_targets: selection.gpu_targets.clone(),
+        target_family: std::env::var("ROCM_SDK_TARGET_FAMILY")
+            .ok()
+            .filter(|f| !f.trim().is_empty()),
+        compiler_cache: selection.compiler_cache.program(),
+        sdk_dir: selection.sdk_dir.clone(),
+    };
+    let resolved = catalog.resolve(&selection.variant, &choices)?;
+    Ok(crate::plan::plan(workspace, &resolved))
+}
+
+/// With `--allow-unpinned`, downloads the plan's unpinned inputs, records their sha256 and
+/// size in the variant files (as `pin` does) and plans again; otherwise the plan as it is.
+pub fn pin_if_allowed(
+    workspace: &Workspace,
+    selection: &Selection,
+    plan: crate::plan::Plan,
+    download: &DownloadArgs,
+) -> Result<crate::plan::Plan> {
+    let unpinned = plan.inputs.iter().filter(|i| i.sha256.is_none()).count();
+    if unpinned == 0 || !download.allow_unpinned {
+        return Ok(plan);
+    }
+    eprintln!(
+        "warning: --allow-unpinned: pinning {unpinned} input(s) of `{}` from what the network serves now; review and commit the variant file",
+        plan.variant
+    );
+    let catalog = Catalog::load_for(
+        &workspace.root,
+        &[plan.variant.as_str()],
+        Some(&plan.ctranslate2),
+    )?;
+    let cache = Cache::new(&workspace.cache_dir);
+    let unpinned_plan = crate::plan::Plan {
+        inputs: plan
+            .inputs
+            .iter()
+            .filter(|i| i.sha256.is_none())
+            .cloned()
+            .collect(),
+        ..plan
+    };
+    let outcomes = fetch::pin_inputs(
+        &catalog,
+        &cache,
+        std::slice::from_ref(&unpinned_plan),
+        &download.options(),
+    )?;
+    let mut errors = Vec::new();
+    for outcome in outcomes {
+        match outcome.result {
+            Ok(_) => eprintln!("pinned {} ({})", outcome.name, outcome.url),
+            Err(e) => {
+                let hints = fetch::package_hints(&unpinned_plan, &[outcome.name.as_str()]);
+                errors.push(format!("{}{hints}", download::describe(e.as_ref())));
+            }
+        }
+    }
+    if !errors.is_empty() {
+        anyhow::bail!("{}\nnothing was built", errors.join("\n"));
+    }
+    make_plan(workspace, selection)
+}
+
+pub fn print_plan(plan: &crate::plan::Plan, json: bool) -> Result<()> {
+    if json {
+        println!("{}", serde_json::to_string_pretty(plan)?);
+    } else {
+        print!("{}", crate::plan::render_text(plan));
+    }
+    Ok(())
+}

@@ -1,0 +1,123 @@
+//! `patch`: check (or apply) a variant's patch series against CTranslate2's source.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::Result;
+
+use super::make_plan;
+use crate::cache::Cache;
+use crate::cli::{DownloadArgs, PatchArgs, Selection};
+use crate::workspace::Workspace;
+use crate::{fetch, plan};
+
+pub fn run(workspace: &Workspace, args: PatchArgs) -> Result<ExitCode> {
+    let selection = Selection {
+        platform: args.platform,
+        ctranslate2: args.ctranslate2,
+        ..Selection::only(args.variant)
+    };
+    let plan = make_plan(workspace, &selection)?;
+    patch_command(workspace, &plan, args.check, args.source, &args.download)
+}
+
+pub fn patch_command(
+    workspace: &Workspace,
+    plan: &plan::Plan,
+    check: bool,
+    source: Option<PathBuf>,
+    download: &DownloadArgs,
+) -> Result<ExitCode> {
+    let Some((series, patches)) = plan.find_action(|a| match a {
+        plan::Action::Patch {
+            series, patches, ..
+        } => Some((series.clone(), patches.clone())),
+        _ => None,
+    }) else {
+        return Err(crate::diagnostic::InputError::new(format!(
+            "variant `{}` has no patch series (`patches = \"…/series\"` in its variant file)",
+            plan.variant
+        ))
+        .into());
+    };
+    let patches: Vec<PathBuf> = patches.iter().map(PathBuf::from).collect();
+    let log_dir = workspace.log_dir(&plan.slot, plan.platform);
+    std::fs::create_dir_all(&log_dir)?;
+    let log = log_dir.join("patch-check.log");
+    std::fs::write(&log, "")?;
+    let unpacked;
+    let tree = match source {
+        Some(dir) if dir.is_dir() => dir,
+        Some(dir) => anyhow::bail!("--source {} is not a folder", dir.display()),
+        None => {
+            unpacked = pinned_source(workspace, plan, download)?;
+            unpacked.path().join("ctranslate2")
+        }
+    };
+    if !check {
+        crate::patch::apply_series(&patches, &tree, &log)?;
+        println!("{} is patched with {series}", tree.display());
+        return Ok(ExitCode::SUCCESS);
+    }
+    let outcomes = crate::patch::check_series(&patches, &tree, &log)?;
+    for (p, outcome) in patches.iter().zip(&outcomes) {
+        let name = p.file_name().unwrap_or_default().to_string_lossy();
+        let said = match outcome {
+            crate::patch::Check::AlreadyThere => "already in the tree",
+            _ => "applies",
+        };
+        println!("{name}: {said}");
+    }
+    eprintln!(
+        "{series}: {} patch(es) apply in order to {}; nothing was changed",
+        patches.len(),
+        tree.display()
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The plan's pinned CTranslate2 source, fetched if needed and unpacked into a temp folder.
+fn pinned_source(
+    workspace: &Workspace,
+    plan: &plan::Plan,
+    download: &DownloadArgs,
+) -> Result<tempfile::TempDir> {
+    let Some(input) = plan
+        .inputs
+        .iter()
+        .find(|i| i.name == plan::SOURCE_INPUT)
+        .cloned()
+    else {
+        anyhow::bail!(
+            "variant `{}` takes its source from no pinned archive: pass --source DIR",
+            plan.variant
+        );
+    };
+    let only_source = plan::Plan {
+        inputs: vec![input.clone()],
+        ..plan.clone()
+    };
+    fetch::fetch_plan(
+        &Cache::new(&workspace.cache_dir),
+        &only_source,
+        &download.options(),
+    )?;
+    let subdir = plan.find_action(|a| match a {
+        plan::Action::Unpack {
+            input: i, subdir, ..
+        } if i == &input.name => subdir.clone(),
+        _ => None,
+    });
+    let dir = tempfile::tempdir()?;
+    let tree = dir.path().join("ctranslate2");
+    eprintln!("unpacking {} into {}", input.file_name, tree.display());
+    let archive = PathBuf::from(input.cache_path.as_deref().unwrap_or_default());
+    crate::unpack::unpack_input(
+        &input.name,
+        &archive,
+        &input.file_name,
+        subdir.as_deref(),
+        &tree,
+    )?;
+    Ok(dir)
+}

@@ -1,0 +1,54 @@
+//! `pin`: record the sha256 and size of inputs whose pin is missing or whose URL changed.
+
+use std::process::ExitCode;
+
+use anyhow::Result;
+
+use crate::cache::Cache;
+use crate::cli::DownloadArgs;
+use crate::fetch::{self, PinAction};
+use crate::variant::Catalog;
+use crate::workspace::Workspace;
+
+pub fn run(
+    workspace: &Workspace,
+    variant: &str,
+    ctranslate2: Option<&str>,
+    download: &DownloadArgs,
+) -> Result<ExitCode> {
+    let catalog = Catalog::load_for(&workspace.root, &[variant], ctranslate2)?;
+    let plans = fetch::plans_of_variant(workspace, &catalog, variant)?;
+    let cache = Cache::new(&workspace.cache_dir);
+    let outcomes = fetch::pin_inputs(&catalog, &cache, &plans, &download.options())?;
+    let mut failed = 0;
+    for outcome in &outcomes {
+        match &outcome.result {
+            Ok(PinAction::Confirmed) => println!("{:<28} confirmed by the lock", outcome.name),
+            Ok(PinAction::Verified) => println!("{:<28} verified, pin unchanged", outcome.name),
+            Ok(PinAction::Written(files)) => {
+                let names: Vec<String> = files
+                    .iter()
+                    .map(|f| {
+                        f.strip_prefix(&workspace.root)
+                            .unwrap_or(f)
+                            .display()
+                            .to_string()
+                    })
+                    .collect();
+                println!("{:<28} pinned in {}", outcome.name, names.join(", "));
+            }
+            Err(e) => {
+                failed += 1;
+                eprintln!("error: {e:#}");
+            }
+        }
+    }
+    if failed > 0 {
+        eprintln!(
+            "{failed} of {} input(s) could not be pinned; the others were written",
+            outcomes.len()
+        );
+        return Ok(ExitCode::FAILURE);
+    }
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,14 @@
+//! `plan`: the ordered steps a build of one variant will run, without running them.
+
+use std::process::ExitCode;
+
+use anyhow::Result;
+
+use super::{make_plan, print_plan};
+use crate::cli::Selection;
+use crate::workspace::Workspace;
+
+pub fn run(workspace: &Workspace, selection: &Selection, json: bool) -> Result<ExitCode> {
+    print_plan(&make_plan(workspace, selection)?, json)?;
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,96 @@
+//! `release`: gather the built artifacts of the matrix into a release folder with checksums.
+
+use std::process::ExitCode;
+
+use anyhow::Result;
+
+use crate::cli::ReleaseArgs;
+use crate::diagnostic::InputError;
+use crate::platform::Platform;
+use crate::variant::{Catalog, Choices};
+use crate::workspace::Workspace;
+use crate::{matrix, plan, safe_path};
+
+pub fn run(workspace: &Workspace, args: ReleaseArgs) -> Result<ExitCode> {
+    let ReleaseArgs {
+        variants,
+        platforms,
+        pythons,
+        from,
+        ctranslate2,
+        version,
+        out,
+        allow_linux_tag,
+    } = args;
+    let platforms: Vec<Platform> = platforms.into_iter().map(Platform::from).collect();
+    if let Some(version) = &version {
+        safe_path::check_name(version).map_err(|why| {
+            InputError::new(format!("--version `{version}` is not allowed: {why}"))
+                .note("a version label names one folder, e.g. --version 4.7.1-1")
+        })?;
+    }
+    let catalog = Catalog::load_for(&workspace.root, &[], ctranslate2.as_deref())?;
+    let names: Vec<&str> = catalog.variant_names().collect();
+    for v in &variants {
+        if !names.contains(&v.as_str()) {
+            return Err(
+                InputError::new(format!("--variants: unknown variant `{v}`"))
+                    .allowed(v, &names)
+                    .into(),
+            );
+        }
+    }
+    let versions: Vec<String> = ctranslate2.into_iter().collect();
+    let all = matrix::matrix(&workspace.root, &versions)?.include;
+    for p in &pythons {
+        if !all.iter().any(|e| &e.python == p) {
+            let known: std::collections::BTreeSet<&str> =
+                all.iter().map(|e| e.python.as_str()).collect();
+            let known: Vec<&str> = known.into_iter().collect();
+            return Err(
+                InputError::new(format!("--pythons: no variant builds for Python {p}"))
+                    .allowed(p, &known)
+                    .into(),
+            );
+        }
+    }
+    let mut built = Vec::new();
+    for entry in all {
+        let selected = (variants.is_empty() || variants.contains(&entry.variant))
+            && (platforms.is_empty() || platforms.contains(&entry.platform))
+            && (pythons.is_empty() || pythons.contains(&entry.python));
+        if !selected {
+            continue;
+        }
+        let choices = Choices {
+            platform: Some(entry.platform),
+            python: Some(entry.python.clone()),
+            ..Choices::default()
+        };
+        let plan = plan::plan(workspace, &catalog.resolve(&entry.variant, &choices)?);
+        let dist = match &from {
+            Some(dir) => dir.join(&entry.artifact),
+            None => workspace
+                .work_dir(&entry.slot, entry.platform)
+                .join("dist")
+                .join(format!("py{}", entry.python)),
+        };
+        built.push(crate::release::Built { plan, dist });
+    }
+    let Some(first) = built.first() else {
+        anyhow::bail!("no matrix entry matches the --variants/--platforms/--pythons given");
+    };
+    let version = version.unwrap_or_else(|| first.plan.ctranslate2.clone());
+    let out = out.unwrap_or_else(|| workspace.root.join("target/dist").join(&version));
+    let manifest = crate::release::release(&built, &version, &out, allow_linux_tag)?;
+    for a in &manifest.artifacts {
+        println!("{}  {}", a.sha256, a.path);
+    }
+    eprintln!(
+        "released {} artifact(s) of {} build(s) into {}",
+        manifest.artifacts.len(),
+        built.len(),
+        out.display()
+    );
+    Ok(ExitCode::SUCCESS)
+}

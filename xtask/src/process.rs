@@ -1,0 +1,189 @@
+//! A command as data (what a plan step runs, logged and fingerprinted) and running one: output
+//! appended to the step's log, lines handed to a watcher (for ninja's `[n/m]` progress), and on
+//! failure the log's last lines. Depends on nothing else in the crate, so that the plan, the
+//! executor and the wheelhouse can all use it without depending on one another.
+
+use std::collections::BTreeMap;
+use std::fs::OpenOptions;
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Command as Process, Stdio};
+
+use serde::Serialize;
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Command {
+    pub program: String,
+    pub args: Vec<String>,
+    pub cwd: Option<String>,
+}
+
+impl Command {
+    pub fn new(program: impl Into<String>) -> Command {
+        Command {
+            program: program.into(),
+            args: Vec::new(),
+            cwd: None,
+        }
+    }
+
+    pub fn arg(mut self, arg: impl Into<String>) -> Command {
+        self.args.push(arg.into());
+        self
+    }
+
+    pub fn args<I: IntoIterator<Item = S>, S: Into<String>>(mut self, args: I) -> Command {
+        self.args.extend(args.into_iter().map(Into::into));
+        self
+    }
+
+    /// The command as a shell line (for reading, not for running).
+    pub fn shell_line(&self) -> String {
+        std::iter::once(&self.program)
+            .chain(&self.args)
+            .map(|a| shell_quote(a))
+            .collect::<Vec<_>>()
+            .join(" ")
+    }
+}
+
+fn shell_quote(arg: &str) -> String {
+    let plain = !arg.is_empty()
+        && arg
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"-_./=:+,@%{}<>".contains(&b));
+    if plain {
+        arg.to_string()
+    } else {
+        format!("'{}'", arg.replace('\'', r"'\''"))
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+#[error("`{program}` {status}\n--- last lines of {log} ---\n{tail}")]
+pub struct CommandFailed {
+    pub program: String,
+    pub status: String,
+    pub log: PathBuf,
+    pub tail: String,
+}
+
+/// How many log lines a failure shows.
+const TAIL_LINES: usize = 25;
+
+/// Runs `command` with `env` added, stdout and stderr both appended to `log`; `watch` sees
+/// every line as it comes.
+pub fn run_logged(
+    command: &Command,
+    env: &BTreeMap<String, String>,
+    log: &Path,
+    watch: &mut dyn FnMut(&str),
+) -> Result<(), CommandFailed> {
+    let fail = |status: String, tail: String| CommandFailed {
+        program: command.program.clone(),
+        status,
+        log: log.to_path_buf(),
+        tail,
+    };
+    let mut file = OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(log)
+        .map_err(|e| fail(format!("cannot open its log: {e}"), String::new()))?;
+    let _ = writeln!(file, "$ {}", command.shell_line());
+    let mut process = Process::new(&command.program);
+    process.args(&command.args).envs(env);
+    if let Some(cwd) = &command.cwd {
+        process.current_dir(cwd);
+    }
+    // One pipe for both streams keeps their lines in order in the log.
+    let (reader, writer) =
+        std::io::pipe().map_err(|e| fail(format!("cannot make a pipe: {e}"), String::new()))?;
+    let writer_err = writer
+        .try_clone()
+        .map_err(|e| fail(format!("cannot make a pipe: {e}"), String::new()))?;
+    process
+        .stdout(writer)
+        .stderr(writer_err)
+        .stdin(Stdio::null());
+    let mut child = process.spawn().map_err(|e| {
+        fail(
+            format!("could not be started: {e} (is it installed and on PATH?)"),
+            String::new(),
+        )
+    })?;
+    drop(process);
+    let mut tail: std::collections::VecDeque<String> = std::collections::VecDeque::new();
+    for line in BufReader::new(reader).lines() {
+        let Ok(line) = line else { break };
+        let _ = writeln!(file, "{line}");
+        watch(&line);
+        if tail.len() == TAIL_LINES {
+            tail.pop_front();
+        }
+        tail.push_back(line);
+    }
+    let status = child
+        .wait()
+        .map_err(|e| fail(format!("could not be waited for: {e}"), String::new()))?;
+    if status.success() {
+        Ok(())
+    } else {
+        let _ = writeln!(file, "[exit: {status}]");
+        Err(fail(
+            format!("failed ({status})"),
+            tail.into_iter().collect::<Vec<_>>().join("\n"),
+        ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shell_line_quotes_only_what_needs_it() {
+        let cmd = Command::new("cmake").args(["-DX=a b", "-DY=ON", "-DZ=gfx1030;gfx1100"]);
+        assert_eq!(
+            cmd.shell_line(),
+            "cmake '-DX=a b' -DY=ON '-DZ=gfx1030;gfx1100'"
+        );
+    }
+
+    #[test]
+    fn output_goes_to_the_log_and_failures_show_the_tail() {
+        let dir = tempfile::tempdir().unwrap();
+        let log = dir.path().join("step.log");
+        let mut seen = Vec::new();
+        let ok = Command::new("sh").args(["-c", "echo out; echo err >&2"]);
+        run_logged(&ok, &BTreeMap::new(), &log, &mut |l| {
+            seen.push(l.to_string())
+        })
+        .unwrap();
+        assert_eq!(seen, ["out", "err"]);
+        let bad = Command::new("sh").args(["-c", "echo $GREETING; exit 3"]);
+        let env = BTreeMap::from([("GREETING".to_string(), "hello".to_string())]);
+        let err = run_logged(&bad, &env, &log, &mut |_| {}).unwrap_err();
+        assert!(err.to_string().contains("failed (exit status: 3)"), "{err}");
+        assert_eq!(err.tail, "hello");
+        let text = std::fs::read_to_string(&log).unwrap();
+        assert!(
+            text.contains("$ sh -c 'echo out; echo err >&2'\nout\nerr\n"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn a_missing_program_says_so() {
+        let dir = tempfile::tempdir().unwrap();
+        let cmd = Command::new("no-such-program-ct2v");
+        let err = run_logged(
+            &cmd,
+            &BTreeMap::new(),
+            &dir.path().join("l.log"),
+            &mut |_| {},
+        )
+        .unwrap_err();
+        assert!(err.to_string().contains("could not be started"), "{err}");
+    }
+}

@@ -1,0 +1,857 @@
+//! Robustness of the PE and ELF readers (`binary::parse`): real binaries (DLLs built with
+//! mingw-w64, shared libraries built with gcc, the host's /bin/ls) damaged in tens of
+//! thousands of deterministic ways: every truncation of the first 4 KiB, every bit of the
+//! headers and of the import and dynamic tables flipped, header fields and table entries
+//! overwritten with edge values (0, -1, 0x80000000, the file's length…), table pointers
+//! redirected anywhere in the file, and random havoc concentrated on the tables.
+//!
+//! Whatever the input, `parse` must return (never panic), an error must name the file, and
+//! what it returns must be well-formed (non-empty names without NUL, at most 4096 bytes).
+//! A failure prints the mutation, the panic's message and backtrace, and saves the input
+//! under `target/tmp/binary-fuzz-failures/`.
+//!
+//! Fixtures whose compiler is missing are skipped with a message (apt-get install
+//! gcc-mingw-w64-x86-64 gcc). Runs in a few seconds in a debug build.
+
+use crate::common;
+
+use common::installed;
+use std::backtrace::Backtrace;
+use std::cell::{Cell, RefCell};
+use std::fs;
+use std::ops::Range;
+use std::panic::{self, AssertUnwindSafe};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::Once;
+use std::time::{Duration, Instant};
+
+use object::endian::Endianness;
+use object::read::elf::{FileHeader, ProgramHeader as _};
+use object::read::pe::ImageNtHeaders;
+use object::{elf, pe};
+use xtask::binary::{self, BinaryError, BinaryInfo};
+
+/// The path errors must name: spaces and non-ASCII on purpose.
+const FUZZ_PATH: &str = "fuzz dir/ünïcode/input.bin";
+/// The longest name `parse` accepts.
+const MAX_NAME: usize = 4096;
+/// Failing inputs kept (and printed) per fixture; the rest are only counted.
+const KEPT_FAILURES: usize = 8;
+/// Rounds of random havoc per fixture.
+const HAVOC_ROUNDS: usize = 8000;
+
+// --- Deterministic randomness ----------------------------------------------------------
+
+/// xorshift64*: deterministic, so every failure names a reproducible case.
+struct Rng(u64);
+
+impl Rng {
+    fn seeded(name: &str) -> Rng {
+        let mut seed = 0xcbf2_9ce4_8422_2325_u64; // FNV-1a of the fixture's name
+        for b in name.bytes() {
+            seed = (seed ^ u64::from(b)).wrapping_mul(0x100_0000_01b3);
+        }
+        Rng(seed | 1)
+    }
+
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
+    }
+
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n.max(1) as u64) as usize
+    }
+
+    fn in_range(&mut self, range: &Range<usize>) -> usize {
+        range.start + self.below(range.len())
+    }
+}
+
+// --- Running one case ------------------------------------------------------------------
+
+thread_local! {
+    static CATCHING: Cell<bool> = const { Cell::new(false) };
+    static CAUGHT: RefCell<Option<String>> = const { RefCell::new(None) };
+}
+
+/// A panic hook that, while a case runs on this thread, records the panic's message,
+/// location and backtrace instead of printing them; other panics print as usual.
+fn install_panic_hook() {
+    static ONCE: Once = Once::new();
+    ONCE.call_once(|| {
+        let previous = panic::take_hook();
+        panic::set_hook(Box::new(move |info| {
+            if CATCHING.with(Cell::get) {
+                let trace = Backtrace::force_capture();
+                CAUGHT.with(|c| *c.borrow_mut() = Some(format!("{info}\nbacktrace:\n{trace}")));
+            } else {
+                previous(info);
+            }
+        }));
+    });
+}
+
+struct Failure {
+    label: String,
+    problem: String,
+    input: Vec<u8>,
+}
+
+/// Counts the cases run and keeps the first failures of one fixture.
+struct Fuzz<'a> {
+    fixture: &'a str,
+    cases: usize,
+    ok: usize,
+    failures: Vec<Failure>,
+    failed: usize,
+    /// The longest a single parse took, and the input's length.
+    slowest: (Duration, String),
+}
+
+type Parse<'p> = &'p dyn Fn(&[u8], &Path) -> Result<BinaryInfo, BinaryError>;
+
+impl<'a> Fuzz<'a> {
+    fn new(fixture: &'a str) -> Fuzz<'a> {
+        install_panic_hook();
+        Fuzz {
+            fixture,
+            cases: 0,
+            ok: 0,
+            failures: Vec::new(),
+            failed: 0,
+            slowest: (Duration::ZERO, String::new()),
+        }
+    }
+
+    /// Parses `data`, which must not panic; errors must name the file; results must be sane.
+    fn case(&mut self, data: &[u8], label: impl FnOnce() -> String) {
+        self.case_with(&binary::parse, data, label);
+    }
+
+    fn case_with(&mut self, parse: Parse, data: &[u8], label: impl FnOnce() -> String) {
+        self.cases += 1;
+        let path = Path::new(FUZZ_PATH);
+        let start = Instant::now();
+        CATCHING.with(|c| c.set(true));
+        let result = panic::catch_unwind(AssertUnwindSafe(|| parse(data, path)));
+        CATCHING.with(|c| c.set(false));
+        let took = start.elapsed();
+        let problem = match result {
+            Ok(Ok(info)) => {
+                self.ok += 1;
+                ill_formed(&info)
+            }
+            Ok(Err(e)) => {
+                let message = e.to_string();
+                (!message.contains(FUZZ_PATH))
+                    .then(|| format!("the error does not name the file: `{message}`"))
+            }
+            Err(payload) => {
+                let recorded = CAUGHT.with(|c| c.borrow_mut().take());
+                let message = payload
+                    .downcast_ref::<&str>()
+                    .map(|s| s.to_string())
+                    .or_else(|| payload.downcast_ref::<String>().cloned())
+                    .unwrap_or_else(|| "(a non-string payload)".into());
+                Some(format!(
+                    "PANIC: {message}\n{}",
+                    recorded.unwrap_or_else(|| "(no backtrace recorded)".into())
+                ))
+            }
+        };
+        let keep = problem.is_some() && self.failures.len() < KEPT_FAILURES;
+        if !keep && took <= self.slowest.0 {
+            self.failed += usize::from(problem.is_some());
+            return;
+        }
+        let label = format!("{} ({} bytes)", label(), data.len());
+        if took > self.slowest.0 {
+            self.slowest = (took, label.clone());
+        }
+        if let Some(problem) = problem {
+            self.failed += 1;
+            if keep {
+                self.failures.push(Failure {
+                    label,
+                    problem,
+                    input: data.to_vec(),
+                });
+            }
+        }
+    }
+
+    /// Saves and prints the failures, then fails the test if there were any.
+    fn finish(self) {
+        if let Some(report) = self.verdict() {
+            panic!("{report}");
+        }
+    }
+
+    /// The report of the failures, if any (saving their inputs).
+    fn verdict(self) -> Option<String> {
+        eprintln!(
+            "{}: {} cases, {} parsed, {} rejected with an error naming the file, {} failures; \
+             slowest parse {:.1} ms ({})",
+            self.fixture,
+            self.cases,
+            self.ok,
+            self.cases - self.ok - self.failed,
+            self.failed,
+            self.slowest.0.as_secs_f64() * 1e3,
+            self.slowest.1,
+        );
+        if self.failed == 0 {
+            return None;
+        }
+        let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("binary-fuzz-failures");
+        fs::create_dir_all(&dir).unwrap();
+        let mut report = String::new();
+        for (n, f) in self.failures.iter().enumerate() {
+            let saved = dir.join(format!("{}-{n}.bin", self.fixture));
+            fs::write(&saved, &f.input).unwrap();
+            report.push_str(&format!(
+                "\n--- {}, saved as {}:\n{}\n",
+                f.label,
+                saved.display(),
+                f.problem
+            ));
+        }
+        Some(format!(
+            "{}: {} of {} cases failed; the first {}:{report}",
+            self.fixture,
+            self.failed,
+            self.cases,
+            self.failures.len()
+        ))
+    }
+}
+
+/// Why a successful parse's result cannot be right, if it cannot.
+fn ill_formed(info: &BinaryInfo) -> Option<String> {
+    let names = info
+        .imports
+        .iter()
+        .chain(&info.delay_imports)
+        .chain(&info.soname);
+    for name in names {
+        if name.is_empty() || name.len() > MAX_NAME || name.contains('\0') {
+            return Some(format!("an impossible library name {name:?} in {info:?}"));
+        }
+    }
+    for entry in info.rpath.iter().chain(&info.runpath) {
+        if entry.len() > MAX_NAME || entry.contains('\0') || entry.contains(':') {
+            return Some(format!("an impossible search path entry {entry:?}"));
+        }
+    }
+    info.machine
+        .is_empty()
+        .then(|| "an empty machine name".to_string())
+}
+
+// --- Where the parser looks ------------------------------------------------------------
+
+/// The parts of a file the reader walks: header fields, tables, and the names they point at.
+struct Map {
+    /// Offsets of header fields and table entries worth overwriting (2-byte aligned).
+    fields: Vec<usize>,
+    /// File ranges of the import/delay-import/dynamic tables and the names they use.
+    hot: Vec<Range<usize>>,
+    /// Offsets of 4-byte pointers (RVAs, offsets, string-table indexes) to redirect.
+    pointers: Vec<usize>,
+}
+
+fn u16_at(data: &[u8], at: usize) -> usize {
+    u16::from_le_bytes(data[at..at + 2].try_into().unwrap()).into()
+}
+
+fn u32_at(data: &[u8], at: usize) -> usize {
+    u32::from_le_bytes(data[at..at + 4].try_into().unwrap()) as usize
+}
+
+fn map_of(data: &[u8], info: &BinaryInfo) -> Map {
+    let mut map = match info.format {
+        binary::Format::Pe => match object::read::pe::optional_header_magic(data) {
+            Ok(pe::IMAGE_NT_OPTIONAL_HDR64_MAGIC) => pe_map::<pe::ImageNtHeaders64>(data),
+            _ => pe_map::<pe::ImageNtHeaders32>(data),
+        },
+        binary::Format::Elf if data[4] == elf::ELFCLASS32.0 => {
+            elf_map::<elf::FileHeader32<Endianness>>(data)
+        }
+        binary::Format::Elf => elf_map::<elf::FileHeader64<Endianness>>(data),
+    };
+    let names = info
+        .imports
+        .iter()
+        .chain(&info.delay_imports)
+        .chain(&info.soname)
+        .chain(&info.rpath)
+        .chain(&info.runpath);
+    for name in names.filter(|n| !n.is_empty()) {
+        let needle = name.as_bytes();
+        if let Some(at) = data.windows(needle.len()).position(|w| w == needle) {
+            map.hot
+                .push(at.saturating_sub(4)..(at + needle.len() + 4).min(data.len()));
+        }
+    }
+    map.hot.retain(|r| !r.is_empty());
+    assert!(!map.hot.is_empty(), "no table found to damage");
+    map
+}
+
+fn pe_map<Pe: ImageNtHeaders>(data: &[u8]) -> Map {
+    let file = object::read::pe::PeFile::<Pe>::parse(data).unwrap();
+    let nt = u32_at(data, 0x3c);
+    let optional = nt + 4 + 20;
+    let sections = optional + u16_at(data, nt + 4 + 16);
+    let headers_end = sections + 40 * u16_at(data, nt + 4 + 2);
+    let mut fields: Vec<usize> = (0x3c..0x40).chain(nt..headers_end).step_by(2).collect();
+    fields.dedup();
+    let mut pointers = Vec::new();
+    let mut hot = Vec::new();
+    let directories = optional
+        + if file.nt_headers().is_type_64() {
+            112
+        } else {
+            96
+        };
+    for (id, record) in [
+        (pe::IMAGE_DIRECTORY_ENTRY_IMPORT, 20),
+        (pe::IMAGE_DIRECTORY_ENTRY_DELAY_IMPORT, 32),
+    ] {
+        pointers.extend([directories + id * 8, directories + id * 8 + 4]);
+        let Some(range) = file
+            .data_directory(id)
+            .and_then(|d| d.file_range(&file.section_table()).ok())
+        else {
+            continue;
+        };
+        let start = range.0 as usize;
+        // The directory's size may be 0 or short of the terminator: take a few records more.
+        let end = (start + range.1 as usize + 2 * record).min(data.len());
+        hot.push(start..end);
+        fields.extend((start..end).step_by(2));
+        pointers.extend((start..end).step_by(4));
+    }
+    // Section headers: virtual address, sizes and raw pointer, which map RVAs to offsets.
+    for s in (sections..headers_end).step_by(40) {
+        pointers.extend([s + 8, s + 12, s + 16, s + 20]);
+    }
+    Map {
+        fields,
+        hot,
+        pointers,
+    }
+}
+
+fn elf_map<Elf: FileHeader<Endian = Endianness>>(data: &[u8]) -> Map {
+    let header = Elf::parse(data).unwrap();
+    let endian = header.endian().unwrap();
+    let phoff: u64 = header.e_phoff(endian).into();
+    let phoff = phoff as usize;
+    let phsize = usize::from(header.e_phentsize(endian)) * usize::from(header.e_phnum(endian));
+    let ehsize = usize::from(header.e_ehsize(endian));
+    let mut fields: Vec<usize> = (0..ehsize)
+        .chain(phoff..phoff + phsize)
+        .step_by(2)
+        .collect();
+    fields.dedup();
+    let mut hot = Vec::new();
+    let mut pointers: Vec<usize> = (phoff..phoff + phsize).step_by(4).collect();
+    for segment in header.program_headers(endian, data).unwrap() {
+        if segment.p_type(endian) == elf::PT_DYNAMIC {
+            let (offset, size) = segment.file_range(endian);
+            let range = offset as usize..(offset + size) as usize;
+            fields.extend(range.clone().step_by(2));
+            pointers.extend(range.clone().step_by(4));
+            hot.push(range);
+        }
+    }
+    Map {
+        fields,
+        hot,
+        pointers,
+    }
+}
+
+// --- Mutations -------------------------------------------------------------------------
+
+/// Values that break size and offset arithmetic.
+fn edge_values(len: usize) -> [u64; 14] {
+    let len = len as u64;
+    [
+        0,
+        1,
+        0x7f,
+        0x80,
+        0xff,
+        0xffff,
+        0x7fff_ffff,
+        0x8000_0000,
+        0xffff_ffff,
+        u64::MAX,
+        len,
+        len - 1,
+        len + 1,
+        len / 2,
+    ]
+}
+
+fn put(buf: &mut [u8], at: usize, value: u64, width: usize) {
+    let bytes = value.to_le_bytes();
+    let end = (at + width).min(buf.len());
+    buf[at..end].copy_from_slice(&bytes[..end - at]);
+}
+
+/// Every kind of damage to one valid binary.
+fn fuzz(fixture: &str, data: &[u8]) {
+    let info = binary::parse(data, Path::new(fixture))
+        .unwrap_or_else(|e| panic!("the undamaged fixture does not parse: {e}"));
+    assert!(
+        !info.imports.is_empty(),
+        "{fixture}: a fixture with imports: {info:?}"
+    );
+    let map = map_of(data, &info);
+    let len = data.len();
+    let mut rng = Rng::seeded(fixture);
+    let mut fuzz = Fuzz::new(fixture);
+    fuzz.case(data, || "the undamaged file".into());
+
+    // Truncations: every length of the first 4 KiB, every length around each table, and a
+    // spread of the rest.
+    for cut in 0..len.min(4096) {
+        fuzz.case(&data[..cut], || format!("cut at {cut}"));
+    }
+    for range in &map.hot {
+        for cut in range.start.saturating_sub(8)..(range.end + 8).min(len) {
+            fuzz.case(&data[..cut], || format!("cut at {cut} (in a table)"));
+        }
+    }
+    for _ in 0..256 {
+        let cut = rng.below(len);
+        fuzz.case(&data[..cut], || format!("cut at {cut}"));
+    }
+
+    let mut buf = data.to_vec();
+
+    // Every bit of the headers (the first 1 KiB) and of the tables, one at a time.
+    let flips: Vec<usize> = (0..len.min(1024))
+        .chain(map.hot.iter().flat_map(|r| r.clone()))
+        .collect();
+    for &at in &flips {
+        for bit in 0..8 {
+            buf[at] ^= 1 << bit;
+            fuzz.case(&buf, || format!("bit {bit} of byte {at} flipped"));
+            buf[at] = data[at];
+        }
+    }
+
+    // Header fields and table entries overwritten with edge values, 2, 4 and 8 bytes wide.
+    for &at in &map.fields {
+        for value in edge_values(len) {
+            for width in [2, 4, 8] {
+                put(&mut buf, at, value, width);
+                fuzz.case(&buf, || {
+                    format!("{width} bytes at {at} (0x{at:x}) set to 0x{value:x}")
+                });
+                let end = (at + width).min(len);
+                buf[at..end].copy_from_slice(&data[at..end]);
+            }
+        }
+    }
+
+    // Pointers redirected: anywhere in the file, near its end, into the headers, and at
+    // each table and name (so one table is read as another).
+    let targets: Vec<u64> = map
+        .hot
+        .iter()
+        .flat_map(|r| [r.start as u64, r.end as u64 - 1])
+        .collect();
+    for &at in &map.pointers {
+        for n in 0..24 {
+            let value = match n {
+                0..=7 => rng.below(len) as u64,
+                8..=11 => (len - 1 - rng.below(64.min(len))) as u64,
+                12..=15 => rng.below(4096) as u64,
+                _ => targets[rng.below(targets.len())] + rng.below(3) as u64,
+            };
+            put(&mut buf, at, value, 4);
+            fuzz.case(&buf, || format!("pointer at 0x{at:x} set to 0x{value:x}"));
+            let end = (at + 4).min(len);
+            buf[at..end].copy_from_slice(&data[at..end]);
+        }
+    }
+
+    // Havoc: 1-8 random mutations at once, three in four in the tables and headers, then
+    // sometimes a truncation.
+    for round in 0..HAVOC_ROUNDS {
+        let mut undo: Vec<(usize, u8)> = Vec::new();
+        let mut steps = Vec::new();
+        for _ in 0..1 + rng.below(8) {
+            let at = match rng.below(4) {
+                0 => rng.below(len),
+                1 => rng.below(len.min(1024)),
+                2 => map.fields[rng.below(map.fields.len())],
+                _ => {
+                    let range = map.hot[rng.below(map.hot.len())].clone();
+                    rng.in_range(&range)
+                }
+            };
+            let width = match rng.below(7) {
+                0 => {
+                    undo.push((at, buf[at]));
+                    buf[at] ^= 1 << rng.below(8);
+                    steps.push(format!("flip@{at}"));
+                    continue;
+                }
+                6 => {
+                    // Splice: bytes from elsewhere (often another table) copied over `at`.
+                    let from = rng.below(len);
+                    let n = (1 + rng.below(64)).min(len - at).min(len - from);
+                    for i in 0..n {
+                        undo.push((at + i, buf[at + i]));
+                        buf[at + i] = data[from + i];
+                    }
+                    steps.push(format!("copy {n}B {from}->{at}"));
+                    continue;
+                }
+                1 => 1,
+                2 => 2,
+                3 | 4 => 4,
+                _ => 8,
+            };
+            let value = match rng.below(3) {
+                0 => edge_values(len)[rng.below(14)],
+                1 => rng.below(len) as u64,
+                _ => rng.next(),
+            };
+            let end = (at + width).min(len);
+            undo.extend((at..end).zip(buf[at..end].iter().copied()));
+            put(&mut buf, at, value, width);
+            steps.push(format!("{width}B@{at}=0x{value:x}"));
+        }
+        let cut = match rng.below(5) {
+            0 => rng.below(len),
+            _ => len,
+        };
+        fuzz.case(&buf[..cut], || {
+            format!("havoc round {round}: {}, cut at {cut}", steps.join(" "))
+        });
+        for (at, byte) in undo.into_iter().rev() {
+            buf[at] = byte;
+        }
+    }
+    assert_eq!(buf, data, "every mutation was undone");
+    fuzz.finish();
+}
+
+/// `read` (memory-mapped) and `parse` (bytes) agree on damaged files too.
+fn read_agrees_with_parse(fixture: &str, data: &[u8]) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("damaged.bin");
+    let mut rng = Rng::seeded(&format!("{fixture} read"));
+    for round in 0..200 {
+        let mut buf = data.to_vec();
+        for _ in 0..1 + rng.below(4) {
+            let at = rng.below(buf.len().min(2048));
+            buf[at] ^= 1 << rng.below(8);
+        }
+        buf.truncate(match round % 4 {
+            0 => rng.below(buf.len()),
+            _ => buf.len(),
+        });
+        fs::write(&path, &buf).unwrap();
+        let read = binary::read(&path).map_err(|e| e.to_string());
+        let parsed = binary::parse(&buf, &path).map_err(|e| e.to_string());
+        assert_eq!(read, parsed, "{fixture} round {round}");
+    }
+}
+
+// --- Fixtures --------------------------------------------------------------------------
+
+const MINGW_GCC: &str = "x86_64-w64-mingw32-gcc";
+const DLLTOOL: &str = "x86_64-w64-mingw32-dlltool";
+const NM: &str = "x86_64-w64-mingw32-nm";
+
+/// Runs `command` (split on spaces) in `dir`; false, with stderr printed, when it fails.
+fn sh(dir: &Path, command: &str) -> bool {
+    let mut words = command.split_whitespace();
+    let program = words.next().unwrap();
+    match Command::new(program).args(words).current_dir(dir).output() {
+        Ok(out) if out.status.success() => true,
+        Ok(out) => {
+            eprintln!(
+                "`{command}` failed:\n{}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            false
+        }
+        Err(e) => {
+            eprintln!("cannot run {program}: {e}");
+            false
+        }
+    }
+}
+
+/// b.dll, and a.dll importing b.dll and KERNEL32 and delay-loading c.dll (the delay-load
+/// directory pointed at dlltool's descriptor, which GNU ld leaves unset).
+fn mingw_dlls(dir: &Path) -> Option<Vec<PathBuf>> {
+    let install = "apt-get install gcc-mingw-w64-x86-64";
+    if common::skip::missing(MINGW_GCC, install) || common::skip::missing(DLLTOOL, install) {
+        return None;
+    }
+    fs::write(
+        dir.join("b.c"),
+        "__declspec(dllexport) int b_func(void) { return 2; }\n",
+    )
+    .unwrap();
+    fs::write(dir.join("c.def"), "LIBRARY c.dll\nEXPORTS\n    c_func\n").unwrap();
+    fs::write(
+        dir.join("a.c"),
+        "#include <windows.h>\n\
+         __declspec(dllimport) int b_func(void);\n\
+         int c_func(void);\n\
+         __declspec(dllexport) int a_func(void) {\n\
+             return b_func() + c_func() + (int)GetCurrentProcessId();\n\
+         }\n",
+    )
+    .unwrap();
+    fs::write(
+        dir.join("end.c"),
+        "char delay_table_end[32] __attribute__((section(\".text$2\"), aligned(4))) = {0};\n",
+    )
+    .unwrap();
+    let built = sh(
+        dir,
+        &format!("{MINGW_GCC} -shared -o b.dll b.c -Wl,--out-implib,libb.dll.a"),
+    ) && sh(
+        dir,
+        &format!("{DLLTOOL} --input-def c.def --output-delaylib libc_delay.a --dllname c.dll"),
+    ) && sh(dir, &format!("{MINGW_GCC} -c -o end.o end.c"))
+        && sh(
+            dir,
+            &format!("{MINGW_GCC} -shared -o a.dll a.c -L. -lb libc_delay.a end.o -lkernel32"),
+        );
+    if !built {
+        return None;
+    }
+    point_delay_directory(dir, "a.dll", "__DELAY_IMPORT_DESCRIPTOR_libc_delay_a");
+    Some(vec![dir.join("a.dll"), dir.join("b.dll")])
+}
+
+/// Sets a PE32+ file's delay-import directory to the descriptor `symbol` (found with nm).
+fn point_delay_directory(dir: &Path, file: &str, symbol: &str) {
+    let Ok(out) = Command::new(NM).arg(file).current_dir(dir).output() else {
+        eprintln!("{NM} is missing: {file} keeps an empty delay-import directory");
+        return;
+    };
+    let symbols = String::from_utf8_lossy(&out.stdout);
+    let Some(address) = symbols
+        .lines()
+        .find(|l| l.ends_with(&format!(" {symbol}")))
+        .and_then(|l| u64::from_str_radix(l.split_whitespace().next()?, 16).ok())
+    else {
+        eprintln!("{file} has no symbol {symbol}: its delay-import directory stays empty");
+        return;
+    };
+    let path = dir.join(file);
+    let mut bytes = fs::read(&path).unwrap();
+    let optional = u32_at(&bytes, 0x3c) + 24;
+    assert_eq!(u16_at(&bytes, optional), 0x20b, "PE32+");
+    let base = u64::from_le_bytes(bytes[optional + 24..optional + 32].try_into().unwrap());
+    let at = optional + 112 + 13 * 8;
+    put(&mut bytes, at, address - base, 4);
+    put(&mut bytes, at + 4, 64, 4);
+    fs::write(&path, bytes).unwrap();
+}
+
+/// A PE32 (i386) DLL importing k32.dll, linked by the host's GNU ld (i386pe).
+fn pe32_dll(dir: &Path) -> Option<PathBuf> {
+    let ld = Command::new("ld").arg("-V").output();
+    let i386pe = ld.is_ok_and(|o| {
+        String::from_utf8_lossy(&o.stdout)
+            .lines()
+            .any(|l| l.trim() == "i386pe")
+    });
+    if !installed(MINGW_GCC) || !i386pe {
+        eprintln!(
+            "skipping PE32: needs mingw-w64 and a host ld with i386pe (apt-get install binutils gcc-mingw-w64-x86-64)"
+        );
+        return None;
+    }
+    fs::write(
+        dir.join("k32.def"),
+        "LIBRARY k32.dll\nEXPORTS\n    k_func\n",
+    )
+    .unwrap();
+    fs::write(
+        dir.join("p32.c"),
+        "__declspec(dllimport) int k_func(void);\n\
+         __declspec(dllexport) int p_func(void) { return k_func() + 1; }\n",
+    )
+    .unwrap();
+    let built = sh(dir, &format!("{MINGW_GCC} -m32 -O1 -c -o p32.o p32.c"))
+        && sh(
+            dir,
+            &format!("{DLLTOOL} -m i386 --as-flags=--32 --input-def k32.def --output-lib libk32.a"),
+        )
+        && sh(dir, "ld -m i386pe --dll -e 0 -o p32.dll p32.o libk32.a");
+    built.then(|| dir.join("p32.dll"))
+}
+
+/// libb.so (soname libb.so.1) and liba.so needing it, with a RUNPATH; liba32.so (ELF32)
+/// with an RPATH when gcc -m32 can link.
+fn gcc_libraries(dir: &Path) -> Option<Vec<PathBuf>> {
+    if !installed("gcc") {
+        eprintln!("skipping ELF fixtures: gcc is not installed");
+        return None;
+    }
+    fs::write(dir.join("b.c"), "int b_func(void) { return 2; }\n").unwrap();
+    fs::write(
+        dir.join("a.c"),
+        "int b_func(void);\nint a_func(void) { return b_func() + 1; }\n",
+    )
+    .unwrap();
+    let built = sh(
+        dir,
+        "gcc -shared -fPIC -o libb.so b.c -Wl,-soname,libb.so.1",
+    ) && sh(
+        dir,
+        "gcc -shared -fPIC -o liba.so a.c -L. -lb -Wl,--enable-new-dtags,-rpath,$ORIGIN/../lib:/opt/x",
+    );
+    if !built {
+        return None;
+    }
+    let mut libraries = vec![dir.join("liba.so")];
+    let m32 = sh(
+        dir,
+        "gcc -m32 -nostdlib -shared -fPIC -o libb32.so b.c -Wl,-soname,libb32.so.1",
+    ) && sh(
+        dir,
+        "gcc -m32 -nostdlib -shared -fPIC -o liba32.so a.c -L. -lb32 -Wl,--disable-new-dtags,-rpath,$ORIGIN",
+    );
+    if m32 {
+        libraries.push(dir.join("liba32.so"));
+    } else {
+        eprintln!("skipping ELF32: gcc -m32 cannot link (apt-get install gcc-multilib)");
+    }
+    Some(libraries)
+}
+
+fn fuzz_files(paths: &[PathBuf]) {
+    for path in paths {
+        let data = fs::read(path).unwrap();
+        let name = path.file_name().unwrap().to_string_lossy();
+        fuzz(&name, &data);
+        read_agrees_with_parse(&name, &data);
+    }
+}
+
+// --- Tests -----------------------------------------------------------------------------
+
+#[test]
+fn mingw_pe32_plus_dlls_survive_damage() {
+    let dir = tempfile::tempdir().unwrap();
+    if let Some(dlls) = mingw_dlls(dir.path()) {
+        let a = binary::read(&dlls[0]).unwrap();
+        assert_eq!(a.delay_imports, ["c.dll"], "the fixture has a delay import");
+        fuzz_files(&dlls);
+    }
+}
+
+#[test]
+fn pe32_dll_survives_damage() {
+    let dir = tempfile::tempdir().unwrap();
+    if let Some(dll) = pe32_dll(dir.path()) {
+        fuzz_files(&[dll]);
+    }
+}
+
+#[test]
+fn gcc_shared_libraries_survive_damage() {
+    let dir = tempfile::tempdir().unwrap();
+    if let Some(libraries) = gcc_libraries(dir.path()) {
+        let a = binary::read(&libraries[0]).unwrap();
+        assert_eq!(a.runpath, ["$ORIGIN/../lib", "/opt/x"]);
+        fuzz_files(&libraries);
+    }
+}
+
+#[test]
+fn bin_ls_survives_damage() {
+    let ls = Path::new("/bin/ls");
+    match binary::read(ls) {
+        Ok(info) if !info.imports.is_empty() => fuzz_files(&[ls.to_path_buf()]),
+        _ => eprintln!("skipping: /bin/ls is not a dynamically linked ELF file here"),
+    }
+}
+
+#[test]
+fn noise_and_tiny_inputs_are_rejected_with_the_path() {
+    let mut fuzz = Fuzz::new("noise");
+    let mut rng = Rng::seeded("noise");
+    let noise: Vec<u8> = (0..1 << 16).map(|_| rng.next() as u8).collect();
+    for magic in [
+        &b""[..],
+        b"MZ",
+        b"\x7fELF\x01\x01\x01",
+        b"\x7fELF\x02\x01\x01",
+        b"\x7fELF\x02\x02\x01",
+    ] {
+        let mut buf = noise.clone();
+        buf[..magic.len()].copy_from_slice(magic);
+        for cut in (0..256).chain((256..buf.len()).step_by(997)) {
+            fuzz.case(&buf[..cut], || {
+                format!("noise after {magic:?}, cut at {cut}")
+            });
+        }
+        // A plausible e_lfanew / e_phoff pointing into more noise.
+        for round in 0..500 {
+            let at = [0x3c, 0x20, 0x1c][rng.below(3)];
+            let value = rng.below(buf.len()) as u64;
+            put(&mut buf, at, value, 4);
+            fuzz.case(&buf, || format!("noise after {magic:?}, round {round}"));
+        }
+    }
+    fuzz.finish();
+}
+
+/// The harness itself: a parser that panics, or whose error does not name the file, or that
+/// returns an empty name, is caught and reported with the input that did it.
+#[test]
+fn the_harness_reports_panics_unnamed_errors_and_bad_results() {
+    let parse = |data: &[u8], path: &Path| -> Result<BinaryInfo, BinaryError> {
+        match data.first() {
+            Some(1) => panic!("planted panic"),
+            Some(2) => binary::parse(b"", Path::new("elsewhere")),
+            Some(3) => {
+                let mut info = binary::parse(&fs::read("/bin/ls").unwrap(), path)?;
+                info.imports.push(String::new());
+                Ok(info)
+            }
+            _ => binary::parse(data, path),
+        }
+    };
+    let mut fuzz = Fuzz::new("harness");
+    for first in 0..4u8 {
+        fuzz.case_with(&parse, &[first, 0, 0], || format!("starts with {first}"));
+    }
+    let report = fuzz.verdict().expect("three failures");
+    assert!(report.contains("3 of 4 cases failed"), "{report}");
+    assert!(report.contains("PANIC: planted panic"), "{report}");
+    assert!(
+        report.contains("binary_fuzz.rs"),
+        "the panic's location: {report}"
+    );
+    assert!(report.contains("backtrace:"), "{report}");
+    assert!(report.contains("does not name the file"), "{report}");
+    assert!(
+        report.contains("an impossible library name \"\""),
+        "{report}"
+    );
+    let saved = Path::new(env!("CARGO_TARGET_TMPDIR")).join("binary-fuzz-failures/harness-0.bin");
+    assert_eq!(fs::read(saved).unwrap(), [1, 0, 0]);
+}

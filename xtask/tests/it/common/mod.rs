@@ -1,0 +1,198 @@
+//! Runs the real `xtask` binary, as `cargo xtask` would.
+
+pub mod mingw;
+pub mod network;
+pub mod rocm;
+pub mod server;
+pub mod skip;
+pub mod wheel;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+pub fn repo_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .unwrap()
+        .to_path_buf()
+}
+
+pub struct Run {
+    pub code: i32,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+pub fn xtask_in(root: &Path, args: &[&str]) -> Run {
+    xtask_with_env(root, args, &[], &[])
+}
+
+/// `xtask_in` with environment variables set (`env`) and removed (`removed`).
+pub fn xtask_with_env(root: &Path, args: &[&str], env: &[(&str, &str)], removed: &[&str]) -> Run {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_xtask"));
+    command
+        .arg("--root")
+        .arg(root)
+        .args(args)
+        .env_remove("CT2V_CACHE_DIR")
+        // Plans name the manylinux tag a build on this host gets; read them as on a
+        // manylinux_2_28 build machine, whatever glibc runs the tests.
+        .env("CT2V_HOST_GLIBC", "2.28");
+    for var in removed {
+        command.env_remove(var);
+    }
+    command.envs(env.iter().copied());
+    let output: Output = command.output().expect("the xtask binary runs");
+    let run = Run {
+        code: output.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
+    };
+    assert!(
+        !run.stderr.contains("panicked"),
+        "xtask panicked on {args:?}:\n{}",
+        run.stderr
+    );
+    run
+}
+
+/// Asserts `run` exited with `code` and its stderr has every needle.
+pub fn assert_exit(run: &Run, code: i32, needles: &[&str]) {
+    assert_eq!(
+        run.code, code,
+        "exit {code} expected; stdout:\n{}\nstderr:\n{}",
+        run.stdout, run.stderr
+    );
+    for needle in needles {
+        assert!(
+            run.stderr.contains(needle),
+            "`{needle}` not in:\n{}",
+            run.stderr
+        );
+    }
+}
+
+pub fn xtask(args: &[&str]) -> Run {
+    xtask_in(&repo_root(), args)
+}
+
+/// Whether `tool --version` runs and succeeds.
+pub fn installed(tool: &str) -> bool {
+    Command::new(tool)
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success())
+}
+
+/// Runs `cmd` and asserts that it succeeds (its stderr is the message when it does not).
+pub fn run_ok(cmd: &mut Command) -> Output {
+    let output = cmd.output().unwrap();
+    assert!(
+        output.status.success(),
+        "{cmd:?} failed: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    output
+}
+
+/// A process's stdout followed by its stderr, as text.
+pub fn stdout_and_stderr(output: &Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    )
+}
+
+/// The argument list of `plan` for one matrix entry, plus `extra` flags.
+pub fn plan_args<'a>(
+    variant: &'a str,
+    platform: &'a str,
+    python: &'a str,
+    extra: &[&'a str],
+) -> Vec<&'a str> {
+    let mut args = vec![
+        "plan",
+        "--variant",
+        variant,
+        "--platform",
+        platform,
+        "--python",
+        python,
+        "--compiler-cache",
+        "off",
+    ];
+    args.extend_from_slice(extra);
+    args
+}
+
+/// `fetch` of the cpu variant for one platform (Python 3.12) into `cache`, plus `extra`.
+pub fn fetch_cpu_args<'a>(cache: &'a str, platform: &'a str, extra: &[&'a str]) -> Vec<&'a str> {
+    let mut args = vec![
+        "--cache-dir",
+        cache,
+        "fetch",
+        "--variant",
+        "cpu",
+        "--platform",
+        platform,
+        "--python",
+        "3.12",
+        "--no-wheels",
+    ];
+    args.extend_from_slice(extra);
+    args
+}
+
+/// The step `id` of a plan's JSON (`plan --json`).
+pub fn plan_step<'a>(plan: &'a serde_json::Value, id: &str) -> &'a serde_json::Value {
+    plan["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["id"] == id)
+        .unwrap_or_else(|| panic!("no step `{id}`"))
+}
+
+fn copy_tree(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        if entry.file_type().unwrap().is_dir() {
+            copy_tree(&entry.path(), &to.join(entry.file_name()));
+        } else {
+            std::fs::copy(entry.path(), to.join(entry.file_name())).unwrap();
+        }
+    }
+}
+
+/// A scratch copy of the checkout's variant files and patches, to break on purpose.
+pub struct Scratch {
+    pub dir: tempfile::TempDir,
+}
+
+impl Scratch {
+    pub fn new() -> Scratch {
+        let dir = tempfile::tempdir().unwrap();
+        for sub in ["variants", "patches"] {
+            copy_tree(&repo_root().join(sub), &dir.path().join(sub));
+        }
+        Scratch { dir }
+    }
+
+    pub fn path(&self) -> &Path {
+        self.dir.path()
+    }
+
+    /// Replaces `from` (which must occur exactly once) in a file of the scratch copy.
+    pub fn edit(&self, file: &str, from: &str, to: &str) {
+        let path = self.path().join(file);
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert_eq!(text.matches(from).count(), 1, "`{from}` once in {file}");
+        std::fs::write(&path, text.replacen(from, to, 1)).unwrap();
+    }
+
+    pub fn run(&self, args: &[&str]) -> Run {
+        xtask_in(self.path(), args)
+    }
+}

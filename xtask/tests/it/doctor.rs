@@ -1,0 +1,297 @@
+#![cfg(unix)]
+//! `cargo xtask doctor`: its parsers on recorded real outputs (tests/data/doctor/SOURCES.md
+//! says where each came from), and the whole command on this machine and on stand-ins: fake
+//! `nvidia-smi`/`nvcc`/`hipinfo` on PATH that print those recorded outputs, and a fake
+//! `Program Files\AMD\ROCm` tree.
+
+use crate::common;
+
+use std::fs;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+
+use xtask::doctor;
+
+fn data(name: &str) -> String {
+    let path = common::repo_root()
+        .join("xtask/tests/data/doctor")
+        .join(name);
+    fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+fn gfx(gpus: &[doctor::AmdGpu]) -> Vec<(&str, &str)> {
+    gpus.iter()
+        .map(|g| (g.name.as_str(), g.gfx.as_str()))
+        .collect()
+}
+
+#[test]
+fn rocminfo_outputs_give_the_gpu_agents_only() {
+    assert_eq!(
+        gfx(&doctor::rocminfo(&data("rocminfo-gfx1010.txt"))),
+        [("AMD Radeon RX 5700 XT", "gfx1010")]
+    );
+    let gpus = doctor::rocminfo(&data("rocminfo-gfx1100.txt"));
+    assert!(gpus.iter().all(|g| g.gfx == "gfx1100"), "{gpus:?}");
+    assert!(!gpus.is_empty());
+    let gpus = doctor::rocminfo(&data("rocminfo-gfx1030.txt"));
+    assert!(gpus.iter().any(|g| g.gfx == "gfx1030"), "{gpus:?}");
+    let both = doctor::rocminfo(&data("rocminfo-gfx1010-gfx1036.txt"));
+    let targets: Vec<&str> = both.iter().map(|g| g.gfx.as_str()).collect();
+    assert!(
+        targets.contains(&"gfx1010") && targets.contains(&"gfx1036"),
+        "{targets:?}"
+    );
+    assert!(doctor::rocminfo("ROCk module is NOT loaded").is_empty());
+}
+
+#[test]
+fn hipinfo_outputs_give_each_device_without_feature_flags() {
+    assert_eq!(
+        gfx(&doctor::hipinfo(&data("hipinfo-gfx1010.txt"))),
+        [
+            ("AMD Radeon RX 5700", "gfx1010"),
+            ("AMD Radeon(TM) 890M Graphics", "gfx1150")
+        ]
+    );
+    assert_eq!(
+        gfx(&doctor::hipinfo(&data("hipinfo-gfx1036-gfx1100.txt"))),
+        [
+            ("AMD Radeon(TM) Graphics", "gfx1036"),
+            ("AMD Radeon RX 7900 XTX", "gfx1100")
+        ]
+    );
+    assert_eq!(
+        gfx(&doctor::hipinfo(&data("hipinfo-gfx1100.txt"))),
+        [("AMD Radeon RX 7900 XTX", "gfx1100")]
+    );
+}
+
+#[test]
+fn nvidia_smi_outputs_give_the_gpus_and_the_drivers_cuda() {
+    let gpus = doctor::nvidia_smi_csv(&data("nvidia-smi-h100.csv"));
+    assert_eq!(gpus.len(), 1);
+    assert_eq!(gpus[0].name, "NVIDIA H100 80GB HBM3");
+    assert_eq!(gpus[0].compute_capability, "9.0");
+    assert_eq!(
+        doctor::nvidia_smi_cuda_version(&data("nvidia-smi-h100.txt")).as_deref(),
+        Some("12.4")
+    );
+    assert_eq!(
+        doctor::nvidia_smi_cuda_version(&data("nvidia-smi-v100-legacy.txt")).as_deref(),
+        Some("10.2")
+    );
+    assert_eq!(
+        doctor::nvidia_smi_cuda_version(&data("nvidia-smi-h100-cuda13.txt")).as_deref(),
+        Some("13.0")
+    );
+}
+
+/// A `bin` folder of fake tools (so `nvcc` there makes its parent a CUDA toolkit's root):
+/// each prints a recorded output.
+struct FakeBin {
+    _root: tempfile::TempDir,
+    bin: PathBuf,
+}
+
+impl FakeBin {
+    fn new() -> FakeBin {
+        let root = tempfile::tempdir().unwrap();
+        let bin = root.path().join("bin");
+        fs::create_dir_all(&bin).unwrap();
+        FakeBin { _root: root, bin }
+    }
+
+    /// `name` prints `output` (or `query_output` when called with `--query-gpu=…`).
+    fn tool(&self, name: &str, output: &str, query_output: Option<&str>) {
+        let out = self.bin.join(format!("{name}.out"));
+        fs::write(&out, output).unwrap();
+        let mut script = String::from("#!/bin/sh\n");
+        if let Some(query) = query_output {
+            let q = self.bin.join(format!("{name}.query"));
+            fs::write(&q, query).unwrap();
+            script.push_str(&format!(
+                "case \"$1\" in --query-gpu=*) cat '{}'; exit 0;; esac\n",
+                q.display()
+            ));
+        }
+        script.push_str(&format!("cat '{}'\n", out.display()));
+        let path = self.bin.join(name);
+        fs::write(&path, script).unwrap();
+        fs::set_permissions(&path, fs::Permissions::from_mode(0o755)).unwrap();
+    }
+
+    /// PATH with only these tools and the system's basic folders (no real GPU tools).
+    fn path(&self) -> String {
+        format!("{}:/usr/bin:/bin", self.bin.display())
+    }
+}
+
+fn doctor(args: &[&str], env: &[(&str, String)], removed: &[&str]) -> common::Run {
+    let mut all = vec!["doctor"];
+    all.extend_from_slice(args);
+    let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    common::xtask_with_env(&common::repo_root(), &all, &env, removed)
+}
+
+const GPU_ENV: [&str; 5] = [
+    "HIP_PATH",
+    "ProgramFiles",
+    "CUDA_PATH",
+    "CUDA_HOME",
+    "ROCM_PATH",
+];
+
+#[test]
+fn on_this_machine_it_recommends_what_fits() {
+    let run = doctor(&[], &[], &[]);
+    let has = |tool: &str| common::installed(tool) || which(tool);
+    if has("nvidia-smi") || has("rocminfo") {
+        eprintln!("skipping the cpu expectation: this machine has GPU tools");
+        return;
+    }
+    assert_eq!(run.code, 0, "{}", run.stdout);
+    assert!(run.stdout.contains("Verdict: cpu"), "{}", run.stdout);
+    assert!(run.stdout.contains("no NVIDIA GPU"), "{}", run.stdout);
+    assert!(run.stdout.contains("no AMD GPU"), "{}", run.stdout);
+}
+
+fn which(tool: &str) -> bool {
+    std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default())
+        .any(|d| d.join(tool).is_file())
+}
+
+/// `<pf>/AMD/ROCm/<version>/bin` with `files`, and rocBLAS kernels for `targets`.
+fn rocm_install(pf: &Path, version: &str, files: &[&str], targets: &[&str]) -> PathBuf {
+    let root = pf.join("AMD/ROCm").join(version);
+    let library = root.join("bin/rocblas/library");
+    fs::create_dir_all(&library).unwrap();
+    for f in files {
+        fs::write(root.join("bin").join(f), "MZ").unwrap();
+    }
+    for t in targets {
+        fs::write(library.join(format!("TensileLibrary_lazy_{t}.dat")), "k").unwrap();
+    }
+    root
+}
+
+#[test]
+fn with_hip_sdk_6_2_and_7_1_and_hip_path_at_7_1_gfx1010_gets_6_2_and_hip_path_is_explained() {
+    let pf = tempfile::tempdir().unwrap();
+    let v62 = rocm_install(
+        pf.path(),
+        "6.2",
+        &[
+            "amdhip64_6.dll",
+            "amd_comgr_2.dll",
+            "hipblas.dll",
+            "rocblas.dll",
+        ],
+        &["gfx1010", "gfx1030", "gfx1100"],
+    );
+    let v71 = rocm_install(
+        pf.path(),
+        "7.1",
+        &["amdhip64_7.dll", "amd_comgr0701.dll", "hipblas.dll"],
+        &["gfx1030", "gfx1100"],
+    );
+    let bin = FakeBin::new();
+    bin.tool("hipinfo", &data("hipinfo-gfx1010.txt"), None);
+    let env = [
+        ("PATH", bin.path()),
+        ("ProgramFiles", pf.path().display().to_string()),
+        ("HIP_PATH", v71.display().to_string()),
+    ];
+    let run = doctor(&[], &env, &GPU_ENV);
+    assert_eq!(run.code, 0, "{}", run.stdout);
+    for needle in [
+        "AMD Radeon RX 5700  gfx1010  (from hipinfo",
+        "runtime: amdhip64_6.dll",
+        "runtime: amdhip64_7.dll",
+        "Verdict: rocm-gfx1010\n",
+        "only a HIP 6 runtime sees",
+        &format!(
+            "HIP_PATH is {}, which has amdhip64_7.dll, not amdhip64_6.dll",
+            v71.display()
+        ),
+        &format!("using {} instead", v62.display()),
+        &format!("setx HIP_PATH \"{}\"", v62.display()),
+        &format!(
+            "cargo xtask build --variant rocm-gfx1010 --sdk-dir \"{}\"",
+            v62.display()
+        ),
+    ] {
+        assert!(
+            run.stdout.contains(needle),
+            "`{needle}` in:\n{}",
+            run.stdout
+        );
+    }
+
+    let run = doctor(&["--json"], &env, &GPU_ENV);
+    let json: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+    assert_eq!(json["verdict"]["variant"], "rocm-gfx1010");
+    assert_eq!(json["verdict"]["ready"], true);
+    assert_eq!(json["facts"]["hip_installs"].as_array().unwrap().len(), 2);
+
+    // Without amd_comgr and the gfx1010 kernels, 6.2 does not fit: exit 1 and the fixes.
+    fs::remove_file(v62.join("bin/amd_comgr_2.dll")).unwrap();
+    fs::remove_file(v62.join("bin/rocblas/library/TensileLibrary_lazy_gfx1010.dat")).unwrap();
+    let run = doctor(&[], &env, &GPU_ENV);
+    assert_eq!(run.code, 1, "{}", run.stdout);
+    for needle in [
+        "Verdict: rocm-gfx1010 (not ready yet)",
+        "amd_comgr: MISSING",
+        "no ROCm-capable device",
+        "HIP Runtime Compiler",
+        "community build",
+    ] {
+        assert!(
+            run.stdout.contains(needle),
+            "`{needle}` in:\n{}",
+            run.stdout
+        );
+    }
+}
+
+#[test]
+fn an_rdna3_card_gets_the_rocm_wheel_which_needs_no_sdk() {
+    let bin = FakeBin::new();
+    bin.tool("hipinfo", &data("hipinfo-gfx1100.txt"), None);
+    let run = doctor(&[], &[("PATH", bin.path())], &GPU_ENV);
+    assert!(run.stdout.contains("Verdict: rocm"), "{}", run.stdout);
+    assert!(run.stdout.contains("gfx1100"), "{}", run.stdout);
+    // The rocm variant is Windows-only: on this Linux host it is not ready.
+    assert_eq!(run.code, 1, "{}", run.stdout);
+    assert!(run.stdout.contains("Windows-only"), "{}", run.stdout);
+}
+
+#[test]
+fn an_nvidia_gpu_with_a_toolkit_gets_cuda() {
+    let bin = FakeBin::new();
+    bin.tool(
+        "nvidia-smi",
+        &data("nvidia-smi-h100-cuda13.txt"),
+        Some(&data("nvidia-smi-h100.csv")),
+    );
+    bin.tool(
+        "nvcc",
+        "nvcc: NVIDIA (R) Cuda compiler driver\nCuda compilation tools, release 13.0, V13.0.88\n",
+        None,
+    );
+    let run = doctor(&[], &[("PATH", bin.path())], &GPU_ENV);
+    assert_eq!(run.code, 0, "{}", run.stdout);
+    for needle in [
+        "NVIDIA H100 80GB HBM3  compute capability 9.0",
+        "CUDA toolkit 13.0",
+        "the driver supports CUDA up to 13.0",
+        "Verdict: cuda",
+        "cargo xtask build --variant cuda --cuda-arch 9.0",
+    ] {
+        assert!(
+            run.stdout.contains(needle),
+            "`{needle}` in:\n{}",
+            run.stdout
+        );
+    }
+}

@@ -1,0 +1,361 @@
+//! Hostile flags, files and faults on the command line (issue 18, items 1, 2, 5, 6, 9, 11,
+//! 12): nothing is written outside the output, nothing we did not create is deleted, a
+//! closed stdout ends quietly, and bad input exits with 2.
+
+use crate::common;
+
+use std::fs;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use common::{Run, Scratch, repo_root, xtask, xtask_in};
+
+const WHEEL: &str = "ctranslate2-4.7.1-cp312-cp312-manylinux_2_28_x86_64.whl";
+
+/// A small Linux wheel: one ELF (a copy of `true`, which needs only libc) and a true RECORD.
+fn wheel(dir: &Path) -> PathBuf {
+    let tree = dir.join("tree");
+    fs::create_dir_all(tree.join("ctranslate2")).unwrap();
+    fs::copy("/bin/true", tree.join("ctranslate2/_ext.so")).unwrap();
+    fs::write(tree.join("ctranslate2/__init__.py"), "").unwrap();
+    common::wheel::ct2_dist_info(&tree, Some("cp312-cp312-manylinux_2_28_x86_64"));
+    let out = dir.join("in").join(WHEEL);
+    common::wheel::zip_wheel(&tree, &out);
+    fs::remove_dir_all(&tree).unwrap();
+    out
+}
+
+fn bundle(wheel: &Path, out: &Path, extra: &[&str]) -> Run {
+    let mut args = vec![
+        "bundle",
+        "--wheel",
+        wheel.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ];
+    args.extend_from_slice(extra);
+    xtask(&args)
+}
+
+fn assert_code(run: &Run, code: i32, needles: &[&str]) {
+    common::assert_exit(run, code, needles);
+}
+
+#[test]
+fn item_1_bundle_flags_with_a_dest_outside_the_wheel_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let wheel = wheel(dir.path());
+    let libs = dir.path().join("libs");
+    fs::create_dir_all(&libs).unwrap();
+    let out = dir.path().join("out");
+    for (flag, value) in [
+        ("--search", format!("{}=../../../../tmp/x", libs.display())),
+        ("--search", format!("{}=/tmp/x", libs.display())),
+        ("--data", format!("{}/*=../../x", libs.display())),
+        ("--data", format!("{}/*=C:/x", libs.display())),
+    ] {
+        let run = bundle(&wheel, &out, &[flag, &value]);
+        assert_code(&run, 2, &[flag, "not allowed"]);
+        assert!(!out.exists(), "nothing written for {value}");
+    }
+}
+
+#[test]
+fn item_2_bundle_out_never_deletes_what_it_did_not_write() {
+    let dir = tempfile::tempdir().unwrap();
+    let wheel = wheel(dir.path());
+    // A folder of the user's.
+    let out = dir.path().join("mine");
+    fs::create_dir_all(&out).unwrap();
+    fs::write(out.join("thesis.txt"), "years of work").unwrap();
+    let run = bundle(&wheel, &out, &[]);
+    assert_code(&run, 2, &["--out", "not written by"]);
+    assert_eq!(
+        fs::read_to_string(out.join("thesis.txt")).unwrap(),
+        "years of work"
+    );
+    // The wheel's own folder, and the wheel itself.
+    let sibling = wheel.parent().unwrap().join("other.txt");
+    fs::write(&sibling, "keep").unwrap();
+    for out in [wheel.parent().unwrap().to_path_buf(), wheel.clone()] {
+        let run = bundle(&wheel, &out, &[]);
+        assert_code(&run, 2, &["--out"]);
+        assert!(wheel.is_file() && sibling.is_file());
+    }
+    // An empty folder, then our own output, are replaced.
+    let ours = dir.path().join("ours");
+    fs::create_dir_all(&ours).unwrap();
+    let run = bundle(&wheel, &ours, &[]);
+    assert_code(&run, 0, &[]);
+    let run = bundle(&wheel, &ours, &[]);
+    assert_code(&run, 0, &[]);
+    // The fat wheel (tagged with what this machine's gcc-built stand-in proves).
+    let wheels = fs::read_dir(&ours)
+        .unwrap()
+        .filter(|e| {
+            let name = e
+                .as_ref()
+                .unwrap()
+                .file_name()
+                .to_string_lossy()
+                .into_owned();
+            name.starts_with("ctranslate2-4.7.1-cp312-cp312-manylinux_") && name.ends_with(".whl")
+        })
+        .count();
+    assert_eq!(wheels, 1);
+}
+
+#[test]
+fn item_6_stale_staging_folders_are_removed_by_the_next_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let wheel = wheel(dir.path());
+    let out = dir.path().join("out");
+    // What a bundle killed with -9 leaves: a staging folder owned by a process that is gone.
+    let stale = dir.path().join(".bundle-999999999-a1B2c3");
+    fs::create_dir_all(stale.join("wheel")).unwrap();
+    fs::write(stale.join("wheel/big.bin"), vec![0u8; 1024]).unwrap();
+    // A folder of the user's that merely looks alike is left alone.
+    let lookalike = dir.path().join(".bundle-notes");
+    fs::create_dir_all(&lookalike).unwrap();
+    let run = bundle(&wheel, &out, &[]);
+    assert_code(&run, 0, &[]);
+    assert!(!stale.exists(), "stale staging folder removed");
+    assert!(lookalike.exists(), "a folder we did not create is kept");
+    let left: Vec<_> = fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with('.') && n != ".bundle-notes")
+        .collect();
+    assert!(left.is_empty(), "left behind: {left:?}");
+}
+
+#[test]
+fn item_11_bundle_refuses_a_tampered_input_wheel() {
+    let dir = tempfile::tempdir().unwrap();
+    let good = wheel(dir.path());
+    let cases: &[(&str, &Change, &str)] = &[
+        (
+            "changed",
+            &|name, data| name.ends_with("__init__.py").then(|| [data, b"x"].concat()),
+            "__init__.py",
+        ),
+        (
+            "garbage",
+            &|name, _| {
+                name.ends_with("RECORD")
+                    .then(|| b"\xff\xfe garbage".to_vec())
+            },
+            "RECORD",
+        ),
+        (
+            "no-record",
+            &|name, _| name.ends_with("RECORD").then(Vec::new),
+            "RECORD",
+        ),
+        (
+            "no-wheel",
+            &|name, _| name.ends_with("/WHEEL").then(Vec::new),
+            "WHEEL",
+        ),
+    ];
+    for (label, change, needle) in cases {
+        let bad = dir.path().join(label).join(WHEEL);
+        rewrite_zip(&good, &bad, change);
+        let out = dir.path().join(format!("out-{label}"));
+        let run = bundle(&bad, &out, &[]);
+        assert_code(&run, 2, &[needle, WHEEL]);
+        assert!(!out.exists());
+    }
+}
+
+/// An entry's (name, data) → its new data, if it changes (empty: the entry is dropped).
+type Change = dyn Fn(&str, &[u8]) -> Option<Vec<u8>>;
+
+/// Copies a zip, replacing an entry's data where `change` says (an empty result drops it).
+fn rewrite_zip(from: &Path, to: &Path, change: &Change) {
+    use std::io::Write;
+    fs::create_dir_all(to.parent().unwrap()).unwrap();
+    let mut archive = zip::ZipArchive::new(fs::File::open(from).unwrap()).unwrap();
+    let mut out = zip::ZipWriter::new(fs::File::create(to).unwrap());
+    for i in 0..archive.len() {
+        let mut entry = archive.by_index(i).unwrap();
+        let name = entry.name().unwrap().to_string();
+        let mut data = Vec::new();
+        entry.read_to_end(&mut data).unwrap();
+        let data = match change(&name, &data) {
+            Some(new) if new.is_empty() => continue,
+            Some(new) => new,
+            None => data,
+        };
+        out.start_file(name, zip::write::SimpleFileOptions::default())
+            .unwrap();
+        out.write_all(&data).unwrap();
+    }
+    out.finish().unwrap();
+}
+
+/// Runs xtask with stdout a pipe whose reading end is already closed, as `| head -n1` is
+/// once head has its line.
+fn with_closed_stdout(args: &[&str]) -> (i32, String) {
+    let (reader, writer) = std::io::pipe().unwrap();
+    drop(reader);
+    let output = Command::new(env!("CARGO_BIN_EXE_xtask"))
+        .arg("--root")
+        .arg(repo_root())
+        .args(args)
+        .stdout(Stdio::from(writer))
+        .stderr(Stdio::piped())
+        .output()
+        .unwrap();
+    (
+        output.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&output.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn item_5_a_closed_stdout_ends_quietly_with_exit_0() {
+    for args in [
+        &["matrix"][..],
+        &["matrix", "--json"],
+        &["variants"],
+        &[
+            "plan",
+            "--variant",
+            "cpu",
+            "--platform",
+            "linux-x86_64",
+            "--python",
+            "3.12",
+            "--json",
+        ],
+    ] {
+        let (code, stderr) = with_closed_stdout(args);
+        assert_eq!(code, 0, "{args:?}: {stderr}");
+        assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
+    }
+}
+
+#[test]
+fn item_12_bad_flags_exit_2_with_a_clear_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("a-file");
+    fs::write(&file, "x").unwrap();
+    let file = file.to_str().unwrap();
+    let fetch = |extra: &[&str]| {
+        let mut args = vec![
+            "fetch",
+            "--variant",
+            "cpu",
+            "--platform",
+            "linux-x86_64",
+            "--python",
+            "3.12",
+            "--no-wheels",
+            "--offline",
+        ];
+        args.extend_from_slice(extra);
+        xtask(&args)
+    };
+    assert_code(
+        &fetch(&["--mirror", "https://x/=ftp://mirror/"]),
+        2,
+        &["ftp://"],
+    );
+    assert_code(
+        &fetch(&["--mirror", "https://x/=file:///tmp/m/"]),
+        2,
+        &["file://"],
+    );
+    assert_code(
+        &xtask(&[
+            "--cache-dir",
+            file,
+            "fetch",
+            "--variant",
+            "cpu",
+            "--platform",
+            "linux-x86_64",
+            "--python",
+            "3.12",
+            "--offline",
+        ]),
+        2,
+        &["--cache-dir", "not a folder"],
+    );
+    let wheel = wheel(dir.path());
+    let out = dir.path().join("out");
+    assert_code(
+        &bundle(&wheel, &out, &["--data", "garbage"]),
+        2,
+        &["--data"],
+    );
+    assert_code(&bundle(&wheel, &out, &["--search", "=X"]), 2, &["--search"]);
+    assert_code(
+        &bundle(&wheel, &out, &["--search", "/etc/passwd=x"]),
+        2,
+        &["/etc/passwd", "not a folder"],
+    );
+    assert_code(
+        &bundle(&dir.path().join("nope.whl"), &out, &[]),
+        2,
+        &["does not exist"],
+    );
+    assert_code(
+        &xtask(&[
+            "release",
+            "--variants",
+            "cpuu",
+            "--out",
+            dir.path().join("r").to_str().unwrap(),
+        ]),
+        2,
+        &["cpuu", "did you mean `cpu`"],
+    );
+    assert_code(
+        &xtask(&[
+            "release",
+            "--pythons",
+            "9.9",
+            "--out",
+            dir.path().join("r").to_str().unwrap(),
+        ]),
+        2,
+        &["9.9"],
+    );
+    for version in ["../../X", "/abs"] {
+        assert_code(
+            &xtask(&["release", "--version", version, "--variants", "cpu"]),
+            2,
+            &["--version"],
+        );
+    }
+    assert!(!dir.path().join("r").exists());
+}
+
+#[test]
+fn item_12_a_bad_pins_lock_is_refused_and_never_overwritten() {
+    for (label, bytes) in [
+        ("toml", &b"[pin\nbroken"[..]),
+        ("utf8", &b"\xff\xfe\x00 not text"[..]),
+    ] {
+        let scratch = Scratch::new();
+        let lock = scratch.path().join("variants/pins.lock");
+        fs::write(&lock, bytes).unwrap();
+        let run = scratch.run(&["pin", "--variant", "cpu", "--offline"]);
+        assert_code(&run, 2, &["pins.lock"]);
+        assert_eq!(fs::read(&lock).unwrap(), bytes, "{label}: pins.lock kept");
+    }
+}
+
+#[test]
+fn item_12_matrix_refuses_a_variant_with_no_platforms() {
+    let scratch = Scratch::new();
+    let path = scratch.path().join("variants/cpu.toml");
+    let mut text = fs::read_to_string(&path).unwrap();
+    text.push_str("platforms = []\n");
+    fs::write(&path, text).unwrap();
+    let run = xtask_in(scratch.path(), &["matrix"]);
+    assert_code(&run, 2, &["cpu", "platforms"]);
+}

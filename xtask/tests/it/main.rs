@@ -1,0 +1,25 @@
+//! The integration tests: one binary (one link), a module per area. `common/` holds what
+//! several of them share: running the real `xtask` binary, fixtures, loopback servers, skips.
+
+mod common;
+
+mod bad_input;
+mod binary_fuzz;
+mod bundle_elf;
+mod bundle_real;
+mod bundle_wine;
+mod doctor;
+mod download;
+mod ecosystem;
+mod fetch_cli;
+mod hostile_cli;
+mod hostile_plan;
+mod network;
+mod patch_check;
+mod plan;
+mod release;
+mod rocm_gfx1010_bundle;
+mod rocm_variant;
+mod test_skips;
+mod versions;
+mod windows_cpu_standin;

@@ -1,0 +1,114 @@
+//! NETWORK TESTS: the real pins of the default variants, downloaded from the real registries
+//! this project can reach (crates.io, PyPI), verified, and unpacked.
+//!
+//! They need https to static.crates.io and files.pythonhosted.org. Without it (or with
+//! `CT2V_SKIP_NETWORK_TESTS=1`) each test prints why it was skipped and passes.
+
+use crate::common;
+use crate::needs_network;
+
+use std::path::Path;
+
+use common::{fetch_cpu_args, xtask_in};
+use xtask::binary;
+use xtask::unpack::{self, Format, Limits};
+
+/// The hosts the tests of this file download from.
+const HOSTS: &[&str] = &["static.crates.io:443", "files.pythonhosted.org:443"];
+
+fn cached(cache: &Path, sha256: &str) -> std::path::PathBuf {
+    cache.join("sha256").join(sha256)
+}
+
+#[test]
+fn the_real_cpu_pins_download_verify_and_unpack() {
+    needs_network!(HOSTS);
+    let cache = tempfile::tempdir().unwrap();
+    let args = fetch_cpu_args(cache.path().to_str().unwrap(), "windows-x86_64", &[]);
+    let run = xtask_in(&common::repo_root(), &args);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(
+        run.stderr.contains("4 input(s) verified: 4 downloaded"),
+        "{}",
+        run.stderr
+    );
+
+    let again = xtask_in(&common::repo_root(), &args);
+    assert_eq!(again.code, 0, "{}", again.stderr);
+    assert!(
+        again
+            .stderr
+            .contains("0 downloaded (0 B), 4 from the cache"),
+        "{}",
+        again.stderr
+    );
+
+    let out = tempfile::tempdir().unwrap();
+    let ct2 = out.path().join("ctranslate2");
+    unpack::unpack(
+        &cached(
+            cache.path(),
+            "616201b950832f4dd5fe95fd34fb557e3187233641235a5bb98f9432fe513bb1",
+        ),
+        Format::TarGz,
+        Some("ct2rs-0.9.17/CTranslate2"),
+        &ct2,
+        &Limits::default(),
+    )
+    .unwrap();
+    for file in [
+        "CMakeLists.txt",
+        "include/ctranslate2/translator.h",
+        "src/cuda/primitives.cu",
+        "python/setup.py",
+        "third_party/cpu_features/CMakeLists.txt",
+        "third_party/spdlog/CMakeLists.txt",
+        "third_party/ruy/CMakeLists.txt",
+    ] {
+        assert!(
+            ct2.join(file).is_file(),
+            "CTranslate2 4.7.1 source has {file}"
+        );
+    }
+    let version = std::fs::read_to_string(ct2.join("python/ctranslate2/version.py")).unwrap();
+    assert!(version.contains("4.7.1"), "{version}");
+
+    let onednn = out.path().join("onednn");
+    unpack::unpack(
+        &cached(
+            cache.path(),
+            "c9422f8af979ab9dca0fc4b58677897208c591a7dddb34bd3bf3963aa4255f21",
+        ),
+        Format::TarGz,
+        Some("onednn-src-0.1.0/oneDNN"),
+        &onednn,
+        &Limits::default(),
+    )
+    .unwrap();
+    let cmake = std::fs::read_to_string(onednn.join("CMakeLists.txt")).unwrap();
+    assert!(cmake.contains("DNNL"), "oneDNN's CMakeLists.txt");
+
+    let openmp = out.path().join("openmp");
+    unpack::unpack(
+        &cached(
+            cache.path(),
+            "8ff899d01a41b92ffe0e618b221ea633127d16df726086082d381c431c31339d",
+        ),
+        Format::Zip,
+        Some("intel_openmp-2025.3.0.data/data/Library"),
+        &openmp,
+        &Limits::default(),
+    )
+    .unwrap();
+    assert!(openmp.join("lib/libiomp5md.lib").is_file());
+    let dll = binary::read(&openmp.join("bin/libiomp5md.dll")).unwrap();
+    assert!(dll.is_dll, "{dll:?}");
+    assert_eq!(dll.machine, "x86_64");
+    assert!(
+        dll.imports
+            .iter()
+            .any(|i| i.eq_ignore_ascii_case("KERNEL32.dll")),
+        "{:?}",
+        dll.imports
+    );
+}

@@ -1,0 +1,438 @@
+//! The plan, the variant list and the matrix, through the real binary. Every variant ×
+//! platform plan is a snapshot, so any change to a command line shows up in review.
+
+use crate::common;
+
+use common::{Scratch, plan_args, repo_root, xtask};
+use serde_json::Value;
+
+const PYTHON: &str = "3.12";
+
+fn plan_json(variant: &str, platform: &str) -> Value {
+    let run = xtask(&plan_args(variant, platform, PYTHON, &["--json"]));
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    serde_json::from_str(&run.stdout).expect("plan --json is JSON")
+}
+
+fn portable(text: &str) -> String {
+    text.replace(&repo_root().display().to_string(), "$ROOT")
+}
+
+fn step<'a>(plan: &'a Value, id: &str) -> &'a Value {
+    common::plan_step(plan, id)
+}
+
+fn args_of(step: &Value) -> Vec<String> {
+    step["commands"][0]["args"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a.as_str().unwrap().to_string())
+        .collect()
+}
+
+#[test]
+fn variants_lists_the_four() {
+    let run = xtask(&["variants"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let names: Vec<&str> = run
+        .stdout
+        .lines()
+        .map(|l| l.split_whitespace().next().unwrap())
+        .collect();
+    assert_eq!(names, ["cpu", "cuda", "rocm", "rocm-gfx1010"]);
+    assert!(
+        run.stdout.lines().all(|l| l.split_whitespace().count() > 3),
+        "each has a description"
+    );
+}
+
+#[test]
+fn plan_snapshots_for_every_variant_and_platform() {
+    let combos = [
+        ("cpu", "linux-x86_64"),
+        ("cpu", "windows-x86_64"),
+        ("cuda", "linux-x86_64"),
+        ("cuda", "windows-x86_64"),
+        ("rocm", "windows-x86_64"),
+        ("rocm-gfx1010", "linux-x86_64"),
+        ("rocm-gfx1010", "windows-x86_64"),
+    ];
+    for (variant, platform) in combos {
+        let json = serde_json::to_string_pretty(&plan_json(variant, platform)).unwrap();
+        let text = xtask(&plan_args(variant, platform, PYTHON, &[]));
+        assert_eq!(text.code, 0, "{}", text.stderr);
+        snapshots().bind(|| {
+            insta::assert_snapshot!(format!("plan__plan-{variant}-{platform}"), portable(&json));
+            insta::assert_snapshot!(
+                format!("plan__plan-{variant}-{platform}-text"),
+                portable(&text.stdout)
+            );
+        });
+    }
+}
+
+/// The snapshots keep the names and the folder they had when this file was a test binary of
+/// its own (`tests/snapshots/plan__*.snap`).
+fn snapshots() -> insta::Settings {
+    let mut settings = insta::Settings::clone_current();
+    settings.set_snapshot_path("../snapshots");
+    settings.set_prepend_module_to_snapshot(false);
+    settings
+}
+
+#[test]
+fn gfx1010_on_windows_patches_and_configures_for_hip() {
+    let plan = plan_json("rocm-gfx1010", "windows-x86_64");
+    assert_eq!(plan["schema_version"], 1);
+    let patch = step(&plan, "patch");
+    assert_eq!(patch["kind"], "patch");
+    let patches = patch["patches"].as_array().unwrap();
+    assert!(
+        patches[0]
+            .as_str()
+            .unwrap()
+            .ends_with("0001-hip-use-hipblasGemmEx_v2.patch")
+    );
+    let args = args_of(step(&plan, "configure-ctranslate2"));
+    for flag in [
+        "-DWITH_HIP=ON",
+        "-DCMAKE_HIP_ARCHITECTURES=gfx1010",
+        "-DWITH_DNNL=ON",
+        "-DOPENMP_RUNTIME=INTEL",
+        "-DWITH_MKL=OFF",
+        "-DBUILD_CLI=OFF",
+    ] {
+        assert!(
+            args.contains(&flag.to_string()),
+            "{flag} missing from {args:?}"
+        );
+    }
+    assert!(args.iter().any(|a| a.starts_with("-DINTEL_ROOT=")
+        && a.ends_with("intel_openmp-2025.3.0.data/data/Library")));
+    let ids: Vec<&str> = plan["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["id"].as_str().unwrap())
+        .collect();
+    let at = |id: &str| ids.iter().position(|s| *s == id).unwrap();
+    assert!(at("patch") < at("configure-ctranslate2"));
+    assert!(at("install-onednn") < at("configure-ctranslate2"));
+}
+
+#[test]
+fn rocm_on_windows_repackages_into_the_sdk_folders() {
+    let plan = plan_json("rocm", "windows-x86_64");
+    assert_eq!(plan["build"], "repackage");
+    let kinds: Vec<&str> = plan["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["kind"].as_str().unwrap())
+        .collect();
+    for compile in ["venv", "configure", "build", "install", "wheel"] {
+        assert!(
+            !kinds.contains(&compile),
+            "a repackaging has no {compile} step: {kinds:?}"
+        );
+    }
+    let destinations = step(&plan, "bundle")["destinations"]
+        .as_array()
+        .unwrap()
+        .clone();
+    for dest in ["_rocm_sdk_core/bin", "_rocm_sdk_libraries_custom/bin"] {
+        assert!(
+            destinations.iter().any(|d| d == dest),
+            "{dest} not in {destinations:?}"
+        );
+    }
+    let urls: Vec<&str> = plan["inputs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| i["url"].as_str().unwrap())
+        .collect();
+    assert!(urls.contains(&"https://repo.radeon.com/rocm/windows/rocm-rel-7.2/rocm_sdk_core-7.2.0.dev0-py3-none-win_amd64.whl"));
+}
+
+#[test]
+fn cpu_on_linux_uses_the_compilers_openmp_and_pinned_sources() {
+    let plan = plan_json("cpu", "linux-x86_64");
+    let args = args_of(step(&plan, "configure-ctranslate2"));
+    assert!(args.contains(&"-DOPENMP_RUNTIME=COMP".to_string()));
+    assert!(!args.iter().any(|a| a.starts_with("-DINTEL_ROOT")));
+    let onednn = args_of(step(&plan, "configure-onednn"));
+    assert!(onednn.contains(&"-DONEDNN_ENABLE_PRIMITIVE=CONVOLUTION;REORDER".to_string()));
+    assert!(onednn.contains(&"-DONEDNN_LIBRARY_TYPE=STATIC".to_string()));
+    for input in plan["inputs"].as_array().unwrap() {
+        assert_eq!(input["sha256"].as_str().map(str::len), Some(64), "{input}");
+        assert!(input["size"].as_u64().is_some(), "{input}");
+    }
+}
+
+#[test]
+fn mkl_is_on_for_cpu_on_linux_and_links_the_pinned_wheels_where_enabled() {
+    for (variant, platform, flag) in [
+        ("cpu", "linux-x86_64", "-DWITH_MKL=ON"),
+        ("cpu", "windows-x86_64", "-DWITH_MKL=OFF"),
+        ("cuda", "linux-x86_64", "-DWITH_MKL=OFF"),
+    ] {
+        let plan = plan_json(variant, platform);
+        let args = args_of(step(&plan, "configure-ctranslate2"));
+        assert!(
+            args.contains(&flag.to_string()),
+            "{variant} {platform}: {flag}"
+        );
+    }
+
+    let scratch = Scratch::new();
+    scratch.edit(
+        "variants/cpu.toml",
+        "runs anywhere\"",
+        "runs anywhere\"\nmkl.enabled = true",
+    );
+    for (platform, root, include, runtime) in [
+        (
+            "linux-x86_64",
+            "mkl_static-2026.2.0.data/data",
+            "mkl_include-2026.2.0.data/data/include",
+            "-DOPENMP_RUNTIME=COMP",
+        ),
+        (
+            "windows-x86_64",
+            "mkl_static-2026.2.0.data/data/Library",
+            "mkl_include-2026.2.0.data/data/Library/include",
+            "-DOPENMP_RUNTIME=INTEL",
+        ),
+    ] {
+        let run = scratch.run(&plan_args("cpu", platform, PYTHON, &["--json"]));
+        assert_eq!(run.code, 0, "{}", run.stderr);
+        let plan: Value = serde_json::from_str(&run.stdout).unwrap();
+        let configure = step(&plan, "configure-ctranslate2");
+        let args = args_of(configure);
+        for flag in ["-DWITH_MKL=ON", "-DWITH_DNNL=ON", runtime] {
+            assert!(
+                args.contains(&flag.to_string()),
+                "{flag} missing from {args:?}"
+            );
+        }
+        let value = |key: &str| {
+            args.iter()
+                .find_map(|a| a.strip_prefix(&format!("-D{key}=")))
+                .unwrap_or_else(|| panic!("no -D{key} in {args:?}"))
+                .to_string()
+        };
+        assert!(value("MKL_ROOT").ends_with(&format!("deps/mkl-static/{root}")));
+        assert!(value("MKL_INCLUDE_DIR").ends_with(&format!("deps/mkl-include/{include}")));
+        let after: Vec<&str> = configure["after"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|a| a.as_str().unwrap())
+            .collect();
+        assert!(after.contains(&"unpack-mkl-static") && after.contains(&"unpack-mkl-include"));
+        let names: Vec<&str> = plan["inputs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|i| i["name"].as_str().unwrap())
+            .collect();
+        assert!(
+            names.contains(&"mkl-static") && names.contains(&"mkl-include"),
+            "{names:?}"
+        );
+        for input in plan["inputs"].as_array().unwrap() {
+            assert_eq!(input["sha256"].as_str().map(str::len), Some(64), "{input}");
+            assert!(input["size"].as_u64().is_some(), "{input}");
+        }
+    }
+}
+
+#[test]
+fn cuda_arch_flag_overrides_the_variant() {
+    let run = xtask(&plan_args(
+        "cuda",
+        "linux-x86_64",
+        PYTHON,
+        &["--cuda-arch", "9.0", "--json"],
+    ));
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let plan: Value = serde_json::from_str(&run.stdout).unwrap();
+    // The list is checked against the toolkit found when the build runs (cuda_arch.rs).
+    assert_eq!(plan["cuda_arch"], "9.0");
+    assert!(
+        args_of(step(&plan, "configure-ctranslate2"))
+            .contains(&"-DCUDA_ARCH_LIST={sdk.cuda-arch}".to_string())
+    );
+}
+
+#[test]
+fn windows_source_builds_run_in_msvc_and_copy_their_dlls_before_the_wheel() {
+    for variant in ["cpu", "cuda", "rocm-gfx1010"] {
+        let plan = plan_json(variant, "windows-x86_64");
+        let msvc = &plan["msvc"];
+        assert_eq!(msvc["target"], "x86_64-pc-windows-msvc", "{variant}");
+        assert!(
+            msvc["found_by"]
+                .as_str()
+                .unwrap()
+                .starts_with("cc::windows_registry::find_tool"),
+            "{variant}"
+        );
+        let in_msvc: Vec<&str> = msvc["steps"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| s.as_str().unwrap())
+            .collect();
+        for id in ["configure-onednn", "build-ctranslate2", "wheel"] {
+            assert!(in_msvc.contains(&id), "{variant}: {id}");
+        }
+        assert!(
+            args_of(step(&plan, "configure-onednn"))
+                .contains(&"-DCMAKE_CXX_COMPILER=cl".to_string()),
+            "{variant}: oneDNN is built with cl"
+        );
+        let ids: Vec<&str> = plan["steps"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| s["id"].as_str().unwrap())
+            .collect();
+        let copy = ids
+            .iter()
+            .position(|i| *i == "copy-dlls")
+            .expect("copy-dlls");
+        assert!(
+            copy < ids.iter().position(|i| *i == "wheel").unwrap(),
+            "{variant}"
+        );
+        let files = step(&plan, "copy-dlls")["files"].to_string();
+        assert!(files.contains("/bin/ctranslate2.dll") && files.contains("libiomp5md.dll"));
+        // rocm-gfx1010's own [bundle] search list gets the msvc-runtime line from issue 16.
+        if variant != "rocm-gfx1010" {
+            assert!(
+                plan["inputs"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .any(|i| i["name"] == "msvc-runtime"),
+                "{variant}"
+            );
+        }
+    }
+    let linux = plan_json("cpu", "linux-x86_64");
+    assert!(linux.get("msvc").is_none());
+    assert!(linux["steps"].to_string().find("copy-dlls").is_none());
+}
+
+#[test]
+fn fingerprints_chain_through_dependencies() {
+    let plain = plan_json("cpu", "linux-x86_64");
+    let run = xtask(&plan_args("cpu", "linux-x86_64", "3.11", &["--json"]));
+    let other: Value = serde_json::from_str(&run.stdout).unwrap();
+    // oneDNN does not depend on the Python version…
+    assert_eq!(
+        step(&plain, "unpack-onednn")["fingerprint"],
+        step(&other, "unpack-onednn")["fingerprint"]
+    );
+    // …but the venv does, and so does everything after it.
+    assert_ne!(
+        step(&plain, "venv")["fingerprint"],
+        step(&other, "venv")["fingerprint"]
+    );
+    assert_ne!(
+        step(&plain, "configure-onednn")["fingerprint"],
+        step(&other, "configure-onednn")["fingerprint"]
+    );
+}
+
+#[test]
+fn build_dry_run_prints_the_same_plan() {
+    let args = [
+        "--variant",
+        "rocm",
+        "--platform",
+        "windows-x86_64",
+        "--python",
+        PYTHON,
+        "--json",
+    ];
+    let plan = xtask(&[&["plan"][..], &args].concat());
+    let dry = xtask(&[&["build", "--dry-run"][..], &args].concat());
+    assert_eq!(dry.code, 0, "{}", dry.stderr);
+    assert_eq!(plan.stdout, dry.stdout);
+}
+
+#[test]
+fn build_runs_the_steps_and_stops_at_the_first_failure() {
+    // A scratch checkout and an empty cache, offline: the first step (fetch) fails, naming
+    // what is missing, and nothing after it runs.
+    let scratch = common::Scratch::new();
+    let cache = tempfile::tempdir().unwrap();
+    let run = scratch.run(&[
+        "--cache-dir",
+        cache.path().to_str().unwrap(),
+        "build",
+        "--variant",
+        "cpu",
+        "--platform",
+        "linux-x86_64",
+        "--python",
+        PYTHON,
+        "--offline",
+    ]);
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    for needle in [
+        "[1/16] fetch",
+        "step `fetch` failed",
+        "offline: 4 input(s) are not in the cache",
+        "fetch.log",
+    ] {
+        assert!(
+            run.stderr.contains(needle),
+            "`{needle}` not in:\n{}",
+            run.stderr
+        );
+    }
+    assert!(!run.stderr.contains("[2/16]"), "{}", run.stderr);
+    assert!(!scratch.path().join("target/xtask/cpu").exists());
+}
+
+#[test]
+fn matrix_has_one_entry_per_variant_platform_and_python() {
+    let run = xtask(&["matrix", "--json"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(
+        run.stdout.trim().lines().count(),
+        1,
+        "one line, for $GITHUB_OUTPUT"
+    );
+    let matrix: Value = serde_json::from_str(&run.stdout).unwrap();
+    let include = matrix["include"].as_array().unwrap();
+    // cpu, cuda and rocm-gfx1010: 2 platforms × 5 Pythons; rocm: Windows × 5 Pythons.
+    assert_eq!(include.len(), 3 * 2 * 5 + 5);
+    let mut keys: Vec<String> = include
+        .iter()
+        .map(|e| format!("{} {} {}", e["variant"], e["platform"], e["python"]))
+        .collect();
+    keys.sort();
+    keys.dedup();
+    assert_eq!(keys.len(), include.len(), "entries are unique");
+    // Hosted runners by name; HIP source builds on a self-hosted runner with that SDK.
+    for e in include {
+        if e["variant"] == "rocm-gfx1010" {
+            assert_eq!(e["runs-on"][0], "self-hosted", "{e}");
+            assert_eq!(e["runs-on"][3], "hip-sdk-6.2", "{e}");
+        } else {
+            assert!(e["runs-on"].is_string(), "{e}");
+        }
+    }
+    snapshots().bind(|| {
+        insta::assert_snapshot!(
+            "plan__matrix",
+            serde_json::to_string_pretty(&matrix).unwrap()
+        );
+    });
+}

@@ -1,0 +1,353 @@
+//! `release` and `verify-release` on builds laid out as `build` leaves them (a tiny wheel
+//! and a provenance report per entry), in a scratch checkout.
+
+use crate::common;
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use common::{Run, Scratch};
+
+/// Puts a built-looking dist folder for `cpu linux-x86_64 py<python>` into the scratch.
+fn fake_build(scratch: &Scratch, python: &str) -> PathBuf {
+    fake_build_tagged(scratch, python, "manylinux_2_28_x86_64")
+}
+
+/// The same, with the fat wheel tagged `platform`.
+fn fake_build_tagged(scratch: &Scratch, python: &str, platform: &str) -> PathBuf {
+    let tag = format!("cp{}", python.replace('.', ""));
+    let dist = scratch
+        .path()
+        .join(format!("target/xtask/cpu/linux-x86_64/dist/py{python}"));
+    let tree = tempfile::tempdir().unwrap();
+    fs::create_dir_all(tree.path().join("ctranslate2")).unwrap();
+    fs::write(tree.path().join("ctranslate2/__init__.py"), "x = 1\n").unwrap();
+    fs::write(
+        tree.path().join("ctranslate2/libctranslate2.so.4"),
+        b"\x7fELF fake",
+    )
+    .unwrap();
+    let info = tree.path().join("ctranslate2-4.7.1.dist-info");
+    fs::create_dir_all(&info).unwrap();
+    fs::write(info.join("METADATA"), "Name: ctranslate2\nVersion: 4.7.1\n").unwrap();
+    fs::write(info.join("WHEEL"), "Wheel-Version: 1.0\n").unwrap();
+    let wheel = dist.join(format!("ctranslate2-4.7.1-{tag}-{tag}-{platform}.whl"));
+    xtask::wheel::write(tree.path(), &wheel).unwrap();
+    fs::write(
+        dist.join("provenance.json"),
+        r#"{"files": [{"path": "ctranslate2/libgomp.so.1", "package": "the C++ compiler's runtime", "sha256": "ab", "size": 1, "reason": "x"}]}"#,
+    )
+    .unwrap();
+    fs::write(dist.join("provenance.md"), "# report\n").unwrap();
+    fs::write(
+        dist.join("build-info.json"),
+        r#"{"compiler": "c++ (Debian 12.2.0-14) 12.2.0", "cmake": "cmake version 3.31.10"}"#,
+    )
+    .unwrap();
+    let portable = dist.join("portable/_internal/ctranslate2");
+    fs::create_dir_all(&portable).unwrap();
+    fs::write(portable.join("libctranslate2.so.4"), b"\x7fELF fake").unwrap();
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let so = portable.join("libctranslate2.so.4");
+        fs::set_permissions(&so, fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    fs::write(dist.join("portable/binaries.json"), "[]").unwrap();
+    wheel
+}
+
+fn release(scratch: &Scratch, out: &Path, pythons: &str) -> Run {
+    release_with(scratch, out, pythons, &[])
+}
+
+fn release_with(scratch: &Scratch, out: &Path, pythons: &str, extra: &[&str]) -> Run {
+    let mut args = vec![
+        "release",
+        "--variants",
+        "cpu",
+        "--platforms",
+        "linux-x86_64",
+        "--pythons",
+        pythons,
+        "--out",
+        out.to_str().unwrap(),
+    ];
+    args.extend(extra);
+    scratch.run(&args)
+}
+
+fn verify(scratch: &Scratch, out: &Path) -> Run {
+    scratch.run(&["verify-release", out.to_str().unwrap()])
+}
+
+#[test]
+fn a_release_is_complete_checkable_and_never_replaced() {
+    let scratch = Scratch::new();
+    fake_build(&scratch, "3.11");
+    fake_build(&scratch, "3.12");
+    let out = scratch.path().join("target/dist/4.7.1");
+    let run = release(&scratch, &out, "3.11,3.12");
+    assert_eq!(run.code, 0, "{}", run.stderr);
+
+    let files = common::wheel::files_below(&out);
+    for name in [
+        "SHA256SUMS",
+        "manifest.json",
+        "RELEASE_NOTES.md",
+        "cpu/ctranslate2-4.7.1-cp311-cp311-manylinux_2_28_x86_64.whl",
+        "cpu/ctranslate2-4.7.1-cp312-cp312-manylinux_2_28_x86_64.whl",
+        "cpu/linux-x86_64-py3.12-provenance.json",
+        "cpu/linux-x86_64-py3.12-provenance.md",
+        "cpu/linux-x86_64-py3.12-portable.zip",
+    ] {
+        assert!(files.contains(name), "{name} in {files:?}");
+    }
+    // The same builds released again give byte-identical files (sorted zip entries, fixed
+    // times and modes).
+    let second = scratch.path().join("target/dist/second");
+    let run = release(&scratch, &second, "3.11,3.12");
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(
+        fs::read(out.join("SHA256SUMS")).unwrap(),
+        fs::read(second.join("SHA256SUMS")).unwrap()
+    );
+    let manifest: serde_json::Value =
+        serde_json::from_str(&fs::read_to_string(out.join("manifest.json")).unwrap()).unwrap();
+    assert_eq!(manifest["schema_version"], 1);
+    let wheel = manifest["artifacts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|a| a["path"] == "cpu/ctranslate2-4.7.1-cp312-cp312-manylinux_2_28_x86_64.whl")
+        .unwrap();
+    assert_eq!(wheel["python"], "3.12");
+    assert_eq!(wheel["inputs"][0]["name"], "ctranslate2-source");
+    assert_eq!(wheel["bundled"][0]["path"], "ctranslate2/libgomp.so.1");
+    assert_eq!(wheel["toolchain"]["cmake"], "cmake version 3.31.10");
+    let notes = fs::read_to_string(out.join("RELEASE_NOTES.md")).unwrap();
+    assert!(
+        notes.contains("## `cpu`") && notes.contains("pip install"),
+        "{notes}"
+    );
+    assert!(notes.contains("What users need: nothing else"), "{notes}");
+
+    if common::installed("sha256sum") {
+        let check = std::process::Command::new("sha256sum")
+            .args(["-c", "--strict", "SHA256SUMS"])
+            .current_dir(&out)
+            .output()
+            .unwrap();
+        assert!(
+            check.status.success(),
+            "{}",
+            String::from_utf8_lossy(&check.stdout)
+        );
+    }
+    let ok = verify(&scratch, &out);
+    assert_eq!(ok.code, 0, "{}", ok.stderr);
+
+    // A second release into the same folder is refused and changes nothing.
+    let before = fs::read(out.join("SHA256SUMS")).unwrap();
+    let again = release(&scratch, &out, "3.11,3.12");
+    assert_eq!(again.code, 1);
+    assert!(
+        again.stderr.contains("already holds a release"),
+        "{}",
+        again.stderr
+    );
+    assert_eq!(fs::read(out.join("SHA256SUMS")).unwrap(), before);
+
+    // One changed byte is caught, naming the file.
+    let target = out.join("cpu/linux-x86_64-py3.12-provenance.md");
+    fs::write(&target, "# tampered\n").unwrap();
+    let bad = verify(&scratch, &out);
+    assert_eq!(bad.code, 1, "{}", bad.stderr);
+    assert!(
+        bad.stderr
+            .contains("cpu/linux-x86_64-py3.12-provenance.md: sha256"),
+        "{}",
+        bad.stderr
+    );
+}
+
+#[test]
+fn missing_builds_and_bad_wheels_stop_the_release_before_anything_is_written() {
+    let scratch = Scratch::new();
+    fake_build(&scratch, "3.12");
+    let out = scratch.path().join("target/dist/4.7.1");
+    let run = release(&scratch, &out, "3.11,3.12");
+    assert_eq!(run.code, 1);
+    assert!(
+        run.stderr.contains("1 matrix entry has no artifacts"),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr.contains("cpu linux-x86_64 py3.11"),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr.contains("cargo xtask build --variant cpu"),
+        "{}",
+        run.stderr
+    );
+    assert!(!out.exists());
+
+    // A wheel whose RECORD lies about a file.
+    let wheel = fake_build(&scratch, "3.11");
+    let tampered = tempfile::tempdir().unwrap();
+    common::wheel::unzip(&wheel, tampered.path());
+    fs::write(tampered.path().join("ctranslate2/__init__.py"), "x = 2\n").unwrap();
+    let record = tampered.path().join("ctranslate2-4.7.1.dist-info/RECORD");
+    let text = fs::read_to_string(&record).unwrap();
+    fs::remove_file(&wheel).unwrap();
+    // Zip it again with the old RECORD (not rewritten).
+    let mut zip = zip::ZipWriter::new(fs::File::create(&wheel).unwrap());
+    for name in common::wheel::files_below(tampered.path()) {
+        zip.start_file(name.as_str(), zip::write::SimpleFileOptions::default())
+            .unwrap();
+        let data = if name.ends_with("RECORD") {
+            text.clone().into_bytes()
+        } else {
+            fs::read(tampered.path().join(&name)).unwrap()
+        };
+        std::io::Write::write_all(&mut zip, &data).unwrap();
+    }
+    zip.finish().unwrap();
+    let run = release(&scratch, &out, "3.11,3.12");
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    assert!(
+        run.stderr.contains("RECORD does not match"),
+        "{}",
+        run.stderr
+    );
+    assert!(!out.exists(), "nothing half-written");
+}
+
+#[test]
+fn linux_tagged_wheels_are_refused_unless_asked_and_zips_keep_exec_bits() {
+    let scratch = Scratch::new();
+    fake_build_tagged(&scratch, "3.12", "linux_x86_64");
+    let out = scratch.path().join("target/dist/linux");
+    let refused = release(&scratch, &out, "3.12");
+    assert_eq!(refused.code, 1, "{}", refused.stderr);
+    assert!(
+        refused
+            .stderr
+            .contains("tagged linux_x86_64, not manylinux")
+            && refused.stderr.contains("--allow-linux-tag"),
+        "{}",
+        refused.stderr
+    );
+    assert!(!out.exists(), "nothing written");
+
+    let run = release_with(&scratch, &out, "3.12", &["--allow-linux-tag"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let zip = out.join("cpu/linux-x86_64-py3.12-portable.zip");
+    let mut archive = zip::ZipArchive::new(fs::File::open(&zip).unwrap()).unwrap();
+    let mode = |archive: &mut zip::ZipArchive<fs::File>, name: &str| {
+        archive.by_name(name).unwrap().unix_mode().unwrap() & 0o777
+    };
+    assert_eq!(
+        mode(&mut archive, "_internal/ctranslate2/libctranslate2.so.4"),
+        0o755
+    );
+    assert_eq!(mode(&mut archive, "binaries.json"), 0o644);
+    // The tool users have agrees: `unzip -Z` lists the shared library as -rwxr-xr-x.
+    if common::installed("unzip") {
+        let listing = std::process::Command::new("unzip")
+            .arg("-Z")
+            .arg(&zip)
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&listing.stdout);
+        let line = text
+            .lines()
+            .find(|l| l.ends_with("libctranslate2.so.4"))
+            .unwrap_or_else(|| panic!("{text}"));
+        assert!(line.starts_with("-rwxr-xr-x"), "{text}");
+    } else {
+        eprintln!("unzip not installed: checked the zip's modes with the zip crate only");
+    }
+}
+
+/// Issue 18 item 4: a symlink in an artifact folder is refused with its path, never followed.
+#[test]
+fn symlinks_in_artifact_folders_are_refused_with_their_path() {
+    for (label, target) in [("file", "/etc/passwd"), ("folder", "/etc")] {
+        let scratch = Scratch::new();
+        let wheel = fake_build(&scratch, "3.11");
+        let link = wheel
+            .parent()
+            .unwrap()
+            .join("portable/_internal/ctranslate2/evil");
+        std::os::unix::fs::symlink(target, &link).unwrap();
+        let out = scratch.path().join("target/dist/4.7.1");
+        let run = release(&scratch, &out, "3.11");
+        assert_eq!(run.code, 1, "{label}: {}", run.stderr);
+        assert!(run.stderr.contains("symlink"), "{label}: {}", run.stderr);
+        assert!(run.stderr.contains("evil"), "{label}: {}", run.stderr);
+        assert!(!out.exists(), "{label}: nothing written");
+    }
+}
+
+/// Issue 18 item 4: verify-release hashes only in-tree regular files named in SHA256SUMS, and
+/// reads `sha256sum -b` lines (`<hex> *<name>`).
+#[test]
+fn verify_release_hashes_only_files_inside_the_release() {
+    let scratch = Scratch::new();
+    fake_build(&scratch, "3.11");
+    let out = scratch.path().join("target/dist/4.7.1");
+    assert_eq!(release(&scratch, &out, "3.11").code, 0);
+    let sums_path = out.join("SHA256SUMS");
+    let sums = fs::read_to_string(&sums_path).unwrap();
+    // Binary-mode lines, as `sha256sum -b` writes them, are fine.
+    let binary: String = sums
+        .lines()
+        .map(|l| format!("{}\n", l.replacen("  ", " *", 1)))
+        .collect();
+    fs::write(&sums_path, &binary).unwrap();
+    let run = verify(&scratch, &out);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    // Absolute paths, `..` and symlinks named in SHA256SUMS are problems, never read.
+    std::os::unix::fs::symlink("/etc/passwd", out.join("link")).unwrap();
+    let zero = "0".repeat(64);
+    let mut hostile = binary.clone();
+    for name in ["/etc/passwd", "../../../etc/passwd", "link"] {
+        hostile.push_str(&format!("{zero}  {name}\n"));
+    }
+    fs::write(&sums_path, &hostile).unwrap();
+    let run = verify(&scratch, &out);
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    for needle in [
+        "/etc/passwd: not a path inside",
+        "../../../etc/passwd: not a path inside",
+        "link: a symlink",
+    ] {
+        assert!(
+            run.stderr.contains(needle),
+            "`{needle}` not in {}",
+            run.stderr
+        );
+    }
+    assert!(
+        !run.stderr.contains("sha256 "),
+        "nothing outside was hashed: {}",
+        run.stderr
+    );
+}
+
+/// Issue 18 item 6: a `.release-*` staging folder left by a killed run is removed by the next.
+#[test]
+fn a_killed_release_staging_folder_is_removed_by_the_next_release() {
+    let scratch = Scratch::new();
+    fake_build(&scratch, "3.11");
+    let dist = scratch.path().join("target/dist");
+    let stale = dist.join(".release-999999999-k1ll3d");
+    fs::create_dir_all(stale.join("cpu")).unwrap();
+    let run = release(&scratch, &dist.join("4.7.1"), "3.11");
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(!stale.exists(), "stale staging folder removed");
+}
