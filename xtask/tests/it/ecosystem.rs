@@ -1,4 +1,5 @@
-//! NETWORK TESTS: the tools users already trust, from PyPI, run on what `bundle` writes:
+//! NETWORK TESTS: the tools users already trust, from PyPI, run on what `bundle` writes
+//! (delvewheel: on the official Windows wheel, against our closure of it):
 //! `auditwheel show` agrees with the manylinux tag the bundle proved, and PyInstaller freezes
 //! an app that imports ctranslate2 from the portable folder with the shipped
 //! `hook-ctranslate2.py`, and the frozen program runs.
@@ -312,4 +313,111 @@ fn pyinstaller_freezes_an_app_from_the_portable_folder_and_it_runs() {
         "{}",
         String::from_utf8_lossy(&output.stderr)
     );
+}
+
+/// delvewheel's `show` on the official ctranslate2 4.7.1 win_amd64 wheel, given the wheel's
+/// own DLL folder and the pinned msvc-runtime wheel's, against our closure of the same wheel
+/// with the same folder: every DLL delvewheel would copy in is in ours, and the only ones we
+/// add beyond it are vcruntime140*.dll, which delvewheel assumes present because CPython
+/// ships them (we bundle them: a binary built with a newer MSVC needs a runtime at least as
+/// new, so xtask/policy/windows.txt does not count them as the system's).
+#[test]
+fn delvewheel_agrees_with_our_closure_of_the_official_windows_wheel() {
+    needs_network!(HOSTS);
+    let bin = venv("delvewheel", &["delvewheel==1.13.0"]);
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    for spec in ["ctranslate2==4.7.1", "msvc-runtime==14.51.36231"] {
+        run_ok(Command::new(bin.join("python")).args([
+            "-m",
+            "pip",
+            "download",
+            "--quiet",
+            "--no-deps",
+            "--only-binary=:all:",
+            "--platform",
+            "win_amd64",
+            "--python-version",
+            "3.12",
+            "-d",
+            d.to_str().unwrap(),
+            spec,
+        ]));
+    }
+    let wheel = d.join("ctranslate2-4.7.1-cp312-cp312-win_amd64.whl");
+    let runtime_wheel = d.join("msvc_runtime-14.51.36231-cp312-cp312-win_amd64.whl");
+    let limits = xtask::unpack::Limits::default();
+    for (from, to) in [(&wheel, "official"), (&runtime_wheel, "runtime")] {
+        xtask::unpack::unpack(from, xtask::unpack::Format::Zip, None, &d.join(to), &limits)
+            .unwrap();
+    }
+    let own = d.join("official/ctranslate2");
+    let runtime = d.join("runtime/msvc_runtime-14.51.36231.data/data/Scripts");
+
+    let shown = run_ok(
+        Command::new(bin.join("delvewheel"))
+            .arg("show")
+            .arg("--add-path")
+            .arg(format!("{}:{}", own.display(), runtime.display()))
+            .arg(&wheel),
+    );
+    let text = String::from_utf8_lossy(&shown.stdout).into_owned();
+    let section = |title: &str| -> std::collections::BTreeSet<String> {
+        text.split(title)
+            .nth(1)
+            .unwrap_or("")
+            .lines()
+            .skip(1)
+            .take_while(|l| l.starts_with("    "))
+            .filter_map(|l| l.split_whitespace().next())
+            .map(str::to_lowercase)
+            .collect()
+    };
+    let copied = section("will be copied into the wheel.");
+    let assumed = section("assumed to be present");
+    let in_wheel: std::collections::BTreeSet<String> = fs::read_dir(&own)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().to_lowercase())
+        .collect();
+    let delvewheel_adds: Vec<&String> = copied.difference(&in_wheel).collect();
+    assert!(!delvewheel_adds.is_empty(), "{text}");
+
+    let out = d.join("ours");
+    let run = common::xtask(&[
+        "bundle",
+        "--wheel",
+        wheel.to_str().unwrap(),
+        "--binary",
+        "ctranslate2/*.dll",
+        "--binary",
+        "ctranslate2/_ext*.pyd",
+        "--search",
+        &format!("{}=ctranslate2", runtime.display()),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let report: serde_json::Value =
+        serde_json::from_str(&fs::read_to_string(out.join("provenance.json")).unwrap()).unwrap();
+    let ours: std::collections::BTreeSet<String> = report["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| {
+            let path = f["path"].as_str().unwrap();
+            path.rsplit('/').next().unwrap().to_lowercase()
+        })
+        .collect();
+    for dll in &delvewheel_adds {
+        assert!(
+            ours.contains(*dll),
+            "delvewheel adds {dll}, we do not: {ours:?}\n{text}"
+        );
+    }
+    for extra in ours.iter().filter(|d| !copied.contains(*d)) {
+        assert!(
+            extra.starts_with("vcruntime140") && assumed.contains(extra),
+            "we add {extra}, which delvewheel neither copies nor assumes present from CPython:\n{text}"
+        );
+    }
 }
