@@ -8,8 +8,7 @@ use std::path::{Path, PathBuf};
 use anyhow::Result;
 
 use crate::diagnostic::InputError;
-use crate::exec::run_logged;
-use crate::numerics::{VerifyVenv, verify_venv};
+use crate::numerics::{VerifyVenv, run_shown, verify_venv};
 use crate::plan::{Command, Plan};
 use crate::workspace::Workspace;
 
@@ -70,15 +69,7 @@ pub fn run(workspace: &Workspace, plan: &Plan, options: &Options, log: &Path) ->
         .clone()
         .unwrap_or_else(|| dir.join(format!("bench-{}.json", options.size)));
 
-    let mut show = |line: &str| {
-        if !line.starts_with("Requirement already satisfied") && !line.contains('\r') {
-            println!("{line}");
-        }
-    };
-    let mut run = |command: Command| -> Result<()> {
-        run_logged(&command, &Default::default(), log, &mut show)?;
-        Ok(())
-    };
+    let run = |command: Command| run_shown(&command, log);
     run(Command::new(&launcher[0])
         .args(launcher[1..].iter().cloned())
         .args(["-m", "venv", "--clear"])

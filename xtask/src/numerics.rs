@@ -39,6 +39,18 @@ pub fn verify_venv(plan: &Plan) -> Result<VerifyVenv> {
     })
 }
 
+/// Runs `command` with its output in `log` and on the terminal, less pip's "already
+/// satisfied" lines and progress bars (shared with `bench`).
+pub(crate) fn run_shown(command: &Command, log: &Path) -> Result<()> {
+    let mut show = |line: &str| {
+        if !line.starts_with("Requirement already satisfied") && !line.contains('\r') {
+            println!("{line}");
+        }
+    };
+    run_logged(command, &Default::default(), log, &mut show)?;
+    Ok(())
+}
+
 pub fn check(workspace: &Workspace, plan: &Plan, log: &Path) -> Result<()> {
     let VerifyVenv {
         launcher,
@@ -57,15 +69,7 @@ pub fn check(workspace: &Workspace, plan: &Plan, log: &Path) -> Result<()> {
     let model = dir.join("model");
     let (ours_out, reference_out) = (dir.join("built.npy"), dir.join("official.npy"));
 
-    let mut show = |line: &str| {
-        if !line.starts_with("Requirement already satisfied") && !line.contains('\r') {
-            println!("{line}");
-        }
-    };
-    let mut run = |command: Command| -> Result<()> {
-        run_logged(&command, &Default::default(), log, &mut show)?;
-        Ok(())
-    };
+    let run = |command: Command| run_shown(&command, log);
     let python = |program: &str| Command::new(program);
     run(python(&ours).args(["-m", "pip", "install", "-q", "torch", "transformers"]))?;
     run(Command::new(&launcher[0])
