@@ -42,7 +42,7 @@ fn from_action(plan: &Plan, action: &BundleAction, found: &Found) -> Result<Spec
             other => bail!("bundle source `{other}` has no folder in the plan"),
         };
         match base {
-            Some(base) if from == "sdk" => Ok(crate::hip::locate(base, rel)),
+            Some(base) if from == "sdk" => Ok(crate::sdk::hip::locate(base, rel)),
             Some(base) => Ok(join(base, rel)),
             None => bail!(
                 "variant `{}` bundles libraries from the {from}, which this command cannot find \

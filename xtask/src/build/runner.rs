@@ -15,9 +15,10 @@ use crate::bundle::run as bundle_run;
 use crate::cache::Cache;
 use crate::exec::Handler;
 use crate::plan::{Action, Plan, Step};
+use crate::sdk::{self, cuda_arch, msvc};
 use crate::unpack;
 use crate::variant::SdkKind;
-use crate::{checksums, cuda_arch, download, fetch, msvc, patch, sdk, wheelhouse};
+use crate::{checksums, download, fetch, patch, wheelhouse};
 
 pub struct Runner {
     pub cache: Cache,
@@ -279,7 +280,7 @@ impl Runner {
         };
         let slashed = |p: &Path| p.display().to_string().replace('\\', "/");
         let root = slashed(&found.root);
-        let clang = crate::hip::clang_dir(&found.root).map(|d| slashed(&d));
+        let clang = crate::sdk::hip::clang_dir(&found.root).map(|d| slashed(&d));
         let fill = |text: &str| -> Result<String> {
             let mut text = text.replace("{sdk.root}", &root);
             if let Some(list) = &self.cuda_arch {
@@ -318,7 +319,7 @@ impl Runner {
             env.insert(var.to_string(), found.root.display().to_string());
         }
         if !plan.platform.is_windows() && vars.contains(&"ROCM_PATH") {
-            env.extend(crate::hip::compile_env(&found.root));
+            env.extend(crate::sdk::hip::compile_env(&found.root));
         }
         Ok((step, env))
     }

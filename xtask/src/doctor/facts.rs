@@ -7,8 +7,8 @@ use std::process::Command;
 use serde::Serialize;
 
 use super::parse::{self, AmdGpu, NvidiaGpu};
-use crate::hip::{self, Install};
 use crate::host;
+use crate::sdk::hip::{self, Install};
 
 #[derive(Debug, Clone, Serialize)]
 pub struct Tool {
@@ -81,12 +81,12 @@ fn msvc() -> Tool {
             version: None,
         };
     }
-    match crate::msvc::find() {
+    match crate::sdk::msvc::find() {
         Ok(toolchain) => Tool {
             name,
             version: Some(format!(
                 "{}; {}",
-                crate::msvc::banner(&toolchain),
+                crate::sdk::msvc::banner(&toolchain),
                 toolchain.how()
             )),
             path: Some(toolchain.cl),

@@ -6,7 +6,7 @@ use serde::Serialize;
 
 use super::facts::Facts;
 use super::parse::AmdGpu;
-use crate::hip::{self, Install};
+use crate::sdk::hip::{self, Install};
 
 #[derive(Debug, Clone, Serialize)]
 pub struct Verdict {
@@ -273,7 +273,7 @@ fn cpu(f: &Facts) -> Verdict {
     } else if f.os == "windows" && !msvc {
         next_steps.push(format!(
             "to build it here, {} (then run doctor again: it must show msvc x64)",
-            crate::msvc::INSTALL_HINT
+            crate::sdk::msvc::INSTALL_HINT
         ));
     } else {
         next_steps.push(

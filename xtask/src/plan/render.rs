@@ -46,8 +46,8 @@ pub fn render_text(plan: &Plan) -> String {
             if requested == "Common" {
                 format!(
                     " (CUDA 12.x: {}; 13.x: {})",
-                    crate::cuda_arch::COMMON_CUDA_12,
-                    crate::cuda_arch::COMMON_CUDA_13
+                    crate::sdk::cuda_arch::COMMON_CUDA_12,
+                    crate::sdk::cuda_arch::COMMON_CUDA_13
                 )
             } else {
                 String::new()

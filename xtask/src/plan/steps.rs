@@ -218,16 +218,19 @@ fn msvc_env(v: &Resolved, steps: &[Step]) -> Option<super::MsvcEnv> {
         return None;
     }
     Some(super::MsvcEnv {
-        target: crate::msvc::TARGET.to_string(),
-        tool: crate::msvc::TOOL.to_string(),
-        found_by: crate::msvc::SOURCE.to_string(),
-        vars: crate::msvc::VARS.iter().map(|v| v.to_string()).collect(),
+        target: crate::sdk::msvc::TARGET.to_string(),
+        tool: crate::sdk::msvc::TOOL.to_string(),
+        found_by: crate::sdk::msvc::SOURCE.to_string(),
+        vars: crate::sdk::msvc::VARS
+            .iter()
+            .map(|v| v.to_string())
+            .collect(),
         steps: steps
             .iter()
             .filter(|s| s.action.in_msvc_env())
             .map(|s| s.id.clone())
             .collect(),
-        if_missing: crate::msvc::INSTALL_HINT.to_string(),
+        if_missing: crate::sdk::msvc::INSTALL_HINT.to_string(),
     })
 }
 

@@ -4,12 +4,15 @@
 //! what `nvcc --version` reports, and the variant's `version` is the oldest major accepted.
 //! HIP: see `hip.rs`; the install whose runtime is the variant's (`amdhip64_6.dll`) wins.
 
+pub mod cuda_arch;
+pub mod hip;
+pub mod msvc;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use anyhow::{Result, bail};
 
-use crate::hip;
 use crate::host;
 use crate::platform::Platform;
 use crate::variant::{Sdk, SdkKind};
