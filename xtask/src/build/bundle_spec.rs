@@ -9,9 +9,10 @@ use crate::bundle::run::{Data, Search, SearchDir, Spec};
 use crate::plan::{BundleAction, Plan};
 use crate::variant::DataFilter;
 
-/// Folders the plan cannot know.
+/// Folders the plan cannot know, found when the build runs (not to be confused with
+/// `sdk::Found`, the SDK discovery result these are partly taken from).
 #[derive(Debug, Default, Clone)]
-pub struct Found {
+pub struct Folders {
     /// The CUDA toolkit or HIP SDK (for `from = "sdk"`).
     pub sdk_root: Option<PathBuf>,
     /// The compiler's runtime libraries (for `from = "toolchain"`).
@@ -20,14 +21,14 @@ pub struct Found {
     pub sdk_version: Option<String>,
 }
 
-pub fn from_plan(plan: &Plan, found: &Found) -> Result<Spec> {
+pub fn from_plan(plan: &Plan, found: &Folders) -> Result<Spec> {
     let action = plan
         .bundle_action()
         .with_context(|| format!("the plan of `{}` has no bundle step", plan.variant))?;
     from_action(plan, action, found)
 }
 
-fn from_action(plan: &Plan, action: &BundleAction, found: &Found) -> Result<Spec> {
+fn from_action(plan: &Plan, action: &BundleAction, found: &Folders) -> Result<Spec> {
     let folder = |from: &str, known: &Option<String>, rel: &str| -> Result<PathBuf> {
         if let Some(path) = known {
             return Ok(PathBuf::from(path));

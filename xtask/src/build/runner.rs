@@ -24,7 +24,7 @@ pub struct Runner {
     pub cache: Cache,
     pub download: download::Options,
     /// Folders the plan cannot know (SDK, compiler runtime); found on demand when missing.
-    pub found: bundle_spec::Found,
+    pub folders: bundle_spec::Folders,
     /// The GPU SDK found on this machine, once a step needed it (for build-info.json).
     pub sdk_found: Option<sdk::Found>,
     /// Windows: the MSVC x64 toolchain, once a step needed it.
@@ -248,7 +248,7 @@ impl Runner {
             wanted,
             plan.platform,
             &gpu_targets,
-            self.found.sdk_root.as_deref(),
+            self.folders.sdk_root.as_deref(),
         )?;
         eprintln!(
             "      {} {} at {} ({})",
@@ -265,8 +265,8 @@ impl Runner {
             eprintln!("      CUDA_ARCH_LIST for CUDA {}: {list}", found.version);
             self.cuda_arch = Some(list);
         }
-        self.found.sdk_root = Some(found.root.clone());
-        self.found.sdk_version = Some(found.version.clone());
+        self.folders.sdk_root = Some(found.root.clone());
+        self.folders.sdk_version = Some(found.version.clone());
         self.sdk_found = Some(found.clone());
         Ok(Some(found))
     }
@@ -348,7 +348,7 @@ impl Runner {
 
     fn bundle(&mut self, plan: &Plan) -> Result<()> {
         self.sdk(plan)?;
-        let spec = bundle_spec::from_plan(plan, &self.found)?;
+        let spec = bundle_spec::from_plan(plan, &self.folders)?;
         let outcome = bundle_run::run(&spec)?;
         for line in outcome.report.summary().lines() {
             eprintln!("      {line}");

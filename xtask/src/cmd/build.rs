@@ -50,7 +50,7 @@ fn build(
     let mut runner = Runner {
         cache: Cache::new(&workspace.cache_dir),
         download: download.options(),
-        found: bundle_spec::Found {
+        folders: bundle_spec::Folders {
             sdk_root,
             toolchain: None,
             sdk_version: None,

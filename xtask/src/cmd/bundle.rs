@@ -34,7 +34,7 @@ pub fn run(workspace: &Workspace, args: &BundleArgs) -> Result<ExitCode> {
                     wheel.display()
                 );
             }
-            let found = bundle_spec::Found {
+            let found = bundle_spec::Folders {
                 sdk_root: args.sdk_dir.clone(),
                 toolchain: args.toolchain_dir.clone(),
                 sdk_version: None,
