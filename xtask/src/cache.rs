@@ -85,6 +85,12 @@ pub fn is_sha256(s: &str) -> bool {
     s.len() == 64 && s.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
 }
 
+/// `<cache root>/sha256/<hex>`: the one shape of a verified entry's path (the plan names it
+/// before anything is downloaded).
+pub fn entry_path(root: &Path, sha256: &str) -> PathBuf {
+    root.join("sha256").join(sha256)
+}
+
 impl Cache {
     pub fn new(root: impl Into<PathBuf>) -> Cache {
         Cache { root: root.into() }
@@ -96,7 +102,7 @@ impl Cache {
 
     /// `<root>/sha256/<hex>`: where the verified file lives.
     pub fn path_for(&self, sha256: &str) -> PathBuf {
-        self.root.join("sha256").join(sha256)
+        entry_path(&self.root, sha256)
     }
 
     /// `<root>/partial/<hex>.part`: a download in progress, resumed from its length.

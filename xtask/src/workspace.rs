@@ -62,11 +62,6 @@ impl Workspace {
             .join("venv")
             .join(format!("{}-py{python}", platform.name()))
     }
-
-    /// Where a pinned download lives in the content-addressed cache.
-    pub fn cached(&self, sha256: &str) -> PathBuf {
-        self.cache_dir.join("sha256").join(sha256)
-    }
 }
 
 fn looks_like_root(dir: &Path) -> bool {

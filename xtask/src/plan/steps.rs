@@ -75,10 +75,10 @@ impl Layout {
         ))
     }
 
-    /// Where a fetched input is kept (see `Workspace::cached`).
+    /// Where a fetched input is kept (`cache::entry_path`).
     fn cached(&self, r: &Remote) -> String {
         match &r.sha256 {
-            Some(sha) => slash(&self.cache.join("sha256").join(sha)),
+            Some(sha) => slash(&crate::cache::entry_path(&self.cache, sha)),
             None => slash(&self.cache.join("unpinned").join(r.file_name())),
         }
     }
