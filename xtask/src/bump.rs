@@ -122,7 +122,7 @@ pub fn bump(root: &Path, request: &Request) -> Result<Bumped> {
 
 /// The newest known version below `version` (else the newest of all).
 fn previous(known: &[String], version: &str) -> Option<String> {
-    let key = |v: &str| -> Vec<u64> { v.split('.').map(|p| p.parse().unwrap_or(0)).collect() };
+    let key = crate::variant::version_key;
     known
         .iter()
         .filter(|v| key(v) < key(version))

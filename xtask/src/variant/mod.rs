@@ -162,7 +162,7 @@ impl Catalog {
         let mut chosen = BTreeMap::new();
         let mut versions = BTreeMap::new();
         for (name, layer) in &variants {
-            let from_file = layer.ctranslate2.as_ref().or(defaults.ctranslate2.as_ref());
+            let from_file = default_version(layer, &defaults);
             let wanted = match (version, from_file) {
                 (Some(v), _) => v.to_string(),
                 (None, Some(v)) => v.value.clone(),
@@ -202,12 +202,8 @@ impl Catalog {
     /// Whether `name` is resolved for its default version (its file's or defaults.toml's
     /// `ctranslate2`); builds of other versions keep their work in folders of their own.
     pub fn is_default_version(&self, name: &str) -> bool {
-        let default = self.variants[name]
-            .ctranslate2
-            .as_ref()
-            .or(self.defaults.ctranslate2.as_ref())
-            .map(|v| v.value.as_str());
-        default == Some(self.version_of(name))
+        default_version(&self.variants[name], &self.defaults)
+            .is_some_and(|v| v.value == self.version_of(name))
     }
 
     pub fn variant_names(&self) -> impl Iterator<Item = &str> {
@@ -345,8 +341,16 @@ pub fn is_version(text: &str) -> bool {
             .all(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()))
 }
 
+/// A variant's own CTranslate2 version, else defaults.toml's.
+fn default_version<'a>(variant: &'a Layer, defaults: &'a Layer) -> Option<&'a Loc<String>> {
+    variant
+        .ctranslate2
+        .as_ref()
+        .or(defaults.ctranslate2.as_ref())
+}
+
 /// Sorts `4.10.0` after `4.9.0`.
-fn version_key(version: &str) -> Vec<u64> {
+pub fn version_key(version: &str) -> Vec<u64> {
     version.split('.').map(|p| p.parse().unwrap_or(0)).collect()
 }
 
