@@ -110,12 +110,7 @@ fn gfx1010_on_windows_patches_and_configures_for_hip() {
     }
     assert!(args.iter().any(|a| a.starts_with("-DINTEL_ROOT=")
         && a.ends_with("intel_openmp-2025.3.0.data/data/Library")));
-    let ids: Vec<&str> = plan["steps"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|s| s["id"].as_str().unwrap())
-        .collect();
+    let ids: Vec<&str> = common::field_of_each(&plan["steps"], "id");
     let at = |id: &str| ids.iter().position(|s| *s == id).unwrap();
     assert!(at("patch") < at("configure-ctranslate2"));
     assert!(at("install-onednn") < at("configure-ctranslate2"));
@@ -125,12 +120,7 @@ fn gfx1010_on_windows_patches_and_configures_for_hip() {
 fn rocm_on_windows_repackages_into_the_sdk_folders() {
     let plan = plan_json("rocm", "windows-x86_64");
     assert_eq!(plan["build"], "repackage");
-    let kinds: Vec<&str> = plan["steps"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|s| s["kind"].as_str().unwrap())
-        .collect();
+    let kinds: Vec<&str> = common::field_of_each(&plan["steps"], "kind");
     for compile in ["venv", "configure", "build", "install", "wheel"] {
         assert!(
             !kinds.contains(&compile),
@@ -147,12 +137,7 @@ fn rocm_on_windows_repackages_into_the_sdk_folders() {
             "{dest} not in {destinations:?}"
         );
     }
-    let urls: Vec<&str> = plan["inputs"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|i| i["url"].as_str().unwrap())
-        .collect();
+    let urls: Vec<&str> = common::field_of_each(&plan["inputs"], "url");
     assert!(urls.contains(&"https://repo.radeon.com/rocm/windows/rocm-rel-7.2/rocm_sdk_core-7.2.0.dev0-py3-none-win_amd64.whl"));
 }
 
@@ -232,12 +217,7 @@ fn mkl_is_on_for_cpu_on_linux_and_links_the_pinned_wheels_where_enabled() {
             .map(|a| a.as_str().unwrap())
             .collect();
         assert!(after.contains(&"unpack-mkl-static") && after.contains(&"unpack-mkl-include"));
-        let names: Vec<&str> = plan["inputs"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|i| i["name"].as_str().unwrap())
-            .collect();
+        let names: Vec<&str> = common::field_of_each(&plan["inputs"], "name");
         assert!(
             names.contains(&"mkl-static") && names.contains(&"mkl-include"),
             "{names:?}"
@@ -294,12 +274,7 @@ fn windows_source_builds_run_in_msvc_and_copy_their_dlls_before_the_wheel() {
                 .contains(&"-DCMAKE_CXX_COMPILER=cl".to_string()),
             "{variant}: oneDNN is built with cl"
         );
-        let ids: Vec<&str> = plan["steps"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|s| s["id"].as_str().unwrap())
-            .collect();
+        let ids: Vec<&str> = common::field_of_each(&plan["steps"], "id");
         let copy = ids
             .iter()
             .position(|i| *i == "copy-dlls")

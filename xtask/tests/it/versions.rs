@@ -21,12 +21,7 @@ fn cpu_for_4_8_4_builds_ct2rs_0_10_3_in_a_folder_of_its_own() {
     );
     let plan = plan_json(&args);
     assert_eq!(plan["ctranslate2"], "4.8.4");
-    let files: Vec<&str> = plan["inputs"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|i| i["file_name"].as_str().unwrap())
-        .collect();
+    let files: Vec<&str> = common::field_of_each(&plan["inputs"], "file_name");
     assert!(files.contains(&"ct2rs-0.10.3.crate"), "{files:?}");
     assert!(!files.contains(&"ct2rs-0.9.17.crate"), "{files:?}");
     let work = plan["work_dir"].as_str().unwrap();
@@ -249,12 +244,10 @@ fn a_version_with_only_some_variants_leaves_the_others_out_of_the_matrix() {
     let run = xtask(&["matrix", "--json", "--ctranslate2", "4.8.2"]);
     assert_eq!(run.code, 0, "{}", run.stderr);
     let matrix: Value = serde_json::from_str(&run.stdout).unwrap();
-    let variants: std::collections::BTreeSet<&str> = matrix["include"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|e| e["variant"].as_str().unwrap())
-        .collect();
+    let variants: std::collections::BTreeSet<&str> =
+        common::field_of_each(&matrix["include"], "variant")
+            .into_iter()
+            .collect();
     assert_eq!(variants.into_iter().collect::<Vec<_>>(), ["rocm"]);
     assert!(
         run.stderr

@@ -196,3 +196,13 @@ impl Scratch {
         xtask_in(self.path(), args)
     }
 }
+
+/// The `key` of every object in a JSON array (`plan["steps"]`, `plan["inputs"]`…), as text.
+pub fn field_of_each<'a>(array: &'a serde_json::Value, key: &str) -> Vec<&'a str> {
+    array
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|o| o[key].as_str().unwrap())
+        .collect()
+}
