@@ -1,0 +1,190 @@
+//! Why a download failed, said with the input's name and the next step.
+
+use std::fmt::Write as _;
+use std::io;
+use std::path::{Path, PathBuf};
+
+use thiserror::Error;
+
+use crate::cache::CacheError;
+
+/// An input that offline mode could not find in the cache.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Missing {
+    pub name: String,
+    /// After mirror rewriting.
+    pub url: String,
+    /// Where the file would have to be; `None` for an unpinned download.
+    pub path: Option<PathBuf>,
+}
+
+#[derive(Debug, Error)]
+pub enum FetchError {
+    #[error(
+        "{}refusing to download {url} over plain http (only loopback hosts may use http): use the https URL, add a mirror that rewrites it to https, or pass --allow-http (the sha256 pin still checks the file)",
+        input(name)
+    )]
+    InsecureUrl { name: String, url: String },
+    #[error("{}cannot download `{url}`: {reason}", input(name))]
+    BadUrl {
+        name: String,
+        url: String,
+        reason: String,
+    },
+    #[error("{}", offline_message(missing))]
+    Offline { missing: Vec<Missing> },
+    #[error("{}{url} answered HTTP {status}{}", input(name), status_hint(*status, *attempts))]
+    Status {
+        name: String,
+        url: String,
+        status: u16,
+        attempts: u32,
+    },
+    #[error(
+        "{}downloading {url} failed after {attempts} attempt(s): {message}\n  = check the network (and HTTPS_PROXY, if one is needed), then run again: the download resumes where it stopped",
+        input(name)
+    )]
+    Network {
+        name: String,
+        url: String,
+        attempts: u32,
+        message: String,
+    },
+    #[error("{}{source}", input(name))]
+    Cache {
+        name: String,
+        #[source]
+        source: Box<CacheError>,
+    },
+    #[error("{}cannot {action} {}: {source}", input(name), path.display())]
+    Io {
+        name: String,
+        action: &'static str,
+        path: PathBuf,
+        #[source]
+        source: io::Error,
+    },
+    #[error("cannot set up the HTTP client: {message}")]
+    Client { message: String },
+    #[error("{} inputs failed:\n{}", errors.len(), list_errors(errors))]
+    Several { errors: Vec<FetchError> },
+}
+
+impl FetchError {
+    /// The inputs this error is about.
+    pub fn input_names(&self) -> Vec<&str> {
+        match self {
+            FetchError::InsecureUrl { name, .. }
+            | FetchError::BadUrl { name, .. }
+            | FetchError::Status { name, .. }
+            | FetchError::Network { name, .. }
+            | FetchError::Cache { name, .. }
+            | FetchError::Io { name, .. } => vec![name.as_str()],
+            FetchError::Offline { missing } => missing.iter().map(|m| m.name.as_str()).collect(),
+            FetchError::Several { errors } => {
+                errors.iter().flat_map(FetchError::input_names).collect()
+            }
+            FetchError::Client { .. } => Vec::new(),
+        }
+    }
+}
+
+pub(super) fn input(name: &str) -> String {
+    if name.is_empty() {
+        String::new()
+    } else {
+        format!("input `{name}`: ")
+    }
+}
+
+fn status_hint(status: u16, attempts: u32) -> String {
+    match status {
+        404 | 410 => "; the file is not there: check the URL in the variant file, or add a mirror that has it".into(),
+        401 | 403 => "; access was refused: the URL may need a login, or a mirror".into(),
+        408 | 429 | 500..=599 => format!(
+            "; the server failed {attempts} time(s) in a row: try again later, or add a mirror"
+        ),
+        _ => String::new(),
+    }
+}
+
+fn offline_message(missing: &[Missing]) -> String {
+    let mut text = format!("offline: {} input(s) are not in the cache:", missing.len());
+    for m in missing {
+        let _ = write!(text, "\n  {}  {}", m.name, m.url);
+        if let Some(path) = &m.path {
+            let _ = write!(text, "\n      would be {}", path.display());
+        }
+    }
+    text.push_str(
+        "\n  = run without --offline where the URLs can be reached (`cargo xtask fetch`), or put each file at the path shown",
+    );
+    text
+}
+
+fn list_errors(errors: &[FetchError]) -> String {
+    let items: Vec<String> = errors.iter().map(|e| format!("- {e}")).collect();
+    items.join("\n")
+}
+
+impl FetchError {
+    /// The same error, naming `name` as the input it is about.
+    pub(super) fn for_input(mut self, input: &str) -> FetchError {
+        match &mut self {
+            FetchError::InsecureUrl { name, .. }
+            | FetchError::BadUrl { name, .. }
+            | FetchError::Status { name, .. }
+            | FetchError::Network { name, .. }
+            | FetchError::Cache { name, .. }
+            | FetchError::Io { name, .. } => *name = input.to_string(),
+            FetchError::Offline { .. } | FetchError::Client { .. } | FetchError::Several { .. } => {
+            }
+        }
+        self
+    }
+
+    pub(super) fn from_cache(name: &str, error: CacheError) -> FetchError {
+        FetchError::Cache {
+            name: name.to_string(),
+            source: Box::new(error),
+        }
+    }
+}
+
+/// One error as itself; several as [`FetchError::Several`].
+pub(super) fn combine(mut errors: Vec<FetchError>) -> FetchError {
+    if errors.len() == 1 {
+        errors.pop().expect("one error")
+    } else {
+        FetchError::Several { errors }
+    }
+}
+
+pub(super) fn io_error<'a>(
+    name: &'a str,
+    action: &'static str,
+    path: &'a Path,
+) -> impl FnOnce(io::Error) -> FetchError + 'a {
+    move |source| FetchError::Io {
+        name: name.to_string(),
+        action,
+        path: path.to_path_buf(),
+        source,
+    }
+}
+
+/// An error with its causes, `a: b: c`, skipping causes the text already includes (many
+/// errors show their source in their own message).
+pub fn describe(error: &dyn std::error::Error) -> String {
+    let mut text = error.to_string();
+    let mut source = error.source();
+    while let Some(cause) = source {
+        let more = cause.to_string();
+        if !text.contains(&more) {
+            text.push_str(": ");
+            text.push_str(&more);
+        }
+        source = cause.source();
+    }
+    text
+}

@@ -1,0 +1,71 @@
+//! Which URL is downloaded: mirrors applied, then https only (http to loopback hosts, or
+//! anywhere with `--allow-http`).
+
+use std::net::IpAddr;
+
+use reqwest::Url;
+
+use super::{FetchError, Options};
+
+/// The mirror prefix that stands for every host: `--mirror URL` with no `FROM=`.
+pub const ANY_HOST: &str = "*";
+
+/// The URL actually downloaded: the longest matching mirror prefix replaced (else the
+/// any-host mirror), then checked to be https, or http to a loopback host (or anywhere with
+/// `allow_http`).
+pub fn effective_url(url: &str, options: &Options) -> Result<String, FetchError> {
+    let by_prefix = options
+        .mirrors
+        .iter()
+        .filter(|(prefix, _)| {
+            !prefix.is_empty() && prefix != ANY_HOST && url.starts_with(prefix.as_str())
+        })
+        .max_by_key(|(prefix, _)| prefix.len())
+        .map(|(prefix, replacement)| format!("{replacement}{}", &url[prefix.len()..]));
+    let any_host = || {
+        let (_, replacement) = options.mirrors.iter().find(|(p, _)| p == ANY_HOST)?;
+        let host_and_path = url.split_once("://")?.1;
+        Some(format!(
+            "{}/{host_and_path}",
+            replacement.trim_end_matches('/')
+        ))
+    };
+    let rewritten = by_prefix
+        .or_else(any_host)
+        .unwrap_or_else(|| url.to_string());
+    let bad = |reason: &str| FetchError::BadUrl {
+        name: String::new(),
+        url: rewritten.clone(),
+        reason: reason.to_string(),
+    };
+    let parsed = Url::parse(&rewritten).map_err(|e| bad(&format!("not a URL ({e})")))?;
+    if parsed.host().is_none() {
+        return Err(bad("the URL has no host"));
+    }
+    match parsed.scheme() {
+        "https" => Ok(rewritten),
+        "http" if options.allow_http || is_loopback(&parsed) => Ok(rewritten),
+        "http" => Err(FetchError::InsecureUrl {
+            name: String::new(),
+            url: rewritten,
+        }),
+        other => Err(bad(&format!(
+            "only https (and http to loopback hosts) can be downloaded, not `{other}`"
+        ))),
+    }
+}
+
+/// 127.0.0.0/8, ::1 and `localhost`.
+pub(super) fn is_loopback(url: &Url) -> bool {
+    let Some(host) = url.host_str() else {
+        return false;
+    };
+    let bare = host.trim_start_matches('[').trim_end_matches(']');
+    match bare.parse::<IpAddr>() {
+        Ok(ip) => ip.is_loopback(),
+        Err(_) => bare
+            .strip_suffix('.')
+            .unwrap_or(bare)
+            .eq_ignore_ascii_case("localhost"),
+    }
+}
