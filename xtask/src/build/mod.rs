@@ -1,11 +1,13 @@
-//! The build: the executor's step runner (`runner`: step dispatch, SDK placeholders), the
-//! bundle spec a plan's bundle step hands to the bundler (`bundle_spec`), `build-info.json`
-//! (`info`), ninja progress (`progress`) and the toolchain checks (`toolchain`).
+//! The build: the executor's step runner (`runner`: step dispatch), the SDK a step needs
+//! (`sdk_env`: found once, its placeholders and environment filled in), the bundle spec a
+//! plan's bundle step hands to the bundler (`bundle_spec`), `build-info.json` (`info`), ninja
+//! progress (`progress`) and the toolchain checks (`toolchain`).
 
 pub mod bundle_spec;
 pub mod info;
 pub mod progress;
 pub mod runner;
+pub mod sdk_env;
 pub mod toolchain;
 
 pub use info::BUILD_INFO;

@@ -10,14 +10,14 @@ use anyhow::{Context, Result, bail};
 use super::bundle_spec;
 use super::info::{first_line, write_build_info};
 use super::progress::run_commands;
+use super::sdk_env::SdkEnv;
 use super::toolchain::{check_compiler, check_python};
 use crate::bundle::run as bundle_run;
 use crate::cache::Cache;
 use crate::exec::Handler;
 use crate::plan::{Action, Plan, Step};
-use crate::sdk::{self, cuda_arch, msvc};
+use crate::sdk::msvc;
 use crate::unpack;
-use crate::variant::SdkKind;
 use crate::{checksums, download, fetch, patch, wheelhouse};
 
 pub struct Runner {
@@ -25,12 +25,10 @@ pub struct Runner {
     pub download: download::Options,
     /// Folders the plan cannot know (SDK, compiler runtime); found on demand when missing.
     pub folders: bundle_spec::Folders,
-    /// The GPU SDK found on this machine, once a step needed it (for build-info.json).
-    pub sdk_found: Option<sdk::Found>,
+    /// The GPU SDK, once a step needed it (for its placeholders and build-info.json).
+    pub sdk: SdkEnv,
     /// Windows: the MSVC x64 toolchain, once a step needed it.
     pub msvc: Option<msvc::Toolchain>,
-    /// CUDA: the `CUDA_ARCH_LIST` for the toolkit found (`{sdk.cuda-arch}`).
-    pub cuda_arch: Option<String>,
 }
 
 impl Handler for Runner {
@@ -110,13 +108,13 @@ impl Handler for Runner {
             Action::Bundle(_) => self.bundle(plan),
             Action::Checksum { dir, .. } => {
                 let compiler = self.compiler_banner(plan)?;
-                write_build_info(plan, self.sdk_found.as_ref(), &compiler, Path::new(dir))?;
+                write_build_info(plan, self.sdk.found.as_ref(), &compiler, Path::new(dir))?;
                 checksums::write(Path::new(dir), checksums::default_jobs())?;
                 Ok(())
             }
             Action::Configure { .. } => {
                 check_compiler(plan)?;
-                let (step, env) = self.with_sdk(plan, step)?;
+                let (step, env) = self.sdk.fill(plan, step, &mut self.folders)?;
                 let env = self.with_msvc(plan, &env)?;
                 run_commands(&step, &env, log)
             }
@@ -125,7 +123,7 @@ impl Handler for Runner {
                 run_commands(step, &self.pip_env(step), log)
             }
             Action::Build { .. } => {
-                let (step, env) = self.with_sdk(plan, step)?;
+                let (step, env) = self.sdk.fill(plan, step, &mut self.folders)?;
                 let env = self.with_msvc(plan, &env)?;
                 run_commands(&step, &env, log)
             }
@@ -232,98 +230,6 @@ impl Runner {
         env
     }
 
-    /// The SDK the plan needs, found once per run (`--sdk-dir` is checked, not searched).
-    fn sdk(&mut self, plan: &Plan) -> Result<Option<sdk::Found>> {
-        let Some(wanted) = &plan.sdk else {
-            return Ok(None);
-        };
-        if let Some(found) = &self.sdk_found {
-            return Ok(Some(found.clone()));
-        }
-        let gpu_targets: Vec<String> = plan
-            .bundle_action()
-            .map(|b| b.gpu_targets.clone())
-            .unwrap_or_default();
-        let found = sdk::find(
-            wanted,
-            plan.platform,
-            &gpu_targets,
-            self.folders.sdk_root.as_deref(),
-        )?;
-        eprintln!(
-            "      {} {} at {} ({})",
-            match wanted.kind {
-                SdkKind::Cuda => "CUDA toolkit",
-                SdkKind::Hip => "HIP SDK",
-            },
-            found.version,
-            found.root.display(),
-            found.how
-        );
-        if let (SdkKind::Cuda, Some(requested)) = (wanted.kind, &plan.cuda_arch) {
-            let list = cuda_arch::for_toolkit(requested, &found.version)?;
-            eprintln!("      CUDA_ARCH_LIST for CUDA {}: {list}", found.version);
-            self.cuda_arch = Some(list);
-        }
-        self.folders.sdk_root = Some(found.root.clone());
-        self.folders.sdk_version = Some(found.version.clone());
-        self.sdk_found = Some(found.clone());
-        Ok(Some(found))
-    }
-
-    /// `step` with `{sdk.root}` and `{sdk.clang}` replaced by the SDK found here, and its environment plus
-    /// `CUDA_PATH` (CMake's FindCUDA looks there first) or `HIP_PATH`/`ROCM_PATH`. A missing
-    /// or unfit SDK stops the build.
-    fn with_sdk(&mut self, plan: &Plan, step: &Step) -> Result<(Step, BTreeMap<String, String>)> {
-        let Some(found) = self.sdk(plan)? else {
-            return Ok((step.clone(), step.env.clone()));
-        };
-        let slashed = |p: &Path| p.display().to_string().replace('\\', "/");
-        let root = slashed(&found.root);
-        let clang = crate::sdk::hip::clang_dir(&found.root).map(|d| slashed(&d));
-        let fill = |text: &str| -> Result<String> {
-            let mut text = text.replace("{sdk.root}", &root);
-            if let Some(list) = &self.cuda_arch {
-                text = text.replace("{sdk.cuda-arch}", list);
-            }
-            if !text.contains("{sdk.clang}") {
-                return Ok(text);
-            }
-            let Some(clang) = &clang else {
-                bail!(
-                    "step `{}` needs the SDK's clang ({{sdk.clang}}), but {} has none in llvm/bin \
-                     or lib/llvm-*/bin",
-                    step.id,
-                    found.root.display()
-                );
-            };
-            Ok(text.replace("{sdk.clang}", clang))
-        };
-        let mut filled = step.clone();
-        for command in &mut filled.commands {
-            command.program = fill(&command.program)?;
-            for arg in &mut command.args {
-                *arg = fill(arg)?;
-            }
-        }
-        let mut env = BTreeMap::new();
-        for (k, v) in &step.env {
-            env.insert(k.clone(), fill(v)?);
-        }
-        let step = filled;
-        let vars: &[&str] = match plan.sdk.as_ref().map(|s| s.kind) {
-            Some(SdkKind::Cuda) => &["CUDA_PATH"],
-            _ => &["HIP_PATH", "ROCM_PATH"],
-        };
-        for var in vars {
-            env.insert(var.to_string(), found.root.display().to_string());
-        }
-        if !plan.platform.is_windows() && vars.contains(&"ROCM_PATH") {
-            env.extend(crate::sdk::hip::compile_env(&found.root));
-        }
-        Ok((step, env))
-    }
-
     /// Re-hashes a pinned input before it is used: a file damaged since `fetch` ran is caught.
     fn verify_cached(&self, input: &crate::plan::PlannedInput) -> Result<()> {
         let Some(sha256) = &input.sha256 else {
@@ -347,7 +253,7 @@ impl Runner {
     }
 
     fn bundle(&mut self, plan: &Plan) -> Result<()> {
-        self.sdk(plan)?;
+        self.sdk.find(plan, &mut self.folders)?;
         let spec = bundle_spec::from_plan(plan, &self.folders)?;
         let outcome = bundle_run::run(&spec)?;
         for line in outcome.report.summary().lines() {

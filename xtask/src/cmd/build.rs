@@ -55,9 +55,8 @@ fn build(
             toolchain: None,
             sdk_version: None,
         },
-        sdk_found: None,
+        sdk: Default::default(),
         msvc: None,
-        cuda_arch: None,
     };
     let mut executor = Executor::new(
         plan,
