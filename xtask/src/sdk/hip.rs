@@ -165,7 +165,8 @@ pub fn inspect(root: &Path, windows: bool) -> Install {
 }
 
 /// A path of AMD's Linux layout (`lib/…`, `lib/rocblas/library/…`) inside `root`, or where
-/// a distribution's layout (Debian: `lib/x86_64-linux-gnu/…`) has it.
+/// a distribution's layout (Debian: `lib/x86_64-linux-gnu/…`) has it. Knowledge of HIP
+/// installs, so it lives here; the build's bundle spec uses it for `from = "sdk"` folders.
 pub fn locate(root: &Path, rel: &str) -> PathBuf {
     let direct = root.join(rel);
     if !rel.starts_with("lib") {
