@@ -1,6 +1,6 @@
 //! Facts about the machine the tool runs on.
 
-use std::process::Command;
+use crate::process;
 
 /// How the host's default Python 3 is started: the launcher `py -3` on Windows, `python3`
 /// elsewhere (a base interpreter of one version is `Platform::python_launcher`).
@@ -15,15 +15,10 @@ pub fn python3() -> (&'static str, &'static [&'static str]) {
 /// The `major.minor` version of the host's default Python 3, if one can be started.
 pub fn python_version() -> Option<String> {
     let (program, args) = python3();
-    let output = Command::new(program)
-        .args(args)
-        .args(["-c", "import sys; print('%d.%d' % sys.version_info[:2])"])
-        .output()
-        .ok()?;
-    if !output.status.success() {
-        return None;
-    }
-    let version = String::from_utf8(output.stdout).ok()?.trim().to_string();
+    let script = ["-c", "import sys; print('%d.%d' % sys.version_info[:2])"];
+    let version = process::probe(program, args.iter().chain(&script))?
+        .trim()
+        .to_string();
     (!version.is_empty()).then_some(version)
 }
 
@@ -67,11 +62,9 @@ pub fn glibc_version() -> Option<(u32, u32)> {
     let text = match std::env::var(GLIBC_ENV) {
         Ok(text) => text,
         Err(_) if cfg!(target_os = "linux") => {
-            let output = Command::new("getconf")
-                .arg("GNU_LIBC_VERSION")
-                .output()
-                .ok()?;
-            String::from_utf8(output.stdout).ok()?
+            process::capture("getconf", ["GNU_LIBC_VERSION"])
+                .ok()?
+                .stdout
         }
         Err(_) => return None,
     };

@@ -1,11 +1,13 @@
 //! A command as data (what a plan step runs, logged and fingerprinted) and running one: output
 //! appended to the step's log, lines handed to a watcher (for ninja's `[n/m]` progress), and on
-//! failure the log's last lines. Depends on nothing else in the crate, so that the plan, the
-//! executor and the wheelhouse can all use it without depending on one another.
+//! failure the log's last lines. Also running a program only to read what it prints (a
+//! version, a path): [`capture`] and [`probe`]. Depends on nothing else in the crate, so that
+//! the plan, the executor and the wheelhouse can all use it without depending on one another.
 
 use std::collections::BTreeMap;
+use std::ffi::OsStr;
 use std::fs::OpenOptions;
-use std::io::{BufRead, BufReader, Write};
+use std::io::{self, BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Command as Process, Stdio};
 
@@ -137,6 +139,65 @@ pub fn run_logged(
     }
 }
 
+/// What a program printed, run by [`capture`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Captured {
+    /// It exited with status 0.
+    pub success: bool,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+/// A program [`capture`] could not start.
+#[derive(Debug, thiserror::Error)]
+#[error("cannot run `{program}`: {source}")]
+pub struct CaptureError {
+    pub program: String,
+    #[source]
+    pub source: io::Error,
+}
+
+impl CaptureError {
+    /// The program is not there (not on PATH, or no such file).
+    pub fn not_found(&self) -> bool {
+        self.source.kind() == io::ErrorKind::NotFound
+    }
+}
+
+/// Runs `program args` directly (no shell, stdin closed) and keeps its stdout and stderr
+/// (decoded lossily): for a tool asked its version or a path, or a short action whose
+/// output only matters on failure. Build steps are [`Command`]s run by [`run_logged`].
+pub fn capture<S: AsRef<OsStr>>(
+    program: impl AsRef<OsStr>,
+    args: impl IntoIterator<Item = S>,
+) -> Result<Captured, CaptureError> {
+    let program = program.as_ref();
+    let output = Process::new(program)
+        .args(args)
+        .output()
+        .map_err(|source| CaptureError {
+            program: program.to_string_lossy().into_owned(),
+            source,
+        })?;
+    Ok(Captured {
+        success: output.status.success(),
+        stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
+    })
+}
+
+/// The stdout of `program args` when it can be started and succeeds, else `None`: a fact
+/// about the machine that may be missing.
+pub fn probe<S: AsRef<OsStr>>(
+    program: impl AsRef<OsStr>,
+    args: impl IntoIterator<Item = S>,
+) -> Option<String> {
+    capture(program, args)
+        .ok()
+        .filter(|c| c.success)
+        .map(|c| c.stdout)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -185,5 +246,32 @@ mod tests {
         )
         .unwrap_err();
         assert!(err.to_string().contains("could not be started"), "{err}");
+    }
+
+    #[test]
+    fn capture_keeps_both_streams_and_names_a_missing_program() {
+        let both = capture("sh", ["-c", "echo out; echo err >&2; exit 4"]).unwrap();
+        assert_eq!(
+            both,
+            Captured {
+                success: false,
+                stdout: "out\n".into(),
+                stderr: "err\n".into(),
+            }
+        );
+        // Arguments are passed as they are: no shell splits or expands them.
+        assert_eq!(
+            probe("printf", ["%s|", "a b", "$HOME"]).as_deref(),
+            Some("a b|$HOME|")
+        );
+        assert_eq!(probe("sh", ["-c", "exit 1"]), None);
+        let err = capture("no-such-program-ct2v", ["--version"]).unwrap_err();
+        assert!(err.not_found(), "{err}");
+        assert!(
+            err.to_string()
+                .starts_with("cannot run `no-such-program-ct2v`: "),
+            "{err}"
+        );
+        assert_eq!(probe("no-such-program-ct2v", ["--version"]), None);
     }
 }

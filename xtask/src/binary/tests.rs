@@ -18,10 +18,7 @@ const OBJDUMP: &str = "x86_64-w64-mingw32-objdump";
 const NM: &str = "x86_64-w64-mingw32-nm";
 
 fn installed(tool: &str) -> bool {
-    Command::new(tool)
-        .arg("--version")
-        .output()
-        .is_ok_and(|o| o.status.success())
+    crate::process::probe(tool, ["--version"]).is_some()
 }
 
 /// Prints why a test skips and returns false when a tool is missing.
@@ -145,12 +142,8 @@ fn build_pe(dir: &Path) -> Option<PeFixtures> {
 /// GNU ld, which has the i386pe emulation on Debian (the x86_64 mingw ld lacks its
 /// scripts).
 fn build_pe32(dir: &Path) -> Option<PathBuf> {
-    let ld = Command::new("ld").arg("-V").output();
-    if !ld.is_ok_and(|o| {
-        String::from_utf8_lossy(&o.stdout)
-            .lines()
-            .any(|l| l.trim() == "i386pe")
-    }) {
+    let ld = crate::process::probe("ld", ["-V"]);
+    if !ld.is_some_and(|text| text.lines().any(|l| l.trim() == "i386pe")) {
         eprintln!(
             "skipping PE32: the host's ld has no i386pe emulation (apt-get install binutils)"
         );

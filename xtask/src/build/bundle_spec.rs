@@ -150,11 +150,8 @@ fn compiler_runtime_dir(plan: &Plan) -> Option<PathBuf> {
         return None;
     }
     let compiler = std::env::var("CXX").unwrap_or_else(|_| "c++".to_string());
-    let output = std::process::Command::new(compiler)
-        .arg("-print-file-name=libgomp.so.1")
-        .output()
-        .ok()?;
-    let path = PathBuf::from(String::from_utf8_lossy(&output.stdout).trim());
+    let output = crate::process::capture(compiler, ["-print-file-name=libgomp.so.1"]).ok()?;
+    let path = PathBuf::from(output.stdout.trim());
     path.is_absolute()
         .then(|| path.parent().map(Path::to_path_buf))
         .flatten()

@@ -1,7 +1,6 @@
 //! `build-info.json` beside the artifacts: the tools that made them.
 
 use std::path::Path;
-use std::process::Command as Process;
 
 use anyhow::Result;
 
@@ -41,13 +40,8 @@ pub const BUILD_INFO: &str = "build-info.json";
 
 /// The first line `program arg` prints, or "" when it cannot run.
 pub fn first_line(program: &str, arg: &str) -> String {
-    Process::new(program)
-        .arg(arg)
-        .output()
+    crate::process::capture(program, [arg])
         .ok()
-        .and_then(|o| {
-            let text = String::from_utf8_lossy(&o.stdout).into_owned();
-            text.lines().next().map(str::to_string)
-        })
+        .and_then(|o| o.stdout.lines().next().map(str::to_string))
         .unwrap_or_default()
 }

@@ -1,6 +1,6 @@
 //! Checks that the tools a build starts with are there, with the next step when they are not.
 
-use std::process::Command as Process;
+use crate::process;
 
 use anyhow::{Result, bail};
 
@@ -29,13 +29,9 @@ pub fn check_python(plan: &Plan, step: &Step) -> Result<()> {
         return Ok(());
     };
     // Started, not just found: a pyenv shim exists for versions it cannot run.
-    let mut probe = Process::new(&launcher.program);
-    probe.args(launcher.args.iter().take_while(|a| *a != "-m"));
-    if probe
-        .arg("--version")
-        .output()
-        .is_ok_and(|o| o.status.success())
-    {
+    let args = launcher.args.iter().map(String::as_str);
+    let version = args.take_while(|a| *a != "-m").chain(["--version"]);
+    if process::capture(&launcher.program, version).is_ok_and(|o| o.success) {
         return Ok(());
     }
     bail!(

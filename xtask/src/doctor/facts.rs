@@ -2,12 +2,12 @@
 //! GPUs the vendors' tools report, and every HIP SDK install.
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use serde::Serialize;
 
 use super::parse::{self, AmdGpu, NvidiaGpu};
 use crate::host;
+use crate::process::probe;
 use crate::sdk::hip::{self, Install};
 
 #[derive(Debug, Clone, Serialize)]
@@ -44,19 +44,11 @@ pub struct Facts {
     pub hip_path: Option<PathBuf>,
 }
 
-/// Runs `program args`, with its stdout when it succeeds.
-fn output(program: &Path, args: &[&str]) -> Option<String> {
-    let out = Command::new(program).args(args).output().ok()?;
-    out.status
-        .success()
-        .then(|| String::from_utf8_lossy(&out.stdout).into_owned())
-}
-
 fn tool(name: &str, version_arg: &str) -> Tool {
     let path = host::which(name);
     let version = path
         .as_ref()
-        .and_then(|p| output(p, &[version_arg]))
+        .and_then(|p| probe(p, [version_arg]))
         .and_then(|text| {
             text.lines()
                 .find(|l| !l.trim().is_empty())
@@ -117,12 +109,12 @@ pub fn collect() -> Facts {
     let nvidia_smi = host::which("nvidia-smi");
     let nvidia_gpus = nvidia_smi
         .as_ref()
-        .and_then(|smi| output(smi, &parse::NVIDIA_SMI_QUERY))
+        .and_then(|smi| probe(smi, parse::NVIDIA_SMI_QUERY))
         .map(|text| parse::nvidia_smi_csv(&text))
         .unwrap_or_default();
     let nvidia_driver_cuda = nvidia_smi
         .as_ref()
-        .and_then(|smi| output(smi, &[]))
+        .and_then(|smi| probe::<&str>(smi, []))
         .and_then(|text| parse::nvidia_smi_cuda_version(&text));
 
     let hip_path = std::env::var_os("HIP_PATH").map(PathBuf::from);
@@ -168,7 +160,7 @@ fn cuda_toolkit() -> Option<CudaToolkit> {
 /// `rocminfo`, else `hipinfo` (on PATH, else in each install's `bin`), else the names
 /// Windows gives the display adapters.
 fn amd_gpus(installs: &[Install]) -> (Vec<AmdGpu>, Option<String>) {
-    if let Some(text) = host::which("rocminfo").and_then(|p| output(&p, &[])) {
+    if let Some(text) = host::which("rocminfo").and_then(|p| probe::<&str>(&p, [])) {
         let gpus = parse::rocminfo(&text);
         if !gpus.is_empty() {
             return (gpus, Some("rocminfo".to_string()));
@@ -181,7 +173,7 @@ fn amd_gpus(installs: &[Install]) -> (Vec<AmdGpu>, Option<String>) {
             .filter(|p| p.is_file()),
     );
     for hipinfo in hipinfos {
-        if let Some(text) = output(&hipinfo, &[]) {
+        if let Some(text) = probe::<&str>(&hipinfo, []) {
             let gpus = parse::hipinfo(&text);
             if !gpus.is_empty() {
                 return (gpus, Some(format!("hipinfo ({})", hipinfo.display())));
@@ -189,9 +181,9 @@ fn amd_gpus(installs: &[Install]) -> (Vec<AmdGpu>, Option<String>) {
         }
     }
     if cfg!(windows) {
-        let names = output(
-            Path::new("powershell"),
-            &[
+        let names = probe(
+            "powershell",
+            [
                 "-NoProfile",
                 "-Command",
                 "(Get-CimInstance Win32_VideoController).Name",

@@ -6,6 +6,7 @@
 
 mod hunks;
 
+use std::ffi::OsStr;
 use std::fs;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -111,19 +112,19 @@ pub fn check(patch: &Path, tree: &Path, log: &Path) -> Result<Check> {
 }
 
 fn dry_run(patch: &Path, tree: &Path, extra: &[&str]) -> Result<(bool, String)> {
-    let output = std::process::Command::new("patch")
-        .args(["-p1", "--forward", "--batch", "--dry-run", "-d"])
-        .arg(tree)
-        .arg("-i")
-        .arg(patch)
-        .args(extra)
-        .output()
+    let mut args: Vec<&OsStr> = ["-p1", "--forward", "--batch", "--dry-run", "-d"]
+        .map(OsStr::new)
+        .to_vec();
+    args.extend([tree.as_os_str(), OsStr::new("-i"), patch.as_os_str()]);
+    args.extend(extra.iter().map(OsStr::new));
+    let output = crate::process::capture("patch", args)
+        .map_err(|e| e.source)
         .context(
             "cannot run `patch` (install it: apt-get install patch, or Git for Windows' usr/bin)",
         )?;
-    let mut text = String::from_utf8_lossy(&output.stdout).into_owned();
-    text.push_str(&String::from_utf8_lossy(&output.stderr));
-    Ok((output.status.success(), text))
+    let mut text = output.stdout;
+    text.push_str(&output.stderr);
+    Ok((output.success, text))
 }
 
 fn append(log: &Path, text: &str) -> Result<()> {

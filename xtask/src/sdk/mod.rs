@@ -9,7 +9,6 @@ pub mod hip;
 pub mod msvc;
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use anyhow::{Result, bail};
 
@@ -166,8 +165,8 @@ fn check_version(sdk: &Sdk, found: Found) -> Result<Found> {
 
 /// `release 13.0, V13.0.88` in `nvcc --version` → "13.0".
 fn nvcc_version(nvcc: &Path) -> Option<String> {
-    let output = Command::new(nvcc).arg("--version").output().ok()?;
-    parse_nvcc_version(&String::from_utf8_lossy(&output.stdout))
+    let output = crate::process::capture(nvcc, ["--version"]).ok()?;
+    parse_nvcc_version(&output.stdout)
 }
 
 pub fn parse_nvcc_version(text: &str) -> Option<String> {

@@ -78,10 +78,7 @@ pub fn xtask(args: &[&str]) -> Run {
 
 /// Whether `tool --version` runs and succeeds.
 pub fn installed(tool: &str) -> bool {
-    Command::new(tool)
-        .arg("--version")
-        .output()
-        .is_ok_and(|o| o.status.success())
+    xtask::process::probe(tool, ["--version"]).is_some()
 }
 
 /// Runs `cmd` and asserts that it succeeds (its stderr is the message when it does not).
