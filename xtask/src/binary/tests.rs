@@ -5,17 +5,16 @@ use super::elf::split_path;
 use super::*;
 use std::fs;
 use std::ops::Range;
-use std::process::Command;
 
 use object::endian::Endianness;
 use object::read::elf::{FileHeader, ProgramHeader as _};
 use object::read::pe::ImageNtHeaders;
 use object::{elf, pe};
 
-const MINGW_GCC: &str = "x86_64-w64-mingw32-gcc";
-const DLLTOOL: &str = "x86_64-w64-mingw32-dlltool";
+#[path = "../../tests/it/common/binaries.rs"]
+mod fixtures;
+
 const OBJDUMP: &str = "x86_64-w64-mingw32-objdump";
-const NM: &str = "x86_64-w64-mingw32-nm";
 
 fn installed(tool: &str) -> bool {
     crate::process::probe(tool, ["--version"]).is_some()
@@ -32,28 +31,10 @@ fn tools(needed: &[&str], package: &str) -> bool {
     }
 }
 
-/// Runs `command` (split on whitespace; the fixtures' names have no spaces) in `dir`,
-/// failing the test with its stderr when it fails; returns its stdout.
-fn run(dir: &Path, command: &str) -> String {
-    let mut words = command.split_whitespace();
-    let program = words.next().expect("a command");
-    let out = Command::new(program)
-        .args(words)
-        .current_dir(dir)
-        .output()
-        .unwrap_or_else(|e| panic!("cannot run {program}: {e}"));
-    assert!(
-        out.status.success(),
-        "`{command}` failed:\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
-
-/// Runs a tool on `path`, in its folder.
-fn run_on(tool: &str, flags: &str, path: &Path) -> String {
+/// Runs a tool on `path`, in its folder; its stdout.
+fn run_on(tool: &str, flags: &[&str], path: &Path) -> String {
     let name = path.file_name().unwrap().to_str().unwrap();
-    run(path.parent().unwrap(), &format!("{tool} {flags} {name}"))
+    fixtures::run(path.parent().unwrap(), tool, &[flags, &[name]].concat())
 }
 
 fn write(dir: &Path, name: &str, text: &str) {
@@ -73,158 +54,26 @@ fn info(path: &Path) -> BinaryInfo {
     info
 }
 
-// --- PE fixtures ----------------------------------------------------------------
+// --- PE fixtures (tests/it/common/binaries.rs) ------------------------------------
 
-/// An all-zero delay-load descriptor placed after dlltool's (both go to `.text$2`), so
-/// the table ends the way link.exe ends it.
-const DELAY_TABLE_END: &str = "char delay_table_end[32] \
-    __attribute__((section(\".text$2\"), aligned(4))) = {0};\n";
-
-struct PeFixtures {
-    a: PathBuf,
-    b: PathBuf,
-    exe: PathBuf,
+fn build_pe(dir: &Path) -> Option<fixtures::Pe> {
+    let needed = [&fixtures::PE_TOOLS[..], &[OBJDUMP]].concat();
+    tools(&needed, fixtures::PE_PACKAGE).then(|| fixtures::pe(dir))
 }
 
-/// b.dll (exports b_func); a.dll imports b.dll and KERNEL32 and delay-loads c.dll;
-/// main.exe (console) imports a.dll.
-fn build_pe(dir: &Path) -> Option<PeFixtures> {
-    if !tools(&[MINGW_GCC, DLLTOOL, OBJDUMP, NM], "gcc-mingw-w64-x86-64") {
-        return None;
-    }
-    write(
-        dir,
-        "b.c",
-        "__declspec(dllexport) int b_func(void) { return 2; }\n",
-    );
-    write(dir, "c.def", "LIBRARY c.dll\nEXPORTS\n    c_func\n");
-    write(
-        dir,
-        "a.c",
-        "#include <windows.h>\n\
-         __declspec(dllimport) int b_func(void);\n\
-         int c_func(void);\n\
-         __declspec(dllexport) int a_func(void) {\n\
-             return b_func() + c_func() + (int)GetCurrentProcessId();\n\
-         }\n",
-    );
-    write(
-        dir,
-        "main.c",
-        "#include <stdio.h>\n\
-         __declspec(dllimport) int a_func(void);\n\
-         int main(void) { printf(\"%d\\n\", a_func()); return 0; }\n",
-    );
-    write(dir, "delay_end.c", DELAY_TABLE_END);
-    run(
-        dir,
-        &format!("{MINGW_GCC} -shared -o b.dll b.c -Wl,--out-implib,libb.dll.a"),
-    );
-    run(
-        dir,
-        &format!("{DLLTOOL} --input-def c.def --output-delaylib libc_delay.a --dllname c.dll"),
-    );
-    run(dir, &format!("{MINGW_GCC} -c -o delay_end.o delay_end.c"));
-    run(
-        dir,
-        &format!("{MINGW_GCC} -shared -o a.dll a.c -L. -lb libc_delay.a delay_end.o -lkernel32"),
-    );
-    point_delay_directory(dir, "a.dll", "__DELAY_IMPORT_DESCRIPTOR_libc_delay_a");
-    run(dir, &format!("{MINGW_GCC} -o main.exe main.c a.dll"));
-    Some(PeFixtures {
-        a: dir.join("a.dll"),
-        b: dir.join("b.dll"),
-        exe: dir.join("main.exe"),
-    })
-}
-
-/// A PE32 (i386) DLL importing k32.dll and delay-loading d32.dll, linked by the host's
-/// GNU ld, which has the i386pe emulation on Debian (the x86_64 mingw ld lacks its
-/// scripts).
 fn build_pe32(dir: &Path) -> Option<PathBuf> {
-    let ld = crate::process::probe("ld", ["-V"]);
-    if !ld.is_some_and(|text| text.lines().any(|l| l.trim() == "i386pe")) {
+    if !fixtures::host_ld_links_pe32() {
         eprintln!(
             "skipping PE32: the host's ld has no i386pe emulation (apt-get install binutils)"
         );
         return None;
     }
-    write(dir, "k32.def", "LIBRARY k32.dll\nEXPORTS\n    k_func\n");
-    write(dir, "d32.def", "LIBRARY d32.dll\nEXPORTS\n    d_func\n");
-    write(
-        dir,
-        "p32.c",
-        "__declspec(dllimport) int k_func(void);\n\
-         int d_func(void);\n\
-         /* stands in for mingw's delay-load helper: the DLL is never loaded */\n\
-         void *__stdcall __delayLoadHelper2(const void *d, void **slot) {\n\
-             (void)d;\n\
-             return *slot;\n\
-         }\n\
-         __declspec(dllexport) int p_func(void) { return k_func() + d_func(); }\n",
-    );
-    write(dir, "delay_end32.c", DELAY_TABLE_END);
-    run(dir, &format!("{MINGW_GCC} -m32 -O1 -c -o p32.o p32.c"));
-    run(
-        dir,
-        &format!("{MINGW_GCC} -m32 -c -o delay_end32.o delay_end32.c"),
-    );
-    let dlltool = format!("{DLLTOOL} -m i386 --as-flags=--32 --input-def");
-    run(dir, &format!("{dlltool} k32.def --output-lib libk32.a"));
-    run(
-        dir,
-        &format!("{dlltool} d32.def --output-delaylib libd32.a --dllname d32.dll"),
-    );
-    run(
-        dir,
-        "ld -m i386pe --dll -e 0 -o p32.dll p32.o libk32.a libd32.a delay_end32.o",
-    );
-    point_delay_directory(dir, "p32.dll", "__DELAY_IMPORT_DESCRIPTOR_libd32_a");
-    Some(dir.join("p32.dll"))
-}
-
-/// GNU ld (2.40 here) links dlltool's delay-load descriptor into `.text$2` but leaves
-/// the Delay Import data directory empty, so no reader that goes by the headers (this
-/// one, dumpbin, Dependencies) sees the delay import. Point the directory at the
-/// descriptor and its terminator, as link.exe would, unless the linker already did.
-fn point_delay_directory(dir: &Path, file: &str, descriptor: &str) {
-    let headers = run(dir, &format!("{OBJDUMP} -p {file}"));
-    let entry = headers
-        .lines()
-        .find(|l| l.contains("Delay Import Directory"))
-        .expect("objdump lists the data directories");
-    if hex(entry.split_whitespace().nth(2).unwrap()) != 0 {
-        return;
-    }
-    let base = headers
-        .lines()
-        .find_map(|l| l.strip_prefix("ImageBase"))
-        .map(|v| hex(v.trim()))
-        .expect("objdump prints ImageBase");
-    let symbols = run(dir, &format!("{NM} {file}"));
-    let address = symbols
-        .lines()
-        .find(|l| l.ends_with(&format!(" {descriptor}")))
-        .map(|l| hex(l.split_whitespace().next().unwrap()))
-        .unwrap_or_else(|| panic!("{file} has no symbol {descriptor}"));
-    let rva = u32::try_from(address - base).unwrap();
-
-    let path = dir.join(file);
-    let mut bytes = fs::read(&path).unwrap();
-    let u32_at = |b: &[u8], at: usize| u32::from_le_bytes(b[at..at + 4].try_into().unwrap());
-    let nt = u32_at(&bytes, 0x3c) as usize;
-    let optional = nt + 4 + 20;
-    let magic = u16::from_le_bytes(bytes[optional..optional + 2].try_into().unwrap());
-    let directories = optional + if magic == 0x20b { 112 } else { 96 };
-    let at = directories + 13 * 8;
-    bytes[at..at + 4].copy_from_slice(&rva.to_le_bytes());
-    bytes[at + 4..at + 8].copy_from_slice(&64u32.to_le_bytes());
-    fs::write(&path, bytes).unwrap();
+    Some(fixtures::pe32(dir))
 }
 
 /// The "DLL Name:" lines of `objdump -p`: the import table as binutils reads it.
 fn objdump_imports(path: &Path) -> Vec<String> {
-    run_on(OBJDUMP, "-p", path)
+    run_on(OBJDUMP, &["-p"], path)
         .lines()
         .filter_map(|l| l.trim().strip_prefix("DLL Name:"))
         .map(|name| name.trim().to_string())
@@ -232,7 +81,7 @@ fn objdump_imports(path: &Path) -> Vec<String> {
 }
 
 fn objdump_subsystem(path: &Path) -> String {
-    let headers = run_on(OBJDUMP, "-p", path);
+    let headers = run_on(OBJDUMP, &["-p"], path);
     let line = headers
         .lines()
         .find_map(|l| l.strip_prefix("Subsystem"))
@@ -296,69 +145,15 @@ fn pe_imports_match_mingw_and_objdump() {
     }
 }
 
-// --- ELF fixtures ---------------------------------------------------------------
+// --- ELF fixtures (tests/it/common/binaries.rs) -----------------------------------
 
-struct ElfFixtures {
-    /// (file, expected machine)
-    libraries: Vec<(PathBuf, &'static str)>,
-    exe: PathBuf,
-}
-
-/// libb.so (soname libb.so.1); liba.so needing it with a RUNPATH, liba_rpath.so with an
-/// RPATH; a non-PIE program; and the same libraries as ELF32 when gcc -m32 works.
-fn build_elf(dir: &Path) -> Option<ElfFixtures> {
-    if !tools(&["gcc", "readelf"], "gcc binutils") {
-        return None;
-    }
-    write(dir, "b.c", "int b_func(void) { return 2; }\n");
-    write(
-        dir,
-        "a.c",
-        "int b_func(void);\nint a_func(void) { return b_func() + 1; }\n",
-    );
-    write(
-        dir,
-        "main.c",
-        "int a_func(void);\nint main(void) { return a_func(); }\n",
-    );
-    let gcc = |args: &str| run(dir, &format!("gcc {args}"));
-    gcc("-shared -fPIC -o libb.so b.c -Wl,-soname,libb.so.1");
-    gcc("-shared -fPIC -o liba.so a.c -L. -lb -Wl,--enable-new-dtags,-rpath,$ORIGIN/../lib");
-    gcc(concat!(
-        "-shared -fPIC -o liba_rpath.so a.c -L. -lb ",
-        "-Wl,--disable-new-dtags,-rpath,$ORIGIN/../lib:/opt/x::${ORIGIN}",
-    ));
-    gcc("-no-pie -o main main.c -L. -la -lb");
-    let mut libraries = vec![
-        (dir.join("libb.so"), "x86_64"),
-        (dir.join("liba.so"), "x86_64"),
-        (dir.join("liba_rpath.so"), "x86_64"),
-    ];
-    let m32 = Command::new("gcc")
-        .args("-m32 -nostdlib -shared -fPIC -o libb32.so b.c".split(' '))
-        .arg("-Wl,-soname,libb32.so.1")
-        .current_dir(dir)
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if m32 {
-        gcc(concat!(
-            "-m32 -nostdlib -shared -fPIC -o liba32.so a.c -L. -lb32 ",
-            "-Wl,--enable-new-dtags,-rpath,$ORIGIN",
-        ));
-        libraries.push((dir.join("libb32.so"), "i386"));
-        libraries.push((dir.join("liba32.so"), "i386"));
-    } else {
-        eprintln!("skipping ELF32: gcc -m32 cannot link (apt-get install gcc-multilib)");
-    }
-    Some(ElfFixtures {
-        libraries,
-        exe: dir.join("main"),
-    })
+fn build_elf(dir: &Path) -> Option<fixtures::Elf> {
+    tools(&["gcc", "readelf"], "gcc binutils").then(|| fixtures::elf(dir))
 }
 
 /// `readelf -d`: (needed, soname, rpath, runpath), the last three unsplit.
 fn readelf_dynamic(path: &Path) -> (Vec<String>, Option<String>, Option<String>, Option<String>) {
-    let text = run_on("readelf", "-d", path);
+    let text = run_on("readelf", &["-d"], path);
     let value = |line: &str| {
         let start = line.find('[').unwrap() + 1;
         line[start..line.rfind(']').unwrap()].to_string()
@@ -441,7 +236,7 @@ fn elf_dynamic_matches_gcc_and_readelf() {
 
 /// `readelf -V`'s version needs: (file, [version name]) in file order.
 fn readelf_version_needs(path: &Path) -> Vec<(String, Vec<String>)> {
-    let text = run_on("readelf", "-V --wide", path);
+    let text = run_on("readelf", &["-V", "--wide"], path);
     let mut out: Vec<(String, Vec<String>)> = Vec::new();
     let section = text.split(".gnu.version_r").nth(1).unwrap_or_default();
     for line in section.lines() {
@@ -468,7 +263,11 @@ fn elf_version_needs_match_gcc_and_readelf() {
          extern \"C\" int v(int n) { if (std::getenv(\"V\")) n++; std::string s(n, 'x'); std::thread t([&]{ s += 'y'; }); \
          t.join(); if (n < 0) throw std::runtime_error(s); return s.size(); }\n",
     );
-    run(dir.path(), "g++ -shared -fPIC -O2 -o libv.so v.cpp");
+    fixtures::run(
+        dir.path(),
+        "g++",
+        &["-shared", "-fPIC", "-O2", "-o", "libv.so", "v.cpp"],
+    );
     let path = dir.path().join("libv.so");
     let ours = info(&path).version_needs;
     assert_eq!(ours, readelf_version_needs(&path));

@@ -1,5 +1,6 @@
-//! Robustness of the PE and ELF readers (`binary::parse`): real binaries (DLLs built with
-//! mingw-w64, shared libraries built with gcc, the host's /bin/ls) damaged in tens of
+//! Robustness of the PE and ELF readers (`binary::parse`): real binaries (DLLs and a program
+//! built with mingw-w64, shared libraries and a program built with gcc, the host's /bin/ls,
+//! from `common/binaries.rs`) damaged in tens of
 //! thousands of deterministic ways: every truncation of the first 4 KiB, every bit of the
 //! headers and of the import and dynamic tables flipped, header fields and table entries
 //! overwritten with edge values (0, -1, 0x80000000, the file's length…), table pointers
@@ -13,7 +14,7 @@
 //! Fixtures whose compiler is missing are skipped with a message (apt-get install
 //! gcc-mingw-w64-x86-64 gcc). Runs in a few seconds in a debug build.
 
-use crate::common;
+use crate::common::{self, binaries};
 
 use common::installed;
 use std::backtrace::Backtrace;
@@ -22,7 +23,6 @@ use std::fs;
 use std::ops::Range;
 use std::panic::{self, AssertUnwindSafe};
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::sync::Once;
 use std::time::{Duration, Instant};
 
@@ -570,175 +570,55 @@ fn read_agrees_with_parse(fixture: &str, data: &[u8]) {
     }
 }
 
-// --- Fixtures --------------------------------------------------------------------------
+// --- Fixtures (common/binaries.rs, shared with src/binary/tests.rs) -------------------
 
-const MINGW_GCC: &str = "x86_64-w64-mingw32-gcc";
-const DLLTOOL: &str = "x86_64-w64-mingw32-dlltool";
-const NM: &str = "x86_64-w64-mingw32-nm";
-
-/// Runs `command` (split on spaces) in `dir`; false, with stderr printed, when it fails.
-fn sh(dir: &Path, command: &str) -> bool {
-    let mut words = command.split_whitespace();
-    let program = words.next().unwrap();
-    match Command::new(program).args(words).current_dir(dir).output() {
-        Ok(out) if out.status.success() => true,
-        Ok(out) => {
-            eprintln!(
-                "`{command}` failed:\n{}",
-                String::from_utf8_lossy(&out.stderr)
-            );
-            false
-        }
-        Err(e) => {
-            eprintln!("cannot run {program}: {e}");
-            false
-        }
-    }
-}
-
-/// b.dll, and a.dll importing b.dll and KERNEL32 and delay-loading c.dll (the delay-load
-/// directory pointed at dlltool's descriptor, which GNU ld leaves unset).
-fn mingw_dlls(dir: &Path) -> Option<Vec<PathBuf>> {
-    let install = "apt-get install gcc-mingw-w64-x86-64";
-    if common::skip::missing(MINGW_GCC, install) || common::skip::missing(DLLTOOL, install) {
+/// a.dll (imports b.dll and KERNEL32, delay-loads c.dll), b.dll and main.exe.
+fn mingw_files(dir: &Path) -> Option<Vec<PathBuf>> {
+    let install = format!("apt-get install {}", binaries::PE_PACKAGE);
+    if binaries::PE_TOOLS
+        .iter()
+        .any(|tool| common::skip::missing(tool, &install))
+    {
         return None;
     }
-    fs::write(
-        dir.join("b.c"),
-        "__declspec(dllexport) int b_func(void) { return 2; }\n",
-    )
-    .unwrap();
-    fs::write(dir.join("c.def"), "LIBRARY c.dll\nEXPORTS\n    c_func\n").unwrap();
-    fs::write(
-        dir.join("a.c"),
-        "#include <windows.h>\n\
-         __declspec(dllimport) int b_func(void);\n\
-         int c_func(void);\n\
-         __declspec(dllexport) int a_func(void) {\n\
-             return b_func() + c_func() + (int)GetCurrentProcessId();\n\
-         }\n",
-    )
-    .unwrap();
-    fs::write(
-        dir.join("end.c"),
-        "char delay_table_end[32] __attribute__((section(\".text$2\"), aligned(4))) = {0};\n",
-    )
-    .unwrap();
-    let built = sh(
-        dir,
-        &format!("{MINGW_GCC} -shared -o b.dll b.c -Wl,--out-implib,libb.dll.a"),
-    ) && sh(
-        dir,
-        &format!("{DLLTOOL} --input-def c.def --output-delaylib libc_delay.a --dllname c.dll"),
-    ) && sh(dir, &format!("{MINGW_GCC} -c -o end.o end.c"))
-        && sh(
-            dir,
-            &format!("{MINGW_GCC} -shared -o a.dll a.c -L. -lb libc_delay.a end.o -lkernel32"),
-        );
-    if !built {
-        return None;
-    }
-    point_delay_directory(dir, "a.dll", "__DELAY_IMPORT_DESCRIPTOR_libc_delay_a");
-    Some(vec![dir.join("a.dll"), dir.join("b.dll")])
+    let pe = binaries::pe(dir);
+    Some(vec![pe.a, pe.b, pe.exe])
 }
 
-/// Sets a PE32+ file's delay-import directory to the descriptor `symbol` (found with nm).
-fn point_delay_directory(dir: &Path, file: &str, symbol: &str) {
-    let Ok(out) = Command::new(NM).arg(file).current_dir(dir).output() else {
-        eprintln!("{NM} is missing: {file} keeps an empty delay-import directory");
-        return;
-    };
-    let symbols = String::from_utf8_lossy(&out.stdout);
-    let Some(address) = symbols
-        .lines()
-        .find(|l| l.ends_with(&format!(" {symbol}")))
-        .and_then(|l| u64::from_str_radix(l.split_whitespace().next()?, 16).ok())
-    else {
-        eprintln!("{file} has no symbol {symbol}: its delay-import directory stays empty");
-        return;
-    };
-    let path = dir.join(file);
-    let mut bytes = fs::read(&path).unwrap();
-    let optional = u32_at(&bytes, 0x3c) + 24;
-    assert_eq!(u16_at(&bytes, optional), 0x20b, "PE32+");
-    let base = u64::from_le_bytes(bytes[optional + 24..optional + 32].try_into().unwrap());
-    let at = optional + 112 + 13 * 8;
-    put(&mut bytes, at, address - base, 4);
-    put(&mut bytes, at + 4, 64, 4);
-    fs::write(&path, bytes).unwrap();
-}
-
-/// A PE32 (i386) DLL importing k32.dll, linked by the host's GNU ld (i386pe).
+/// A PE32 (i386) DLL importing k32.dll and delay-loading d32.dll, linked by the host's GNU
+/// ld (i386pe).
 fn pe32_dll(dir: &Path) -> Option<PathBuf> {
-    let ld = Command::new("ld").arg("-V").output();
-    let i386pe = ld.is_ok_and(|o| {
-        String::from_utf8_lossy(&o.stdout)
-            .lines()
-            .any(|l| l.trim() == "i386pe")
-    });
-    if !installed(MINGW_GCC) || !i386pe {
+    let install = format!("apt-get install {}", binaries::PE_PACKAGE);
+    if binaries::PE_TOOLS
+        .iter()
+        .any(|tool| common::skip::missing(tool, &install))
+    {
+        return None;
+    }
+    if !binaries::host_ld_links_pe32() {
         eprintln!(
-            "skipping PE32: needs mingw-w64 and a host ld with i386pe (apt-get install binutils gcc-mingw-w64-x86-64)"
+            "skipping PE32: the host's ld has no i386pe emulation (apt-get install binutils)"
         );
         return None;
     }
-    fs::write(
-        dir.join("k32.def"),
-        "LIBRARY k32.dll\nEXPORTS\n    k_func\n",
-    )
-    .unwrap();
-    fs::write(
-        dir.join("p32.c"),
-        "__declspec(dllimport) int k_func(void);\n\
-         __declspec(dllexport) int p_func(void) { return k_func() + 1; }\n",
-    )
-    .unwrap();
-    let built = sh(dir, &format!("{MINGW_GCC} -m32 -O1 -c -o p32.o p32.c"))
-        && sh(
-            dir,
-            &format!("{DLLTOOL} -m i386 --as-flags=--32 --input-def k32.def --output-lib libk32.a"),
-        )
-        && sh(dir, "ld -m i386pe --dll -e 0 -o p32.dll p32.o libk32.a");
-    built.then(|| dir.join("p32.dll"))
+    Some(binaries::pe32(dir))
 }
 
-/// libb.so (soname libb.so.1) and liba.so needing it, with a RUNPATH; liba32.so (ELF32)
-/// with an RPATH when gcc -m32 can link.
-fn gcc_libraries(dir: &Path) -> Option<Vec<PathBuf>> {
+/// liba_rpath.so (ELF64, an RPATH with an empty entry), when gcc -m32 can link liba32.so
+/// (ELF32, a RUNPATH), and a non-PIE program (ET_EXEC).
+fn gcc_files(dir: &Path) -> Option<Vec<PathBuf>> {
     if !installed("gcc") {
         eprintln!("skipping ELF fixtures: gcc is not installed");
         return None;
     }
-    fs::write(dir.join("b.c"), "int b_func(void) { return 2; }\n").unwrap();
-    fs::write(
-        dir.join("a.c"),
-        "int b_func(void);\nint a_func(void) { return b_func() + 1; }\n",
-    )
-    .unwrap();
-    let built = sh(
-        dir,
-        "gcc -shared -fPIC -o libb.so b.c -Wl,-soname,libb.so.1",
-    ) && sh(
-        dir,
-        "gcc -shared -fPIC -o liba.so a.c -L. -lb -Wl,--enable-new-dtags,-rpath,$ORIGIN/../lib:/opt/x",
-    );
-    if !built {
-        return None;
-    }
-    let mut libraries = vec![dir.join("liba.so")];
-    let m32 = sh(
-        dir,
-        "gcc -m32 -nostdlib -shared -fPIC -o libb32.so b.c -Wl,-soname,libb32.so.1",
-    ) && sh(
-        dir,
-        "gcc -m32 -nostdlib -shared -fPIC -o liba32.so a.c -L. -lb32 -Wl,--disable-new-dtags,-rpath,$ORIGIN",
-    );
-    if m32 {
-        libraries.push(dir.join("liba32.so"));
-    } else {
-        eprintln!("skipping ELF32: gcc -m32 cannot link (apt-get install gcc-multilib)");
-    }
-    Some(libraries)
+    let elf = binaries::elf(dir);
+    let wanted = ["liba_rpath.so", "liba32.so"];
+    let libraries = elf.libraries.into_iter().map(|(path, _)| path);
+    let mut files: Vec<PathBuf> = libraries
+        .filter(|p| wanted.iter().any(|w| p.ends_with(w)))
+        .collect();
+    files.push(elf.exe);
+    Some(files)
 }
 
 fn fuzz_files(paths: &[PathBuf]) {
@@ -753,12 +633,12 @@ fn fuzz_files(paths: &[PathBuf]) {
 // --- Tests -----------------------------------------------------------------------------
 
 #[test]
-fn mingw_pe32_plus_dlls_survive_damage() {
+fn mingw_pe32_plus_dlls_and_program_survive_damage() {
     let dir = tempfile::tempdir().unwrap();
-    if let Some(dlls) = mingw_dlls(dir.path()) {
-        let a = binary::read(&dlls[0]).unwrap();
+    if let Some(files) = mingw_files(dir.path()) {
+        let a = binary::read(&files[0]).unwrap();
         assert_eq!(a.delay_imports, ["c.dll"], "the fixture has a delay import");
-        fuzz_files(&dlls);
+        fuzz_files(&files);
     }
 }
 
@@ -771,12 +651,12 @@ fn pe32_dll_survives_damage() {
 }
 
 #[test]
-fn gcc_shared_libraries_survive_damage() {
+fn gcc_libraries_and_program_survive_damage() {
     let dir = tempfile::tempdir().unwrap();
-    if let Some(libraries) = gcc_libraries(dir.path()) {
-        let a = binary::read(&libraries[0]).unwrap();
-        assert_eq!(a.runpath, ["$ORIGIN/../lib", "/opt/x"]);
-        fuzz_files(&libraries);
+    if let Some(files) = gcc_files(dir.path()) {
+        let a = binary::read(&files[0]).unwrap();
+        assert_eq!(a.rpath, ["$ORIGIN/../lib", "/opt/x", "", "${ORIGIN}"]);
+        fuzz_files(&files);
     }
 }
 

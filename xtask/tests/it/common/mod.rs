@@ -1,5 +1,6 @@
 //! Runs the real `xtask` binary, as `cargo xtask` would.
 
+pub mod binaries;
 pub mod mingw;
 pub mod network;
 pub mod rocm;
