@@ -731,7 +731,12 @@ fn cmake_steps(
     let build = layout.build(component);
     let prefix = layout.prefix(component);
     let cmake = layout.tool("cmake");
+    // `--fresh` (CMake 3.24+; the build venv pins 3.31): a configure runs only when its inputs
+    // changed, and a kept CMakeCache.txt would keep what find_library found in the old inputs
+    // (an MKL_ROOT of another MKL version left MKL_CORE_LIBRARY pointing at a removed folder).
+    // ninja's own log still keeps every object whose command did not change.
     let mut configure = Command::new(&cmake)
+        .arg("--fresh")
         .args(["-S", source, "-B", &build, "-G", "Ninja"])
         .arg(format!("-DCMAKE_MAKE_PROGRAM={}", layout.tool("ninja")))
         .arg("-DCMAKE_BUILD_TYPE=Release")
