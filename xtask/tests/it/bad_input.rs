@@ -311,8 +311,8 @@ fn mkl_options_in_cmake_or_an_unknown_mkl_input_are_refused() {
     let scratch = Scratch::new();
     scratch.edit(
         "variants/cpu.toml",
-        "runs anywhere\"",
-        "runs anywhere\"\nmkl.enabled = true\nmkl.input = \"mkl-statc\"",
+        "\nmkl.enabled = true",
+        "\nmkl.enabled = true\nmkl.input = \"mkl-statc\"",
     );
     let run = plan(&scratch, "cpu", "linux-x86_64");
     assert_input_error(&run, &["mkl-statc", "mkl-static"]);

@@ -39,8 +39,8 @@ fn scratch_pinned_to(ct2: &[u8], onednn: &[u8]) -> Scratch {
     let scratch = Scratch::new();
     scratch.edit(
         "variants/cpu.toml",
-        "platform.linux-x86_64.mkl.enabled = true",
-        "platform.linux-x86_64.mkl.enabled = false",
+        "\nmkl.enabled = true",
+        "\nmkl.enabled = false",
     );
     let defaults = "variants/defaults.toml";
     let version = "variants/ctranslate2/4.7.1.toml";
@@ -191,10 +191,12 @@ fn offline_with_an_empty_cache_lists_what_is_missing_and_exits_1() {
     );
     assert_eq!(run.code, 1, "{}", run.stderr);
     for needle in [
-        "offline: 4 input(s) are not in the cache",
+        "offline: 6 input(s) are not in the cache",
         "ctranslate2-source",
         "onednn",
         "intel-openmp",
+        "mkl-static",
+        "mkl-include",
         "msvc-runtime",
         "https://static.crates.io/crates/ct2rs/ct2rs-0.9.17.crate",
     ] {

@@ -28,7 +28,7 @@ fn the_real_cpu_pins_download_verify_and_unpack() {
     let run = xtask_in(&common::repo_root(), &args);
     assert_eq!(run.code, 0, "{}", run.stderr);
     assert!(
-        run.stderr.contains("4 input(s) verified: 4 downloaded"),
+        run.stderr.contains("6 input(s) verified: 6 downloaded"),
         "{}",
         run.stderr
     );
@@ -38,7 +38,7 @@ fn the_real_cpu_pins_download_verify_and_unpack() {
     assert!(
         again
             .stderr
-            .contains("0 downloaded (0 B), 4 from the cache"),
+            .contains("0 downloaded (0 B), 6 from the cache"),
         "{}",
         again.stderr
     );
@@ -111,4 +111,35 @@ fn the_real_cpu_pins_download_verify_and_unpack() {
         "{:?}",
         dll.imports
     );
+
+    // What CTranslate2's CMakeLists.txt links from MKL_ROOT/lib with MSVC (WITH_MKL,
+    // OPENMP_RUNTIME=INTEL: mkl_core, mkl_intel_ilp64, mkl_intel_thread) and the header it looks
+    // for in MKL_INCLUDE_DIR, at the roots defaults.toml gives; read from the zip's directory.
+    for (sha256, members) in [
+        (
+            "df7274c5b5ccee7f9544f9744bb80b8e4b9801becd522c7972534053da36418f",
+            &[
+                "mkl_static-2026.2.0.data/data/Library/lib/mkl_core.lib",
+                "mkl_static-2026.2.0.data/data/Library/lib/mkl_intel_ilp64.lib",
+                "mkl_static-2026.2.0.data/data/Library/lib/mkl_intel_thread.lib",
+            ][..],
+        ),
+        (
+            "e07acc96c043de9e8c72ddfd624455ce58f077d6bd95db7854ab2bc4f7c323f5",
+            &["mkl_include-2026.2.0.data/data/Library/include/mkl.h"][..],
+        ),
+    ] {
+        let file = std::fs::File::open(cached(cache.path(), sha256)).unwrap();
+        let zip = zip::ZipArchive::new(file).unwrap();
+        let names: Vec<String> = zip
+            .file_names()
+            .map(|name| name.unwrap().into_owned())
+            .collect();
+        for member in members {
+            assert!(
+                names.iter().any(|name| name == member),
+                "{member} not in {sha256}"
+            );
+        }
+    }
 }

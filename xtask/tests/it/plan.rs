@@ -3,7 +3,7 @@
 
 use crate::common;
 
-use common::{Scratch, plan_args, repo_root, xtask};
+use common::{plan_args, repo_root, xtask};
 use serde_json::Value;
 
 const PYTHON: &str = "3.12";
