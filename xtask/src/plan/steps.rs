@@ -579,13 +579,15 @@ fn from_source(
         wheel_env.insert("DISTUTILS_USE_SDK".to_string(), "1".to_string());
         wheel_env.insert("MSSdk".to_string(), "1".to_string());
     }
-    // The extension is compiled with debug info (Python's own CFLAGS): map the checkout away
-    // so the build folder is not recorded (two builds in different folders then differ only
-    // here, seen on the H100; see BENCHMARKS.md).
+    // The extension is C++, which setuptools 80.9 (the pinned build tool) compiles with
+    // Python's own CFLAGS, `-g` included, plus $CPPFLAGS appended; $CFLAGS would only replace
+    // the flags of C sources (setuptools/_distutils/sysconfig.py, `customize_compiler`). So
+    // CPPFLAGS: `-g0` drops the ~49 MiB of DWARF that `-g` put in _ext*.so (16 MB of a 31 MB
+    // wheel), and the prefix map keeps the build folder out of the binary (BENCHMARKS.md).
     if !v.platform.is_windows() {
         wheel_env.insert(
-            "CFLAGS".to_string(),
-            format!("-ffile-prefix-map={}/=", slash(&layout.root)),
+            "CPPFLAGS".to_string(),
+            format!("-g0 -ffile-prefix-map={}/=", slash(&layout.root)),
         );
     }
     // setuptools compiles the extension with $CC/$CXX: the compiler cache serves it too.
