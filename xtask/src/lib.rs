@@ -25,6 +25,7 @@ pub mod matrix;
 pub mod numerics;
 pub mod patch;
 pub mod patches;
+pub mod paths;
 pub mod pin;
 pub mod plan;
 pub mod platform;

@@ -24,7 +24,7 @@ impl Workspace {
             Some(root) => root,
             None => find_root()?,
         };
-        let root = root.canonicalize().unwrap_or(root);
+        let root = crate::paths::canonical(&root).unwrap_or(root);
         let cache_dir = cache_dir
             .or_else(|| env::var_os(CACHE_ENV).map(PathBuf::from))
             .unwrap_or_else(|| root.join("target/xtask/cache"));

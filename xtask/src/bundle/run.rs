@@ -301,7 +301,7 @@ pub fn check_out(out: &Path) -> Result<(), InputError> {
 /// the input (and whatever lies next to it).
 fn check_out_apart_from_wheel(out: &Path, wheel: &Path) -> Result<(), InputError> {
     let absolute = |p: &Path| {
-        p.canonicalize()
+        crate::paths::canonical(p)
             .or_else(|_| std::path::absolute(p))
             .unwrap_or_else(|_| p.to_path_buf())
     };

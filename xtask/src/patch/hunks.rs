@@ -1,64 +1,180 @@
-//! Reading a unified diff's hunks, and turning what GNU `patch` says about a failed hunk
-//! into a report a maintainer can act on: the file, the hunk, the lines the patch expected
-//! and the lines the file has there.
-
-use std::fs;
-use std::path::Path;
+//! Reading a unified diff (what `git format-patch` and `diff -u` write) into files and hunks,
+//! and a report of a hunk that does not apply that a maintainer can act on: the file, the
+//! hunk, the lines the patch expected and the lines the file has there.
 
 /// One `@@ -start,len +start,len @@` block of a file in a unified diff.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Hunk {
     pub header: String,
     pub old_start: usize,
-    /// The lines the file must have for the hunk to apply (context and removed lines).
+    /// The lines the file must have for the hunk to apply (context and removed lines),
+    /// without their line ends.
     pub expected: Vec<String>,
+    /// The lines that take their place (context and added lines).
+    pub replacement: Vec<String>,
+    /// `\ No newline at end of file` after the old side's last line.
+    pub old_ends_without_newline: bool,
+    /// `\ No newline at end of file` after the new side's last line.
+    pub new_ends_without_newline: bool,
 }
 
-/// The hunks of each file a diff changes, by the file's path (`-p1`: without `a/`).
-#[derive(Debug, Default, PartialEq, Eq)]
-pub struct Diff {
-    pub files: Vec<(String, Vec<Hunk>)>,
-}
-
-pub fn parse(text: &str) -> Diff {
-    let mut diff = Diff::default();
-    for line in text.lines() {
-        if let Some(path) = line.strip_prefix("+++ ") {
-            let path = path.split('\t').next().unwrap_or(path).trim();
-            let path = path.split_once('/').map_or(path, |(_, rest)| rest);
-            diff.files.push((path.to_string(), Vec::new()));
-        } else if line.starts_with("@@ ") {
-            let Some((_, hunks)) = diff.files.last_mut() else {
-                continue;
-            };
-            hunks.push(Hunk {
-                header: line.to_string(),
-                old_start: old_start(line).unwrap_or(1),
-                expected: Vec::new(),
-            });
-        } else if let Some(hunk) = diff.files.last_mut().and_then(|(_, h)| h.last_mut()) {
-            if let Some(kept) = line.strip_prefix(' ').or_else(|| line.strip_prefix('-')) {
-                if !line.starts_with("--- ") {
-                    hunk.expected.push(kept.to_string());
-                }
-            } else if line.is_empty() {
-                hunk.expected.push(String::new());
-            }
+impl Hunk {
+    /// The hunk that undoes this one.
+    pub fn reversed(&self) -> Hunk {
+        Hunk {
+            header: self.header.clone(),
+            old_start: self.old_start,
+            expected: self.replacement.clone(),
+            replacement: self.expected.clone(),
+            old_ends_without_newline: self.new_ends_without_newline,
+            new_ends_without_newline: self.old_ends_without_newline,
         }
     }
-    diff
 }
 
-/// `@@ -22,8 +22,10 @@` → 22.
-fn old_start(header: &str) -> Option<usize> {
-    let old = header.split_whitespace().nth(1)?.strip_prefix('-')?;
-    old.split(',').next()?.parse().ok()
+/// One file a diff changes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FileDiff {
+    /// The path `-p1` names (without `a/` or `b/`).
+    pub path: String,
+    /// The old side is `/dev/null`: the patch creates the file.
+    pub creates: bool,
+    pub hunks: Vec<Hunk>,
 }
 
-/// What `patch --dry-run` said went wrong, for one patch.
+/// The files a diff changes, in order.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct Diff {
+    pub files: Vec<FileDiff>,
+}
+
+/// Parses a unified diff. Lines before the first `--- `/`+++ ` pair (a mail header, the
+/// patch's explanation) are ignored; a hunk's body is read by the counts in its header, so a
+/// removed line that itself starts with `-- ` is not taken for a new file. Line ends are
+/// dropped (a patch checked out with CRLF reads as the same diff).
+pub fn parse(text: &str) -> Result<Diff, String> {
+    let lines: Vec<&str> = text
+        .lines()
+        .map(|l| l.strip_suffix('\r').unwrap_or(l))
+        .collect();
+    let mut diff = Diff::default();
+    let mut i = 0;
+    while i < lines.len() {
+        let line = lines[i];
+        if let (Some(old), Some(new)) = (
+            line.strip_prefix("--- "),
+            lines.get(i + 1).and_then(|l| l.strip_prefix("+++ ")),
+        ) {
+            let creates = strip_time(old) == "/dev/null";
+            if strip_time(new) == "/dev/null" {
+                return Err(format!(
+                    "line {}: the patch deletes {}, which is not supported",
+                    i + 1,
+                    p1(strip_time(old))
+                ));
+            }
+            diff.files.push(FileDiff {
+                path: p1(strip_time(new)).to_string(),
+                creates,
+                hunks: Vec::new(),
+            });
+            i += 2;
+        } else if line.starts_with("@@ ") {
+            let Some(file) = diff.files.last_mut() else {
+                return Err(format!("line {}: a hunk before any `+++ ` line", i + 1));
+            };
+            let (hunk, next) = hunk_at(&lines, i)?;
+            file.hunks.push(hunk);
+            i = next;
+        } else {
+            i += 1;
+        }
+    }
+    Ok(diff)
+}
+
+/// The hunk whose header is `lines[at]`, and the index of the line after it.
+fn hunk_at(lines: &[&str], at: usize) -> Result<(Hunk, usize), String> {
+    let header = lines[at];
+    let bad = || format!("line {}: cannot read the hunk header `{header}`", at + 1);
+    let mut words = header.split_whitespace().skip(1);
+    let (old_start, mut old_left) =
+        range(words.next().and_then(|w| w.strip_prefix('-'))).ok_or_else(bad)?;
+    let (_, mut new_left) =
+        range(words.next().and_then(|w| w.strip_prefix('+'))).ok_or_else(bad)?;
+    let mut hunk = Hunk {
+        header: header.to_string(),
+        old_start,
+        expected: Vec::new(),
+        replacement: Vec::new(),
+        old_ends_without_newline: false,
+        new_ends_without_newline: false,
+    };
+    let mut i = at + 1;
+    // Which side(s) the last line belonged to, for `\ No newline at end of file`.
+    let mut last = (false, false);
+    while i < lines.len() && (old_left > 0 || new_left > 0 || lines[i].starts_with('\\')) {
+        let line = lines[i];
+        let (kind, body) = match line.chars().next() {
+            Some(c @ (' ' | '-' | '+' | '\\')) => (c, &line[1..]),
+            None => (' ', ""),
+            Some(_) => break,
+        };
+        match kind {
+            '\\' => {
+                hunk.old_ends_without_newline |= last.0;
+                hunk.new_ends_without_newline |= last.1;
+            }
+            ' ' if old_left > 0 && new_left > 0 => {
+                hunk.expected.push(body.to_string());
+                hunk.replacement.push(body.to_string());
+                (old_left, new_left, last) = (old_left - 1, new_left - 1, (true, true));
+            }
+            '-' if old_left > 0 => {
+                hunk.expected.push(body.to_string());
+                (old_left, last) = (old_left - 1, (true, false));
+            }
+            '+' if new_left > 0 => {
+                hunk.replacement.push(body.to_string());
+                (new_left, last) = (new_left - 1, (false, true));
+            }
+            _ => break,
+        }
+        i += 1;
+    }
+    if old_left > 0 || new_left > 0 {
+        return Err(format!(
+            "line {}: the hunk `{header}` ends early ({old_left} old and {new_left} new \
+             line(s) missing)",
+            at + 1
+        ));
+    }
+    Ok((hunk, i))
+}
+
+/// `22,8` → (22, 8); `22` → (22, 1).
+fn range(text: Option<&str>) -> Option<(usize, usize)> {
+    let text = text?;
+    match text.split_once(',') {
+        Some((start, len)) => Some((start.parse().ok()?, len.parse().ok()?)),
+        None => Some((text.parse().ok()?, 1)),
+    }
+}
+
+/// `a/src/x.cu\t2024-01-01 …` → `a/src/x.cu`.
+fn strip_time(name: &str) -> &str {
+    name.split('\t').next().unwrap_or(name).trim()
+}
+
+/// `-p1`: `a/src/x.cu` → `src/x.cu`.
+fn p1(name: &str) -> &str {
+    name.split_once('/').map_or(name, |(_, rest)| rest)
+}
+
+/// Why a patch does not apply to a tree.
 #[derive(Debug, PartialEq, Eq)]
 pub enum Problem {
-    /// `Hunk #N FAILED at L.`
+    /// Hunk `hunk` (from 1) of `file` matches nowhere; `at` is where it was looked for first.
     HunkFailed {
         file: String,
         hunk: usize,
@@ -66,54 +182,19 @@ pub enum Problem {
     },
     /// The patch names a file the tree does not have.
     NoFile { file: String },
-    /// The patch is already in the tree.
-    AlreadyApplied,
+    /// The patch creates a file the tree already has.
+    FileExists { file: String },
+    /// A file it changes is not UTF-8 text.
+    NotText { file: String },
 }
 
-/// The problems in `patch`'s output (GNU patch 2.7 wording).
-pub fn problems(output: &str) -> Vec<Problem> {
-    let mut file = String::new();
-    let mut found = Vec::new();
-    for line in output.lines() {
-        if let Some(rest) = line
-            .strip_prefix("checking file ")
-            .or_else(|| line.strip_prefix("patching file "))
-        {
-            file = rest.trim().trim_matches(['\'', '"']).to_string();
-        } else if let Some(rest) = line.strip_prefix("Hunk #") {
-            let mut words = rest.split_whitespace();
-            let hunk = words.next().and_then(|n| n.parse().ok());
-            let failed = words.next() == Some("FAILED");
-            let at = words
-                .nth(1)
-                .and_then(|l| l.trim_end_matches('.').parse().ok());
-            if let (Some(hunk), true, Some(at)) = (hunk, failed, at) {
-                found.push(Problem::HunkFailed {
-                    file: file.clone(),
-                    hunk,
-                    at,
-                });
-            }
-        } else if line.starts_with("can't find file to patch") {
-            found.push(Problem::NoFile {
-                file: String::new(),
-            });
-        } else if line.contains("Reversed (or previously applied) patch detected") {
-            found.push(Problem::AlreadyApplied);
-        } else if let Some(Problem::NoFile { file }) = found.last_mut()
-            && file.is_empty()
-            && let Some(name) = line.strip_prefix("|+++ ")
-        {
-            let name = name.split('\t').next().unwrap_or(name).trim();
-            *file = name.split_once('/').map_or(name, |(_, r)| r).to_string();
-        }
-    }
-    found
-}
-
-/// A report of `problems` for `diff` applied to `tree`: each failed hunk with the lines it
-/// expected and the lines the file has around where it should go.
-pub fn describe(problems: &[Problem], diff: &Diff, tree: &Path) -> String {
+/// A report of `problems` for `diff`: each failed hunk with the lines it expected and the
+/// lines the file has (`text_of` gives a file's text) around where it should go.
+pub fn describe(
+    problems: &[Problem],
+    diff: &Diff,
+    text_of: &mut dyn FnMut(&str) -> Option<String>,
+) -> String {
     let mut text = String::new();
     for problem in problems {
         match problem {
@@ -121,8 +202,8 @@ pub fn describe(problems: &[Problem], diff: &Diff, tree: &Path) -> String {
                 let found = diff
                     .files
                     .iter()
-                    .find(|(f, _)| f == file)
-                    .and_then(|(_, hunks)| hunks.get(hunk - 1));
+                    .find(|f| &f.path == file)
+                    .and_then(|f| f.hunks.get(hunk - 1));
                 let Some(h) = found else {
                     text.push_str(&format!("  {file}: hunk #{hunk} FAILED at line {at}\n"));
                     continue;
@@ -135,30 +216,28 @@ pub fn describe(problems: &[Problem], diff: &Diff, tree: &Path) -> String {
                 for line in &h.expected {
                     text.push_str(&format!("      | {line}\n"));
                 }
-                text.push_str(&surrounding(
-                    &tree.join(file),
-                    h.old_start,
-                    h.expected.len(),
-                ));
+                text.push_str(&surrounding(text_of(file), h.old_start, h.expected.len()));
             }
             Problem::NoFile { file } => {
+                text.push_str(&format!("  {file}: the tree has no such file\n"));
+            }
+            Problem::FileExists { file } => {
                 text.push_str(&format!(
-                    "  {}: the tree has no such file\n",
-                    if file.is_empty() { "a file" } else { file }
+                    "  {file}: the patch creates it, but the tree has it already\n"
                 ));
             }
-            Problem::AlreadyApplied => {
-                text.push_str("  the tree already has this change (patched before?)\n");
+            Problem::NotText { file } => {
+                text.push_str(&format!("  {file}: not UTF-8 text, cannot be patched\n"));
             }
         }
     }
     text
 }
 
-/// The lines of `file` from a little before `start` to a little after the hunk's end.
-fn surrounding(file: &Path, start: usize, len: usize) -> String {
-    let Ok(content) = fs::read_to_string(file) else {
-        return format!("    {} cannot be read\n", file.display());
+/// The lines of a file from a little before `start` to a little after the hunk's end.
+fn surrounding(content: Option<String>, start: usize, len: usize) -> String {
+    let Some(content) = content else {
+        return "    the file cannot be read\n".to_string();
     };
     let lines: Vec<&str> = content.lines().collect();
     let from = start.saturating_sub(3).max(1);
@@ -180,47 +259,63 @@ mod tests {
     const DIFF: &str = "Subject: x\n---\n--- a/src/a.cu\n+++ b/src/a.cu\n@@ -2,3 +2,3 @@\n one\n-two\n+TWO\n three\n";
 
     #[test]
-    fn hunks_keep_the_lines_the_file_must_have() {
-        let diff = parse(DIFF);
+    fn hunks_keep_the_lines_the_file_must_have_and_what_replaces_them() {
+        let diff = parse(DIFF).unwrap();
         assert_eq!(diff.files.len(), 1);
-        let (file, hunks) = &diff.files[0];
-        assert_eq!(file, "src/a.cu");
-        assert_eq!(hunks[0].old_start, 2);
-        assert_eq!(hunks[0].expected, ["one", "two", "three"]);
+        let file = &diff.files[0];
+        assert_eq!(file.path, "src/a.cu");
+        assert!(!file.creates);
+        assert_eq!(file.hunks[0].old_start, 2);
+        assert_eq!(file.hunks[0].expected, ["one", "two", "three"]);
+        assert_eq!(file.hunks[0].replacement, ["one", "TWO", "three"]);
     }
 
     #[test]
-    fn gnu_patch_failures_are_read() {
-        let output = "checking file src/a.cu\nHunk #1 FAILED at 2.\n1 out of 1 hunk FAILED\n";
-        assert_eq!(
-            problems(output),
-            [Problem::HunkFailed {
-                file: "src/a.cu".into(),
-                hunk: 1,
-                at: 2
-            }]
+    fn a_crlf_checkout_of_a_patch_reads_as_the_same_diff() {
+        assert_eq!(parse(&DIFF.replace('\n', "\r\n")), parse(DIFF));
+    }
+
+    #[test]
+    fn a_removed_line_that_looks_like_a_file_header_stays_in_its_hunk() {
+        let text = "--- a/x\n+++ b/x\n@@ -1,2 +1,1 @@\n--- not a header\n keep\n";
+        let diff = parse(text).unwrap();
+        assert_eq!(diff.files.len(), 1);
+        assert_eq!(diff.files[0].hunks[0].expected, ["-- not a header", "keep"]);
+    }
+
+    #[test]
+    fn no_newline_markers_and_new_files_are_read() {
+        let text =
+            "--- /dev/null\n+++ b/new.txt\n@@ -0,0 +1 @@\n+last\n\\ No newline at end of file\n";
+        let diff = parse(text).unwrap();
+        let file = &diff.files[0];
+        assert!(file.creates);
+        assert_eq!(file.path, "new.txt");
+        assert!(file.hunks[0].new_ends_without_newline);
+        assert!(!file.hunks[0].old_ends_without_newline);
+    }
+
+    #[test]
+    fn a_truncated_hunk_or_a_deletion_is_an_error_naming_the_line() {
+        let err = parse("--- a/x\n+++ b/x\n@@ -1,3 +1,3 @@\n one\n").unwrap_err();
+        assert!(
+            err.contains("line 3") && err.contains("ends early"),
+            "{err}"
         );
-        let output = "checking file src/a.cu\nReversed (or previously applied) patch detected!  Skipping patch.\n";
-        assert_eq!(problems(output), [Problem::AlreadyApplied]);
+        let err = parse("--- a/x\n+++ /dev/null\n@@ -1 +0,0 @@\n-x\n").unwrap_err();
+        assert!(err.contains("deletes x"), "{err}");
     }
 
     #[test]
     fn a_failed_hunk_shows_what_was_expected_and_what_is_there() {
-        let dir = tempfile::tempdir().unwrap();
-        fs::create_dir_all(dir.path().join("src")).unwrap();
-        fs::write(
-            dir.path().join("src/a.cu"),
-            "zero\none\nchanged\nthree\nfour\n",
-        )
-        .unwrap();
         let text = describe(
             &[Problem::HunkFailed {
                 file: "src/a.cu".into(),
                 hunk: 1,
                 at: 2,
             }],
-            &parse(DIFF),
-            dir.path(),
+            &parse(DIFF).unwrap(),
+            &mut |_| Some("zero\none\nchanged\nthree\nfour\n".to_string()),
         );
         assert!(
             text.contains("src/a.cu: hunk #1 @@ -2,3 +2,3 @@ FAILED"),

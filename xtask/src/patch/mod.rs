@@ -1,20 +1,22 @@
-//! Applying a patch series to an unpacked tree, all or nothing: each patch is checked with
-//! `patch --dry-run` before it is applied, and if one does not apply, those already applied
-//! are reversed, so the tree is never left half-patched. A marker file in the tree records
-//! the series applied, so a rerun on the same tree does nothing; a patch whose change is
-//! already in the tree (without the marker) is recognised and not applied twice.
+//! Applying a patch series to an unpacked tree, all or nothing, in-process (no GNU `patch`,
+//! which Windows lacks; Git for Windows' copy lives in `usr\\bin`, whose GNU `link.exe`
+//! shadows MSVC's linker when that folder is on PATH). The whole series is applied to the
+//! files in memory first ([`apply::Overlay`]) and written only when every patch applied, so
+//! the tree is never left half-patched. A marker file in the tree records the series
+//! applied, so a rerun on the same tree does nothing; a patch whose change is already in the
+//! tree (it undoes cleanly, as GNU patch's "Reversed (or previously applied)") is not
+//! applied twice.
 
+mod apply;
 mod hunks;
 
-use std::ffi::OsStr;
 use std::fs;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
 
-use crate::exec::run_logged;
-use crate::plan::Command;
+use apply::Overlay;
 
 const MARKER: &str = ".ct2v-patches";
 
@@ -43,88 +45,95 @@ pub fn apply_series(patches: &[PathBuf], tree: &Path, log: &Path) -> Result<()> 
         Ok(text) => bail!(
             "{} was patched with another series:\n{text}remove {} so that the unpack step \
              recreates it, then run again",
-            tree.display(),
-            tree.display()
+            crate::paths::shown(tree),
+            crate::paths::shown(tree)
         ),
         Err(_) => {}
     }
-    let mut applied: Vec<&PathBuf> = Vec::new();
-    for p in patches {
-        let result = match check(p, tree, log)? {
-            Check::Applies => run_patch(p, tree, log, &[]),
-            Check::AlreadyThere => continue,
-            Check::Fails(report) => Err(anyhow::anyhow!("{report}")),
-        };
-        if let Err(err) = result {
-            for done in applied.iter().rev() {
-                run_patch(done, tree, log, &["--reverse"]).with_context(|| {
-                    format!(
-                        "{} does not apply, and reversing {} failed too: remove {} so that the \
-                         unpack step recreates it",
-                        p.display(),
-                        done.display(),
-                        tree.display()
-                    )
-                })?;
-            }
-            return Err(err).with_context(|| {
-                format!(
-                    "{} does not apply to {} (nothing was changed)",
-                    p.display(),
-                    tree.display()
-                )
-            });
-        }
-        applied.push(p);
-    }
+    let mut overlay = Overlay::new(tree);
+    series_on(&mut overlay, patches, tree, log)?;
+    overlay.write()?;
     crate::fsx::write_atomically(&marker, &wanted)
 }
 
-/// What `patch --dry-run` says of one patch on a tree.
+/// What one patch does to a tree.
 #[derive(Debug, PartialEq, Eq)]
 pub enum Check {
     Applies,
-    /// Its change is in the tree already (it reverses cleanly).
+    /// Its change is in the tree already (it undoes cleanly).
     AlreadyThere,
     /// The report: each failed hunk, what it expected, what the file has.
     Fails(String),
 }
 
-/// Dry-runs `patch` on `tree` (changing nothing); the output goes to `log` too.
+/// What `patch` would do to `tree` (changing nothing); where each hunk goes is logged.
 pub fn check(patch: &Path, tree: &Path, log: &Path) -> Result<Check> {
-    let (ok, output) = dry_run(patch, tree, &[])?;
-    append(log, &output)?;
-    if ok {
-        return Ok(Check::Applies);
-    }
-    let problems = hunks::problems(&output);
-    if problems.contains(&hunks::Problem::AlreadyApplied) && dry_run(patch, tree, &["--reverse"])?.0
-    {
-        return Ok(Check::AlreadyThere);
-    }
+    step(&mut Overlay::new(tree), patch, log)
+}
+
+/// Applies `patch` to the overlay when it applies; says what it did.
+fn step(overlay: &mut Overlay, patch: &Path, log: &Path) -> Result<Check> {
     let text =
         fs::read_to_string(patch).with_context(|| format!("cannot read {}", patch.display()))?;
-    let mut report = hunks::describe(&problems, &hunks::parse(&text), tree);
-    if report.is_empty() {
-        report = format!("  patch said:\n{output}");
+    let diff =
+        hunks::parse(&text).map_err(|e| anyhow::anyhow!("{}: {e}", crate::paths::shown(patch)))?;
+    if diff.files.is_empty() {
+        bail!(
+            "{} changes no file: is it a unified diff?",
+            crate::paths::shown(patch)
+        );
     }
+    let name = patch.file_name().unwrap_or_default().to_string_lossy();
+    // As GNU patch: exact first, then "already applied" exactly, then with more fuzz.
+    let mut problems = Vec::new();
+    for fuzz in 0..=apply::MAX_FUZZ {
+        match overlay.apply(&diff, false, fuzz) {
+            Ok(lines) => {
+                append(log, &format!("{name}: applies\n{}\n", lines.join("\n")))?;
+                return Ok(Check::Applies);
+            }
+            Err(found) => problems = found,
+        }
+        if overlay.try_apply(&diff, true, fuzz).is_ok() {
+            append(log, &format!("{name}: already in the tree\n"))?;
+            return Ok(Check::AlreadyThere);
+        }
+    }
+    let report = hunks::describe(&problems, &diff, &mut |file| {
+        overlay.text(file).ok().flatten().map(str::to_string)
+    });
+    append(log, &format!("{name}: does not apply\n{report}"))?;
     Ok(Check::Fails(report))
 }
 
-fn dry_run(patch: &Path, tree: &Path, extra: &[&str]) -> Result<(bool, String)> {
-    let mut args: Vec<&OsStr> = ["-p1", "--forward", "--batch", "--dry-run", "-d"]
-        .map(OsStr::new)
-        .to_vec();
-    args.extend([tree.as_os_str(), OsStr::new("-i"), patch.as_os_str()]);
-    args.extend(extra.iter().map(OsStr::new));
-    let output = crate::process::capture("patch", args)
-        .map_err(|e| e.source)
-        .context(
-            "cannot run `patch` (install it: apt-get install patch, or Git for Windows' usr/bin)",
-        )?;
-    let mut text = output.stdout;
-    text.push_str(&output.stderr);
-    Ok((output.success, text))
+/// Applies `patches` in order to the overlay; the first that does not apply is an error with
+/// its report (the overlay is then not to be written).
+fn series_on(
+    overlay: &mut Overlay,
+    patches: &[PathBuf],
+    tree: &Path,
+    log: &Path,
+) -> Result<Vec<Check>> {
+    let mut outcomes = Vec::new();
+    for p in patches {
+        let outcome = step(overlay, p, log)?;
+        if let Check::Fails(report) = &outcome {
+            bail!(
+                "{} does not apply to {} (nothing was changed):\n{report}",
+                crate::paths::shown(p),
+                crate::paths::shown(tree)
+            );
+        }
+        outcomes.push(outcome);
+    }
+    Ok(outcomes)
+}
+
+/// Applies `patches` in memory to the files of `tree` (the tree is not touched) and says,
+/// for each, whether it applied or was there already. The first that does not apply is an
+/// error with its report.
+pub fn check_series(patches: &[PathBuf], tree: &Path, log: &Path) -> Result<Vec<Check>> {
+    series_on(&mut Overlay::new(tree), patches, tree, log)
 }
 
 fn append(log: &Path, text: &str) -> Result<()> {
@@ -134,68 +143,6 @@ fn append(log: &Path, text: &str) -> Result<()> {
         .open(log)
         .with_context(|| format!("cannot write {}", log.display()))?;
     file.write_all(text.as_bytes())?;
-    Ok(())
-}
-
-/// The files of `tree` that `patches` change, copied into `copy` (same relative paths):
-/// enough for the series to be applied to the copy instead of the tree.
-pub fn copy_touched(patches: &[PathBuf], tree: &Path, copy: &Path) -> Result<Vec<String>> {
-    let mut touched = Vec::new();
-    for p in patches {
-        let text = fs::read_to_string(p).with_context(|| format!("cannot read {}", p.display()))?;
-        for (file, _) in hunks::parse(&text).files {
-            if touched.contains(&file) {
-                continue;
-            }
-            let from = tree.join(&file);
-            if from.is_file() {
-                let to = copy.join(&file);
-                fs::create_dir_all(to.parent().unwrap_or(copy))?;
-                fs::copy(&from, &to).with_context(|| format!("cannot copy {}", from.display()))?;
-            }
-            touched.push(file);
-        }
-    }
-    Ok(touched)
-}
-
-/// Applies `patches` to a copy of the files of `tree` they change (the tree is not
-/// touched) and says, for each, whether it applied or was there already. The first that
-/// does not apply is an error with its report.
-pub fn check_series(patches: &[PathBuf], tree: &Path, log: &Path) -> Result<Vec<Check>> {
-    let copy = tempfile::tempdir().context("cannot create a temporary folder")?;
-    copy_touched(patches, tree, copy.path())?;
-    let mut outcomes = Vec::new();
-    for p in patches {
-        let outcome = check(p, copy.path(), log)?;
-        match &outcome {
-            Check::Applies => run_patch(p, copy.path(), log, &[])?,
-            Check::AlreadyThere => {}
-            Check::Fails(report) => bail!(
-                "{} does not apply to {} (nothing was changed):\n{report}",
-                p.display(),
-                tree.display()
-            ),
-        }
-        outcomes.push(outcome);
-    }
-    Ok(outcomes)
-}
-
-fn run_patch(patch: &Path, tree: &Path, log: &Path, extra: &[&str]) -> Result<()> {
-    let command = Command::new("patch")
-        .args([
-            "-p1",
-            "--forward",
-            "--batch",
-            "--no-backup-if-mismatch",
-            "-d",
-        ])
-        .arg(tree.display().to_string())
-        .arg("-i")
-        .arg(patch.display().to_string())
-        .args(extra.iter().copied());
-    run_logged(&command, &Default::default(), log, &mut |_| {})?;
     Ok(())
 }
 
@@ -220,16 +167,8 @@ mod tests {
         path
     }
 
-    fn have_patch() -> bool {
-        crate::host::on_path("patch")
-    }
-
     #[test]
     fn a_series_applies_once_and_a_rerun_does_nothing() {
-        if !have_patch() {
-            eprintln!("skipping: `patch` is not installed");
-            return;
-        }
         let dir = tempfile::tempdir().unwrap();
         let tree = tree_with(dir.path(), "one\n");
         let p1 = patch_file(dir.path(), "1.patch", "one", "two");
@@ -249,10 +188,6 @@ mod tests {
 
     #[test]
     fn a_change_already_in_the_tree_is_recognised_and_not_applied_twice() {
-        if !have_patch() {
-            eprintln!("skipping: `patch` is not installed");
-            return;
-        }
         let dir = tempfile::tempdir().unwrap();
         let tree = tree_with(dir.path(), "two\n");
         let p1 = patch_file(dir.path(), "1.patch", "one", "two");
@@ -265,10 +200,6 @@ mod tests {
 
     #[test]
     fn a_patch_that_does_not_apply_leaves_the_tree_as_it_was() {
-        if !have_patch() {
-            eprintln!("skipping: `patch` is not installed");
-            return;
-        }
         let dir = tempfile::tempdir().unwrap();
         let tree = tree_with(dir.path(), "one\n");
         let good = patch_file(dir.path(), "1.patch", "one", "two");

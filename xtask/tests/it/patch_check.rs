@@ -203,3 +203,77 @@ fn bump_makes_a_version_from_the_previous_one_pins_it_and_checks_the_series() {
     assert_eq!(again.code, 2, "{}", again.stderr);
     assert!(again.stderr.contains("already exists"), "{}", again.stderr);
 }
+
+/// The in-process patcher writes what GNU patch writes: the pinned 4.7.1 source patched
+/// with the series by `cargo xtask patch` and by `patch -p1` is the same, byte for byte,
+/// also when the patches are checked out with CRLF (`core.autocrlf=true`).
+#[test]
+fn the_series_patches_the_pinned_source_as_gnu_patch_does() {
+    needs_network!(HOSTS);
+    if common::skip::missing("patch", "apt-get install patch") {
+        return;
+    }
+    let run = patch(&["--check"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let dir = tempfile::tempdir().unwrap();
+    let ours = pinned_tree(&dir.path().join("ours"));
+    let gnu = pinned_tree(&dir.path().join("gnu"));
+    let series_dir = common::repo_root().join("patches/ctranslate2-4.7.1");
+    let crlf_dir = dir.path().join("crlf");
+    fs::create_dir_all(&crlf_dir).unwrap();
+    let mut touched = Vec::new();
+    for name in [
+        "0001-hip-use-hipblasGemmEx_v2.patch",
+        "0002-hip-6-define-syncwarp.patch",
+    ] {
+        let text = fs::read_to_string(series_dir.join(name)).unwrap();
+        fs::write(crlf_dir.join(name), text.replace('\n', "\r\n")).unwrap();
+        let status = std::process::Command::new("patch")
+            .args(["-p1", "--forward", "--batch", "-d"])
+            .arg(&gnu)
+            .arg("-i")
+            .arg(series_dir.join(name))
+            .output()
+            .unwrap();
+        assert!(status.status.success(), "{status:?}");
+        touched.extend(
+            text.lines()
+                .filter_map(|l| l.strip_prefix("+++ b/"))
+                .map(str::to_string),
+        );
+    }
+    let run = patch(&["--source", ours.to_str().unwrap()]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    for file in &touched {
+        assert_eq!(
+            fs::read(ours.join(file)).unwrap(),
+            fs::read(gnu.join(file)).unwrap(),
+            "{file}"
+        );
+    }
+    // The same series with CRLF patch files, on a fresh tree.
+    let crlf_tree = pinned_tree(&dir.path().join("crlf-tree"));
+    let scratch = common::Scratch::new();
+    let scratch_series = scratch.path().join("patches/ctranslate2-4.7.1");
+    for entry in fs::read_dir(&crlf_dir).unwrap() {
+        let entry = entry.unwrap();
+        fs::copy(entry.path(), scratch_series.join(entry.file_name())).unwrap();
+    }
+    let run = scratch.run(&[
+        "patch",
+        "--variant",
+        "rocm-gfx1010",
+        "--platform",
+        "linux-x86_64",
+        "--source",
+        crlf_tree.to_str().unwrap(),
+    ]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    for file in &touched {
+        assert_eq!(
+            fs::read(crlf_tree.join(file)).unwrap(),
+            fs::read(gnu.join(file)).unwrap(),
+            "{file} (CRLF patches)"
+        );
+    }
+}
