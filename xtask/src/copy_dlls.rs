@@ -26,7 +26,9 @@ pub fn copy(files: &[String], dest: &Path) -> Result<Vec<PathBuf>> {
              steps again (`cargo xtask build` reruns what is missing)",
             missing
                 .iter()
-                .map(|f| f.rsplit('/').next().unwrap_or(f))
+                .map(|f| Path::new(f)
+                    .file_name()
+                    .map_or_else(|| f.to_string(), |n| n.to_string_lossy().to_string()))
                 .collect::<Vec<_>>()
                 .join(", "),
             missing

@@ -211,6 +211,7 @@ mod tests {
         );
     }
 
+    #[cfg(unix)]
     #[test]
     fn output_goes_to_the_log_and_failures_show_the_tail() {
         let dir = tempfile::tempdir().unwrap();
@@ -248,6 +249,7 @@ mod tests {
         assert!(err.to_string().contains("could not be started"), "{err}");
     }
 
+    #[cfg(unix)]
     #[test]
     fn capture_keeps_both_streams_and_names_a_missing_program() {
         let both = capture("sh", ["-c", "echo out; echo err >&2; exit 4"]).unwrap();
@@ -273,5 +275,30 @@ mod tests {
             "{err}"
         );
         assert_eq!(probe("no-such-program-ct2v", ["--version"]), None);
+    }
+
+    /// The same under Windows' `cmd`: CRLF output is read as lines without `\r`.
+    #[cfg(windows)]
+    #[test]
+    fn windows_output_goes_to_the_log_and_failures_show_the_tail() {
+        let dir = tempfile::tempdir().unwrap();
+        let log = dir.path().join("step.log");
+        let mut seen = Vec::new();
+        let ok = Command::new("cmd").args(["/C", "echo out& echo err>&2"]);
+        run_logged(&ok, &BTreeMap::new(), &log, &mut |l| {
+            seen.push(l.to_string())
+        })
+        .unwrap();
+        assert_eq!(seen, ["out", "err"]);
+        let bad = Command::new("cmd").args(["/C", "echo %GREETING%& exit 3"]);
+        let env = BTreeMap::from([("GREETING".to_string(), "hello".to_string())]);
+        let err = run_logged(&bad, &env, &log, &mut |_| {}).unwrap_err();
+        assert!(err.to_string().contains("failed (exit code: 3)"), "{err}");
+        assert_eq!(err.tail, "hello");
+        let both = capture("cmd", ["/C", "echo out& exit 4"]).unwrap();
+        assert!(!both.success);
+        assert_eq!(both.stdout.trim_end(), "out");
+        let err = capture("no-such-program-ct2v", ["x"]).unwrap_err();
+        assert_eq!(err.program, "no-such-program-ct2v");
     }
 }

@@ -53,8 +53,8 @@ pub fn owner(name: &str, prefix: &str) -> Option<u32> {
         .flatten()
 }
 
-/// Whether process `pid` still runs. Linux reads /proc; elsewhere there is no portable way to
-/// ask without a system crate, so other hosts keep every staging folder (not yet swept there).
+/// Whether process `pid` still runs. Linux reads /proc; Windows asks the process itself; other
+/// hosts keep every staging folder (not swept there).
 fn alive(pid: u32) -> bool {
     if pid == std::process::id() {
         return true;
@@ -62,7 +62,34 @@ fn alive(pid: u32) -> bool {
     if cfg!(target_os = "linux") {
         return Path::new("/proc").join(pid.to_string()).exists();
     }
+    #[cfg(windows)]
+    return windows_alive(pid);
+    #[allow(unreachable_code)]
     true
+}
+
+/// OpenProcess fails with ERROR_INVALID_PARAMETER for a pid no process has; a process that
+/// has exited but is still held open by someone reports an exit code other than STILL_ACTIVE.
+/// Anything else (access denied: another user's process) counts as alive.
+#[cfg(windows)]
+fn windows_alive(pid: u32) -> bool {
+    use windows_sys::Win32::Foundation::{
+        CloseHandle, ERROR_INVALID_PARAMETER, GetLastError, STILL_ACTIVE,
+    };
+    use windows_sys::Win32::System::Threading::{
+        GetExitCodeProcess, OpenProcess, PROCESS_QUERY_LIMITED_INFORMATION,
+    };
+    // SAFETY: plain Win32 calls on a handle this function owns and closes.
+    unsafe {
+        let handle = OpenProcess(PROCESS_QUERY_LIMITED_INFORMATION, 0, pid);
+        if handle.is_null() {
+            return GetLastError() != ERROR_INVALID_PARAMETER;
+        }
+        let mut code = 0u32;
+        let ok = GetExitCodeProcess(handle, &mut code);
+        CloseHandle(handle);
+        ok == 0 || code == STILL_ACTIVE as u32
+    }
 }
 
 #[cfg(test)]

@@ -647,17 +647,11 @@ impl Tree<'_> {
         let path = self.prepare(name, rel, false)?;
         #[cfg(unix)]
         std::os::unix::fs::symlink(target, &path).map_err(|e| self.write_error(&path, e))?;
-        #[cfg(windows)]
-        {
-            let resolved = resolve(&self.nodes, &rel[..rel.len() - 1], target);
-            let to_dir = resolved.is_some_and(|r| self.nodes.get(&r.join("/")) == Some(&Node::Dir));
-            let made = if to_dir {
-                std::os::windows::fs::symlink_dir(target, &path)
-            } else {
-                std::os::windows::fs::symlink_file(target, &path)
-            };
-            made.map_err(|e| self.write_error(&path, e))?;
-        }
+        // Windows: a symlink needs a privilege (SeCreateSymbolicLinkPrivilege, or Developer
+        // Mode) that an ordinary account lacks (error 1314), so each in-tree link becomes a
+        // copy of what it points to, made in `finish` once every entry is in.
+        #[cfg(not(unix))]
+        let _ = path;
         self.nodes
             .insert(rel.join("/"), Node::Symlink(target.to_string()));
         self.symlinks.push((name.to_string(), rel.to_vec()));
@@ -708,9 +702,52 @@ impl Tree<'_> {
         Ok(())
     }
 
+    /// Each symlink, checked to stay in the tree, replaced by a copy of the file or folder it
+    /// points to (a dangling one by nothing); the bytes count against the limits.
+    #[cfg(not(unix))]
+    fn copy_symlinks(&mut self) -> Result<(), UnpackError> {
+        for (name, rel) in self.symlinks.clone() {
+            let Some(Node::Symlink(target)) = self.nodes.get(&rel.join("/")) else {
+                continue;
+            };
+            let Some(to) = resolve(&self.nodes, &rel[..rel.len() - 1], target) else {
+                continue;
+            };
+            let (from, dest) = (self.root.join(to.join("/")), self.root.join(rel.join("/")));
+            let pairs = if from.is_dir() {
+                let files = crate::fsx::files_below(&from)
+                    .map_err(|e| self.write_error(&dest, io::Error::other(format!("{e:#}"))))?;
+                files
+                    .into_iter()
+                    .map(|(r, p)| (p, crate::paths::join_slashed(&dest, &r)))
+                    .collect()
+            } else {
+                vec![(from, dest)]
+            };
+            for (source, copy) in pairs {
+                let Ok(meta) = fs::metadata(&source) else {
+                    continue;
+                };
+                self.unpacked.bytes += meta.len();
+                if self.unpacked.bytes > self.limits.max_bytes {
+                    return Err(UnpackError::TooLarge {
+                        archive: self.archive.to_path_buf(),
+                        entry: name,
+                        limit: self.limits.max_bytes,
+                    });
+                }
+                if let Some(parent) = copy.parent() {
+                    fs::create_dir_all(parent).map_err(|e| self.write_error(parent, e))?;
+                }
+                fs::copy(&source, &copy).map_err(|e| self.write_error(&copy, e))?;
+            }
+        }
+        Ok(())
+    }
+
     /// The checks that need every entry: the subdir was there, and no symlink leaves the tree
     /// through another one (`a/up -> ..` then `a/b -> up/..`). Then folder modes are applied.
-    fn finish(self) -> Result<Unpacked, UnpackError> {
+    fn finish(mut self) -> Result<Unpacked, UnpackError> {
         if let (Some(subdir), false) = (&self.subdir_name, self.subdir_found) {
             let mut top: Vec<String> = self.top_level.iter().map(|t| format!("`{t}`")).collect();
             if self.more_top_level {
@@ -732,6 +769,8 @@ impl Tree<'_> {
                 self.check_symlink(name, rel, target)?;
             }
         }
+        #[cfg(not(unix))]
+        self.copy_symlinks()?;
         #[cfg(unix)]
         {
             use std::os::unix::fs::PermissionsExt;
@@ -954,12 +993,14 @@ mod tests {
             done,
             Unpacked {
                 files: 3,
-                bytes: 16
+                // Windows: and the 5 bytes of the link's copy
+                bytes: if cfg!(unix) { 16 } else { 21 }
             }
         );
         assert_eq!(fs::read(out.join("pkg/README")).unwrap(), b"hello");
         assert_eq!(fs::read(out.join("pkg/deep/er/x.txt")).unwrap(), b"x");
         assert_eq!(fs::read(out.join("pkg/bin/readme")).unwrap(), b"hello");
+        #[cfg(unix)] // Windows: a copy (see Tree::copy_symlinks)
         assert_eq!(
             fs::read_link(out.join("pkg/bin/readme")).unwrap(),
             Path::new("../README")

@@ -124,8 +124,8 @@ pub fn read(path: &Path) -> Result<BinaryInfo, BinaryError> {
         path: path.to_path_buf(),
         source,
     };
-    let file = File::open(path).map_err(io_error)?;
-    let metadata = file.metadata().map_err(io_error)?;
+    // Asked before opening: Windows refuses to open a folder ("Access denied").
+    let metadata = std::fs::metadata(path).map_err(io_error)?;
     if !metadata.is_file() {
         return Err(io_error(io::Error::new(
             io::ErrorKind::InvalidInput,
@@ -135,6 +135,7 @@ pub fn read(path: &Path) -> Result<BinaryInfo, BinaryError> {
     if metadata.len() == 0 {
         return parse(&[], path);
     }
+    let file = File::open(path).map_err(io_error)?;
     // SAFETY: the map is read-only and lives only for this call. Another process truncating
     // the file meanwhile could fault the read; build outputs and unpacked wheels are not
     // rewritten while they are inspected.

@@ -524,13 +524,14 @@ mod tests {
             "k",
         )
         .unwrap();
-        let bitcode = dir.path().join("lib/llvm-21/lib/clang/21/amdgcn/bitcode");
+        let bitcode =
+            crate::paths::join_slashed(dir.path(), "lib/llvm-21/lib/clang/21/amdgcn/bitcode");
         fs::create_dir_all(&bitcode).unwrap();
         fs::create_dir_all(dir.path().join("lib/llvm-21/bin")).unwrap();
         fs::write(dir.path().join("lib/llvm-21/bin/clang++"), "").unwrap();
         assert_eq!(
             clang_dir(dir.path()),
-            Some(dir.path().join("lib/llvm-21/bin"))
+            Some(crate::paths::join_slashed(dir.path(), "lib/llvm-21/bin"))
         );
         assert_eq!(
             compile_env(dir.path()),
