@@ -9,7 +9,8 @@ use std::path::{Path, PathBuf};
 #[derive(Debug)]
 pub struct InputError {
     pub message: String,
-    pub location: Option<Location>,
+    /// Boxed: a Windows `PathBuf` is larger, and clippy's `result_large_err` counts it.
+    pub location: Option<Box<Location>>,
     pub notes: Vec<String>,
 }
 
@@ -66,7 +67,7 @@ impl InputError {
     }
 
     pub fn at(mut self, location: Location) -> InputError {
-        self.location = Some(location);
+        self.location = Some(Box::new(location));
         self
     }
 

@@ -357,7 +357,10 @@ fn make_writable(path: &Path) -> Result<()> {
             use std::os::unix::fs::PermissionsExt;
             permissions.set_mode(permissions.mode() | 0o200);
         }
+        // Windows only: there it clears the read-only attribute (on Unix it would make the
+        // file writable by everyone, which the lint is about).
         #[cfg(not(unix))]
+        #[allow(clippy::permissions_set_readonly_false)]
         permissions.set_readonly(false);
         fs::set_permissions(path, permissions)
             .with_context(|| format!("cannot make {} writable", path.display()))?;

@@ -1,5 +1,8 @@
 //! The integration tests: one binary (one link), a module per area. `common/` holds what
 //! several of them share: running the real `xtask` binary, fixtures, loopback servers, skips.
+//! They run on a Linux host, which drives the Windows binary under wine too (`windows_exe`);
+//! built for Windows the binary is empty (the unit tests run there, under wine).
+#![cfg(unix)]
 
 mod common;
 
