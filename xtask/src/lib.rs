@@ -21,6 +21,7 @@ pub mod fetch;
 pub mod fsx;
 pub mod gfx;
 pub mod host;
+pub mod longpaths;
 pub mod matrix;
 pub mod numerics;
 pub mod patch;

@@ -26,6 +26,12 @@ pub struct Limits {
     pub max_ratio: u64,
     /// What any archive may unpack to, whatever its ratio (small archives of text).
     pub ratio_floor: u64,
+    /// The longest path (characters, the destination folder included) an entry may get:
+    /// on Windows with long paths off, MAX_PATH's (see `longpaths`); else none.
+    pub longest_path: Option<usize>,
+    /// Names that differ only in case are one file (Windows): the second is refused rather
+    /// than silently overwriting the first.
+    pub case_insensitive: bool,
 }
 
 impl Default for Limits {
@@ -35,6 +41,9 @@ impl Default for Limits {
             max_entries: 1_000_000,
             max_ratio: 100,
             ratio_floor: 64 << 20,
+            longest_path: (crate::longpaths::enabled() == Some(false))
+                .then_some(crate::longpaths::LONGEST),
+            case_insensitive: cfg!(windows),
         }
     }
 }
@@ -148,14 +157,41 @@ pub enum Refusal {
     Absolute,
     Escapes,
     NotUtf8,
-    LinkAbsolute { target: String },
-    LinkEscapes { target: String },
-    HardlinkMissing { target: String },
-    UnderSymlink { link: String },
-    Clash { path: String },
+    LinkAbsolute {
+        target: String,
+    },
+    LinkEscapes {
+        target: String,
+    },
+    HardlinkMissing {
+        target: String,
+    },
+    UnderSymlink {
+        link: String,
+    },
+    Clash {
+        path: String,
+    },
     ReplacesRoot,
-    Unsupported { kind: String },
-    WindowsName { part: String },
+    Unsupported {
+        kind: String,
+    },
+    WindowsName {
+        part: String,
+    },
+    /// Windows drops a trailing dot or space: `a.` and `a ` are `a` there.
+    TrailingDotOrSpace {
+        part: String,
+    },
+    /// Another entry has the same name but for case (one file on Windows).
+    CaseClash {
+        other: String,
+    },
+    /// Its path would be longer than Windows allows with long paths off.
+    TooLong {
+        path: String,
+        length: usize,
+    },
 }
 
 impl fmt::Display for Refusal {
@@ -192,6 +228,18 @@ impl fmt::Display for Refusal {
                 "`{}` is a drive prefix, an NTFS stream or a device name on Windows",
                 part.escape_debug()
             ),
+            Refusal::TrailingDotOrSpace { part } => write!(
+                f,
+                "`{}` ends with a dot or a space, which Windows drops (it would be another name there)",
+                part.escape_debug()
+            ),
+            Refusal::CaseClash { other } => write!(
+                f,
+                "it differs only in case from `{other}`, unpacked before it: on Windows both are one file"
+            ),
+            Refusal::TooLong { path, length } => {
+                write!(f, "{}", crate::longpaths::advice(*length, path))
+            }
             Refusal::Unsupported { kind } => write!(
                 f,
                 "it is a {kind}; only files, folders and links are unpacked"
@@ -212,6 +260,46 @@ pub fn unpack_input(
     let format = Format::from_name(file_name)
         .ok_or_else(|| anyhow::anyhow!("input `{input}`: cannot tell how to unpack {file_name}"))?;
     Ok(unpack(archive, format, subdir, dest, &Limits::default())?)
+}
+
+/// The longest entry name of `archive` (below `subdir`, without it), reading only names; for
+/// projecting paths before anything is unpacked (`longpaths`).
+pub fn longest_member(
+    archive: &Path,
+    format: Format,
+    subdir: Option<&str>,
+) -> io::Result<Option<String>> {
+    let file = BufReader::new(File::open(archive)?);
+    let names: Vec<String> = match format {
+        Format::TarGz => {
+            let mut tar = tar::Archive::new(GzDecoder::new(file));
+            let mut names = Vec::new();
+            for entry in tar.entries()? {
+                names.push(entry?.path()?.to_string_lossy().into_owned());
+            }
+            names
+        }
+        Format::Zip => {
+            let zip = zip::ZipArchive::new(file).map_err(io::Error::other)?;
+            (0..zip.len())
+                .filter_map(|i| {
+                    zip.name_for_index(i)
+                        .and_then(Result::ok)
+                        .map(|n| n.into_owned())
+                })
+                .collect()
+        }
+    };
+    let prefix = subdir.map(|s| format!("{}/", s.trim_end_matches('/')));
+    Ok(names
+        .iter()
+        .filter_map(|n| match &prefix {
+            Some(p) => n.strip_prefix(p.as_str()),
+            None => Some(n.as_str()),
+        })
+        .map(|n| n.trim_start_matches("./").trim_end_matches('/'))
+        .max_by_key(|n| n.chars().count())
+        .map(str::to_string))
 }
 
 /// Unpacks `archive` into `dest` (only its folder `subdir`, when given), replacing whatever
@@ -271,6 +359,9 @@ pub fn unpack(
         subdir,
         limits,
         nodes: HashMap::new(),
+        folded: HashMap::new(),
+        dest_length: crate::paths::shown(dest).chars().count(),
+        dest,
         symlinks: Vec::new(),
         dir_modes: Vec::new(),
         entries: 0,
@@ -454,6 +545,12 @@ struct Tree<'a> {
     subdir_name: Option<String>,
     limits: &'a Limits,
     nodes: HashMap<String, Node>,
+    /// Lower-cased relative path → the first entry's spelling (`Limits::case_insensitive`).
+    folded: HashMap<String, String>,
+    /// The destination's length in characters (entries are checked against
+    /// `Limits::longest_path` where they will end up, not in the staging folder).
+    dest_length: usize,
+    dest: &'a Path,
     /// (entry name, relative path) of every symlink, checked again once all are in.
     symlinks: Vec<(String, Vec<String>)>,
     dir_modes: Vec<(PathBuf, u32)>,
@@ -559,6 +656,7 @@ impl Tree<'_> {
         }
         path.push(&rel[rel.len() - 1]);
         let key = rel.join("/");
+        self.check_windows_limits(name, &key)?;
         match (self.nodes.get(&key), is_dir) {
             (None, _) | (Some(Node::Dir), true) => {}
             (Some(Node::Dir), false) | (Some(_), true) => {
@@ -571,6 +669,32 @@ impl Tree<'_> {
             }
         }
         Ok(path)
+    }
+
+    /// The limits of a Windows file system, for the entry at `key`: its full length, and no
+    /// other entry of the same name but for case.
+    fn check_windows_limits(&mut self, name: &str, key: &str) -> Result<(), UnpackError> {
+        let length = self.dest_length + 1 + key.chars().count();
+        if let Some(longest) = self.limits.longest_path
+            && length > longest
+        {
+            let path = crate::paths::shown(&crate::paths::join_slashed(self.dest, key));
+            return Err(self.refuse(name, Refusal::TooLong { path, length }));
+        }
+        if self.limits.case_insensitive {
+            let folded = key.to_lowercase();
+            match self.folded.get(&folded) {
+                Some(first) if first != key => {
+                    let other = first.clone();
+                    return Err(self.refuse(name, Refusal::CaseClash { other }));
+                }
+                Some(_) => {}
+                None => {
+                    self.folded.insert(folded, key.to_string());
+                }
+            }
+        }
+        Ok(())
     }
 
     fn add_dir(&mut self, name: &str, rel: &[String], mode: u32) -> Result<(), UnpackError> {
@@ -747,6 +871,7 @@ impl Tree<'_> {
 
     /// The checks that need every entry: the subdir was there, and no symlink leaves the tree
     /// through another one (`a/up -> ..` then `a/b -> up/..`). Then folder modes are applied.
+    #[cfg_attr(unix, allow(unused_mut))] // mutated only where links become copies
     fn finish(mut self) -> Result<Unpacked, UnpackError> {
         if let (Some(subdir), false) = (&self.subdir_name, self.subdir_found) {
             let mut top: Vec<String> = self.top_level.iter().map(|t| format!("`{t}`")).collect();
@@ -800,6 +925,11 @@ fn components(name: &str) -> Result<Vec<String>, Refusal> {
             // stream and `NUL` a device, whatever folder they are joined to.
             part if part.contains([':', '\0']) || crate::safe_path::is_device_name(part) => {
                 return Err(Refusal::WindowsName {
+                    part: part.to_string(),
+                });
+            }
+            part if part.ends_with(['.', ' ']) => {
+                return Err(Refusal::TrailingDotOrSpace {
                     part: part.to_string(),
                 });
             }
@@ -1381,6 +1511,67 @@ mod tests {
                 "{name}: {err}"
             );
         }
+    }
+
+    /// Issue 26: what a Windows file system makes of names. Trailing dots and spaces are
+    /// refused everywhere (Windows drops them); names that differ only in case, and paths
+    /// past MAX_PATH while long paths are off, where the limits say so (on Windows by
+    /// default, here by asking).
+    #[test]
+    fn windows_file_system_limits_are_refused_with_the_entry_named() {
+        for name in ["pkg/a.", "pkg/a ", "pkg/dir./x", "pkg/..."] {
+            let dir = TempDir::new().unwrap();
+            let archive = tar_gz(&dir, &[Regular(name, 0o644, b"x")]);
+            let err = refused(&dir, &archive, Format::TarGz, &Limits::default());
+            assert!(
+                matches!(reason(&err), Refusal::TrailingDotOrSpace { .. }),
+                "{name}: {err}"
+            );
+        }
+        let windows = Limits {
+            case_insensitive: true,
+            longest_path: Some(crate::longpaths::LONGEST),
+            ..Limits::default()
+        };
+        let dir = TempDir::new().unwrap();
+        let case = tar_gz(
+            &dir,
+            &[
+                Regular("pkg/README", 0o644, b"a"),
+                Regular("pkg/readme", 0o644, b"b"),
+            ],
+        );
+        let err = refused(&dir, &case, Format::TarGz, &windows);
+        assert!(
+            matches!(reason(&err), Refusal::CaseClash { other } if other == "pkg/README"),
+            "{err}"
+        );
+        assert!(err.to_string().contains("pkg/readme"), "{err}");
+        let linux = Limits {
+            case_insensitive: false,
+            ..Limits::default()
+        };
+        unpack(&case, Format::TarGz, None, &dir.path().join("ok"), &linux).unwrap();
+
+        let out = dir.path().join("out");
+        let room = crate::longpaths::LONGEST - crate::paths::shown(&out).chars().count() - 1;
+        let fits = format!("pkg/{}", "d".repeat(room - 4));
+        let too_long = format!("pkg/{}", "d".repeat(room - 3));
+        // A zip: a tar header's name holds only 100 bytes.
+        let archive = zip_file(&dir, "fits.zip", |w| zip_entry(w, &fits, 0o644, b"x"));
+        unpack(&archive, Format::Zip, None, &out, &windows).unwrap();
+        fs::remove_dir_all(&out).unwrap();
+        let archive = zip_file(&dir, "long.zip", |w| zip_entry(w, &too_long, 0o644, b"x"));
+        let err = refused(&dir, &archive, Format::Zip, &windows);
+        let text = err.to_string();
+        assert!(
+            matches!(reason(&err), Refusal::TooLong { length, .. } if *length == crate::longpaths::LONGEST + 1),
+            "{text}"
+        );
+        assert!(
+            text.contains("LongPathsEnabled /t REG_DWORD /d 1"),
+            "{text}"
+        );
     }
 
     #[test]

@@ -27,12 +27,12 @@ impl Workspace {
         let root = crate::paths::canonical(&root).unwrap_or(root);
         let cache_dir = cache_dir
             .or_else(|| env::var_os(CACHE_ENV).map(PathBuf::from))
-            .unwrap_or_else(|| root.join("target/xtask/cache"));
+            .unwrap_or_else(|| root.join("target").join("xtask").join("cache"));
         Ok(Workspace { root, cache_dir })
     }
 
     pub fn xtask_dir(&self) -> PathBuf {
-        self.root.join("target/xtask")
+        self.root.join("target").join("xtask")
     }
 
     /// Everything one variant × platform build writes.

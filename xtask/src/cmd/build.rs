@@ -27,6 +27,9 @@ pub fn run(
         return Ok(ExitCode::SUCCESS);
     }
     let plan = pin_if_allowed(workspace, &selection, plan, &download)?;
+    if let Some(problem) = crate::longpaths::problem(&plan) {
+        anyhow::bail!("{problem}");
+    }
     build(workspace, &plan, selection.sdk_dir.clone(), &download)
 }
 

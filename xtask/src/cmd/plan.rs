@@ -9,6 +9,10 @@ use crate::cli::Selection;
 use crate::workspace::Workspace;
 
 pub fn run(workspace: &Workspace, selection: &Selection, json: bool) -> Result<ExitCode> {
-    print_plan(&make_plan(workspace, selection)?, json)?;
+    let plan = make_plan(workspace, selection)?;
+    print_plan(&plan, json)?;
+    if let Some(problem) = crate::longpaths::problem(&plan) {
+        eprintln!("warning: {problem}");
+    }
     Ok(ExitCode::SUCCESS)
 }

@@ -81,7 +81,7 @@ pub fn run(workspace: &Workspace, args: ReleaseArgs) -> Result<ExitCode> {
         anyhow::bail!("no matrix entry matches the --variants/--platforms/--pythons given");
     };
     let version = version.unwrap_or_else(|| first.plan.ctranslate2.clone());
-    let out = out.unwrap_or_else(|| workspace.root.join("target/dist").join(&version));
+    let out = out.unwrap_or_else(|| workspace.root.join("target").join("dist").join(&version));
     let manifest = crate::release::release(&built, &version, &out, allow_linux_tag)?;
     for a in &manifest.artifacts {
         println!("{}  {}", a.sha256, a.path);

@@ -42,6 +42,9 @@ pub struct Facts {
     pub windows_layout: bool,
     pub hip_installs: Vec<Install>,
     pub hip_path: Option<PathBuf>,
+    /// Windows: `LongPathsEnabled` (None elsewhere), and the line that says it.
+    pub long_paths: Option<bool>,
+    pub long_paths_said: Option<String>,
 }
 
 fn tool(name: &str, version_arg: &str) -> Tool {
@@ -135,6 +138,8 @@ pub fn collect() -> Facts {
     let (amd_gpus, amd_gpus_from) = amd_gpus(&hip_installs);
     Facts {
         os: std::env::consts::OS.to_string(),
+        long_paths: crate::longpaths::enabled(),
+        long_paths_said: crate::longpaths::describe(),
         arch: std::env::consts::ARCH.to_string(),
         tools,
         cuda_toolkit: cuda_toolkit(),

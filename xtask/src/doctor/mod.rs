@@ -28,6 +28,9 @@ impl Report {
     pub fn text(&self) -> String {
         let f = &self.facts;
         let mut out = format!("Host\n  {} {}\n", f.os, f.arch);
+        if let Some(said) = &f.long_paths_said {
+            out.push_str(&format!("  long paths: {said}\n"));
+        }
         out.push_str("\nBuild tools\n");
         for t in &f.tools {
             match (&t.path, &t.version) {

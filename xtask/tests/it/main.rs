@@ -26,3 +26,4 @@ mod rocm_variant;
 mod test_skips;
 mod versions;
 mod windows_cpu_standin;
+mod windows_exe;

@@ -7,6 +7,7 @@ pub mod rocm;
 pub mod server;
 pub mod skip;
 pub mod wheel;
+pub mod windows_exe;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -31,13 +32,21 @@ pub fn xtask_in(root: &Path, args: &[&str]) -> Run {
 /// `xtask_in` with environment variables set (`env`) and removed (`removed`).
 pub fn xtask_with_env(root: &Path, args: &[&str], env: &[(&str, &str)], removed: &[&str]) -> Run {
     let mut command = Command::new(env!("CARGO_BIN_EXE_xtask"));
+    command.arg("--root").arg(root);
+    output_of(command, args, env, removed)
+}
+
+/// Runs `command` (an xtask binary with its first arguments) with `args` and the environment
+/// the tests give every run: no cache folder from the caller, glibc 2.28 as the host's.
+pub fn output_of(
+    mut command: Command,
+    args: &[&str],
+    env: &[(&str, &str)],
+    removed: &[&str],
+) -> Run {
     command
-        .arg("--root")
-        .arg(root)
         .args(args)
         .env_remove("CT2V_CACHE_DIR")
-        // Plans name the manylinux tag a build on this host gets; read them as on a
-        // manylinux_2_28 build machine, whatever glibc runs the tests.
         .env("CT2V_HOST_GLIBC", "2.28");
     for var in removed {
         command.env_remove(var);
@@ -57,7 +66,6 @@ pub fn xtask_with_env(root: &Path, args: &[&str], env: &[(&str, &str)], removed:
     run
 }
 
-/// Asserts `run` exited with `code` and its stderr has every needle.
 pub fn assert_exit(run: &Run, code: i32, needles: &[&str]) {
     assert_eq!(
         run.code, code,
@@ -164,7 +172,7 @@ fn copy_tree(from: &Path, to: &Path) {
     }
 }
 
-/// A scratch copy of the checkout's variant files and patches, to break on purpose.
+/// A scratch copy of the checkout's variant files, patches and pinned tool lists, to break on purpose.
 pub struct Scratch {
     pub dir: tempfile::TempDir,
 }
@@ -172,7 +180,7 @@ pub struct Scratch {
 impl Scratch {
     pub fn new() -> Scratch {
         let dir = tempfile::tempdir().unwrap();
-        for sub in ["variants", "patches"] {
+        for sub in ["variants", "patches", "wheels"] {
             copy_tree(&repo_root().join(sub), &dir.path().join(sub));
         }
         Scratch { dir }

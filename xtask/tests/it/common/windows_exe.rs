@@ -1,0 +1,87 @@
+//! The Windows build of xtask (`xtask.exe` for x86_64-pc-windows-gnu, cross-built with
+//! mingw-w64 by `.ci/run`) run under wine through `scripts/wine-run` (the ProcessPrng
+//! stand-in wine 8 lacks, quiet wine), in a wine prefix of its own per test.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use super::mingw::{self, Prefix};
+use super::{Run, repo_root, skip};
+
+/// Where `cargo build --target x86_64-pc-windows-gnu -p xtask` leaves the program
+/// (`CT2V_WINDOWS_XTASK` overrides).
+pub fn exe_path() -> PathBuf {
+    std::env::var_os("CT2V_WINDOWS_XTASK")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| repo_root().join("target/x86_64-pc-windows-gnu/debug/xtask.exe"))
+}
+
+pub struct WinXtask {
+    exe: PathBuf,
+    prefix: Prefix,
+}
+
+impl WinXtask {
+    /// `None` when mingw-w64, wine or xtask.exe is missing: the test is skipped (and fails
+    /// under `CI=true`, where `.ci/run` builds xtask.exe first).
+    pub fn new() -> Option<WinXtask> {
+        if !mingw::available(true) {
+            return None;
+        }
+        let exe = exe_path();
+        if !exe.is_file() {
+            let ci = std::env::var("CI").is_ok_and(|v| v == "true");
+            skip::missing_in(
+                &exe.display().to_string(),
+                "cargo build --target x86_64-pc-windows-gnu -p xtask",
+                ci,
+                &skip::record_file(),
+            );
+            return None;
+        }
+        Some(WinXtask {
+            exe,
+            prefix: Prefix::new(),
+        })
+    }
+
+    /// The wine prefix's `C:` drive.
+    pub fn drive_c(&self) -> PathBuf {
+        self.prefix.path().join("drive_c")
+    }
+
+    pub fn prefix(&self) -> &Path {
+        self.prefix.path()
+    }
+
+    /// `xtask.exe --root <root> args…`; paths among `args` are given as [`win`] makes them.
+    pub fn run(&self, root: &Path, args: &[&str], env: &[(&str, &str)]) -> Run {
+        let mut command = self.command();
+        command.arg("--root").arg(win(root));
+        super::output_of(command, args, env, &[])
+    }
+
+    /// `scripts/wine-run xtask.exe` in this test's prefix, to add arguments to.
+    pub fn command(&self) -> Command {
+        self.command_for(&self.exe)
+    }
+
+    /// Another Windows program, in the same prefix (so that it shares the wineserver).
+    pub fn command_for(&self, program: &Path) -> Command {
+        let mut command = Command::new(repo_root().join("scripts/wine-run"));
+        command.arg(program).env("WINEPREFIX", self.prefix.path());
+        command
+    }
+}
+
+/// `Z:\…`: a host path as the Windows program names it.
+pub fn win(path: &Path) -> String {
+    mingw::windows_path(path)
+}
+
+/// Every verbatim (`\\?\`, `//?/`) path in `text`, for the assertion message.
+pub fn verbatim_paths(text: &str) -> Vec<&str> {
+    text.lines()
+        .filter(|l| l.contains(r"\\?\") || l.contains("//?/") || l.contains(r"\\\\?\\"))
+        .collect()
+}
