@@ -9,7 +9,6 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
 use serde::{Deserialize, Serialize};
-use zip::write::SimpleFileOptions;
 
 use crate::checksums;
 use crate::fsx::files_below;
@@ -304,11 +303,11 @@ fn zip_dir(dir: &Path, out: &Path) -> Result<()> {
     let time = crate::wheel::fixed_time();
     for (name, path) in files_below(dir)? {
         refuse_symlink(&path)?;
-        let options = SimpleFileOptions::default()
-            .compression_method(zip::CompressionMethod::Deflated)
-            .last_modified_time(time)
-            .unix_permissions(crate::wheel::zip_mode(&path))
-            .large_file(fs::metadata(&path)?.len() >= u64::from(u32::MAX));
+        let options = crate::wheel::entry_options(
+            time,
+            crate::wheel::zip_mode(&path),
+            fs::metadata(&path)?.len(),
+        );
         zip.start_file(name.as_str(), options)?;
         zip.write_all(&fs::read(&path)?)?;
     }

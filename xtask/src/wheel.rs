@@ -108,6 +108,18 @@ pub fn zip_mode(path: &Path) -> u32 {
     if executable(path) { 0o755 } else { 0o644 }
 }
 
+/// The options of every entry we write into a wheel or a release zip: deflated, the fixed
+/// time, `mode`, and "made by" Unix on every host (the zip crate records the host's system
+/// otherwise: DOS on Windows, so the same inputs gave other bytes there than on Linux).
+pub fn entry_options(time: zip::DateTime, mode: u32, size: u64) -> SimpleFileOptions {
+    SimpleFileOptions::default()
+        .compression_method(CompressionMethod::Deflated)
+        .last_modified_time(time)
+        .unix_permissions(mode)
+        .system(zip::System::Unix)
+        .large_file(size >= u64::from(u32::MAX))
+}
+
 /// Writes the unpacked wheel at `tree` to `out` with a new RECORD. The zip is written to a
 /// temp file next to `out` and renamed into place only when complete.
 pub fn write(tree: &Path, out: &Path) -> Result<()> {
@@ -132,20 +144,12 @@ pub fn write(tree: &Path, out: &Path) -> Result<()> {
             record_hash(&data),
             data.len()
         ));
-        let mode = zip_mode(&path);
-        let options = SimpleFileOptions::default()
-            .compression_method(CompressionMethod::Deflated)
-            .last_modified_time(time)
-            .unix_permissions(mode)
-            .large_file(data.len() as u64 >= u32::MAX as u64);
+        let options = entry_options(time, zip_mode(&path), data.len() as u64);
         zip.start_file(name.as_str(), options)?;
         zip.write_all(&data)?;
     }
     record.push_str(&format!("{record_name},,\n"));
-    let options = SimpleFileOptions::default()
-        .compression_method(CompressionMethod::Deflated)
-        .last_modified_time(time)
-        .unix_permissions(0o644);
+    let options = entry_options(time, 0o644, record.len() as u64);
     zip.start_file(record_name.as_str(), options)?;
     zip.write_all(record.as_bytes())?;
     zip.finish()?;

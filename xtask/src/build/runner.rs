@@ -119,7 +119,7 @@ impl Handler for Runner {
                 run_commands(&step, &env, log)
             }
             Action::Venv { .. } => {
-                check_python(plan, step)?;
+                check_python(plan, step, "the build's tools venv")?;
                 run_commands(step, &self.pip_env(step), log)
             }
             Action::Build { .. } => {
@@ -127,7 +127,10 @@ impl Handler for Runner {
                 let env = self.with_msvc(plan, &env)?;
                 run_commands(&step, &env, log)
             }
-            Action::Verify => run_commands(step, &self.pip_env(step), log),
+            Action::Verify => {
+                check_python(plan, step, "the verify step (a fresh venv for the wheel)")?;
+                run_commands(step, &self.pip_env(step), log)
+            }
             Action::CopyDlls { files, dest } => {
                 for copied in crate::copy_dlls::copy(files, Path::new(dest))? {
                     eprintln!("      {}", copied.display());

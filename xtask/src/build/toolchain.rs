@@ -23,8 +23,9 @@ pub fn check_compiler(plan: &Plan) -> Result<()> {
     )
 }
 
-/// The Python that creates the tools venv can be started.
-pub fn check_python(plan: &Plan, step: &Step) -> Result<()> {
+/// The Python that creates a venv (the tools venv, the verify step's) can be started;
+/// `needs` says who needs it.
+pub fn check_python(plan: &Plan, step: &Step, needs: &str) -> Result<()> {
     let Some(launcher) = step.commands.first() else {
         return Ok(());
     };
@@ -35,7 +36,7 @@ pub fn check_python(plan: &Plan, step: &Step) -> Result<()> {
         return Ok(());
     }
     bail!(
-        "`{}` (Python {}) cannot be started; the build's tools venv needs it. Install it \
+        "`{}` (Python {}) cannot be started; {needs} needs it. Install it \
          (Debian/Ubuntu: sudo apt-get install python{}-venv; Windows: the python.org \
          installer, which provides the `py` launcher), or pick an installed version with --python",
         launcher.program,

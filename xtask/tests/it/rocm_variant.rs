@@ -20,6 +20,7 @@ use common::mingw;
 use common::rocm::{CORE_DEST, KERNEL_BYTES, LIBS_DEST, Rocm, WHEEL, rocm};
 use common::server::Server;
 use common::wheel::{read_report, unzip, zip_names, zip_wheel};
+use common::windows_exe::{WinXtask, win};
 use common::{Run, Scratch};
 
 const RELEASE: &str =
@@ -550,4 +551,94 @@ fn an_installed_sdk_stands_in_for_the_sdk_wheels_and_a_wrong_version_or_missing_
         );
     }
     assert!(!scratch.path().join(DIST).exists(), "nothing half-built");
+}
+
+/// Issue 26: `xtask.exe` under wine builds the rocm variant from the same stand-in into the
+/// same bytes as the Linux binary (fat wheel, portable folder, reports). It stops where the
+/// Windows build goes on to the verify step, which needs a Windows Python (`py`) that wine
+/// does not have; the Linux binary skips that step.
+#[test]
+fn the_windows_binary_under_wine_builds_the_same_bytes_as_the_linux_binary() {
+    let Some(wine) = WinXtask::new() else {
+        return;
+    };
+    let s = stand_in();
+    let server = serve(&s, false);
+    let (linux, windows) = (scratch_for(&s), scratch_for(&s));
+    let run = build(&linux, &server, &["--allow-unpinned"], &[]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+
+    let mirror = format!("{}/", server.base());
+    let cache = win(&windows.path().join("cache"));
+    let run = wine.run(
+        windows.path(),
+        &[
+            "--cache-dir",
+            &cache,
+            "build",
+            "--variant",
+            "rocm",
+            "--platform",
+            "windows-x86_64",
+            "--python",
+            "3.12",
+            "--mirror",
+            &mirror,
+            "--allow-unpinned",
+        ],
+        &[],
+    );
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    assert!(run.stderr.contains("] bundle — done"), "{}", run.stderr);
+    assert!(
+        run.stderr
+            .contains("error: step `verify` failed: `py` (Python 3.12) cannot be started"),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        common::windows_exe::verbatim_paths(&run.stderr).is_empty(),
+        "{}",
+        run.stderr
+    );
+
+    let (ours, theirs) = (linux.path().join(DIST), windows.path().join(DIST));
+    let compared: BTreeSet<String> = common::wheel::files_below(&ours)
+        .into_iter()
+        .filter(|f| !["SHA256SUMS", "build-info.json"].contains(&f.as_str()))
+        .collect();
+    assert!(compared.contains(WHEEL) && compared.contains("provenance.json"));
+    assert!(
+        compared
+            .iter()
+            .any(|f| f.starts_with("portable/_internal/"))
+    );
+    assert_eq!(
+        common::wheel::files_below(&theirs),
+        compared,
+        "the same files (the Windows build has not reached SHA256SUMS and build-info.json)"
+    );
+    for file in &compared {
+        let (a, b) = (
+            fs::read(ours.join(file)).unwrap(),
+            fs::read(theirs.join(file)).unwrap(),
+        );
+        if a != b {
+            let keep = Path::new(env!("CARGO_TARGET_TMPDIR")).join("windows-vs-linux");
+            fs::create_dir_all(&keep).unwrap();
+            fs::write(keep.join("linux"), &a).unwrap();
+            fs::write(keep.join("windows"), &b).unwrap();
+            panic!(
+                "{file} differs between the Linux and the Windows binary (both kept in {})",
+                keep.display()
+            );
+        }
+        if file.ends_with(".json") || file.ends_with(".md") {
+            let text = String::from_utf8_lossy(&b);
+            assert!(
+                common::windows_exe::verbatim_paths(&text).is_empty() && !text.contains("Z:"),
+                "{file} names a host path: {text}"
+            );
+        }
+    }
 }
