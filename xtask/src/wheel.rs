@@ -97,13 +97,21 @@ fn executable(path: &Path) -> bool {
     fs::metadata(path).is_ok_and(|m| m.permissions().mode() & 0o111 != 0)
 }
 
+/// Windows keeps no exec bit, so the file's first bytes decide: an ELF file (a program or
+/// a shared library) or a `#!` script is executable, as the Linux build that made it had it.
+/// A release of Linux artifacts cut on Windows then zips the modes a Linux host would.
 #[cfg(not(unix))]
-fn executable(_: &Path) -> bool {
-    false
+fn executable(path: &Path) -> bool {
+    use std::io::Read;
+    let mut head = [0u8; 4];
+    fs::File::open(path)
+        .and_then(|mut f| f.read_exact(&mut head))
+        .is_ok_and(|()| head == *b"\x7fELF" || head.starts_with(b"#!"))
 }
 
 /// The mode a zip entry for `path` gets: 0755 for executables and shared libraries that
-/// are executable on disk, else 0644 (so `unzip` restores what the wheel tree had).
+/// are executable on disk (on Windows: that are ELF files or scripts), else 0644 (so
+/// `unzip` restores what the wheel tree had).
 pub fn zip_mode(path: &Path) -> u32 {
     if executable(path) { 0o755 } else { 0o644 }
 }

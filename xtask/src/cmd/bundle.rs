@@ -52,7 +52,8 @@ pub fn run(workspace: &Workspace, args: &BundleArgs) -> Result<ExitCode> {
     let outcome = bundle_run::run(&spec)?;
     print!("{}", outcome.report.summary());
     for artifact in &outcome.artifacts {
-        println!("wrote {}", spec.out.join(artifact).display());
+        let path = crate::paths::join_slashed(&spec.out, artifact);
+        println!("wrote {}", crate::paths::shown(&path));
     }
     Ok(ExitCode::SUCCESS)
 }

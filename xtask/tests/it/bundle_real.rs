@@ -417,3 +417,107 @@ fn bundling_the_real_cuda_wheel_against_real_cublas() {
     );
     assert!(run.stdout.contains("provenance.json"), "{}", run.stdout);
 }
+
+const MSVC_RUNTIME: Wheel = Wheel {
+    url: "https://files.pythonhosted.org/packages/98/33/be9ef68901200813fc174a06758b4ae48ca4eb58fa783280dd879d5fd048/msvc_runtime-14.51.36231-cp312-cp312-win_amd64.whl",
+    sha256: "89f70d1a37bb64164cdb09d02dd82d6b1400e1310be2995b4ed5a9f23efe2222",
+    size: 2_052_033,
+};
+
+/// Issue 26: `bundle --wheel` of the official win_amd64 wheel with PyPI's VC++ runtime, by
+/// `xtask.exe` under wine and by the Linux binary: the same closure (msvcp140, vcruntime140,
+/// vcruntime140_1), and the same bytes in every output (fat wheel, portable, reports).
+#[test]
+fn the_windows_binary_bundles_the_official_wheel_into_the_linux_binarys_bytes() {
+    needs_network!(HOSTS);
+    let Some(wine) = common::windows_exe::WinXtask::new() else {
+        return;
+    };
+    let cache = Cache::new(repo_root().join("target/xtask/cache"));
+    let options = Options {
+        progress: false,
+        timeout: Duration::from_secs(60),
+        ..Options::default()
+    };
+    let fetched = download::fetch_all(&cache, &[CT2.request(), MSVC_RUNTIME.request()], &options)
+        .unwrap_or_else(|e| panic!("downloading the wheels: {e}"));
+    let work = tempfile::tempdir().unwrap();
+    let wheel = work.path().join(CT2.file_name());
+    fs::copy(&fetched[0].path, &wheel).unwrap();
+    let runtime = work.path().join("msvc");
+    unpack::unpack(
+        &fetched[1].path,
+        Format::Zip,
+        None,
+        &runtime,
+        &Limits::default(),
+    )
+    .unwrap();
+    let folder = common::wheel::files_below(&runtime)
+        .into_iter()
+        .find(|f| f.to_ascii_lowercase().ends_with("/msvcp140.dll"))
+        .map(|f| runtime.join(f).parent().unwrap().to_path_buf())
+        .expect("msvcp140.dll in the msvc-runtime wheel");
+    let args = |wheel: &str, search: &str, out: &str| -> Vec<String> {
+        [
+            "bundle",
+            "--wheel",
+            wheel,
+            "--binary",
+            "ctranslate2/ctranslate2.dll",
+            "--binary",
+            "ctranslate2/_ext*.pyd",
+            "--search",
+            &format!("{search}=ctranslate2"),
+            "--out",
+            out,
+        ]
+        .map(str::to_string)
+        .to_vec()
+    };
+    let linux_out = work.path().join("linux");
+    let linux_args = args(
+        wheel.to_str().unwrap(),
+        folder.to_str().unwrap(),
+        linux_out.to_str().unwrap(),
+    );
+    let run = xtask_in(
+        &repo_root(),
+        &linux_args.iter().map(String::as_str).collect::<Vec<_>>(),
+    );
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let windows_out = work.path().join("windows");
+    use common::windows_exe::win;
+    let windows_args = args(&win(&wheel), &win(&folder), &win(&windows_out));
+    let run = wine.run(
+        &repo_root(),
+        &windows_args.iter().map(String::as_str).collect::<Vec<_>>(),
+        &[],
+    );
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(
+        common::windows_exe::verbatim_paths(&run.stdout).is_empty(),
+        "{}",
+        run.stdout
+    );
+    assert_eq!(
+        common::windows_exe::mixed_separators(&run.stdout),
+        Vec::<&str>::new()
+    );
+    let files = common::wheel::files_below(&linux_out);
+    for dll in ["msvcp140.dll", "vcruntime140.dll", "vcruntime140_1.dll"] {
+        assert!(
+            files
+                .iter()
+                .any(|f| f.to_ascii_lowercase() == format!("portable/_internal/ctranslate2/{dll}")),
+            "{dll} in {files:?}"
+        );
+    }
+    assert_eq!(common::wheel::files_below(&windows_out), files);
+    for file in &files {
+        assert!(
+            fs::read(linux_out.join(file)).unwrap() == fs::read(windows_out.join(file)).unwrap(),
+            "{file} differs between the Linux and the Windows binary"
+        );
+    }
+}

@@ -9,6 +9,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use common::server::{Reply, Server};
+use common::windows_exe::{WinXtask, win};
 use common::{Run, Scratch, fetch_cpu_args, xtask_in};
 use sha2::{Digest, Sha256};
 
@@ -79,6 +80,23 @@ fn file_len(path: &Path) -> u64 {
 
 #[test]
 fn a_fetch_killed_mid_download_resumes_on_the_next_run() {
+    killed_fetch_resumes(None);
+}
+
+/// Issue 26: the same with `xtask.exe` under wine (the part file, the Range request and the
+/// lock on Windows), the cache shared with nothing else.
+#[test]
+fn the_windows_binary_killed_mid_download_resumes_on_the_next_run() {
+    let Some(wine) = WinXtask::new() else {
+        return;
+    };
+    killed_fetch_resumes(Some(&wine));
+}
+
+/// Starts a fetch of a trickled 24 MiB input, kills it (SIGKILL: no cleanup runs) once 2 MiB
+/// are in the part file, and fetches again: the download resumes with a Range request.
+/// `wine`: the Windows binary runs both fetches.
+fn killed_fetch_resumes(wine: Option<&WinXtask>) {
     let ct2 = bytes(24 << 20, 3);
     let onednn = bytes(100_000, 5);
     let scratch = scratch_pinned_to(&ct2, &onednn);
@@ -95,13 +113,22 @@ fn a_fetch_killed_mid_download_resumes_on_the_next_run() {
     });
     server.serve(ONEDNN_URL_PATH, onednn.clone());
     let cache = tempfile::tempdir().unwrap();
-    let cache_dir = cache.path().to_str().unwrap();
+    let cache_dir = match wine {
+        Some(_) => win(cache.path()),
+        None => cache.path().to_str().unwrap().to_string(),
+    };
     let mirror = mirror(&server);
-    let args = fetch_args(cache_dir, &mirror, &[]);
-
-    let mut child = Command::new(env!("CARGO_BIN_EXE_xtask"))
+    let args = fetch_args(&cache_dir, &mirror, &[]);
+    let (mut command, root) = match wine {
+        Some(w) => (w.command(), win(scratch.path())),
+        None => (
+            Command::new(env!("CARGO_BIN_EXE_xtask")),
+            scratch.path().to_str().unwrap().to_string(),
+        ),
+    };
+    let mut child = command
         .arg("--root")
-        .arg(scratch.path())
+        .arg(&root)
         .args(&args)
         .stdout(Stdio::null())
         .stderr(Stdio::null())
@@ -114,7 +141,7 @@ fn a_fetch_killed_mid_download_resumes_on_the_next_run() {
     let started = Instant::now();
     while file_len(&part) < 2 << 20 {
         assert!(
-            started.elapsed() < Duration::from_secs(30),
+            started.elapsed() < Duration::from_secs(60),
             "the download never started"
         );
         assert!(
@@ -135,7 +162,10 @@ fn a_fetch_killed_mid_download_resumes_on_the_next_run() {
         "nothing unverified is in the cache"
     );
 
-    let run = xtask_in(scratch.path(), &args);
+    let run = match wine {
+        Some(w) => w.run(scratch.path(), &args, &[]),
+        None => xtask_in(scratch.path(), &args),
+    };
     assert_ok(&run);
     let hits = server.hits(CT2_URL_PATH);
     let resumed_at = hits.last().unwrap().range_start.expect("a range request");

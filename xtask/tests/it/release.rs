@@ -6,6 +6,7 @@ use crate::common;
 use std::fs;
 use std::path::{Path, PathBuf};
 
+use common::windows_exe::{WinXtask, win};
 use common::{Run, Scratch};
 
 /// Puts a built-looking dist folder for `cpu linux-x86_64 py<python>` into the scratch.
@@ -350,4 +351,56 @@ fn a_killed_release_staging_folder_is_removed_by_the_next_release() {
     let run = release(&scratch, &dist.join("4.7.1"), "3.11");
     assert_eq!(run.code, 0, "{}", run.stderr);
     assert!(!stale.exists(), "stale staging folder removed");
+}
+
+/// Issue 26: `release` and `verify-release` run by `xtask.exe` under wine give the bytes the
+/// Linux binary gives (manifest, notes, sums, zips, wheels), and catch the same tampering.
+#[test]
+fn the_windows_binary_releases_the_same_bytes_and_verifies_them() {
+    let Some(wine) = WinXtask::new() else {
+        return;
+    };
+    let scratch = Scratch::new();
+    fake_build(&scratch, "3.12");
+    let linux = scratch.path().join("target/dist/linux");
+    assert_eq!(release(&scratch, &linux, "3.12").code, 0);
+    let windows = scratch.path().join("target/dist/windows");
+    let args = [
+        "release",
+        "--variants",
+        "cpu",
+        "--platforms",
+        "linux-x86_64",
+        "--pythons",
+        "3.12",
+        "--out",
+        &win(&windows),
+    ];
+    let run = wine.run(scratch.path(), &args, &[]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let files = common::wheel::files_below(&linux);
+    assert_eq!(common::wheel::files_below(&windows), files);
+    for file in &files {
+        assert!(
+            fs::read(linux.join(file)).unwrap() == fs::read(windows.join(file)).unwrap(),
+            "{file} differs between the Linux and the Windows binary:\n{}\n{}",
+            String::from_utf8_lossy(&fs::read(linux.join(file)).unwrap()),
+            String::from_utf8_lossy(&fs::read(windows.join(file)).unwrap())
+        );
+    }
+    let check = wine.run(scratch.path(), &["verify-release", &win(&windows)], &[]);
+    assert_eq!(check.code, 0, "{}", check.stderr);
+    fs::write(
+        windows.join("cpu/linux-x86_64-py3.12-provenance.md"),
+        "# tampered\n",
+    )
+    .unwrap();
+    let bad = wine.run(scratch.path(), &["verify-release", &win(&windows)], &[]);
+    assert_eq!(bad.code, 1, "{}", bad.stderr);
+    assert!(
+        bad.stderr
+            .contains("cpu/linux-x86_64-py3.12-provenance.md: sha256"),
+        "{}",
+        bad.stderr
+    );
 }

@@ -597,7 +597,8 @@ fn the_windows_binary_under_wine_builds_the_same_bytes_as_the_linux_binary() {
         run.stderr
     );
     assert!(
-        common::windows_exe::verbatim_paths(&run.stderr).is_empty(),
+        common::windows_exe::verbatim_paths(&run.stderr).is_empty()
+            && common::windows_exe::mixed_separators(&run.stderr).is_empty(),
         "{}",
         run.stderr
     );

@@ -85,3 +85,11 @@ pub fn verbatim_paths(text: &str) -> Vec<&str> {
         .filter(|l| l.contains(r"\\?\") || l.contains("//?/") || l.contains(r"\\\\?\\"))
         .collect()
 }
+
+/// Every word of `text` that is a path with both separators (`C:\\out\\portable/_internal`):
+/// what a Windows program prints when it joins a `/`-spelt relative path to a folder.
+pub fn mixed_separators(text: &str) -> Vec<&str> {
+    text.split_whitespace()
+        .filter(|w| w.contains('\\') && w.contains('/') && !w.contains("://"))
+        .collect()
+}
