@@ -5,6 +5,7 @@ use crate::common;
 
 use common::{plan_args, repo_root, xtask};
 use serde_json::Value;
+use std::fs;
 
 const PYTHON: &str = "3.12";
 
@@ -405,4 +406,78 @@ fn matrix_has_one_entry_per_variant_platform_and_python() {
             serde_json::to_string_pretty(&matrix).unwrap()
         );
     });
+}
+
+/// Issue 26 item 5: a Git for Windows checkout (`core.autocrlf=true`) keeps the bytes that
+/// are hashed, applied and run (.gitattributes): patches, variant files, pinned lists and
+/// scripts are as committed, while a file the attributes leave alone (Cargo.lock) does turn
+/// CRLF, so the conversion was on. A plan from that checkout is the plan from this one.
+#[test]
+fn a_crlf_checkout_keeps_the_hashed_bytes_and_plans_the_same() {
+    if common::skip::missing("git", "apt-get install git") {
+        return;
+    }
+    let root = repo_root();
+    let dir = tempfile::tempdir().unwrap();
+    let clone = dir.path().join("clone");
+    common::run_ok(
+        std::process::Command::new("git")
+            .args(["clone", "--quiet", "-c", "core.autocrlf=true"])
+            .arg(&root)
+            .arg(&clone),
+    );
+    let committed = |path: &str| {
+        common::run_ok(
+            std::process::Command::new("git")
+                .args(["show", &format!("HEAD:{path}")])
+                .current_dir(&root),
+        )
+        .stdout
+    };
+    let listed = common::run_ok(
+        std::process::Command::new("git")
+            .args([
+                "ls-files", "patches", "variants", "wheels", "scripts", ".ci",
+            ])
+            .current_dir(&clone),
+    );
+    let files: Vec<String> = String::from_utf8(listed.stdout)
+        .unwrap()
+        .lines()
+        .map(str::to_string)
+        .collect();
+    assert!(files.iter().any(|f| f.ends_with(".patch")), "{files:?}");
+    for file in &files {
+        assert!(
+            fs::read(clone.join(file)).unwrap() == committed(file),
+            "{file} changed in a core.autocrlf=true checkout"
+        );
+    }
+    let lock = fs::read_to_string(clone.join("Cargo.lock")).unwrap();
+    assert!(
+        lock.contains("\r\n"),
+        "autocrlf converted the files left to it"
+    );
+
+    // A checkout made without these attributes (or edited on Windows): CRLF variant files
+    // still plan the same.
+    let scratch = common::Scratch::new();
+    for entry in common::wheel::files_below(&scratch.path().join("variants")) {
+        let path = scratch.path().join("variants").join(entry);
+        let text = fs::read_to_string(&path).unwrap();
+        fs::write(&path, text.replace('\n', "\r\n")).unwrap();
+    }
+    for variant in ["cpu", "rocm-gfx1010"] {
+        let args = common::plan_args(variant, "windows-x86_64", "3.12", &["--json"]);
+        let lf = common::xtask(&args);
+        let crlf = scratch.run(&args);
+        assert_eq!(crlf.code, 0, "{}", crlf.stderr);
+        let unix = root.display().to_string();
+        let scratch_root = scratch.path().display().to_string();
+        assert_eq!(
+            crlf.stdout.replace(&scratch_root, &unix),
+            lf.stdout,
+            "{variant}: CRLF variant files plan as LF ones"
+        );
+    }
 }
