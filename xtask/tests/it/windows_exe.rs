@@ -133,24 +133,7 @@ fn doctor_finds_hip_sdk_6_2_in_program_files_distrusts_hip_path_and_reads_long_p
     assert_eq!(facts["facts"]["long_paths"], false);
 
     // Long paths switched on, as the advice says (wine's own reg.exe).
-    let reg = std::process::Command::new("wine")
-        .args([
-            "reg",
-            "add",
-            r"HKLM\SYSTEM\CurrentControlSet\Control\FileSystem",
-            "/v",
-            "LongPathsEnabled",
-            "/t",
-            "REG_DWORD",
-            "/d",
-            "1",
-            "/f",
-        ])
-        .env("WINEPREFIX", wine.prefix())
-        .env("WINEDEBUG", "-all")
-        .output()
-        .unwrap();
-    assert!(reg.status.success(), "{reg:?}");
+    wine.enable_long_paths();
     let run = wine.run(&root, &["doctor"], &hip_path);
     assert!(
         run.stdout.contains("  long paths: LongPathsEnabled = 1 ("),
@@ -406,4 +389,76 @@ fn build_holder(dir: &Path) -> std::path::PathBuf {
             .arg(&c),
     );
     exe
+}
+
+/// Defect 4: in a checkout whose path is long, with long paths off (wine's registry, as a
+/// fresh Windows), `plan` warns and `build` stops before its first step, both naming the
+/// deepest file (CUTLASS in CTranslate2's third_party) and the two fixes; with
+/// `LongPathsEnabled = 1`, neither does.
+#[test]
+fn a_long_checkout_path_is_caught_before_the_build_starts() {
+    needs_network!(&["static.crates.io:443", "files.pythonhosted.org:443"]);
+    let Some(wine) = WinXtask::new() else {
+        return;
+    };
+    // The source archive in the shared cache (what `plan` reads the names from).
+    let fetch = common::xtask(&[
+        "fetch",
+        "--variant",
+        "rocm-gfx1010",
+        "--platform",
+        "windows-x86_64",
+        "--python",
+        "3.12",
+        "--no-wheels",
+    ]);
+    assert_eq!(fetch.code, 0, "{}", fetch.stderr);
+    let scratch = Scratch::under(&"a-long-folder-name-".repeat(4));
+    let cache = win(&repo_root().join("target/xtask/cache"));
+    let args = |command: &'static str| {
+        vec![
+            "--cache-dir".to_string(),
+            cache.clone(),
+            command.to_string(),
+            "--variant".into(),
+            "rocm-gfx1010".into(),
+            "--platform".into(),
+            "windows-x86_64".into(),
+            "--python".into(),
+            "3.12".into(),
+        ]
+    };
+    let run = |command| {
+        let args = args(command);
+        wine.run(
+            scratch.path(),
+            &args.iter().map(String::as_str).collect::<Vec<_>>(),
+            &[],
+        )
+    };
+    let plan = run("plan");
+    assert_eq!(plan.code, 0, "{}", plan.stderr);
+    let build = run("build");
+    assert_eq!(build.code, 1, "{}", build.stderr);
+    for text in [&plan.stderr, &build.stderr] {
+        for needle in [
+            r"\src\ctranslate2\third_party\cutlass\include\cutlass\conv\threadblock\depthwise_fprop",
+            "characters, and Windows stops at 260 while long paths are off",
+            r"reg add HKLM\SYSTEM\CurrentControlSet\Control\FileSystem /v LongPathsEnabled",
+            "characters shorter",
+        ] {
+            assert!(text.contains(needle), "`{needle}` in:\n{text}");
+        }
+    }
+    assert!(
+        !build.stderr.contains("[1/"),
+        "no step ran: {}",
+        build.stderr
+    );
+    assert!(!scratch.path().join("target/xtask/rocm-gfx1010").exists());
+
+    wine.enable_long_paths();
+    let plan = run("plan");
+    assert_eq!(plan.code, 0, "{}", plan.stderr);
+    assert!(!plan.stderr.contains("LongPathsEnabled"), "{}", plan.stderr);
 }

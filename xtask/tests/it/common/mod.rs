@@ -174,20 +174,29 @@ fn copy_tree(from: &Path, to: &Path) {
 
 /// A scratch copy of the checkout's variant files, patches and pinned tool lists, to break on purpose.
 pub struct Scratch {
-    pub dir: tempfile::TempDir,
+    /// Kept for its lifetime: the folder goes when the scratch does.
+    _dir: tempfile::TempDir,
+    root: PathBuf,
 }
 
 impl Scratch {
     pub fn new() -> Scratch {
+        Scratch::under("")
+    }
+
+    /// The scratch checkout in the folder `name` of a temporary folder (a long name makes a
+    /// long root).
+    pub fn under(name: &str) -> Scratch {
         let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join(name);
         for sub in ["variants", "patches", "wheels"] {
-            copy_tree(&repo_root().join(sub), &dir.path().join(sub));
+            copy_tree(&repo_root().join(sub), &root.join(sub));
         }
-        Scratch { dir }
+        Scratch { _dir: dir, root }
     }
 
     pub fn path(&self) -> &Path {
-        self.dir.path()
+        &self.root
     }
 
     /// Replaces `from` (which must occur exactly once) in a file of the scratch copy.

@@ -50,8 +50,27 @@ impl WinXtask {
         self.prefix.path().join("drive_c")
     }
 
-    pub fn prefix(&self) -> &Path {
-        self.prefix.path()
+    /// `LongPathsEnabled = 1` in the prefix's registry, with wine's own reg.exe, as the
+    /// advice tells a Windows user.
+    pub fn enable_long_paths(&self) {
+        let reg = Command::new("wine")
+            .args([
+                "reg",
+                "add",
+                r"HKLM\SYSTEM\CurrentControlSet\Control\FileSystem",
+                "/v",
+                "LongPathsEnabled",
+                "/t",
+                "REG_DWORD",
+                "/d",
+                "1",
+                "/f",
+            ])
+            .env("WINEPREFIX", self.prefix.path())
+            .env("WINEDEBUG", "-all")
+            .output()
+            .unwrap();
+        assert!(reg.status.success(), "{reg:?}");
     }
 
     /// `xtask.exe --root <root> args…`; paths among `args` are given as [`win`] makes them.
