@@ -86,20 +86,25 @@ struct Wheels {
     _dir: tempfile::TempDir,
 }
 
-fn wheels() -> Arc<Wheels> {
-    static SHARED: Mutex<Weak<Wheels>> = Mutex::new(Weak::new());
-    let mut shared = SHARED.lock().unwrap_or_else(PoisonError::into_inner);
-    if let Some(wheels) = shared.upgrade() {
-        return wheels;
-    }
+/// `requests` downloaded into (or found in) the repository's default cache.
+fn fetch(requests: &[Request]) -> Vec<download::Fetched> {
     let cache = Cache::new(repo_root().join("target/xtask/cache"));
     let options = Options {
         progress: false,
         timeout: Duration::from_secs(60),
         ..Options::default()
     };
-    let fetched = download::fetch_all(&cache, &[CT2.request(), CUBLAS.request()], &options)
-        .unwrap_or_else(|e| panic!("downloading the wheels: {e}"));
+    download::fetch_all(&cache, requests, &options)
+        .unwrap_or_else(|e| panic!("downloading the wheels: {e}"))
+}
+
+fn wheels() -> Arc<Wheels> {
+    static SHARED: Mutex<Weak<Wheels>> = Mutex::new(Weak::new());
+    let mut shared = SHARED.lock().unwrap_or_else(PoisonError::into_inner);
+    if let Some(wheels) = shared.upgrade() {
+        return wheels;
+    }
+    let fetched = fetch(&[CT2.request(), CUBLAS.request()]);
     for f in &fetched {
         eprintln!(
             "{}: {} ({})",
@@ -433,14 +438,7 @@ fn the_windows_binary_bundles_the_official_wheel_into_the_linux_binarys_bytes() 
     let Some(wine) = common::windows_exe::WinXtask::new() else {
         return;
     };
-    let cache = Cache::new(repo_root().join("target/xtask/cache"));
-    let options = Options {
-        progress: false,
-        timeout: Duration::from_secs(60),
-        ..Options::default()
-    };
-    let fetched = download::fetch_all(&cache, &[CT2.request(), MSVC_RUNTIME.request()], &options)
-        .unwrap_or_else(|e| panic!("downloading the wheels: {e}"));
+    let fetched = fetch(&[CT2.request(), MSVC_RUNTIME.request()]);
     let work = tempfile::tempdir().unwrap();
     let wheel = work.path().join(CT2.file_name());
     fs::copy(&fetched[0].path, &wheel).unwrap();

@@ -63,6 +63,11 @@ fn release(scratch: &Scratch, out: &Path, pythons: &str) -> Run {
 }
 
 fn release_with(scratch: &Scratch, out: &Path, pythons: &str, extra: &[&str]) -> Run {
+    scratch.run(&release_args(out.to_str().unwrap(), pythons, extra))
+}
+
+/// `release` of the cpu linux-x86_64 builds for `pythons` into `out`.
+fn release_args<'a>(out: &'a str, pythons: &'a str, extra: &[&'a str]) -> Vec<&'a str> {
     let mut args = vec![
         "release",
         "--variants",
@@ -72,10 +77,10 @@ fn release_with(scratch: &Scratch, out: &Path, pythons: &str, extra: &[&str]) ->
         "--pythons",
         pythons,
         "--out",
-        out.to_str().unwrap(),
+        out,
     ];
     args.extend(extra);
-    scratch.run(&args)
+    args
 }
 
 fn verify(scratch: &Scratch, out: &Path) -> Run {
@@ -365,18 +370,8 @@ fn the_windows_binary_releases_the_same_bytes_and_verifies_them() {
     let linux = scratch.path().join("target/dist/linux");
     assert_eq!(release(&scratch, &linux, "3.12").code, 0);
     let windows = scratch.path().join("target/dist/windows");
-    let args = [
-        "release",
-        "--variants",
-        "cpu",
-        "--platforms",
-        "linux-x86_64",
-        "--pythons",
-        "3.12",
-        "--out",
-        &win(&windows),
-    ];
-    let run = wine.run(scratch.path(), &args, &[]);
+    let out = win(&windows);
+    let run = wine.run(scratch.path(), &release_args(&out, "3.12", &[]), &[]);
     assert_eq!(run.code, 0, "{}", run.stderr);
     let files = common::wheel::files_below(&linux);
     assert_eq!(common::wheel::files_below(&windows), files);

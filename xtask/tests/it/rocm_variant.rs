@@ -147,9 +147,15 @@ fn serve(s: &StandIn, without_libs: bool) -> Server {
 fn build(scratch: &Scratch, server: &Server, extra: &[&str], env: &[(&str, &str)]) -> Run {
     let mirror = format!("{}/", server.base());
     let cache = scratch.path().join("cache");
+    let args = build_args(cache.to_str().unwrap(), &mirror, extra);
+    common::xtask_with_env(scratch.path(), &args, env, &["ROCM_SDK_TARGET_FAMILY"])
+}
+
+/// `build` of the rocm variant for Windows and Python 3.12 from `mirror`, into `cache`.
+fn build_args<'a>(cache: &'a str, mirror: &'a str, extra: &[&'a str]) -> Vec<&'a str> {
     let mut args = vec![
         "--cache-dir",
-        cache.to_str().unwrap(),
+        cache,
         "build",
         "--variant",
         "rocm",
@@ -158,10 +164,10 @@ fn build(scratch: &Scratch, server: &Server, extra: &[&str], env: &[(&str, &str)
         "--python",
         "3.12",
         "--mirror",
-        &mirror,
+        mirror,
     ];
     args.extend_from_slice(extra);
-    common::xtask_with_env(scratch.path(), &args, env, &["ROCM_SDK_TARGET_FAMILY"])
+    args
 }
 
 /// The wheel's DLL folders, as CTranslate2's `__init__.py` adds them, below `site`.
@@ -570,24 +576,8 @@ fn the_windows_binary_under_wine_builds_the_same_bytes_as_the_linux_binary() {
 
     let mirror = format!("{}/", server.base());
     let cache = win(&windows.path().join("cache"));
-    let run = wine.run(
-        windows.path(),
-        &[
-            "--cache-dir",
-            &cache,
-            "build",
-            "--variant",
-            "rocm",
-            "--platform",
-            "windows-x86_64",
-            "--python",
-            "3.12",
-            "--mirror",
-            &mirror,
-            "--allow-unpinned",
-        ],
-        &[],
-    );
+    let args = build_args(&cache, &mirror, &["--allow-unpinned"]);
+    let run = wine.run(windows.path(), &args, &[]);
     assert_eq!(run.code, 1, "{}", run.stderr);
     assert!(run.stderr.contains("] bundle — done"), "{}", run.stderr);
     assert!(
