@@ -1,0 +1,469 @@
+//! Unpacking downloaded archives (`.crate`, `.tar.gz`, `.tgz`, `.zip`, `.whl`) safely: nothing
+//! lands outside the destination, links stay inside it, devices and FIFOs are refused, and the
+//! bytes and entries written are capped. The tree is built in a temporary folder next to the
+//! destination and renamed into place only when every entry was accepted, so a bad archive
+//! leaves the destination as it was.
+
+mod tar_gz;
+mod tree;
+mod zip_file;
+
+use tree::{Node, Tree};
+
+use std::collections::HashMap;
+use std::ffi::OsString;
+use std::fmt;
+use std::fs::{self, File};
+use std::io::{self, BufReader};
+use std::path::{Path, PathBuf};
+
+use flate2::read::GzDecoder;
+
+/// Caps on what one archive may write.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Limits {
+    /// Bytes of file data actually written, over all entries.
+    pub max_bytes: u64,
+    pub max_entries: u64,
+    /// Bytes written per byte of archive: the real inputs unpack to under 10× their size;
+    /// a bomb (e.g. zip entries sharing one deflate stream) to 1,000× and more.
+    pub max_ratio: u64,
+    /// What any archive may unpack to, whatever its ratio (small archives of text).
+    pub ratio_floor: u64,
+    /// The longest path (characters, the destination folder included) an entry may get:
+    /// on Windows with long paths off, MAX_PATH's (see `longpaths`); else none.
+    pub longest_path: Option<usize>,
+    /// Names that differ only in case are one file (Windows): the second is refused rather
+    /// than silently overwriting the first.
+    pub case_insensitive: bool,
+}
+
+impl Default for Limits {
+    fn default() -> Limits {
+        Limits {
+            max_bytes: 16 << 30,
+            max_entries: 1_000_000,
+            max_ratio: 100,
+            ratio_floor: 64 << 20,
+            longest_path: (crate::longpaths::enabled() == Some(false))
+                .then_some(crate::longpaths::LONGEST),
+            case_insensitive: cfg!(windows),
+        }
+    }
+}
+
+impl Limits {
+    /// The byte cap for an archive of `archive_size` bytes: the absolute cap, lowered to
+    /// `max_ratio` times the archive's size (but never below `ratio_floor`).
+    pub fn for_archive(&self, archive_size: u64) -> Limits {
+        let by_ratio = archive_size
+            .saturating_mul(self.max_ratio)
+            .max(self.ratio_floor);
+        Limits {
+            max_bytes: self.max_bytes.min(by_ratio),
+            ..*self
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    /// A gzip-compressed tar: `.crate`, `.tar.gz`, `.tgz`.
+    TarGz,
+    /// `.zip` and wheels (`.whl`).
+    Zip,
+}
+
+impl Format {
+    pub fn from_name(file_name: &str) -> Option<Format> {
+        let name = file_name.to_ascii_lowercase();
+        if [".crate", ".tar.gz", ".tgz"]
+            .iter()
+            .any(|e| name.ends_with(e))
+        {
+            Some(Format::TarGz)
+        } else if [".zip", ".whl"].iter().any(|e| name.ends_with(e)) {
+            Some(Format::Zip)
+        } else {
+            None
+        }
+    }
+}
+
+impl fmt::Display for Format {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Format::TarGz => "gzip-compressed tar",
+            Format::Zip => "zip archive",
+        })
+    }
+}
+
+/// What an unpack wrote: regular files (hard links included) and their bytes.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Unpacked {
+    pub files: u64,
+    pub bytes: u64,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum UnpackError {
+    #[error("cannot open {}: {source}", archive.display())]
+    Open { archive: PathBuf, source: io::Error },
+    /// Truncated, corrupt, or not the format it was taken for.
+    #[error("cannot read {} as a {format}: {source}", archive.display())]
+    Read {
+        archive: PathBuf,
+        format: Format,
+        source: io::Error,
+    },
+    #[error("refusing entry `{entry}` in {}: {reason}", archive.display())]
+    Refused {
+        archive: PathBuf,
+        entry: String,
+        reason: Refusal,
+    },
+    #[error(
+        "{} unpacks to more than the limit of {limit} bytes (stopped at entry `{entry}`): the \
+         limit is 100 times the archive's size (at least 64 MiB, at most 16 GiB), which real \
+         inputs stay far below; a larger ratio is an archive bomb",
+        archive.display()
+    )]
+    TooLarge {
+        archive: PathBuf,
+        entry: String,
+        limit: u64,
+    },
+    #[error("{} has more than the limit of {limit} entries", archive.display())]
+    TooManyEntries { archive: PathBuf, limit: u64 },
+    #[error("{} has no folder `{subdir}`; its top-level entries: {top}", archive.display())]
+    NoSubdir {
+        archive: PathBuf,
+        subdir: String,
+        top: String,
+    },
+    #[error(
+        "cannot unpack folder `{subdir}` of {}: it is not a plain relative path",
+        archive.display()
+    )]
+    BadSubdir { archive: PathBuf, subdir: String },
+    #[error("cannot write {} while unpacking {}: {source}", path.display(), archive.display())]
+    Write {
+        archive: PathBuf,
+        path: PathBuf,
+        source: io::Error,
+    },
+}
+
+/// Why an entry was refused.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Refusal {
+    Absolute,
+    Escapes,
+    NotUtf8,
+    LinkAbsolute {
+        target: String,
+    },
+    LinkEscapes {
+        target: String,
+    },
+    HardlinkMissing {
+        target: String,
+    },
+    UnderSymlink {
+        link: String,
+    },
+    Clash {
+        path: String,
+    },
+    ReplacesRoot,
+    Unsupported {
+        kind: String,
+    },
+    WindowsName {
+        part: String,
+    },
+    /// Windows drops a trailing dot or space: `a.` and `a ` are `a` there.
+    TrailingDotOrSpace {
+        part: String,
+    },
+    /// Another entry has the same name but for case (one file on Windows).
+    CaseClash {
+        other: String,
+    },
+    /// Its path would be longer than Windows allows with long paths off.
+    TooLong {
+        path: String,
+        length: usize,
+    },
+}
+
+impl fmt::Display for Refusal {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Refusal::Absolute => write!(f, "it is an absolute path"),
+            Refusal::Escapes => write!(f, "it points outside the archive"),
+            Refusal::NotUtf8 => write!(f, "its name or link target is not valid UTF-8"),
+            Refusal::LinkAbsolute { target } => {
+                write!(f, "it links to the absolute path `{target}`")
+            }
+            Refusal::LinkEscapes { target } => {
+                write!(
+                    f,
+                    "it links to `{target}`, which is outside the unpacked tree"
+                )
+            }
+            Refusal::HardlinkMissing { target } => write!(
+                f,
+                "it is a hard link to `{target}`, which is not a file unpacked before it"
+            ),
+            Refusal::UnderSymlink { link } => {
+                write!(f, "it would be written through the symbolic link `{link}`")
+            }
+            Refusal::Clash { path } => write!(
+                f,
+                "it clashes with `{path}`, unpacked before it as another kind of entry"
+            ),
+            Refusal::ReplacesRoot => {
+                write!(f, "it would replace the top folder of the unpacked tree")
+            }
+            Refusal::WindowsName { part } => write!(
+                f,
+                "`{}` is a drive prefix, an NTFS stream or a device name on Windows",
+                part.escape_debug()
+            ),
+            Refusal::TrailingDotOrSpace { part } => write!(
+                f,
+                "`{}` ends with a dot or a space, which Windows drops (it would be another name there)",
+                part.escape_debug()
+            ),
+            Refusal::CaseClash { other } => write!(
+                f,
+                "it differs only in case from `{other}`, unpacked before it: on Windows both are one file"
+            ),
+            Refusal::TooLong { path, length } => {
+                write!(f, "{}", crate::longpaths::advice(*length, path))
+            }
+            Refusal::Unsupported { kind } => write!(
+                f,
+                "it is a {kind}; only files, folders and links are unpacked"
+            ),
+        }
+    }
+}
+
+/// A downloaded input, stored under another name (its sha256) in the cache: unpacked as
+/// its original `file_name` says, with the default limits. `input` names it in errors.
+pub fn unpack_input(
+    input: &str,
+    archive: &Path,
+    file_name: &str,
+    subdir: Option<&str>,
+    dest: &Path,
+) -> anyhow::Result<Unpacked> {
+    let format = Format::from_name(file_name)
+        .ok_or_else(|| anyhow::anyhow!("input `{input}`: cannot tell how to unpack {file_name}"))?;
+    Ok(unpack(archive, format, subdir, dest, &Limits::default())?)
+}
+
+/// The longest entry name of `archive` (below `subdir`, without it), reading only names; for
+/// projecting paths before anything is unpacked (`longpaths`).
+pub fn longest_member(
+    archive: &Path,
+    format: Format,
+    subdir: Option<&str>,
+) -> io::Result<Option<String>> {
+    let file = BufReader::new(File::open(archive)?);
+    let names: Vec<String> = match format {
+        Format::TarGz => {
+            let mut tar = tar::Archive::new(GzDecoder::new(file));
+            let mut names = Vec::new();
+            for entry in tar.entries()? {
+                names.push(entry?.path()?.to_string_lossy().into_owned());
+            }
+            names
+        }
+        Format::Zip => {
+            let zip = zip::ZipArchive::new(file).map_err(io::Error::other)?;
+            (0..zip.len())
+                .filter_map(|i| {
+                    zip.name_for_index(i)
+                        .and_then(Result::ok)
+                        .map(|n| n.into_owned())
+                })
+                .collect()
+        }
+    };
+    let prefix = subdir.map(|s| format!("{}/", s.trim_end_matches('/')));
+    Ok(names
+        .iter()
+        .filter_map(|n| match &prefix {
+            Some(p) => n.strip_prefix(p.as_str()),
+            None => Some(n.as_str()),
+        })
+        .map(|n| n.trim_start_matches("./").trim_end_matches('/'))
+        .max_by_key(|n| n.chars().count())
+        .map(str::to_string))
+}
+
+/// Unpacks `archive` into `dest` (only its folder `subdir`, when given), replacing whatever
+/// `dest` was, or leaving it untouched when anything fails.
+pub fn unpack(
+    archive: &Path,
+    format: Format,
+    subdir: Option<&str>,
+    dest: &Path,
+    limits: &Limits,
+) -> Result<Unpacked, UnpackError> {
+    let write_error = |path: &Path, source| UnpackError::Write {
+        archive: archive.to_path_buf(),
+        path: path.to_path_buf(),
+        source,
+    };
+    let subdir = match subdir {
+        Some(s) => match components(s) {
+            Ok(parts) if !parts.is_empty() => Some(parts),
+            _ => {
+                return Err(UnpackError::BadSubdir {
+                    archive: archive.to_path_buf(),
+                    subdir: s.to_string(),
+                });
+            }
+        },
+        None => None,
+    };
+    let Some(dest_name) = dest.file_name() else {
+        let source = io::Error::new(io::ErrorKind::InvalidInput, "it has no final name");
+        return Err(write_error(dest, source));
+    };
+    let parent = match dest.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    fs::create_dir_all(parent).map_err(|e| write_error(parent, e))?;
+    let mut prefix = OsString::from(".");
+    prefix.push(dest_name);
+    prefix.push(".unpack-");
+    let file = File::open(archive).map_err(|source| UnpackError::Open {
+        archive: archive.to_path_buf(),
+        source,
+    })?;
+    let archive_size = file.metadata().map_or(0, |m| m.len());
+    let limits = &limits.for_archive(archive_size);
+    let staging = tempfile::Builder::new()
+        .prefix(&prefix)
+        .tempdir_in(parent)
+        .map_err(|e| write_error(parent, e))?;
+
+    let mut tree = Tree {
+        archive,
+        format,
+        root: staging.path(),
+        subdir_name: subdir.as_ref().map(|c| c.join("/")),
+        subdir,
+        limits,
+        nodes: HashMap::new(),
+        folded: HashMap::new(),
+        dest_length: crate::paths::shown(dest).chars().count(),
+        dest,
+        symlinks: Vec::new(),
+        dir_modes: Vec::new(),
+        entries: 0,
+        unpacked: Unpacked::default(),
+        subdir_found: false,
+        top_level: Vec::new(),
+        more_top_level: false,
+        buffer: vec![0; 64 * 1024],
+    };
+    match format {
+        Format::TarGz => tar_gz::unpack(file, &mut tree)?,
+        Format::Zip => zip_file::unpack(file, &mut tree)?,
+    }
+    let unpacked = tree.finish()?;
+
+    crate::fsx::replace(staging.path(), dest).map_err(|e| write_error(dest, e))?;
+    // Moved away already: nothing is left for the guard to delete.
+    let _ = staging.keep();
+    Ok(unpacked)
+}
+
+/// `bytes` as a name or link target of entry `entry` (itself when `None`).
+fn utf8(bytes: Vec<u8>, tree: &Tree, entry: Option<&str>) -> Result<String, UnpackError> {
+    String::from_utf8(bytes).map_err(|e| {
+        let shown = String::from_utf8_lossy(e.as_bytes());
+        tree.refuse(entry.unwrap_or(&shown), Refusal::NotUtf8)
+    })
+}
+
+const S_IFMT: u32 = 0o170_000;
+const S_IFREG: u32 = 0o100_000;
+const S_IFDIR: u32 = 0o040_000;
+const S_IFLNK: u32 = 0o120_000;
+
+/// The parts of an entry name, split at `/` and `\` (so a Windows host is safe too), without
+/// empty and `.` parts. Absolute names and `..` are refused.
+fn components(name: &str) -> Result<Vec<String>, Refusal> {
+    if is_absolute(name) {
+        return Err(Refusal::Absolute);
+    }
+    let mut parts = Vec::new();
+    for part in name.split(['/', '\\']) {
+        match part {
+            "" | "." => {}
+            ".." => return Err(Refusal::Escapes),
+            // Refused on every host: on Windows `C:x` names another drive, `a:b` an NTFS
+            // stream and `NUL` a device, whatever folder they are joined to.
+            part if part.contains([':', '\0']) || crate::safe_path::is_device_name(part) => {
+                return Err(Refusal::WindowsName {
+                    part: part.to_string(),
+                });
+            }
+            part if part.ends_with(['.', ' ']) => {
+                return Err(Refusal::TrailingDotOrSpace {
+                    part: part.to_string(),
+                });
+            }
+            part => parts.push(part.to_string()),
+        }
+    }
+    Ok(parts)
+}
+
+/// `/x`, `\x`, and drive paths `C:\x`, `C:x`.
+fn is_absolute(path: &str) -> bool {
+    let bytes = path.as_bytes();
+    path.starts_with(['/', '\\'])
+        || (bytes.len() >= 2 && bytes[0].is_ascii_alphabetic() && bytes[1] == b':')
+}
+
+/// Where a symlink in folder `from` pointing at `target` ends up, following the symlinks
+/// among `nodes`; `None` when it leaves the root (or loops).
+fn resolve(nodes: &HashMap<String, Node>, from: &[String], target: &str) -> Option<Vec<String>> {
+    let mut at = from.to_vec();
+    // The parts still to walk, the next one last.
+    let mut pending: Vec<String> = target.split(['/', '\\']).rev().map(String::from).collect();
+    let mut hops = 0;
+    while let Some(part) = pending.pop() {
+        match part.as_str() {
+            "" | "." => {}
+            ".." => {
+                at.pop()?;
+            }
+            _ => {
+                at.push(part);
+                if let Some(Node::Symlink(next)) = nodes.get(&at.join("/")) {
+                    hops += 1;
+                    if hops > 40 || is_absolute(next) {
+                        return None;
+                    }
+                    at.pop();
+                    pending.extend(next.split(['/', '\\']).rev().map(String::from));
+                }
+            }
+        }
+    }
+    Some(at)
+}
+
+#[cfg(test)]
+mod tests;

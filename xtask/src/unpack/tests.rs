@@ -1,0 +1,726 @@
+//! The unpacker against hand-made archives: layouts, links, hostile names, bombs, limits.
+
+use super::*;
+
+use flate2::Compression;
+use flate2::write::GzEncoder;
+use std::io::Write;
+use tar::{EntryType, Header};
+use tempfile::TempDir;
+use zip::write::SimpleFileOptions;
+use zip::{ZipArchive, ZipWriter};
+
+/// One tar member, written with raw header fields so that bad names get through.
+enum Member<'a> {
+    Regular(&'a str, u32, &'a [u8]),
+    Dir(&'a str),
+    Symlink(&'a str, &'a str),
+    Hardlink(&'a str, &'a str),
+    Char(&'a str),
+    /// `pax_global_header`, as `git archive` and GitHub tarballs start.
+    PaxGlobal(&'a [u8]),
+}
+use Member::*;
+
+fn header(kind: EntryType, name: &str, link: &str, mode: u32, size: u64) -> Header {
+    let mut header = Header::new_gnu();
+    let old = header.as_old_mut();
+    old.name[..name.len()].copy_from_slice(name.as_bytes());
+    old.linkname[..link.len()].copy_from_slice(link.as_bytes());
+    header.set_entry_type(kind);
+    header.set_mode(mode);
+    header.set_size(size);
+    header.set_mtime(0);
+    header.set_cksum();
+    header
+}
+
+fn tar_bytes(members: &[Member]) -> Vec<u8> {
+    let mut builder = tar::Builder::new(GzEncoder::new(Vec::new(), Compression::fast()));
+    for member in members {
+        let (h, data): (Header, &[u8]) = match *member {
+            Regular(name, mode, data) => (
+                header(EntryType::Regular, name, "", mode, data.len() as u64),
+                data,
+            ),
+            Dir(name) => (header(EntryType::Directory, name, "", 0o755, 0), &[]),
+            Symlink(name, to) => (header(EntryType::Symlink, name, to, 0o777, 0), &[]),
+            Hardlink(name, to) => (header(EntryType::Link, name, to, 0o644, 0), &[]),
+            Char(name) => (header(EntryType::Char, name, "", 0o644, 0), &[]),
+            PaxGlobal(data) => (
+                header(
+                    EntryType::XGlobalHeader,
+                    "pax_global_header",
+                    "",
+                    0o644,
+                    data.len() as u64,
+                ),
+                data,
+            ),
+        };
+        builder.append(&h, data).unwrap();
+    }
+    builder.into_inner().unwrap().finish().unwrap()
+}
+
+fn tar_gz(dir: &TempDir, members: &[Member]) -> PathBuf {
+    let path = dir.path().join("in.tar.gz");
+    fs::write(&path, tar_bytes(members)).unwrap();
+    path
+}
+
+fn zip_file(dir: &TempDir, name: &str, build: impl FnOnce(&mut ZipWriter<File>)) -> PathBuf {
+    let path = dir.path().join(name);
+    let mut writer = ZipWriter::new(File::create(&path).unwrap());
+    build(&mut writer);
+    writer.finish().unwrap();
+    path
+}
+
+fn zip_entry(writer: &mut ZipWriter<File>, name: &str, mode: u32, data: &[u8]) {
+    let options = SimpleFileOptions::default().unix_permissions(mode);
+    writer.start_file(name, options).unwrap();
+    writer.write_all(data).unwrap();
+}
+
+fn leftovers(dir: &Path) -> Vec<String> {
+    fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.contains(".unpack-"))
+        .collect()
+}
+
+/// Unpacks into a fresh `out`, expecting an error, nothing at `out` and nothing left over.
+fn refused(dir: &TempDir, archive: &Path, format: Format, limits: &Limits) -> UnpackError {
+    let out = dir.path().join("out");
+    let err = unpack(archive, format, None, &out, limits).unwrap_err();
+    assert!(!out.exists(), "{} should not exist", out.display());
+    assert_eq!(leftovers(dir.path()), Vec::<String>::new());
+    err
+}
+
+fn reason(err: &UnpackError) -> &Refusal {
+    match err {
+        UnpackError::Refused { reason, .. } => reason,
+        other => panic!("expected a refusal, got: {other}"),
+    }
+}
+
+#[cfg(unix)]
+fn mode(path: &Path) -> u32 {
+    use std::os::unix::fs::PermissionsExt;
+    fs::metadata(path).unwrap().permissions().mode() & 0o777
+}
+
+#[test]
+fn format_follows_the_file_name() {
+    assert_eq!(Format::from_name("ct2rs-0.9.17.crate"), Some(Format::TarGz));
+    assert_eq!(Format::from_name("x-1.0.tar.gz"), Some(Format::TarGz));
+    assert_eq!(Format::from_name("X.TGZ"), Some(Format::TarGz));
+    assert_eq!(Format::from_name("a.zip"), Some(Format::Zip));
+    assert_eq!(
+        Format::from_name("ctranslate2-4.6.0-cp312-none-any.whl"),
+        Some(Format::Zip)
+    );
+    assert_eq!(Format::from_name("a.tar.xz"), None);
+    assert_eq!(Limits::default().max_bytes, 16 * 1024 * 1024 * 1024);
+}
+
+#[test]
+fn tar_gz_unpacks_nested_folders_exec_bits_and_inner_symlinks() {
+    let dir = TempDir::new().unwrap();
+    let archive = tar_gz(
+        &dir,
+        &[
+            PaxGlobal(b"52 comment=0123456789abcdef0123456789abcdef01234567\n"),
+            Dir("pkg/"),
+            Regular("pkg/README", 0o644, b"hello"),
+            Regular("pkg/bin/run.sh", 0o755, b"#!/bin/sh\n"),
+            Symlink("pkg/bin/readme", "../README"),
+            Regular("./pkg/deep/er/x.txt", 0o600, b"x"),
+        ],
+    );
+    let out = dir.path().join("not/yet/there/out");
+    let done = unpack(&archive, Format::TarGz, None, &out, &Limits::default()).unwrap();
+    assert_eq!(
+        done,
+        Unpacked {
+            files: 3,
+            // Windows: and the 5 bytes of the link's copy
+            bytes: if cfg!(unix) { 16 } else { 21 }
+        }
+    );
+    assert_eq!(fs::read(out.join("pkg/README")).unwrap(), b"hello");
+    assert_eq!(fs::read(out.join("pkg/deep/er/x.txt")).unwrap(), b"x");
+    assert_eq!(fs::read(out.join("pkg/bin/readme")).unwrap(), b"hello");
+    #[cfg(unix)] // Windows: a copy (see Tree::copy_symlinks)
+    assert_eq!(
+        fs::read_link(out.join("pkg/bin/readme")).unwrap(),
+        Path::new("../README")
+    );
+    #[cfg(unix)]
+    {
+        assert_eq!(mode(&out.join("pkg/bin/run.sh")), 0o755);
+        assert_eq!(mode(&out.join("pkg/README")), 0o644);
+        assert_eq!(mode(&out), 0o755);
+    }
+    assert_eq!(
+        leftovers(&dir.path().join("not/yet/there")),
+        Vec::<String>::new()
+    );
+}
+
+#[test]
+fn wheel_unpacks_with_exec_bits_and_folders() {
+    let dir = TempDir::new().unwrap();
+    let archive = zip_file(&dir, "a-1.0-py3-none-any.whl", |w| {
+        w.add_directory("a/", SimpleFileOptions::default()).unwrap();
+        zip_entry(w, "a/__init__.py", 0o644, b"");
+        zip_entry(w, "a/bin/tool", 0o755, b"\x7fELF");
+        zip_entry(w, "a-1.0.dist-info/RECORD", 0o644, b"a/__init__.py,,\n");
+    });
+    let out = dir.path().join("out");
+    let done = unpack(&archive, Format::Zip, None, &out, &Limits::default()).unwrap();
+    assert_eq!(done.files, 3);
+    assert_eq!(fs::read(out.join("a/bin/tool")).unwrap(), b"\x7fELF");
+    #[cfg(unix)]
+    assert_eq!(mode(&out.join("a/bin/tool")), 0o755);
+}
+
+#[test]
+fn subdir_becomes_the_destination() {
+    let dir = TempDir::new().unwrap();
+    let archive = tar_gz(
+        &dir,
+        &[
+            Regular("ct2rs-0.9.17/Cargo.toml", 0o644, b"[package]"),
+            Regular(
+                "ct2rs-0.9.17/CTranslate2/CMakeLists.txt",
+                0o644,
+                b"project()",
+            ),
+            Regular("ct2rs-0.9.17/CTranslate2/src/a.cc", 0o644, b"int a;"),
+            Hardlink(
+                "ct2rs-0.9.17/CTranslate2/src/b.cc",
+                "ct2rs-0.9.17/CTranslate2/src/a.cc",
+            ),
+        ],
+    );
+    let out = dir.path().join("out");
+    let subdir = Some("ct2rs-0.9.17/CTranslate2/");
+    let done = unpack(&archive, Format::TarGz, subdir, &out, &Limits::default()).unwrap();
+    assert_eq!(
+        done,
+        Unpacked {
+            files: 3,
+            bytes: 15
+        }
+    );
+    assert_eq!(fs::read(out.join("CMakeLists.txt")).unwrap(), b"project()");
+    assert_eq!(fs::read(out.join("src/b.cc")).unwrap(), b"int a;");
+    assert!(!out.join("Cargo.toml").exists());
+}
+
+#[test]
+fn missing_subdir_lists_the_top_level_entries() {
+    let dir = TempDir::new().unwrap();
+    let archive = tar_gz(
+        &dir,
+        &[
+            Regular("ct2rs-0.9.17/Cargo.toml", 0o644, b""),
+            Regular("README", 0o644, b""),
+        ],
+    );
+    let out = dir.path().join("out");
+    let err = unpack(
+        &archive,
+        Format::TarGz,
+        Some("ct2rs-0.9.17/CTranslate2"),
+        &out,
+        &Limits::default(),
+    )
+    .unwrap_err();
+    assert!(matches!(err, UnpackError::NoSubdir { .. }), "{err}");
+    let message = err.to_string();
+    assert!(
+        message.contains("no folder `ct2rs-0.9.17/CTranslate2`"),
+        "{message}"
+    );
+    assert!(message.contains("`ct2rs-0.9.17`, `README`"), "{message}");
+    assert!(!out.exists());
+    assert_eq!(leftovers(dir.path()), Vec::<String>::new());
+    let err = unpack(
+        &archive,
+        Format::TarGz,
+        Some("../x"),
+        &out,
+        &Limits::default(),
+    )
+    .unwrap_err();
+    assert!(matches!(err, UnpackError::BadSubdir { .. }), "{err}");
+}
+
+#[test]
+fn parent_components_in_a_tar_are_refused() {
+    let dir = TempDir::new().unwrap();
+    let archive = tar_gz(
+        &dir,
+        &[
+            Regular("pkg/ok", 0o644, b"ok"),
+            Regular("pkg/../../evil", 0o644, b"x"),
+        ],
+    );
+    let err = refused(&dir, &archive, Format::TarGz, &Limits::default());
+    assert_eq!(reason(&err), &Refusal::Escapes);
+    assert!(!dir.path().join("evil").exists());
+    let message = err.to_string();
+    assert!(
+        message.starts_with("refusing entry `pkg/../../evil` in "),
+        "{message}"
+    );
+    assert!(
+        message.ends_with("in.tar.gz: it points outside the archive"),
+        "{message}"
+    );
+}
+
+#[test]
+fn parent_components_in_a_wheel_are_refused() {
+    let dir = TempDir::new().unwrap();
+    let archive = zip_file(&dir, "a.whl", |w| {
+        zip_entry(w, "a/__init__.py", 0o644, b"");
+        zip_entry(w, "../evil", 0o644, b"x");
+    });
+    let err = refused(&dir, &archive, Format::Zip, &Limits::default());
+    assert_eq!(reason(&err), &Refusal::Escapes);
+    assert!(
+        err.to_string().contains("refusing entry `../evil` in "),
+        "{err}"
+    );
+    let backslash = zip_file(&dir, "b.whl", |w| {
+        zip_entry(w, "a\\..\\..\\evil", 0o644, b"")
+    });
+    let err = refused(&dir, &backslash, Format::Zip, &Limits::default());
+    assert_eq!(reason(&err), &Refusal::Escapes);
+}
+
+#[test]
+fn absolute_paths_are_refused() {
+    let dir = TempDir::new().unwrap();
+    let archive = tar_gz(&dir, &[Regular("/tmp/evil", 0o644, b"x")]);
+    let err = refused(&dir, &archive, Format::TarGz, &Limits::default());
+    assert_eq!(reason(&err), &Refusal::Absolute);
+    for name in ["C:\\evil", "\\evil", "c:/evil"] {
+        let archive = zip_file(&dir, "a.zip", |w| zip_entry(w, name, 0o644, b"x"));
+        let err = refused(&dir, &archive, Format::Zip, &Limits::default());
+        assert_eq!(reason(&err), &Refusal::Absolute, "{name}");
+    }
+}
+
+#[test]
+fn symlinks_leaving_the_tree_are_refused() {
+    let dir = TempDir::new().unwrap();
+    let cases: [(&[Member], Refusal); 3] = [
+        (
+            &[Symlink("pkg/link", "../../outside")],
+            Refusal::LinkEscapes {
+                target: "../../outside".into(),
+            },
+        ),
+        (
+            &[Symlink("pkg/link", "/etc/passwd")],
+            Refusal::LinkAbsolute {
+                target: "/etc/passwd".into(),
+            },
+        ),
+        // Each link stays inside on its own; followed through `up`, the second leaves.
+        (
+            &[Symlink("a/b/t", "up/.."), Symlink("a/b/up", "../..")],
+            Refusal::LinkEscapes {
+                target: "up/..".into(),
+            },
+        ),
+    ];
+    for (members, expected) in cases {
+        let archive = tar_gz(&dir, members);
+        let err = refused(&dir, &archive, Format::TarGz, &Limits::default());
+        assert_eq!(reason(&err), &expected);
+    }
+}
+
+#[test]
+fn writing_through_a_symlink_is_refused() {
+    let dir = TempDir::new().unwrap();
+    let archive = tar_gz(
+        &dir,
+        &[
+            Dir("pkg/real/"),
+            Symlink("pkg/alias", "real"),
+            Regular("pkg/alias/x", 0o644, b"x"),
+        ],
+    );
+    let err = refused(&dir, &archive, Format::TarGz, &Limits::default());
+    assert_eq!(
+        reason(&err),
+        &Refusal::UnderSymlink {
+            link: "pkg/alias".into()
+        }
+    );
+}
+
+#[test]
+fn zip_symlinks_leaving_the_tree_are_refused() {
+    let dir = TempDir::new().unwrap();
+    let archive = zip_file(&dir, "a.whl", |w| {
+        w.add_symlink("a/link", "../../outside", SimpleFileOptions::default())
+            .unwrap();
+    });
+    let err = refused(&dir, &archive, Format::Zip, &Limits::default());
+    assert_eq!(
+        reason(&err),
+        &Refusal::LinkEscapes {
+            target: "../../outside".into()
+        }
+    );
+}
+
+#[test]
+fn hardlinks_outside_or_ahead_are_refused() {
+    let dir = TempDir::new().unwrap();
+    let cases: [(&[Member], Refusal); 3] = [
+        (
+            &[Hardlink("pkg/link", "../outside")],
+            Refusal::LinkEscapes {
+                target: "../outside".into(),
+            },
+        ),
+        (
+            &[Hardlink("pkg/link", "/etc/passwd")],
+            Refusal::LinkAbsolute {
+                target: "/etc/passwd".into(),
+            },
+        ),
+        (
+            &[
+                Hardlink("pkg/link", "pkg/later"),
+                Regular("pkg/later", 0o644, b"x"),
+            ],
+            Refusal::HardlinkMissing {
+                target: "pkg/later".into(),
+            },
+        ),
+    ];
+    for (members, expected) in cases {
+        let archive = tar_gz(&dir, members);
+        let err = refused(&dir, &archive, Format::TarGz, &Limits::default());
+        assert_eq!(reason(&err), &expected);
+    }
+}
+
+#[test]
+fn device_entries_are_refused() {
+    let dir = TempDir::new().unwrap();
+    let archive = tar_gz(&dir, &[Regular("pkg/ok", 0o644, b"ok"), Char("pkg/null")]);
+    let err = refused(&dir, &archive, Format::TarGz, &Limits::default());
+    assert_eq!(
+        reason(&err),
+        &Refusal::Unsupported {
+            kind: "character device".into()
+        }
+    );
+}
+
+#[test]
+fn zip_bomb_stops_at_the_byte_limit() {
+    let dir = TempDir::new().unwrap();
+    let zeros = vec![0u8; 1 << 20];
+    let archive = zip_file(&dir, "bomb.zip", |w| {
+        for i in 0..10 {
+            zip_entry(w, &format!("zeros{i}"), 0o644, &zeros);
+        }
+    });
+    assert!(fs::metadata(&archive).unwrap().len() < 100_000);
+    let limits = Limits {
+        max_bytes: 1 << 20,
+        ..Limits::default()
+    };
+    let err = refused(&dir, &archive, Format::Zip, &limits);
+    assert!(
+        matches!(
+            err,
+            UnpackError::TooLarge {
+                limit: 1_048_576,
+                ..
+            }
+        ),
+        "{err}"
+    );
+    assert!(
+        err.to_string().contains("stopped at entry `zeros1`"),
+        "{err}"
+    );
+}
+
+/// Issue 18 item 8: a small zip whose entries declare far more than it could hold (as
+/// entries sharing one deflate stream do) fails before anything is written.
+#[test]
+fn a_small_zip_declaring_a_huge_unpacked_size_fails_before_writing() {
+    let dir = TempDir::new().unwrap();
+    let one = zip_file(&dir, "one.zip", |w| {
+        let options =
+            SimpleFileOptions::default().compression_method(zip::CompressionMethod::Deflated);
+        w.start_file("zeros", options).unwrap();
+        w.write_all(&vec![0u8; 1 << 20]).unwrap();
+    });
+    let archive = zip_file(&dir, "bomb.zip", |w| {
+        let mut source = ZipArchive::new(File::open(&one).unwrap()).unwrap();
+        for i in 0..241 {
+            let entry = source.by_index_raw(0).unwrap();
+            w.raw_copy_file_rename(entry, format!("zeros{i}")).unwrap();
+        }
+    });
+    let size = fs::metadata(&archive).unwrap().len();
+    assert!(size < 1 << 20, "{size}");
+    let err = refused(&dir, &archive, Format::Zip, &Limits::default());
+    let UnpackError::TooLarge { limit, .. } = err else {
+        panic!("{err}");
+    };
+    assert_eq!(limit, 64 << 20, "the ratio cap, not 16 GiB");
+}
+
+/// Issue 18 item 8: a tar stream past the ratio stops there.
+#[test]
+fn a_tar_past_the_ratio_stops() {
+    let dir = TempDir::new().unwrap();
+    let zeros = vec![0u8; 1 << 20];
+    let archive = tar_gz(&dir, &[Regular("pkg/zeros", 0o644, &zeros)]);
+    let limits = Limits {
+        max_ratio: 10,
+        ratio_floor: 0,
+        ..Limits::default()
+    };
+    let err = refused(&dir, &archive, Format::TarGz, &limits);
+    assert!(matches!(err, UnpackError::TooLarge { .. }), "{err}");
+}
+
+/// Issue 18 item 13: names that are safe on Linux but not on Windows are refused on
+/// every host.
+#[test]
+fn drive_prefixes_streams_and_device_names_are_refused_everywhere() {
+    for name in [
+        "pkg/C:evil",
+        "pkg/a.txt:stream",
+        "pkg/NUL",
+        "pkg/com1.txt",
+        "C:evil",
+    ] {
+        let dir = TempDir::new().unwrap();
+        let archive = tar_gz(&dir, &[Regular(name, 0o644, b"x")]);
+        let err = refused(&dir, &archive, Format::TarGz, &Limits::default());
+        assert!(
+            matches!(
+                reason(&err),
+                Refusal::WindowsName { .. } | Refusal::Absolute
+            ),
+            "{name}: {err}"
+        );
+        let archive = zip_file(&dir, "w.zip", |w| zip_entry(w, name, 0o644, b"x"));
+        let err = refused(&dir, &archive, Format::Zip, &Limits::default());
+        assert!(
+            matches!(
+                reason(&err),
+                Refusal::WindowsName { .. } | Refusal::Absolute
+            ),
+            "{name}: {err}"
+        );
+    }
+}
+
+/// Issue 26: what a Windows file system makes of names. Trailing dots and spaces are
+/// refused everywhere (Windows drops them); names that differ only in case, and paths
+/// past MAX_PATH while long paths are off, where the limits say so (on Windows by
+/// default, here by asking).
+#[test]
+fn windows_file_system_limits_are_refused_with_the_entry_named() {
+    for name in ["pkg/a.", "pkg/a ", "pkg/dir./x", "pkg/..."] {
+        let dir = TempDir::new().unwrap();
+        let archive = tar_gz(&dir, &[Regular(name, 0o644, b"x")]);
+        let err = refused(&dir, &archive, Format::TarGz, &Limits::default());
+        assert!(
+            matches!(reason(&err), Refusal::TrailingDotOrSpace { .. }),
+            "{name}: {err}"
+        );
+    }
+    let windows = Limits {
+        case_insensitive: true,
+        longest_path: Some(crate::longpaths::LONGEST),
+        ..Limits::default()
+    };
+    let dir = TempDir::new().unwrap();
+    let case = tar_gz(
+        &dir,
+        &[
+            Regular("pkg/README", 0o644, b"a"),
+            Regular("pkg/readme", 0o644, b"b"),
+        ],
+    );
+    let err = refused(&dir, &case, Format::TarGz, &windows);
+    assert!(
+        matches!(reason(&err), Refusal::CaseClash { other } if other == "pkg/README"),
+        "{err}"
+    );
+    assert!(err.to_string().contains("pkg/readme"), "{err}");
+    // Linux keeps both (its file system tells them apart; Windows' cannot).
+    #[cfg(unix)]
+    {
+        let linux = Limits {
+            case_insensitive: false,
+            ..Limits::default()
+        };
+        unpack(&case, Format::TarGz, None, &dir.path().join("ok"), &linux).unwrap();
+    }
+
+    let out = dir.path().join("out");
+    let room = crate::longpaths::LONGEST - crate::paths::shown(&out).chars().count() - 1;
+    let fits = format!("pkg/{}", "d".repeat(room - 4));
+    let too_long = format!("pkg/{}", "d".repeat(room - 3));
+    // A zip: a tar header's name holds only 100 bytes.
+    let archive = zip_file(&dir, "fits.zip", |w| zip_entry(w, &fits, 0o644, b"x"));
+    unpack(&archive, Format::Zip, None, &out, &windows).unwrap();
+    fs::remove_dir_all(&out).unwrap();
+    let archive = zip_file(&dir, "long.zip", |w| zip_entry(w, &too_long, 0o644, b"x"));
+    let err = refused(&dir, &archive, Format::Zip, &windows);
+    let text = err.to_string();
+    assert!(
+        matches!(reason(&err), Refusal::TooLong { length, .. } if *length == crate::longpaths::LONGEST + 1),
+        "{text}"
+    );
+    assert!(
+        text.contains("LongPathsEnabled /t REG_DWORD /d 1"),
+        "{text}"
+    );
+}
+
+#[test]
+fn tar_over_the_byte_limit_is_refused() {
+    let dir = TempDir::new().unwrap();
+    let half = vec![0u8; 600 * 1024];
+    let archive = tar_gz(
+        &dir,
+        &[Regular("a", 0o644, &half), Regular("b", 0o644, &half)],
+    );
+    let limits = Limits {
+        max_bytes: 1 << 20,
+        ..Limits::default()
+    };
+    let err = refused(&dir, &archive, Format::TarGz, &limits);
+    assert!(
+        matches!(err, UnpackError::TooLarge { ref entry, .. } if entry == "b"),
+        "{err}"
+    );
+}
+
+#[test]
+fn tar_header_claiming_more_than_it_holds_stops_at_the_limit() {
+    let dir = TempDir::new().unwrap();
+    let mut builder = tar::Builder::new(GzEncoder::new(Vec::new(), Compression::fast()));
+    let h = header(EntryType::Regular, "huge", "", 0o644, 1 << 40);
+    builder.append(&h, &vec![0u8; 2 << 20][..]).unwrap();
+    let bytes = builder.into_inner().unwrap().finish().unwrap();
+    let archive = dir.path().join("liar.tgz");
+    fs::write(&archive, bytes).unwrap();
+    let limits = Limits {
+        max_bytes: 1 << 20,
+        ..Limits::default()
+    };
+    let err = refused(&dir, &archive, Format::TarGz, &limits);
+    assert!(matches!(err, UnpackError::TooLarge { .. }), "{err}");
+    // Under a larger limit the missing data shows as a damaged archive instead.
+    let err = refused(&dir, &archive, Format::TarGz, &Limits::default());
+    assert!(matches!(err, UnpackError::Read { .. }), "{err}");
+}
+
+#[test]
+fn too_many_entries_are_refused() {
+    let dir = TempDir::new().unwrap();
+    let limits = Limits {
+        max_entries: 2,
+        ..Limits::default()
+    };
+    let members = [
+        Regular("a", 0o644, b""),
+        Regular("b", 0o644, b""),
+        Regular("c", 0o644, b""),
+    ];
+    let archive = tar_gz(&dir, &members);
+    let err = refused(&dir, &archive, Format::TarGz, &limits);
+    assert!(
+        matches!(err, UnpackError::TooManyEntries { limit: 2, .. }),
+        "{err}"
+    );
+    let archive = zip_file(&dir, "a.zip", |w| {
+        for name in ["a", "b", "c"] {
+            zip_entry(w, name, 0o644, b"");
+        }
+    });
+    let err = refused(&dir, &archive, Format::Zip, &limits);
+    assert!(matches!(err, UnpackError::TooManyEntries { .. }), "{err}");
+}
+
+#[test]
+fn truncated_or_garbage_archives_are_read_errors() {
+    let dir = TempDir::new().unwrap();
+    let data: Vec<u8> = (0..200_000u32).map(|i| (i * 7919 % 251) as u8).collect();
+    let whole = tar_bytes(&[
+        Regular("pkg/data", 0o644, &data),
+        Regular("pkg/z", 0o644, b"z"),
+    ]);
+    let archive = dir.path().join("cut.crate");
+    for cut in [whole.len() / 2, whole.len() - 4] {
+        fs::write(&archive, &whole[..cut]).unwrap();
+        let err = refused(&dir, &archive, Format::TarGz, &Limits::default());
+        assert!(
+            matches!(err, UnpackError::Read { .. }),
+            "cut at {cut}: {err}"
+        );
+        assert!(err.to_string().contains("cut.crate"), "{err}");
+    }
+    fs::write(&archive, b"not a gzip at all").unwrap();
+    let err = refused(&dir, &archive, Format::TarGz, &Limits::default());
+    assert!(matches!(err, UnpackError::Read { .. }), "{err}");
+    let zip = dir.path().join("garbage.whl");
+    fs::write(&zip, &whole[..1000]).unwrap();
+    let err = refused(&dir, &zip, Format::Zip, &Limits::default());
+    assert!(matches!(err, UnpackError::Read { .. }), "{err}");
+    let missing = dir.path().join("missing.zip");
+    let err = refused(&dir, &missing, Format::Zip, &Limits::default());
+    assert!(matches!(err, UnpackError::Open { .. }), "{err}");
+}
+
+#[test]
+fn existing_destination_survives_a_bad_archive_and_is_replaced_by_a_good_one() {
+    let dir = TempDir::new().unwrap();
+    let out = dir.path().join("out");
+    fs::create_dir_all(out.join("old")).unwrap();
+    fs::write(out.join("old/file"), b"old").unwrap();
+
+    let bad = tar_gz(
+        &dir,
+        &[
+            Regular("new", 0o644, b"new"),
+            Regular("../evil", 0o644, b"x"),
+        ],
+    );
+    let err = unpack(&bad, Format::TarGz, None, &out, &Limits::default()).unwrap_err();
+    assert_eq!(reason(&err), &Refusal::Escapes);
+    assert_eq!(fs::read(out.join("old/file")).unwrap(), b"old");
+    assert!(!out.join("new").exists());
+    assert_eq!(leftovers(dir.path()), Vec::<String>::new());
+
+    let good = tar_gz(&dir, &[Regular("new", 0o644, b"new")]);
+    unpack(&good, Format::TarGz, None, &out, &Limits::default()).unwrap();
+    assert_eq!(fs::read(out.join("new")).unwrap(), b"new");
+    assert!(!out.join("old").exists());
+    assert_eq!(leftovers(dir.path()), Vec::<String>::new());
+}
