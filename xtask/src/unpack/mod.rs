@@ -1,9 +1,10 @@
-//! Unpacking downloaded archives (`.crate`, `.tar.gz`, `.tgz`, `.zip`, `.whl`) safely: nothing
+//! Unpacking downloaded archives (`.crate`, `.tar.gz`, `.tgz`, `.zip`, `.whl`, `.7z`) safely: nothing
 //! lands outside the destination, links stay inside it, devices and FIFOs are refused, and the
 //! bytes and entries written are capped. The tree is built in a temporary folder next to the
 //! destination and renamed into place only when every entry was accepted, so a bad archive
 //! leaves the destination as it was.
 
+mod sevenz;
 mod tar_gz;
 mod tree;
 mod zip_file;
@@ -72,6 +73,8 @@ pub enum Format {
     TarGz,
     /// `.zip` and wheels (`.whl`).
     Zip,
+    /// `.7z` (LZMA, LZMA2, BCJ; never encrypted).
+    SevenZ,
 }
 
 impl Format {
@@ -84,6 +87,8 @@ impl Format {
             Some(Format::TarGz)
         } else if [".zip", ".whl"].iter().any(|e| name.ends_with(e)) {
             Some(Format::Zip)
+        } else if name.ends_with(".7z") {
+            Some(Format::SevenZ)
         } else {
             None
         }
@@ -95,6 +100,7 @@ impl fmt::Display for Format {
         f.write_str(match self {
             Format::TarGz => "gzip-compressed tar",
             Format::Zip => "zip archive",
+            Format::SevenZ => "7z archive",
         })
     }
 }
@@ -273,10 +279,10 @@ pub fn longest_member(
     format: Format,
     subdir: Option<&str>,
 ) -> io::Result<Option<String>> {
-    let file = BufReader::new(File::open(archive)?);
+    let file = File::open(archive)?;
     let names: Vec<String> = match format {
         Format::TarGz => {
-            let mut tar = tar::Archive::new(GzDecoder::new(file));
+            let mut tar = tar::Archive::new(GzDecoder::new(BufReader::new(file)));
             let mut names = Vec::new();
             for entry in tar.entries()? {
                 names.push(entry?.path()?.to_string_lossy().into_owned());
@@ -284,7 +290,7 @@ pub fn longest_member(
             names
         }
         Format::Zip => {
-            let zip = zip::ZipArchive::new(file).map_err(io::Error::other)?;
+            let zip = zip::ZipArchive::new(BufReader::new(file)).map_err(io::Error::other)?;
             (0..zip.len())
                 .filter_map(|i| {
                     zip.name_for_index(i)
@@ -293,9 +299,15 @@ pub fn longest_member(
                 })
                 .collect()
         }
+        Format::SevenZ => sevenz::names(file)?,
     };
+    Ok(longest(names, subdir))
+}
+
+/// The longest of `names` below `subdir` (without it).
+fn longest(names: Vec<String>, subdir: Option<&str>) -> Option<String> {
     let prefix = subdir.map(|s| format!("{}/", s.trim_end_matches('/')));
-    Ok(names
+    names
         .iter()
         .filter_map(|n| match &prefix {
             Some(p) => n.strip_prefix(p.as_str()),
@@ -303,7 +315,7 @@ pub fn longest_member(
         })
         .map(|n| n.trim_start_matches("./").trim_end_matches('/'))
         .max_by_key(|n| n.chars().count())
-        .map(str::to_string))
+        .map(str::to_string)
 }
 
 /// Unpacks `archive` into `dest` (only its folder `subdir`, when given), replacing whatever
@@ -378,6 +390,7 @@ pub fn unpack(
     match format {
         Format::TarGz => tar_gz::unpack(file, &mut tree)?,
         Format::Zip => zip_file::unpack(file, &mut tree)?,
+        Format::SevenZ => sevenz::unpack(file, &mut tree)?,
     }
     let unpacked = tree.finish()?;
 

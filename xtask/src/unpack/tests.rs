@@ -724,3 +724,219 @@ fn existing_destination_survives_a_bad_archive_and_is_replaced_by_a_good_one() {
     assert!(!out.join("old").exists());
     assert_eq!(leftovers(dir.path()), Vec::<String>::new());
 }
+
+/// One `.7z` entry for [`seven_z`]: a file, a folder, or a file with raw attributes.
+enum Seven<'a> {
+    File(&'a str, &'a [u8]),
+    Folder(&'a str),
+    /// A file whose Windows attributes are given (links: a reparse point, or p7zip's Unix
+    /// mode in the high 16 bits with flag 0x8000).
+    Attributes(&'a str, u32, &'a [u8]),
+}
+
+/// A `.7z` written as the real release assets are (BCJ x86 filter, then LZMA2), or
+/// encrypted with AES-256 when `password` is given.
+fn seven_z(dir: &TempDir, name: &str, entries: &[Seven], password: Option<&str>) -> PathBuf {
+    use sevenz_rust2::encoder_options::AesEncoderOptions;
+    use sevenz_rust2::{ArchiveEntry, ArchiveWriter, EncoderMethod, Password};
+    let path = dir.path().join(name);
+    let mut writer = ArchiveWriter::create(&path).unwrap();
+    let mut methods = vec![
+        EncoderMethod::BCJ_X86_FILTER.into(),
+        EncoderMethod::LZMA2.into(),
+    ];
+    if let Some(p) = password {
+        methods.push(AesEncoderOptions::new(Password::new(p)).into());
+    }
+    writer.set_content_methods(methods);
+    for entry in entries {
+        match entry {
+            Seven::File(name, data) => {
+                writer
+                    .push_archive_entry(ArchiveEntry::new_file(name), Some(*data))
+                    .unwrap();
+            }
+            Seven::Folder(name) => {
+                writer
+                    .push_archive_entry::<&[u8]>(ArchiveEntry::new_directory(name), None)
+                    .unwrap();
+            }
+            Seven::Attributes(name, attributes, data) => {
+                let mut e = ArchiveEntry::new_file(name);
+                e.has_windows_attributes = true;
+                e.windows_attributes = *attributes;
+                writer.push_archive_entry(e, Some(*data)).unwrap();
+            }
+        }
+    }
+    writer.finish().unwrap();
+    path
+}
+
+#[test]
+fn seven_z_unpacks_folders_and_files_below_the_subdir_asked_for() {
+    let dir = TempDir::new().unwrap();
+    let archive = seven_z(
+        &dir,
+        "rocblas.7z",
+        &[
+            Seven::Folder("rocm gfx1010 for hip sdk 6.2.4"),
+            Seven::File("rocm gfx1010 for hip sdk 6.2.4/rocblas.dll", b"MZ rocblas"),
+            Seven::Folder("rocm gfx1010 for hip sdk 6.2.4/library"),
+            Seven::File(
+                "rocm gfx1010 for hip sdk 6.2.4/library/TensileLibrary_lazy_gfx1010.dat",
+                b"kernels",
+            ),
+            Seven::File("README.txt", b"outside the subdir"),
+        ],
+        None,
+    );
+    assert_eq!(Format::from_name("x.7z"), Some(Format::SevenZ));
+    let out = dir.path().join("out");
+    let done = unpack(
+        &archive,
+        Format::SevenZ,
+        Some("rocm gfx1010 for hip sdk 6.2.4"),
+        &out,
+        &Limits::default(),
+    )
+    .unwrap();
+    assert_eq!(
+        done,
+        Unpacked {
+            files: 2,
+            bytes: 17
+        }
+    );
+    assert_eq!(fs::read(out.join("rocblas.dll")).unwrap(), b"MZ rocblas");
+    assert_eq!(
+        fs::read(out.join("library/TensileLibrary_lazy_gfx1010.dat")).unwrap(),
+        b"kernels"
+    );
+    assert!(!out.join("README.txt").exists());
+    assert_eq!(
+        longest_member(
+            &archive,
+            Format::SevenZ,
+            Some("rocm gfx1010 for hip sdk 6.2.4")
+        )
+        .unwrap()
+        .as_deref(),
+        Some("library/TensileLibrary_lazy_gfx1010.dat")
+    );
+    // A subdir the archive does not have names what it has.
+    let err = unpack(
+        &archive,
+        Format::SevenZ,
+        Some("rocblas"),
+        &dir.path().join("o2"),
+        &Limits::default(),
+    )
+    .unwrap_err();
+    assert!(matches!(err, UnpackError::NoSubdir { .. }), "{err}");
+    assert!(
+        err.to_string().contains("`rocm gfx1010 for hip sdk 6.2.4`"),
+        "{err}"
+    );
+}
+
+/// Issue 28: hostile `.7z` archives are refused as zip and tar ones are, writing nothing
+/// outside the destination and leaving no staging folder.
+#[test]
+fn hostile_seven_z_archives_are_refused_and_write_nothing() {
+    const LINK_MODE: u32 = (0o120_777 << 16) | 0x8000;
+    const REPARSE_POINT: u32 = 0x400;
+    let cases: Vec<(&str, Vec<Seven>, &str)> = vec![
+        (
+            "traversal",
+            vec![Seven::File("a/../../evil.txt", b"x")],
+            "outside the archive",
+        ),
+        (
+            "backslashes",
+            vec![Seven::File("..\\..\\evil.txt", b"x")],
+            "outside the archive",
+        ),
+        (
+            "absolute",
+            vec![Seven::File("/tmp/evil.txt", b"x")],
+            "absolute path",
+        ),
+        (
+            "drive",
+            vec![Seven::File("C:\\evil.txt", b"x")],
+            "absolute path",
+        ),
+        ("device", vec![Seven::File("lib/CON", b"x")], "device name"),
+        (
+            "unix link",
+            vec![Seven::Attributes("lib/link", LINK_MODE, b"/etc/passwd")],
+            "link",
+        ),
+        (
+            "reparse point",
+            vec![Seven::Attributes("lib/junction", REPARSE_POINT, b"")],
+            "link",
+        ),
+    ];
+    for (label, entries, said) in cases {
+        let dir = TempDir::new().unwrap();
+        let archive = seven_z(&dir, "h.7z", &entries, None);
+        let err = refused(&dir, &archive, Format::SevenZ, &Limits::default());
+        assert!(err.to_string().contains(said), "{label}: {err}");
+        assert!(!dir.path().join("evil.txt").exists(), "{label}");
+    }
+
+    // A bomb: 65 MiB of zeros (past the 64 MiB floor) in a few KiB, refused from the sizes
+    // the header declares, before anything is decompressed.
+    let dir = TempDir::new().unwrap();
+    let zeros = vec![0u8; 65 << 20];
+    let bomb = seven_z(&dir, "bomb.7z", &[Seven::File("zeros.bin", &zeros)], None);
+    assert!(fs::metadata(&bomb).unwrap().len() < 1 << 20);
+    let err = refused(&dir, &bomb, Format::SevenZ, &Limits::default());
+    assert!(
+        matches!(err, UnpackError::TooLarge { ref entry, .. } if entry == "zeros.bin"),
+        "{err}"
+    );
+
+    // Truncated: the header (at the end) is gone.
+    let dir = TempDir::new().unwrap();
+    let whole = seven_z(
+        &dir,
+        "whole.7z",
+        &[Seven::File("a.txt", &[7u8; 50_000])],
+        None,
+    );
+    let bytes = fs::read(&whole).unwrap();
+    let cut = dir.path().join("cut.7z");
+    fs::write(&cut, &bytes[..bytes.len() / 2]).unwrap();
+    fs::remove_file(&whole).unwrap();
+    let err = refused(&dir, &cut, Format::SevenZ, &Limits::default());
+    assert!(matches!(err, UnpackError::Read { .. }), "{err}");
+    assert!(err.to_string().contains("as a 7z archive"), "{err}");
+
+    // Damaged data: one byte of the compressed stream changed (the CRC catches it).
+    let dir = TempDir::new().unwrap();
+    let good = seven_z(
+        &dir,
+        "good.7z",
+        &[Seven::File("a.txt", &[7u8; 50_000])],
+        None,
+    );
+    let mut bytes = fs::read(&good).unwrap();
+    bytes[40] ^= 0xff;
+    fs::write(&good, &bytes).unwrap();
+    let err = refused(&dir, &good, Format::SevenZ, &Limits::default());
+    assert!(matches!(err, UnpackError::Read { .. }), "{err}");
+
+    // Encrypted.
+    let dir = TempDir::new().unwrap();
+    let secret = seven_z(
+        &dir,
+        "secret.7z",
+        &[Seven::File("a.txt", b"hidden")],
+        Some("pw"),
+    );
+    let err = refused(&dir, &secret, Format::SevenZ, &Limits::default());
+    assert!(err.to_string().contains("it is encrypted"), "{err}");
+}
