@@ -188,7 +188,11 @@ impl Scratch {
     /// long root).
     pub fn under(name: &str) -> Scratch {
         let dir = tempfile::tempdir().unwrap();
-        let root = dir.path().join(name);
+        // `join("")` would add a trailing separator.
+        let root = match name {
+            "" => dir.path().to_path_buf(),
+            _ => dir.path().join(name),
+        };
         for sub in ["variants", "patches", "wheels"] {
             copy_tree(&repo_root().join(sub), &root.join(sub));
         }
