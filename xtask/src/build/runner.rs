@@ -76,6 +76,7 @@ impl Handler for Runner {
                 archive,
                 subdir,
                 dest,
+                expect,
             } => {
                 let planned = plan.inputs.iter().find(|i| &i.name == input);
                 if let Some(i) = planned {
@@ -94,7 +95,8 @@ impl Handler for Runner {
                     unpacked.files,
                     crate::units::human_size(unpacked.bytes)
                 );
-                Ok(())
+                let url = planned.map_or("", |i| i.url.as_str());
+                unpack::check_expected(file_name, url, subdir.as_deref(), Path::new(dest), expect)
             }
             Action::Patch { patches, tree, .. } => {
                 let root = Path::new(&plan.root);

@@ -206,6 +206,7 @@ fn deepest_unpacked(plan: &crate::plan::Plan) -> Option<(String, usize)> {
             subdir,
             dest,
             input,
+            ..
         } = &step.action
         else {
             continue;

@@ -120,6 +120,9 @@ pub enum Action {
         archive: String,
         subdir: Option<String>,
         dest: String,
+        /// What `dest` must hold once unpacked (the input's `expect`).
+        #[serde(skip_serializing_if = "Vec::is_empty")]
+        expect: Vec<String>,
     },
     Clone {
         url: String,

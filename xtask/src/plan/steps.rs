@@ -352,6 +352,7 @@ fn unpack_step(layout: &Layout, r: &Remote) -> Step {
             archive: layout.cached(r),
             subdir: r.subdir.clone(),
             dest: dest.clone(),
+            expect: r.expect.clone(),
         },
         format!("Unpack {} safely into place", r.file_name()),
     )
@@ -444,6 +445,7 @@ fn from_source(
                             archive: given.clone(),
                             subdir: None,
                             dest: dest.clone(),
+                            expect: Vec::new(),
                         },
                         "Copy the local CTranslate2 tree so that patches never touch it",
                     )

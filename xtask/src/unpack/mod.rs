@@ -272,6 +272,43 @@ pub fn unpack_input(
     Ok(unpack(archive, format, subdir, dest, &Limits::default())?)
 }
 
+/// The paths an unpacked input must hold (`expect`, a trailing `/` for a folder) are in
+/// `dest`; else an error naming the archive, its URL and what it was expected to hold.
+pub fn check_expected(
+    file_name: &str,
+    url: &str,
+    subdir: Option<&str>,
+    dest: &Path,
+    expect: &[String],
+) -> anyhow::Result<()> {
+    let missing: Vec<&String> = expect
+        .iter()
+        .filter(|e| {
+            let path = crate::paths::join_slashed(dest, e);
+            if e.ends_with('/') {
+                !path.is_dir()
+            } else {
+                !path.is_file()
+            }
+        })
+        .collect();
+    if missing.is_empty() {
+        return Ok(());
+    }
+    let inside = subdir.map_or("at its top".to_string(), |s| format!("in its folder `{s}`"));
+    anyhow::bail!(
+        "{file_name} ({url}) does not hold what the variant expects {inside}: {} missing \
+         (expected: {}). Its layout differs from the one the variant was written for: list it \
+         (7z l / unzip -l) and set the input's `subdir` and `expect` to match",
+        missing
+            .iter()
+            .map(|m| format!("`{m}`"))
+            .collect::<Vec<_>>()
+            .join(", "),
+        expect.join(", ")
+    )
+}
+
 /// The longest entry name of `archive` (below `subdir`, without it), reading only names; for
 /// projecting paths before anything is unpacked (`longpaths`).
 pub fn longest_member(

@@ -114,6 +114,9 @@ pub struct InputSpec {
     pub size: Option<u64>,
     /// The folder inside the unpacked archive that is used.
     pub subdir: Option<Loc<String>>,
+    /// Paths the used folder must hold (`rocblas.dll`, `library/`): an archive whose layout
+    /// changed is then named when it is unpacked, rather than found wanting later.
+    pub expect: Option<Vec<Loc<String>>>,
     /// The Python package and version that the file is, for the provenance report.
     pub package: Option<String>,
     /// The folder of the unpacked wheel that mirrors an installed SDK's root (e.g.

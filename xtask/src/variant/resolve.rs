@@ -103,6 +103,8 @@ pub struct Remote {
     pub sha256: Option<String>,
     pub size: Option<u64>,
     pub subdir: Option<String>,
+    /// Paths the unpacked input must hold (a trailing `/`: a folder).
+    pub expect: Vec<String>,
     pub package: Option<String>,
     pub sdk_folder: Option<String>,
     pub pin_source: Option<String>,
@@ -640,6 +642,19 @@ fn remote(files: &Files, name: &str, spec_loc: &Loc<InputSpec>) -> Result<Remote
         sha256: spec.sha256.as_ref().map(|s| s.value.clone()),
         size: spec.size,
         subdir: path(&spec.subdir, "subdir")?,
+        expect: spec
+            .expect
+            .iter()
+            .flatten()
+            .map(|e| {
+                checked(
+                    files,
+                    e,
+                    &format!("input `{name}`: expect"),
+                    safe_path::check_nonempty,
+                )
+            })
+            .collect::<Result<_, _>>()?,
         package: spec.package.clone(),
         sdk_folder: path(&spec.sdk_folder, "sdk-folder")?,
         pin_source: spec.pin_source.clone(),
@@ -716,6 +731,7 @@ fn archive_input(files: &Files, spec: &SourceSpec, name: &str) -> Result<Remote,
         sha256: spec.sha256.clone(),
         size: spec.size,
         subdir: spec.subdir.clone(),
+        expect: None,
         package: None,
         sdk_folder: None,
         pin_source: spec.pin_source.clone(),
