@@ -71,7 +71,8 @@ fn from_action(plan: &Plan, action: &BundleAction, found: &Folders) -> Result<Sp
                     .map(|sdk| sdk_name(sdk, found.sdk_version.as_deref())),
                 true,
             ),
-            _ => (None, true),
+            // An input: the package its variant table names (a wheel's dist-info otherwise).
+            _ => (s.package.clone(), true),
         };
         search.push(Search {
             dir,
@@ -92,6 +93,7 @@ fn from_action(plan: &Plan, action: &BundleAction, found: &Folders) -> Result<Sp
             glob: pattern,
             dest: d.dest.clone(),
             filter_gpu_targets: d.filter == Some(DataFilter::GpuTargets),
+            package: d.package.clone(),
         });
     }
     Ok(Spec {
@@ -101,7 +103,7 @@ fn from_action(plan: &Plan, action: &BundleAction, found: &Folders) -> Result<Sp
         manylinux_newer_ok: false,
         roots: action.roots.clone(),
         force: action.force.clone(),
-        assume_present: Vec::new(),
+        assume_present: action.assume_present.clone(),
         search,
         data,
         gpu_targets: action.gpu_targets.clone(),

@@ -87,6 +87,8 @@ pub struct Data {
     pub glob: String,
     pub dest: String,
     pub filter_gpu_targets: bool,
+    /// Who provides the files, for the report; found from a `*.dist-info` when not given.
+    pub package: Option<String>,
 }
 
 /// What a run produced.
@@ -513,8 +515,9 @@ fn data_files(spec: &Spec) -> Result<(Vec<Placed>, BTreeMap<String, u64>)> {
         for (target, bytes) in selection.kernel_bytes {
             *kernel_bytes.entry(target).or_default() += bytes;
         }
-        let package =
-            package_of(&d.base, 4).unwrap_or_else(|| folder_label("data", n + 1, &d.base));
+        let package = d.package.clone().unwrap_or_else(|| {
+            package_of(&d.base, 4).unwrap_or_else(|| folder_label("data", n + 1, &d.base))
+        });
         for file in selection.files {
             let (sub, name) = file
                 .relative

@@ -148,6 +148,7 @@ fn wheel_spec(args: &BundleArgs) -> Result<bundle_run::Spec> {
             glob: pattern.to_string(),
             dest: dest.to_string(),
             filter_gpu_targets: args.gpu_targets.is_some(),
+            package: None,
         });
     }
     let outputs = if args.outputs.is_empty() {

@@ -236,6 +236,9 @@ pub struct BundleAction {
     pub manylinux: Option<String>,
     pub roots: Vec<String>,
     pub force: Vec<String>,
+    /// Provided by the user's machine, never bundled (globs of file names).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub assume_present: Vec<String>,
     pub search: Vec<SearchLocation>,
     pub data: Vec<DataFiles>,
     pub gpu_targets: Vec<String>,
@@ -274,6 +277,9 @@ pub struct DataFiles {
     pub filter: Option<crate::variant::DataFilter>,
     /// The folder `glob` is relative to (`None` for `sdk` and `toolchain`, as above).
     pub base: Option<String>,
+    /// The input's `package`, for the report (when the files come from an input).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub package: Option<String>,
 }
 
 /// Builds the plan for a resolved variant.

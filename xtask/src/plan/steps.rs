@@ -866,6 +866,7 @@ fn finish(layout: &Layout, v: &Resolved, wheel: &WheelIn) -> Vec<Step> {
         manylinux: v.bundle.manylinux.clone(),
         roots: v.bundle.roots.clone(),
         force: v.bundle.force.clone(),
+        assume_present: v.bundle.assume_present.clone(),
         search: v
             .bundle
             .search
@@ -895,12 +896,19 @@ fn finish(layout: &Layout, v: &Resolved, wheel: &WheelIn) -> Vec<Step> {
                     Some((base, glob)) => (Some(base), glob),
                     None => (None, d.glob.clone()),
                 };
+                let package = match &d.from {
+                    LibrarySource::Input(name) => {
+                        v.inputs.get(name).and_then(|r| r.package.clone())
+                    }
+                    _ => None,
+                };
                 DataFiles {
                     from: from_name(&d.from),
                     glob,
                     dest: d.dest.clone(),
                     filter: d.filter,
                     base,
+                    package,
                 }
             })
             .collect(),

@@ -940,3 +940,47 @@ fn hostile_seven_z_archives_are_refused_and_write_nothing() {
     let err = refused(&dir, &secret, Format::SevenZ, &Limits::default());
     assert!(err.to_string().contains("it is encrypted"), "{err}");
 }
+
+/// Issue 28: an archive whose layout is not the one the variant was written for is named with
+/// its URL and what was missing, whether the wrapper folder (`subdir`) or a file in it is.
+#[test]
+fn an_unexpected_layout_names_the_archive_and_what_was_expected() {
+    let dir = TempDir::new().unwrap();
+    let flat = seven_z(&dir, "flat.7z", &[Seven::File("rocblas.dll", b"MZ")], None);
+    let err = unpack(
+        &flat,
+        Format::SevenZ,
+        Some("rocm gfx1010"),
+        &dir.path().join("o"),
+        &Limits::default(),
+    )
+    .unwrap_err();
+    let text = err.to_string();
+    assert!(
+        text.contains("flat.7z has no folder `rocm gfx1010`"),
+        "{text}"
+    );
+    assert!(text.contains("`rocblas.dll`"), "what it has: {text}");
+
+    let out = dir.path().join("out");
+    unpack(&flat, Format::SevenZ, None, &out, &Limits::default()).unwrap();
+    let expect = ["rocblas.dll".to_string(), "library/".to_string()];
+    let err = check_expected(
+        "flat.7z",
+        "https://example/flat.7z",
+        Some("x"),
+        &out,
+        &expect,
+    )
+    .unwrap_err()
+    .to_string();
+    for needle in [
+        "flat.7z (https://example/flat.7z) does not hold what the variant expects in its folder `x`",
+        "`library/` missing",
+        "expected: rocblas.dll, library/",
+    ] {
+        assert!(err.contains(needle), "`{needle}` in {err}");
+    }
+    fs::create_dir(out.join("library")).unwrap();
+    check_expected("flat.7z", "u", None, &out, &expect).unwrap();
+}

@@ -205,6 +205,9 @@ pub struct BundleSpec {
     pub roots: Option<Vec<String>>,
     /// Libraries loaded at run time (no import table shows them), as globs of file names.
     pub force: Option<Vec<String>>,
+    /// Libraries the user's machine provides (globs of file names), never bundled: e.g. the
+    /// HIP runtime the display driver installs.
+    pub assume_present: Option<Vec<String>>,
     /// Where imports are looked for, in order.
     pub search: Option<Vec<SearchSpec>>,
     /// Data folders copied along, such as rocBLAS's Tensile `library/`.
@@ -321,7 +324,7 @@ overlay_fields!(VerifySpec {
     merge: [compute_types]
 });
 overlay_fields!(BundleSpec {
-    replace: [policy, roots, force, search, data, outputs],
+    replace: [policy, roots, force, assume_present, search, data, outputs],
     merge: []
 });
 

@@ -163,6 +163,8 @@ pub struct Bundle {
     pub manylinux: Option<String>,
     pub roots: Vec<String>,
     pub force: Vec<String>,
+    /// Provided by the user's machine (the driver's HIP runtime): never bundled.
+    pub assume_present: Vec<String>,
     pub search: Vec<Search>,
     pub data: Vec<Data>,
     pub outputs: Vec<Output>,
@@ -1023,6 +1025,7 @@ fn bundle(
         manylinux: None,
         roots: spec.roots.unwrap_or_default(),
         force: spec.force.unwrap_or_default(),
+        assume_present: spec.assume_present.unwrap_or_default(),
         search: spec
             .search
             .unwrap_or_default()

@@ -1,8 +1,11 @@
 //! The `rocm-gfx1010` Windows bundle, through the variant's own bundle step, on a stand-in
-//! for what a build leaves and for HIP SDK 6.2: real PE DLLs (mingw-w64) with the HIP 6
-//! names and import graph, rocBLAS kernels for several targets, Intel OpenMP from the
+//! for what a build leaves and for a stock HIP SDK 6.2: real PE DLLs (mingw-w64) with the
+//! HIP 6 names and import graph, the SDK's rocBLAS with kernels for other targets only (as
+//! 6.2 ships), the community rocBLAS for gfx1010 as a `.7z` written by 7-Zip
+//! (common/gfx1010.rs) and unpacked by the unpack step's code, Intel OpenMP from the
 //! `intel-openmp` wheel's folder. The fat wheel is then loaded by wine from the package
-//! folder alone, as CTranslate2's `__init__.py` adds it.
+//! folder alone, as CTranslate2's `__init__.py` adds it, with the HIP runtime in System32 as
+//! the display driver installs it.
 
 use crate::common;
 
@@ -85,7 +88,32 @@ fn the_hip_6_2_closure_with_gfx1010_kernels_only_is_bundled_and_loads_under_wine
         &work.join("deps/msvc-runtime/msvc_runtime-14.51.36231.data/data/Scripts"),
     );
 
-    // HIP SDK 6.2 as installed: everything in bin\, kernels in bin\rocblas\library.
+    // The community rocBLAS, unpacked as the variant's unpack step does (same code, same
+    // input definition: subdir and expect from variants/rocm-gfx1010.toml).
+    let Some(asset) = common::gfx1010::community_7z(dir.path(), &built.join("rocblas.dll")) else {
+        return;
+    };
+    let community = work.join("deps/rocblas-gfx1010");
+    xtask::unpack::unpack_input(
+        "rocblas-gfx1010",
+        &asset,
+        common::gfx1010::ASSET,
+        Some(common::gfx1010::SUBDIR),
+        &community,
+    )
+    .unwrap();
+    xtask::unpack::check_expected(
+        common::gfx1010::ASSET,
+        "https://github.com/…",
+        Some(common::gfx1010::SUBDIR),
+        &community,
+        &["rocblas.dll".to_string(), "library/".to_string()],
+    )
+    .unwrap();
+
+    // HIP SDK 6.2 as installed: everything in bin\, kernels in bin\rocblas\library, but
+    // none for gfx1010 (the stock SDK's rocBLAS), and a rocblas.dll other than the
+    // community one.
     let sdk = dir.path().join("AMD/ROCm/6.2");
     for name in [
         "amdhip64_6.dll",
@@ -96,16 +124,17 @@ fn the_hip_6_2_closure_with_gfx1010_kernels_only_is_bundled_and_loads_under_wine
     ] {
         place(&built, name, &sdk.join("bin"));
     }
+    let mut stock = fs::read(sdk.join("bin/rocblas.dll")).unwrap();
+    stock.extend_from_slice(b"stock HIP SDK 6.2 rocBLAS");
+    fs::write(sdk.join("bin/rocblas.dll"), &stock).unwrap();
     let library = sdk.join("bin/rocblas/library");
     fs::create_dir_all(&library).unwrap();
     for name in [
-        "TensileLibrary_lazy_gfx1010.dat",
-        "Kernels.so-000-gfx1010-xnack-.hsaco",
         "TensileLibrary_lazy_gfx1030.dat",
         "TensileLibrary_lazy_gfx1100.dat",
         "TensileManifest.txt",
     ] {
-        fs::write(library.join(name), name.repeat(100)).unwrap();
+        fs::write(library.join(name), format!("stock {name}")).unwrap();
     }
 
     let run = scratch.run(&[
@@ -130,16 +159,37 @@ fn the_hip_6_2_closure_with_gfx1010_kernels_only_is_bundled_and_loads_under_wine
         "ctranslate2/ctranslate2.dll",
         "ctranslate2/libiomp5md.dll",
         "ctranslate2/MSVCP140.dll",
-        "_rocm_sdk_core/bin/amdhip64_6.dll",
         "_rocm_sdk_core/bin/hipblas.dll",
         "_rocm_sdk_core/bin/rocblas.dll",
         "_rocm_sdk_core/bin/amd_comgr_2.dll",
-        "_rocm_sdk_core/bin/rocblas/library/TensileLibrary_lazy_gfx1010.dat",
-        "_rocm_sdk_core/bin/rocblas/library/Kernels.so-000-gfx1010-xnack-.hsaco",
-        "_rocm_sdk_core/bin/rocblas/library/TensileManifest.txt",
     ] {
         assert!(names.contains(name), "{name} in {names:?}");
     }
+    // Exactly the community build's kernels for gfx1010 (with its `-xnack-` code objects and
+    // the fallback library every arch needs), nothing of the SDK's.
+    let kernels: Vec<&str> = names
+        .iter()
+        .filter_map(|n| n.strip_prefix("_rocm_sdk_core/bin/rocblas/library/"))
+        .collect();
+    let mut kept = common::gfx1010::KEPT.to_vec();
+    kept.sort();
+    assert_eq!(kernels, kept);
+    let site = dir.path().join("site");
+    unzip(&fat, &site);
+    assert_eq!(
+        fs::read(site.join("_rocm_sdk_core/bin/rocblas.dll")).unwrap(),
+        fs::read(built.join("rocblas.dll")).unwrap(),
+        "the community rocblas.dll, not the SDK's"
+    );
+    assert_eq!(
+        fs::read(site.join("_rocm_sdk_core/bin/rocblas/library/TensileManifest.txt")).unwrap(),
+        "TensileManifest.txt".repeat(200).into_bytes(),
+        "the community manifest, not the SDK's"
+    );
+    assert!(
+        !names.contains("_rocm_sdk_core/bin/amdhip64_6.dll"),
+        "the HIP runtime is the driver's: {names:?}"
+    );
     let in_package: Vec<&String> = names
         .iter()
         .filter(|n| n.starts_with("ctranslate2/") && n.ends_with(".dll"))
@@ -162,22 +212,42 @@ fn the_hip_6_2_closure_with_gfx1010_kernels_only_is_bundled_and_loads_under_wine
         assert!(!names.contains(left_out), "{left_out} left out: {names:?}");
     }
     let report = read_report(&dist);
-    let comgr = report["files"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|f| f["path"] == "_rocm_sdk_core/bin/amd_comgr_2.dll")
-        .unwrap()
-        .clone();
-    assert_eq!(comgr["package"], "HIP SDK 6.2", "{comgr}");
+    let package_of = |path: &str| {
+        report["files"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|f| f["path"] == path)
+            .unwrap_or_else(|| panic!("{path} in {report:#}"))["package"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    };
+    assert_eq!(
+        package_of("_rocm_sdk_core/bin/amd_comgr_2.dll"),
+        "HIP SDK 6.2"
+    );
+    assert_eq!(package_of("_rocm_sdk_core/bin/hipblas.dll"), "HIP SDK 6.2");
+    let community = format!(
+        "ROCmLibs v0.6.2.4 rocBLAS gfx1010:xnack- ({})",
+        common::gfx1010::ASSET
+    );
+    assert_eq!(package_of("_rocm_sdk_core/bin/rocblas.dll"), community);
+    assert_eq!(
+        package_of("_rocm_sdk_core/bin/rocblas/library/TensileLibrary_lazy_gfx1010.dat"),
+        community
+    );
+    assert_eq!(
+        report["assumed_present"],
+        serde_json::json!(["amdhip64_6.dll"])
+    );
 
     // Loaded with the folders CTranslate2's __init__.py adds with os.add_dll_directory
-    // (ctranslate2/ and ../_rocm_sdk_core/bin): the HIP runtime's run-time load of
-    // amd_comgr succeeds too.
-    let site = dir.path().join("site");
-    unzip(&fat, &site);
+    // (ctranslate2/ and ../_rocm_sdk_core/bin), the HIP runtime in System32 as the driver
+    // installs it: the runtime's run-time load of amd_comgr succeeds too.
     let probe = mingw::build_probe(&dir.path().join("probe"));
     let prefix = mingw::Prefix::new();
+    mingw::install_in_system32(prefix.path(), &built.join("amdhip64_6.dll"));
     let package = site.join("ctranslate2");
     let load = mingw::wine_load(
         prefix.path(),

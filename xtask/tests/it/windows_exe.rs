@@ -142,8 +142,9 @@ fn doctor_finds_hip_sdk_6_2_in_program_files_distrusts_hip_path_and_reads_long_p
     );
 }
 
-/// Builds that compile on Windows get, under wine, through fetch (the real pinned inputs),
-/// unpack and, for rocm-gfx1010, the patch series with no `patch` program anywhere, to the
+/// Builds that compile on Windows get, under wine, through fetch (the real pinned inputs, and
+/// for rocm-gfx1010 the community rocBLAS `.7z` from a loopback server), unpack (the `.7z`
+/// too) and, for rocm-gfx1010, the patch series with no `patch` program anywhere, to the
 /// first thing wine lacks: a Windows Python (`py`) for the tools venv. (MSVC comes after it,
 /// and the MSVC discovery is tested on a stand-in registry-less tree in sdk/msvc.rs.)
 #[test]
@@ -154,6 +155,26 @@ fn cpu_and_rocm_gfx1010_builds_get_past_patch_to_the_missing_windows_python() {
     };
     let scratch = Scratch::new();
     let cache = win(&repo_root().join("target/xtask/cache"));
+    // The community rocBLAS the gfx1010 variant takes, from GitHub's path on a loopback
+    // server (no digest is published: --allow-unpinned pins it in the scratch variant file).
+    let dir = tempfile::tempdir().unwrap();
+    let rocblas = mingw::build(
+        &dir.path().join("dll"),
+        &[Dll {
+            name: "rocblas.dll",
+            imports: &[],
+            loads: &[],
+        }],
+    );
+    let Some(asset) = common::gfx1010::community_7z(dir.path(), &rocblas[0]) else {
+        return;
+    };
+    let server = common::server::Server::start();
+    server.serve(
+        &format!("{}{}", common::gfx1010::ASSET_PATH, common::gfx1010::ASSET),
+        std::sync::Arc::new(fs::read(&asset).unwrap()),
+    );
+    let mirror = format!("https://github.com/={}/github.com/", server.base());
     for variant in ["rocm-gfx1010", "cpu"] {
         let run = wine.run(
             scratch.path(),
@@ -169,6 +190,9 @@ fn cpu_and_rocm_gfx1010_builds_get_past_patch_to_the_missing_windows_python() {
                 "3.12",
                 "--compiler-cache",
                 "off",
+                "--mirror",
+                &mirror,
+                "--allow-unpinned",
             ],
             &[],
         );
@@ -199,6 +223,22 @@ fn cpu_and_rocm_gfx1010_builds_get_past_patch_to_the_missing_windows_python() {
         .join("target/xtask/rocm-gfx1010/windows-x86_64/src/ctranslate2/src/cuda/primitives.cu");
     let text = fs::read_to_string(&patched).unwrap();
     assert!(text.contains("hipblasGemmEx_v2"), "the series was applied");
+    // The community rocBLAS: fetched, pinned, unpacked from its folder inside the .7z.
+    let unpacked = scratch
+        .path()
+        .join("target/xtask/rocm-gfx1010/windows-x86_64/deps/rocblas-gfx1010");
+    assert!(unpacked.join("rocblas.dll").is_file());
+    assert!(
+        unpacked
+            .join("library/TensileLibrary_lazy_gfx1010.dat")
+            .is_file()
+    );
+    let variant = fs::read_to_string(scratch.path().join("variants/rocm-gfx1010.toml")).unwrap();
+    let digest = xtask::cache::sha256_file(&asset).unwrap().0;
+    assert!(
+        variant.contains(&format!("sha256 = \"{digest}\"")),
+        "pinned: {variant}"
+    );
     assert!(
         scratch
             .path()

@@ -181,6 +181,20 @@ impl Drop for Prefix {
     }
 }
 
+/// Puts `dll` into the prefix's `C:\windows\system32` (making the prefix first), as a driver
+/// installer puts its runtime there.
+pub fn install_in_system32(prefix: &Path, dll: &Path) {
+    super::run_ok(
+        Command::new("wine")
+            .args(["cmd", "/c", "exit"])
+            .env("WINEPREFIX", prefix)
+            .env("WINEDEBUG", "-all")
+            .env("WINEDLLOVERRIDES", "mscoree,mshtml="),
+    );
+    let system32 = prefix.join("drive_c/windows/system32");
+    fs::copy(dll, system32.join(dll.file_name().unwrap())).unwrap();
+}
+
 /// `Z:\…`: how a Windows program under wine names a host path.
 pub fn windows_path(path: &Path) -> String {
     format!("Z:{}", path.display()).replace('/', "\\")

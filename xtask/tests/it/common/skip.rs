@@ -23,6 +23,15 @@ pub fn missing(tool: &str, install: &str) -> bool {
     missing_in(tool, install, ci, &record_file())
 }
 
+/// [`missing`] for a program with no `--version` (7-Zip's `7zz`): found on PATH is enough.
+pub fn missing_from_path(tool: &str, install: &str) -> bool {
+    if xtask::host::on_path(tool) {
+        return false;
+    }
+    let ci = std::env::var("CI").is_ok_and(|v| v == "true");
+    missing_in(tool, install, ci, &record_file())
+}
+
 /// [`missing`] for a tool known to be absent, with CI and the record file given.
 pub fn missing_in(tool: &str, install: &str, ci: bool, record: &Path) -> bool {
     let test = std::thread::current()

@@ -39,6 +39,14 @@ impl WinXtask {
             );
             return None;
         }
+        if let Some(newer) = newer_source(&exe) {
+            panic!(
+                "{} is older than {}: rebuild it (cargo build --target x86_64-pc-windows-gnu -p xtask) \
+                 so that the tests run the code they read",
+                exe.display(),
+                newer.display()
+            );
+        }
         Some(WinXtask {
             exe,
             prefix: Prefix::new(),
@@ -91,6 +99,29 @@ impl WinXtask {
         command.arg(program).env("WINEPREFIX", self.prefix.path());
         command
     }
+}
+
+/// A source file of the xtask crate changed after `exe` was built, if any.
+fn newer_source(exe: &Path) -> Option<PathBuf> {
+    let built = std::fs::metadata(exe).and_then(|m| m.modified()).ok()?;
+    let crate_dir = repo_root().join("xtask");
+    let mut sources = vec![crate_dir.join("Cargo.toml")];
+    let mut stack = vec![crate_dir.join("src")];
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                stack.push(path);
+            } else {
+                sources.push(path);
+            }
+        }
+    }
+    sources.into_iter().find(|f| {
+        std::fs::metadata(f)
+            .and_then(|m| m.modified())
+            .is_ok_and(|t| t > built)
+    })
 }
 
 /// `Z:\…`: a host path as the Windows program names it.
