@@ -31,8 +31,11 @@ impl SdkEnv {
         if let Some(found) = &self.found {
             return Ok(Some(found.clone()));
         }
+        // The SDK must have rocBLAS kernels for the targets only where the bundle takes them
+        // from it (Linux); the Windows gfx1010 bundle takes the community build's instead.
         let gpu_targets: Vec<String> = plan
             .bundle_action()
+            .filter(|b| b.data.iter().any(|d| d.from == "sdk" && d.filter.is_some()))
             .map(|b| b.gpu_targets.clone())
             .unwrap_or_default();
         let found = sdk::find(

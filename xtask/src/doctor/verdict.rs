@@ -111,7 +111,13 @@ fn rdna1(f: &Facts, gpu: &AmdGpu) -> Verdict {
         ("libamdhip64.so.6", "ROCm 6.x")
     };
     let requires = vec!["amd_comgr".to_string()];
-    let targets = vec![gpu.gfx.clone()];
+    // Windows: the build bundles the community rocBLAS (a pinned input of the variant), so
+    // the stock SDK needs no gfx1010 kernels; ROCm on Linux must have them.
+    let targets = if f.windows_layout {
+        Vec::new()
+    } else {
+        vec![gpu.gfx.clone()]
+    };
     let needs = hip::Needs {
         runtime: Some(runtime),
         requires: &requires,
@@ -190,11 +196,10 @@ fn rdna1_install_steps(windows: bool, installs: &[Install], needs: &hip::Needs) 
                 .to_string(),
         );
     }
-    if !has_runtime || lacking.iter().any(|p| p.contains("rocBLAS")) {
+    if lacking.iter().any(|p| p.contains("rocBLAS")) {
         steps.push(
-            "put rocBLAS kernels for gfx1010 into the SDK: the community build for HIP SDK \
-             6.2 (likelovewant/ROCmLibs, gfx1010-xnack-) replaces rocblas.dll and \
-             bin\\rocblas\\library; see docs/gpu-setup.md"
+            "use a ROCm whose rocBLAS has kernels for gfx1010 (Debian's does; AMD's /opt/rocm \
+             does not): see docs/gpu-setup.md"
                 .to_string(),
         );
     }

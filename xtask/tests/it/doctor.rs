@@ -234,9 +234,20 @@ fn with_hip_sdk_6_2_and_7_1_and_hip_path_at_7_1_gfx1010_gets_6_2_and_hip_path_is
     assert_eq!(json["verdict"]["ready"], true);
     assert_eq!(json["facts"]["hip_installs"].as_array().unwrap().len(), 2);
 
-    // Without amd_comgr and the gfx1010 kernels, 6.2 does not fit: exit 1 and the fixes.
-    fs::remove_file(v62.join("bin/amd_comgr_2.dll")).unwrap();
+    // A stock SDK (no gfx1010 rocBLAS kernels) fits: the build bundles the community
+    // rocBLAS, a pinned input of the variant, so nothing is copied into the SDK.
     fs::remove_file(v62.join("bin/rocblas/library/TensileLibrary_lazy_gfx1010.dat")).unwrap();
+    let run = doctor(&[], &env, &GPU_ENV);
+    assert_eq!(run.code, 0, "{}", run.stdout);
+    assert!(
+        run.stdout.contains("Verdict: rocm-gfx1010\n"),
+        "{}",
+        run.stdout
+    );
+    assert!(!run.stdout.contains("community build"), "{}", run.stdout);
+
+    // Without amd_comgr, 6.2 does not fit: exit 1 and the fix.
+    fs::remove_file(v62.join("bin/amd_comgr_2.dll")).unwrap();
     let run = doctor(&[], &env, &GPU_ENV);
     assert_eq!(run.code, 1, "{}", run.stdout);
     for needle in [
@@ -244,7 +255,6 @@ fn with_hip_sdk_6_2_and_7_1_and_hip_path_at_7_1_gfx1010_gets_6_2_and_hip_path_is
         "amd_comgr: MISSING",
         "no ROCm-capable device",
         "HIP Runtime Compiler",
-        "community build",
     ] {
         assert!(
             run.stdout.contains(needle),

@@ -101,23 +101,13 @@ impl WinXtask {
     }
 }
 
-/// A source file of the xtask crate changed after `exe` was built, if any.
+/// A source file of `exe` changed after it was built, if any: the files cargo's dep-info
+/// (`xtask.d` beside it) lists, so that a test-only change does not count.
 fn newer_source(exe: &Path) -> Option<PathBuf> {
     let built = std::fs::metadata(exe).and_then(|m| m.modified()).ok()?;
-    let crate_dir = repo_root().join("xtask");
-    let mut sources = vec![crate_dir.join("Cargo.toml")];
-    let mut stack = vec![crate_dir.join("src")];
-    while let Some(dir) = stack.pop() {
-        for entry in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
-            let path = entry.path();
-            if path.is_dir() {
-                stack.push(path);
-            } else {
-                sources.push(path);
-            }
-        }
-    }
-    sources.into_iter().find(|f| {
+    let deps = std::fs::read_to_string(exe.with_extension("d")).ok()?;
+    let (_, listed) = deps.split_once(": ")?;
+    listed.split_whitespace().map(PathBuf::from).find(|f| {
         std::fs::metadata(f)
             .and_then(|m| m.modified())
             .is_ok_and(|t| t > built)
