@@ -15,6 +15,7 @@ mod input;
 mod pe;
 #[cfg(test)]
 mod tests;
+pub mod version;
 
 use std::ffi::OsString;
 use std::fs::File;

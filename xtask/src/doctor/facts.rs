@@ -26,6 +26,36 @@ pub struct CudaToolkit {
     pub how: String,
 }
 
+/// A HIP runtime in the system folder, and its file version when it carries one.
+#[derive(Debug, Clone, Serialize)]
+pub struct DriverRuntime {
+    pub path: PathBuf,
+    pub version: Option<[u16; 4]>,
+}
+
+impl DriverRuntime {
+    /// `System32\amdhip64_6.dll` under `system_root` (`%SystemRoot%`), if it is there.
+    pub fn find(system_root: &Path) -> Option<DriverRuntime> {
+        let path = system_root.join("System32").join("amdhip64_6.dll");
+        let path = if path.is_file() {
+            path
+        } else {
+            // wine and case-sensitive copies spell it `system32`.
+            let lower = system_root.join("system32").join("amdhip64_6.dll");
+            lower.is_file().then_some(lower)?
+        };
+        let version = crate::binary::version::file_version(&path).ok().flatten();
+        Some(DriverRuntime { path, version })
+    }
+
+    /// `6.4.43482.7`, or that it carries none.
+    pub fn version_text(&self) -> String {
+        self.version.map_or("no file version".to_string(), |v| {
+            format!("{}.{}.{}.{}", v[0], v[1], v[2], v[3])
+        })
+    }
+}
+
 #[derive(Debug, Clone, Serialize)]
 pub struct Facts {
     pub os: String,
@@ -42,6 +72,9 @@ pub struct Facts {
     pub windows_layout: bool,
     pub hip_installs: Vec<Install>,
     pub hip_path: Option<PathBuf>,
+    /// Windows: the HIP 6 runtime the display driver installed (`System32\amdhip64_6.dll`),
+    /// which the rocm-gfx1010 wheel uses rather than bundling one.
+    pub driver_hip_runtime: Option<DriverRuntime>,
     /// Windows: `LongPathsEnabled` (None elsewhere), and the line that says it.
     pub long_paths: Option<bool>,
     pub long_paths_said: Option<String>,
@@ -138,6 +171,10 @@ pub fn collect() -> Facts {
     let (amd_gpus, amd_gpus_from) = amd_gpus(&hip_installs);
     Facts {
         os: std::env::consts::OS.to_string(),
+        driver_hip_runtime: windows_layout
+            .then(|| std::env::var_os("SystemRoot").map(PathBuf::from))
+            .flatten()
+            .and_then(|root| DriverRuntime::find(&root)),
         long_paths: crate::longpaths::enabled(),
         long_paths_said: crate::longpaths::describe(),
         arch: std::env::consts::ARCH.to_string(),
@@ -202,6 +239,8 @@ fn amd_gpus(installs: &[Install]) -> (Vec<AmdGpu>, Option<String>) {
                 Some(AmdGpu {
                     name: name.trim().to_string(),
                     gfx: gfx.to_string(),
+                    // A name says nothing of the features the runtime would report.
+                    arch: gfx.to_string(),
                 })
             })
             .collect();

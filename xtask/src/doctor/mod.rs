@@ -86,6 +86,21 @@ impl Report {
                 g.gfx,
                 f.amd_gpus_from.as_deref().unwrap_or("?")
             ));
+            if g.arch != g.gfx {
+                out.push_str(&format!("    the runtime reports it as {}\n", g.arch));
+            }
+        }
+        if f.windows_layout {
+            match &f.driver_hip_runtime {
+                Some(r) => out.push_str(&format!(
+                    "  HIP runtime of the display driver: {} ({})\n",
+                    r.path.display(),
+                    r.version_text()
+                )),
+                None => out.push_str(
+                    "  HIP runtime of the display driver: none (no amdhip64_6.dll in System32)\n",
+                ),
+            }
         }
         if f.hip_installs.is_empty() {
             out.push_str("  HIP SDK installs: none found\n");

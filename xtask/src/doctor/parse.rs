@@ -55,6 +55,9 @@ pub struct AmdGpu {
     pub name: String,
     /// The ISA without feature flags: `gfx1010` (from `gfx1010:xnack-`).
     pub gfx: String,
+    /// The target as the runtime reports it, features included (`gfx1010:xnack-`): what
+    /// decides which code objects the runtime accepts, e.g. the `xnack-` rocBLAS build.
+    pub arch: String,
 }
 
 /// `rocminfo`: every agent whose `Device Type` is GPU, with its `Name` (the gfx target) and
@@ -77,6 +80,7 @@ pub fn rocminfo(text: &str) -> Vec<AmdGpu> {
         gpus.push(AmdGpu {
             name: field("Marketing Name:").unwrap_or_else(|| gfx.clone()),
             gfx: isa(&gfx),
+            arch: gfx,
         });
     }
     gpus
@@ -97,6 +101,7 @@ pub fn hipinfo(text: &str) -> Vec<AmdGpu> {
             gpus.push(AmdGpu {
                 name: name.take().unwrap_or_else(|| gfx.clone()),
                 gfx,
+                arch: rest.trim().to_string(),
             });
         }
     }

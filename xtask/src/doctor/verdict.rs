@@ -4,7 +4,7 @@
 
 use serde::Serialize;
 
-use super::facts::Facts;
+use super::facts::{DriverRuntime, Facts};
 use super::parse::AmdGpu;
 use crate::sdk::hip::{self, Install};
 
@@ -104,6 +104,28 @@ fn cuda(f: &Facts) -> Verdict {
     }
 }
 
+/// The wheel uses the driver's HIP runtime (variants/rocm-gfx1010.toml says why): it must be
+/// there, and no older than the HIP SDK 6.2 the wheel is built with (AMD keeps newer runtimes
+/// backward compatible, not older ones forward).
+fn driver_runtime_problem(runtime: Option<&DriverRuntime>) -> Option<String> {
+    match runtime {
+        None => Some(
+            "no HIP 6 runtime from the display driver (no amdhip64_6.dll in System32): the \
+             rocm-gfx1010 wheel does not bundle one, as AMD's deployment guidelines ask"
+                .to_string(),
+        ),
+        Some(r) => match r.version {
+            Some([major, minor, ..]) if (major, minor) < (6, 2) => Some(format!(
+                "the display driver's HIP runtime {} is {}, older than the HIP SDK 6.2 the \
+                 wheel is built with",
+                r.path.display(),
+                r.version_text()
+            )),
+            _ => None,
+        },
+    }
+}
+
 fn rdna1(f: &Facts, gpu: &AmdGpu) -> Verdict {
     let (runtime, sdk_name) = if f.windows_layout {
         ("amdhip64_6.dll", "HIP SDK 6.2")
@@ -135,9 +157,14 @@ fn rdna1(f: &Facts, gpu: &AmdGpu) -> Verdict {
         next_steps: Vec::new(),
         notes: Vec::new(),
     };
+    let runtime_problem = if f.windows_layout {
+        driver_runtime_problem(f.driver_hip_runtime.as_ref())
+    } else {
+        None
+    };
     match hip::choose(&f.hip_installs, &needs, f.hip_path.as_deref()) {
         Ok(choice) => {
-            verdict.ready = true;
+            verdict.ready = runtime_problem.is_none();
             let root = choice.install.root.display().to_string();
             verdict
                 .why
@@ -166,6 +193,15 @@ fn rdna1(f: &Facts, gpu: &AmdGpu) -> Verdict {
                 &needs,
             ));
         }
+    }
+    if let Some(problem) = runtime_problem {
+        verdict.notes.push(problem);
+        verdict.next_steps.insert(
+            0,
+            "install or update the AMD Adrenalin display driver: it installs the HIP 6 runtime \
+             (C:\\Windows\\System32\\amdhip64_6.dll) the wheel uses"
+                .to_string(),
+        );
     }
     verdict
 }

@@ -197,15 +197,25 @@ fn with_hip_sdk_6_2_and_7_1_and_hip_path_at_7_1_gfx1010_gets_6_2_and_hip_path_is
     );
     let bin = FakeBin::new();
     bin.tool("hipinfo", &data("hipinfo-gfx1010.txt"), None);
+    // The display driver's HIP 6 runtime in System32, version 6.4 (2025 Adrenalin).
+    let windows = tempfile::tempdir().unwrap();
+    let system32 = windows.path().join("System32");
+    if common::mingw::available(false) {
+        common::mingw::build_versioned(&system32, "amdhip64_6.dll", [6, 4, 43482, 7]);
+    } else {
+        return;
+    }
     let env = [
         ("PATH", bin.path()),
         ("ProgramFiles", pf.path().display().to_string()),
         ("HIP_PATH", v71.display().to_string()),
+        ("SystemRoot", windows.path().display().to_string()),
     ];
     let run = doctor(&[], &env, &GPU_ENV);
     assert_eq!(run.code, 0, "{}", run.stdout);
     for needle in [
         "AMD Radeon RX 5700  gfx1010  (from hipinfo",
+        "    the runtime reports it as gfx1010:xnack-\n",
         "runtime: amdhip64_6.dll",
         "runtime: amdhip64_7.dll",
         "Verdict: rocm-gfx1010\n",
@@ -228,11 +238,45 @@ fn with_hip_sdk_6_2_and_7_1_and_hip_path_at_7_1_gfx1010_gets_6_2_and_hip_path_is
         );
     }
 
+    assert!(
+        run.stdout.contains(&format!(
+            "HIP runtime of the display driver: {} (6.4.43482.7)",
+            system32.join("amdhip64_6.dll").display()
+        )),
+        "{}",
+        run.stdout
+    );
     let run = doctor(&["--json"], &env, &GPU_ENV);
     let json: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
     assert_eq!(json["verdict"]["variant"], "rocm-gfx1010");
     assert_eq!(json["verdict"]["ready"], true);
     assert_eq!(json["facts"]["hip_installs"].as_array().unwrap().len(), 2);
+
+    // A driver whose HIP runtime is older than the SDK the wheel is built with, then none.
+    common::mingw::build_versioned(&system32, "amdhip64_6.dll", [6, 1, 40091, 0]);
+    let run = doctor(&[], &env, &GPU_ENV);
+    assert_eq!(run.code, 1, "{}", run.stdout);
+    for needle in [
+        "Verdict: rocm-gfx1010 (not ready yet)",
+        "is 6.1.40091.0, older than the HIP SDK 6.2 the wheel is built with",
+        "install or update the AMD Adrenalin display driver",
+    ] {
+        assert!(
+            run.stdout.contains(needle),
+            "`{needle}` in:\n{}",
+            run.stdout
+        );
+    }
+    fs::remove_file(system32.join("amdhip64_6.dll")).unwrap();
+    let run = doctor(&[], &env, &GPU_ENV);
+    assert_eq!(run.code, 1, "{}", run.stdout);
+    assert!(
+        run.stdout
+            .contains("no HIP 6 runtime from the display driver"),
+        "{}",
+        run.stdout
+    );
+    common::mingw::build_versioned(&system32, "amdhip64_6.dll", [6, 4, 43482, 7]);
 
     // A stock SDK (no gfx1010 rocBLAS kernels) fits: the build bundles the community
     // rocBLAS, a pinned input of the variant, so nothing is copied into the SDK.

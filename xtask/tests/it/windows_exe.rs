@@ -109,6 +109,8 @@ fn doctor_finds_hip_sdk_6_2_in_program_files_distrusts_hip_path_and_reads_long_p
         &["amdhip64_7.dll", "amd_comgr0701.dll", "hipblas.dll"],
         &["gfx1100"],
     );
+    // The display driver's HIP runtime, where the driver installs it.
+    mingw::build_versioned(&c.join("windows/system32"), "amdhip64_6.dll", [6, 4, 43482, 7]);
     let hip_path = [("HIP_PATH", r"C:\Program Files\AMD\ROCm\7.1\")];
     let run = wine.run(&root, &["doctor"], &hip_path);
     assert_no_verbatim(&run);
@@ -120,6 +122,7 @@ fn doctor_finds_hip_sdk_6_2_in_program_files_distrusts_hip_path_and_reads_long_p
         r"HIP SDK C:\Program Files\AMD\ROCm\7.1 (7.1)",
         "    rocBLAS kernels for: gfx1100",
         r"HIP_PATH = C:\Program Files\AMD\ROCm\7.1\",
+        r"HIP runtime of the display driver: C:\windows\System32\amdhip64_6.dll (6.4.43482.7)",
     ] {
         assert!(
             run.stdout.contains(needle),

@@ -181,6 +181,41 @@ impl Drop for Prefix {
     }
 }
 
+/// A DLL named `name` in `dir` whose version resource says `version` (compiled by mingw-w64's
+/// windres), as a driver's runtime carries one.
+pub fn build_versioned(dir: &Path, name: &str, version: [u16; 4]) -> PathBuf {
+    fs::create_dir_all(dir).unwrap();
+    let [a, b, c, d] = version;
+    let rc = dir.join("version.rc");
+    fs::write(
+        &rc,
+        format!(
+            "1 VERSIONINFO\nFILEVERSION {a},{b},{c},{d}\nPRODUCTVERSION {a},{b},{c},{d}\n\
+             BEGIN\nBLOCK \"StringFileInfo\"\nBEGIN\nBLOCK \"040904b0\"\nBEGIN\n\
+             VALUE \"FileVersion\", \"{a}.{b}.{c}.{d}\"\nEND\nEND\nEND\n"
+        ),
+    )
+    .unwrap();
+    let res = dir.join("version.o");
+    super::run_ok(
+        Command::new("x86_64-w64-mingw32-windres")
+            .arg(&rc)
+            .arg("-o")
+            .arg(&res),
+    );
+    let c_file = dir.join("empty.c");
+    fs::write(&c_file, "int f_runtime(void) { return 6; }\n").unwrap();
+    let out = dir.join(name);
+    super::run_ok(
+        Command::new("x86_64-w64-mingw32-gcc")
+            .args(["-shared", "-o"])
+            .arg(&out)
+            .arg(&c_file)
+            .arg(&res),
+    );
+    out
+}
+
 /// Puts `dll` into the prefix's `C:\windows\system32` (making the prefix first), as a driver
 /// installer puts its runtime there.
 pub fn install_in_system32(prefix: &Path, dll: &Path) {
