@@ -61,7 +61,7 @@ fn fixed_file_version(block: &[u8]) -> Option<[u16; 4]> {
     let word = |at: usize| -> Option<u32> {
         Some(u32::from_le_bytes(block.get(at..at + 4)?.try_into().ok()?))
     };
-    let at = (0..block.len().saturating_sub(16))
+    let at = (0..=block.len().saturating_sub(16))
         .step_by(4)
         .find(|&at| word(at) == Some(SIGNATURE))?;
     let (ms, ls) = (word(at + 8)?, word(at + 12)?);

@@ -71,13 +71,14 @@ fn from_action(plan: &Plan, action: &BundleAction, found: &Folders) -> Result<Sp
                     .map(|sdk| sdk_name(sdk, found.sdk_version.as_deref())),
                 true,
             ),
-            // An input: the package its variant table names (a wheel's dist-info otherwise).
-            _ => (s.package.clone(), true),
+            // An input: its wheel's dist-info names it, else its variant table's `package`.
+            _ => (None, true),
         };
         search.push(Search {
             dir,
             dest: s.dest.clone(),
             package,
+            fallback_package: s.package.clone(),
             counts_as_sdk,
         });
     }

@@ -68,6 +68,9 @@ pub struct Search {
     pub dest: String,
     /// For the report; found from a `*.dist-info` above the folder when not given.
     pub package: Option<String>,
+    /// For the report when no `*.dist-info` names the folder's package (an input that is no
+    /// wheel, such as a `.7z`): the variant's `package`.
+    pub fallback_package: Option<String>,
     /// Whether the folder belongs to an SDK package whose whole size counts in the report's
     /// "bytes saved" (not a build prefix or the system's compiler runtime).
     pub counts_as_sdk: bool,
@@ -87,7 +90,7 @@ pub struct Data {
     pub glob: String,
     pub dest: String,
     pub filter_gpu_targets: bool,
-    /// Who provides the files, for the report; found from a `*.dist-info` when not given.
+    /// Who provides the files, for the report, when no `*.dist-info` above them says.
     pub package: Option<String>,
 }
 
@@ -394,6 +397,7 @@ fn locations(spec: &Spec, tree: &Path, roots: &[(PathBuf, String)]) -> Result<Ve
                 dir: SearchDir::InWheel(dir.clone()),
                 dest: dir.clone(),
                 package: None,
+                fallback_package: None,
                 counts_as_sdk: false,
             });
         }
@@ -417,10 +421,12 @@ fn locations(spec: &Spec, tree: &Path, roots: &[(PathBuf, String)]) -> Result<Ve
             let package = match (&s.package, in_wheel) {
                 (Some(p), _) => p.clone(),
                 (None, true) => wheel_package.clone(),
-                (None, false) => package_of(&dir, 4).unwrap_or_else(|| {
-                    let n = search_number(s).map_or(0, |i| i + 1);
-                    folder_label("search", n, &dir)
-                }),
+                (None, false) => package_of(&dir, 4)
+                    .or_else(|| s.fallback_package.clone())
+                    .unwrap_or_else(|| {
+                        let n = search_number(s).map_or(0, |i| i + 1);
+                        folder_label("search", n, &dir)
+                    }),
             };
             Ok(Location {
                 dir,
@@ -515,9 +521,9 @@ fn data_files(spec: &Spec) -> Result<(Vec<Placed>, BTreeMap<String, u64>)> {
         for (target, bytes) in selection.kernel_bytes {
             *kernel_bytes.entry(target).or_default() += bytes;
         }
-        let package = d.package.clone().unwrap_or_else(|| {
-            package_of(&d.base, 4).unwrap_or_else(|| folder_label("data", n + 1, &d.base))
-        });
+        let package = package_of(&d.base, 4)
+            .or_else(|| d.package.clone())
+            .unwrap_or_else(|| folder_label("data", n + 1, &d.base));
         for file in selection.files {
             let (sub, name) = file
                 .relative

@@ -129,6 +129,7 @@ fn wheel_spec(args: &BundleArgs) -> Result<bundle_run::Spec> {
             dir: bundle_run::SearchDir::Dir(dir),
             dest,
             package: None,
+            fallback_package: None,
             counts_as_sdk: true,
         });
     }

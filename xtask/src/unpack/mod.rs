@@ -197,6 +197,11 @@ pub enum Refusal {
     CaseClash {
         other: String,
     },
+    /// `subdir = "*"` asks for the one top-level folder, and this entry is beside it (a
+    /// second folder, or a file at the top when `other` is empty).
+    SecondTopFolder {
+        other: String,
+    },
     /// Its path would be longer than Windows allows with long paths off.
     TooLong {
         path: String,
@@ -247,6 +252,14 @@ impl fmt::Display for Refusal {
                 f,
                 "it differs only in case from `{other}`, unpacked before it: on Windows both are one file"
             ),
+            Refusal::SecondTopFolder { other } if other.is_empty() => write!(
+                f,
+                "it lies at the archive's top, where `subdir = \"*\"` expects one folder only"
+            ),
+            Refusal::SecondTopFolder { other } => write!(
+                f,
+                "it is beside the top folder `{other}`, where `subdir = \"*\"` expects one folder only"
+            ),
             Refusal::TooLong { path, length } => {
                 write!(f, "{}", crate::longpaths::advice(*length, path))
             }
@@ -272,6 +285,10 @@ pub fn unpack_input(
     Ok(unpack(archive, format, subdir, dest, &Limits::default())?)
 }
 
+/// `subdir = "*"`: the archive's one top-level folder, whatever its name (release assets
+/// whose wrapper folder is named differently from one build to another).
+pub const ANY_TOP_FOLDER: &str = "*";
+
 /// The paths an unpacked input must hold (`expect`, a trailing `/` for a folder) are in
 /// `dest`; else an error naming the archive, its URL and what it was expected to hold.
 pub fn check_expected(
@@ -295,7 +312,11 @@ pub fn check_expected(
     if missing.is_empty() {
         return Ok(());
     }
-    let inside = subdir.map_or("at its top".to_string(), |s| format!("in its folder `{s}`"));
+    let inside = match subdir {
+        None => "at its top".to_string(),
+        Some(ANY_TOP_FOLDER) => "in its top folder".to_string(),
+        Some(s) => format!("in its folder `{s}`"),
+    };
     anyhow::bail!(
         "{file_name} ({url}) does not hold what the variant expects {inside}: {} missing \
          (expected: {}). Its layout differs from the one the variant was written for: list it \
@@ -346,8 +367,9 @@ fn longest(names: Vec<String>, subdir: Option<&str>) -> Option<String> {
     let prefix = subdir.map(|s| format!("{}/", s.trim_end_matches('/')));
     names
         .iter()
-        .filter_map(|n| match &prefix {
-            Some(p) => n.strip_prefix(p.as_str()),
+        .filter_map(|n| match prefix.as_deref() {
+            Some("*/") => n.split_once('/').map(|(_, rest)| rest),
+            Some(p) => n.strip_prefix(p),
             None => Some(n.as_str()),
         })
         .map(|n| n.trim_start_matches("./").trim_end_matches('/'))
@@ -413,6 +435,7 @@ pub fn unpack(
         limits,
         nodes: HashMap::new(),
         folded: HashMap::new(),
+        single_top: None,
         dest_length: crate::paths::shown(dest).chars().count(),
         dest,
         symlinks: Vec::new(),

@@ -984,3 +984,60 @@ fn an_unexpected_layout_names_the_archive_and_what_was_expected() {
     fs::create_dir(out.join("library")).unwrap();
     check_expected("flat.7z", "u", None, &out, &expect).unwrap();
 }
+
+/// `subdir = "*"`: the archive's one top-level folder, whatever it is named (the two gfx1010
+/// rocBLAS builds wrap their files in differently named folders); a second top-level entry
+/// is refused.
+#[test]
+fn any_top_folder_takes_the_one_there_is_and_refuses_a_second() {
+    let dir = TempDir::new().unwrap();
+    let one = seven_z(
+        &dir,
+        "one.7z",
+        &[
+            Seven::File("rocm gfx1010-gfx1012 for hip sdk 6.2.4/rocblas.dll", b"MZ"),
+            Seven::File("rocm gfx1010-gfx1012 for hip sdk 6.2.4/library/a.dat", b"k"),
+        ],
+        None,
+    );
+    let out = dir.path().join("out");
+    unpack(
+        &one,
+        Format::SevenZ,
+        Some(ANY_TOP_FOLDER),
+        &out,
+        &Limits::default(),
+    )
+    .unwrap();
+    assert!(out.join("rocblas.dll").is_file() && out.join("library/a.dat").is_file());
+    assert_eq!(
+        longest_member(&one, Format::SevenZ, Some(ANY_TOP_FOLDER))
+            .unwrap()
+            .as_deref(),
+        Some("library/a.dat")
+    );
+    for (name, entries, said) in [
+        (
+            "two.7z",
+            vec![Seven::File("a/x", b"1"), Seven::File("b/y", b"2")],
+            "beside the top folder `a`",
+        ),
+        (
+            "flat.7z",
+            vec![Seven::File("rocblas.dll", b"MZ")],
+            "lies at the archive's top",
+        ),
+    ] {
+        let archive = seven_z(&dir, name, &entries, None);
+        let err = unpack(
+            &archive,
+            Format::SevenZ,
+            Some(ANY_TOP_FOLDER),
+            &dir.path().join("o"),
+            &Limits::default(),
+        )
+        .map(|_| ())
+        .unwrap_err();
+        assert!(err.to_string().contains(said), "{name}: {err}");
+    }
+}

@@ -28,6 +28,8 @@ pub(super) struct Tree<'a> {
     pub(super) nodes: HashMap<String, Node>,
     /// Lower-cased relative path → the first entry's spelling (`Limits::case_insensitive`).
     pub(super) folded: HashMap<String, String>,
+    /// With `subdir = "*"`: the one top-level folder seen so far.
+    pub(super) single_top: Option<String>,
     /// The destination's length in characters (entries are checked against
     /// `Limits::longest_path` where they will end up, not in the staging folder).
     pub(super) dest_length: usize,
@@ -102,6 +104,28 @@ impl Tree<'_> {
         }
         let rel = match &self.subdir {
             None => parts,
+            // `*`: the archive's one top-level folder, whatever its name.
+            Some(sub) if sub.len() == 1 && sub[0] == super::ANY_TOP_FOLDER => {
+                let top = &parts[0];
+                match &self.single_top {
+                    Some(seen) if seen != top => {
+                        let other = seen.clone();
+                        return Err(self.refuse(name, Refusal::SecondTopFolder { other }));
+                    }
+                    Some(_) => {}
+                    None if parts.len() == 1 && !is_dir => {
+                        return Err(self.refuse(
+                            name,
+                            Refusal::SecondTopFolder {
+                                other: String::new(),
+                            },
+                        ));
+                    }
+                    None => self.single_top = Some(top.clone()),
+                }
+                self.subdir_found = true;
+                parts[1..].to_vec()
+            }
             Some(sub) if parts.starts_with(sub) => {
                 self.subdir_found = true;
                 parts[sub.len()..].to_vec()

@@ -110,7 +110,11 @@ fn doctor_finds_hip_sdk_6_2_in_program_files_distrusts_hip_path_and_reads_long_p
         &["gfx1100"],
     );
     // The display driver's HIP runtime, where the driver installs it.
-    mingw::build_versioned(&c.join("windows/system32"), "amdhip64_6.dll", [6, 4, 43482, 7]);
+    mingw::build_versioned(
+        &c.join("windows/system32"),
+        "amdhip64_6.dll",
+        [6, 4, 43482, 7],
+    );
     let hip_path = [("HIP_PATH", r"C:\Program Files\AMD\ROCm\7.1\")];
     let run = wine.run(&root, &["doctor"], &hip_path);
     assert_no_verbatim(&run);
@@ -448,7 +452,7 @@ fn a_long_checkout_path_is_caught_before_the_build_starts() {
     let fetch = common::xtask(&[
         "fetch",
         "--variant",
-        "rocm-gfx1010",
+        "cpu",
         "--platform",
         "windows-x86_64",
         "--python",
@@ -464,7 +468,7 @@ fn a_long_checkout_path_is_caught_before_the_build_starts() {
             cache.clone(),
             command.to_string(),
             "--variant".into(),
-            "rocm-gfx1010".into(),
+            "cpu".into(),
             "--platform".into(),
             "windows-x86_64".into(),
             "--python".into(),
@@ -498,7 +502,7 @@ fn a_long_checkout_path_is_caught_before_the_build_starts() {
         "no step ran: {}",
         build.stderr
     );
-    assert!(!scratch.path().join("target/xtask/rocm-gfx1010").exists());
+    assert!(!scratch.path().join("target/xtask/cpu").exists());
 
     wine.enable_long_paths();
     let plan = run("plan");
