@@ -190,6 +190,23 @@ fn the_hip_6_2_closure_with_gfx1010_kernels_only_is_bundled_and_loads_under_wine
         !names.contains("_rocm_sdk_core/bin/amdhip64_6.dll"),
         "the HIP runtime is the driver's: {names:?}"
     );
+    // The frozen-app layout holds the same rocBLAS and kernels.
+    let portable = dist.join("portable/_internal/_rocm_sdk_core/bin");
+    assert_eq!(
+        fs::read(portable.join("rocblas.dll")).unwrap(),
+        fs::read(built.join("rocblas.dll")).unwrap()
+    );
+    assert!(
+        portable
+            .join("rocblas/library/TensileLibrary_lazy_gfx1010.dat")
+            .is_file()
+    );
+    assert!(
+        !portable
+            .join("rocblas/library/TensileLibrary_lazy_gfx1012.dat")
+            .exists()
+    );
+    assert!(!portable.join("amdhip64_6.dll").exists());
     let in_package: Vec<&String> = names
         .iter()
         .filter(|n| n.starts_with("ctranslate2/") && n.ends_with(".dll"))
