@@ -60,6 +60,11 @@ pub struct Bundled {
     pub path: String,
     pub package: String,
     pub sha256: String,
+    /// The pinned input the file came from, when its package is one the plan's bundle step
+    /// names (the community rocBLAS `.7z`, the SDK wheels): its name, as in the artifact's
+    /// `inputs` (URL, sha256).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub input: Option<String>,
 }
 
 /// One matrix entry's build: its plan and the folder holding what it produced.
@@ -213,6 +218,9 @@ fn gather(b: &Built, out: &Path) -> Result<Vec<Artifact>> {
         })?),
         Err(_) => None,
     };
+    for b in &mut bundled {
+        b.input = input_of(plan, &b.package);
+    }
     let inputs: Vec<Input> = plan
         .inputs
         .iter()
@@ -250,6 +258,26 @@ fn gather(b: &Built, out: &Path) -> Result<Vec<Artifact>> {
         });
     }
     Ok(rows)
+}
+
+/// The input whose bundle search folder or data entry gives `package` its name (the
+/// variant's `package` of an input that is no wheel).
+fn input_of(plan: &Plan, package: &str) -> Option<String> {
+    let bundle = plan.bundle_action()?;
+    let inputs = plan.inputs.iter().map(|i| i.name.as_str());
+    let named =
+        |from: &str, p: Option<&String>| p.is_some_and(|p| p == package).then(|| from.to_string());
+    bundle
+        .search
+        .iter()
+        .find_map(|s| named(&s.from, s.package.as_ref()))
+        .or_else(|| {
+            bundle
+                .data
+                .iter()
+                .find_map(|d| named(&d.from, d.package.as_ref()))
+        })
+        .filter(|from| inputs.clone().any(|i| i == from))
 }
 
 /// Artifacts are packed as the files they are: a symlink would pack whatever it points at
@@ -343,10 +371,19 @@ fn notes(manifest: &Manifest) -> String {
                 a.path.rsplit('/').next().unwrap_or_default()
             ));
             for lib in &a.bundled {
-                text.push_str(&format!(
-                    "  - bundles `{}` from {}\n",
-                    lib.path, lib.package
-                ));
+                text.push_str(&format!("  - bundles `{}` from {}", lib.path, lib.package));
+                let input = lib
+                    .input
+                    .as_ref()
+                    .and_then(|name| a.inputs.iter().find(|i| &i.name == name));
+                if let Some(i) = input {
+                    text.push_str(&format!(
+                        " ({}, sha256 {})",
+                        i.url,
+                        i.sha256.as_deref().unwrap_or("not pinned")
+                    ));
+                }
+                text.push('\n');
             }
         }
     }

@@ -256,6 +256,46 @@ fn the_hip_6_2_closure_with_gfx1010_kernels_only_is_bundled_and_loads_under_wine
         serde_json::json!(["amdhip64_6.dll"])
     );
 
+    // The release names the archive, its URL and its pin for those files.
+    let out = scratch.path().join("target/dist/4.7.1");
+    let release = scratch.run(&[
+        "release",
+        "--variants",
+        "rocm-gfx1010",
+        "--platforms",
+        "windows-x86_64",
+        "--pythons",
+        "3.12",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(release.code, 0, "{}", release.stderr);
+    let notes = fs::read_to_string(out.join("RELEASE_NOTES.md")).unwrap();
+    assert!(
+        notes.contains(&format!(
+            "bundles `_rocm_sdk_core/bin/rocblas.dll` from {community} \
+             (https://github.com/likelovewant/ROCmLibs-for-gfx1103-AMD780M-APU/releases/download/v0.6.2.4/{}, \
+             sha256 not pinned)",
+            common::gfx1010::ASSET
+        )),
+        "{notes}"
+    );
+    let manifest: serde_json::Value =
+        serde_json::from_str(&fs::read_to_string(out.join("manifest.json")).unwrap()).unwrap();
+    let wheel = manifest["artifacts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|a| a["kind"] == "wheel")
+        .unwrap();
+    let rocblas = wheel["bundled"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|b| b["path"] == "_rocm_sdk_core/bin/rocblas.dll")
+        .unwrap();
+    assert_eq!(rocblas["input"], "rocblas-gfx1010");
+
     // Loaded with the folders CTranslate2's __init__.py adds with os.add_dll_directory
     // (ctranslate2/ and ../_rocm_sdk_core/bin), the HIP runtime in System32 as the driver
     // installs it: the runtime's run-time load of amd_comgr succeeds too.
