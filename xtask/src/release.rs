@@ -265,8 +265,11 @@ fn gather(b: &Built, out: &Path) -> Result<Vec<Artifact>> {
 fn input_of(plan: &Plan, package: &str) -> Option<String> {
     let bundle = plan.bundle_action()?;
     let inputs = plan.inputs.iter().map(|i| i.name.as_str());
-    let named =
-        |from: &str, p: Option<&String>| p.is_some_and(|p| p == package).then(|| from.to_string());
+    // The report says the package (a wheel's), or the label the bundle gave an input's files.
+    let named = |from: &str, p: Option<&String>| {
+        p.is_some_and(|p| p == package || crate::plan::input_label(plan, from, p) == package)
+            .then(|| from.to_string())
+    };
     bundle
         .search
         .iter()

@@ -78,7 +78,10 @@ fn from_action(plan: &Plan, action: &BundleAction, found: &Folders) -> Result<Sp
             dir,
             dest: s.dest.clone(),
             package,
-            fallback_package: s.package.clone(),
+            fallback_package: s
+                .package
+                .as_deref()
+                .map(|p| crate::plan::input_label(plan, &s.from, p)),
             counts_as_sdk,
         });
     }
@@ -94,7 +97,10 @@ fn from_action(plan: &Plan, action: &BundleAction, found: &Folders) -> Result<Sp
             glob: pattern,
             dest: d.dest.clone(),
             filter_gpu_targets: d.filter == Some(DataFilter::GpuTargets),
-            package: d.package.clone(),
+            package: d
+                .package
+                .as_deref()
+                .map(|p| crate::plan::input_label(plan, &d.from, p)),
         });
     }
     Ok(Spec {

@@ -282,6 +282,15 @@ pub struct DataFiles {
     pub package: Option<String>,
 }
 
+/// How the report names files from input `input` whose folder no `*.dist-info` names: the
+/// variant's `package`, and the archive they came from (the community rocBLAS `.7z`).
+pub fn input_label(plan: &Plan, input: &str, package: &str) -> String {
+    match plan.inputs.iter().find(|i| i.name == input) {
+        Some(i) => format!("{package}, from {}", i.file_name),
+        None => package.to_string(),
+    }
+}
+
 /// Builds the plan for a resolved variant.
 pub fn plan(workspace: &Workspace, variant: &Resolved) -> Plan {
     let mut plan = steps::plan(workspace, variant);

@@ -245,11 +245,18 @@ fn the_hip_6_2_closure_with_gfx1010_kernels_only_is_bundled_and_loads_under_wine
         "HIP SDK 6.2"
     );
     assert_eq!(package_of("_rocm_sdk_core/bin/hipblas.dll"), "HIP SDK 6.2");
-    let community = "ROCmLibs v0.6.2.4 rocBLAS for gfx1010 (community build for HIP SDK 6.2.4)";
-    assert_eq!(package_of("_rocm_sdk_core/bin/rocblas.dll"), community);
+    // The report names the archive each of those files came from.
+    let community = format!(
+        "ROCmLibs v0.6.2.4 rocBLAS for gfx1010 (community build for HIP SDK 6.2.4), from {}",
+        common::gfx1010::ASSET
+    );
+    assert_eq!(
+        package_of("_rocm_sdk_core/bin/rocblas.dll"),
+        community.as_str()
+    );
     assert_eq!(
         package_of("_rocm_sdk_core/bin/rocblas/library/TensileLibrary_lazy_gfx1010.dat"),
-        community
+        community.as_str()
     );
     assert_eq!(
         report["assumed_present"],
