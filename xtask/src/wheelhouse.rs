@@ -65,7 +65,15 @@ pub fn download(
         .args(RUNTIME_REQUIREMENTS)
         .args(extra.iter().cloned());
     for command in [pinned, runtime] {
-        run_logged(&command, &Default::default(), log, &mut |_| {})?;
+        // A warm wheelhouse needs no network: pip first tries it alone, and asks the index
+        // only when something is missing there.
+        let offline = command
+            .clone()
+            .args(["--no-index", "--find-links"])
+            .arg(dest.display().to_string());
+        if run_logged(&offline, &Default::default(), log, &mut |_| {}).is_err() {
+            run_logged(&command, &Default::default(), log, &mut |_| {})?;
+        }
     }
     Ok(dest)
 }

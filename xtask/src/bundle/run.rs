@@ -142,7 +142,15 @@ pub fn run(spec: &Spec) -> Result<Outcome> {
     let staging = crate::staging::create(&parent, ".bundle-")
         .with_context(|| format!("cannot create a staging folder in {}", parent.display()))?;
     let tree = staging.path().join("wheel");
-    unpack::unpack(&spec.wheel, Format::Zip, None, &tree, &Limits::default())?;
+    unpack::unpack(&spec.wheel, Format::Zip, None, &tree, &Limits::default()).map_err(|e| {
+        if e.is_about_the_archive() {
+            anyhow::Error::from(
+                InputError::new(e.to_string()).note("bundle a wheel as the build wrote it"),
+            )
+        } else {
+            e.into()
+        }
+    })?;
     check_input_record(&spec.wheel, &tree)?;
 
     let mut system = SystemLibraries::for_policy(spec.policy);

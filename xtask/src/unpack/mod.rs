@@ -285,6 +285,15 @@ pub fn unpack_input(
     Ok(unpack(archive, format, subdir, dest, &Limits::default())?)
 }
 
+impl UnpackError {
+    /// Whether the archive itself is at fault (not a readable archive of that format, an
+    /// entry refused, past a limit, no such folder in it), rather than the disk being
+    /// written to: for an archive the user gave, bad input.
+    pub fn is_about_the_archive(&self) -> bool {
+        !matches!(self, UnpackError::Write { .. })
+    }
+}
+
 /// `subdir = "*"`: the archive's one top-level folder, whatever its name (release assets
 /// whose wrapper folder is named differently from one build to another).
 pub const ANY_TOP_FOLDER: &str = "*";

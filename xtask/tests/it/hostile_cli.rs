@@ -359,3 +359,36 @@ fn item_12_matrix_refuses_a_variant_with_no_platforms() {
     let run = xtask_in(scratch.path(), &["matrix"]);
     assert_code(&run, 2, &["cpu", "platforms"]);
 }
+
+/// Issue 29 item 11: an input wheel that is no zip, or that holds a member outside the tree
+/// (`../x`, an absolute or a drive-letter name), is bad input: exit 2, nothing written.
+#[test]
+fn a_broken_or_hostile_input_wheel_is_bad_input() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let not_zip = dir.path().join("not-zip").join(WHEEL);
+    fs::create_dir_all(not_zip.parent().unwrap()).unwrap();
+    fs::write(&not_zip, b"this is not a zip archive").unwrap();
+    assert_code(
+        &bundle(&not_zip, &out, &[]),
+        2,
+        &["as a zip archive", WHEEL],
+    );
+    assert!(!out.exists());
+    for (label, member, said) in [
+        ("traversal", "../x", "points outside the archive"),
+        ("absolute", "/etc/x", "absolute path"),
+        ("drive", "C:/x", "absolute path"),
+    ] {
+        let wheel = dir.path().join(label).join(WHEEL);
+        fs::create_dir_all(wheel.parent().unwrap()).unwrap();
+        let mut zip = zip::ZipWriter::new(fs::File::create(&wheel).unwrap());
+        zip.start_file(member, zip::write::SimpleFileOptions::default())
+            .unwrap();
+        std::io::Write::write_all(&mut zip, b"x").unwrap();
+        zip.finish().unwrap();
+        assert_code(&bundle(&wheel, &out, &[]), 2, &[said, member]);
+        assert!(!out.exists(), "{label}: nothing written");
+        assert!(!dir.path().join("x").exists(), "{label}");
+    }
+}

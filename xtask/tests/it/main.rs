@@ -27,3 +27,4 @@ mod test_skips;
 mod versions;
 mod windows_cpu_standin;
 mod windows_exe;
+mod workflows;
