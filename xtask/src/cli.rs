@@ -256,9 +256,12 @@ pub enum Command {
         #[command(flatten)]
         download: DownloadArgs,
     },
-    /// Print the GitHub Actions matrix (variant × platform × Python)
+    /// Print the GitHub Actions matrix (variant × platform × Python). Entries that need a
+    /// self-hosted runner or have inputs not pinned yet are left out unless asked; each one
+    /// left out is named on stderr with why
     #[command(
-        after_help = "Example (in a workflow):\n  echo \"matrix=$(cargo xtask matrix --json)\" >> \"$GITHUB_OUTPUT\""
+        after_help = "Example (in a workflow; assign first, so that a failure stops the step):\n  \
+                      matrix=$(cargo xtask matrix --json)\n  echo \"matrix=$matrix\" >> \"$GITHUB_OUTPUT\""
     )]
     Matrix {
         /// Print one line of JSON (for `fromJSON`) instead of a table
@@ -267,6 +270,8 @@ pub enum Command {
         /// CTranslate2 versions to span, e.g. 4.7.1,4.8.4 (default: each variant's)
         #[arg(long, value_name = "LIST", value_delimiter = ',')]
         ctranslate2: Vec<String>,
+        #[command(flatten)]
+        include: IncludeArgs,
     },
 }
 
@@ -360,6 +365,30 @@ pub struct ReleaseArgs {
     /// them) instead of stopping
     #[arg(long)]
     pub allow_linux_tag: bool,
+    #[command(flatten)]
+    pub include: IncludeArgs,
+}
+
+/// Matrix entries that run only when asked (the workflow's `matrix` and `release` agree).
+#[derive(Args, Clone, Copy)]
+pub struct IncludeArgs {
+    /// Also the entries that need a self-hosted runner (HIP SDK builds, labelled e.g.
+    /// `hip-sdk-6.2`); never ask for them on pull requests from forks
+    #[arg(long)]
+    pub include_self_hosted: bool,
+    /// Also the entries with inputs not pinned yet (their jobs stop at the fetch step unless
+    /// they pin with --allow-unpinned)
+    #[arg(long)]
+    pub include_unpinned: bool,
+}
+
+impl IncludeArgs {
+    pub fn opt(self) -> crate::matrix::Opt {
+        crate::matrix::Opt {
+            self_hosted: self.include_self_hosted,
+            unpinned: self.include_unpinned,
+        }
+    }
 }
 
 /// Which build: the variant, and the choices that select one entry of its matrix.

@@ -32,6 +32,72 @@ pub struct Entry {
     pub runs_on: serde_json::Value,
     /// Whether the job needs the compiler cache (source builds) or not (repackaging).
     pub compiles: bool,
+    /// The inputs without a sha256 pin: such a job stops at its first step.
+    #[serde(skip)]
+    pub unpinned: Vec<String>,
+}
+
+impl Entry {
+    /// Whether the job needs a self-hosted runner (a HIP SDK build).
+    pub fn self_hosted(&self) -> bool {
+        self.runs_on.is_array()
+    }
+}
+
+/// Which entries a workflow runs: those that can run on a hosted runner with every input
+/// pinned, and the others only when asked (issue 29: a self-hosted label no runner has
+/// queues its job for 24 hours and the release after it never runs; GitHub advises against
+/// self-hosted runners for pull requests from forks; an unpinned input stops the job).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Opt {
+    pub self_hosted: bool,
+    pub unpinned: bool,
+}
+
+/// `entries` split into those `opt` runs and, for the rest, a line each saying why not.
+pub fn select(entries: Vec<Entry>, opt: Opt) -> (Vec<Entry>, Vec<String>) {
+    let mut kept = Vec::new();
+    let mut left_out = Vec::new();
+    for entry in entries {
+        if entry.self_hosted() && !opt.self_hosted {
+            left_out.push(format!(
+                "{}: needs a self-hosted runner labelled {} (ask with --include-self-hosted)",
+                entry.name, entry.runs_on
+            ));
+        } else if !entry.unpinned.is_empty() && !opt.unpinned {
+            left_out.push(format!(
+                "{}: inputs not pinned yet: {} (run `cargo xtask pin --variant {}` and commit; \
+                 or ask with --include-unpinned)",
+                entry.name,
+                entry.unpinned.join(", "),
+                entry.variant
+            ));
+        } else {
+            kept.push(entry);
+        }
+    }
+    (kept, left_out)
+}
+
+/// The inputs of `resolved` that have no sha256 pin yet.
+fn unpinned(resolved: &crate::variant::Resolved) -> Vec<String> {
+    let mut remotes: Vec<&crate::variant::Remote> = resolved.inputs.values().collect();
+    match &resolved.build {
+        crate::variant::Build::Repackage { archive, .. } => remotes.push(archive),
+        crate::variant::Build::FromSource(b) => {
+            if let crate::variant::Source::Archive(r) = &b.source {
+                remotes.push(r);
+            }
+        }
+    }
+    let mut names: Vec<String> = remotes
+        .into_iter()
+        .filter(|r| r.sha256.is_none())
+        .map(|r| r.name.clone())
+        .collect();
+    names.sort();
+    names.dedup();
+    names
 }
 
 /// Hosted runners have no HIP SDK, and AMD's HIP SDK installer cannot be fetched from where
@@ -109,6 +175,7 @@ pub fn entries(catalog: &Catalog) -> Result<Vec<Entry>, InputError> {
                 };
                 let runs_on = runs_on(&resolved, platform);
                 let compiles = matches!(resolved.build, crate::variant::Build::FromSource(_));
+                let unpinned = unpinned(&resolved);
                 include.push(Entry {
                     name: format!("{name}{version} {platform} py{python}"),
                     variant: name.to_string(),
@@ -119,6 +186,7 @@ pub fn entries(catalog: &Catalog) -> Result<Vec<Entry>, InputError> {
                     python,
                     runs_on,
                     compiles,
+                    unpinned,
                 });
             }
         }

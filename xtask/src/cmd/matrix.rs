@@ -7,8 +7,18 @@ use anyhow::Result;
 use crate::matrix;
 use crate::workspace::Workspace;
 
-pub fn run(workspace: &Workspace, json: bool, ctranslate2: &[String]) -> Result<ExitCode> {
-    let matrix = matrix::matrix(&workspace.root, ctranslate2)?;
+pub fn run(
+    workspace: &Workspace,
+    json: bool,
+    ctranslate2: &[String],
+    opt: matrix::Opt,
+) -> Result<ExitCode> {
+    let all = matrix::matrix(&workspace.root, ctranslate2)?;
+    let (include, left_out) = matrix::select(all.include, opt);
+    for line in &left_out {
+        eprintln!("note: left out of the matrix: {line}");
+    }
+    let matrix = matrix::Matrix { include };
     if json {
         println!("{}", serde_json::to_string(&matrix)?);
     } else {

@@ -103,7 +103,11 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
             };
             bump::run(workspace, &request, no_pin, &download)
         }
-        Command::Matrix { json, ctranslate2 } => matrix::run(workspace, json, &ctranslate2),
+        Command::Matrix {
+            json,
+            ctranslate2,
+            include,
+        } => matrix::run(workspace, json, &ctranslate2, include.opt()),
     }
 }
 

@@ -21,6 +21,7 @@ pub fn run(workspace: &Workspace, args: ReleaseArgs) -> Result<ExitCode> {
         version,
         out,
         allow_linux_tag,
+        include,
     } = args;
     let platforms: Vec<Platform> = platforms.into_iter().map(Platform::from).collect();
     if let Some(version) = &version {
@@ -41,7 +42,12 @@ pub fn run(workspace: &Workspace, args: ReleaseArgs) -> Result<ExitCode> {
         }
     }
     let versions: Vec<String> = ctranslate2.into_iter().collect();
-    let all = matrix::matrix(&workspace.root, &versions)?.include;
+    let every = matrix::matrix(&workspace.root, &versions)?.include;
+    // The entries the workflow built: the others were not asked for, and are said.
+    let (all, left_out) = matrix::select(every.clone(), include.opt());
+    for line in &left_out {
+        eprintln!("note: not in this release (not built): {line}");
+    }
     for p in &pythons {
         if !all.iter().any(|e| &e.python == p) {
             let known: std::collections::BTreeSet<&str> =

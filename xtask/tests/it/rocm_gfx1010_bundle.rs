@@ -275,6 +275,8 @@ fn the_hip_6_2_closure_with_gfx1010_kernels_only_is_bundled_and_loads_under_wine
         "3.12",
         "--out",
         out.to_str().unwrap(),
+        "--include-self-hosted",
+        "--include-unpinned",
     ]);
     assert_eq!(release.code, 0, "{}", release.stderr);
     let notes = fs::read_to_string(out.join("RELEASE_NOTES.md")).unwrap();
