@@ -264,7 +264,6 @@ fn gather(b: &Built, out: &Path) -> Result<Vec<Artifact>> {
 /// variant's `package` of an input that is no wheel).
 fn input_of(plan: &Plan, package: &str) -> Option<String> {
     let bundle = plan.bundle_action()?;
-    let inputs = plan.inputs.iter().map(|i| i.name.as_str());
     // The report says the package (a wheel's), or the label the bundle gave an input's files.
     let named = |from: &str, p: Option<&String>| {
         p.is_some_and(|p| p == package || crate::plan::input_label(plan, from, p) == package)
@@ -280,7 +279,7 @@ fn input_of(plan: &Plan, package: &str) -> Option<String> {
                 .iter()
                 .find_map(|d| named(&d.from, d.package.as_ref()))
         })
-        .filter(|from| inputs.clone().any(|i| i == from))
+        .filter(|from| plan.inputs.iter().any(|i| &i.name == from))
 }
 
 /// Artifacts are packed as the files they are: a symlink would pack whatever it points at

@@ -44,7 +44,7 @@ pub fn run(workspace: &Workspace, args: ReleaseArgs) -> Result<ExitCode> {
     let versions: Vec<String> = ctranslate2.into_iter().collect();
     let every = matrix::matrix(&workspace.root, &versions)?.include;
     // The entries the workflow built: the others were not asked for, and are said.
-    let (all, left_out) = matrix::select(every.clone(), include.opt());
+    let (all, left_out) = matrix::select(every, include.opt());
     for line in &left_out {
         eprintln!("note: not in this release (not built): {line}");
     }
