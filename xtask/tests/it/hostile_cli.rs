@@ -209,7 +209,7 @@ fn with_closed_stdout(args: &[&str]) -> (i32, String) {
         .output()
         .unwrap();
     (
-        output.status.code().unwrap_or(-1),
+        common::exit_code(output.status),
         String::from_utf8_lossy(&output.stderr).into_owned(),
     )
 }

@@ -164,6 +164,19 @@ impl Prefix {
     pub fn path(&self) -> &Path {
         self.dir.path()
     }
+
+    /// Waits until the prefix's wineserver has exited (`wineserver -w`). After a program in
+    /// the prefix was killed, the server winds down its helper processes; a program started
+    /// meanwhile can be killed with them (a CI run saw the resumed fetch end by a signal
+    /// right after it printed its success).
+    pub fn wait_until_idle(&self) {
+        let waited = Command::new("wineserver")
+            .arg("-w")
+            .env("WINEPREFIX", self.dir.path())
+            .output()
+            .unwrap();
+        assert!(waited.status.success(), "wineserver -w: {waited:?}");
+    }
 }
 
 impl Default for Prefix {

@@ -55,7 +55,7 @@ pub fn output_of(
     command.envs(env.iter().copied());
     let output: Output = command.output().expect("the xtask binary runs");
     let run = Run {
-        code: output.status.code().unwrap_or(-1),
+        code: exit_code(output.status),
         stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
         stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
     };
@@ -65,6 +65,16 @@ pub fn output_of(
         run.stderr
     );
     run
+}
+
+/// The exit code, or 128 + the signal that ended the process (as a shell reports it), so that
+/// a failure names the signal.
+pub fn exit_code(status: std::process::ExitStatus) -> i32 {
+    use std::os::unix::process::ExitStatusExt;
+    status
+        .code()
+        .or_else(|| status.signal().map(|s| 128 + s))
+        .unwrap_or(-1)
 }
 
 pub fn assert_exit(run: &Run, code: i32, needles: &[&str]) {

@@ -53,6 +53,11 @@ impl WinXtask {
         })
     }
 
+    /// See [`super::mingw::Prefix::wait_until_idle`].
+    pub fn wait_until_idle(&self) {
+        self.prefix.wait_until_idle();
+    }
+
     /// The wine prefix's `C:` drive.
     pub fn drive_c(&self) -> PathBuf {
         self.prefix.path().join("drive_c")
