@@ -107,9 +107,22 @@ pub enum Command {
                       LD_LIBRARY_PATH, no SDK on PATH) and check `import ctranslate2`, its \
                       version, and the compute types the variant promises for each device \
                       (variants/*.toml [verify.compute-types]). The same check is the build's \
-                      `verify` step; this command reruns it on its own.",
-        after_help = "Examples:\n  cargo xtask verify --variant cpu\n  cargo xtask verify --variant cpu --numerics\n\n\
-                      Exit codes: 0 the wheel works, 1 it does not (or was not built), 2 bad input."
+                      `verify` step; this command reruns it on its own.\n\n\
+                      --transcribe also installs the pinned faster-whisper (wheels/transcribe.txt, \
+                      --no-deps, so the built ctranslate2 is the one imported) into that venv and \
+                      transcribes real speech: by default the pinned Whisper base model and the \
+                      11-second JFK clip (variants/speech/check.toml, fetched and cached like \
+                      every input). It prints the transcript, the device and compute type \
+                      CTranslate2 actually used, the real-time factor and the word error rate \
+                      against the reference, and fails above the pinned maximum WER. Logs: \
+                      target/xtask/logs/<variant>/<platform>/transcribe.log.",
+        after_help = "Examples:\n  cargo xtask verify --variant cpu\n  cargo xtask verify --variant cpu --numerics\n  \
+                      cargo xtask verify --variant cpu --transcribe\n  \
+                      cargo xtask verify --variant cuda --transcribe --device cuda --compute-type int8_float16\n  \
+                      cargo xtask verify --variant cpu --transcribe --audio me.wav --reference \"hello world\"\n\n\
+                      Exit codes: 0 the wheel works, 1 it does not (or was not built), 2 bad input \
+                      (a model folder that is no Whisper model, a corrupt model.bin, audio that \
+                      cannot be decoded or is silent, --device cuda with no GPU)."
     )]
     Verify {
         #[command(flatten)]
@@ -118,6 +131,41 @@ pub enum Command {
         /// (needs network for torch, transformers and the official ctranslate2 from PyPI)
         #[arg(long)]
         numerics: bool,
+        /// Also transcribe real speech with faster-whisper on the built wheel
+        #[arg(long)]
+        transcribe: bool,
+        #[command(flatten)]
+        speech: SpeechArgs,
+    },
+    /// Freeze a speech app with PyInstaller from the bundle's portable/ and run it with no SDK
+    #[command(
+        long_about = "Prove what ships: transcribe the clip in the verify venv (as `verify \
+                      --transcribe`), then make a one-folder PyInstaller app from the built \
+                      portable/ folder (the generated .spec is the one docs/frozen-apps.md tells \
+                      an app to write; PyInstaller pinned in wheels/freeze.txt), copy it into a \
+                      fresh folder as a user who unzipped it would have it, and run it there \
+                      with a scrubbed environment: no LD_LIBRARY_PATH, PYTHONPATH, HIP_PATH, \
+                      CUDA_PATH or virtualenv, PATH only the system's folders. It must print \
+                      the same transcript, and no library it loads may come from outside the \
+                      app and the system's folders (an SDK, a Python) unless --allow-outside \
+                      names that folder. Prints the app's size and each bundled SDK library's.",
+        after_help = "Examples:\n  cargo xtask smoke --variant cpu --frozen\n  \
+                      cargo xtask smoke --variant cuda --frozen --device cuda --compute-type float16\n\n\
+                      Exit codes: 0 the frozen app transcribes like the wheel, 1 it does not, 2 bad input."
+    )]
+    Smoke {
+        #[command(flatten)]
+        selection: Selection,
+        /// Freeze the app with PyInstaller and run the copy (the one smoke test so far)
+        #[arg(long)]
+        frozen: bool,
+        /// A folder the frozen app may load libraries from although it is outside the app and
+        /// the system's folders (repeatable), e.g. a CUDA toolkit on a machine where cuBLAS is
+        /// not bundled; what loaded from there is listed
+        #[arg(long, value_name = "DIR")]
+        allow_outside: Vec<String>,
+        #[command(flatten)]
+        speech: SpeechArgs,
     },
     /// Time the built wheel against the official wheel of the same version, on the CPU
     #[command(
@@ -540,6 +588,61 @@ pub enum OutputArg {
     FatWheel,
     Portable,
     Report,
+}
+
+/// What the speech check transcribes, and how.
+#[derive(Args)]
+pub struct SpeechArgs {
+    /// A faster-whisper (CTranslate2) Whisper model folder (default: the pinned Whisper base)
+    #[arg(long, value_name = "DIR")]
+    pub model: Option<PathBuf>,
+    /// A recording to transcribe (default: the pinned JFK clip, with its reference text)
+    #[arg(long, value_name = "FILE")]
+    pub audio: Option<PathBuf>,
+    /// What --audio says, for the word error rate (without it, only an empty transcript fails)
+    #[arg(long, value_name = "TEXT")]
+    pub reference: Option<String>,
+    /// Where to run: auto takes the GPU when ctranslate2 sees one (cuda and rocm variants)
+    #[arg(long, value_name = "DEVICE", default_value = "auto", value_parser = ["auto", "cpu", "cuda"])]
+    pub device: String,
+    /// CTranslate2 compute type: default, int8, float32, float16, int8_float16, …
+    #[arg(long, value_name = "TYPE", default_value = "default")]
+    pub compute_type: String,
+    /// CPU threads (0: CTranslate2's default)
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    pub threads: usize,
+    #[command(flatten)]
+    pub download: DownloadArgs,
+}
+
+impl SpeechArgs {
+    /// An option that only means something for the speech check, if one was given.
+    pub fn given(&self) -> Option<&'static str> {
+        [
+            (self.model.is_some(), "--model"),
+            (self.audio.is_some(), "--audio"),
+            (self.reference.is_some(), "--reference"),
+            (self.device != "auto", "--device"),
+            (self.compute_type != "default", "--compute-type"),
+            (self.threads != 0, "--threads"),
+            (self.download.offline, "--offline"),
+        ]
+        .into_iter()
+        .find(|(given, _)| *given)
+        .map(|(_, name)| name)
+    }
+
+    pub fn request(&self) -> crate::speech::Request {
+        crate::speech::Request {
+            model: self.model.clone(),
+            audio: self.audio.clone(),
+            reference: self.reference.clone(),
+            device: self.device.clone(),
+            compute_type: self.compute_type.clone(),
+            threads: self.threads,
+            download: self.download.options(),
+        }
+    }
 }
 
 /// How downloads are made.

@@ -34,6 +34,7 @@ pub mod process;
 pub mod release;
 pub mod safe_path;
 pub mod sdk;
+pub mod speech;
 pub mod staging;
 pub mod units;
 pub mod unpack;

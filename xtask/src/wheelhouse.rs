@@ -10,7 +10,7 @@ use crate::platform::Platform;
 use crate::process::{Command, run_logged};
 
 /// What the built ctranslate2 wheel depends on (its setup.py's install_requires).
-const RUNTIME_REQUIREMENTS: [&str; 3] = ["numpy", "pyyaml", "setuptools"];
+pub const RUNTIME_REQUIREMENTS: [&str; 3] = ["numpy", "pyyaml", "setuptools"];
 
 pub fn dir(cache: &Path, platform: Platform, python: &str) -> PathBuf {
     cache.join("wheels").join(format!("{platform}-py{python}"))
@@ -44,36 +44,61 @@ pub fn download(
     log: &Path,
 ) -> Result<PathBuf> {
     let dest = dir(cache, platform, python);
-    let (host, host_args) = crate::host::python3();
-    if !crate::host::on_path(host) {
-        bail!("`{host}` is not on PATH: it downloads the build tools' wheels");
-    }
-    let base = || {
-        let mut command = Command::new(host).args(host_args.iter().copied());
-        command = command.args(["-m", "pip", "download", "--quiet", "--only-binary=:all:"]);
-        for tag in platform_tags(platform) {
-            command = command.args(["--platform", tag]);
-        }
-        command
-            .args(["--python-version", python, "--implementation", "cp", "-d"])
-            .arg(dest.display().to_string())
-    };
-    let pinned = base()
+    let pinned = pip_download(platform, python, &dest)?
         .args(["--no-deps", "--require-hashes", "-r"])
         .arg(requirements.display().to_string());
-    let runtime = base()
+    let runtime = pip_download(platform, python, &dest)?
         .args(RUNTIME_REQUIREMENTS)
         .args(extra.iter().cloned());
     for command in [pinned, runtime] {
-        // A warm wheelhouse needs no network: pip first tries it alone, and asks the index
-        // only when something is missing there.
-        let offline = command
-            .clone()
-            .args(["--no-index", "--find-links"])
-            .arg(dest.display().to_string());
-        if run_logged(&offline, &Default::default(), log, &mut |_| {}).is_err() {
-            run_logged(&command, &Default::default(), log, &mut |_| {})?;
-        }
+        warm_first(&command, &dest, log)?;
     }
     Ok(dest)
+}
+
+/// Downloads exactly the packages `requirements` lists (`--no-deps`: the file names every
+/// one) into the wheelhouse, e.g. faster-whisper and what it imports for the speech check.
+pub fn download_listed(
+    cache: &Path,
+    platform: Platform,
+    python: &str,
+    requirements: &Path,
+    log: &Path,
+) -> Result<PathBuf> {
+    let dest = dir(cache, platform, python);
+    let command = pip_download(platform, python, &dest)?
+        .args(["--no-deps", "-r"])
+        .arg(requirements.display().to_string());
+    warm_first(&command, &dest, log)?;
+    Ok(dest)
+}
+
+/// `pip download` with this machine's Python of binary wheels for `platform` and `python`
+/// (whatever the host is) into `dest`.
+fn pip_download(platform: Platform, python: &str, dest: &Path) -> Result<Command> {
+    let (host, host_args) = crate::host::python3();
+    if !crate::host::on_path(host) {
+        bail!("`{host}` is not on PATH: it downloads the wheels into the cache's wheelhouse");
+    }
+    let mut command = Command::new(host).args(host_args.iter().copied());
+    command = command.args(["-m", "pip", "download", "--quiet", "--only-binary=:all:"]);
+    for tag in platform_tags(platform) {
+        command = command.args(["--platform", tag]);
+    }
+    Ok(command
+        .args(["--python-version", python, "--implementation", "cp", "-d"])
+        .arg(dest.display().to_string()))
+}
+
+/// A warm wheelhouse needs no network: pip first tries it alone, and asks the index only when
+/// something is missing there.
+fn warm_first(command: &Command, dest: &Path, log: &Path) -> Result<()> {
+    let offline = command
+        .clone()
+        .args(["--no-index", "--find-links"])
+        .arg(dest.display().to_string());
+    if run_logged(&offline, &Default::default(), log, &mut |_| {}).is_err() {
+        run_logged(command, &Default::default(), log, &mut |_| {})?;
+    }
+    Ok(())
 }

@@ -40,6 +40,7 @@ mod patch;
 mod pin;
 mod plan;
 mod release;
+mod smoke;
 mod variants;
 mod verify;
 mod verify_release;
@@ -82,7 +83,15 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         Command::Verify {
             selection,
             numerics,
-        } => verify::run(workspace, &selection, numerics),
+            transcribe,
+            speech,
+        } => verify::run(workspace, &selection, numerics, transcribe, &speech),
+        Command::Smoke {
+            selection,
+            frozen,
+            allow_outside,
+            speech,
+        } => smoke::run(workspace, &selection, frozen, &allow_outside, &speech),
         Command::Bench(args) => bench::run(workspace, args),
         Command::Bundle(args) => bundle::run(workspace, &args),
         Command::Release(args) => release::run(workspace, args),

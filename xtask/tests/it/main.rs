@@ -23,6 +23,7 @@ mod plan;
 mod release;
 mod rocm_gfx1010_bundle;
 mod rocm_variant;
+mod speech;
 mod test_skips;
 mod versions;
 mod windows_cpu_standin;

@@ -171,7 +171,7 @@ pub fn plan_step<'a>(plan: &'a serde_json::Value, id: &str) -> &'a serde_json::V
         .unwrap_or_else(|| panic!("no step `{id}`"))
 }
 
-fn copy_tree(from: &Path, to: &Path) {
+pub fn copy_tree(from: &Path, to: &Path) {
     std::fs::create_dir_all(to).unwrap();
     for entry in std::fs::read_dir(from).unwrap() {
         let entry = entry.unwrap();

@@ -1,0 +1,179 @@
+//! `smoke --frozen`: the transcriber frozen by PyInstaller from the bundle's `portable/`
+//! folder, copied to a fresh folder as a user who unzipped it would have it, and run there
+//! with a scrubbed environment (see [`super::scrub`]).
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result, bail};
+
+use super::outcome::Outcome;
+use super::scrub::scrubbed;
+use super::transcriber::{Job, Launch, SCRIPT};
+use crate::platform::Platform;
+use crate::process::{Command, run_logged};
+
+pub const APP_NAME: &str = "ct2-speech-check";
+const SPEC_TEMPLATE: &str = include_str!("../../python/speech_check.spec.in");
+pub const FREEZE_REQUIREMENTS: &str = "wheels/freeze.txt";
+
+/// Where the app is made and run.
+pub struct Frozen {
+    /// The copy that ran.
+    pub app: PathBuf,
+    pub outcome: Outcome,
+    pub dropped_env: Vec<String>,
+}
+
+/// The `.spec` for `portable` and `script` (Python string literals written as JSON strings,
+/// which Python reads the same for any path).
+pub fn spec_text(portable: &Path, script: &Path) -> String {
+    let literal =
+        |p: &Path| serde_json::to_string(&p.display().to_string().replace('\\', "/")).unwrap();
+    SPEC_TEMPLATE
+        .replace("@PORTABLE@", &literal(portable))
+        .replace("@SCRIPT@", &literal(script))
+        .replace("@NAME@", &serde_json::to_string(APP_NAME).unwrap())
+}
+
+pub struct FreezeInputs<'a> {
+    pub platform: Platform,
+    pub root: &'a Path,
+    /// The venv's python with PyInstaller and faster-whisper installed.
+    pub python: &'a str,
+    pub portable: &'a Path,
+    pub work: &'a Path,
+    pub log: &'a Path,
+}
+
+/// Freezes the transcriber; returns the one-folder app PyInstaller wrote.
+pub fn freeze(inputs: &FreezeInputs) -> Result<PathBuf> {
+    let FreezeInputs {
+        root,
+        python,
+        portable,
+        work,
+        log,
+        ..
+    } = *inputs;
+    if !portable.join("hook-ctranslate2.py").is_file() {
+        bail!(
+            "{} has no hook-ctranslate2.py: build the variant (its bundle writes portable/)",
+            portable.display()
+        );
+    }
+    fs::create_dir_all(work)?;
+    let spec = work.join(format!("{APP_NAME}.spec"));
+    fs::write(&spec, spec_text(portable, &root.join(SCRIPT)))?;
+    let dist = work.join("dist");
+    let command = Command::new(python)
+        .args([
+            "-m",
+            "PyInstaller",
+            "--noconfirm",
+            "--clean",
+            "--log-level",
+            "WARN",
+        ])
+        .args(["--distpath".to_string(), dist.display().to_string()])
+        .args([
+            "--workpath".to_string(),
+            work.join("build").display().to_string(),
+        ])
+        .arg(spec.display().to_string());
+    run_logged(&command, &Default::default(), log, &mut |_| {})?;
+    let app = dist.join(APP_NAME);
+    if !app.join(inputs.platform.exe(APP_NAME)).is_file() {
+        bail!(
+            "PyInstaller wrote no {} (log: {})",
+            app.display(),
+            log.display()
+        );
+    }
+    Ok(app)
+}
+
+/// Copies `app` into a fresh folder under `runs` and runs it there with a scrubbed
+/// environment.
+pub fn run_copy(
+    app: &Path,
+    runs: &Path,
+    platform: Platform,
+    job: &Job,
+    log: &Path,
+) -> Result<Frozen> {
+    fs::create_dir_all(runs)?;
+    let fresh = tempfile::Builder::new()
+        .prefix("unzipped-")
+        .tempdir_in(runs)
+        .context("cannot make a fresh folder for the app")?;
+    let copy = fresh.path().join(APP_NAME);
+    copy_tree(app, &copy)?;
+    let scrub = scrubbed(platform, std::env::vars());
+    let exe = copy.join(platform.exe(APP_NAME));
+    let launch = Launch {
+        program: &exe,
+        leading: Vec::new(),
+        cwd: Some(fresh.path()),
+        env: Some(&scrub.env),
+    };
+    let report = fresh.path().join("report.json");
+    let outcome = super::transcriber::run(&launch, job, &report, log)?;
+    Ok(Frozen {
+        app: fresh.keep().join(APP_NAME),
+        outcome,
+        dropped_env: scrub.dropped,
+    })
+}
+
+/// Copies a PyInstaller one-folder app, keeping its symbolic links as links (PyInstaller 6
+/// links shared libraries between folders on Linux), as unzipping it would.
+fn copy_tree(from: &Path, to: &Path) -> Result<()> {
+    fs::create_dir_all(to)?;
+    for entry in fs::read_dir(from).with_context(|| format!("cannot list {}", from.display()))? {
+        let entry = entry?;
+        let (path, dest) = (entry.path(), to.join(entry.file_name()));
+        let kind = fs::symlink_metadata(&path)?.file_type();
+        if kind.is_symlink() {
+            copy_link(&path, &dest)?;
+        } else if kind.is_dir() {
+            copy_tree(&path, &dest)?;
+        } else {
+            fs::copy(&path, &dest).with_context(|| format!("cannot copy {}", path.display()))?;
+        }
+    }
+    Ok(())
+}
+
+#[cfg(unix)]
+fn copy_link(path: &Path, dest: &Path) -> Result<()> {
+    std::os::unix::fs::symlink(fs::read_link(path)?, dest)
+        .with_context(|| format!("cannot link {}", dest.display()))
+}
+
+#[cfg(not(unix))]
+fn copy_link(path: &Path, dest: &Path) -> Result<()> {
+    fs::copy(path, dest).with_context(|| format!("cannot copy {}", path.display()))?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_spec_names_the_portable_folder_the_script_and_the_hook_folder() {
+        let text = spec_text(
+            Path::new(r"C:\b\dist\portable"),
+            Path::new("/r/xtask/python/transcribe.py"),
+        );
+        assert!(
+            text.contains(r#"PORTABLE = "C:/b/dist/portable""#),
+            "{text}"
+        );
+        assert!(text.contains(r#"["/r/xtask/python/transcribe.py"]"#));
+        assert!(text.contains(r#"pathex=[PORTABLE + "/_internal"]"#));
+        assert!(text.contains("hookspath=[PORTABLE]"));
+        assert!(!text.contains('@'), "every placeholder is filled: {text}");
+    }
+}
