@@ -150,8 +150,7 @@ fn the_official_wheel_standing_in_for_a_build_transcribes_wheel_and_frozen() {
     let ran_from = frozen
         .stdout
         .lines()
-        .filter(|l| l.contains(" from ") && l.contains("ctranslate2 4.7.1"))
-        .next_back()
+        .rfind(|l| l.contains(" from ") && l.contains("ctranslate2 4.7.1"))
         .unwrap()
         .to_string();
     assert!(
