@@ -631,18 +631,6 @@ impl SpeechArgs {
         .find(|(given, _)| *given)
         .map(|(_, name)| name)
     }
-
-    pub fn request(&self) -> crate::speech::Request {
-        crate::speech::Request {
-            model: self.model.clone(),
-            audio: self.audio.clone(),
-            reference: self.reference.clone(),
-            device: self.device.clone(),
-            compute_type: self.compute_type.clone(),
-            threads: self.threads,
-            download: self.download.options(),
-        }
-    }
 }
 
 /// How downloads are made.

@@ -7,7 +7,7 @@ use std::process::ExitCode;
 use anyhow::{Context, Result, bail};
 
 use super::make_plan;
-use super::verify::transcribe_in_verify_venv;
+use super::verify::{speech_request, transcribe_in_verify_venv};
 use crate::bundle::run::{BINARIES_JSON, PORTABLE_DIR};
 use crate::cli::{Selection, SpeechArgs};
 use crate::diagnostic::InputError;
@@ -30,7 +30,7 @@ pub fn run(
             .into());
     }
     let plan = make_plan(workspace, selection)?;
-    speech::check_request(&plan, &speech_args.request())?;
+    speech::check_request(&plan, &speech_request(speech_args))?;
     let portable = portable_dir(&plan)?;
     if !portable.join(BINARIES_JSON).is_file() {
         bail!(

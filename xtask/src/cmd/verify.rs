@@ -27,7 +27,7 @@ pub fn run(
     }
     let plan = make_plan(workspace, selection)?;
     if transcribe {
-        crate::speech::check_request(&plan, &speech.request())?;
+        crate::speech::check_request(&plan, &speech_request(speech))?;
     }
     let step = plan
         .step(|a| matches!(a, plan::Action::Verify))
@@ -70,6 +70,19 @@ pub fn run(
     Ok(ExitCode::SUCCESS)
 }
 
+/// What the speech options ask for.
+pub fn speech_request(args: &SpeechArgs) -> crate::speech::Request {
+    crate::speech::Request {
+        model: args.model.clone(),
+        audio: args.audio.clone(),
+        reference: args.reference.clone(),
+        device: args.device.clone(),
+        compute_type: args.compute_type.clone(),
+        threads: args.threads,
+        download: args.download.options(),
+    }
+}
+
 /// `--transcribe` (also the first half of `smoke --frozen`): faster-whisper into the verify
 /// venv, the clip transcribed and judged.
 pub fn transcribe_in_verify_venv(
@@ -77,7 +90,7 @@ pub fn transcribe_in_verify_venv(
     plan: &Plan,
     speech: &SpeechArgs,
 ) -> Result<(crate::speech::Prepared, crate::speech::outcome::Outcome)> {
-    let request = speech.request();
+    let request = speech_request(speech);
     let prepared = crate::speech::prepare(workspace, plan, &request)?;
     let log_dir = workspace.log_dir(&plan.slot, plan.platform);
     let log = log_dir.join("transcribe.log");

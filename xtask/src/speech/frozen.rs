@@ -16,6 +16,8 @@ use crate::process::{Command, run_logged};
 pub const APP_NAME: &str = "ct2-speech-check";
 const SPEC_TEMPLATE: &str = include_str!("../../python/speech_check.spec.in");
 pub const FREEZE_REQUIREMENTS: &str = "wheels/freeze.txt";
+/// The fresh folders the app is copied into, under `runs/`.
+const RUN_PREFIX: &str = "unzipped-";
 
 /// Where the app is made and run.
 pub struct Frozen {
@@ -103,8 +105,16 @@ pub fn run_copy(
     log: &Path,
 ) -> Result<Frozen> {
     fs::create_dir_all(runs)?;
+    // Earlier copies (a few hundred MiB each) are this command's own: only the last is kept.
+    for entry in fs::read_dir(runs)?.flatten() {
+        if entry.file_name().to_string_lossy().starts_with(RUN_PREFIX) {
+            fs::remove_dir_all(entry.path()).with_context(|| {
+                format!("cannot remove the earlier run {}", entry.path().display())
+            })?;
+        }
+    }
     let fresh = tempfile::Builder::new()
-        .prefix("unzipped-")
+        .prefix(RUN_PREFIX)
         .tempdir_in(runs)
         .context("cannot make a fresh folder for the app")?;
     let copy = fresh.path().join(APP_NAME);

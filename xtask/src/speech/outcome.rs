@@ -57,6 +57,10 @@ pub enum Origin {
     App,
     /// The operating system's own folders (the C library, the GPU driver's user-mode part).
     System,
+    /// The GPU driver's user-mode library, wherever the driver put it (a container runtime
+    /// mounts it from the host, e.g. /usr/local/nvidia/lib64/libcuda.so.*): the user's own
+    /// driver install, never something to bundle.
+    Driver,
     /// Anywhere else: an SDK, a Python, a venv. A user's machine does not have it.
     Elsewhere,
 }
@@ -74,9 +78,19 @@ const SYSTEM_DIRS: [&str; 7] = [
     "c:/windows/winsxs/",
 ];
 
+/// File names (lower-case) of the GPU drivers' user-mode libraries: NVIDIA's libcuda and its
+/// libnvidia-* helpers (Linux), nvcuda.dll and nvml.dll (Windows).
+fn is_driver(name: &str) -> bool {
+    name.starts_with("libcuda.so")
+        || name.starts_with("libnvidia-")
+        || name == "nvcuda.dll"
+        || name == "nvml.dll"
+}
+
 pub fn origin(library: &str, app: &Path) -> Origin {
     let norm = |p: &str| p.replace('\\', "/").to_lowercase();
     let library = norm(library);
+    let name = library.rsplit('/').next().unwrap_or_default();
     let mut app = norm(&app.display().to_string());
     if !app.ends_with('/') {
         app.push('/');
@@ -85,6 +99,8 @@ pub fn origin(library: &str, app: &Path) -> Origin {
         Origin::App
     } else if SYSTEM_DIRS.iter().any(|d| library.starts_with(d)) {
         Origin::System
+    } else if is_driver(name) {
+        Origin::Driver
     } else {
         Origin::Elsewhere
     }

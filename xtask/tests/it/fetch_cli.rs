@@ -152,9 +152,6 @@ fn killed_fetch_resumes(wine: Option<&WinXtask>) {
     }
     child.kill().unwrap(); // SIGKILL: no cleanup runs.
     child.wait().unwrap();
-    if let Some(w) = wine {
-        w.wait_until_idle();
-    }
     let kept = file_len(&part);
     assert!(
         kept >= 2 << 20 && kept < ct2.len() as u64,

@@ -66,6 +66,7 @@ impl WinXtask {
     /// `LongPathsEnabled = 1` in the prefix's registry, with wine's own reg.exe, as the
     /// advice tells a Windows user.
     pub fn enable_long_paths(&self) {
+        self.wait_until_idle();
         let reg = Command::new("wine")
             .args([
                 "reg",
@@ -100,6 +101,9 @@ impl WinXtask {
 
     /// Another Windows program, in the same prefix (so that it shares the wineserver).
     pub fn command_for(&self, program: &Path) -> Command {
+        // A program started while the previous one's wineserver winds down can fail with no
+        // output or be killed (seen in CI: `reg add` exit 1, a fetch ended by a signal).
+        self.wait_until_idle();
         let mut command = Command::new(repo_root().join("scripts/wine-run"));
         command.arg(program).env("WINEPREFIX", self.prefix.path());
         command
