@@ -118,6 +118,7 @@ impl Handler for Runner {
                 check_compiler(plan)?;
                 let (step, env) = self.sdk.fill(plan, step, &mut self.folders)?;
                 let env = self.with_msvc(plan, &env)?;
+                self.check_cuda_with_msvc(plan)?;
                 run_commands(&step, &env, log)
             }
             Action::Venv { .. } => {
@@ -212,6 +213,26 @@ impl Runner {
             self.msvc = Some(found);
         }
         Ok(self.msvc.as_ref().expect("set above"))
+    }
+
+    /// A CUDA toolkit that cannot compile with this MSVC stops the build before it compiles
+    /// (see `sdk::cuda_msvc`).
+    fn check_cuda_with_msvc(&mut self, plan: &Plan) -> Result<()> {
+        let Some(found) = self.sdk.found.clone() else {
+            return Ok(());
+        };
+        let cuda = matches!(
+            plan.sdk.as_ref().map(|s| s.kind),
+            Some(crate::variant::SdkKind::Cuda)
+        );
+        if plan.msvc.is_none() || !cuda {
+            return Ok(());
+        }
+        let banner = msvc::banner(self.msvc_toolchain()?);
+        if let Some(problem) = crate::sdk::cuda_msvc::problem(&found.version, &banner) {
+            anyhow::bail!("{problem} (CUDA at {})", found.root.display());
+        }
+        Ok(())
     }
 
     /// A Windows source build's step environment inside the MSVC x64 environment.

@@ -56,7 +56,7 @@ impl DriverRuntime {
     }
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Default, Serialize)]
 pub struct Facts {
     pub os: String,
     pub arch: String,

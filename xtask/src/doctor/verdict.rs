@@ -84,10 +84,19 @@ fn cuda(f: &Facts) -> Verdict {
                 tk.version,
                 tk.root.display()
             ));
-            next_steps.push(format!(
-                "build it: cargo xtask build --variant cuda --cuda-arch {}",
-                gpu.compute_capability
-            ));
+            let msvc_banner = f
+                .tools
+                .iter()
+                .find(|t| t.name.starts_with("msvc"))
+                .and_then(|t| t.version.as_deref())
+                .unwrap_or_default();
+            match crate::sdk::cuda_msvc::problem(&tk.version, msvc_banner) {
+                Some(problem) => next_steps.push(format!("to build it here: {problem}")),
+                None => next_steps.push(format!(
+                    "build it: cargo xtask build --variant cuda --cuda-arch {}",
+                    gpu.compute_capability
+                )),
+            }
         }
         None => next_steps.push(
             "to build it here, install the CUDA toolkit 12 or newer (nvcc); to only use it, \
@@ -332,5 +341,55 @@ fn cpu(f: &Facts) -> Verdict {
         ready: true,
         next_steps,
         notes: Vec::new(),
+    }
+}
+
+#[cfg(test)]
+mod cuda_tests {
+    use super::*;
+    use crate::doctor::facts::{CudaToolkit, Tool};
+    use crate::doctor::parse::NvidiaGpu;
+
+    fn with(cuda: &str, cl_banner: &str) -> Facts {
+        Facts {
+            tools: vec![Tool {
+                name: "msvc x64 (cl.exe + PATH/INCLUDE/LIB)".into(),
+                path: None,
+                version: Some(format!("{cl_banner}; found by the cc crate (cl.exe)")),
+            }],
+            cuda_toolkit: Some(CudaToolkit {
+                root: "C:/CUDA".into(),
+                version: cuda.into(),
+                how: "CUDA_PATH".into(),
+            }),
+            nvidia_gpus: vec![NvidiaGpu {
+                name: "RTX 3060".into(),
+                compute_capability: "8.6".into(),
+                driver: "572.61".into(),
+                memory: "12288 MiB".into(),
+            }],
+            nvidia_driver_cuda: Some("12.8".into()),
+            ..Facts::default()
+        }
+    }
+
+    const CL: &str = "Microsoft (R) C/C++ Optimizing Compiler Version 19.44.35207 for x64";
+
+    #[test]
+    fn a_cuda_that_cannot_compile_with_this_msvc_is_said_instead_of_build_it() {
+        let verdict = cuda(&with("12.2", CL));
+        let steps = verdict.next_steps.join("\n");
+        assert!(
+            steps.contains("CUDA 12.2 cannot compile with MSVC 19.44.35207"),
+            "{steps}"
+        );
+        assert!(!steps.contains("build it:"), "{steps}");
+        let verdict = cuda(&with("12.8", CL));
+        assert!(
+            verdict
+                .next_steps
+                .iter()
+                .any(|s| s.starts_with("build it:"))
+        );
     }
 }

@@ -25,3 +25,62 @@ fn no_workflow_step_hides_a_failing_command_substitution() {
         found.join("\n")
     );
 }
+
+/// The `run:` text of the step named `name` in build.yml.
+fn step_run(workflow: &str, name: &str) -> String {
+    let start = workflow
+        .find(&format!("- name: {name}"))
+        .unwrap_or_else(|| panic!("no step `{name}` in build.yml"));
+    let rest = &workflow[start..];
+    let end = rest[1..].find("\n      - ").map_or(rest.len(), |e| e + 1);
+    rest[..end].to_string()
+}
+
+/// Issue 29 items 1 and 2: the CUDA installs follow upstream v4.7.1 (12.8.1 and its
+/// sub-packages), curl never gets `-n` (Git Bash's curl fails "(26) .netrc error"), the
+/// Windows CUDA is one windows-2022's MSVC 19.44 can compile with, and Linux cuda jobs get
+/// CUDA too.
+#[test]
+fn the_cuda_installs_follow_upstream_4_7_1_on_windows_and_linux() {
+    let workflow =
+        std::fs::read_to_string(common::repo_root().join(".github/workflows/build.yml")).unwrap();
+    let windows = step_run(&workflow, "Install CUDA 12.8 (Windows)");
+    for needle in [
+        "curl --netrc-optional",
+        "cuda_12.8.1_572.61_windows.exe",
+        "-s nvcc_12.8 cudart_12.8 cublas_dev_12.8 curand_dev_12.8",
+        "CUDA\\v12.8",
+    ] {
+        assert!(windows.contains(needle), "`{needle}` in:\n{windows}");
+    }
+    for line in workflow.lines().filter(|l| l.contains("curl ")) {
+        let words: Vec<&str> = line.split_whitespace().collect();
+        assert!(
+            !words
+                .iter()
+                .any(|w| *w == "-n" || *w == "-nv" || *w == "--netrc"),
+            "curl with a mandatory .netrc: {line}"
+        );
+    }
+    let windows_2022_cl = "Microsoft (R) C/C++ Optimizing Compiler Version 19.44.35207 for x64";
+    assert_eq!(
+        xtask::sdk::cuda_msvc::problem("12.8", windows_2022_cl),
+        None
+    );
+    assert!(xtask::sdk::cuda_msvc::problem("12.2", windows_2022_cl).is_some());
+
+    let linux = step_run(&workflow, "Install CUDA 12.8 (Linux)");
+    assert!(
+        linux.contains("runner.os == 'Linux' && matrix.variant == 'cuda'"),
+        "{linux}"
+    );
+    for package in [
+        "cuda-nvcc-12-8",
+        "cuda-cudart-dev-12-8",
+        "libcurand-dev-12-8",
+        "libcublas-dev-12-8",
+    ] {
+        assert!(linux.contains(package), "`{package}` in:\n{linux}");
+    }
+    assert!(linux.contains("CUDA_PATH=/usr/local/cuda-12.8"), "{linux}");
+}
