@@ -413,6 +413,11 @@ pub struct ReleaseArgs {
     /// them) instead of stopping
     #[arg(long)]
     pub allow_linux_tag: bool,
+    /// Where the wheels are downloaded from, for the links of the pip index (`whl/<variant>/`),
+    /// e.g. https://github.com/OWNER/REPO/releases/download/v4.7.1/ (default: links relative
+    /// to the release folder, for hosting the folder as it is)
+    #[arg(long, value_name = "URL")]
+    pub index_base_url: Option<String>,
     #[command(flatten)]
     pub include: IncludeArgs,
 }

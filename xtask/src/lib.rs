@@ -27,6 +27,7 @@ pub mod numerics;
 pub mod patch;
 pub mod patches;
 pub mod paths;
+pub mod pep503;
 pub mod pin;
 pub mod plan;
 pub mod platform;

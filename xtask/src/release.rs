@@ -80,6 +80,7 @@ pub fn release(
     version: &str,
     dest: &Path,
     allow_linux_tag: bool,
+    index_base_url: Option<&str>,
 ) -> Result<Manifest> {
     if dest.exists() && fs::read_dir(dest)?.next().is_some() {
         bail!(
@@ -142,6 +143,7 @@ pub fn release(
     for b in built {
         artifacts.extend(gather(b, staging.path())?);
     }
+    write_indexes(staging.path(), &artifacts, index_base_url)?;
     let manifest = Manifest {
         schema_version: SCHEMA_VERSION,
         version: version.to_string(),
@@ -152,7 +154,7 @@ pub fn release(
         serde_json::to_string_pretty(&manifest)?,
     )?;
     fs::write(staging.path().join(NOTES), notes(&manifest))?;
-    checksums::write(staging.path(), checksums::default_jobs())?;
+    write_checksums(staging.path())?;
     if dest.exists() {
         fs::remove_dir(dest).with_context(|| format!("cannot replace {}", dest.display()))?;
     }
@@ -170,15 +172,15 @@ fn wheel_in(dist: &Path) -> Option<PathBuf> {
         .find(|p| p.extension().is_some_and(|x| x == "whl"))
 }
 
-/// Copies one entry's artifacts under `<variant>/` in `out`; returns their manifest rows.
+/// Copies one entry's artifacts into `out` under names no other entry shares (the wheel with
+/// the variant's local version, the rest prefixed with the entry's slot, platform and
+/// Python), as they are published: one flat folder; returns their manifest rows.
 fn gather(b: &Built, out: &Path) -> Result<Vec<Artifact>> {
     let plan = &b.plan;
-    let folder = out.join(&plan.variant);
-    fs::create_dir_all(&folder)?;
-    let stem = format!("{}-py{}", plan.platform, plan.python);
+    let folder = out;
+    let stem = format!("{}-{}-py{}", plan.slot, plan.platform, plan.python);
     let wheel = wheel_in(&b.dist).expect("checked before");
     refuse_symlink(&wheel)?;
-    let wheel_name = wheel.file_name().unwrap().to_string_lossy().into_owned();
     let problems = crate::wheel::check_record(&wheel)?;
     if !problems.is_empty() {
         bail!(
@@ -187,12 +189,24 @@ fn gather(b: &Built, out: &Path) -> Result<Vec<Artifact>> {
             problems.join("\n  ")
         );
     }
+    let toolchain: Option<serde_json::Value> =
+        match fs::read_to_string(b.dist.join(crate::build::BUILD_INFO)) {
+            Ok(text) => Some(serde_json::from_str(&text).with_context(|| {
+                format!(
+                    "{} is not valid JSON",
+                    b.dist.join(crate::build::BUILD_INFO).display()
+                )
+            })?),
+            Err(_) => None,
+        };
+    let label = local_label(plan, toolchain.as_ref())?;
+    let wheel_name = relabel(&wheel, &label, folder)?;
     let mut files = vec![("wheel", wheel_name.clone())];
-    copy_new(&wheel, &folder.join(&wheel_name))?;
     let portable = b.dist.join("portable");
     refuse_symlink(&portable)?;
     if portable.is_dir() {
         let name = format!("{stem}-portable.zip");
+        refuse_taken(&folder.join(&name))?;
         zip_dir(&portable, &folder.join(&name))?;
         files.push(("portable", name));
     }
@@ -209,15 +223,6 @@ fn gather(b: &Built, out: &Path) -> Result<Vec<Artifact>> {
             }
         }
     }
-    let toolchain = match fs::read_to_string(b.dist.join(crate::build::BUILD_INFO)) {
-        Ok(text) => Some(serde_json::from_str(&text).with_context(|| {
-            format!(
-                "{} is not valid JSON",
-                b.dist.join(crate::build::BUILD_INFO).display()
-            )
-        })?),
-        Err(_) => None,
-    };
     for b in &mut bundled {
         b.input = input_of(plan, &b.package);
     }
@@ -235,7 +240,7 @@ fn gather(b: &Built, out: &Path) -> Result<Vec<Artifact>> {
         let path = folder.join(&name);
         let (sha256, size) = crate::cache::sha256_file(&path)?;
         rows.push(Artifact {
-            path: format!("{}/{name}", plan.variant),
+            path: name.clone(),
             kind: kind.to_string(),
             variant: plan.variant.clone(),
             description: plan.description.clone(),
@@ -295,17 +300,110 @@ fn refuse_symlink(path: &Path) -> Result<()> {
 }
 
 /// Copies `from` to `to`; an existing `to` with other content is an error, never replaced.
-fn copy_new(from: &Path, to: &Path) -> Result<()> {
+/// A published name is used once: GitHub refuses a second asset of the same name.
+fn refuse_taken(to: &Path) -> Result<()> {
     if to.exists() {
-        let same = fs::read(from)? == fs::read(to)?;
-        if !same {
-            bail!(
-                "two different artifacts are both called {}: refusing to replace one with the other",
-                to.display()
-            );
-        }
-        return Ok(());
+        bail!(
+            "two artifacts of this release are both called {}: a release publishes one flat \
+             folder, so every name must be unique",
+            to.file_name().unwrap_or_default().to_string_lossy()
+        );
     }
+    Ok(())
+}
+
+/// The variant's local version label with `{sdk-major}` filled from the SDK the build found
+/// (build-info.json).
+fn local_label(plan: &Plan, toolchain: Option<&serde_json::Value>) -> Result<String> {
+    let Some(label) = &plan.local_version else {
+        return Err(crate::diagnostic::InputError::new(format!(
+            "variant `{}` has no local-version: a release labels every wheel with one so that \
+             the variants' wheels never share a name",
+            plan.variant
+        ))
+        .note(format!(
+            "add `local-version = \"…\"` to variants/{}.toml (cpu, cu{{sdk-major}}, rocm72, gfx1010)",
+            plan.variant
+        ))
+        .into());
+    };
+    let marker = crate::variant::SDK_MAJOR;
+    if !label.contains(marker) {
+        return Ok(label.clone());
+    }
+    let major = toolchain
+        .and_then(|t| t["sdk"]["version"].as_str())
+        .and_then(|v| v.split('.').next())
+        .filter(|m| !m.is_empty() && m.bytes().all(|b| b.is_ascii_digit()));
+    match major {
+        Some(major) => Ok(label.replace(marker, major)),
+        None => bail!(
+            "variant `{}`'s local-version `{label}` needs the SDK the build found, but its \
+             build-info.json names none: rebuild it with this tool",
+            plan.variant
+        ),
+    }
+}
+
+/// Writes `wheel` into `folder` with the local version `label`; returns its new name.
+fn relabel(wheel: &Path, label: &str, folder: &Path) -> Result<String> {
+    let name = wheel.file_name().unwrap().to_string_lossy().into_owned();
+    let staged = tempfile::tempdir_in(folder)?;
+    let new_name = crate::wheel::write_with_local_version(wheel, label, staged.path())?;
+    let to = folder.join(&new_name);
+    refuse_taken(&to)?;
+    fs::rename(staged.path().join(&new_name), &to)
+        .with_context(|| format!("cannot write {} (from {name})", to.display()))?;
+    Ok(new_name)
+}
+
+/// One PEP 503 index per variant (`whl/<slot>/`), of the wheels in `artifacts`.
+fn write_indexes(dir: &Path, artifacts: &[Artifact], base_url: Option<&str>) -> Result<()> {
+    let mut by_variant: BTreeMap<&str, Vec<crate::pep503::Link>> = BTreeMap::new();
+    for a in artifacts.iter().filter(|a| a.kind == "wheel") {
+        by_variant
+            .entry(a.variant.as_str())
+            .or_default()
+            .push(crate::pep503::Link {
+                file: a.path.clone(),
+                sha256: a.sha256.clone(),
+            });
+    }
+    for (variant, links) in by_variant {
+        crate::pep503::write(dir, variant, &links, base_url)?;
+    }
+    Ok(())
+}
+
+/// The files published as release assets: the top level of the release folder (not the
+/// `whl/` index, which is hosted as pages).
+pub fn published(dir: &Path) -> Result<Vec<String>> {
+    let mut names: Vec<String> = fs::read_dir(dir)
+        .with_context(|| format!("cannot list {}", dir.display()))?
+        .flatten()
+        .filter(|e| e.file_type().is_ok_and(|t| t.is_file()))
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n != checksums::FILE_NAME)
+        .collect();
+    names.sort();
+    Ok(names)
+}
+
+/// SHA256SUMS of the published files, by the names they are published under, so that
+/// `sha256sum -c SHA256SUMS` passes in a folder of downloaded assets.
+fn write_checksums(dir: &Path) -> Result<()> {
+    let files = published(dir)?;
+    let hashes = checksums::hash_all(dir, &files, checksums::default_jobs())?;
+    let text: String = files
+        .iter()
+        .zip(&hashes)
+        .map(|(name, hex)| format!("{hex}  {name}\n"))
+        .collect();
+    crate::fsx::write_atomically(&dir.join(checksums::FILE_NAME), &text)
+}
+
+fn copy_new(from: &Path, to: &Path) -> Result<()> {
+    refuse_taken(to)?;
     fs::copy(from, to).with_context(|| format!("cannot copy {}", from.display()))?;
     // Release files are readable by all, whatever mode the build left.
     #[cfg(unix)]
@@ -447,7 +545,7 @@ pub fn verify(dir: &Path) -> Result<Vec<String>> {
             _ => problems.push(format!("SHA256SUMS line {}: not `<sha256>  <file>`", n + 1)),
         }
     }
-    let present = checksums::files_below(dir)?;
+    let present = published(dir)?;
     for name in &present {
         if !listed.contains_key(name) {
             problems.push(format!("{name} is not in SHA256SUMS"));
@@ -481,6 +579,7 @@ pub fn verify(dir: &Path) -> Result<Vec<String>> {
             }
         }
     }
+    problems.extend(check_indexes(dir, &listed)?);
     match fs::read_to_string(dir.join(MANIFEST)) {
         Ok(text) => {
             let manifest: Manifest = serde_json::from_str(&text)
@@ -499,6 +598,41 @@ pub fn verify(dir: &Path) -> Result<Vec<String>> {
             }
         }
         Err(e) => problems.push(format!("cannot read {MANIFEST}: {e}")),
+    }
+    Ok(problems)
+}
+
+/// Every link of every `whl/<variant>/ctranslate2/index.html` names a published wheel with the
+/// sha256 SHA256SUMS gives it.
+fn check_indexes(dir: &Path, listed: &BTreeMap<String, String>) -> Result<Vec<String>> {
+    let mut problems = Vec::new();
+    let Ok(variants) = fs::read_dir(dir.join(crate::pep503::DIR)) else {
+        return Ok(problems);
+    };
+    for variant in variants.flatten() {
+        let page_path = variant
+            .path()
+            .join(crate::pep503::PROJECT)
+            .join("index.html");
+        let shown = format!(
+            "{}/{}/{}/index.html",
+            crate::pep503::DIR,
+            variant.file_name().to_string_lossy(),
+            crate::pep503::PROJECT
+        );
+        let Ok(page) = fs::read_to_string(&page_path) else {
+            problems.push(format!("{shown} is missing"));
+            continue;
+        };
+        for (file, sha) in crate::pep503::links_of(&page) {
+            match listed.get(&file) {
+                Some(hex) if *hex == sha => {}
+                Some(hex) => problems.push(format!(
+                    "{shown}: {file} #sha256={sha}, SHA256SUMS says {hex}"
+                )),
+                None => problems.push(format!("{shown} links {file}, which is not published")),
+            }
+        }
     }
     Ok(problems)
 }

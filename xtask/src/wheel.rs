@@ -327,6 +327,113 @@ fn compare_record(
     problems
 }
 
+/// Writes `wheel` to the folder `dest` with the PEP 440 local version `label` (`4.7.1` becomes
+/// `4.7.1+cpu`, as PyTorch's `+cu121` wheels carry theirs): the `Version:` of METADATA, the
+/// `.dist-info` folder's name and the file name; RECORD rewritten (last). Every other entry
+/// keeps its bytes and mode, on any host. Returns the new file name. A wheel that already has
+/// a local version is refused.
+pub fn write_with_local_version(wheel: &Path, label: &str, dest: &Path) -> Result<String> {
+    let wheel_name = wheel
+        .file_name()
+        .unwrap_or_default()
+        .to_string_lossy()
+        .into_owned();
+    let mut zip = ZipArchive::new(fs::File::open(wheel)?)
+        .with_context(|| format!("{} is not a zip", wheel.display()))?;
+    let mut names = Vec::with_capacity(zip.len());
+    for i in 0..zip.len() {
+        names.push(zip.by_index(i)?.name()?.to_string());
+    }
+    let Some(info) = names
+        .iter()
+        .filter_map(|n| n.split('/').next())
+        .find(|top| top.ends_with(".dist-info"))
+        .map(str::to_string)
+    else {
+        bail!("{wheel_name} has no .dist-info folder");
+    };
+    let mut metadata = String::new();
+    zip.by_name(&format!("{info}/METADATA"))
+        .with_context(|| format!("{wheel_name} has no {info}/METADATA"))?
+        .read_to_string(&mut metadata)?;
+    let Some(version) = metadata
+        .lines()
+        .find_map(|l| l.strip_prefix("Version:").map(str::trim))
+        .map(str::to_string)
+    else {
+        bail!("{wheel_name}: its METADATA has no Version");
+    };
+    if version.contains('+') {
+        bail!("{wheel_name} already has a local version ({version})");
+    }
+    let labelled = format!("{version}+{label}");
+    let Some(project) = info.strip_suffix(&format!("-{version}.dist-info")) else {
+        bail!("{wheel_name}: {info} does not name version {version}");
+    };
+    let prefix = format!("{project}-{version}-");
+    let Some(tags) = wheel_name.strip_prefix(&prefix) else {
+        bail!("{wheel_name} does not start with {prefix}");
+    };
+    let new_info = format!("{project}-{labelled}.dist-info");
+    let new_name = format!("{project}-{labelled}-{tags}");
+    let metadata: String = metadata
+        .lines()
+        .map(|l| match l.starts_with("Version:") {
+            true => format!("Version: {labelled}\n"),
+            false => format!("{l}\n"),
+        })
+        .collect();
+
+    let out = dest.join(&new_name);
+    let temp = tempfile::NamedTempFile::new_in(dest)?;
+    let mut writer = ZipWriter::new(temp.reopen()?);
+    let time = fixed_time();
+    let record_name = format!("{new_info}/RECORD");
+    let mut record = String::new();
+    for name in names.iter().filter(|n| **n != format!("{info}/RECORD")) {
+        let mut entry = zip.by_name(name)?;
+        if entry.is_dir() {
+            continue;
+        }
+        let mode = entry.unix_mode().map_or(0o644, |m| m & 0o777);
+        let mut data = Vec::new();
+        entry.read_to_end(&mut data)?;
+        let renamed = match name.strip_prefix(&format!("{info}/")) {
+            Some(rest) => format!("{new_info}/{rest}"),
+            None => name.to_string(),
+        };
+        if renamed == format!("{new_info}/METADATA") {
+            data = metadata.clone().into_bytes();
+        }
+        record.push_str(&format!(
+            "{},{},{}\n",
+            csv_field(&renamed),
+            record_hash(&data),
+            data.len()
+        ));
+        writer.start_file(
+            renamed.as_str(),
+            entry_options(time, mode, data.len() as u64),
+        )?;
+        writer.write_all(&data)?;
+    }
+    record.push_str(&format!("{record_name},,\n"));
+    writer.start_file(
+        record_name.as_str(),
+        entry_options(time, 0o644, record.len() as u64),
+    )?;
+    writer.write_all(record.as_bytes())?;
+    writer.finish()?;
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        fs::set_permissions(temp.path(), fs::Permissions::from_mode(0o644))?;
+    }
+    temp.persist(&out)
+        .with_context(|| format!("cannot write {}", out.display()))?;
+    Ok(new_name)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -338,7 +445,11 @@ mod tests {
         fs::create_dir_all(root.join("pkg-1.0.dist-info")).unwrap();
         fs::write(root.join("pkg/__init__.py"), "x = 1\n").unwrap();
         fs::write(root.join("pkg/lib/a.so"), vec![7u8; 5000]).unwrap();
-        fs::write(root.join("pkg-1.0.dist-info/METADATA"), "Name: pkg\n").unwrap();
+        fs::write(
+            root.join("pkg-1.0.dist-info/METADATA"),
+            "Name: pkg\nVersion: 1.0\n",
+        )
+        .unwrap();
         fs::write(root.join("pkg-1.0.dist-info/RECORD"), "stale\n").unwrap();
         dir
     }
@@ -349,6 +460,36 @@ mod tests {
         assert_eq!(
             record_hash(b"hello"),
             "sha256=LPJNul-wow4m6DsqxbninhsWHlwfp0JecwQzYpOLmCQ"
+        );
+    }
+
+    #[test]
+    fn a_local_version_renames_file_dist_info_and_metadata_and_keeps_a_true_record() {
+        let tree = tree();
+        let out = tempfile::tempdir().unwrap();
+        let wheel = out.path().join("pkg-1.0-py3-none-any.whl");
+        write(tree.path(), &wheel).unwrap();
+        let dest = tempfile::tempdir().unwrap();
+        let name = write_with_local_version(&wheel, "cu12", dest.path()).unwrap();
+        assert_eq!(name, "pkg-1.0+cu12-py3-none-any.whl");
+        let labelled = dest.path().join(&name);
+        assert_eq!(check_record(&labelled).unwrap(), Vec::<String>::new());
+        let mut archive = ZipArchive::new(fs::File::open(&labelled).unwrap()).unwrap();
+        let mut metadata = String::new();
+        archive
+            .by_name("pkg-1.0+cu12.dist-info/METADATA")
+            .unwrap()
+            .read_to_string(&mut metadata)
+            .unwrap();
+        assert!(
+            metadata.lines().any(|l| l == "Version: 1.0+cu12"),
+            "{metadata}"
+        );
+        let err = write_with_local_version(&labelled, "cpu", dest.path()).unwrap_err();
+        assert!(
+            err.to_string()
+                .contains("already has a local version (1.0+cu12)"),
+            "{err}"
         );
     }
 

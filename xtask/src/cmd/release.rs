@@ -21,8 +21,23 @@ pub fn run(workspace: &Workspace, args: ReleaseArgs) -> Result<ExitCode> {
         version,
         out,
         allow_linux_tag,
+        index_base_url,
         include,
     } = args;
+    if let Some(url) = &index_base_url
+        && !(url.starts_with("https://")
+            || url.starts_with("http://")
+            || url.starts_with("file://"))
+    {
+        return Err(
+            InputError::new(format!("--index-base-url `{url}` is not a URL"))
+                .note(
+                    "e.g. --index-base-url https://github.com/OWNER/REPO/releases/download/v4.7.1/",
+                )
+                .into(),
+        );
+    }
+    let index_base_url = index_base_url.map(|u| if u.ends_with('/') { u } else { format!("{u}/") });
     let platforms: Vec<Platform> = platforms.into_iter().map(Platform::from).collect();
     if let Some(version) = &version {
         safe_path::check_name(version).map_err(|why| {
@@ -88,15 +103,24 @@ pub fn run(workspace: &Workspace, args: ReleaseArgs) -> Result<ExitCode> {
     };
     let version = version.unwrap_or_else(|| first.plan.ctranslate2.clone());
     let out = out.unwrap_or_else(|| workspace.root.join("target").join("dist").join(&version));
-    let manifest = crate::release::release(&built, &version, &out, allow_linux_tag)?;
+    let manifest = crate::release::release(
+        &built,
+        &version,
+        &out,
+        allow_linux_tag,
+        index_base_url.as_deref(),
+    )?;
     for a in &manifest.artifacts {
         println!("{}  {}", a.sha256, a.path);
     }
     eprintln!(
-        "released {} artifact(s) of {} build(s) into {}",
+        "released {} artifact(s) of {} build(s) into {} (publish its files; host {}/ for pip: \
+         pip install --index-url <where>/{}/<variant> ctranslate2)",
         manifest.artifacts.len(),
         built.len(),
-        out.display()
+        out.display(),
+        crate::pep503::DIR,
+        crate::pep503::DIR
     );
     Ok(ExitCode::SUCCESS)
 }

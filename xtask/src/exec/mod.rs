@@ -149,6 +149,7 @@ mod tests {
             sdk: None,
             msvc: None,
             cuda_arch: None,
+            local_version: None,
             inputs: vec![],
             steps,
             artifacts: vec![],

@@ -50,6 +50,10 @@ pub struct Plan {
     /// CUDA toolkit found when the build runs (see `cuda_arch.rs`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cuda_arch: Option<String>,
+    /// The PEP 440 local version label of the released wheels, as the variant writes it
+    /// (`{sdk-major}` is filled at release time from the SDK the build found).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub local_version: Option<String>,
     pub inputs: Vec<PlannedInput>,
     pub steps: Vec<Step>,
     /// What a successful build leaves in the output folder.

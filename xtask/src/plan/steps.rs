@@ -206,6 +206,7 @@ pub fn plan(workspace: &Workspace, v: &Resolved) -> Plan {
         sdk: v.sdk.clone(),
         msvc: msvc_env(v, &steps),
         cuda_arch: v.cuda_arch.clone(),
+        local_version: v.local_version.clone(),
         inputs,
         artifacts: artifacts(&layout, v, &wheel),
         steps,

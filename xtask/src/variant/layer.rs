@@ -31,6 +31,9 @@ pub struct Layer {
     pub gpu_targets: Option<Vec<Loc<String>>>,
     /// CUDA architectures, as CTranslate2's `CUDA_ARCH_LIST` takes them.
     pub cuda_arch: Option<Loc<String>>,
+    /// The PEP 440 local version label a release gives this variant's wheels (`cpu`,
+    /// `cu{sdk-major}`…), so that variants never share a file name and pip can ask for one.
+    pub local_version: Option<Loc<String>>,
     /// Where CTranslate2 comes from.
     pub source: Option<SourceSpec>,
     /// Other pinned downloads, by name.
@@ -296,6 +299,7 @@ overlay_fields!(Layer {
         platforms,
         gpu_targets,
         cuda_arch,
+        local_version,
         source,
         patches
     ],

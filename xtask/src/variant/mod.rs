@@ -13,8 +13,8 @@ use std::path::{Path, PathBuf};
 pub use layer::{DataFilter, OpenMpRuntime, Output, Policy, SdkKind};
 pub use loc::Loc;
 pub use resolve::{
-    Build, Bundle, Choices, Data, LibrarySource, OneDnn, OpenMp, Remote, Resolved, Sdk, Search,
-    Source, SourceBuild, Verify,
+    Build, Bundle, Choices, Data, LibrarySource, OneDnn, OpenMp, Remote, Resolved, SDK_MAJOR, Sdk,
+    Search, Source, SourceBuild, Verify, check_local_version,
 };
 pub use template::{Placeholder, expand};
 

@@ -54,6 +54,8 @@ pub struct Resolved {
     pub bundle: Bundle,
     pub gpu_targets: Vec<String>,
     pub cuda_arch: Option<String>,
+    /// See `Layer::local_version`.
+    pub local_version: Option<String>,
     pub compiler_cache: Option<String>,
     /// `--sdk-dir`, checked to be a folder.
     pub sdk_dir: Option<PathBuf>,
@@ -367,6 +369,23 @@ pub(super) fn resolve(
         build,
         gpu_targets,
         cuda_arch,
+        local_version: match &layer.local_version {
+            Some(label) => {
+                check_local_version(&label.value.replace(SDK_MAJOR, "12")).map_err(|_| {
+                    files.error_at(
+                        label,
+                        format!(
+                            "local-version `{}` is not a PEP 440 local version label: \
+                             lower-case letters and digits, parts separated by dots, \
+                             `{SDK_MAJOR}` for the SDK's major version (e.g. cpu, cu{SDK_MAJOR}, rocm72)",
+                            label.value
+                        ),
+                    )
+                })?;
+                Some(label.value.clone())
+            }
+            None => None,
+        },
         compiler_cache: choices.compiler_cache.clone(),
         env,
         verify: Verify {
@@ -1147,6 +1166,27 @@ fn check_sdk_placeholders(
 /// `cuda_select_nvcc_arch_flags` (FindCUDA/select_compute_arch.cmake): `Auto`, `Common`, `All`,
 /// architecture names, or numbers such as `8.6`, `8.6+PTX`, `8.6(8.0)`, separated by spaces
 /// or `;`.
+/// The placeholder `local-version` may hold: the major version of the SDK the build found.
+pub const SDK_MAJOR: &str = "{sdk-major}";
+
+/// A PEP 440 local version label: ASCII letters and digits in parts separated by dots
+/// (`cpu`, `cu12`, `rocm72`); lower case, as pip compares them normalised.
+pub fn check_local_version(label: &str) -> Result<(), String> {
+    let part_ok = |p: &str| {
+        !p.is_empty()
+            && p.bytes()
+                .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit())
+    };
+    if label.split('.').all(part_ok) {
+        Ok(())
+    } else {
+        Err(format!(
+            "`{label}` is not a PEP 440 local version label: lower-case letters and digits, \
+             parts separated by dots (e.g. cpu, cu12, rocm72)"
+        ))
+    }
+}
+
 fn check_cuda_arch(list: &str) -> Result<(), String> {
     const NAMES: [&str; 16] = [
         "Auto",

@@ -422,3 +422,23 @@ fn bench_refuses_an_unknown_size_and_a_wheel_not_built() {
         &["is not there", "cargo xtask build --variant cpu"],
     );
 }
+
+/// Issue 29 item 3: a release labels wheels with the variant's local version, so a label pip
+/// would not accept is refused where it is written.
+#[test]
+fn a_local_version_that_is_not_pep_440_names_file_and_line() {
+    let scratch = Scratch::new();
+    scratch.edit(
+        "variants/cuda.toml",
+        "local-version = \"cu{sdk-major}\"",
+        "local-version = \"cu_{sdk-major}\"",
+    );
+    let run = plan(&scratch, "cuda", "linux-x86_64");
+    assert_input_error(
+        &run,
+        &[
+            "local-version `cu_{sdk-major}` is not a PEP 440 local version label",
+            "variants/cuda.toml:",
+        ],
+    );
+}

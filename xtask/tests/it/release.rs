@@ -109,11 +109,11 @@ fn a_release_is_complete_checkable_and_never_replaced() {
         "SHA256SUMS",
         "manifest.json",
         "RELEASE_NOTES.md",
-        "cpu/ctranslate2-4.7.1-cp311-cp311-manylinux_2_28_x86_64.whl",
-        "cpu/ctranslate2-4.7.1-cp312-cp312-manylinux_2_28_x86_64.whl",
-        "cpu/linux-x86_64-py3.12-provenance.json",
-        "cpu/linux-x86_64-py3.12-provenance.md",
-        "cpu/linux-x86_64-py3.12-portable.zip",
+        "ctranslate2-4.7.1+cpu-cp311-cp311-manylinux_2_28_x86_64.whl",
+        "ctranslate2-4.7.1+cpu-cp312-cp312-manylinux_2_28_x86_64.whl",
+        "cpu-linux-x86_64-py3.12-provenance.json",
+        "cpu-linux-x86_64-py3.12-provenance.md",
+        "cpu-linux-x86_64-py3.12-portable.zip",
     ] {
         assert!(files.contains(name), "{name} in {files:?}");
     }
@@ -133,7 +133,7 @@ fn a_release_is_complete_checkable_and_never_replaced() {
         .as_array()
         .unwrap()
         .iter()
-        .find(|a| a["path"] == "cpu/ctranslate2-4.7.1-cp312-cp312-manylinux_2_28_x86_64.whl")
+        .find(|a| a["path"] == "ctranslate2-4.7.1+cpu-cp312-cp312-manylinux_2_28_x86_64.whl")
         .unwrap();
     assert_eq!(wheel["python"], "3.12");
     assert_eq!(wheel["inputs"][0]["name"], "ctranslate2-source");
@@ -173,13 +173,13 @@ fn a_release_is_complete_checkable_and_never_replaced() {
     assert_eq!(fs::read(out.join("SHA256SUMS")).unwrap(), before);
 
     // One changed byte is caught, naming the file.
-    let target = out.join("cpu/linux-x86_64-py3.12-provenance.md");
+    let target = out.join("cpu-linux-x86_64-py3.12-provenance.md");
     fs::write(&target, "# tampered\n").unwrap();
     let bad = verify(&scratch, &out);
     assert_eq!(bad.code, 1, "{}", bad.stderr);
     assert!(
         bad.stderr
-            .contains("cpu/linux-x86_64-py3.12-provenance.md: sha256"),
+            .contains("cpu-linux-x86_64-py3.12-provenance.md: sha256"),
         "{}",
         bad.stderr
     );
@@ -259,7 +259,7 @@ fn linux_tagged_wheels_are_refused_unless_asked_and_zips_keep_exec_bits() {
 
     let run = release_with(&scratch, &out, "3.12", &["--allow-linux-tag"]);
     assert_eq!(run.code, 0, "{}", run.stderr);
-    let zip = out.join("cpu/linux-x86_64-py3.12-portable.zip");
+    let zip = out.join("cpu-linux-x86_64-py3.12-portable.zip");
     let mut archive = zip::ZipArchive::new(fs::File::open(&zip).unwrap()).unwrap();
     let mode = |archive: &mut zip::ZipArchive<fs::File>, name: &str| {
         archive.by_name(name).unwrap().unix_mode().unwrap() & 0o777
@@ -394,7 +394,7 @@ fn the_windows_binary_releases_the_same_bytes_and_verifies_them() {
     let check = wine.run(scratch.path(), &["verify-release", &win(&windows)], &[]);
     assert_eq!(check.code, 0, "{}", check.stderr);
     fs::write(
-        windows.join("cpu/linux-x86_64-py3.12-provenance.md"),
+        windows.join("cpu-linux-x86_64-py3.12-provenance.md"),
         "# tampered\n",
     )
     .unwrap();
@@ -402,8 +402,279 @@ fn the_windows_binary_releases_the_same_bytes_and_verifies_them() {
     assert_eq!(bad.code, 1, "{}", bad.stderr);
     assert!(
         bad.stderr
-            .contains("cpu/linux-x86_64-py3.12-provenance.md: sha256"),
+            .contains("cpu-linux-x86_64-py3.12-provenance.md: sha256"),
         "{}",
         bad.stderr
     );
+}
+
+/// A built-looking dist folder for one matrix entry (its slot, platform and Python), the wheel
+/// tagged for the platform; cuda's build-info names the CUDA 12.8 it was built with.
+fn fake_entry(scratch: &Scratch, entry: &serde_json::Value) {
+    let (slot, platform, python) = (
+        entry["slot"].as_str().unwrap(),
+        entry["platform"].as_str().unwrap(),
+        entry["python"].as_str().unwrap(),
+    );
+    let tag = format!("cp{}", python.replace('.', ""));
+    let dist = scratch
+        .path()
+        .join(format!("target/xtask/{slot}/{platform}/dist/py{python}"));
+    let tree = tempfile::tempdir().unwrap();
+    fs::create_dir_all(tree.path().join("ctranslate2")).unwrap();
+    fs::write(
+        tree.path().join("ctranslate2/__init__.py"),
+        format!("variant = {slot:?}\n"),
+    )
+    .unwrap();
+    let info = tree.path().join("ctranslate2-4.7.1.dist-info");
+    fs::create_dir_all(&info).unwrap();
+    fs::write(
+        info.join("METADATA"),
+        "Metadata-Version: 2.1\nName: ctranslate2\nVersion: 4.7.1\n",
+    )
+    .unwrap();
+    fs::write(
+        info.join("WHEEL"),
+        format!("Wheel-Version: 1.0\nRoot-Is-Purelib: false\nTag: {tag}-{tag}-x\n"),
+    )
+    .unwrap();
+    let platform_tag = if platform.starts_with("windows") {
+        "win_amd64"
+    } else {
+        "manylinux_2_28_x86_64"
+    };
+    let wheel = dist.join(format!("ctranslate2-4.7.1-{tag}-{tag}-{platform_tag}.whl"));
+    xtask::wheel::write(tree.path(), &wheel).unwrap();
+    fs::write(dist.join("provenance.json"), r#"{"files": []}"#).unwrap();
+    fs::write(dist.join("provenance.md"), "# report\n").unwrap();
+    let sdk = if slot == "cuda" {
+        r#"{"version": "12.8", "root": "C:/CUDA", "found_by": "CUDA_PATH"}"#
+    } else {
+        "null"
+    };
+    fs::write(dist.join("build-info.json"), format!(r#"{{"sdk": {sdk}}}"#)).unwrap();
+    fs::create_dir_all(dist.join("portable/_internal")).unwrap();
+    fs::write(dist.join("portable/binaries.json"), "[]").unwrap();
+}
+
+/// Issue 29 item 3: every variant of both platforms released at once publishes one flat folder
+/// with no repeated name (GitHub refuses a second asset of a name), a SHA256SUMS that
+/// `sha256sum -c` checks in a flat folder of downloads, and a pip index per variant from
+/// which pip installs (file:// and HTTP) and resolves for Windows, by local version.
+#[test]
+fn every_variant_publishes_unique_names_a_flat_sha256sums_and_a_pip_index() {
+    let scratch = Scratch::new();
+    let all = ["--include-self-hosted", "--include-unpinned"];
+    let matrix = scratch.run(&["matrix", "--json", all[0], all[1]]);
+    assert_eq!(matrix.code, 0, "{}", matrix.stderr);
+    let matrix: serde_json::Value = serde_json::from_str(&matrix.stdout).unwrap();
+    let entries: Vec<&serde_json::Value> = matrix["include"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["python"] == "3.12")
+        .collect();
+    for entry in &entries {
+        fake_entry(&scratch, entry);
+    }
+    let out = scratch.path().join("target/dist/4.7.1");
+    let run = scratch.run(&[
+        "release",
+        "--pythons",
+        "3.12",
+        "--out",
+        out.to_str().unwrap(),
+        all[0],
+        all[1],
+    ]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+
+    // What the publish step uploads: the release folder's files, not its whl/ pages.
+    let workflow =
+        fs::read_to_string(common::repo_root().join(".github/workflows/release.yml")).unwrap();
+    assert!(
+        workflow.contains("-maxdepth 1 -type f"),
+        "release.yml uploads the top-level files:\n{workflow}"
+    );
+    let mut published: Vec<String> = fs::read_dir(&out)
+        .unwrap()
+        .map(|e| e.unwrap())
+        .filter(|e| e.file_type().unwrap().is_file())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    published.sort();
+    let mut unique = published.clone();
+    unique.dedup();
+    assert_eq!(published, unique);
+    // Four files per entry (wheel, portable zip, two reports), and the three of the release.
+    assert_eq!(published.len(), entries.len() * 4 + 3, "{published:#?}");
+    for label in ["+cpu-", "+cu12-", "+rocm72-", "+gfx1010-"] {
+        assert!(
+            published
+                .iter()
+                .any(|n| n.contains(label) && n.ends_with("win_amd64.whl")),
+            "a Windows wheel labelled {label} in {published:#?}"
+        );
+    }
+
+    // SHA256SUMS names the files as published: it checks in a flat folder of downloads.
+    let downloads = tempfile::tempdir().unwrap();
+    for name in &published {
+        fs::copy(out.join(name), downloads.path().join(name)).unwrap();
+    }
+    fs::copy(out.join("SHA256SUMS"), downloads.path().join("SHA256SUMS")).unwrap();
+    if !common::skip::missing("sha256sum", "apt-get install coreutils") {
+        let check = std::process::Command::new("sha256sum")
+            .args(["-c", "--strict", "SHA256SUMS"])
+            .current_dir(downloads.path())
+            .output()
+            .unwrap();
+        assert!(
+            check.status.success(),
+            "{}",
+            common::stdout_and_stderr(&check)
+        );
+    }
+    assert_eq!(verify(&scratch, &out).code, 0);
+
+    pip_installs_from_the_index(&out);
+}
+
+/// pip (the host's, any Python) against the generated index.
+fn pip_installs_from_the_index(out: &Path) {
+    let pip = |args: &[&str]| {
+        std::process::Command::new("python3")
+            .args(["-m", "pip", "--disable-pip-version-check"])
+            .args(args)
+            .env("PIP_FIND_LINKS", "")
+            .env("PIP_NO_INDEX", "")
+            .output()
+            .unwrap()
+    };
+    let target_args = |target: &Path| {
+        vec![
+            "install".to_string(),
+            "--no-deps".into(),
+            "--only-binary=:all:".into(),
+            "--python-version".into(),
+            "3.12".into(),
+            "--platform".into(),
+            "manylinux_2_28_x86_64".into(),
+            "--target".into(),
+            target.display().to_string(),
+        ]
+    };
+    let import = |target: &Path| {
+        let out = std::process::Command::new("python3")
+            .args(["-c", "import ctranslate2, importlib.metadata as m; print(ctranslate2.variant, m.version('ctranslate2'))"])
+            .env("PYTHONPATH", target)
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout).trim().to_string()
+    };
+
+    // file://, by local version.
+    let target = tempfile::tempdir().unwrap();
+    let mut args = target_args(target.path());
+    args.extend([
+        "--index-url".into(),
+        format!("file://{}/whl/cpu", out.display()),
+        "ctranslate2==4.7.1+cpu".into(),
+    ]);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let installed = pip(&args);
+    assert!(
+        installed.status.success(),
+        "{}",
+        common::stdout_and_stderr(&installed)
+    );
+    assert_eq!(import(target.path()), "cpu 4.7.1+cpu");
+
+    // HTTP: the release folder served as it is (Python's http.server, on a free loopback port).
+    let mut server = std::process::Command::new("python3")
+        .args([
+            "-u",
+            "-m",
+            "http.server",
+            "0",
+            "--bind",
+            "127.0.0.1",
+            "--directory",
+        ])
+        .arg(out)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut first = String::new();
+    std::io::BufRead::read_line(
+        &mut std::io::BufReader::new(server.stdout.take().unwrap()),
+        &mut first,
+    )
+    .unwrap();
+    let port = first
+        .split("port ")
+        .nth(1)
+        .and_then(|r| r.split_whitespace().next())
+        .unwrap_or_else(|| panic!("no port in {first:?}"))
+        .to_string();
+    let target = tempfile::tempdir().unwrap();
+    let mut args = target_args(target.path());
+    args.extend([
+        "--index-url".into(),
+        format!("http://127.0.0.1:{port}/whl/cuda"),
+        "ctranslate2".into(),
+    ]);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let installed = pip(&args);
+    let _ = server.kill();
+    let _ = server.wait();
+    assert!(
+        installed.status.success(),
+        "{}",
+        common::stdout_and_stderr(&installed)
+    );
+    assert_eq!(import(target.path()), "cuda 4.7.1+cu12");
+
+    // Every Windows variant resolves from its own index for win_amd64.
+    for (variant, label) in [
+        ("cpu", "cpu"),
+        ("cuda", "cu12"),
+        ("rocm", "rocm72"),
+        ("rocm-gfx1010", "gfx1010"),
+    ] {
+        let dest = tempfile::tempdir().unwrap();
+        let index = format!("file://{}/whl/{variant}", out.display());
+        let got = pip(&[
+            "download",
+            "--no-deps",
+            "--only-binary=:all:",
+            "--platform",
+            "win_amd64",
+            "--python-version",
+            "3.12",
+            "--index-url",
+            &index,
+            "-d",
+            dest.path().to_str().unwrap(),
+            "ctranslate2",
+        ]);
+        assert!(
+            got.status.success(),
+            "{variant}: {}",
+            common::stdout_and_stderr(&got)
+        );
+        let files: Vec<String> = fs::read_dir(dest.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        assert_eq!(
+            files,
+            [format!(
+                "ctranslate2-4.7.1+{label}-cp312-cp312-win_amd64.whl"
+            )],
+            "{variant}"
+        );
+    }
 }

@@ -1,0 +1,105 @@
+//! A static PEP 503 "simple" repository per variant, for the wheels of a release:
+//! `whl/<variant>/index.html` (the project list) and `whl/<variant>/ctranslate2/index.html`
+//! (one link per wheel, with `#sha256=` so that pip checks what it downloads), as PyTorch
+//! serves `download.pytorch.org/whl/cu121/`. Host `whl/` anywhere static (GitHub Pages, or the
+//! release folder itself) and `pip install --index-url <that>/whl/cpu ctranslate2`; links are
+//! relative to the release folder unless a base URL (the release's download URL) is given.
+
+use std::fs;
+use std::path::Path;
+
+use anyhow::Result;
+
+pub const DIR: &str = "whl";
+pub const PROJECT: &str = "ctranslate2";
+
+/// One wheel of the index.
+pub struct Link {
+    pub file: String,
+    pub sha256: String,
+}
+
+/// `+` (a local version) escaped, as PyTorch's index writes it; the other characters of a
+/// wheel name need no escaping.
+fn href_name(file: &str) -> String {
+    file.replace('+', "%2B")
+}
+
+pub fn project_page(links: &[Link], base: &str) -> String {
+    let mut html = format!(
+        "<!DOCTYPE html>\n<html>\n<head><meta name=\"pypi:repository-version\" content=\"1.0\"><title>Links for {PROJECT}</title></head>\n<body>\n<h1>Links for {PROJECT}</h1>\n"
+    );
+    for link in links {
+        html.push_str(&format!(
+            "<a href=\"{base}{}#sha256={}\">{}</a><br/>\n",
+            href_name(&link.file),
+            link.sha256,
+            link.file
+        ));
+    }
+    html.push_str("</body>\n</html>\n");
+    html
+}
+
+pub fn root_page() -> String {
+    format!(
+        "<!DOCTYPE html>\n<html>\n<head><meta name=\"pypi:repository-version\" content=\"1.0\"><title>Simple index</title></head>\n<body>\n<a href=\"{PROJECT}/\">{PROJECT}</a><br/>\n</body>\n</html>\n"
+    )
+}
+
+/// Writes the index of `variant` below `release`; `base_url` (ending in `/`) is where the
+/// wheels are downloaded from, else they are linked relative to the release folder.
+pub fn write(release: &Path, variant: &str, links: &[Link], base_url: Option<&str>) -> Result<()> {
+    let root = release.join(DIR).join(variant);
+    let project = root.join(PROJECT);
+    fs::create_dir_all(&project)?;
+    fs::write(root.join("index.html"), root_page())?;
+    fs::write(
+        project.join("index.html"),
+        project_page(links, base_url.unwrap_or("../../../")),
+    )?;
+    Ok(())
+}
+
+/// The (file name, sha256) of each link of a project page, as [`project_page`] writes them.
+pub fn links_of(page: &str) -> Vec<(String, String)> {
+    page.split("<a href=\"")
+        .skip(1)
+        .filter_map(|rest| {
+            let href = rest.split('"').next()?;
+            let (url, sha) = href.split_once("#sha256=")?;
+            let file = url.rsplit('/').next()?.replace("%2B", "+");
+            Some((file, sha.to_string()))
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_project_page_links_each_wheel_with_its_hash_and_reads_back() {
+        let links = [
+            Link {
+                file: "ctranslate2-4.7.1+cpu-cp312-cp312-win_amd64.whl".into(),
+                sha256: "ab".repeat(32),
+            },
+            Link {
+                file: "ctranslate2-4.7.1+cpu-cp311-cp311-win_amd64.whl".into(),
+                sha256: "cd".repeat(32),
+            },
+        ];
+        let page = project_page(&links, "../../../");
+        assert!(page.contains(&format!(
+            "<a href=\"../../../ctranslate2-4.7.1%2Bcpu-cp312-cp312-win_amd64.whl#sha256={}\">ctranslate2-4.7.1+cpu-cp312-cp312-win_amd64.whl</a>",
+            "ab".repeat(32)
+        )));
+        let read = links_of(&page);
+        assert_eq!(read.len(), 2);
+        assert_eq!(read[1].0, "ctranslate2-4.7.1+cpu-cp311-cp311-win_amd64.whl");
+        let absolute = project_page(&links, "https://github.com/o/r/releases/download/v4.7.1/");
+        assert_eq!(links_of(&absolute)[0].0, links[0].file);
+        assert!(root_page().contains("<a href=\"ctranslate2/\">"));
+    }
+}
