@@ -19,6 +19,9 @@ pub fn exe_path() -> PathBuf {
 pub struct WinXtask {
     exe: PathBuf,
     prefix: Prefix,
+    /// A program of the test's own (a holder) was started in the prefix and may still run:
+    /// then nothing waits for the wineserver to wind down, which it would not.
+    others: std::cell::Cell<bool>,
 }
 
 impl WinXtask {
@@ -50,12 +53,17 @@ impl WinXtask {
         Some(WinXtask {
             exe,
             prefix: Prefix::new(),
+            others: std::cell::Cell::new(false),
         })
     }
 
-    /// See [`super::mingw::Prefix::wait_until_idle`].
-    pub fn wait_until_idle(&self) {
-        self.prefix.wait_until_idle();
+    /// Before a program starts: waits until the previous one's wineserver has wound down,
+    /// unless another program of the test runs in the prefix (see
+    /// [`super::mingw::Prefix::wait_until_idle`]).
+    fn before_start(&self) {
+        if !self.others.get() {
+            self.prefix.wait_until_idle();
+        }
     }
 
     /// The wine prefix's `C:` drive.
@@ -66,7 +74,7 @@ impl WinXtask {
     /// `LongPathsEnabled = 1` in the prefix's registry, with wine's own reg.exe, as the
     /// advice tells a Windows user.
     pub fn enable_long_paths(&self) {
-        self.wait_until_idle();
+        self.before_start();
         let reg = Command::new("wine")
             .args([
                 "reg",
@@ -103,7 +111,10 @@ impl WinXtask {
     pub fn command_for(&self, program: &Path) -> Command {
         // A program started while the previous one's wineserver winds down can fail with no
         // output or be killed (seen in CI: `reg add` exit 1, a fetch ended by a signal).
-        self.wait_until_idle();
+        self.before_start();
+        if program != self.exe {
+            self.others.set(true);
+        }
         let mut command = Command::new(repo_root().join("scripts/wine-run"));
         command.arg(program).env("WINEPREFIX", self.prefix.path());
         command
