@@ -84,3 +84,35 @@ fn the_cuda_installs_follow_upstream_4_7_1_on_windows_and_linux() {
     }
     assert!(linux.contains("CUDA_PATH=/usr/local/cuda-12.8"), "{linux}");
 }
+
+/// Issue 29 item 10: the release job holds `contents: write` and `id-token: write`, so every
+/// third-party action in it is pinned to a full commit SHA (with the tag in a comment), never
+/// to a tag or branch that can be moved.
+#[test]
+fn the_release_job_pins_every_action_to_a_commit() {
+    let text =
+        std::fs::read_to_string(common::repo_root().join(".github/workflows/release.yml")).unwrap();
+    let job = &text[text.find("\n  release:").expect("a release job")..];
+    assert!(job.contains("contents: write") && job.contains("id-token: write"));
+    let uses: Vec<&str> = job
+        .lines()
+        .filter_map(|l| {
+            l.trim_start()
+                .trim_start_matches("- ")
+                .strip_prefix("uses: ")
+        })
+        .collect();
+    assert!(uses.len() >= 5, "{uses:?}");
+    for line in uses {
+        let reference = line.split_whitespace().next().unwrap();
+        if reference.starts_with("./") {
+            continue;
+        }
+        let (_, rev) = reference.split_once('@').expect("an action@ref");
+        assert!(
+            rev.len() == 40 && rev.bytes().all(|b| b.is_ascii_hexdigit()),
+            "{line}: not pinned to a commit"
+        );
+        assert!(line.contains(" # "), "{line}: say which tag the commit is");
+    }
+}
