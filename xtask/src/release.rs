@@ -135,6 +135,17 @@ pub fn release(
             linux_tagged.join("\n")
         );
     }
+    let too_new: Vec<String> = built.iter().filter_map(newer_than_policy).collect();
+    if !too_new.is_empty() && !allow_linux_tag {
+        bail!(
+            "{} wheel(s) need a newer glibc than their variant's manylinux policy (built on a \
+             newer Linux than the manylinux_2_28 image CTranslate2's own wheels are built in):\n{}\n\
+             pip installs them only where glibc is at least that new. Build them in \
+             quay.io/pypa/manylinux_2_28_x86_64, or release them anyway with --allow-linux-tag",
+            too_new.len(),
+            too_new.join("\n")
+        );
+    }
     let parent = dest.parent().unwrap_or(Path::new("."));
     fs::create_dir_all(parent).with_context(|| format!("cannot create {}", parent.display()))?;
     let staging = crate::staging::create(parent, ".release-")
@@ -162,6 +173,36 @@ pub fn release(
         .with_context(|| format!("cannot move the release to {}", dest.display()))?;
     let _ = staging.keep();
     Ok(manifest)
+}
+
+/// `(2, 36)` of a `manylinux_2_36_x86_64` tag or policy name.
+fn manylinux_glibc(text: &str) -> Option<(u32, u32)> {
+    let rest = text.split("manylinux_").nth(1)?;
+    let mut parts = rest.split('_');
+    Some((parts.next()?.parse().ok()?, parts.next()?.parse().ok()?))
+}
+
+/// The entry's wheel, when its manylinux tag is newer than the variant's bundle policy.
+fn newer_than_policy(b: &Built) -> Option<String> {
+    let wheel = wheel_in(&b.dist)?;
+    let name = wheel.file_name()?.to_string_lossy().into_owned();
+    let tag = manylinux_glibc(name.rsplit('-').next()?)?;
+    let bundle = b
+        .plan
+        .step(|a| matches!(a, crate::plan::Action::Bundle(_)))?;
+    let crate::plan::Action::Bundle(action) = &bundle.action else {
+        return None;
+    };
+    let policy = serde_json::to_value(&action.policy).ok()?;
+    let policy = policy.as_str()?;
+    (tag > manylinux_glibc(policy)?).then(|| {
+        format!(
+            "  {} (manylinux_{}_{}, the variant's policy is {policy})",
+            wheel.display(),
+            tag.0,
+            tag.1
+        )
+    })
 }
 
 fn wheel_in(dist: &Path) -> Option<PathBuf> {

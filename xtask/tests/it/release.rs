@@ -678,3 +678,29 @@ fn pip_installs_from_the_index(out: &Path) {
         );
     }
 }
+
+/// Issue 29 item 6: a Linux wheel that needs a newer glibc than its variant's policy
+/// (manylinux_2_28, as CTranslate2's own wheels) is refused unless asked, naming both.
+#[test]
+fn a_linux_wheel_newer_than_the_policy_is_refused_unless_asked() {
+    let scratch = Scratch::new();
+    fake_build_tagged(&scratch, "3.12", "manylinux_2_36_x86_64");
+    let out = scratch.path().join("target/dist/newer");
+    let refused = release(&scratch, &out, "3.12");
+    assert_eq!(refused.code, 1, "{}", refused.stderr);
+    for needle in [
+        "need a newer glibc than their variant's manylinux policy",
+        "manylinux_2_36, the variant's policy is manylinux_2_28",
+        "quay.io/pypa/manylinux_2_28_x86_64",
+        "--allow-linux-tag",
+    ] {
+        assert!(
+            refused.stderr.contains(needle),
+            "`{needle}` in {}",
+            refused.stderr
+        );
+    }
+    assert!(!out.exists(), "nothing written");
+    let run = release_with(&scratch, &out, "3.12", &["--allow-linux-tag"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+}
