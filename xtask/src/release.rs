@@ -193,7 +193,7 @@ fn newer_than_policy(b: &Built) -> Option<String> {
     let crate::plan::Action::Bundle(action) = &bundle.action else {
         return None;
     };
-    let policy = serde_json::to_value(&action.policy).ok()?;
+    let policy = serde_json::to_value(action.policy).ok()?;
     let policy = policy.as_str()?;
     (tag > manylinux_glibc(policy)?).then(|| {
         format!(
