@@ -30,6 +30,9 @@ pub struct Entry {
     /// A hosted runner's name, or a self-hosted runner's labels (see [`runs_on`]).
     #[serde(rename = "runs-on")]
     pub runs_on: serde_json::Value,
+    /// The image a hosted Linux source build runs in ([`MANYLINUX_IMAGE`]), else "" (no
+    /// container: GitHub runs the job on the runner itself).
+    pub container: String,
     /// Whether the job needs the compiler cache (source builds) or not (repackaging).
     pub compiles: bool,
     /// The inputs without a sha256 pin: such a job stops at its first step.
@@ -119,6 +122,20 @@ fn runs_on(resolved: &crate::variant::Resolved, platform: Platform) -> serde_jso
     }
 }
 
+/// Linux wheels are built where CTranslate2's own are, so that they need no newer glibc than
+/// manylinux_2_28 (OpenNMT/CTranslate2 `.github/workflows/ci.yml`, `CIBW_MANYLINUX_X86_64_IMAGE`;
+/// python/tools/prepare_build_environment_linux.sh installs CUDA there with dnf): a build on
+/// the runner's Ubuntu 24.04 would come out manylinux_2_39.
+pub const MANYLINUX_IMAGE: &str = "quay.io/pypa/manylinux_2_28_x86_64";
+
+/// The container of a job: the manylinux image for a hosted Linux source build.
+fn container(runs_on: &serde_json::Value, platform: Platform, compiles: bool) -> String {
+    if platform.is_windows() || !compiles || runs_on.is_array() {
+        return String::new();
+    }
+    MANYLINUX_IMAGE.to_string()
+}
+
 /// The matrix of each CTranslate2 version in `versions` (each variant's default when empty).
 /// A variant that has nothing for a version (no source in its version file) is left out of
 /// that version's entries, and said on stderr.
@@ -176,6 +193,7 @@ pub fn entries(catalog: &Catalog) -> Result<Vec<Entry>, InputError> {
                 let runs_on = runs_on(&resolved, platform);
                 let compiles = matches!(resolved.build, crate::variant::Build::FromSource(_));
                 let unpinned = unpinned(&resolved);
+                let container = container(&runs_on, platform, compiles);
                 include.push(Entry {
                     name: format!("{name}{version} {platform} py{python}"),
                     variant: name.to_string(),
@@ -185,6 +203,7 @@ pub fn entries(catalog: &Catalog) -> Result<Vec<Entry>, InputError> {
                     platform,
                     python,
                     runs_on,
+                    container,
                     compiles,
                     unpinned,
                 });

@@ -75,10 +75,10 @@ fn the_cuda_installs_follow_upstream_4_7_1_on_windows_and_linux() {
         "{linux}"
     );
     for package in [
-        "cuda-nvcc-12-8",
-        "cuda-cudart-dev-12-8",
-        "libcurand-dev-12-8",
-        "libcublas-dev-12-8",
+        "cuda-nvcc-12-8-12.8.93-1",
+        "cuda-cudart-devel-12-8-12.8.90-1",
+        "libcurand-devel-12-8-10.3.9.90-1",
+        "libcublas-devel-12-8-12.8.4.1-1",
     ] {
         assert!(linux.contains(package), "`{package}` in:\n{linux}");
     }
@@ -114,5 +114,39 @@ fn the_release_job_pins_every_action_to_a_commit() {
             "{line}: not pinned to a commit"
         );
         assert!(line.contains(" # "), "{line}: say which tag the commit is");
+    }
+}
+
+/// Issue 29 item 6: hosted Linux source builds run in the manylinux_2_28 image (the matrix
+/// names it per entry), with that image's Python; Windows and repackaging jobs run on the
+/// runner.
+#[test]
+fn hosted_linux_source_builds_run_in_the_manylinux_2_28_image() {
+    let workflow =
+        std::fs::read_to_string(common::repo_root().join(".github/workflows/build.yml")).unwrap();
+    assert!(
+        workflow.contains("    container: ${{ matrix.container }}"),
+        "{workflow}"
+    );
+    assert!(workflow.contains("/opt/python/cp${PY/./}-cp${PY/./}/bin"));
+    let scratch = common::Scratch::new();
+    let out = scratch.run(&[
+        "matrix",
+        "--json",
+        "--include-self-hosted",
+        "--include-unpinned",
+    ]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let matrix: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+    for entry in matrix["include"].as_array().unwrap() {
+        let hosted_linux_build = entry["platform"] == "linux-x86_64"
+            && entry["compiles"] == true
+            && entry["runs-on"].is_string();
+        let expected = if hosted_linux_build {
+            xtask::matrix::MANYLINUX_IMAGE
+        } else {
+            ""
+        };
+        assert_eq!(entry["container"], expected, "{entry}");
     }
 }
