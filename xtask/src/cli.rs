@@ -77,14 +77,34 @@ pub enum Command {
                       kernels cover; whether HIP_PATH points at the install that fits. Then \
                       the verdict: the variant for this machine and the next steps \
                       (docs/gpu-setup.md explains them).",
-        after_help = "Examples:\n  cargo xtask doctor\n  cargo xtask doctor --json\n\n\
-                      Exit codes: 0 the recommended variant can be built or used here, 1 not yet \
-                      (the next steps say what is missing)."
+        after_help = "Examples:\n  cargo xtask doctor\n  cargo xtask doctor --json\n  \
+                      cargo xtask doctor --variant cuda --python 3.12   # can this build run here?\n\n\
+                      With --variant: only what that one build needs (the C++ compiler, the \
+                      Python, the MSVC x64 environment for Windows source builds, the SDK and a \
+                      CUDA that compiles with this MSVC, every input pinned); CI runs it after \
+                      its installs.\n\n\
+                      Exit codes: 0 the recommended variant (or the one given) can be built or \
+                      used here, 1 not yet (the next steps say what is missing), 2 bad input."
     )]
     Doctor {
         /// Print the facts and the verdict as JSON
         #[arg(long)]
         json: bool,
+        /// Check only what building this variant needs on this machine
+        #[arg(long, value_name = "NAME")]
+        variant: Option<String>,
+        /// With --variant: the platform (default: this host)
+        #[arg(long, value_name = "PLATFORM", requires = "variant")]
+        platform: Option<PlatformArg>,
+        /// With --variant: the Python version (default: the host's python3)
+        #[arg(long, value_name = "X.Y", requires = "variant")]
+        python: Option<String>,
+        /// With --variant: the CTranslate2 version
+        #[arg(long, value_name = "VERSION", requires = "variant")]
+        ctranslate2: Option<String>,
+        /// With --variant: the GPU SDK on disk to check instead of searching for one
+        #[arg(long, value_name = "DIR", requires = "variant")]
+        sdk_dir: Option<PathBuf>,
     },
     /// Check (or apply) a variant's patch series against CTranslate2's source
     #[command(

@@ -6,6 +6,7 @@
 pub mod bundle_spec;
 pub mod info;
 pub mod progress;
+pub mod readiness;
 pub mod runner;
 pub mod sdk_env;
 pub mod toolchain;

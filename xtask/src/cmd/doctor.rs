@@ -17,3 +17,25 @@ pub fn run(json: bool) -> Result<ExitCode> {
         ExitCode::FAILURE
     })
 }
+
+/// `doctor --variant V`: what that build needs here, each missing thing on a line.
+pub fn run_for_build(
+    workspace: &crate::workspace::Workspace,
+    selection: &crate::cli::Selection,
+) -> Result<ExitCode> {
+    let plan = super::make_plan(workspace, selection)?;
+    let problems = crate::build::readiness::problems(&plan, selection.sdk_dir.clone());
+    let what = format!(
+        "{} for {} (Python {})",
+        plan.variant, plan.platform, plan.python
+    );
+    if problems.is_empty() {
+        println!("ready: this machine has what building {what} needs");
+        return Ok(ExitCode::SUCCESS);
+    }
+    println!("not ready to build {what}:");
+    for problem in &problems {
+        println!("  - {}", problem.replace('\n', "\n    "));
+    }
+    Ok(ExitCode::FAILURE)
+}

@@ -78,7 +78,31 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
             ctranslate2,
             download,
         } => pin::run(workspace, &variant, ctranslate2.as_deref(), &download),
-        Command::Doctor { json } => doctor::run(json),
+        Command::Doctor {
+            json,
+            variant: None,
+            ..
+        } => doctor::run(json),
+        Command::Doctor {
+            variant: Some(variant),
+            platform,
+            python,
+            ctranslate2,
+            sdk_dir,
+            ..
+        } => doctor::run_for_build(
+            workspace,
+            &Selection {
+                variant,
+                platform,
+                python,
+                ctranslate2,
+                cuda_arch: None,
+                gpu_targets: None,
+                sdk_dir,
+                compiler_cache: crate::cli::CompilerCacheArg::Auto,
+            },
+        ),
         Command::Patch(args) => patch::run(workspace, args),
         Command::Verify {
             selection,

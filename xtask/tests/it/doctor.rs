@@ -349,3 +349,69 @@ fn an_nvidia_gpu_with_a_toolkit_gets_cuda() {
         );
     }
 }
+
+/// Issue 29 item 10: `doctor --variant V` checks what that build needs here (CI runs it after
+/// its installs): ready for cpu; for cuda it names the missing toolkit, and finds one (its
+/// version read from nvcc) once `nvcc` is on PATH; a Windows build here names the platform
+/// and the unpinned inputs.
+#[test]
+fn doctor_for_a_variant_names_what_that_build_lacks_here() {
+    let python = xtask::host::python_version().unwrap_or_else(|| "3.11".into());
+    let bin = FakeBin::new();
+    // The host's C++ compiler and Python stay reachable.
+    let path = format!("{}:/usr/local/bin:/usr/bin:/bin", bin.path());
+    let ready = doctor(
+        &["--variant", "cpu", "--python", &python],
+        &[("PATH", path.clone())],
+        &GPU_ENV,
+    );
+    assert_eq!(ready.code, 0, "{}{}", ready.stdout, ready.stderr);
+    assert!(ready.stdout.starts_with("ready: "), "{}", ready.stdout);
+
+    let cuda = doctor(
+        &["--variant", "cuda", "--python", &python],
+        &[("PATH", path.clone())],
+        &GPU_ENV,
+    );
+    assert_eq!(cuda.code, 1, "{}", cuda.stdout);
+    assert!(
+        cuda.stdout
+            .contains("not ready to build cuda for linux-x86_64"),
+        "{}",
+        cuda.stdout
+    );
+    assert!(
+        cuda.stdout.contains("no CUDA toolkit found"),
+        "{}",
+        cuda.stdout
+    );
+    bin.tool(
+        "nvcc",
+        "nvcc: NVIDIA (R) Cuda compiler driver\nCuda compilation tools, release 12.8, V12.8.93\n",
+        None,
+    );
+    let found = doctor(
+        &["--variant", "cuda", "--python", &python],
+        &[("PATH", path)],
+        &GPU_ENV,
+    );
+    assert_eq!(found.code, 0, "{}{}", found.stdout, found.stderr);
+
+    let windows = doctor(
+        &["--variant", "rocm", "--platform", "windows-x86_64"],
+        &[],
+        &[],
+    );
+    assert_eq!(windows.code, 1, "{}", windows.stdout);
+    for needle in [
+        "a windows-x86_64 build runs on a windows-x86_64 machine, not here",
+        "input `ctranslate2-wheels` is not pinned",
+        "cargo xtask pin --variant rocm",
+    ] {
+        assert!(
+            windows.stdout.contains(needle),
+            "`{needle}` in:\n{}",
+            windows.stdout
+        );
+    }
+}

@@ -83,6 +83,19 @@ fn the_cuda_installs_follow_upstream_4_7_1_on_windows_and_linux() {
         assert!(linux.contains(package), "`{package}` in:\n{linux}");
     }
     assert!(linux.contains("CUDA_PATH=/usr/local/cuda-12.8"), "{linux}");
+
+    // Issue 29 item 10: after the installs, the job checks what it needs, failing early.
+    let doctor = workflow
+        .find("- name: What this build needs (doctor)")
+        .expect("a doctor step");
+    assert!(doctor > workflow.find("- name: Install CUDA 12.8 (Linux)").unwrap());
+    assert!(
+        doctor
+            > workflow
+                .find("- name: Install CUDA 12.8 (Windows)")
+                .unwrap()
+    );
+    assert!(step_run(&workflow, "What this build needs (doctor)").contains("doctor --variant"));
 }
 
 /// Issue 29 item 10: the release job holds `contents: write` and `id-token: write`, so every
