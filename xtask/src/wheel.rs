@@ -172,6 +172,34 @@ pub fn write(tree: &Path, out: &Path) -> Result<()> {
     Ok(())
 }
 
+/// Adds `Requires-Dist:` lines to the unpacked wheel's METADATA, after its other headers (core
+/// metadata: the headers end at the first empty line, the description follows). A line
+/// already there is not repeated.
+pub fn add_requires_dist(tree: &Path, requirements: &[String]) -> Result<()> {
+    if requirements.is_empty() {
+        return Ok(());
+    }
+    let path = tree.join(dist_info(tree)?).join("METADATA");
+    let text =
+        fs::read_to_string(&path).with_context(|| format!("cannot read {}", path.display()))?;
+    let (headers, body) = match text.find("\n\n") {
+        Some(end) => text.split_at(end + 1),
+        None => (text.as_str(), ""),
+    };
+    let mut headers = headers.to_string();
+    if !headers.ends_with('\n') {
+        headers.push('\n');
+    }
+    for requirement in requirements {
+        let line = format!("Requires-Dist: {requirement}");
+        if !headers.lines().any(|l| l == line) {
+            headers.push_str(&line);
+            headers.push('\n');
+        }
+    }
+    fs::write(&path, headers + body).with_context(|| format!("cannot write {}", path.display()))
+}
+
 /// Gives the unpacked wheel at `tree` (file name `wheel_name`) the platform tag `platform`,
 /// e.g. `manylinux_2_28_x86_64`: every `Tag:` line of its WHEEL file, and the file name it
 /// should be written under (returned). As `auditwheel repair --only-plat` does, the new tag
@@ -452,6 +480,32 @@ mod tests {
         .unwrap();
         fs::write(root.join("pkg-1.0.dist-info/RECORD"), "stale\n").unwrap();
         dir
+    }
+
+    #[test]
+    fn requires_dist_goes_after_the_headers_once_and_keeps_the_description() {
+        let tree = tree();
+        let metadata = tree.path().join("pkg-1.0.dist-info/METADATA");
+        fs::write(
+            &metadata,
+            "Name: pkg\nVersion: 1.0\nRequires-Dist: numpy\n\nA description.\n\nMore.\n",
+        )
+        .unwrap();
+        let wanted = ["nvidia-cublas-cu12>=12.8,<13".to_string()];
+        add_requires_dist(tree.path(), &wanted).unwrap();
+        add_requires_dist(tree.path(), &wanted).unwrap();
+        assert_eq!(
+            fs::read_to_string(&metadata).unwrap(),
+            "Name: pkg\nVersion: 1.0\nRequires-Dist: numpy\n\
+             Requires-Dist: nvidia-cublas-cu12>=12.8,<13\n\nA description.\n\nMore.\n"
+        );
+        // No description: the line is simply appended.
+        let bare = self::tree();
+        add_requires_dist(bare.path(), &wanted).unwrap();
+        assert_eq!(
+            fs::read_to_string(bare.path().join("pkg-1.0.dist-info/METADATA")).unwrap(),
+            "Name: pkg\nVersion: 1.0\nRequires-Dist: nvidia-cublas-cu12>=12.8,<13\n"
+        );
     }
 
     #[test]

@@ -121,6 +121,39 @@ fn from_action(plan: &Plan, action: &BundleAction, found: &Folders) -> Result<Sp
         platform: plan.platform.to_string(),
         missing_hint: missing_hint(plan, action),
         keep_linux_tag: false,
+        requires_dist: requires_dist(plan, action, found)?,
+    })
+}
+
+/// The `Requires-Dist` lines for the SDK this build found (`[bundle.requires-dist]`, keyed by
+/// its major version): e.g. the cuBLAS wheel of the CUDA the cuda variant was compiled with.
+fn requires_dist(plan: &Plan, action: &BundleAction, found: &Folders) -> Result<Vec<String>> {
+    if action.requires_dist.is_empty() {
+        return Ok(Vec::new());
+    }
+    let Some(version) = found.sdk_version.as_deref() else {
+        bail!(
+            "variant `{}` declares the wheels it needs by the SDK's major version \
+             ([bundle.requires-dist]), but no SDK was found for this bundle: run it from \
+             `cargo xtask build`, or pass --sdk-dir",
+            plan.variant
+        );
+    };
+    let major = version.split('.').next().unwrap_or(version);
+    action.requires_dist.get(major).cloned().with_context(|| {
+        format!(
+            "variant `{}` was built against SDK {version}, and its [bundle.requires-dist] has no \
+             entry for major version {major} (it has: {}): add `\"{major}\" = [...]` to \
+             variants/{}.toml",
+            plan.variant,
+            action
+                .requires_dist
+                .keys()
+                .cloned()
+                .collect::<Vec<_>>()
+                .join(", "),
+            plan.variant
+        )
     })
 }
 

@@ -58,6 +58,9 @@ pub struct Spec {
     /// Linux: keep `linux_x86_64` when the binaries do not prove the policy's manylinux tag
     /// (a wheel for this machine only) instead of stopping.
     pub keep_linux_tag: bool,
+    /// `Requires-Dist` lines added to the fat wheel's METADATA (the packages its run-time
+    /// loads come from, such as NVIDIA's cuBLAS wheel).
+    pub requires_dist: Vec<String>,
 }
 
 /// A folder libraries may come from, and the folder (relative to the wheel's root) the ones
@@ -243,6 +246,7 @@ pub fn run(spec: &Spec) -> Result<Outcome> {
         report.platform_tag = Some(tagging);
     }
     report.kernel_bytes = kernel_bytes;
+    crate::wheel::add_requires_dist(&tree, &spec.requires_dist)?;
 
     let out = staging.path().join("out");
     fs::create_dir_all(&out)?;

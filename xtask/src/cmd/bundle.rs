@@ -187,5 +187,6 @@ fn wheel_spec(args: &BundleArgs) -> Result<bundle_run::Spec> {
         },
         missing_hint: String::new(),
         keep_linux_tag: args.keep_linux_tag,
+        requires_dist: Vec::new(),
     })
 }

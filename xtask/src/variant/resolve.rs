@@ -170,6 +170,8 @@ pub struct Bundle {
     pub search: Vec<Search>,
     pub data: Vec<Data>,
     pub outputs: Vec<Output>,
+    /// `Requires-Dist` lines of the bundled wheel, by the SDK's major version.
+    pub requires_dist: BTreeMap<String, Vec<String>>,
 }
 
 /// Where libraries come from when the bundler resolves an import.
@@ -1082,7 +1084,46 @@ fn bundle(
             Some(outputs) => outputs.value,
             None => vec![Output::FatWheel, Output::Report],
         },
+        requires_dist: match spec.requires_dist {
+            Some(at) => requires_dist(files, &at)?,
+            None => BTreeMap::new(),
+        },
     })
+}
+
+/// `[bundle.requires-dist]`: keys are SDK major versions, values requirement lines that go
+/// into METADATA as written (so nothing that would end or break a header line).
+fn requires_dist(
+    files: &Files,
+    at: &Loc<BTreeMap<String, Vec<String>>>,
+) -> Result<BTreeMap<String, Vec<String>>, InputError> {
+    for (major, lines) in &at.value {
+        if major.is_empty() || !major.bytes().all(|b| b.is_ascii_digit()) {
+            return Err(files.error_at(
+                at,
+                format!(
+                    "[bundle.requires-dist] key `{}` is not an SDK major version (\"12\", \"13\")",
+                    major.escape_debug()
+                ),
+            ));
+        }
+        for line in lines {
+            let bad = line.trim().is_empty()
+                || line.contains(['\n', '\r', '\0'])
+                || !line.starts_with(|c: char| c.is_ascii_alphanumeric());
+            if bad {
+                return Err(files.error_at(
+                    at,
+                    format!(
+                        "[bundle.requires-dist] \"{major}\" has `{}`, which is no requirement \
+                         (a package name first, on one line: \"nvidia-cublas-cu12>=12.8,<13\")",
+                        line.escape_debug()
+                    ),
+                ));
+            }
+        }
+    }
+    Ok(at.value.clone())
 }
 
 /// `at.value` after one of the [`safe_path`] checks; the error points at the value.

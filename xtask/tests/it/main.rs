@@ -11,6 +11,7 @@ mod binary_fuzz;
 mod bundle_elf;
 mod bundle_real;
 mod bundle_wine;
+mod cublas_loader;
 mod doctor;
 mod download;
 mod ecosystem;
