@@ -536,8 +536,8 @@ fn needs(a: &Artifact) -> &'static str {
     let bundles_rocm = a.bundled.iter().any(|b| b.package.contains("rocm"));
     match a.sdk.as_deref() {
         Some(sdk) if sdk.starts_with("cuda") => {
-            "an NVIDIA GPU and driver, and cuBLAS from a CUDA install or the matching \
-             `nvidia-cublas-cu*` wheel (loaded at run time; see docs)."
+            "an NVIDIA GPU and driver only: cuBLAS comes from the nvidia-cublas wheel that pip \
+             installs with it (a CUDA toolkit on the search path still works; see docs)."
         }
         Some(sdk) if sdk.starts_with("hip") => {
             "an AMD GPU with a driver whose ROCm runtime matches the HIP SDK the wheel was \

@@ -974,10 +974,17 @@ fn finish(layout: &Layout, v: &Resolved, wheel: &WheelIn) -> Vec<Step> {
             Command::new(&launcher[0])
                 .args(launcher[1..].iter().cloned())
                 .args(["-m", "venv", "--clear", &verify_venv]),
+            // What the wheel's setup.py requires, then the wheel itself without its
+            // dependencies: those it declares for its GPU libraries ([bundle.requires-dist],
+            // e.g. nvidia-cublas-cu12, ~600 MB) are the user's download, not this check's.
+            Command::new(&verify_python)
+                .args(["-m", "pip", "install", "--find-links", &layout.wheelhouse()])
+                .args(crate::wheelhouse::RUNTIME_REQUIREMENTS),
             Command::new(&verify_python).args([
                 "-m",
                 "pip",
                 "install",
+                "--no-deps",
                 "--find-links",
                 &layout.wheelhouse(),
                 &fat_wheel,
