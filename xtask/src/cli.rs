@@ -65,6 +65,8 @@ pub enum Command {
         json: bool,
         #[command(flatten)]
         download: DownloadArgs,
+        #[command(flatten)]
+        part: PartArgs,
     },
     /// What this machine has for GPU acceleration, which variant fits it, and what to do next
     #[command(
@@ -335,6 +337,10 @@ pub enum Command {
         /// Print one line of JSON (for `fromJSON`) instead of a table
         #[arg(long)]
         json: bool,
+        /// The native jobs instead: one per variant and platform that compiles, building the
+        /// C++ library once for all its Pythons (`build --until install-ctranslate2`)
+        #[arg(long)]
+        native: bool,
         /// CTranslate2 versions to span, e.g. 4.7.1,4.8.4 (default: each variant's)
         #[arg(long, value_name = "LIST", value_delimiter = ',')]
         ctranslate2: Vec<String>,
@@ -440,6 +446,21 @@ pub struct ReleaseArgs {
     pub index_base_url: Option<String>,
     #[command(flatten)]
     pub include: IncludeArgs,
+}
+
+/// Which part of a build runs: CI compiles the C++ library once per variant and platform
+/// (`--until install-ctranslate2`), and each Python's job builds only the wheel on top of it
+/// (`--prebuilt-native`).
+#[derive(Args, Clone, Default)]
+pub struct PartArgs {
+    /// Stop after this step (a step id of `cargo xtask plan`, e.g. install-ctranslate2)
+    #[arg(long, value_name = "STEP")]
+    pub until: Option<String>,
+    /// The C++ library was built by another run (CI's native job): its configure, build and
+    /// install steps are not run, and their outputs (the install prefixes under
+    /// target/xtask/<variant>/<platform>/prefix/) must be in place
+    #[arg(long)]
+    pub prebuilt_native: bool,
 }
 
 /// Matrix entries that run only when asked (the workflow's `matrix` and `release` agree).

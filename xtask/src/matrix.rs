@@ -35,6 +35,9 @@ pub struct Entry {
     pub container: String,
     /// Whether the job needs the compiler cache (source builds) or not (repackaging).
     pub compiles: bool,
+    /// The artifact of the native job that compiled this entry's C++ library once for every
+    /// Python (`native-<slot>-<platform>`); "" for repackaging entries.
+    pub native: String,
     /// The inputs without a sha256 pin: such a job stops at its first step.
     #[serde(skip)]
     pub unpinned: Vec<String>,
@@ -55,6 +58,28 @@ impl Entry {
 pub struct Opt {
     pub self_hosted: bool,
     pub unpinned: bool,
+}
+
+/// The native jobs of `entries`: one per variant slot and platform that compiles, with the
+/// first of its Pythons (the C++ library does not depend on it; only the build-tools venv
+/// needs one), named and uploaded as the entries' `native` artifact (issue 29: the Python
+/// jobs of one variant and platform built oneDNN and CTranslate2 five times at once).
+pub fn native(entries: &[Entry]) -> Vec<Entry> {
+    let mut seen = std::collections::BTreeSet::new();
+    entries
+        .iter()
+        .filter(|e| e.compiles && seen.insert((e.slot.clone(), e.platform)))
+        .map(|e| Entry {
+            name: format!(
+                "{} native",
+                e.name
+                    .rsplit_once(" py")
+                    .map_or(e.name.as_str(), |(n, _)| n)
+            ),
+            artifact: e.native.clone(),
+            ..e.clone()
+        })
+        .collect()
 }
 
 /// `entries` split into those `opt` runs and, for the rest, a line each saying why not.
@@ -194,6 +219,11 @@ pub fn entries(catalog: &Catalog) -> Result<Vec<Entry>, InputError> {
                 let compiles = matches!(resolved.build, crate::variant::Build::FromSource(_));
                 let unpinned = unpinned(&resolved);
                 let container = container(&runs_on, platform, compiles);
+                let native = if compiles {
+                    format!("native-{}-{platform}", resolved.slot)
+                } else {
+                    String::new()
+                };
                 include.push(Entry {
                     name: format!("{name}{version} {platform} py{python}"),
                     variant: name.to_string(),
@@ -204,6 +234,7 @@ pub fn entries(catalog: &Catalog) -> Result<Vec<Entry>, InputError> {
                     python,
                     runs_on,
                     container,
+                    native,
                     compiles,
                     unpinned,
                 });

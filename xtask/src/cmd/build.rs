@@ -9,7 +9,7 @@ use super::{make_plan, pin_if_allowed, print_plan};
 use crate::build::Runner;
 use crate::build::bundle_spec;
 use crate::cache::Cache;
-use crate::cli::{DownloadArgs, Selection};
+use crate::cli::{DownloadArgs, PartArgs, Selection};
 use crate::exec::Executor;
 use crate::plan;
 use crate::workspace::Workspace;
@@ -20,8 +20,20 @@ pub fn run(
     dry_run: bool,
     json: bool,
     download: DownloadArgs,
+    part: PartArgs,
 ) -> Result<ExitCode> {
     let plan = make_plan(workspace, &selection)?;
+    if let Some(until) = &part.until
+        && !plan.steps.iter().any(|s| &s.id == until)
+    {
+        let ids: Vec<&str> = plan.steps.iter().map(|s| s.id.as_str()).collect();
+        return Err(crate::diagnostic::InputError::new(format!(
+            "--until {until}: the plan of `{}` has no such step",
+            plan.variant
+        ))
+        .allowed("", &ids)
+        .into());
+    }
     if dry_run {
         print_plan(&plan, json)?;
         return Ok(ExitCode::SUCCESS);
@@ -30,7 +42,13 @@ pub fn run(
     if let Some(problem) = super::long_path_problem(&plan) {
         anyhow::bail!("{problem}");
     }
-    build(workspace, &plan, selection.sdk_dir.clone(), &download)
+    build(
+        workspace,
+        &plan,
+        selection.sdk_dir.clone(),
+        &download,
+        &part,
+    )
 }
 
 fn build(
@@ -38,6 +56,7 @@ fn build(
     plan: &plan::Plan,
     sdk_root: Option<PathBuf>,
     download: &DownloadArgs,
+    part: &PartArgs,
 ) -> Result<ExitCode> {
     eprintln!(
         "building {} for {} (Python {}): {} steps; logs in {}",
@@ -66,6 +85,8 @@ fn build(
         workspace.state_dir(&plan.slot, plan.platform, &plan.python),
         workspace.log_dir(&plan.slot, plan.platform),
     );
+    executor.until = part.until.clone();
+    executor.prebuilt_native = part.prebuilt_native;
     let report = executor.run(&mut runner)?;
     eprintln!(
         "done in {:.1} s: {} step(s) ran, {} up to date",
@@ -75,6 +96,10 @@ fn build(
     );
     for (step, why) in &report.not_run {
         eprintln!("warning: step `{step}` did not run: {why}");
+    }
+    if let Some(until) = &part.until {
+        eprintln!("stopped after step `{until}` (--until)");
+        return Ok(ExitCode::SUCCESS);
     }
     for artifact in &plan.artifacts {
         println!("{artifact}");

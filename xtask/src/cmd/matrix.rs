@@ -10,14 +10,20 @@ use crate::workspace::Workspace;
 pub fn run(
     workspace: &Workspace,
     json: bool,
+    native: bool,
     ctranslate2: &[String],
     opt: matrix::Opt,
 ) -> Result<ExitCode> {
     let all = matrix::matrix(&workspace.root, ctranslate2)?;
     let (include, left_out) = matrix::select(all.include, opt);
-    for line in &left_out {
+    for line in left_out.iter().filter(|_| !native) {
         eprintln!("note: left out of the matrix: {line}");
     }
+    let include = if native {
+        matrix::native(&include)
+    } else {
+        include
+    };
     let matrix = matrix::Matrix { include };
     if json {
         println!("{}", serde_json::to_string(&matrix)?);

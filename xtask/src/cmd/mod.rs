@@ -67,7 +67,8 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
             dry_run,
             json,
             download,
-        } => build::run(workspace, selection, dry_run, json, download),
+            part,
+        } => build::run(workspace, selection, dry_run, json, download, part),
         Command::Fetch {
             selection,
             download,
@@ -138,9 +139,10 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         }
         Command::Matrix {
             json,
+            native,
             ctranslate2,
             include,
-        } => matrix::run(workspace, json, &ctranslate2, include.opt()),
+        } => matrix::run(workspace, json, native, &ctranslate2, include.opt()),
     }
 }
 

@@ -44,6 +44,11 @@ pub struct Executor<'a> {
     pub plan: &'a Plan,
     pub state: State,
     pub log_dir: PathBuf,
+    /// Stop after the step with this id.
+    pub until: Option<String>,
+    /// The C++ library was built elsewhere: configure, build and install steps are not run,
+    /// and their outputs must be there.
+    pub prebuilt_native: bool,
 }
 
 impl<'a> Executor<'a> {
@@ -52,6 +57,8 @@ impl<'a> Executor<'a> {
             plan,
             state: State::new(state_dir),
             log_dir,
+            until: None,
+            prebuilt_native: false,
         }
     }
 
@@ -62,6 +69,22 @@ impl<'a> Executor<'a> {
         let total = self.plan.steps.len();
         let mut upstream_ran = std::collections::BTreeSet::new();
         for (n, step) in self.plan.steps.iter().enumerate() {
+            if self.until.as_ref().is_some_and(|until| {
+                let position = |id: &str| self.plan.steps.iter().position(|s| s.id == id);
+                position(until) < Some(n)
+            }) {
+                break;
+            }
+            if self.prebuilt_native && is_native(&step.action) {
+                prebuilt(step)?;
+                eprintln!(
+                    "[{}/{total}] {} — built by another run (--prebuilt-native)",
+                    n + 1,
+                    step.id
+                );
+                report.skipped.push(step.id.clone());
+                continue;
+            }
             if let Some(why) = handler.cannot_run(self.plan, step) {
                 eprintln!("[{}/{total}] {} — not run here: {why}", n + 1, step.id);
                 report.not_run.push((step.id.clone(), why));
@@ -111,6 +134,33 @@ impl<'a> Executor<'a> {
         report.seconds = started.elapsed().as_secs_f64();
         Ok(report)
     }
+}
+
+/// The steps that compile the C++ library (oneDNN, CTranslate2): the same for every Python.
+fn is_native(action: &Action) -> bool {
+    matches!(
+        action,
+        Action::Configure { .. } | Action::Build { .. } | Action::Install { .. }
+    )
+}
+
+/// A step `--prebuilt-native` does not run: what an install step would have made (the
+/// prefix the wheel and the bundle read) must be there; the build folders need not be.
+fn prebuilt(step: &Step) -> Result<()> {
+    if !matches!(step.action, Action::Install { .. }) {
+        return Ok(());
+    }
+    for output in &step.outputs {
+        if !std::path::Path::new(output).exists() {
+            bail!(
+                "step `{}` was not run (--prebuilt-native), and its output {output} is not there: \
+                 put the native job's artifact (the install prefixes) in place, or build without \
+                 --prebuilt-native",
+                step.id
+            );
+        }
+    }
+    Ok(())
 }
 
 /// The step kinds that only run their commands.
@@ -183,6 +233,63 @@ mod tests {
             }
             Ok(())
         }
+    }
+
+    /// `a` configure, `b` build, `c` install (output `prefix`), `d` wheel.
+    fn native_plan(prefix: &std::path::Path) -> Plan {
+        let mut steps = vec![
+            step("a", &[], "1"),
+            step("b", &["a"], "2"),
+            step("c", &["b"], "3"),
+            step("d", &["c"], "4"),
+        ];
+        let component = || "ctranslate2".to_string();
+        steps[0].action = Action::Configure {
+            component: component(),
+        };
+        steps[1].action = Action::Build {
+            component: component(),
+        };
+        steps[2].action = Action::Install {
+            component: component(),
+        };
+        steps[2].outputs = vec![prefix.display().to_string()];
+        steps[1].outputs = vec!["/nonexistent/build/folder".into()];
+        plan(steps)
+    }
+
+    #[test]
+    fn until_stops_after_the_step_and_prebuilt_native_runs_only_what_is_not_compiling() {
+        let dir = tempfile::tempdir().unwrap();
+        let prefix = dir.path().join("prefix");
+        let p = native_plan(&prefix);
+        let mut native = Executor::new(&p, dir.path().join("s1"), dir.path().join("l"));
+        native.until = Some("c".into());
+        let mut handler = Recorder {
+            ran: vec![],
+            fail: None,
+        };
+        native.run(&mut handler).unwrap();
+        assert_eq!(handler.ran, ["a", "b", "c"]);
+
+        // Another machine: no prefix yet, so the wheel job stops at the install step, naming
+        // what is missing; with the prefix in place (the native job's artifact) only `d` runs.
+        let mut wheel = Executor::new(&p, dir.path().join("s2"), dir.path().join("l"));
+        wheel.prebuilt_native = true;
+        let mut handler = Recorder {
+            ran: vec![],
+            fail: None,
+        };
+        let err = wheel.run(&mut handler).unwrap_err().to_string();
+        assert!(
+            err.contains("step `c` was not run (--prebuilt-native)"),
+            "{err}"
+        );
+        assert!(err.contains(&prefix.display().to_string()), "{err}");
+        std::fs::create_dir_all(&prefix).unwrap();
+        let report = wheel.run(&mut handler).unwrap();
+        assert_eq!(handler.ran, ["d"]);
+        assert_eq!(report.skipped, ["a", "b", "c"]);
     }
 
     #[test]

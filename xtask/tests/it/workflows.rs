@@ -26,15 +26,25 @@ fn no_workflow_step_hides_a_failing_command_substitution() {
     );
 }
 
-/// The `run:` text of the step named `name` in build.yml.
+/// The text of the step named `name` in a workflow or action file, up to the next step at
+/// the same indentation.
 fn step_run(workflow: &str, name: &str) -> String {
     let start = workflow
         .find(&format!("- name: {name}"))
-        .unwrap_or_else(|| panic!("no step `{name}` in build.yml"));
+        .unwrap_or_else(|| panic!("no step `{name}`"));
+    let indent = start - workflow[..start].rfind('\n').map_or(0, |n| n + 1);
     let rest = &workflow[start..];
-    let end = rest[1..].find("\n      - ").map_or(rest.len(), |e| e + 1);
+    let next = format!("\n{}- ", " ".repeat(indent));
+    let end = rest[1..].find(&next).map_or(rest.len(), |e| e + 1);
     rest[..end].to_string()
 }
+
+fn read(path: &str) -> String {
+    std::fs::read_to_string(common::repo_root().join(path)).unwrap()
+}
+
+/// The setup both build stages share (CUDA installs, caches, doctor).
+const SETUP: &str = ".github/actions/build-setup/action.yml";
 
 /// Issue 29 items 1 and 2: the CUDA installs follow upstream v4.7.1 (12.8.1 and its
 /// sub-packages), curl never gets `-n` (Git Bash's curl fails "(26) .netrc error"), the
@@ -42,8 +52,7 @@ fn step_run(workflow: &str, name: &str) -> String {
 /// CUDA too.
 #[test]
 fn the_cuda_installs_follow_upstream_4_7_1_on_windows_and_linux() {
-    let workflow =
-        std::fs::read_to_string(common::repo_root().join(".github/workflows/build.yml")).unwrap();
+    let workflow = read(SETUP);
     let windows = step_run(&workflow, "Install CUDA 12.8 (Windows)");
     for needle in [
         "curl --netrc-optional",
@@ -71,7 +80,7 @@ fn the_cuda_installs_follow_upstream_4_7_1_on_windows_and_linux() {
 
     let linux = step_run(&workflow, "Install CUDA 12.8 (Linux)");
     assert!(
-        linux.contains("runner.os == 'Linux' && matrix.variant == 'cuda'"),
+        linux.contains("runner.os == 'Linux' && inputs.variant == 'cuda'"),
         "{linux}"
     );
     for package in [
@@ -141,7 +150,13 @@ fn hosted_linux_source_builds_run_in_the_manylinux_2_28_image() {
         workflow.contains("    container: ${{ matrix.container }}"),
         "{workflow}"
     );
-    assert!(workflow.contains("/opt/python/cp${PY/./}-cp${PY/./}/bin"));
+    assert_eq!(
+        workflow
+            .matches("\n    container: ${{ matrix.container }}")
+            .count(),
+        2
+    );
+    assert!(read(SETUP).contains("/opt/python/cp${PY/./}-cp${PY/./}/bin"));
     let scratch = common::Scratch::new();
     let out = scratch.run(&[
         "matrix",
@@ -161,5 +176,98 @@ fn hosted_linux_source_builds_run_in_the_manylinux_2_28_image() {
             ""
         };
         assert_eq!(entry["container"], expected, "{entry}");
+    }
+}
+
+/// Issue 29 item 7: the C++ library is compiled once per variant and platform (the native
+/// job, `build --until install-ctranslate2`), and each Python's job builds only the wheel on
+/// top of the install prefixes it downloads where the plan's install steps write them
+/// (`--prebuilt-native`); both stages use the same setup; the release takes only the
+/// entries' artifacts.
+#[test]
+fn the_cpp_library_is_built_once_per_variant_and_platform() {
+    let workflow = read(".github/workflows/build.yml");
+    let native = &workflow[workflow.find("\n  native:").expect("a native job")..];
+    let native = &native[..native.find("\n  build:").expect("the build job after it")];
+    assert!(
+        native.contains("fromJSON(needs.matrix.outputs.native)"),
+        "{native}"
+    );
+    assert!(native.contains("--until install-ctranslate2"), "{native}");
+    assert!(
+        native.contains("path: target/xtask/${{ matrix.slot }}/${{ matrix.platform }}/prefix/"),
+        "{native}"
+    );
+    let build = &workflow[workflow.find("\n  build:").unwrap()..];
+    assert!(build.contains("needs: [matrix, native]"), "{build}");
+    let download = step_run(build, "The native job's C++ library");
+    assert!(
+        download.contains("name: ${{ matrix.native }}"),
+        "{download}"
+    );
+    assert!(
+        download.contains("path: target/xtask/${{ matrix.slot }}/${{ matrix.platform }}/prefix"),
+        "{download}"
+    );
+    assert!(step_run(build, "Build").contains("--prebuilt-native"));
+    for job in [native, build] {
+        assert!(job.contains("uses: ./.github/actions/build-setup"), "{job}");
+    }
+    assert!(read(".github/workflows/release.yml").contains("pattern: \"*-py*\""));
+
+    // Every source entry names a native job that exists, one per slot and platform, and the
+    // prefix it uploads is where that entry's install steps write.
+    let scratch = common::Scratch::new();
+    let json = |args: &[&str]| -> serde_json::Value {
+        let out = scratch.run(args);
+        assert_eq!(out.code, 0, "{}", out.stderr);
+        serde_json::from_str(&out.stdout).unwrap()
+    };
+    let all = ["--include-self-hosted", "--include-unpinned"];
+    let entries = json(&[&["matrix", "--json"][..], &all].concat());
+    let natives = json(&[&["matrix", "--json", "--native"][..], &all].concat());
+    let natives = natives["include"].as_array().unwrap();
+    let names: Vec<&str> = natives
+        .iter()
+        .map(|n| n["artifact"].as_str().unwrap())
+        .collect();
+    let mut unique = names.clone();
+    unique.sort();
+    unique.dedup();
+    assert_eq!(unique.len(), names.len(), "{names:?}");
+    for entry in entries["include"].as_array().unwrap() {
+        let wanted = entry["native"].as_str().unwrap();
+        assert_eq!(entry["compiles"] == true, !wanted.is_empty(), "{entry}");
+        if wanted.is_empty() {
+            continue;
+        }
+        assert!(names.contains(&wanted), "{wanted} not in {names:?}");
+        let plan = json(&[
+            "plan",
+            "--json",
+            "--variant",
+            entry["variant"].as_str().unwrap(),
+            "--ctranslate2",
+            entry["ctranslate2"].as_str().unwrap(),
+            "--platform",
+            entry["platform"].as_str().unwrap(),
+            "--python",
+            entry["python"].as_str().unwrap(),
+        ]);
+        let prefix = format!(
+            "target/xtask/{}/{}/prefix/",
+            entry["slot"].as_str().unwrap(),
+            entry["platform"].as_str().unwrap()
+        );
+        for step in plan["steps"].as_array().unwrap() {
+            if step["kind"] == "install" {
+                for output in step["outputs"].as_array().unwrap() {
+                    assert!(
+                        output.as_str().unwrap().contains(&prefix),
+                        "{output} is not below {prefix}"
+                    );
+                }
+            }
+        }
     }
 }
