@@ -447,46 +447,40 @@ fn windows_the_wheel_next_to_ctranslate2_first_then_cuda_path_then_a_clear_error
         "{none}"
     );
 
+    // The probe loaded the stand-in `origin` from a path ending in `file`.
+    let loaded = |said: String, file: &str, origin: &str| {
+        assert!(
+            said.starts_with("LOADED ") && said.ends_with(&format!("{file} ORIGIN {origin}")),
+            "{said}"
+        );
+    };
+
     // A toolkit in CUDA_PATH: found there, as before the patch.
     t.cublas("toolkit/bin", 12, "toolkit");
-    let toolkit = t.load(&dll, 12, Some("toolkit"));
-    assert!(
-        toolkit.starts_with("LOADED ") && toolkit.ends_with("ORIGIN toolkit"),
-        "{toolkit}"
-    );
-    assert!(
-        toolkit.contains("\\toolkit\\bin\\cublas64_12.dll"),
-        "{toolkit}"
-    );
+    let toolkit = "\\toolkit\\bin\\cublas64_12.dll";
+    loaded(t.load(&dll, 12, Some("toolkit")), toolkit, "toolkit");
 
     // The wheel installed: it wins over CUDA_PATH, and the cuBLASLt it imports is found in
     // its own folder (no CUDA_PATH, nothing on PATH: only the full-path load's altered search
     // finds it).
     t.cublas(&format!("{site}/nvidia/cublas/bin"), 12, "wheel");
-    for cuda_path in [None, Some("toolkit")] {
-        let wheel = t.load(&dll, 12, cuda_path);
-        assert!(
-            wheel.starts_with("LOADED ") && wheel.ends_with("ORIGIN wheel"),
-            "{cuda_path:?}: {wheel}"
-        );
-        assert!(
-            wheel.contains("\\site-packages\\nvidia\\cublas\\bin\\cublas64_12.dll"),
-            "{wheel}"
-        );
-    }
+    let wheel = "\\site-packages\\nvidia\\cublas\\bin\\cublas64_12.dll";
+    loaded(t.load(&dll, 12, None), wheel, "wheel");
+    loaded(t.load(&dll, 12, Some("toolkit")), wheel, "wheel");
 
     // CUDA 13's wheel: nvidia\cu13\bin\x86_64.
     t.cublas(&format!("{site}/nvidia/cu13/bin/x86_64"), 13, "wheel13");
-    let cu13 = t.load(&dll, 13, None);
-    assert!(
-        cu13.contains("\\nvidia\\cu13\\bin\\x86_64\\cublas64_13.dll ORIGIN wheel13"),
-        "{cu13}"
-    );
+    let cu13 = "\\nvidia\\cu13\\bin\\x86_64\\cublas64_13.dll";
+    loaded(t.load(&dll, 13, None), cu13, "wheel13");
 
     // A frozen app (PyInstaller's _internal\) that collected the wheel: found the same way.
     t.cublas("app/_internal/nvidia/cublas/bin", 12, "frozen");
     let frozen = t.load("app/_internal/ctranslate2/ctranslate2.dll", 12, None);
-    assert!(frozen.ends_with("ORIGIN frozen"), "{frozen}");
+    loaded(
+        frozen,
+        "\\_internal\\nvidia\\cublas\\bin\\cublas64_12.dll",
+        "frozen",
+    );
 
     // Only CUDA 13's wheel beside a CUDA 12 build: both majors named.
     let other = "other/Lib/site-packages";
