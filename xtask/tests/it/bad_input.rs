@@ -208,8 +208,8 @@ fn a_missing_series_file_points_at_the_patches_key() {
     let scratch = Scratch::new();
     scratch.edit(
         "variants/ctranslate2/4.7.1.toml",
-        "patches/ctranslate2-4.7.1/series",
-        "patches/ctranslate2-4.7.2/series",
+        "\"patches/ctranslate2-4.7.1/series\"",
+        "\"patches/ctranslate2-4.7.2/series\"",
     );
     let run = plan(&scratch, "rocm-gfx1010", "linux-x86_64");
     assert_input_error(
