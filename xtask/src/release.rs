@@ -374,8 +374,7 @@ fn local_label(plan: &Plan, toolchain: Option<&serde_json::Value>) -> Result<Str
     }
     let major = toolchain
         .and_then(|t| t["sdk"]["version"].as_str())
-        .and_then(|v| v.split('.').next())
-        .filter(|m| !m.is_empty() && m.bytes().all(|b| b.is_ascii_digit()));
+        .and_then(crate::variant::sdk_major);
     match major {
         Some(major) => Ok(label.replace(marker, major)),
         None => bail!(

@@ -131,15 +131,18 @@ fn requires_dist(plan: &Plan, action: &BundleAction, found: &Folders) -> Result<
     if action.requires_dist.is_empty() {
         return Ok(Vec::new());
     }
-    let Some(version) = found.sdk_version.as_deref() else {
+    let found_major = found
+        .sdk_version
+        .as_deref()
+        .and_then(|v| Some((v, crate::variant::sdk_major(v)?)));
+    let Some((version, major)) = found_major else {
         bail!(
             "variant `{}` declares the wheels it needs by the SDK's major version \
-             ([bundle.requires-dist]), but no SDK was found for this bundle: run it from \
-             `cargo xtask build`, or pass --sdk-dir",
+             ([bundle.requires-dist]), but no SDK with a numeric major version was found for \
+             this bundle: run it from `cargo xtask build`, or pass --sdk-dir",
             plan.variant
         );
     };
-    let major = version.split('.').next().unwrap_or(version);
     action.requires_dist.get(major).cloned().with_context(|| {
         format!(
             "variant `{}` was built against SDK {version}, and its [bundle.requires-dist] has no \

@@ -68,13 +68,16 @@ impl<'a> Executor<'a> {
         let mut report = Report::default();
         let total = self.plan.steps.len();
         let mut upstream_ran = std::collections::BTreeSet::new();
-        for (n, step) in self.plan.steps.iter().enumerate() {
-            if self.until.as_ref().is_some_and(|until| {
-                let position = |id: &str| self.plan.steps.iter().position(|s| s.id == id);
-                position(until) < Some(n)
-            }) {
-                break;
-            }
+        let last = match &self.until {
+            Some(until) => self
+                .plan
+                .steps
+                .iter()
+                .position(|s| &s.id == until)
+                .with_context(|| format!("--until {until}: the plan has no such step"))?,
+            None => total.saturating_sub(1),
+        };
+        for (n, step) in self.plan.steps.iter().enumerate().take(last + 1) {
             if self.prebuilt_native && is_native(&step.action) {
                 prebuilt(step)?;
                 eprintln!(

@@ -1210,6 +1210,15 @@ fn check_sdk_placeholders(
 /// The placeholder `local-version` may hold: the major version of the SDK the build found.
 pub const SDK_MAJOR: &str = "{sdk-major}";
 
+/// The major version of an SDK version (`12.8` -> `12`), what `{sdk-major}` and
+/// `[bundle.requires-dist]`'s keys stand for; `None` when it does not start with digits.
+pub fn sdk_major(version: &str) -> Option<&str> {
+    version
+        .split('.')
+        .next()
+        .filter(|m| !m.is_empty() && m.bytes().all(|b| b.is_ascii_digit()))
+}
+
 /// A PEP 440 local version label: ASCII letters and digits in parts separated by dots
 /// (`cpu`, `cu12`, `rocm72`); lower case, as pip compares them normalised.
 pub fn check_local_version(label: &str) -> Result<(), String> {

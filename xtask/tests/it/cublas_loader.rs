@@ -92,6 +92,17 @@ __declspec(dllexport)
 int cublasLt_marker(void) { return 1; }
 "#;
 
+/// `dir/src/` with the loader, the stand-in libctranslate2 and `main` (the program that loads
+/// it), for either platform's compiler.
+fn sources(dir: &Path, main: &str) -> PathBuf {
+    let src = dir.join("src");
+    fs::create_dir_all(&src).unwrap();
+    fs::write(src.join("cublas_loader.h"), header("4.7.1")).unwrap();
+    fs::write(src.join("probe.cc"), PROBE_LIBRARY).unwrap();
+    fs::write(src.join("main.c"), main).unwrap();
+    src
+}
+
 // ---------------------------------------------------------------------------------------
 // Linux: gcc, the glibc loader.
 
@@ -117,11 +128,7 @@ impl Linux {
     /// The probe and the stand-in for libctranslate2, built once per test.
     fn new() -> Linux {
         let dir = tempfile::tempdir().unwrap();
-        let src = dir.path().join("src");
-        fs::create_dir_all(&src).unwrap();
-        fs::write(src.join("cublas_loader.h"), header("4.7.1")).unwrap();
-        fs::write(src.join("probe.cc"), PROBE_LIBRARY).unwrap();
-        fs::write(src.join("main.c"), LINUX_MAIN).unwrap();
+        let src = sources(dir.path(), LINUX_MAIN);
         let probe = dir.path().join("build/libprobe.so");
         fs::create_dir_all(probe.parent().unwrap()).unwrap();
         run_ok(
@@ -337,11 +344,7 @@ impl Windows {
             return None;
         }
         let dir = tempfile::tempdir().unwrap();
-        let src = dir.path().join("src");
-        fs::create_dir_all(&src).unwrap();
-        fs::write(src.join("cublas_loader.h"), header("4.7.1")).unwrap();
-        fs::write(src.join("probe.cc"), PROBE_LIBRARY).unwrap();
-        fs::write(src.join("main.c"), WINDOWS_MAIN).unwrap();
+        let src = sources(dir.path(), WINDOWS_MAIN);
         let probe = dir.path().join("build/probe.dll");
         fs::create_dir_all(probe.parent().unwrap()).unwrap();
         run_ok(
