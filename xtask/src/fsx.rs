@@ -86,6 +86,29 @@ pub fn files_below(dir: &Path) -> Result<Vec<(String, PathBuf)>> {
     Ok(out)
 }
 
+/// For an error about a missing folder: what its parent does hold (`; PARENT holds a/, b/`),
+/// so that `lib64/` beside a missing `lib/` (an install whose CMake chose GNUInstallDirs'
+/// non-Debian layout) is seen at once.
+pub fn folders_beside_note(missing: &Path) -> String {
+    let Some(parent) = missing.parent() else {
+        return String::new();
+    };
+    let Ok(entries) = std::fs::read_dir(parent) else {
+        return format!("; its parent {} does not exist either", parent.display());
+    };
+    let mut folders: Vec<String> = entries
+        .filter_map(Result::ok)
+        .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
+        .map(|e| format!("{}/", e.file_name().to_string_lossy()))
+        .collect();
+    folders.sort();
+    if folders.is_empty() {
+        format!("; {} holds no folder", parent.display())
+    } else {
+        format!("; {} holds {}", parent.display(), folders.join(", "))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -122,5 +145,19 @@ mod tests {
             .map(|(n, _)| n)
             .collect();
         assert_eq!(names, ["a"]);
+    }
+
+    #[test]
+    fn a_missing_folder_note_lists_its_siblings() {
+        let dir = tempfile::tempdir().unwrap();
+        fs::create_dir_all(dir.path().join("lib64")).unwrap();
+        fs::create_dir_all(dir.path().join("bin")).unwrap();
+        fs::write(dir.path().join("file"), "").unwrap();
+        assert_eq!(
+            folders_beside_note(&dir.path().join("lib")),
+            format!("; {} holds bin/, lib64/", dir.path().display())
+        );
+        let gone = dir.path().join("gone");
+        assert!(folders_beside_note(&gone.join("lib")).contains("does not exist either"));
     }
 }

@@ -425,9 +425,10 @@ fn locations(spec: &Spec, tree: &Path, roots: &[(PathBuf, String)]) -> Result<Ve
             };
             if !dir.is_dir() {
                 bail!(
-                    "search folder {} does not exist (for libraries placed in `{}`)",
+                    "search folder {} does not exist (for libraries placed in `{}`){}",
                     dir.display(),
-                    s.dest
+                    s.dest,
+                    crate::fsx::folders_beside_note(&dir)
                 );
             }
             let package = match (&s.package, in_wheel) {

@@ -111,11 +111,11 @@ fn wheel_spec(args: &BundleArgs) -> Result<bundle_run::Spec> {
         let dir = PathBuf::from(dir);
         if !dir.is_dir() {
             let why = if dir.as_os_str().is_empty() {
-                "names no folder (DIR=DEST)"
+                "names no folder (DIR=DEST)".to_string()
             } else if dir.exists() {
-                "is not a folder"
+                "is not a folder".to_string()
             } else {
-                "does not exist"
+                format!("does not exist{}", crate::fsx::folders_beside_note(&dir))
             };
             return Err(
                 InputError::new(format!("--search `{s}`: `{}` {why}", dir.display()))

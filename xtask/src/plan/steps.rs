@@ -745,7 +745,10 @@ fn cmake_steps(
         .args(["-S", source, "-B", &build, "-G", "Ninja"])
         .arg(format!("-DCMAKE_MAKE_PROGRAM={}", layout.tool("ninja")))
         .arg("-DCMAKE_BUILD_TYPE=Release")
-        .arg(format!("-DCMAKE_INSTALL_PREFIX={prefix}"));
+        .arg(format!("-DCMAKE_INSTALL_PREFIX={prefix}"))
+        // GNUInstallDirs picks `lib64` on 64-bit Linux that is not Debian (the manylinux
+        // image is AlmaLinux), and the bundle's search folders say `lib`: one layout everywhere.
+        .arg("-DCMAKE_INSTALL_LIBDIR=lib");
     if let Some(launcher) = &layout.compiler_cache {
         let mut languages = vec!["C", "CXX"];
         if options.get("WITH_CUDA").is_some_and(|v| v == "ON") {

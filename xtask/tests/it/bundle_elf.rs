@@ -467,3 +467,34 @@ fn nothing_to_add_rewrites_nothing_saves_nothing_and_folders_are_named_without_p
             .contains(&machine_path)
     );
 }
+
+/// An install that went to `lib64` (GNUInstallDirs off Debian) while the search says `lib`:
+/// the error names what the prefix does hold.
+#[test]
+fn a_missing_search_folder_names_the_folders_beside_it() {
+    if !available() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let sdk = sdk(dir.path());
+    let prefix = dir.path().join("prefix");
+    fs::create_dir_all(prefix.join("lib64")).unwrap();
+    fs::create_dir_all(prefix.join("include")).unwrap();
+    let search = format!("{}=ctranslate2.libs", prefix.join("lib").display());
+    let run = common::xtask(&[
+        "bundle",
+        "--wheel",
+        sdk.wheel.to_str().unwrap(),
+        "--out",
+        dir.path().join("out").to_str().unwrap(),
+        "--search",
+        &search,
+    ]);
+    assert_ne!(run.code, 0, "{}", run.stdout);
+    let expected = format!(
+        "`{}` does not exist; {} holds include/, lib64/",
+        prefix.join("lib").display(),
+        prefix.display()
+    );
+    assert!(run.stderr.contains(&expected), "{}", run.stderr);
+}

@@ -18,6 +18,7 @@ mod ecosystem;
 mod fetch_cli;
 mod hostile_cli;
 mod hostile_plan;
+mod install_layout;
 mod network;
 mod patch_check;
 mod plan;

@@ -73,3 +73,17 @@ pub fn not_built(what: &str, build: &str) {
         &record_file(),
     );
 }
+
+/// Whether this run lacks root, which `what` needs (a mount namespace). Like [`missing`]:
+/// a failure under `CI=true` (CI runs as root), a counted skip elsewhere.
+pub fn not_root(what: &str) -> bool {
+    let root = std::process::Command::new("id")
+        .arg("-u")
+        .output()
+        .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).trim() == "0");
+    if root {
+        return false;
+    }
+    let ci = std::env::var("CI").is_ok_and(|v| v == "true");
+    missing_in("root", what, ci, &record_file())
+}
