@@ -107,6 +107,10 @@ pub enum Command {
         /// With --variant: the GPU SDK on disk to check instead of searching for one
         #[arg(long, value_name = "DIR", requires = "variant")]
         sdk_dir: Option<PathBuf>,
+        /// With --variant: the C++ library comes from another run (`build --prebuilt-native`):
+        /// no SDK is needed here unless the bundle copies files from it
+        #[arg(long, requires = "variant")]
+        prebuilt_native: bool,
     },
     /// Check (or apply) a variant's patch series against CTranslate2's source
     #[command(
@@ -226,6 +230,35 @@ pub enum Command {
         #[arg(long)]
         no_wheels: bool,
     },
+    /// Install a variant's GPU SDK unattended from its pinned installer (hosted CI runners)
+    #[command(
+        long_about = "Install the GPU SDK a build needs, unattended, from the installer the \
+                      variant names ([sdk] installer: an input pinned by sha256 and size like any \
+                      other, never fetched by `build`). Nothing runs when a fitting SDK is \
+                      already found (--force runs the installer anyway). The installer runs with \
+                      the variant's arguments, its output in \
+                      target/xtask/logs/<variant>/<platform>/install-sdk.log, and is stopped \
+                      after the variant's time limit; afterwards the SDK must be found exactly \
+                      as `build` finds it. Meant for hosted CI runners: on your own machine, \
+                      install the SDK as its vendor documents (docs/gpu-setup.md).",
+        after_help = "Example:\n  cargo xtask install-sdk --variant rocm-gfx1010 --platform windows-x86_64\n\n\
+                      Exit codes: 0 the SDK is there (installed now or before), 1 the download, \
+                      the installer or the check afterwards failed, 2 bad input (a variant with \
+                      no installer, another platform)."
+    )]
+    InstallSdk {
+        #[command(flatten)]
+        selection: Selection,
+        #[command(flatten)]
+        download: DownloadArgs,
+        /// Run the installer even when a fitting SDK is found
+        #[arg(long)]
+        force: bool,
+        /// Stop the installer after this many seconds (default: the variant's
+        /// `installer-minutes`)
+        #[arg(long, value_name = "SECONDS")]
+        installer_timeout: Option<u64>,
+    },
     /// Record the sha256 and size of inputs whose pin is missing or whose URL changed
     #[command(
         long_about = "Download every input of a variant (all platforms and Pythons) whose pin is \
@@ -286,6 +319,36 @@ pub enum Command {
                       Exit codes: 0 released, 1 something missing or inconsistent, 2 bad input."
     )]
     Release(ReleaseArgs),
+    /// Write the pip index of every release as a static site (GitHub Pages)
+    #[command(
+        long_about = "Write the static site that serves the pip index of every release: \
+                      whl/<variant>/ctranslate2/index.html links each wheel of that variant in \
+                      this release and in the earlier ones (each a folder <tag>/ holding its \
+                      manifest.json, as `gh release download TAG -p manifest.json` leaves it), \
+                      by absolute URL to the release asset (<download-base><tag>/<file>) with \
+                      its sha256. A Pages deployment replaces the whole site, so an older \
+                      version stays installable only if the site lists it too.",
+        after_help = "Example:\n  cargo xtask pages --release dist/4.7.1 --tag v4.7.1 --earlier earlier/ \\\n      \
+                      --download-base https://github.com/OWNER/REPO/releases/download/ --out site\n\n\
+                      Exit codes: 0 written, 1 failure, 2 bad input."
+    )]
+    Pages {
+        /// This release's folder (its manifest.json)
+        #[arg(long, value_name = "DIR")]
+        release: PathBuf,
+        /// This release's tag (the folder of its download URL)
+        #[arg(long, value_name = "TAG")]
+        tag: String,
+        /// A folder of earlier releases: <tag>/manifest.json each
+        #[arg(long, value_name = "DIR")]
+        earlier: Option<PathBuf>,
+        /// Where release assets are downloaded from, ending in `/`; the tag follows
+        #[arg(long, value_name = "URL")]
+        download_base: String,
+        /// The site folder to write (new, or empty)
+        #[arg(long, value_name = "DIR")]
+        out: PathBuf,
+    },
     /// Check a release folder: SHA256SUMS, every wheel's RECORD, the manifest
     #[command(after_help = "Example:\n  cargo xtask verify-release target/dist/4.7.1")]
     VerifyRelease {
@@ -344,6 +407,10 @@ pub enum Command {
         /// CTranslate2 versions to span, e.g. 4.7.1,4.8.4 (default: each variant's)
         #[arg(long, value_name = "LIST", value_delimiter = ',')]
         ctranslate2: Vec<String>,
+        /// Only the entries of one lane: `gpu` (the native job compiles GPU kernels, hours
+        /// for CUDA) or `main` (the rest); build.yml runs each lane's jobs apart
+        #[arg(long, value_name = "LANE", value_parser = ["main", "gpu"])]
+        lane: Option<String>,
         #[command(flatten)]
         include: IncludeArgs,
     },

@@ -142,6 +142,39 @@ fn mismatches(error: &download::FetchError) -> Vec<(&str, &str)> {
     }
 }
 
+/// Downloads (or finds in the cache) one input of `variant` outside a plan's fetch step (the
+/// SDK installer); an unpinned input is an error naming it and the `pin` command.
+pub fn fetch_one(
+    cache: &Cache,
+    variant: &str,
+    input: &PlannedInput,
+    options: &Options,
+) -> Result<PathBuf> {
+    if input.sha256.is_none() {
+        bail!(
+            "input `{}` of variant `{variant}` is not pinned (no sha256): {}\n\
+             Run `cargo xtask pin --variant {variant}` where this URL can be reached (the pin \
+             workflow does it on a hosted runner) and commit the pin.",
+            input.name,
+            input.url
+        );
+    }
+    let fetched = download::fetch_all(cache, &[request(input)], options)
+        .map_err(|e| anyhow::anyhow!("{}", download::describe(&e)))?;
+    let first = fetched.into_iter().next().expect("one request, one result");
+    eprintln!(
+        "{} {} ({})",
+        first.name,
+        if first.downloaded {
+            "downloaded"
+        } else {
+            "from the cache"
+        },
+        crate::units::human_size(first.bytes)
+    );
+    Ok(first.path)
+}
+
 fn request(input: &PlannedInput) -> Request {
     Request {
         name: input.name.clone(),
@@ -189,7 +222,10 @@ pub fn pin_inputs(
     let files = variant_files(root)?;
     let mut seen = std::collections::BTreeSet::new();
     let mut outcomes = Vec::new();
-    for input in plans.iter().flat_map(|p| &p.inputs) {
+    for input in plans
+        .iter()
+        .flat_map(|p| p.inputs.iter().chain(&p.sdk_installer))
+    {
         if !seen.insert(input.url.clone()) {
             continue;
         }

@@ -38,6 +38,20 @@ pub struct Entry {
     /// The artifact of the native job that compiled this entry's C++ library once for every
     /// Python (`native-<slot>-<platform>`); "" for repackaging entries.
     pub native: String,
+    /// The GPU SDK's kind (`cuda`, `hip`), "" when the variant needs none.
+    pub sdk: String,
+    /// Whether this job needs the SDK installed: a native job compiles with it; a Python job
+    /// on top of one needs it only where the bundle copies files from it (the library's
+    /// record gives the version).
+    #[serde(rename = "needs-sdk")]
+    pub needs_sdk: bool,
+    /// Whether `cargo xtask install-sdk` can install the SDK unattended (the variant names an
+    /// installer for this platform).
+    #[serde(rename = "sdk-installer")]
+    pub sdk_installer: bool,
+    /// `gpu` when the native job compiles GPU kernels (nvcc for every CUDA architecture takes
+    /// hours), else `main`: build.yml runs the lanes apart so that no cpu job waits for them.
+    pub lane: &'static str,
     /// The inputs without a sha256 pin: such a job stops at its first step.
     #[serde(skip)]
     pub unpinned: Vec<String>,
@@ -77,6 +91,7 @@ pub fn native(entries: &[Entry]) -> Vec<Entry> {
                     .map_or(e.name.as_str(), |(n, _)| n)
             ),
             artifact: e.native.clone(),
+            needs_sdk: !e.sdk.is_empty(),
             ..e.clone()
         })
         .collect()
@@ -128,13 +143,14 @@ fn unpinned(resolved: &crate::variant::Resolved) -> Vec<String> {
     names
 }
 
-/// Hosted runners have no HIP SDK, and AMD's HIP SDK installer cannot be fetched from where
-/// CI may download (nor does a gfx1010 rocBLAS come with it): a source build against a HIP
-/// SDK runs on a self-hosted runner labelled with the SDK it has, e.g. `hip-sdk-6.2`.
+/// Hosted runners have no HIP SDK: a source build against one runs on a hosted runner only
+/// where the variant names an unattended installer for that platform (`install-sdk`, as
+/// ggml-org/llama.cpp installs AMD's on windows-2022), else on a self-hosted runner labelled
+/// with the SDK it has, e.g. `hip-sdk-6.2`.
 fn runs_on(resolved: &crate::variant::Resolved, platform: Platform) -> serde_json::Value {
     match (&resolved.build, &resolved.sdk) {
         (crate::variant::Build::FromSource(_), Some(sdk))
-            if sdk.kind == crate::variant::SdkKind::Hip =>
+            if sdk.kind == crate::variant::SdkKind::Hip && sdk.installer.is_none() =>
         {
             let os = if platform.is_windows() {
                 "windows"
@@ -224,6 +240,8 @@ pub fn entries(catalog: &Catalog) -> Result<Vec<Entry>, InputError> {
                 } else {
                     String::new()
                 };
+                let sdk = resolved.sdk.as_ref();
+                let needs_sdk = sdk.is_some() && (!compiles || resolved.bundle.takes_from_sdk());
                 include.push(Entry {
                     name: format!("{name}{version} {platform} py{python}"),
                     variant: name.to_string(),
@@ -235,6 +253,17 @@ pub fn entries(catalog: &Catalog) -> Result<Vec<Entry>, InputError> {
                     runs_on,
                     container,
                     native,
+                    sdk: sdk.map_or(String::new(), |s| match s.kind {
+                        crate::variant::SdkKind::Cuda => "cuda".into(),
+                        crate::variant::SdkKind::Hip => "hip".into(),
+                    }),
+                    needs_sdk,
+                    sdk_installer: sdk.is_some_and(|s| s.installer.is_some()),
+                    lane: if compiles && sdk.is_some() {
+                        "gpu"
+                    } else {
+                        "main"
+                    },
                     compiles,
                     unpinned,
                 });

@@ -13,10 +13,12 @@ use anyhow::Result;
 pub const DIR: &str = "whl";
 pub const PROJECT: &str = "ctranslate2";
 
-/// One wheel of the index.
+/// One wheel of the index, downloaded from `base` + its file name (`base` ends in `/`: a
+/// release's download URL, or a path relative to the project page).
 pub struct Link {
     pub file: String,
     pub sha256: String,
+    pub base: String,
 }
 
 /// `+` (a local version) escaped, as PyTorch's index writes it; the other characters of a
@@ -25,13 +27,14 @@ fn href_name(file: &str) -> String {
     file.replace('+', "%2B")
 }
 
-pub fn project_page(links: &[Link], base: &str) -> String {
+pub fn project_page(links: &[Link]) -> String {
     let mut html = format!(
         "<!DOCTYPE html>\n<html>\n<head><meta name=\"pypi:repository-version\" content=\"1.0\"><title>Links for {PROJECT}</title></head>\n<body>\n<h1>Links for {PROJECT}</h1>\n"
     );
     for link in links {
         html.push_str(&format!(
-            "<a href=\"{base}{}#sha256={}\">{}</a><br/>\n",
+            "<a href=\"{}{}#sha256={}\">{}</a><br/>\n",
+            link.base,
             href_name(&link.file),
             link.sha256,
             link.file
@@ -47,17 +50,16 @@ pub fn root_page() -> String {
     )
 }
 
-/// Writes the index of `variant` below `release`; `base_url` (ending in `/`) is where the
-/// wheels are downloaded from, else they are linked relative to the release folder.
-pub fn write(release: &Path, variant: &str, links: &[Link], base_url: Option<&str>) -> Result<()> {
-    let root = release.join(DIR).join(variant);
+/// The base of a link to a wheel at the top of the folder that holds `whl/`.
+pub const RELATIVE_BASE: &str = "../../../";
+
+/// Writes the index of `variant` below `dir` (`dir/whl/<variant>/`).
+pub fn write(dir: &Path, variant: &str, links: &[Link]) -> Result<()> {
+    let root = dir.join(DIR).join(variant);
     let project = root.join(PROJECT);
     fs::create_dir_all(&project)?;
     fs::write(root.join("index.html"), root_page())?;
-    fs::write(
-        project.join("index.html"),
-        project_page(links, base_url.unwrap_or("../../../")),
-    )?;
+    fs::write(project.join("index.html"), project_page(links))?;
     Ok(())
 }
 
@@ -84,13 +86,15 @@ mod tests {
             Link {
                 file: "ctranslate2-4.7.1+cpu-cp312-cp312-win_amd64.whl".into(),
                 sha256: "ab".repeat(32),
+                base: RELATIVE_BASE.into(),
             },
             Link {
                 file: "ctranslate2-4.7.1+cpu-cp311-cp311-win_amd64.whl".into(),
                 sha256: "cd".repeat(32),
+                base: "https://github.com/o/r/releases/download/v4.7.1/".into(),
             },
         ];
-        let page = project_page(&links, "../../../");
+        let page = project_page(&links);
         assert!(page.contains(&format!(
             "<a href=\"../../../ctranslate2-4.7.1%2Bcpu-cp312-cp312-win_amd64.whl#sha256={}\">ctranslate2-4.7.1+cpu-cp312-cp312-win_amd64.whl</a>",
             "ab".repeat(32)
@@ -98,8 +102,9 @@ mod tests {
         let read = links_of(&page);
         assert_eq!(read.len(), 2);
         assert_eq!(read[1].0, "ctranslate2-4.7.1+cpu-cp311-cp311-win_amd64.whl");
-        let absolute = project_page(&links, "https://github.com/o/r/releases/download/v4.7.1/");
-        assert_eq!(links_of(&absolute)[0].0, links[0].file);
+        assert!(page.contains(
+            "href=\"https://github.com/o/r/releases/download/v4.7.1/ctranslate2-4.7.1%2Bcpu-cp311"
+        ));
         assert!(root_page().contains("<a href=\"ctranslate2/\">"));
     }
 }

@@ -407,10 +407,11 @@ fn write_indexes(dir: &Path, artifacts: &[Artifact], base_url: Option<&str>) -> 
             .push(crate::pep503::Link {
                 file: a.path.clone(),
                 sha256: a.sha256.clone(),
+                base: base_url.unwrap_or(crate::pep503::RELATIVE_BASE).to_string(),
             });
     }
     for (variant, links) in by_variant {
-        crate::pep503::write(dir, variant, &links, base_url)?;
+        crate::pep503::write(dir, variant, &links)?;
     }
     Ok(())
 }

@@ -12,7 +12,13 @@ use crate::plan::{Action, Plan};
 use crate::platform::Platform;
 
 /// What is missing, one line each (empty: ready).
-pub fn problems(plan: &Plan, sdk_dir: Option<std::path::PathBuf>) -> Vec<String> {
+/// With `prebuilt_native` (the C++ library compiled by another run) the SDK is needed only
+/// where the bundle copies from it: its version comes from the library's record.
+pub fn problems(
+    plan: &Plan,
+    sdk_dir: Option<std::path::PathBuf>,
+    prebuilt_native: bool,
+) -> Vec<String> {
     let mut problems = Vec::new();
     let mut say = |r: anyhow::Result<()>| {
         if let Err(e) = r {
@@ -43,7 +49,8 @@ pub fn problems(plan: &Plan, sdk_dir: Option<std::path::PathBuf>) -> Vec<String>
             Err(e) => say(Err(e)),
         }
     }
-    if plan.sdk.is_some() {
+    let needs_sdk = !prebuilt_native || plan.bundle_action().is_some_and(|b| b.takes_from_sdk());
+    if plan.sdk.is_some() && needs_sdk {
         let mut folders = Folders {
             sdk_root: sdk_dir,
             ..Folders::default()

@@ -29,6 +29,9 @@ pub struct Runner {
     pub sdk: SdkEnv,
     /// Windows: the MSVC x64 toolchain, once a step needed it.
     pub msvc: Option<msvc::Toolchain>,
+    /// The C++ library was built by another run (`--prebuilt-native`): its SDK is the one its
+    /// install step recorded, and this machine needs one only where the bundle copies from it.
+    pub prebuilt_native: bool,
 }
 
 impl Handler for Runner {
@@ -140,7 +143,15 @@ impl Handler for Runner {
                 }
                 Ok(())
             }
-            Action::Install { .. } | Action::Wheel => {
+            Action::Install { .. } => {
+                let env = self.with_msvc(plan, &step.env)?;
+                run_commands(step, &env, log)?;
+                match step.outputs.first() {
+                    Some(prefix) => self.sdk.record(Path::new(prefix)),
+                    None => Ok(()),
+                }
+            }
+            Action::Wheel => {
                 let env = self.with_msvc(plan, &step.env)?;
                 run_commands(step, &env, log)
             }
@@ -279,7 +290,15 @@ impl Runner {
     }
 
     fn bundle(&mut self, plan: &Plan) -> Result<()> {
-        self.sdk.find(plan, &mut self.folders)?;
+        let needs_sdk_files = plan.bundle_action().is_some_and(|b| b.takes_from_sdk());
+        match recorded_sdk_prefix(plan) {
+            Some(prefix) if self.prebuilt_native && !needs_sdk_files && plan.sdk.is_some() => {
+                self.sdk.from_record(&prefix, &mut self.folders)?;
+            }
+            _ => {
+                self.sdk.find(plan, &mut self.folders)?;
+            }
+        }
         let spec = bundle_spec::from_plan(plan, &self.folders)?;
         let outcome = bundle_run::run(&spec)?;
         for line in outcome.report.summary().lines() {
@@ -287,6 +306,16 @@ impl Runner {
         }
         Ok(())
     }
+}
+
+/// The prefix of the plan's last install step (CTranslate2's), where the SDK record is.
+fn recorded_sdk_prefix(plan: &Plan) -> Option<PathBuf> {
+    plan.steps
+        .iter()
+        .rev()
+        .find(|s| matches!(s.action, Action::Install { .. }))
+        .and_then(|s| s.outputs.first())
+        .map(PathBuf::from)
 }
 
 /// The patches a plan applies to the tree unpacked at `dest`, if it patches that tree.

@@ -21,7 +21,44 @@ pub struct SdkEnv {
     pub cuda_arch: Option<String>,
 }
 
+/// The file an install step leaves in its prefix naming the SDK the library was compiled
+/// against: a wheel built on top of that prefix elsewhere (`--prebuilt-native`) needs the
+/// SDK's version (its local version, `[bundle.requires-dist]`) but not the SDK itself.
+pub const RECORD: &str = "ct2v-sdk.json";
+
 impl SdkEnv {
+    /// Writes [`RECORD`] into `prefix` when this run found an SDK.
+    pub fn record(&self, prefix: &Path) -> Result<()> {
+        let Some(found) = &self.found else {
+            return Ok(());
+        };
+        crate::fsx::write_atomically(&prefix.join(RECORD), &serde_json::to_string_pretty(found)?)
+    }
+
+    /// Takes the SDK from the [`RECORD`] an install step left in `prefix`, instead of finding
+    /// one here; an error names the file when it is missing or unreadable.
+    pub fn from_record(&mut self, prefix: &Path, folders: &mut Folders) -> Result<sdk::Found> {
+        let path = prefix.join(RECORD);
+        let text = std::fs::read_to_string(&path).map_err(|e| {
+            anyhow::anyhow!(
+                "{}: {e}: the native build writes it when it installs the library; build the \
+                 library here (without --prebuilt-native) or download the native job's prefix again",
+                path.display()
+            )
+        })?;
+        let mut found: sdk::Found = serde_json::from_str(&text)
+            .map_err(|e| anyhow::anyhow!("{}: not an SDK record: {e}", path.display()))?;
+        found.how = format!("recorded by the native build in {}", path.display());
+        eprintln!(
+            "      SDK {} (the library was compiled against it: {})",
+            found.version,
+            path.display()
+        );
+        folders.sdk_version = Some(found.version.clone());
+        self.found = Some(found.clone());
+        Ok(found)
+    }
+
     /// The SDK the plan needs, found once per run (`--sdk-dir`, in `folders.sdk_root`, is
     /// checked, not searched); `folders` learns its root and version for the bundle step.
     pub fn find(&mut self, plan: &Plan, folders: &mut Folders) -> Result<Option<sdk::Found>> {
@@ -121,5 +158,52 @@ impl SdkEnv {
             env.extend(crate::sdk::hip::compile_env(&found.root));
         }
         Ok((step, env))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::PathBuf;
+
+    #[test]
+    fn a_recorded_sdk_gives_its_version_to_a_later_run() {
+        let dir = tempfile::tempdir().unwrap();
+        let native = SdkEnv {
+            found: Some(sdk::Found {
+                root: PathBuf::from("/usr/local/cuda-12.8"),
+                version: "12.8".into(),
+                how: "CUDA_PATH".into(),
+            }),
+            ..SdkEnv::default()
+        };
+        native.record(dir.path()).unwrap();
+        let mut wheel = SdkEnv::default();
+        let mut folders = Folders::default();
+        let found = wheel.from_record(dir.path(), &mut folders).unwrap();
+        assert_eq!(found.version, "12.8");
+        assert!(found.how.contains(RECORD), "{}", found.how);
+        assert_eq!(folders.sdk_version.as_deref(), Some("12.8"));
+        assert_eq!(
+            folders.sdk_root, None,
+            "the SDK's folder is not on this machine"
+        );
+
+        let missing = SdkEnv::default()
+            .from_record(&dir.path().join("none"), &mut Folders::default())
+            .unwrap_err()
+            .to_string();
+        assert!(
+            missing.contains(RECORD) && missing.contains("--prebuilt-native"),
+            "{missing}"
+        );
+        std::fs::write(dir.path().join(RECORD), "{").unwrap();
+        let bad = format!(
+            "{:#}",
+            SdkEnv::default()
+                .from_record(dir.path(), &mut Folders::default())
+                .unwrap_err()
+        );
+        assert!(bad.contains("not an SDK record"), "{bad}");
     }
 }

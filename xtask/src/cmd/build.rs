@@ -79,6 +79,7 @@ fn build(
         },
         sdk: Default::default(),
         msvc: None,
+        prebuilt_native: part.prebuilt_native,
     };
     let mut executor = Executor::new(
         plan,

@@ -21,10 +21,12 @@ pub fn run(json: bool) -> Result<ExitCode> {
 /// `doctor --variant V`: what that build needs here, each missing thing on a line.
 pub fn run_for_build(
     workspace: &crate::workspace::Workspace,
+    prebuilt_native: bool,
     selection: &crate::cli::Selection,
 ) -> Result<ExitCode> {
     let plan = super::make_plan(workspace, selection)?;
-    let problems = crate::build::readiness::problems(&plan, selection.sdk_dir.clone());
+    let problems =
+        crate::build::readiness::problems(&plan, selection.sdk_dir.clone(), prebuilt_native);
     let what = format!(
         "{} for {} (Python {})",
         plan.variant, plan.platform, plan.python

@@ -12,9 +12,13 @@ pub fn run(
     json: bool,
     native: bool,
     ctranslate2: &[String],
+    lane: Option<&str>,
     opt: matrix::Opt,
 ) -> Result<ExitCode> {
-    let all = matrix::matrix(&workspace.root, ctranslate2)?;
+    let mut all = matrix::matrix(&workspace.root, ctranslate2)?;
+    if let Some(lane) = lane {
+        all.include.retain(|e| e.lane == lane);
+    }
     let (include, left_out) = matrix::select(all.include, opt);
     for line in left_out.iter().filter(|_| !native) {
         eprintln!("note: left out of the matrix: {line}");

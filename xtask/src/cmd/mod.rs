@@ -35,7 +35,9 @@ mod bump;
 mod bundle;
 mod doctor;
 mod fetch_cmd;
+mod install_sdk;
 mod matrix;
+mod pages;
 mod patch;
 mod pin;
 mod plan;
@@ -74,6 +76,19 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
             download,
             no_wheels,
         } => fetch_cmd::run(workspace, selection, download, no_wheels),
+        Command::Pages {
+            release,
+            tag,
+            earlier,
+            download_base,
+            out,
+        } => pages::run(&release, &tag, earlier.as_deref(), &download_base, &out),
+        Command::InstallSdk {
+            selection,
+            download,
+            force,
+            installer_timeout,
+        } => install_sdk::run(workspace, &selection, &download, force, installer_timeout),
         Command::Pin {
             variant,
             ctranslate2,
@@ -90,9 +105,11 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
             python,
             ctranslate2,
             sdk_dir,
+            prebuilt_native,
             ..
         } => doctor::run_for_build(
             workspace,
+            prebuilt_native,
             &Selection {
                 variant,
                 platform,
@@ -141,8 +158,16 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
             json,
             native,
             ctranslate2,
+            lane,
             include,
-        } => matrix::run(workspace, json, native, &ctranslate2, include.opt()),
+        } => matrix::run(
+            workspace,
+            json,
+            native,
+            &ctranslate2,
+            lane.as_deref(),
+            include.opt(),
+        ),
     }
 }
 

@@ -55,6 +55,10 @@ pub struct Plan {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub local_version: Option<String>,
     pub inputs: Vec<PlannedInput>,
+    /// The SDK's unattended installer (`cargo xtask install-sdk`): pinned with the inputs,
+    /// never fetched by the build.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sdk_installer: Option<PlannedInput>,
     pub steps: Vec<Step>,
     /// What a successful build leaves in the output folder.
     pub artifacts: Vec<String>,
@@ -257,6 +261,14 @@ pub struct BundleAction {
     /// `Requires-Dist` lines the fat wheel gets, by the major version of the SDK found.
     #[serde(skip_serializing_if = "std::collections::BTreeMap::is_empty")]
     pub requires_dist: std::collections::BTreeMap<String, Vec<String>>,
+}
+
+impl BundleAction {
+    /// Whether the bundle copies libraries or data from the SDK itself (so the machine that
+    /// bundles needs the SDK installed, not only its recorded version).
+    pub fn takes_from_sdk(&self) -> bool {
+        self.search.iter().any(|s| s.from == "sdk") || self.data.iter().any(|d| d.from == "sdk")
+    }
 }
 
 #[derive(Debug, Clone, Serialize)]

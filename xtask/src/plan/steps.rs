@@ -167,20 +167,23 @@ pub fn plan(workspace: &Workspace, v: &Resolved) -> Plan {
         Build::Repackage { archive, wheel } => repackage(&layout, v, archive, wheel),
     };
     steps.extend(finish(&layout, v, &wheel));
-    let inputs = fetched
-        .iter()
-        .map(|r| PlannedInput {
-            name: r.name.clone(),
-            url: r.url.clone(),
-            file_name: r.file_name().to_string(),
-            sha256: r.sha256.clone(),
-            size: r.size,
-            cache_path: r.sha256.as_ref().map(|_| layout.cached(r)),
-            package: r.package.clone(),
-            sdk_folder: r.sdk_folder.clone(),
-            pin_source: r.pin_source.clone(),
-        })
-        .collect();
+    let planned = |r: &Remote| PlannedInput {
+        name: r.name.clone(),
+        url: r.url.clone(),
+        file_name: r.file_name().to_string(),
+        sha256: r.sha256.clone(),
+        size: r.size,
+        cache_path: r.sha256.as_ref().map(|_| layout.cached(r)),
+        package: r.package.clone(),
+        sdk_folder: r.sdk_folder.clone(),
+        pin_source: r.pin_source.clone(),
+    };
+    let inputs = fetched.iter().map(planned).collect();
+    let sdk_installer = v
+        .sdk
+        .as_ref()
+        .and_then(|sdk| sdk.installer.as_ref())
+        .map(|installer| planned(&v.inputs[&installer.input]));
     if fetched.iter().any(|r| r.sha256.is_none()) {
         notes.push(
             "some inputs are not pinned yet: `cargo xtask pin --variant …` records their sha256 and size"
@@ -208,6 +211,7 @@ pub fn plan(workspace: &Workspace, v: &Resolved) -> Plan {
         cuda_arch: v.cuda_arch.clone(),
         local_version: v.local_version.clone(),
         inputs,
+        sdk_installer,
         artifacts: artifacts(&layout, v, &wheel),
         steps,
     }

@@ -7,6 +7,7 @@
 pub mod cuda_arch;
 pub mod cuda_msvc;
 pub mod hip;
+pub mod install;
 pub mod msvc;
 
 use std::path::{Path, PathBuf};
@@ -17,7 +18,7 @@ use crate::host;
 use crate::platform::Platform;
 use crate::variant::{Sdk, SdkKind};
 
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Found {
     pub root: PathBuf,
     /// `major.minor`, e.g. "13.0".

@@ -198,6 +198,13 @@ pub struct SdkSpec {
     pub requires: Option<Vec<String>>,
     /// What to tell a user who lacks the SDK.
     pub install_hint: Option<String>,
+    /// The input holding the SDK's silent installer, for machines where `install-sdk` may
+    /// install it (a hosted CI runner); builds never fetch it.
+    pub installer: Option<Loc<String>>,
+    /// The installer's arguments for an unattended install.
+    pub installer_args: Option<Vec<String>>,
+    /// Minutes the unattended install may take before it is stopped.
+    pub installer_minutes: Option<u64>,
 }
 
 #[derive(Debug, Default, Clone, Deserialize)]
@@ -324,7 +331,16 @@ overlay_fields!(MklSpec {
     merge: []
 });
 overlay_fields!(SdkSpec {
-    replace: [kind, version, runtime, requires, install_hint],
+    replace: [
+        kind,
+        version,
+        runtime,
+        requires,
+        install_hint,
+        installer,
+        installer_args,
+        installer_minutes
+    ],
     merge: []
 });
 overlay_fields!(VerifySpec {

@@ -14,7 +14,7 @@ pub use layer::{DataFilter, OpenMpRuntime, Output, Policy, SdkKind};
 pub use loc::Loc;
 pub use resolve::{
     Build, Bundle, Choices, Data, LibrarySource, OneDnn, OpenMp, Remote, Resolved, SDK_MAJOR, Sdk,
-    Search, Source, SourceBuild, Verify, check_local_version, sdk_major,
+    SdkInstaller, Search, Source, SourceBuild, Verify, check_local_version, sdk_major,
 };
 pub use template::{Placeholder, expand};
 

@@ -150,6 +150,17 @@ pub struct Sdk {
     pub runtime: Option<String>,
     pub requires: Vec<String>,
     pub install_hint: Option<String>,
+    /// How `install-sdk` installs it unattended, where the variant says.
+    pub installer: Option<SdkInstaller>,
+}
+
+/// The SDK's installer: an input of the variant (pinned like any other, never fetched by a
+/// build), run with `args` and stopped after `minutes`.
+#[derive(Debug, Clone, Serialize)]
+pub struct SdkInstaller {
+    pub input: String,
+    pub args: Vec<String>,
+    pub minutes: u64,
 }
 
 #[derive(Debug, Clone, Default, Serialize)]
@@ -172,6 +183,14 @@ pub struct Bundle {
     pub outputs: Vec<Output>,
     /// `Requires-Dist` lines of the bundled wheel, by the SDK's major version.
     pub requires_dist: BTreeMap<String, Vec<String>>,
+}
+
+impl Bundle {
+    /// Whether the bundle copies libraries or data from the SDK itself.
+    pub fn takes_from_sdk(&self) -> bool {
+        self.search.iter().any(|s| s.from == LibrarySource::Sdk)
+            || self.data.iter().any(|d| d.from == LibrarySource::Sdk)
+    }
 }
 
 /// Where libraries come from when the bundler resolves an import.
@@ -240,7 +259,14 @@ pub(super) fn resolve(
     let inputs = layer
         .inputs
         .iter()
-        .map(|(key, spec)| Ok((key.clone(), remote(files, key, spec)?)))
+        .map(|(key, spec)| {
+            let runnable = layer
+                .sdk
+                .as_ref()
+                .and_then(|s| s.installer.as_ref())
+                .is_some_and(|i| &i.value == key);
+            Ok((key.clone(), remote(files, key, spec, runnable)?))
+        })
         .collect::<Result<BTreeMap<_, _>, InputError>>()?;
     let version = catalog.version_of(name);
     let source_spec = layer.source.as_ref().ok_or_else(|| {
@@ -294,7 +320,7 @@ pub(super) fn resolve(
             offered
         }
     };
-    let sdk = sdk(files, name, layer.sdk.as_ref())?;
+    let sdk = sdk(files, name, layer.sdk.as_ref(), &inputs)?;
     let sdk_dir = match &choices.sdk_dir {
         Some(dir) => Some(sdk_dir(name, dir, sdk.is_some(), &inputs)?),
         None => None,
@@ -619,7 +645,13 @@ fn choose_python(
     }
 }
 
-fn remote(files: &Files, name: &str, spec_loc: &Loc<InputSpec>) -> Result<Remote, InputError> {
+/// `runnable`: the input is the SDK's installer, run rather than unpacked (any file name).
+fn remote(
+    files: &Files,
+    name: &str,
+    spec_loc: &Loc<InputSpec>,
+    runnable: bool,
+) -> Result<Remote, InputError> {
     if let Err(why) = safe_path::check_name(name) {
         return Err(files.error_at(
             spec_loc,
@@ -694,7 +726,7 @@ fn remote(files: &Files, name: &str, spec_loc: &Loc<InputSpec>) -> Result<Remote
             )
             .note("the URL's last part names the file, e.g. https://host/path/x-1.0.tar.gz"));
     }
-    if crate::unpack::Format::from_name(file_name).is_none() {
+    if !runnable && crate::unpack::Format::from_name(file_name).is_none() {
         return Err(files
             .error_at(
                 url,
@@ -764,7 +796,7 @@ fn archive_input(files: &Files, spec: &SourceSpec, name: &str) -> Result<Remote,
         file: spec.kind.file,
         span: spec.kind.span.clone(),
     };
-    remote(files, name, &loc)
+    remote(files, name, &loc, false)
 }
 
 fn source_build(
@@ -983,6 +1015,7 @@ fn sdk(
     files: &Files,
     name: &str,
     spec: Option<&layer::SdkSpec>,
+    inputs: &BTreeMap<String, Remote>,
 ) -> Result<Option<Sdk>, InputError> {
     let Some(spec) = spec else { return Ok(None) };
     let Some(kind) = &spec.kind else {
@@ -999,6 +1032,36 @@ fn sdk(
         runtime: spec.runtime.clone(),
         requires: spec.requires.clone().unwrap_or_default(),
         install_hint: spec.install_hint.clone(),
+        installer: sdk_installer(files, name, spec, inputs)?,
+    }))
+}
+
+/// An installer's input must be one of the variant's inputs for that platform.
+fn sdk_installer(
+    files: &Files,
+    name: &str,
+    spec: &layer::SdkSpec,
+    inputs: &BTreeMap<String, Remote>,
+) -> Result<Option<SdkInstaller>, InputError> {
+    let Some(input) = &spec.installer else {
+        return Ok(None);
+    };
+    if !inputs.contains_key(&input.value) {
+        let names: Vec<&str> = inputs.keys().map(String::as_str).collect();
+        return Err(files
+            .error_at(
+                input,
+                format!(
+                    "[sdk] installer of variant `{name}` names input `{}`, which this platform does not declare",
+                    input.value
+                ),
+            )
+            .allowed(&input.value, &names));
+    }
+    Ok(Some(SdkInstaller {
+        input: input.value.clone(),
+        args: spec.installer_args.clone().unwrap_or_default(),
+        minutes: spec.installer_minutes.unwrap_or(30),
     }))
 }
 

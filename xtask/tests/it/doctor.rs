@@ -385,6 +385,24 @@ fn doctor_for_a_variant_names_what_that_build_lacks_here() {
         "{}",
         cuda.stdout
     );
+    // A wheel job on top of a native job's library needs no toolkit (the cuda bundle copies
+    // nothing from it; the library's record gives the version).
+    let wheel_job = doctor(
+        &[
+            "--variant",
+            "cuda",
+            "--python",
+            &python,
+            "--prebuilt-native",
+        ],
+        &[("PATH", path.clone())],
+        &GPU_ENV,
+    );
+    assert_eq!(
+        wheel_job.code, 0,
+        "{}{}",
+        wheel_job.stdout, wheel_job.stderr
+    );
     bin.tool(
         "nvcc",
         "nvcc: NVIDIA (R) Cuda compiler driver\nCuda compilation tools, release 12.8, V12.8.93\n",

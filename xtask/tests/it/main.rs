@@ -19,6 +19,7 @@ mod fetch_cli;
 mod hostile_cli;
 mod hostile_plan;
 mod install_layout;
+mod install_sdk;
 mod network;
 mod patch_check;
 mod plan;

@@ -1,21 +1,109 @@
-//! The GitHub Actions workflows as text: what actionlint (in `.ci/run`) does not check.
+//! The GitHub Actions workflows, read as YAML: what actionlint (in `.ci/run`) does not check.
+//! Each test names a class of defect a first real run would hit, not today's exact text.
+
+use std::collections::BTreeSet;
+use std::path::Path;
+
+use serde_json::Value;
+use yaml_rust2::{Yaml, YamlLoader};
 
 use crate::common;
 
-/// Issue 29 item 8: no step hides a failing command as `echo "x=$(cmd)"`: `bash -e` (the
-/// default shell of a `run:` step) does not stop when a command substitution inside another
-/// command's arguments fails, so the output would be set to an empty value and the job go on.
+const WORKFLOWS: &str = ".github/workflows";
+/// The setup both build stages share (SDK installs, caches, doctor).
+const SETUP: &str = ".github/actions/build-setup/action.yml";
+
+fn read(path: &str) -> String {
+    std::fs::read_to_string(common::repo_root().join(path)).unwrap()
+}
+
+fn to_json(yaml: &Yaml) -> Value {
+    match yaml {
+        Yaml::Real(s) => s.parse::<f64>().map_or(Value::Null, Value::from),
+        Yaml::Integer(i) => Value::from(*i),
+        Yaml::String(s) => Value::from(s.as_str()),
+        Yaml::Boolean(b) => Value::from(*b),
+        Yaml::Array(items) => Value::Array(items.iter().map(to_json).collect()),
+        Yaml::Hash(map) => Value::Object(
+            map.iter()
+                .map(|(k, v)| {
+                    let key = match k {
+                        Yaml::String(s) => s.clone(),
+                        Yaml::Boolean(b) => b.to_string(),
+                        Yaml::Integer(i) => i.to_string(),
+                        other => panic!("a key that is not a string: {other:?}"),
+                    };
+                    (key, to_json(v))
+                })
+                .collect(),
+        ),
+        Yaml::Null => Value::Null,
+        other => panic!("unsupported YAML: {other:?}"),
+    }
+}
+
+fn yaml(path: &str) -> Value {
+    let text = read(path);
+    let docs = YamlLoader::load_from_str(&text).unwrap_or_else(|e| panic!("{path}: {e}"));
+    to_json(&docs[0])
+}
+
+/// Every workflow file, by name.
+fn workflows() -> Vec<(String, Value)> {
+    let dir = common::repo_root().join(WORKFLOWS);
+    let mut names: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".yml"))
+        .collect();
+    names.sort();
+    names
+        .into_iter()
+        .map(|n| {
+            let doc = yaml(&format!("{WORKFLOWS}/{n}"));
+            (n, doc)
+        })
+        .collect()
+}
+
+fn jobs(workflow: &Value) -> Vec<(&String, &Value)> {
+    workflow["jobs"].as_object().unwrap().iter().collect()
+}
+
+fn steps(job: &Value) -> &[Value] {
+    job["steps"].as_array().map_or(&[], Vec::as_slice)
+}
+
+fn step_named<'a>(steps: &'a [Value], name: &str) -> &'a Value {
+    steps
+        .iter()
+        .find(|s| s["name"] == name)
+        .unwrap_or_else(|| panic!("no step `{name}`"))
+}
+
+fn run_of(step: &Value) -> &str {
+    step["run"].as_str().unwrap_or("")
+}
+
+/// The steps of the build-setup composite action.
+fn setup_steps() -> Vec<Value> {
+    yaml(SETUP)["runs"]["steps"].as_array().unwrap().clone()
+}
+
 #[test]
 fn no_workflow_step_hides_a_failing_command_substitution() {
-    let dir = common::repo_root().join(".github/workflows");
+    // `bash -e` does not stop when a command substitution inside another command's arguments
+    // fails (`echo "x=$(cmd)"`): the output would be empty and the job go on.
     let mut found = Vec::new();
-    for entry in std::fs::read_dir(&dir).unwrap() {
-        let path = entry.unwrap().path();
-        let text = std::fs::read_to_string(&path).unwrap();
-        for (n, line) in text.lines().enumerate() {
-            let command = line.trim_start().trim_start_matches("run:").trim_start();
-            if command.starts_with("echo ") && command.contains("$(") {
-                found.push(format!("{}:{}: {}", path.display(), n + 1, line.trim()));
+    for (name, workflow) in workflows() {
+        for (job_name, job) in jobs(&workflow) {
+            for step in steps(job) {
+                for line in run_of(step).lines() {
+                    let line = line.trim();
+                    if line.starts_with("echo ") && line.contains("$(") {
+                        found.push(format!("{name} {job_name}: {line}"));
+                    }
+                }
             }
         }
     }
@@ -26,137 +114,409 @@ fn no_workflow_step_hides_a_failing_command_substitution() {
     );
 }
 
-/// The text of the step named `name` in a workflow or action file, up to the next step at
-/// the same indentation.
-fn step_run(workflow: &str, name: &str) -> String {
-    let start = workflow
-        .find(&format!("- name: {name}"))
-        .unwrap_or_else(|| panic!("no step `{name}`"));
-    let indent = start - workflow[..start].rfind('\n').map_or(0, |n| n + 1);
-    let rest = &workflow[start..];
-    let next = format!("\n{}- ", " ".repeat(indent));
-    let end = rest[1..].find(&next).map_or(rest.len(), |e| e + 1);
-    rest[..end].to_string()
+/// The packages `.ci/run` installs with apt-get (its `missing="$missing PKG"` lines).
+fn ci_run_packages() -> BTreeSet<String> {
+    let text = read(".ci/run");
+    let packages: BTreeSet<String> = text
+        .lines()
+        .filter_map(|l| l.split("missing=\"$missing ").nth(1))
+        .flat_map(|rest| rest.trim_end_matches('"').split_whitespace())
+        .map(str::to_string)
+        .collect();
+    assert!(packages.len() >= 8, "{packages:?}");
+    packages
 }
 
-fn read(path: &str) -> String {
-    std::fs::read_to_string(common::repo_root().join(path)).unwrap()
+/// The packages a job's `apt-get install` lines name.
+fn apt_packages(job: &Value) -> BTreeSet<String> {
+    let mut out = BTreeSet::new();
+    for step in steps(job) {
+        for line in run_of(step).lines() {
+            if let Some((_, rest)) = line.split_once("apt-get install") {
+                out.extend(
+                    rest.split_whitespace()
+                        .take_while(|w| !w.starts_with('&') && !w.starts_with('|'))
+                        .filter(|w| !w.starts_with('-'))
+                        .map(str::to_string),
+                );
+            }
+        }
+    }
+    out
 }
 
-/// The setup both build stages share (CUDA installs, caches, doctor).
-const SETUP: &str = ".github/actions/build-setup/action.yml";
-
-/// Issue 29 items 1 and 2: the CUDA installs follow upstream v4.7.1 (12.8.1 and its
-/// sub-packages), curl never gets `-n` (Git Bash's curl fails "(26) .netrc error"), the
-/// Windows CUDA is one windows-2022's MSVC 19.44 can compile with, and Linux cuda jobs get
-/// CUDA too.
+/// A job that runs the tests under `CI=true` fails on any tool `.ci/run` would have
+/// installed (tests/it/common/skip.rs): it must install every one of them.
 #[test]
-fn the_cuda_installs_follow_upstream_4_7_1_on_windows_and_linux() {
-    let workflow = read(SETUP);
-    let windows = step_run(&workflow, "Install CUDA 12.8 (Windows)");
+fn every_job_that_runs_the_tests_under_ci_installs_what_ci_run_installs() {
+    let wanted = ci_run_packages();
+    let mut checked = 0;
+    for (name, workflow) in workflows() {
+        for (job_name, job) in jobs(&workflow) {
+            let ci_tests = steps(job).iter().any(|s| {
+                run_of(s).contains("cargo test") && s["env"]["CI"].as_str() == Some("true")
+            });
+            if !ci_tests {
+                continue;
+            }
+            checked += 1;
+            let installed = apt_packages(job);
+            let missing: Vec<&String> = wanted.difference(&installed).collect();
+            assert!(
+                missing.is_empty(),
+                "{name} job {job_name} runs the tests with CI=true but does not install {missing:?} (.ci/run does)"
+            );
+        }
+    }
+    assert!(checked >= 1, "no job runs the tests under CI=true");
+}
+
+/// In a container job `${{ github.workspace }}` (and `runner.workspace`, `runner.temp`) is
+/// the host's path, not the container's (actions/runner#2058): never in such a job's env or
+/// inputs, nor in the composite action those jobs use.
+#[test]
+fn no_host_path_expression_reaches_a_container_job() {
+    const HOST_PATHS: [&str; 3] = ["github.workspace", "runner.workspace", "runner.temp"];
+    let mut found = Vec::new();
+    let mut containers = 0;
+    for (name, workflow) in workflows() {
+        for (job_name, job) in jobs(&workflow) {
+            if job.get("container").is_none() {
+                continue;
+            }
+            containers += 1;
+            let text = serde_json::to_string(job).unwrap();
+            for expr in HOST_PATHS {
+                if text.contains(&format!("${{{{ {expr}")) {
+                    found.push(format!("{name} job {job_name}: {expr}"));
+                }
+            }
+            if text.contains("./.github/actions/build-setup") {
+                let setup = serde_json::to_string(&setup_steps()).unwrap();
+                for expr in HOST_PATHS {
+                    if setup.contains(&format!("${{{{ {expr}")) {
+                        found.push(format!("{SETUP} (used by {name} job {job_name}): {expr}"));
+                    }
+                }
+            }
+        }
+    }
+    assert!(containers >= 2, "the container jobs moved?");
+    assert!(
+        found.is_empty(),
+        "use $GITHUB_WORKSPACE in a run step:\n{}",
+        found.join("\n")
+    );
+}
+
+/// Every job stops at a stated limit, not GitHub's 6 hours, and the figure behind it is
+/// written beside it (a comment just above).
+#[test]
+fn every_job_has_a_timeout_with_its_reason_beside_it() {
+    for (name, workflow) in workflows() {
+        let text = read(&format!("{WORKFLOWS}/{name}"));
+        let lines: Vec<&str> = text.lines().collect();
+        for (job_name, job) in jobs(&workflow) {
+            if job.get("uses").is_some() {
+                continue; // a reusable workflow's jobs carry their own
+            }
+            assert!(
+                job.get("timeout-minutes").is_some(),
+                "{name} job {job_name} has no timeout-minutes"
+            );
+        }
+        for (n, line) in lines.iter().enumerate() {
+            let trimmed = line.trim();
+            let Some((key, value)) = trimmed.split_once(':') else {
+                continue;
+            };
+            let limit = key == "timeout-minutes" || key == "native-timeout";
+            if !limit || value.trim().parse::<u32>().is_err() && !value.contains("${{") {
+                continue;
+            }
+            assert!(
+                n > 0 && lines[n - 1].trim().starts_with('#'),
+                "{name}:{}: `{trimmed}` has no comment above it saying where the figure comes from",
+                n + 1
+            );
+        }
+    }
+}
+
+/// A composite action's steps cannot take timeout-minutes: every install that downloads or
+/// runs an installer bounds itself and fails with a line that names it.
+#[test]
+fn sdk_installs_are_bounded_and_fail_clearly() {
+    let setup = setup_steps();
+    let windows = step_named(&setup, "Install CUDA 12.8 (Windows)");
+    let run = run_of(windows);
     for needle in [
         "curl --netrc-optional",
+        "--retry",
+        "--max-time",
         "cuda_12.8.1_572.61_windows.exe",
-        "-s nvcc_12.8 cudart_12.8 cublas_dev_12.8 curand_dev_12.8",
-        "CUDA\\v12.8",
+        "timeout 1800 ./cuda.exe -s nvcc_12.8 cudart_12.8 cublas_dev_12.8 curand_dev_12.8",
+        "::error title=CUDA download::",
+        "::error title=CUDA install::",
+        "CUDA_PATH=",
     ] {
-        assert!(windows.contains(needle), "`{needle}` in:\n{windows}");
+        assert!(run.contains(needle), "`{needle}` in:\n{run}");
     }
-    for line in workflow.lines().filter(|l| l.contains("curl ")) {
-        let words: Vec<&str> = line.split_whitespace().collect();
-        assert!(
-            !words
-                .iter()
-                .any(|w| *w == "-n" || *w == "-nv" || *w == "--netrc"),
-            "curl with a mandatory .netrc: {line}"
-        );
-    }
-    let windows_2022_cl = "Microsoft (R) C/C++ Optimizing Compiler Version 19.44.35207 for x64";
-    assert_eq!(
-        xtask::sdk::cuda_msvc::problem("12.8", windows_2022_cl),
-        None
-    );
-    assert!(xtask::sdk::cuda_msvc::problem("12.2", windows_2022_cl).is_some());
-
-    let linux = step_run(&workflow, "Install CUDA 12.8 (Linux)");
-    assert!(
-        linux.contains("runner.os == 'Linux' && inputs.variant == 'cuda'"),
-        "{linux}"
-    );
-    for package in [
+    // Upstream PR #1862/#1871: Git Bash's curl fails "(26) .netrc error" on `-n`.
+    assert!(!run.contains(" -n "), "{run}");
+    let linux = run_of(step_named(&setup, "Install CUDA 12.8 (Linux)"));
+    for needle in [
+        "timeout 1800 dnf install",
         "cuda-nvcc-12-8-12.8.93-1",
-        "cuda-cudart-devel-12-8-12.8.90-1",
-        "libcurand-devel-12-8-10.3.9.90-1",
-        "libcublas-devel-12-8-12.8.4.1-1",
+        "::error title=CUDA install::",
     ] {
-        assert!(linux.contains(package), "`{package}` in:\n{linux}");
+        assert!(linux.contains(needle), "`{needle}` in:\n{linux}");
     }
-    assert!(linux.contains("CUDA_PATH=/usr/local/cuda-12.8"), "{linux}");
-
-    // Issue 29 item 10: after the installs, the job checks what it needs, failing early.
-    let doctor = workflow
-        .find("- name: What this build needs (doctor)")
-        .expect("a doctor step");
-    assert!(doctor > workflow.find("- name: Install CUDA 12.8 (Linux)").unwrap());
-    assert!(
-        doctor
-            > workflow
-                .find("- name: Install CUDA 12.8 (Windows)")
-                .unwrap()
+    // CUDA 12.8 compiles with windows-2022's MSVC 19.44 (12.3 and older cannot).
+    assert!(xtask::sdk::cuda_msvc::problem("12.8", "Version 19.44.35207 for x64").is_none());
+    // The unattended SDK install is the tool's (bounded there, tests/it/install_sdk.rs).
+    let hip = step_named(&setup, "Install the GPU SDK (unattended)");
+    assert!(run_of(hip).contains("cargo xtask install-sdk"), "{hip}");
+    assert_eq!(
+        hip["if"],
+        "inputs.needs-sdk == 'true' && inputs.sdk-installer == 'true'"
     );
-    assert!(step_run(&workflow, "What this build needs (doctor)").contains("doctor --variant"));
 }
 
-/// Issue 29 item 10: the release job holds `contents: write` and `id-token: write`, so every
-/// third-party action in it is pinned to a full commit SHA (with the tag in a comment), never
-/// to a tag or branch that can be moved.
+/// A Python job on top of a native job's library does not install the SDK the library was
+/// compiled with (3 GB for CUDA on Windows): only where the matrix says the job needs it.
 #[test]
-fn the_release_job_pins_every_action_to_a_commit() {
-    let text =
-        std::fs::read_to_string(common::repo_root().join(".github/workflows/release.yml")).unwrap();
-    let job = &text[text.find("\n  release:").expect("a release job")..];
-    assert!(job.contains("contents: write") && job.contains("id-token: write"));
-    let uses: Vec<&str> = job
-        .lines()
-        .filter_map(|l| {
-            l.trim_start()
-                .trim_start_matches("- ")
-                .strip_prefix("uses: ")
-        })
-        .collect();
-    assert!(uses.len() >= 5, "{uses:?}");
-    for line in uses {
-        let reference = line.split_whitespace().next().unwrap();
-        if reference.starts_with("./") {
+fn only_jobs_that_need_the_sdk_install_it() {
+    for step in setup_steps() {
+        let name = step["name"].as_str().unwrap_or("");
+        if name.starts_with("Install CUDA") || name.starts_with("Install the GPU SDK") {
+            let condition = step["if"].as_str().unwrap_or("");
+            assert!(
+                condition.contains("inputs.needs-sdk == 'true'"),
+                "{name}: {condition}"
+            );
+        }
+    }
+    let doctor = step_named(&setup_steps(), "What this build needs (doctor)").clone();
+    assert!(run_of(&doctor).contains("--prebuilt-native"), "{doctor}");
+
+    let scratch = common::Scratch::new();
+    let out = scratch.run(&["matrix", "--json", "--include-unpinned"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let matrix: Value = serde_json::from_str(&out.stdout).unwrap();
+    let entry = |name: &str| {
+        matrix["include"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|e| e["name"] == name)
+            .unwrap_or_else(|| panic!("no entry {name}"))
+            .clone()
+    };
+    // cuda: the bundle copies nothing from the toolkit.
+    let cuda = entry("cuda windows-x86_64 py3.12");
+    assert_eq!(
+        (cuda["sdk"].as_str(), cuda["needs-sdk"].as_bool()),
+        (Some("cuda"), Some(false))
+    );
+    // rocm-gfx1010: the bundle copies the SDK's DLLs, so its Python jobs install it too.
+    let gfx = entry("rocm-gfx1010 windows-x86_64 py3.12");
+    assert_eq!(gfx["needs-sdk"], true, "{gfx}");
+    let cpu = entry("cpu linux-x86_64 py3.12");
+    assert_eq!(
+        (cpu["sdk"].as_str(), cpu["needs-sdk"].as_bool()),
+        (Some(""), Some(false))
+    );
+    let native = scratch.run(&["matrix", "--json", "--native", "--include-unpinned"]);
+    let native: Value = serde_json::from_str(&native.stdout).unwrap();
+    for job in native["include"].as_array().unwrap() {
+        assert_eq!(job["needs-sdk"], job["sdk"] != "", "{job}");
+    }
+}
+
+/// The jobs that hold `contents: write`, `id-token: write` or `pages: write` run only actions
+/// pinned to a full commit SHA (with the tag in a comment): a tag can be moved.
+#[test]
+fn privileged_jobs_pin_every_action_to_a_commit() {
+    let text = read(&format!("{WORKFLOWS}/release.yml"));
+    let release = yaml(&format!("{WORKFLOWS}/release.yml"));
+    let mut checked = 0;
+    for (job_name, job) in jobs(&release) {
+        let permissions = serde_json::to_string(&job["permissions"]).unwrap();
+        if !permissions.contains("write") {
             continue;
         }
-        let (_, rev) = reference.split_once('@').expect("an action@ref");
-        assert!(
-            rev.len() == 40 && rev.bytes().all(|b| b.is_ascii_hexdigit()),
-            "{line}: not pinned to a commit"
-        );
-        assert!(line.contains(" # "), "{line}: say which tag the commit is");
+        for step in steps(job) {
+            let Some(reference) = step["uses"].as_str() else {
+                continue;
+            };
+            checked += 1;
+            if reference.starts_with("./") {
+                continue;
+            }
+            let (_, rev) = reference.split_once('@').expect("an action@ref");
+            assert!(
+                rev.len() == 40 && rev.bytes().all(|b| b.is_ascii_hexdigit()),
+                "job {job_name}: {reference} is not pinned to a commit"
+            );
+            let line = text
+                .lines()
+                .find(|l| l.contains(reference))
+                .expect("the reference's line");
+            assert!(line.contains(" # "), "{line}: say which tag the commit is");
+        }
     }
+    assert!(checked >= 7, "{checked}");
 }
 
-/// Issue 29 item 6: hosted Linux source builds run in the manylinux_2_28 image (the matrix
-/// names it per entry), with that image's Python; Windows and repackaging jobs run on the
-/// runner.
+/// A re-run of a failed release must not trip over what the first run already did: nothing
+/// is uploaded after the release is created (the Pages artifact before it; the deployment is
+/// its own job after it), and creating is skipped when the release exists.
+#[test]
+fn nothing_is_uploaded_after_the_release_is_published() {
+    let release = yaml(&format!("{WORKFLOWS}/release.yml"));
+    let job = &release["jobs"]["release"];
+    let all = steps(job);
+    let publish = all
+        .iter()
+        .position(|s| run_of(s).contains("gh release create"))
+        .expect("a publish step");
+    assert!(
+        all[publish + 1..].is_empty(),
+        "steps after publishing: {:?}",
+        &all[publish + 1..]
+    );
+    let run = run_of(&all[publish]);
+    assert!(
+        run.contains("gh release view") && run.contains("--clobber"),
+        "{run}"
+    );
+    assert!(
+        run.contains("! -name RELEASE_NOTES.md"),
+        "the notes are the text: {run}"
+    );
+    let pages_artifact = all
+        .iter()
+        .position(|s| {
+            s["uses"]
+                .as_str()
+                .is_some_and(|u| u.starts_with("actions/upload-pages-artifact@"))
+        })
+        .expect("the Pages artifact");
+    assert!(pages_artifact < publish);
+    // Deployed after the assets exist (its pages link to them).
+    let pages = &release["jobs"]["pages"];
+    assert_eq!(pages["needs"], "release");
+    assert_eq!(pages["environment"]["name"], "github-pages");
+    assert_eq!(pages["permissions"]["pages"], "write");
+    assert_eq!(pages["permissions"]["id-token"], "write");
+    let deploy = steps(pages)[0]["uses"].as_str().unwrap();
+    assert!(deploy.starts_with("actions/deploy-pages@"), "{deploy}");
+    // Pages off in the repository: a notice, not a failure; a variable turns it off.
+    let configure = all
+        .iter()
+        .find(|s| {
+            s["uses"]
+                .as_str()
+                .is_some_and(|u| u.starts_with("actions/configure-pages@"))
+        })
+        .expect("configure-pages");
+    assert_eq!(configure["continue-on-error"], true);
+    let decision = run_of(step_named(all, "Pages decision"));
+    assert!(decision.contains("::notice"), "{decision}");
+    assert!(
+        serde_json::to_string(job)
+            .unwrap()
+            .contains("vars.CT2V_PAGES")
+    );
+    let site = run_of(step_named(all, "The pip index site (every release)"));
+    assert!(
+        site.contains("cargo xtask pages") && site.contains("--earlier"),
+        "{site}"
+    );
+}
+
+/// The release waits for the builds only: the tool's own test jobs gate pull requests in
+/// their own workflow, so a flaky wine test cannot hold back a release.
+#[test]
+fn the_release_depends_on_the_builds_not_on_the_tools_tests() {
+    let release = yaml(&format!("{WORKFLOWS}/release.yml"));
+    assert_eq!(
+        release["jobs"]["build"]["uses"],
+        "./.github/workflows/build.yml"
+    );
+    assert_eq!(release["jobs"]["release"]["needs"], "build");
+    let called = [".github/workflows/build.yml", ".github/workflows/lane.yml"];
+    for path in called {
+        for (job_name, job) in jobs(&yaml(path)) {
+            for step in steps(job) {
+                assert!(
+                    !run_of(step).contains("cargo test"),
+                    "{path} job {job_name} runs the tool's tests: they belong in tool.yml"
+                );
+            }
+        }
+    }
+    let tool = yaml(&format!("{WORKFLOWS}/tool.yml"));
+    assert!(tool["jobs"]["xtask-windows-wine"].is_object());
+    assert!(tool["on"]["pull_request"].is_null() && tool["on"].get("pull_request").is_some());
+}
+
+/// One run per ref: a new push to a pull request cancels the last (hours of Windows CUDA),
+/// never a push to main or a tag; a called workflow's group differs from its caller's (the
+/// same group cancels the caller: GitHub docs, "Reusing workflow configurations").
+#[test]
+fn runs_are_grouped_per_ref_and_pull_requests_cancel_the_previous_run() {
+    let mut groups = BTreeSet::new();
+    for (name, workflow) in workflows() {
+        let triggers = &workflow["on"];
+        let concurrency = &workflow["concurrency"];
+        if triggers.get("workflow_call").is_some() && triggers.as_object().unwrap().len() == 1 {
+            assert!(
+                concurrency.is_null(),
+                "{name}: a called-only workflow runs in its caller's group"
+            );
+            continue;
+        }
+        let group = concurrency["group"]
+            .as_str()
+            .unwrap_or_else(|| panic!("{name}: no concurrency group"));
+        assert!(group.contains("${{ github.ref }}"), "{name}: {group}");
+        assert!(!group.contains("github.workflow"), "{name}: {group}");
+        assert!(
+            groups.insert(group.to_string()),
+            "{name}: group {group} shared"
+        );
+        if triggers.get("pull_request").is_some() {
+            assert_eq!(
+                concurrency["cancel-in-progress"], "${{ github.event_name == 'pull_request' }}",
+                "{name}"
+            );
+        }
+    }
+    assert_eq!(
+        yaml(&format!("{WORKFLOWS}/release.yml"))["concurrency"]["cancel-in-progress"],
+        false
+    );
+}
+
+/// Hosted Linux source builds run in the manylinux_2_28 image (the matrix names it per
+/// entry), with that image's Python; Windows and repackaging jobs run on the runner.
 #[test]
 fn hosted_linux_source_builds_run_in_the_manylinux_2_28_image() {
-    let workflow =
-        std::fs::read_to_string(common::repo_root().join(".github/workflows/build.yml")).unwrap();
+    let lane = yaml(&format!("{WORKFLOWS}/lane.yml"));
+    for job in ["native", "build"] {
+        assert_eq!(lane["jobs"][job]["container"], "${{ matrix.container }}");
+    }
+    let python = run_of(step_named(
+        &setup_steps(),
+        "Python ${{ inputs.python }} of the manylinux image",
+    ))
+    .to_string();
     assert!(
-        workflow.contains("    container: ${{ matrix.container }}"),
-        "{workflow}"
+        python.contains("/opt/python/cp${PY/./}-cp${PY/./}/bin"),
+        "{python}"
     );
-    assert_eq!(
-        workflow
-            .matches("\n    container: ${{ matrix.container }}")
-            .count(),
-        2
-    );
-    assert!(read(SETUP).contains("/opt/python/cp${PY/./}-cp${PY/./}/bin"));
     let scratch = common::Scratch::new();
     let out = scratch.run(&[
         "matrix",
@@ -165,7 +525,7 @@ fn hosted_linux_source_builds_run_in_the_manylinux_2_28_image() {
         "--include-unpinned",
     ]);
     assert_eq!(out.code, 0, "{}", out.stderr);
-    let matrix: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+    let matrix: Value = serde_json::from_str(&out.stdout).unwrap();
     for entry in matrix["include"].as_array().unwrap() {
         let hosted_linux_build = entry["platform"] == "linux-x86_64"
             && entry["compiles"] == true
@@ -179,46 +539,94 @@ fn hosted_linux_source_builds_run_in_the_manylinux_2_28_image() {
     }
 }
 
-/// Issue 29 item 7: the C++ library is compiled once per variant and platform (the native
-/// job, `build --until install-ctranslate2`), and each Python's job builds only the wheel on
-/// top of the install prefixes it downloads where the plan's install steps write them
-/// (`--prebuilt-native`); both stages use the same setup; the release takes only the
-/// entries' artifacts.
+/// The lanes: each entry in exactly one, GPU-kernel native jobs apart from the rest, and
+/// build.yml calls lane.yml once per lane with that lane's matrices.
+#[test]
+fn each_lane_builds_its_own_native_jobs_then_its_wheels() {
+    let scratch = common::Scratch::new();
+    let json = |args: &[&str]| -> Value {
+        let out = scratch.run(args);
+        assert_eq!(out.code, 0, "{}", out.stderr);
+        serde_json::from_str(&out.stdout).unwrap()
+    };
+    let all = ["--include-self-hosted", "--include-unpinned"];
+    let every = json(&[&["matrix", "--json"][..], &all].concat());
+    let mut names = BTreeSet::new();
+    for lane in ["main", "gpu"] {
+        let entries = json(&[&["matrix", "--json", "--lane", lane][..], &all].concat());
+        for e in entries["include"].as_array().unwrap() {
+            assert_eq!(e["lane"], lane);
+            assert!(names.insert(e["name"].as_str().unwrap().to_string()), "{e}");
+            let gpu_kernels = e["compiles"] == true && e["sdk"] != "";
+            assert_eq!(lane == "gpu", gpu_kernels, "{e}");
+        }
+    }
+    assert_eq!(names.len(), every["include"].as_array().unwrap().len());
+
+    let build = yaml(&format!("{WORKFLOWS}/build.yml"));
+    let run = run_of(&steps(&build["jobs"]["matrix"])[2]).to_string();
+    assert!(run.contains("for lane in main gpu"), "{run}");
+    for lane in ["main", "gpu"] {
+        let job = &build["jobs"][lane];
+        assert_eq!(job["uses"], "./.github/workflows/lane.yml");
+        assert_eq!(
+            job["with"]["matrix"],
+            format!("${{{{ needs.matrix.outputs.{lane} }}}}")
+        );
+        assert_eq!(
+            job["with"]["native"],
+            format!("${{{{ needs.matrix.outputs.{lane}-native }}}}")
+        );
+    }
+}
+
+/// The C++ library is compiled once per variant and platform (the native job, `build --until
+/// install-ctranslate2`), and each Python's job builds only the wheel on top of the install
+/// prefixes it downloads where the plan's install steps write them (`--prebuilt-native`);
+/// both stages use the same setup; the release takes only the entries' artifacts.
 #[test]
 fn the_cpp_library_is_built_once_per_variant_and_platform() {
-    let workflow = read(".github/workflows/build.yml");
-    let native = &workflow[workflow.find("\n  native:").expect("a native job")..];
-    let native = &native[..native.find("\n  build:").expect("the build job after it")];
-    assert!(
-        native.contains("fromJSON(needs.matrix.outputs.native)"),
-        "{native}"
+    let lane = yaml(&format!("{WORKFLOWS}/lane.yml"));
+    let native = &lane["jobs"]["native"];
+    assert_eq!(
+        native["strategy"]["matrix"],
+        "${{ fromJSON(inputs.native) }}"
     );
-    assert!(native.contains("--until install-ctranslate2"), "{native}");
+    let build_step = run_of(step_named(steps(native), "Build the C++ library")).to_string();
     assert!(
-        native.contains("path: target/xtask/${{ matrix.slot }}/${{ matrix.platform }}/prefix/"),
-        "{native}"
+        build_step.contains("--until install-ctranslate2"),
+        "{build_step}"
     );
-    let build = &workflow[workflow.find("\n  build:").unwrap()..];
-    assert!(build.contains("needs: [matrix, native]"), "{build}");
-    let download = step_run(build, "The native job's C++ library");
-    assert!(
-        download.contains("name: ${{ matrix.native }}"),
-        "{download}"
+    let upload = steps(native).last().unwrap();
+    assert_eq!(
+        upload["with"]["path"],
+        "target/xtask/${{ matrix.slot }}/${{ matrix.platform }}/prefix/"
     );
-    assert!(
-        download.contains("path: target/xtask/${{ matrix.slot }}/${{ matrix.platform }}/prefix"),
-        "{download}"
+    let build = &lane["jobs"]["build"];
+    assert_eq!(build["needs"], "native");
+    let download = step_named(steps(build), "The native job's C++ library");
+    assert_eq!(download["with"]["name"], "${{ matrix.native }}");
+    assert_eq!(
+        download["with"]["path"],
+        "target/xtask/${{ matrix.slot }}/${{ matrix.platform }}/prefix"
     );
-    assert!(step_run(build, "Build").contains("--prebuilt-native"));
-    for job in [native, build] {
-        assert!(job.contains("uses: ./.github/actions/build-setup"), "{job}");
+    assert!(run_of(step_named(steps(build), "Build")).contains("--prebuilt-native"));
+    for (job, stage) in [(native, "native"), (build, "wheel")] {
+        let setup = steps(job)
+            .iter()
+            .find(|s| s["uses"] == "./.github/actions/build-setup")
+            .expect("build-setup");
+        assert_eq!(setup["with"]["stage"], stage);
+        for field in ["sdk", "needs-sdk", "sdk-installer"] {
+            assert_eq!(setup["with"][field], format!("${{{{ matrix.{field} }}}}"));
+        }
     }
-    assert!(read(".github/workflows/release.yml").contains("pattern: \"*-py*\""));
+    assert!(read(&format!("{WORKFLOWS}/release.yml")).contains("pattern: \"*-py*\""));
 
     // Every source entry names a native job that exists, one per slot and platform, and the
     // prefix it uploads is where that entry's install steps write.
     let scratch = common::Scratch::new();
-    let json = |args: &[&str]| -> serde_json::Value {
+    let json = |args: &[&str]| -> Value {
         let out = scratch.run(args);
         assert_eq!(out.code, 0, "{}", out.stderr);
         serde_json::from_str(&out.stdout).unwrap()
@@ -231,9 +639,7 @@ fn the_cpp_library_is_built_once_per_variant_and_platform() {
         .iter()
         .map(|n| n["artifact"].as_str().unwrap())
         .collect();
-    let mut unique = names.clone();
-    unique.sort();
-    unique.dedup();
+    let unique: BTreeSet<&str> = names.iter().copied().collect();
     assert_eq!(unique.len(), names.len(), "{names:?}");
     for entry in entries["include"].as_array().unwrap() {
         let wanted = entry["native"].as_str().unwrap();
@@ -270,4 +676,139 @@ fn the_cpp_library_is_built_once_per_variant_and_platform() {
             }
         }
     }
+}
+
+/// rocm-gfx1010 on Windows builds on a hosted windows-2022 runner: the HIP SDK 6.2.4
+/// installer is an input of the variant (the URL ollama's release workflow uses for ROCm 6.2),
+/// installed by `install-sdk`; the entry is left out of the default matrix until the
+/// installer and the community rocBLAS are pinned, which the pin workflow does.
+#[test]
+fn gfx1010_builds_on_a_hosted_windows_runner_once_pinned() {
+    let scratch = common::Scratch::new();
+    let json = |args: &[&str]| -> Value {
+        let out = scratch.run(args);
+        assert_eq!(out.code, 0, "{}", out.stderr);
+        serde_json::from_str(&out.stdout).unwrap()
+    };
+    let unpinned = json(&["matrix", "--json", "--include-unpinned"]);
+    let gfx: Vec<&Value> = unpinned["include"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["variant"] == "rocm-gfx1010" && e["platform"] == "windows-x86_64")
+        .collect();
+    assert_eq!(gfx.len(), 5, "one per Python");
+    for e in &gfx {
+        assert_eq!(e["runs-on"], "windows-2022", "{e}");
+        assert_eq!(e["sdk-installer"], true, "{e}");
+    }
+    let default = scratch.run(&["matrix", "--json"]);
+    assert!(
+        !default.stdout.contains("\"rocm-gfx1010\""),
+        "unpinned inputs keep it out of the default matrix"
+    );
+    assert!(
+        default.stderr.contains("hip-sdk-installer") && default.stderr.contains("rocblas-gfx1010"),
+        "{}",
+        default.stderr
+    );
+    let plan = json(&[
+        "plan",
+        "--json",
+        "--variant",
+        "rocm-gfx1010",
+        "--platform",
+        "windows-x86_64",
+        "--python",
+        "3.12",
+    ]);
+    let installer = &plan["sdk_installer"];
+    assert_eq!(
+        installer["url"],
+        "https://download.amd.com/developer/eula/rocm-hub/AMD-Software-PRO-Edition-24.Q4-WinSvr2022-For-HIP.exe"
+    );
+    assert_eq!(
+        plan["sdk"]["installer"]["args"],
+        serde_json::json!(["-install"])
+    );
+    let fetched: Vec<&str> = plan["inputs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| i["name"].as_str().unwrap())
+        .collect();
+    assert!(
+        !fetched.contains(&"hip-sdk-installer"),
+        "a build never fetches it: {fetched:?}"
+    );
+
+    // Once pinned (here: a made-up pin for both), the default matrix has it.
+    let file = scratch.path().join("variants/rocm-gfx1010.toml");
+    let text = std::fs::read_to_string(&file).unwrap();
+    let pin = format!("sha256 = \"{}\"\nsize = 1\n", "ab".repeat(32));
+    let text: String = text
+        .lines()
+        .map(|line| {
+            let input_url = line.starts_with("url = ")
+                && (line.ends_with("-For-HIP.exe\"") || line.ends_with("hip.sdk.6.2.4.7z\""));
+            if input_url {
+                format!("{line}\n{pin}")
+            } else {
+                format!("{line}\n")
+            }
+        })
+        .collect();
+    std::fs::write(&file, text).unwrap();
+    let pinned = json(&["matrix", "--json"]);
+    assert!(
+        pinned["include"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|e| e["variant"] == "rocm-gfx1010"),
+        "{pinned}"
+    );
+}
+
+/// The pin workflow: by hand on a hosted runner, `cargo xtask pin` for every variant and
+/// every CTranslate2 version file, the change handed back as a patch (summary and artifact),
+/// never pushed.
+#[test]
+fn the_pin_workflow_pins_every_variant_and_version_and_hands_back_a_patch() {
+    let pin = yaml(&format!("{WORKFLOWS}/pin.yml"));
+    assert!(pin["on"].get("workflow_dispatch").is_some());
+    assert_eq!(pin["on"].as_object().unwrap().len(), 1, "only by hand");
+    assert_eq!(pin["permissions"]["contents"], "read", "nothing is pushed");
+    let job = &pin["jobs"]["pin"];
+    let all = steps(job);
+    let run: String = all.iter().map(run_of).collect::<Vec<_>>().join("\n");
+    for needle in [
+        "cargo xtask variants --json",
+        "variants/ctranslate2/*.toml",
+        "cargo xtask pin --variant \"$variant\" --ctranslate2 \"$version\"",
+        "git diff > pins.patch",
+        "GITHUB_STEP_SUMMARY",
+    ] {
+        assert!(run.contains(needle), "`{needle}` in:\n{run}");
+    }
+    let upload = all
+        .iter()
+        .find(|s| {
+            s["uses"]
+                .as_str()
+                .is_some_and(|u| u.starts_with("actions/upload-artifact@"))
+        })
+        .expect("an artifact");
+    assert!(
+        upload["with"]["path"]
+            .as_str()
+            .unwrap()
+            .contains("pins.patch")
+    );
+    // Every variant the tool lists and every version file exists where the loop looks.
+    let versions = std::fs::read_dir(common::repo_root().join("variants/ctranslate2"))
+        .unwrap()
+        .count();
+    assert!(versions >= 2);
+    assert!(Path::new(&common::repo_root().join(".github/workflows/pin.yml")).is_file());
 }

@@ -1,0 +1,37 @@
+//! `pages`: the pip index of every release, as a static site.
+
+use std::path::Path;
+use std::process::ExitCode;
+
+use anyhow::Result;
+
+use crate::pages;
+
+pub fn run(
+    release: &Path,
+    tag: &str,
+    earlier: Option<&Path>,
+    download_base: &str,
+    out: &Path,
+) -> Result<ExitCode> {
+    let mut releases = match earlier {
+        Some(dir) => pages::read_earlier(dir)?,
+        None => Vec::new(),
+    };
+    releases.retain(|r| r.tag != tag);
+    releases.push(pages::read_release(release, tag)?);
+    let site = pages::write_site(&releases, download_base, out)?;
+    for (variant, wheels) in &site.variants {
+        println!("{}/whl/{variant}/  {wheels} wheel(s)", out.display());
+    }
+    eprintln!(
+        "{} release(s): {}",
+        releases.len(),
+        releases
+            .iter()
+            .map(|r| r.tag.as_str())
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    Ok(ExitCode::SUCCESS)
+}
