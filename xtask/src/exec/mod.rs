@@ -204,6 +204,7 @@ mod tests {
             cuda_arch: None,
             local_version: None,
             inputs: vec![],
+            sdk_installer: None,
             steps,
             artifacts: vec![],
         }

@@ -199,6 +199,7 @@ mod tests {
             runtime: None,
             requires: vec![],
             install_hint: Some("install CUDA".into()),
+            installer: None,
         };
         let found = |v: &str| Found {
             root: "/usr/local/cuda".into(),
