@@ -9,6 +9,7 @@ pub mod progress;
 pub mod readiness;
 pub mod runner;
 pub mod sdk_env;
+pub mod sdk_install;
 pub mod toolchain;
 
 pub use info::BUILD_INFO;

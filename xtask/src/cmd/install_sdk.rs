@@ -8,7 +8,7 @@ use anyhow::Result;
 use super::make_plan;
 use crate::cache::Cache;
 use crate::cli::{DownloadArgs, Selection};
-use crate::sdk::install::{Installed, install};
+use crate::build::sdk_install::{Installed, install};
 use crate::workspace::Workspace;
 
 pub fn run(

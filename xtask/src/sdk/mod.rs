@@ -7,7 +7,6 @@
 pub mod cuda_arch;
 pub mod cuda_msvc;
 pub mod hip;
-pub mod install;
 pub mod msvc;
 
 use std::path::{Path, PathBuf};

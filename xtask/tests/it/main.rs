@@ -21,6 +21,7 @@ mod hostile_plan;
 mod install_layout;
 mod install_sdk;
 mod network;
+mod pages;
 mod patch_check;
 mod plan;
 mod release;

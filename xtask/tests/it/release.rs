@@ -10,7 +10,7 @@ use common::windows_exe::{WinXtask, win};
 use common::{Run, Scratch};
 
 /// Puts a built-looking dist folder for `cpu linux-x86_64 py<python>` into the scratch.
-fn fake_build(scratch: &Scratch, python: &str) -> PathBuf {
+pub(crate) fn fake_build(scratch: &Scratch, python: &str) -> PathBuf {
     fake_build_tagged(scratch, python, "manylinux_2_28_x86_64")
 }
 
@@ -58,7 +58,7 @@ fn fake_build_tagged(scratch: &Scratch, python: &str, platform: &str) -> PathBuf
     wheel
 }
 
-fn release(scratch: &Scratch, out: &Path, pythons: &str) -> Run {
+pub(crate) fn release(scratch: &Scratch, out: &Path, pythons: &str) -> Run {
     release_with(scratch, out, pythons, &[])
 }
 
@@ -98,7 +98,7 @@ fn a_release_is_complete_checkable_and_never_replaced() {
     // What the workflow's matrix left out is said, not waited for (issue 29).
     assert!(
         run.stderr.contains(
-            "note: not in this release (not built): rocm-gfx1010 windows-x86_64 py3.12: needs a self-hosted runner"
+            "note: not in this release (not built): rocm-gfx1010 linux-x86_64 py3.12: needs a self-hosted runner"
         ),
         "{}",
         run.stderr
@@ -591,34 +591,9 @@ fn pip_installs_from_the_index(out: &Path) {
     );
     assert_eq!(import(target.path()), "cpu 4.7.1+cpu");
 
-    // HTTP: the release folder served as it is (Python's http.server, on a free loopback port).
-    let mut server = std::process::Command::new("python3")
-        .args([
-            "-u",
-            "-m",
-            "http.server",
-            "0",
-            "--bind",
-            "127.0.0.1",
-            "--directory",
-        ])
-        .arg(out)
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut first = String::new();
-    std::io::BufRead::read_line(
-        &mut std::io::BufReader::new(server.stdout.take().unwrap()),
-        &mut first,
-    )
-    .unwrap();
-    let port = first
-        .split("port ")
-        .nth(1)
-        .and_then(|r| r.split_whitespace().next())
-        .unwrap_or_else(|| panic!("no port in {first:?}"))
-        .to_string();
+    // HTTP: the release folder served as it is.
+    let server = common::HttpDir::serve(out);
+    let port = server.port;
     let target = tempfile::tempdir().unwrap();
     let mut args = target_args(target.path());
     args.extend([
@@ -628,8 +603,7 @@ fn pip_installs_from_the_index(out: &Path) {
     ]);
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
     let installed = pip(&args);
-    let _ = server.kill();
-    let _ = server.wait();
+    drop(server);
     assert!(
         installed.status.success(),
         "{}",

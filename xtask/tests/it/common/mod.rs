@@ -236,3 +236,54 @@ pub fn field_of_each<'a>(array: &'a serde_json::Value, key: &str) -> Vec<&'a str
         .map(|o| o[key].as_str().unwrap())
         .collect()
 }
+
+/// A folder served over HTTP on a free loopback port by Python's http.server (what a static
+/// host does with it), stopped when dropped.
+pub struct HttpDir {
+    pub port: u16,
+    child: std::process::Child,
+}
+
+impl HttpDir {
+    pub fn serve(dir: &Path) -> HttpDir {
+        let mut child = Command::new("python3")
+            .args([
+                "-u",
+                "-m",
+                "http.server",
+                "0",
+                "--bind",
+                "127.0.0.1",
+                "--directory",
+            ])
+            .arg(dir)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        let mut first = String::new();
+        std::io::BufRead::read_line(
+            &mut std::io::BufReader::new(child.stdout.take().unwrap()),
+            &mut first,
+        )
+        .unwrap();
+        let port = first
+            .split("port ")
+            .nth(1)
+            .and_then(|r| r.split_whitespace().next())
+            .and_then(|p| p.parse().ok())
+            .unwrap_or_else(|| panic!("no port in {first:?}"));
+        HttpDir { port, child }
+    }
+
+    pub fn url(&self, path: &str) -> String {
+        format!("http://127.0.0.1:{}{path}", self.port)
+    }
+}
+
+impl Drop for HttpDir {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}

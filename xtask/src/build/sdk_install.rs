@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
 
-use super::Found;
+use crate::sdk::{self, Found};
 use crate::cache::Cache;
 use crate::diagnostic::InputError;
 use crate::download::Options;
@@ -61,7 +61,7 @@ pub fn install(
         ))
         .into());
     }
-    if !force && let Ok(found) = super::find(sdk, plan.platform, &[], None) {
+    if !force && let Ok(found) = sdk::find(sdk, plan.platform, &[], None) {
         return Ok(Installed::Already(found));
     }
     let file = crate::fetch::fetch_one(cache, &plan.variant, input, options)?;
@@ -71,7 +71,7 @@ pub fn install(
     let outcome = run_bounded(&program, &installer.args, log, limit);
     let _ = fs::remove_file(&program);
     outcome?;
-    let found = super::find(sdk, plan.platform, &[], None).map_err(|e| {
+    let found = sdk::find(sdk, plan.platform, &[], None).map_err(|e| {
         anyhow::anyhow!(
             "{} ran and exited 0, but no fitting SDK is found afterwards: {e:#}\n\
              (its output: {})",
