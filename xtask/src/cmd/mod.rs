@@ -227,6 +227,8 @@ pub fn pin_if_allowed(
             .filter(|i| i.sha256.is_none())
             .cloned()
             .collect(),
+        // The build never runs the SDK's installer: not pinned on its behalf.
+        sdk_installer: None,
         ..plan
     };
     let outcomes = fetch::pin_inputs(
