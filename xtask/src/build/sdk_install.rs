@@ -13,12 +13,12 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
 
-use crate::sdk::{self, Found};
 use crate::cache::Cache;
 use crate::diagnostic::InputError;
 use crate::download::Options;
 use crate::plan::Plan;
 use crate::platform::Platform;
+use crate::sdk::{self, Found};
 
 /// What `install` did.
 pub enum Installed {

@@ -6,9 +6,9 @@ use std::time::Duration;
 use anyhow::Result;
 
 use super::make_plan;
+use crate::build::sdk_install::{Installed, install};
 use crate::cache::Cache;
 use crate::cli::{DownloadArgs, Selection};
-use crate::build::sdk_install::{Installed, install};
 use crate::workspace::Workspace;
 
 pub fn run(
