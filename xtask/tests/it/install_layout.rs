@@ -35,15 +35,6 @@ fn configure_steps(plan: &Value) -> Vec<&Value> {
         .collect()
 }
 
-fn args_of(step: &Value) -> Vec<String> {
-    step["commands"][0]["args"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|a| a.as_str().unwrap().to_string())
-        .collect()
-}
-
 #[test]
 fn every_source_build_configures_lib_as_the_library_folder() {
     let mut checked = 0;
@@ -57,7 +48,7 @@ fn every_source_build_configures_lib_as_the_library_folder() {
                     "{variant} {platform} {version}: no configure step"
                 );
                 for step in steps {
-                    let args = args_of(step);
+                    let args = common::args_of(step);
                     assert!(
                         args.iter().any(|a| a == LIBDIR_FLAG),
                         "{variant} {platform} {version} step {}: no {LIBDIR_FLAG} in {args:?}",
@@ -92,7 +83,7 @@ fn write_project(dir: &Path) {
 fn planned_configure(project: &Path, build: &Path, prefix: &Path, ninja: &str) -> Vec<String> {
     let plan = plan_json("cpu", "linux-x86_64", "4.7.1");
     let step = common::plan_step(&plan, "configure-ctranslate2");
-    let args = args_of(step);
+    let args = common::args_of(step);
     let mut out = Vec::new();
     let mut i = 0;
     while i < args.len() {

@@ -23,15 +23,6 @@ fn step<'a>(plan: &'a Value, id: &str) -> &'a Value {
     common::plan_step(plan, id)
 }
 
-fn args_of(step: &Value) -> Vec<String> {
-    step["commands"][0]["args"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|a| a.as_str().unwrap().to_string())
-        .collect()
-}
-
 #[test]
 fn variants_lists_the_four() {
     let run = xtask(&["variants"]);
@@ -95,7 +86,7 @@ fn gfx1010_on_windows_patches_and_configures_for_hip() {
             .unwrap()
             .ends_with("0001-hip-use-hipblasGemmEx_v2.patch")
     );
-    let args = args_of(step(&plan, "configure-ctranslate2"));
+    let args = common::args_of(step(&plan, "configure-ctranslate2"));
     for flag in [
         "-DWITH_HIP=ON",
         "-DCMAKE_HIP_ARCHITECTURES=gfx1010",
@@ -145,10 +136,10 @@ fn rocm_on_windows_repackages_into_the_sdk_folders() {
 #[test]
 fn cpu_on_linux_uses_the_compilers_openmp_and_pinned_sources() {
     let plan = plan_json("cpu", "linux-x86_64");
-    let args = args_of(step(&plan, "configure-ctranslate2"));
+    let args = common::args_of(step(&plan, "configure-ctranslate2"));
     assert!(args.contains(&"-DOPENMP_RUNTIME=COMP".to_string()));
     assert!(!args.iter().any(|a| a.starts_with("-DINTEL_ROOT")));
-    let onednn = args_of(step(&plan, "configure-onednn"));
+    let onednn = common::args_of(step(&plan, "configure-onednn"));
     assert!(onednn.contains(&"-DONEDNN_ENABLE_PRIMITIVE=CONVOLUTION;REORDER".to_string()));
     assert!(onednn.contains(&"-DONEDNN_LIBRARY_TYPE=STATIC".to_string()));
     for input in plan["inputs"].as_array().unwrap() {
@@ -168,7 +159,7 @@ fn mkl_is_on_where_the_variant_builds_its_own_cpu_side_and_links_the_pinned_whee
         ("rocm-gfx1010", "windows-x86_64", "-DWITH_MKL=OFF"),
     ] {
         let plan = plan_json(variant, platform);
-        let args = args_of(step(&plan, "configure-ctranslate2"));
+        let args = common::args_of(step(&plan, "configure-ctranslate2"));
         assert!(
             args.contains(&flag.to_string()),
             "{variant} {platform}: {flag}"
@@ -191,7 +182,7 @@ fn mkl_is_on_where_the_variant_builds_its_own_cpu_side_and_links_the_pinned_whee
     ] {
         let plan = plan_json("cpu", platform);
         let configure = step(&plan, "configure-ctranslate2");
-        let args = args_of(configure);
+        let args = common::args_of(configure);
         for flag in ["-DWITH_MKL=ON", "-DWITH_DNNL=ON", runtime] {
             assert!(
                 args.contains(&flag.to_string()),
@@ -238,7 +229,7 @@ fn cuda_arch_flag_overrides_the_variant() {
     // The list is checked against the toolkit found when the build runs (cuda_arch.rs).
     assert_eq!(plan["cuda_arch"], "9.0");
     assert!(
-        args_of(step(&plan, "configure-ctranslate2"))
+        common::args_of(step(&plan, "configure-ctranslate2"))
             .contains(&"-DCUDA_ARCH_LIST={sdk.cuda-arch}".to_string())
     );
 }
@@ -266,7 +257,7 @@ fn windows_source_builds_run_in_msvc_and_copy_their_dlls_before_the_wheel() {
             assert!(in_msvc.contains(&id), "{variant}: {id}");
         }
         assert!(
-            args_of(step(&plan, "configure-onednn"))
+            common::args_of(step(&plan, "configure-onednn"))
                 .contains(&"-DCMAKE_CXX_COMPILER=cl".to_string()),
             "{variant}: oneDNN is built with cl"
         );

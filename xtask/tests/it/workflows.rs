@@ -48,6 +48,13 @@ fn yaml(path: &str) -> Value {
     to_json(&docs[0])
 }
 
+/// What `xtask ARGS` prints as JSON in `scratch` (it must succeed).
+fn json_of(scratch: &common::Scratch, args: &[&str]) -> Value {
+    let out = scratch.run(args);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    serde_json::from_str(&out.stdout).unwrap()
+}
+
 /// Every workflow file, by name.
 fn workflows() -> Vec<(String, Value)> {
     let dir = common::repo_root().join(WORKFLOWS);
@@ -544,11 +551,7 @@ fn hosted_linux_source_builds_run_in_the_manylinux_2_28_image() {
 #[test]
 fn each_lane_builds_its_own_native_jobs_then_its_wheels() {
     let scratch = common::Scratch::new();
-    let json = |args: &[&str]| -> Value {
-        let out = scratch.run(args);
-        assert_eq!(out.code, 0, "{}", out.stderr);
-        serde_json::from_str(&out.stdout).unwrap()
-    };
+    let json = |args: &[&str]| json_of(&scratch, args);
     let all = ["--include-self-hosted", "--include-unpinned"];
     let every = json(&[&["matrix", "--json"][..], &all].concat());
     let mut names = BTreeSet::new();
@@ -626,11 +629,7 @@ fn the_cpp_library_is_built_once_per_variant_and_platform() {
     // Every source entry names a native job that exists, one per slot and platform, and the
     // prefix it uploads is where that entry's install steps write.
     let scratch = common::Scratch::new();
-    let json = |args: &[&str]| -> Value {
-        let out = scratch.run(args);
-        assert_eq!(out.code, 0, "{}", out.stderr);
-        serde_json::from_str(&out.stdout).unwrap()
-    };
+    let json = |args: &[&str]| json_of(&scratch, args);
     let all = ["--include-self-hosted", "--include-unpinned"];
     let entries = json(&[&["matrix", "--json"][..], &all].concat());
     let natives = json(&[&["matrix", "--json", "--native"][..], &all].concat());
@@ -685,11 +684,7 @@ fn the_cpp_library_is_built_once_per_variant_and_platform() {
 #[test]
 fn gfx1010_builds_on_a_hosted_windows_runner_once_pinned() {
     let scratch = common::Scratch::new();
-    let json = |args: &[&str]| -> Value {
-        let out = scratch.run(args);
-        assert_eq!(out.code, 0, "{}", out.stderr);
-        serde_json::from_str(&out.stdout).unwrap()
-    };
+    let json = |args: &[&str]| json_of(&scratch, args);
     let unpinned = json(&["matrix", "--json", "--include-unpinned"]);
     let gfx: Vec<&Value> = unpinned["include"]
         .as_array()

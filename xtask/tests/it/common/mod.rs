@@ -162,6 +162,16 @@ pub fn fetch_cpu_args<'a>(cache: &'a str, platform: &'a str, extra: &[&'a str]) 
 }
 
 /// The step `id` of a plan's JSON (`plan --json`).
+/// The arguments of a plan step's first command.
+pub fn args_of(step: &serde_json::Value) -> Vec<String> {
+    step["commands"][0]["args"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a.as_str().unwrap().to_string())
+        .collect()
+}
+
 pub fn plan_step<'a>(plan: &'a serde_json::Value, id: &str) -> &'a serde_json::Value {
     plan["steps"]
         .as_array()
