@@ -95,6 +95,22 @@ def loaded_libraries():
         psapi = ctypes.WinDLL("psapi")
         kernel32 = ctypes.WinDLL("kernel32")
         kernel32.GetCurrentProcess.restype = wintypes.HANDLE
+        # Without argtypes ctypes passes a Python int as a C int, and the pseudo-handle of
+        # the current process (-1 as a 64-bit HANDLE) overflows it.
+        psapi.EnumProcessModules.argtypes = [
+            wintypes.HANDLE,
+            ctypes.POINTER(wintypes.HMODULE),
+            wintypes.DWORD,
+            ctypes.POINTER(wintypes.DWORD),
+        ]
+        psapi.EnumProcessModules.restype = wintypes.BOOL
+        psapi.GetModuleFileNameExW.argtypes = [
+            wintypes.HANDLE,
+            wintypes.HMODULE,
+            wintypes.LPWSTR,
+            wintypes.DWORD,
+        ]
+        psapi.GetModuleFileNameExW.restype = wintypes.DWORD
         process = kernel32.GetCurrentProcess()
         modules = (wintypes.HMODULE * 4096)()
         needed = wintypes.DWORD()

@@ -152,7 +152,7 @@ pub enum Command {
     )]
     Verify {
         #[command(flatten)]
-        selection: Selection,
+        selection: CheckSelection,
         /// Also compare a tiny random Whisper model's encoder output with the official wheel's
         /// (needs network for torch, transformers and the official ctranslate2 from PyPI)
         #[arg(long)]
@@ -181,7 +181,7 @@ pub enum Command {
     )]
     Smoke {
         #[command(flatten)]
-        selection: Selection,
+        selection: CheckSelection,
         /// Freeze the app with PyInstaller and run the copy (the one smoke test so far)
         #[arg(long)]
         frozen: bool,
@@ -587,6 +587,33 @@ pub struct Selection {
     pub compiler_cache: CompilerCacheArg,
 }
 
+/// Which wheel a check (`verify`, `smoke`) looks at: the one a build of the variant left, or
+/// `--wheel FILE`.
+#[derive(Args)]
+pub struct CheckSelection {
+    /// The variant: a file variants/<name>.toml (with --wheel, default: the variant whose
+    /// local version the wheel carries, e.g. +cu12 for cuda)
+    #[arg(long, value_name = "NAME", required_unless_present = "wheel")]
+    pub variant: Option<String>,
+    /// Check this wheel instead of the one `build` left (a release asset, a CI artifact):
+    /// its file name gives the platform, the Python and the CTranslate2 version. A Windows
+    /// wheel on Linux is checked in python.org's Windows Python under wine
+    #[arg(long, value_name = "FILE")]
+    pub wheel: Option<PathBuf>,
+    /// The platform (default: the wheel's, else this host)
+    #[arg(long, value_name = "PLATFORM")]
+    pub platform: Option<PlatformArg>,
+    /// The Python version (default: the wheel's, else the host's python3)
+    #[arg(long, value_name = "X.Y")]
+    pub python: Option<String>,
+    /// The CTranslate2 version (default: the wheel's, else the variant's)
+    #[arg(long, value_name = "VERSION")]
+    pub ctranslate2: Option<String>,
+    /// CUDA architectures the build was made for (its folder does not depend on them)
+    #[arg(long, value_name = "LIST")]
+    pub cuda_arch: Option<String>,
+}
+
 impl Selection {
     /// A variant with every choice left to its default and no compiler cache (for commands
     /// that plan without building: patch, bump, bundle).
@@ -826,6 +853,15 @@ impl From<PlatformArg> for Platform {
         match p {
             PlatformArg::Linux => Platform::LinuxX86_64,
             PlatformArg::Windows => Platform::WindowsX86_64,
+        }
+    }
+}
+
+impl From<Platform> for PlatformArg {
+    fn from(p: Platform) -> PlatformArg {
+        match p {
+            Platform::LinuxX86_64 => PlatformArg::Linux,
+            Platform::WindowsX86_64 => PlatformArg::Windows,
         }
     }
 }

@@ -86,6 +86,34 @@ pub fn files_below(dir: &Path) -> Result<Vec<(String, PathBuf)>> {
     Ok(out)
 }
 
+/// Copies the tree `from` into `to` (created), files and folders only: a link is refused,
+/// never followed. Keeps Unix modes (an executable stays one).
+pub fn copy_tree(from: &Path, to: &Path) -> Result<()> {
+    fs::create_dir_all(to).with_context(|| format!("cannot create {}", to.display()))?;
+    for entry in fs::read_dir(from).with_context(|| format!("cannot list {}", from.display()))? {
+        let entry = entry?;
+        let kind = entry.file_type()?;
+        let target = to.join(entry.file_name());
+        if kind.is_dir() {
+            copy_tree(&entry.path(), &target)?;
+        } else if kind.is_file() {
+            fs::copy(entry.path(), &target).with_context(|| {
+                format!(
+                    "cannot copy {} to {}",
+                    entry.path().display(),
+                    target.display()
+                )
+            })?;
+        } else {
+            anyhow::bail!(
+                "{} is not a file or a folder: not copied",
+                entry.path().display()
+            );
+        }
+    }
+    Ok(())
+}
+
 /// For an error about a missing folder: what its parent does hold (`; PARENT holds a/, b/`),
 /// so that `lib64/` beside a missing `lib/` (an install whose CMake chose GNUInstallDirs'
 /// non-Debian layout) is seen at once.

@@ -42,5 +42,7 @@ pub mod units;
 pub mod unpack;
 pub mod variant;
 pub mod wheel;
+pub mod wheel_name;
 pub mod wheelhouse;
+pub mod winpython;
 pub mod workspace;

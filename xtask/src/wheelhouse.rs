@@ -4,7 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
-use anyhow::{Result, bail};
+use anyhow::{Context, Result, bail};
 
 use crate::platform::Platform;
 use crate::process::{Command, run_logged};
@@ -66,9 +66,53 @@ pub fn download_listed(
     log: &Path,
 ) -> Result<PathBuf> {
     let dest = dir(cache, platform, python);
+    let text = std::fs::read_to_string(requirements)
+        .with_context(|| format!("cannot read {}", requirements.display()))?;
     let command = pip_download(platform, python, &dest)?
-        .args(["--no-deps", "-r"])
-        .arg(requirements.display().to_string());
+        .arg("--no-deps")
+        .args(for_platform(&text, platform));
+    warm_first(&command, &dest, log)?;
+    Ok(dest)
+}
+
+/// The requirement lines of a requirements file for `platform`: `pip download --platform`
+/// evaluates environment markers for the machine it runs on, not the target, so the
+/// `sys_platform` / `platform_system` markers are decided here (others are left to pip).
+fn for_platform(text: &str, platform: Platform) -> Vec<String> {
+    let windows = platform.is_windows();
+    text.lines()
+        .map(|l| l.split('#').next().unwrap_or_default().trim())
+        .filter(|l| !l.is_empty())
+        .filter_map(|line| {
+            let Some((requirement, marker)) = line.split_once(';') else {
+                return Some(line.to_string());
+            };
+            let marker = marker.replace(['\'', '"'], "").replace(' ', "");
+            let decided = match marker.as_str() {
+                "sys_platform==win32" | "platform_system==Windows" => Some(windows),
+                "sys_platform!=win32" | "platform_system!=Windows" => Some(!windows),
+                "sys_platform==linux" | "platform_system==Linux" => Some(!windows),
+                _ => None,
+            };
+            match decided {
+                Some(true) => Some(requirement.trim().to_string()),
+                Some(false) => None,
+                None => Some(line.to_string()),
+            }
+        })
+        .collect()
+}
+
+/// Downloads `specs` (requirement strings, with their dependencies) into the wheelhouse.
+pub fn download_packages(
+    cache: &Path,
+    platform: Platform,
+    python: &str,
+    specs: &[String],
+    log: &Path,
+) -> Result<PathBuf> {
+    let dest = dir(cache, platform, python);
+    let command = pip_download(platform, python, &dest)?.args(specs.iter().cloned());
     warm_first(&command, &dest, log)?;
     Ok(dest)
 }
@@ -101,4 +145,31 @@ fn warm_first(command: &Command, dest: &Path, log: &Path) -> Result<()> {
         run_logged(command, &Default::default(), log, &mut |_| {})?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn platform_markers_are_decided_for_the_target_not_the_host() {
+        let text = "# c\nfaster-whisper==1.2.0\ncolorama==0.4.6 ; sys_platform == \"win32\"\n\
+                    uvloop==1 ; sys_platform != 'win32'\nx==1 ; python_version >= \"3.11\"\n";
+        assert_eq!(
+            for_platform(text, Platform::WindowsX86_64),
+            [
+                "faster-whisper==1.2.0",
+                "colorama==0.4.6",
+                "x==1 ; python_version >= \"3.11\""
+            ]
+        );
+        assert_eq!(
+            for_platform(text, Platform::LinuxX86_64),
+            [
+                "faster-whisper==1.2.0",
+                "uvloop==1",
+                "x==1 ; python_version >= \"3.11\""
+            ]
+        );
+    }
 }

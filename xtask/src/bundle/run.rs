@@ -608,6 +608,40 @@ fn package_root(dir: &Path) -> PathBuf {
     dir.to_path_buf()
 }
 
+/// `portable/` for an already bundled (fat) wheel, as [`run`] writes it for the wheel it
+/// bundles: every file below `folders` (the variant's bundle destinations) that is not
+/// Python source is listed as placed, since the bundle put them there. For checking a wheel
+/// someone downloaded (`smoke --frozen --wheel`).
+pub fn portable_of_fat_wheel(wheel: &Path, folders: &[String], out: &Path) -> Result<()> {
+    let tree = tempfile::tempdir()?;
+    let limits = Limits::default().for_archive(fs::metadata(wheel)?.len());
+    unpack::unpack(wheel, Format::Zip, None, tree.path(), &limits)
+        .with_context(|| format!("cannot unpack {}", wheel.display()))?;
+    let mut placed = Vec::new();
+    for (relative, path) in files_below(tree.path())? {
+        let (dest, name) = relative.rsplit_once('/').unwrap_or(("", relative.as_str()));
+        let in_folder = folders
+            .iter()
+            .any(|f| dest == f || dest.starts_with(&format!("{f}/")));
+        if !in_folder || name.ends_with(".py") || name.ends_with(".pyc") {
+            continue;
+        }
+        placed.push(Placed {
+            source: path.clone(),
+            dest: dest.to_string(),
+            name: name.to_string(),
+            reason: "in the fat wheel".into(),
+            package: String::new(),
+        });
+    }
+    let portable = out.join(PORTABLE_DIR);
+    if portable.exists() {
+        fs::remove_dir_all(&portable)
+            .with_context(|| format!("cannot replace {}", portable.display()))?;
+    }
+    write_portable(tree.path(), &placed, &portable)
+}
+
 /// `portable/_internal/`: the wheel's contents without its metadata, as PyInstaller lays out
 /// a one-folder app; `portable/binaries.json`: the (source, destination folder) pairs of the
 /// bundled files, sources relative to `portable/`, for a `.spec` file's `binaries`;

@@ -6,7 +6,7 @@ use std::process::ExitCode;
 use anyhow::Result;
 
 use crate::cache::Cache;
-use crate::cli::{Cli, Command, DownloadArgs, Selection};
+use crate::cli::{CheckSelection, Cli, Command, DownloadArgs, Selection};
 use crate::diagnostic::InputError;
 use crate::platform::Platform;
 use crate::variant::{Catalog, Choices};
@@ -43,6 +43,7 @@ mod pin;
 mod plan;
 mod release;
 mod smoke;
+mod smoke_wine;
 mod variants;
 mod verify;
 mod verify_release;
@@ -169,6 +170,57 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
             include.opt(),
         ),
     }
+}
+
+/// What a check (`verify`, `smoke`) looks at: the plan of the build the wheel belongs to, and
+/// `--wheel`'s file when one is given (else the build's own wheel).
+pub struct CheckTarget {
+    pub plan: crate::plan::Plan,
+    pub wheel: Option<std::path::PathBuf>,
+}
+
+/// `--wheel` fills what it can say (platform, Python, CTranslate2 version, and the variant by
+/// its local version); a wheel that does not fit what was asked is bad input.
+pub fn check_target(workspace: &Workspace, args: &CheckSelection) -> Result<CheckTarget> {
+    let name = match &args.wheel {
+        Some(wheel) if !wheel.is_file() => {
+            return Err(
+                InputError::new(format!("--wheel {}: no such file", wheel.display()))
+                    .note("give a ctranslate2 wheel (.whl)")
+                    .into(),
+            );
+        }
+        Some(wheel) => Some(crate::wheel_name::WheelName::parse(wheel)?),
+        None => None,
+    };
+    let variant = match (&args.variant, &name) {
+        (Some(v), _) => v.clone(),
+        (None, Some(name)) => crate::wheel_name::variant_for(&workspace.root, name)?,
+        (None, None) => unreachable!("clap requires --variant without --wheel"),
+    };
+    let selection = Selection {
+        platform: args
+            .platform
+            .or_else(|| name.as_ref().and_then(|n| n.platform).map(Into::into)),
+        python: args
+            .python
+            .clone()
+            .or_else(|| name.as_ref().and_then(|n| n.python.clone())),
+        ctranslate2: args
+            .ctranslate2
+            .clone()
+            .or_else(|| name.as_ref().map(|n| n.public_version.clone())),
+        cuda_arch: args.cuda_arch.clone(),
+        ..Selection::only(variant)
+    };
+    let plan = make_plan(workspace, &selection)?;
+    if let Some(name) = &name {
+        name.check_fits(plan.platform, &plan.python)?;
+    }
+    Ok(CheckTarget {
+        plan,
+        wheel: args.wheel.clone(),
+    })
 }
 
 pub fn make_plan(workspace: &Workspace, selection: &Selection) -> Result<crate::plan::Plan> {

@@ -6,10 +6,10 @@ use std::process::ExitCode;
 
 use anyhow::{Context, Result, bail};
 
-use super::make_plan;
 use super::verify::{speech_request, transcribe_in_verify_venv};
+use super::{CheckTarget, check_target};
 use crate::bundle::run::{BINARIES_JSON, PORTABLE_DIR};
-use crate::cli::{Selection, SpeechArgs};
+use crate::cli::{CheckSelection, SpeechArgs};
 use crate::diagnostic::InputError;
 use crate::plan::{Action, Plan};
 use crate::process::{Command, run_logged};
@@ -19,7 +19,7 @@ use crate::workspace::Workspace;
 
 pub fn run(
     workspace: &Workspace,
-    selection: &Selection,
+    selection: &CheckSelection,
     frozen_app: bool,
     allow_outside: &[String],
     speech_args: &SpeechArgs,
@@ -29,31 +29,50 @@ pub fn run(
             .note("cargo xtask smoke --variant cpu --frozen")
             .into());
     }
-    let plan = make_plan(workspace, selection)?;
+    let CheckTarget { plan, wheel } = check_target(workspace, selection)?;
     speech::check_request(&plan, &speech_request(speech_args))?;
-    let portable = portable_dir(&plan)?;
-    if !portable.join(BINARIES_JSON).is_file() {
-        bail!(
-            "{} is not there: build the variant first with `cargo xtask build --variant {}`",
-            portable.display(),
-            plan.variant
-        );
-    }
-    let (prepared, wheel) = transcribe_in_verify_venv(workspace, &plan, speech_args)?;
-
     let log_dir = workspace.log_dir(&plan.slot, plan.platform);
+    std::fs::create_dir_all(&log_dir)?;
     let log = log_dir.join("smoke.log");
     std::fs::write(&log, "")?;
     let work = workspace
         .xtask_dir()
         .join("smoke")
         .join(format!("{}-{}-py{}", plan.slot, plan.platform, plan.python));
+    let portable = match &wheel {
+        Some(wheel) => portable_of_wheel(&plan, wheel, &work)?,
+        None => built_portable(&plan)?,
+    };
+    if crate::winpython::under_wine(plan.platform) {
+        let wheel = match wheel {
+            Some(w) => w,
+            None => built_wheel(&plan)?,
+        };
+        return super::smoke_wine::run(
+            workspace,
+            &plan,
+            &super::smoke_wine::Inputs {
+                wheel: &wheel,
+                portable: &portable,
+                work: &work,
+                log: &log,
+            },
+            allow_outside,
+            speech_args,
+        );
+    }
+    if let Some(wheel) = &wheel {
+        super::verify::run_verify_step(&plan, wheel, &log_dir.join("verify.log"))?;
+    }
+    let (prepared, wheel) = transcribe_in_verify_venv(workspace, &plan, speech_args)?;
     let python = freeze_venv(workspace, &plan, &work, speech_args.download.offline, &log)?;
     eprintln!("freezing the app with PyInstaller (log: {})", log.display());
     let app = frozen::freeze(&frozen::FreezeInputs {
         platform: plan.platform,
         root: &workspace.root,
         python: &python,
+        host: &frozen::Host::default(),
+        excludes: &[],
         portable: &portable,
         work: &work,
         log: &log,
@@ -62,7 +81,29 @@ pub fn run(
         "running a fresh copy of {} with a scrubbed environment",
         app.display()
     );
-    let run = frozen::run_copy(&app, &work.join("runs"), plan.platform, &prepared.job, &log)?;
+    let run = frozen::run_copy(
+        &app,
+        &work.join("runs"),
+        plan.platform,
+        &frozen::Host::default(),
+        &prepared.job,
+        &log,
+    )?;
+    let app_seen = run.app.clone();
+    judge(&run, &app_seen, &prepared, &wheel, allow_outside)?;
+    print_sizes(&run.app, &portable)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The frozen app's run judged: the same transcript as the wheel's, frozen, and no library
+/// from outside the app and the system (`app_seen`: the app's folder as the app sees it).
+pub fn judge(
+    run: &frozen::Frozen,
+    app_seen: &Path,
+    prepared: &speech::Prepared,
+    wheel: &outcome::Outcome,
+    allow_outside: &[String],
+) -> Result<()> {
     let notable: Vec<&str> = run
         .dropped_env
         .iter()
@@ -79,8 +120,7 @@ pub fn run(
         },
         notable.join(" ")
     );
-
-    let wer = speech::verdict(&run.outcome, &prepared)?;
+    let wer = speech::verdict(&run.outcome, prepared)?;
     if !run.outcome.frozen {
         bail!(
             "the app that ran is not frozen (sys.frozen unset): {}",
@@ -95,7 +135,7 @@ pub fn run(
         );
     }
     let (allowed, refused): (Vec<&str>, Vec<&str>) =
-        outcome::from_elsewhere(&run.outcome, &run.app)
+        outcome::from_elsewhere(&run.outcome, app_seen)
             .into_iter()
             .partition(|l| outcome::is_allowed(l, allow_outside));
     for library in &allowed {
@@ -115,8 +155,54 @@ pub fn run(
         "the frozen app transcribed like the wheel: {}",
         speech::summary(&run.outcome, wer)
     );
-    print_sizes(&run.app, &portable)?;
-    Ok(ExitCode::SUCCESS)
+    Ok(())
+}
+
+/// The wheel the build left.
+fn built_wheel(plan: &Plan) -> Result<PathBuf> {
+    let step = plan
+        .step(|a| matches!(a, Action::Verify))
+        .context("the plan has no verify step")?;
+    let wheel = PathBuf::from(
+        step.inputs
+            .first()
+            .context("the verify step has no wheel")?,
+    );
+    if !wheel.is_file() {
+        bail!(
+            "{} is not there: build the variant first with `cargo xtask build --variant {}`, or \
+             check a wheel with --wheel FILE",
+            wheel.display(),
+            plan.variant
+        );
+    }
+    Ok(wheel)
+}
+
+/// The build's portable/ folder, which must be there.
+fn built_portable(plan: &Plan) -> Result<PathBuf> {
+    let portable = portable_dir(plan)?;
+    if !portable.join(BINARIES_JSON).is_file() {
+        bail!(
+            "{} is not there: build the variant first with `cargo xtask build --variant {}`, or \
+             check a wheel with --wheel FILE",
+            portable.display(),
+            plan.variant
+        );
+    }
+    Ok(portable)
+}
+
+/// portable/ laid out from a fat wheel, in `work`.
+fn portable_of_wheel(plan: &Plan, wheel: &Path, work: &Path) -> Result<PathBuf> {
+    portable_dir(plan)?;
+    let folders = plan
+        .bundle_action()
+        .map(|b| b.destinations.clone())
+        .unwrap_or_default();
+    std::fs::create_dir_all(work)?;
+    crate::bundle::run::portable_of_fat_wheel(wheel, &folders, work)?;
+    Ok(work.join(PORTABLE_DIR))
 }
 
 /// The bundle's portable folder for this build.
@@ -200,7 +286,7 @@ fn freeze_venv(
 }
 
 /// The app's size, and each library the bundle placed (from portable/binaries.json).
-fn print_sizes(app: &Path, portable: &Path) -> Result<()> {
+pub fn print_sizes(app: &Path, portable: &Path) -> Result<()> {
     // Links (PyInstaller 6 links libraries between folders on Linux) count once, as files.
     let size = |p: &Path| {
         std::fs::symlink_metadata(p)

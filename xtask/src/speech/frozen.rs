@@ -28,21 +28,37 @@ pub struct Frozen {
 }
 
 /// The `.spec` for `portable` and `script` (Python string literals written as JSON strings,
-/// which Python reads the same for any path).
-pub fn spec_text(portable: &Path, script: &Path) -> String {
+/// which Python reads the same for any path), leaving out the modules `excludes` names
+/// besides onnxruntime.
+pub fn spec_text(portable: &Path, script: &Path, excludes: &[&str]) -> String {
     let literal =
         |p: &Path| serde_json::to_string(&p.display().to_string().replace('\\', "/")).unwrap();
+    let excludes: Vec<&str> = std::iter::once("onnxruntime")
+        .chain(excludes.iter().copied())
+        .collect();
     SPEC_TEMPLATE
         .replace("@PORTABLE@", &literal(portable))
         .replace("@SCRIPT@", &literal(script))
         .replace("@NAME@", &serde_json::to_string(APP_NAME).unwrap())
+        .replace("@EXCLUDES@", &serde_json::to_string(&excludes).unwrap())
+}
+
+/// How a program is started: directly, or through `wrapper` (wine), with `env` added.
+#[derive(Default)]
+pub struct Host {
+    pub wrapper: Option<PathBuf>,
+    pub env: std::collections::BTreeMap<String, String>,
 }
 
 pub struct FreezeInputs<'a> {
     pub platform: Platform,
     pub root: &'a Path,
-    /// The venv's python with PyInstaller and faster-whisper installed.
+    /// The python with PyInstaller and faster-whisper installed.
     pub python: &'a str,
+    /// How it is started.
+    pub host: &'a Host,
+    /// Modules PyInstaller leaves out besides onnxruntime.
+    pub excludes: &'a [&'a str],
     pub portable: &'a Path,
     pub work: &'a Path,
     pub log: &'a Path,
@@ -53,6 +69,8 @@ pub fn freeze(inputs: &FreezeInputs) -> Result<PathBuf> {
     let FreezeInputs {
         root,
         python,
+        host,
+        excludes,
         portable,
         work,
         log,
@@ -66,9 +84,13 @@ pub fn freeze(inputs: &FreezeInputs) -> Result<PathBuf> {
     }
     fs::create_dir_all(work)?;
     let spec = work.join(format!("{APP_NAME}.spec"));
-    fs::write(&spec, spec_text(portable, &root.join(SCRIPT)))?;
+    fs::write(&spec, spec_text(portable, &root.join(SCRIPT), excludes))?;
     let dist = work.join("dist");
-    let command = Command::new(python)
+    let command = match &host.wrapper {
+        Some(wrapper) => Command::new(wrapper.display().to_string()).arg(python),
+        None => Command::new(python),
+    };
+    let command = command
         .args([
             "-m",
             "PyInstaller",
@@ -83,7 +105,7 @@ pub fn freeze(inputs: &FreezeInputs) -> Result<PathBuf> {
             work.join("build").display().to_string(),
         ])
         .arg(spec.display().to_string());
-    run_logged(&command, &Default::default(), log, &mut |_| {})?;
+    run_logged(&command, &host.env, log, &mut |_| {})?;
     let app = dist.join(APP_NAME);
     if !app.join(inputs.platform.exe(APP_NAME)).is_file() {
         bail!(
@@ -96,11 +118,12 @@ pub fn freeze(inputs: &FreezeInputs) -> Result<PathBuf> {
 }
 
 /// Copies `app` into a fresh folder under `runs` and runs it there with a scrubbed
-/// environment.
+/// environment (through `host`'s wrapper, whose variables are added after the scrub).
 pub fn run_copy(
     app: &Path,
     runs: &Path,
     platform: Platform,
+    host: &Host,
     job: &Job,
     log: &Path,
 ) -> Result<Frozen> {
@@ -119,13 +142,28 @@ pub fn run_copy(
         .context("cannot make a fresh folder for the app")?;
     let copy = fresh.path().join(APP_NAME);
     copy_tree(app, &copy)?;
-    let scrub = scrubbed(platform, std::env::vars());
+    // Under a wrapper the variables scrubbed are this host's (wine makes the Windows
+    // environment out of them).
+    let scrub_for = match host.wrapper {
+        Some(_) => Platform::host().unwrap_or(platform),
+        None => platform,
+    };
+    let mut scrub = scrubbed(scrub_for, std::env::vars());
+    scrub.env.extend(host.env.clone());
     let exe = copy.join(platform.exe(APP_NAME));
-    let launch = Launch {
-        program: &exe,
-        leading: Vec::new(),
-        cwd: Some(fresh.path()),
-        env: Some(&scrub.env),
+    let launch = match &host.wrapper {
+        Some(wrapper) => Launch {
+            program: wrapper,
+            leading: vec![exe.display().to_string()],
+            cwd: Some(fresh.path()),
+            env: Some(&scrub.env),
+        },
+        None => Launch {
+            program: &exe,
+            leading: Vec::new(),
+            cwd: Some(fresh.path()),
+            env: Some(&scrub.env),
+        },
     };
     let report = fresh.path().join("report.json");
     let outcome = super::transcriber::run(&launch, job, &report, log)?;
@@ -176,6 +214,7 @@ mod tests {
         let text = spec_text(
             Path::new(r"C:\b\dist\portable"),
             Path::new("/r/xtask/python/transcribe.py"),
+            &["_wmi"],
         );
         assert!(
             text.contains(r#"PORTABLE = "C:/b/dist/portable""#),
@@ -184,6 +223,10 @@ mod tests {
         assert!(text.contains(r#"["/r/xtask/python/transcribe.py"]"#));
         assert!(text.contains(r#"pathex=[PORTABLE + "/_internal"]"#));
         assert!(text.contains("hookspath=[PORTABLE]"));
+        assert!(
+            text.contains(r#"excludes=["onnxruntime","_wmi"]"#),
+            "{text}"
+        );
         assert!(!text.contains('@'), "every placeholder is filled: {text}");
     }
 }

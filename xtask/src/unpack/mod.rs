@@ -4,6 +4,8 @@
 //! destination and renamed into place only when every entry was accepted, so a bad archive
 //! leaves the destination as it was.
 
+mod member;
+pub use member::copy_member;
 mod sevenz;
 mod tar_gz;
 mod tree;
