@@ -349,11 +349,27 @@ pub enum Command {
         #[arg(long, value_name = "DIR")]
         out: PathBuf,
     },
-    /// Check a release folder: SHA256SUMS, every wheel's RECORD, the manifest
-    #[command(after_help = "Example:\n  cargo xtask verify-release target/dist/4.7.1")]
+    /// Check a release folder: SHA256SUMS, every wheel's RECORD, the manifest; --install: as users install it
+    #[command(
+        long_about = "Check a release folder: SHA256SUMS, every wheel's RECORD, the manifest, \
+                      the pip index. With --install, also install it the way its users do: the \
+                      folder is served over loopback HTTP, a fresh Python that already has \
+                      PyPI's ctranslate2==X runs `pip install --force-reinstall --index-url \
+                      http://127.0.0.1:PORT/whl/<variant> \"ctranslate2==X+<local>\"` (the \
+                      consumer's onboarding step), and the result must report X+<local>, import, \
+                      and with --transcribe transcribe the pinned clip. A Windows release on a \
+                      Linux host installs into python.org's Windows Python under wine; --pyapp \
+                      does it through a PyApp exe as the consumer ships (Windows wheels).",
+        after_help = "Examples:\n  cargo xtask verify-release target/dist/4.7.1\n  \
+                      cargo xtask verify-release target/dist/4.7.1 --install --transcribe\n  \
+                      cargo xtask verify-release target/dist/4.7.1 --install --platform windows-x86_64 --python 3.12 --variant cpu --pyapp\n\n\
+                      Exit codes: 0 the release checks out (and installs), 1 it does not, 2 bad input."
+    )]
     VerifyRelease {
         /// The release folder
         dir: PathBuf,
+        #[command(flatten)]
+        install: InstallArgs,
     },
     /// Add a CTranslate2 version: its data file from the previous version's, pins, patch check
     #[command(
@@ -585,6 +601,37 @@ pub struct Selection {
     /// one is on PATH
     #[arg(long, value_name = "CACHE", default_value = "auto")]
     pub compiler_cache: CompilerCacheArg,
+}
+
+/// `verify-release --install`: what to install from the release, and how.
+#[derive(Args)]
+pub struct InstallArgs {
+    /// Install the release as its users do (see above)
+    #[arg(long)]
+    pub install: bool,
+    /// With --install: the platform of the wheels (default: this host; windows-x86_64 on
+    /// Linux runs under wine)
+    #[arg(long, value_name = "PLATFORM", requires = "install")]
+    pub platform: Option<PlatformArg>,
+    /// With --install: the Python of the wheels (default: 3.12 for Windows, the host's python3
+    /// for Linux)
+    #[arg(long, value_name = "X.Y", requires = "install")]
+    pub python: Option<String>,
+    /// With --install: only these variants (repeatable; default: every one the release has)
+    #[arg(long = "variant", value_name = "NAME", requires = "install")]
+    pub variants: Vec<String>,
+    /// With --install: another folder of wheels the installs may take dependencies from
+    /// (repeatable), e.g. NVIDIA's cuBLAS wheel
+    #[arg(long = "find-links", value_name = "DIR", requires = "install")]
+    pub find_links: Vec<PathBuf>,
+    /// With --install: transcribe the pinned clip with each installed wheel
+    #[arg(long, requires = "install")]
+    pub transcribe: bool,
+    /// With --install: also through a PyApp exe (Windows wheels), as the consumer ships
+    #[arg(long, requires = "install")]
+    pub pyapp: bool,
+    #[command(flatten)]
+    pub download: DownloadArgs,
 }
 
 /// Which wheel a check (`verify`, `smoke`) looks at: the one a build of the variant left, or

@@ -41,6 +41,7 @@ mod pages;
 mod patch;
 mod pin;
 mod plan;
+mod pyapp_check;
 mod release;
 mod smoke;
 mod smoke_wine;
@@ -138,7 +139,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         Command::Bench(args) => bench::run(workspace, args),
         Command::Bundle(args) => bundle::run(workspace, &args),
         Command::Release(args) => release::run(workspace, args),
-        Command::VerifyRelease { dir } => verify_release::run(&dir),
+        Command::VerifyRelease { dir, install } => verify_release::run(workspace, &dir, &install),
         Command::Bump {
             ctranslate2,
             from,

@@ -61,11 +61,12 @@ pub fn run(
             log,
         },
     )?;
+    let wer = speech::verdict(&by_wheel, &prepared)?;
     eprintln!(
         "transcribed with {} in {}: {}",
         wheel.display(),
         session.label(),
-        speech::summary(&by_wheel, None)
+        speech::summary(&by_wheel, wer)
     );
 
     // PyInstaller takes ctranslate2 from portable/ only, as in the venv without it natively.
@@ -150,18 +151,27 @@ fn print_loaded(log: &Path, from: u64, app: &Path) -> Result<()> {
     let (own, system): (Vec<_>, Vec<_>) = loaded
         .iter()
         .partition(|(path, _)| path.to_lowercase().starts_with(&app));
+    let (modules, libraries): (Vec<_>, Vec<_>) = own
+        .into_iter()
+        .partition(|(path, _)| path.to_lowercase().ends_with(".pyd"));
     println!(
-        "libraries the app loaded (WINEDEBUG=+loaddll): {} from the app, {} from the system",
-        own.len(),
+        "libraries the app loaded (WINEDEBUG=+loaddll): {} DLLs and {} extension modules from \
+         the app, {} from the system",
+        libraries.len(),
+        modules.len(),
         system.len()
     );
-    for (path, kind) in own {
-        println!("  {kind:<8} {path}");
+    for (path, kind) in libraries {
+        println!("  {kind:<8} {}", path.get(app.len()..).unwrap_or(path));
     }
-    let builtin = system.iter().filter(|(_, k)| k == "builtin").count();
+    let (builtin, native): (Vec<_>, Vec<_>) =
+        system.into_iter().partition(|(_, kind)| kind == "builtin");
     println!(
-        "  (system: {builtin} wine builtin, {} native)",
-        system.len() - builtin
+        "  and {} of wine's builtin system DLLs; native from the system:",
+        builtin.len()
     );
+    for (path, _) in native {
+        println!("  native   {path}");
+    }
     Ok(())
 }

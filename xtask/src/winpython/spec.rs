@@ -151,7 +151,10 @@ mod tests {
         assert!(spec.python("3.9").unwrap_err().to_string().contains("3.10"));
         for input in spec.inputs.values() {
             assert_eq!(input.sha256.len(), 64);
-            assert!(input.url.starts_with("https://files.pythonhosted.org/"));
+            assert!(
+                input.url.starts_with("https://files.pythonhosted.org/")
+                    || input.url.starts_with("https://static.crates.io/")
+            );
         }
     }
 

@@ -1,0 +1,162 @@
+//! `verify-release --install --pyapp`: the release installed through a PyApp exe under wine,
+//! as the consumer's users get it: the exe's first run unpacks its Python and installs the
+//! app with PyPI's ctranslate2; `exe self pip install --force-reinstall --index-url …` (the
+//! onboarding step) swaps in the variant's wheel; the app must then report the variant's
+//! version and transcribe. A fresh wine prefix per variant (wine 8 drops variables with `-`
+//! in their names, so PyApp's per-project install folder cannot be moved instead).
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use anyhow::{Result, bail};
+
+use crate::pyapp;
+use crate::release_install::{self as install, Request, Target};
+use crate::serve::Server;
+use crate::winpython::{STEP_LIMIT, prepare, wine::Wine};
+use crate::workspace::Workspace;
+
+pub fn run(
+    workspace: &Workspace,
+    request: &Request,
+    targets: &[Target],
+    server: &Server,
+    work: &Path,
+) -> Result<()> {
+    let work = work.join("pyapp");
+    std::fs::create_dir_all(&work)?;
+    let log = work.join("pyapp.log");
+    std::fs::write(&log, "")?;
+    let spec = crate::winpython::spec::Spec::load(&workspace.root)?;
+    let wheelhouse =
+        crate::wheelhouse::dir(&workspace.cache_dir, request.platform, &request.python);
+    let constraints = install::constraints(&work, &spec.numpy)?;
+    let python = prepare::prepare(
+        &workspace.root,
+        &crate::cache::Cache::new(&workspace.cache_dir),
+        &workspace.xtask_dir(),
+        &request.download,
+        &request.python,
+    )?;
+    let mut pip_args = vec![
+        "--no-index".to_string(),
+        "--find-links".into(),
+        wheelhouse.display().to_string(),
+    ];
+    for dir in request.find_links {
+        pip_args.extend(["--find-links".into(), dir.display().to_string()]);
+    }
+    pip_args.extend(["--constraint".into(), constraints.display().to_string()]);
+    let baseline = targets[0].baseline.trim_start_matches("ctranslate2==");
+    let exe = pyapp::build(
+        workspace,
+        &pyapp::Inputs {
+            python: &python,
+            ctranslate2: baseline,
+            pip_extra_args: &pip_args,
+            work: &work,
+            log: &log,
+        },
+        &request.download,
+    )?;
+    eprintln!("built {}", exe.display());
+    for target in targets {
+        let wine = Wine::start(workspace, &work.join(format!("prefix-{}", target.variant)))?;
+        let run = |args: &[String]| -> Result<String> {
+            let mut out = String::new();
+            wine.run(
+                &exe,
+                args,
+                &BTreeMap::new(),
+                &log,
+                STEP_LIMIT,
+                &mut |line| {
+                    out.push_str(line);
+                    out.push('\n');
+                },
+            )?;
+            Ok(out)
+        };
+        let reported = |out: &str| -> String {
+            out.lines()
+                .find_map(|l| l.strip_prefix("installed "))
+                .and_then(|rest| rest.split_whitespace().next())
+                .unwrap_or("nothing")
+                .to_string()
+        };
+        let first = reported(&run(&[])?);
+        if first != baseline {
+            bail!(
+                "the PyApp exe's first run reported ctranslate2 {first}, not PyPI's {baseline} (log: {})",
+                log.display()
+            );
+        }
+        eprintln!(
+            "{}: the PyApp exe's first run installed PyPI's ctranslate2 {first}",
+            target.variant
+        );
+        let mut onboarding: Vec<String> =
+            ["self", "pip", "install", "--force-reinstall", "--index-url"]
+                .map(String::from)
+                .to_vec();
+        onboarding.push(server.url(&format!("/{}/{}", crate::pep503::DIR, target.variant)));
+        onboarding.extend(pip_args.iter().skip(1).cloned());
+        onboarding.push(target.requirement.clone());
+        eprintln!(
+            "  the consumer's onboarding: ct2-speech-app.exe {}",
+            onboarding.join(" ")
+        );
+        run(&onboarding)?;
+        let requirements = workspace.root.join(crate::speech::TRANSCRIBE_REQUIREMENTS);
+        let mut speech = ["self", "pip", "install", "--no-deps"]
+            .map(String::from)
+            .to_vec();
+        speech.extend(pip_args.iter().cloned());
+        speech.extend(["-r".into(), requirements.display().to_string()]);
+        run(&speech)?;
+        let after = reported(&run(&[])?);
+        install::expect_version(&after, target, "the PyApp exe after onboarding")?;
+        eprintln!("  the app reports ctranslate2 {after}");
+        if request.transcribe {
+            transcribe(workspace, request, target, &run, &work)?;
+        }
+    }
+    Ok(())
+}
+
+/// The pinned clip transcribed by the app, checked against its reference.
+fn transcribe(
+    workspace: &Workspace,
+    request: &Request,
+    target: &Target,
+    run: &dyn Fn(&[String]) -> Result<String>,
+    work: &Path,
+) -> Result<()> {
+    let spec = crate::speech::spec::Spec::load(&workspace.root)?;
+    let assets = crate::speech::assets::prepare(
+        &spec,
+        &crate::cache::Cache::new(&workspace.cache_dir),
+        &workspace.xtask_dir(),
+        &request.download,
+    )?;
+    let report = work.join(format!("transcribe-{}.json", target.variant));
+    let job = crate::speech::transcriber::Job {
+        model: assets.model,
+        audio: assets.audio,
+        device: "cpu".into(),
+        compute_type: "default".into(),
+        language: spec.audio.language.clone(),
+        threads: 0,
+    };
+    run(&job.args(&report))?;
+    let text = std::fs::read_to_string(&report)?;
+    let outcome: crate::speech::outcome::Outcome = serde_json::from_str(&text)?;
+    let wer =
+        crate::speech::outcome::judge(&outcome, Some(&spec.audio.reference), spec.audio.max_wer)
+            .map_err(|e| anyhow::anyhow!("{e}"))?;
+    eprintln!(
+        "  the app transcribed: {}",
+        crate::speech::summary(&outcome, wer)
+    );
+    Ok(())
+}
