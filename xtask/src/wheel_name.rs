@@ -118,8 +118,16 @@ pub fn variant_for(root: &Path, wheel: &WheelName) -> Result<String, InputError>
     };
     let catalog = crate::variant::Catalog::load(root, &[])?;
     let mut found = Vec::new();
+    let choices = crate::variant::Choices {
+        platform: wheel.platform,
+        python: wheel.python.clone(),
+        ..crate::variant::Choices::default()
+    };
     for name in catalog.variant_names() {
-        let resolved = catalog.resolve(name, &crate::variant::Choices::default())?;
+        // A variant not built for the wheel's platform or Python is not its variant.
+        let Ok(resolved) = catalog.resolve(name, &choices) else {
+            continue;
+        };
         if resolved
             .local_version
             .as_deref()

@@ -386,7 +386,7 @@ fn make_writable(path: &Path) -> Result<()> {
 }
 
 /// Imports and delay-loaded imports: both must be present for the binary to work.
-fn read_imports(path: &Path) -> Result<Vec<String>, String> {
+pub fn read_imports(path: &Path) -> Result<Vec<String>, String> {
     let info = binary::read(path).map_err(|e| e.to_string())?;
     let mut names = info.imports;
     names.extend(info.delay_imports);

@@ -34,10 +34,19 @@ pub fn run(workspace: &Workspace, args: &BundleArgs) -> Result<ExitCode> {
                     wheel.display()
                 );
             }
+            // The SDK's version matters where the bundle declares what the run-time needs
+            // by its major ([bundle.requires-dist]): read from the --sdk-dir given.
+            let sdk_version = match (&plan.sdk, &args.sdk_dir) {
+                (Some(sdk), Some(dir)) => {
+                    Some(crate::sdk::find(sdk, plan.platform, &[], Some(dir))?.version)
+                        .filter(|v| !v.is_empty())
+                }
+                _ => None,
+            };
             let found = bundle_spec::Folders {
                 sdk_root: args.sdk_dir.clone(),
                 toolchain: args.toolchain_dir.clone(),
-                sdk_version: None,
+                sdk_version,
             };
             bundle_spec::from_plan(&plan, &found)?
         }

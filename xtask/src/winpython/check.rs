@@ -60,11 +60,23 @@ pub fn verify(
             }
             session.pip_install(wheelhouse, &rest, log)?;
         } else {
-            session.python(&args, log, &mut |line| {
+            let ran = session.python(&args, log, &mut |line| {
                 // A closed stdout only loses the echo; the log keeps every line.
                 use std::io::Write as _;
                 let _ = writeln!(std::io::stdout().lock(), "{line}");
-            })?;
+            });
+            if let Err(e) = ran {
+                return Err(
+                    match super::diagnose::missing_dlls(&session.python.site_packages()) {
+                        Some(missing) => e.context(format!(
+                            "the installed wheel needs DLLs that the Windows loader finds nowhere \
+                         (not in the folders ctranslate2/__init__.py adds, nor Windows' own): \
+                         {missing}"
+                        )),
+                        None => e,
+                    },
+                );
+            }
         }
     }
     Ok(())

@@ -9,6 +9,7 @@
 //! - `wine.rs`: the prefix, the accommodations wine 8 needs, bounded runs.
 
 pub mod check;
+pub mod diagnose;
 pub mod prepare;
 pub mod signature;
 pub mod spec;

@@ -58,10 +58,15 @@ pub fn verify_all(
         );
         let signer = first_signer(&text);
         if !output.status.success() || !text.contains("Succeeded") {
-            let why = match &signer {
-                None => "it carries no Authenticode signature".to_string(),
-                Some(s) => {
-                    format!("its signature by {s} does not verify against Microsoft's roots")
+            let why = if text.contains("MISMATCH") {
+                "its contents do not match the digest it was signed with (changed after signing)"
+                    .to_string()
+            } else {
+                match &signer {
+                    None => "it carries no valid Authenticode signature".to_string(),
+                    Some(s) => {
+                        format!("its signature by {s} does not verify against Microsoft's roots")
+                    }
                 }
             };
             return Err(InputError::new(format!("{name} in {what}: {why}"))

@@ -32,4 +32,5 @@ mod test_skips;
 mod versions;
 mod windows_cpu_standin;
 mod windows_exe;
+mod windows_python;
 mod workflows;

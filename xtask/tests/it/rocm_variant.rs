@@ -12,163 +12,19 @@ use crate::common;
 
 use std::collections::BTreeSet;
 use std::fs;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use common::Scratch;
 use common::mingw;
-use common::rocm::{CORE_DEST, KERNEL_BYTES, LIBS_DEST, Rocm, WHEEL, rocm};
+use common::rocm::{
+    CORE_DEST, CORE_PIN, CORE_WHEEL, DIST, INDEX, KERNEL_BYTES, LIBS_DEST, LIBS_PIN, LIBS_WHEEL,
+    MSVC, MSVC_PIN, RELEASE, ROCM_VERSION_FILE, StandIn, WHEEL, build, build_args, repin,
+    scratch_for, serve, sha256, stand_in,
+};
 use common::server::Server;
-use common::wheel::{read_report, unzip, zip_names, zip_wheel};
+use common::wheel::{read_report, unzip, zip_names};
 use common::windows_exe::{WinXtask, win};
-use common::{Run, Scratch};
-
-const RELEASE: &str =
-    "/github.com/OpenNMT/CTranslate2/releases/download/v4.7.1/rocm-python-wheels-Windows.zip";
-const INDEX: &str = "/repo.radeon.com/rocm/windows/rocm-rel-7.2/";
-const CORE_WHEEL: &str = "rocm_sdk_core-7.2.0.dev0-py3-none-win_amd64.whl";
-const LIBS_WHEEL: &str = "rocm_sdk_libraries_custom-7.2.0.dev0-py3-none-win_amd64.whl";
-const DIST: &str = "target/xtask/rocm/windows-x86_64/dist/py3.12";
-const MSVC: &str = "/files.pythonhosted.org/packages/98/33/be9ef68901200813fc174a06758b4ae48ca4eb58fa783280dd879d5fd048/msvc_runtime-14.51.36231-cp312-cp312-win_amd64.whl";
-/// The pins in variants/ of the SDK wheels (published digests) and the VC++ runtime (PyPI).
-const CORE_PIN: (&str, u64) = (
-    "f8dac46ea54d570dd73a694e9f6793e80889a8168dd484be57b0d2f65079dde3",
-    636833391,
-);
-const LIBS_PIN: (&str, u64) = (
-    "29a155b8f0da7b4ea05481ba665dc08749462a66bfc7cee27a6976bdea41f0cc",
-    492439790,
-);
-const MSVC_PIN: (&str, u64) = (
-    "89f70d1a37bb64164cdb09d02dd82d6b1400e1310be2995b4ed5a9f23efe2222",
-    2052033,
-);
-
-/// The stand-in: the synthetic ROCm files, and the four downloads made from them.
-struct StandIn {
-    dir: tempfile::TempDir,
-    rocm: Rocm,
-    release_zip: Vec<u8>,
-    core_wheel: Vec<u8>,
-    libs_wheel: Vec<u8>,
-    msvc_wheel: Vec<u8>,
-}
-
-fn stand_in() -> StandIn {
-    let dir = tempfile::tempdir().unwrap();
-    let rocm = rocm(dir.path());
-    let zipped = |tree: &Path, name: &str| {
-        let path = dir.path().join("index").join(name);
-        zip_wheel(tree, &path);
-        fs::read(path).unwrap()
-    };
-    StandIn {
-        release_zip: release_zip(&rocm.wheel),
-        core_wheel: zipped(&rocm.core_tree, CORE_WHEEL),
-        libs_wheel: zipped(&rocm.libs_tree, LIBS_WHEEL),
-        msvc_wheel: zipped(&rocm.msvc_tree, "msvc_runtime.whl"),
-        rocm,
-        dir,
-    }
-}
-
-/// Where the rocm variant's official zip and SDK wheels of the default CTranslate2 are pinned.
-const ROCM_VERSION_FILE: &str = "variants/ctranslate2/4.7.1.toml";
-
-/// A scratch copy of variants/ whose pins of the SDK and VC++ runtime wheels are those of
-/// the stand-in's wheels (in the variant files and in pins.lock alike).
-fn scratch_for(s: &StandIn) -> Scratch {
-    let scratch = Scratch::new();
-    repin(&scratch, CORE_PIN, &s.core_wheel, ROCM_VERSION_FILE);
-    repin(&scratch, LIBS_PIN, &s.libs_wheel, ROCM_VERSION_FILE);
-    repin(&scratch, MSVC_PIN, &s.msvc_wheel, "variants/defaults.toml");
-    scratch
-}
-
-/// Replaces the pin `(sha, size)` in `file` and pins.lock by that of `bytes`.
-fn repin(scratch: &Scratch, (sha, size): (&str, u64), bytes: &[u8], file: &str) {
-    let digest = sha256(bytes);
-    for f in [file, "variants/pins.lock"] {
-        scratch.edit(f, sha, &digest);
-    }
-    scratch.edit(
-        file,
-        &format!("size = {size}\n"),
-        &format!("size = {}\n", bytes.len()),
-    );
-    scratch.edit(
-        "variants/pins.lock",
-        &format!("size = {size} }}"),
-        &format!("size = {} }}", bytes.len()),
-    );
-}
-
-fn sha256(bytes: &[u8]) -> String {
-    use sha2::Digest;
-    sha2::Sha256::digest(bytes)
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
-}
-
-/// The GitHub release asset: a zip of the wheels under `temp-windows/`.
-fn release_zip(wheel: &Path) -> Vec<u8> {
-    let mut bytes = std::io::Cursor::new(Vec::new());
-    let mut zip = zip::ZipWriter::new(&mut bytes);
-    zip.start_file(
-        format!("temp-windows/{WHEEL}"),
-        zip::write::SimpleFileOptions::default(),
-    )
-    .unwrap();
-    zip.write_all(&fs::read(wheel).unwrap()).unwrap();
-    zip.finish().unwrap();
-    bytes.into_inner()
-}
-
-/// Serves the stand-in's files at their real hosts' paths; `without_libs` leaves
-/// `rocm_sdk_libraries_custom` out of the index.
-fn serve(s: &StandIn, without_libs: bool) -> Server {
-    let server = Server::start();
-    server.serve(RELEASE, Arc::new(s.release_zip.clone()));
-    server.serve(
-        &format!("{INDEX}{CORE_WHEEL}"),
-        Arc::new(s.core_wheel.clone()),
-    );
-    if !without_libs {
-        server.serve(
-            &format!("{INDEX}{LIBS_WHEEL}"),
-            Arc::new(s.libs_wheel.clone()),
-        );
-    }
-    server.serve(MSVC, Arc::new(s.msvc_wheel.clone()));
-    server
-}
-
-fn build(scratch: &Scratch, server: &Server, extra: &[&str], env: &[(&str, &str)]) -> Run {
-    let mirror = format!("{}/", server.base());
-    let cache = scratch.path().join("cache");
-    let args = build_args(cache.to_str().unwrap(), &mirror, extra);
-    common::xtask_with_env(scratch.path(), &args, env, &["ROCM_SDK_TARGET_FAMILY"])
-}
-
-/// `build` of the rocm variant for Windows and Python 3.12 from `mirror`, into `cache`.
-fn build_args<'a>(cache: &'a str, mirror: &'a str, extra: &[&'a str]) -> Vec<&'a str> {
-    let mut args = vec![
-        "--cache-dir",
-        cache,
-        "build",
-        "--variant",
-        "rocm",
-        "--platform",
-        "windows-x86_64",
-        "--python",
-        "3.12",
-        "--mirror",
-        mirror,
-    ];
-    args.extend_from_slice(extra);
-    args
-}
 
 /// The wheel's DLL folders, as CTranslate2's `__init__.py` adds them, below `site`.
 fn dll_dirs(site: &Path) -> Vec<PathBuf> {

@@ -44,7 +44,7 @@ fn planned_wheel(root: &Path) -> PathBuf {
 }
 
 /// The official cp3XY Linux wheel, bundled into where a cpu build leaves its outputs.
-fn stand_in_build(scratch: &Scratch) {
+pub(crate) fn stand_in_build(scratch: &Scratch) {
     common::copy_tree(
         &repo_root().join("xtask/python"),
         &scratch.path().join("xtask/python"),

@@ -9,6 +9,7 @@ pub mod server;
 pub mod skip;
 pub mod wheel;
 pub mod windows_exe;
+pub mod winwheels;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
