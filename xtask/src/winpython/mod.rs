@@ -70,6 +70,9 @@ impl Session {
             ))
             .into());
         }
+        std::fs::create_dir_all(work)?;
+        // The prefix first: wine missing, or a folder there that is not ours, stops here.
+        let wine = Wine::start(workspace, &work.join("prefix"))?;
         let prepared = prepare::prepare(
             &workspace.root,
             &Cache::new(&workspace.cache_dir),
@@ -77,9 +80,7 @@ impl Session {
             options,
             minor,
         )?;
-        std::fs::create_dir_all(work)?;
         let python = prepared.copy_to(&work.join("python"))?;
-        let wine = Wine::start(workspace, &work.join("prefix"))?;
         let session = Session {
             python,
             wine,

@@ -525,3 +525,51 @@ fn a_tampered_or_unsigned_interpreter_binary_is_refused_by_name() {
         ],
     );
 }
+
+#[test]
+fn wine_missing_or_a_folder_that_is_not_ours_stops_before_any_work() {
+    if !tools_present() {
+        return;
+    }
+    let scratch = Scratch::new();
+    let dir = tempfile::tempdir().unwrap();
+    let wheel = dir
+        .path()
+        .join("ctranslate2-4.7.1+cpu-cp312-cp312-win_amd64.whl");
+    fs::write(&wheel, "not opened before the checks").unwrap();
+    // A PATH with python3 only: no wine.
+    let bin = dir.path().join("bin");
+    fs::create_dir_all(&bin).unwrap();
+    std::os::unix::fs::symlink(xtask::host::which("python3").unwrap(), bin.join("python3"))
+        .unwrap();
+    let run = common::xtask_with_env(
+        scratch.path(),
+        &["verify", "--wheel", wheel.to_str().unwrap()],
+        &[("PATH", bin.to_str().unwrap())],
+        &[],
+    );
+    assert_exit(
+        &run,
+        1,
+        &["`wine` is not installed", "apt-get install wine"],
+    );
+    // A folder where the check's wine prefix goes that this tool did not make: refused, kept.
+    let prefix = scratch
+        .path()
+        .join("target/xtask/cpu/windows-x86_64/wine/verify-py3.12/prefix");
+    fs::create_dir_all(&prefix).unwrap();
+    fs::write(prefix.join("mine.txt"), "a user's file").unwrap();
+    let run = xtask(&scratch, &["verify", "--wheel", wheel.to_str().unwrap()]);
+    assert_exit(
+        &run,
+        2,
+        &[
+            "is not a wine prefix this tool made",
+            "verify-py3.12/prefix",
+        ],
+    );
+    assert_eq!(
+        fs::read_to_string(prefix.join("mine.txt")).unwrap(),
+        "a user's file"
+    );
+}
