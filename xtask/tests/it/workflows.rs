@@ -807,3 +807,24 @@ fn the_pin_workflow_pins_every_variant_and_version_and_hands_back_a_patch() {
     assert!(versions >= 2);
     assert!(Path::new(&common::repo_root().join(".github/workflows/pin.yml")).is_file());
 }
+
+/// The build job's Windows entries check the wheel where users run it: the runner's Python
+/// transcribes with it and freezes it (the same commands that run it under wine on Linux).
+#[test]
+fn windows_wheel_jobs_transcribe_and_freeze_on_the_runner() {
+    let lane = yaml(&format!("{WORKFLOWS}/lane.yml"));
+    let step = step_named(steps(&lane["jobs"]["build"]), "Speech check (Windows)");
+    assert_eq!(
+        step["if"],
+        "runner.os == 'Windows' && matrix.python != '3.10'"
+    );
+    let run = run_of(step);
+    assert!(
+        run.contains("cargo xtask verify \"${args[@]}\" --transcribe --device cpu"),
+        "{run}"
+    );
+    assert!(
+        run.contains("cargo xtask smoke \"${args[@]}\" --frozen --device cpu"),
+        "{run}"
+    );
+}
