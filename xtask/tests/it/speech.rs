@@ -45,10 +45,6 @@ fn planned_wheel(root: &Path) -> PathBuf {
 
 /// The official cp3XY Linux wheel, bundled into where a cpu build leaves its outputs.
 pub(crate) fn stand_in_build(scratch: &Scratch) {
-    common::copy_tree(
-        &repo_root().join("xtask/python"),
-        &scratch.path().join("xtask/python"),
-    );
     let download = scratch.path().join("official");
     run_ok(
         Command::new("python3")

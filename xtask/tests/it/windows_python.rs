@@ -70,14 +70,6 @@ fn a_cuda_windows_wheel_verifies_and_transcribes_in_the_windows_python() {
         return;
     }
     let scratch = Scratch::new();
-    common::copy_tree(
-        &common::repo_root().join("xtask/python"),
-        &scratch.path().join("xtask/python"),
-    );
-    common::copy_tree(
-        &common::repo_root().join("scripts/wine"),
-        &scratch.path().join("scripts/wine"),
-    );
     let fat = fat_wheel(&scratch, "cuda");
     let wheel = labelled(&fat.wheel, "cu12", &scratch.path().join("checked"));
     let run = xtask(
@@ -143,14 +135,6 @@ fn rocm_build() -> (Scratch, PathBuf, tempfile::TempDir) {
     s.msvc_wheel = msvc;
     let server = serve(&s, false);
     let scratch = scratch_for(&s);
-    common::copy_tree(
-        &common::repo_root().join("xtask/python"),
-        &scratch.path().join("xtask/python"),
-    );
-    common::copy_tree(
-        &common::repo_root().join("scripts/wine"),
-        &scratch.path().join("scripts/wine"),
-    );
     let run = build(&scratch, &server, &["--allow-unpinned"], &[]);
     assert_eq!(run.code, 0, "{}", run.stderr);
     let fat = scratch.path().join(DIST).join(WHEEL);

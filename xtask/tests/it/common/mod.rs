@@ -215,7 +215,13 @@ impl Scratch {
             "" => dir.path().to_path_buf(),
             _ => dir.path().join(name),
         };
-        for sub in ["variants", "patches", "wheels"] {
+        for sub in [
+            "variants",
+            "patches",
+            "wheels",
+            "xtask/python",
+            "scripts/wine",
+        ] {
             copy_tree(&repo_root().join(sub), &root.join(sub));
         }
         Scratch { _dir: dir, root }
