@@ -298,7 +298,7 @@ pub enum Command {
         after_help = "Examples:\n  \
                       cargo xtask bundle --variant rocm --platform windows-x86_64 --python 3.12\n  \
                       cargo xtask bundle --wheel ctranslate2-4.7.1-cp312-cp312-win_amd64.whl \\\n      \
-                      --force 'cublas*.dll' --search nvidia_cublas/nvidia/cublas/bin \\\n      \
+                      --force 'cublas*.dll' --search nvidia_cublas/nvidia/cublas/bin=. \\\n      \
                       --assume-present msvcp140.dll --out dist/cuda\n\n\
                       Exit codes: 0 bundled, 1 a library could not be found or a file not read \
                       (the message lists each missing library and who imports it), 2 bad input."
@@ -307,13 +307,19 @@ pub enum Command {
     /// Gather the built artifacts of the matrix into a release folder with checksums
     #[command(
         long_about = "Gather the artifacts of each selected variant × platform × Python (the \
-                      wheel, the portable folder as a zip, the provenance reports) into \
-                      target/dist/<version>/<variant>/, with manifest.json (inputs, SDK, \
-                      bundled libraries, sizes, sha256), RELEASE_NOTES.md and SHA256SUMS \
-                      (`sha256sum -c SHA256SUMS` checks it). Every selected entry must have \
-                      been built; the release folder is written in a temp folder and renamed \
-                      into place, and an existing release is never replaced.",
-        after_help = "Examples:\n  cargo xtask release --variants cpu --platforms linux-x86_64 --pythons 3.11\n  \
+                      wheel, the portable folder as a zip, the provenance reports) into one \
+                      flat folder, target/dist/<version>/ (--out), as a GitHub release publishes \
+                      them: wheels labelled with their variant's PEP 440 local version \
+                      (+cpu, +cu12…), the other files prefixed with their entry, \
+                      manifest.json (inputs, SDK, bundled libraries, sizes, sha256), \
+                      RELEASE_NOTES.md, SHA256SUMS (`sha256sum -c SHA256SUMS` checks it) and a \
+                      pip index per variant in whl/<variant>/. Every selected entry must have \
+                      been built; a Linux wheel built outside the manylinux_2_28 image needs a \
+                      newer glibc than manylinux_2_28 and is refused unless \
+                      --allow-linux-tag (a local release for this machine only). The folder is \
+                      written in a temp folder and renamed into place, and an existing release \
+                      is never replaced.",
+        after_help = "Examples:\n  cargo xtask release --variants cpu --platforms linux-x86_64 --pythons 3.11 --allow-linux-tag\n  \
                       cargo xtask release --from artifacts/   # CI: one folder per entry, \
                       named <variant>-<platform>-py<X.Y>\n\n\
                       Exit codes: 0 released, 1 something missing or inconsistent, 2 bad input."

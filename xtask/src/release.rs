@@ -95,12 +95,13 @@ pub fn release(
         .map(|b| {
             format!(
                 "  {} {} py{}: no wheel in {} (build it: cargo xtask build --variant {} \
-                 --platform {} --python {})",
+                 --ctranslate2 {} --platform {} --python {})",
                 b.plan.variant,
                 b.plan.platform,
                 b.plan.python,
                 b.dist.display(),
                 b.plan.variant,
+                b.plan.ctranslate2,
                 b.plan.platform,
                 b.plan.python
             )

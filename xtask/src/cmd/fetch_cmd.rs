@@ -25,6 +25,31 @@ pub fn run(
         println!("{:<28} {how:<10} {}", f.name, f.path.display());
     }
     eprintln!("{}", summary.line());
+    if download.offline
+        && !no_wheels
+        && let Some(requirements) = plan.venv_requirements()
+    {
+        let missing = crate::wheelhouse::missing(
+            &workspace.cache_dir,
+            plan.platform,
+            &plan.python,
+            &requirements,
+        )?;
+        if !missing.is_empty() {
+            eprintln!(
+                "error: offline: the wheelhouse {} lacks {} wheel(s) the build installs: {}",
+                crate::wheelhouse::dir(&workspace.cache_dir, plan.platform, &plan.python).display(),
+                missing.len(),
+                missing.join(", ")
+            );
+            eprintln!(
+                "  = run `cargo xtask fetch --variant {} --platform {} --python {}` where PyPI can \
+                 be reached, and copy the cache",
+                plan.variant, plan.platform, plan.python
+            );
+            return Ok(ExitCode::FAILURE);
+        }
+    }
     if !download.offline
         && !no_wheels
         && let Some(requirements) = plan.venv_requirements()

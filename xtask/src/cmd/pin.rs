@@ -21,10 +21,14 @@ pub fn run(
     let cache = Cache::new(&workspace.cache_dir);
     let outcomes = fetch::pin_inputs(&catalog, &cache, &plans, &download.options())?;
     let mut failed = 0;
+    let mut written = 0;
     for outcome in &outcomes {
+        // One name per platform (mkl-static for Linux and Windows): the file tells them apart.
+        let file = outcome.url.rsplit('/').next().unwrap_or(&outcome.url);
+        let label = format!("{} ({file})", outcome.name);
         match &outcome.result {
-            Ok(PinAction::Confirmed) => println!("{:<28} confirmed by the lock", outcome.name),
-            Ok(PinAction::Verified) => println!("{:<28} verified, pin unchanged", outcome.name),
+            Ok(PinAction::Confirmed) => println!("{label}: confirmed by the lock"),
+            Ok(PinAction::Verified) => println!("{label}: verified, pin unchanged"),
             Ok(PinAction::Written(files)) => {
                 let names: Vec<String> = files
                     .iter()
@@ -35,7 +39,8 @@ pub fn run(
                             .to_string()
                     })
                     .collect();
-                println!("{:<28} pinned in {}", outcome.name, names.join(", "));
+                written += 1;
+                println!("{label}: pinned in {}", names.join(", "));
             }
             Err(e) => {
                 failed += 1;
@@ -45,8 +50,12 @@ pub fn run(
     }
     if failed > 0 {
         eprintln!(
-            "{failed} of {} input(s) could not be pinned; the others were written",
-            outcomes.len()
+            "{failed} of {} input(s) could not be pinned; {}",
+            outcomes.len(),
+            match written {
+                0 => "nothing was written".to_string(),
+                n => format!("{n} new pin(s) were written"),
+            }
         );
         return Ok(ExitCode::FAILURE);
     }

@@ -59,10 +59,18 @@ pub fn run(workspace: &Workspace, args: ReleaseArgs) -> Result<ExitCode> {
     let versions: Vec<String> = ctranslate2.into_iter().collect();
     let every = matrix::matrix(&workspace.root, &versions)?.include;
     // The entries the workflow built: the others were not asked for, and are said.
-    let (all, left_out) = matrix::select(every, include.opt());
+    let asked = |e: &matrix::Entry| {
+        (variants.is_empty() || variants.contains(&e.variant))
+            && (platforms.is_empty() || platforms.contains(&e.platform))
+            && (pythons.is_empty() || pythons.contains(&e.python))
+    };
+    // Said only for what was asked for: a release of one variant does not list the others.
+    let asked_for: Vec<matrix::Entry> = every.iter().filter(|e| asked(e)).cloned().collect();
+    let (_, left_out) = matrix::select(asked_for, include.opt());
     for line in &left_out {
         eprintln!("note: not in this release (not built): {line}");
     }
+    let (all, _) = matrix::select(every, include.opt());
     for p in &pythons {
         if !all.iter().any(|e| &e.python == p) {
             let known: std::collections::BTreeSet<&str> =
@@ -77,10 +85,7 @@ pub fn run(workspace: &Workspace, args: ReleaseArgs) -> Result<ExitCode> {
     }
     let mut built = Vec::new();
     for entry in all {
-        let selected = (variants.is_empty() || variants.contains(&entry.variant))
-            && (platforms.is_empty() || platforms.contains(&entry.platform))
-            && (pythons.is_empty() || pythons.contains(&entry.python));
-        if !selected {
+        if !asked(&entry) {
             continue;
         }
         let choices = Choices {
@@ -115,12 +120,14 @@ pub fn run(workspace: &Workspace, args: ReleaseArgs) -> Result<ExitCode> {
     }
     eprintln!(
         "released {} artifact(s) of {} build(s) into {} (publish its files; host {}/ for pip: \
-         pip install --index-url <where>/{}/<variant> ctranslate2)",
+         pip install --extra-index-url <where>/{}/<variant> \"ctranslate2==<version>+<local>\"; \
+         check it with `cargo xtask verify-release {} --install`)",
         manifest.artifacts.len(),
         built.len(),
         out.display(),
         crate::pep503::DIR,
-        crate::pep503::DIR
+        crate::pep503::DIR,
+        out.display()
     );
     Ok(ExitCode::SUCCESS)
 }

@@ -112,13 +112,22 @@ fn offline_message(missing: &[Missing]) -> String {
     let mut text = format!("offline: {} input(s) are not in the cache:", missing.len());
     for m in missing {
         let _ = write!(text, "\n  {}  {}", m.name, m.url);
-        if let Some(path) = &m.path {
-            let _ = write!(text, "\n      would be {}", path.display());
+        match &m.path {
+            Some(path) => {
+                let _ = write!(text, "\n      would be {}", path.display());
+            }
+            None => {
+                text.push_str("\n      (not pinned yet: the cache keeps files by their sha256)")
+            }
         }
     }
+    let placeable = missing.iter().any(|m| m.path.is_some());
     text.push_str(
-        "\n  = run without --offline where the URLs can be reached (`cargo xtask fetch`), or put each file at the path shown",
+        "\n  = run without --offline where the URLs can be reached (`cargo xtask fetch`, or `pin` for an unpinned one)",
     );
+    if placeable {
+        text.push_str(", or copy each file to the path shown");
+    }
     text
 }
 

@@ -185,10 +185,10 @@ pub fn plan(workspace: &Workspace, v: &Resolved) -> Plan {
         .and_then(|sdk| sdk.installer.as_ref())
         .map(|installer| planned(&v.inputs[&installer.input]));
     if fetched.iter().any(|r| r.sha256.is_none()) {
-        notes.push(
-            "some inputs are not pinned yet: `cargo xtask pin --variant …` records their sha256 and size"
-                .to_string(),
-        );
+        notes.push(format!(
+            "some inputs are not pinned yet: `cargo xtask pin --variant {}` records their sha256 and size",
+            v.name
+        ));
     }
     Plan {
         schema_version: SCHEMA_VERSION,

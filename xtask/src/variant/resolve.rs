@@ -586,7 +586,11 @@ fn choose_platform(
             "variant `{name}` is not built for platform `{platform}`"
         ))
         .allowed(platform.name(), &names)
-        .note(format!("the list is `platforms` in variants/{name}.toml")));
+        .note(format!(
+            "pass --platform {} (a build for another platform plans and fetches here; it \
+             compiles and is verified there); the list is `platforms` in variants/{name}.toml",
+            names[0]
+        )));
     }
     Ok(platform)
 }

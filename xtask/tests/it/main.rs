@@ -24,6 +24,7 @@ mod network;
 mod pages;
 mod patch_check;
 mod plan;
+mod readme;
 mod release;
 mod rocm_gfx1010_bundle;
 mod rocm_variant;

@@ -249,7 +249,22 @@ fn write_wav(path: &Path, samples: &[i16]) {
 #[test]
 fn the_built_cpu_wheel_transcribes_the_jfk_clip() {
     let root = repo_root();
-    let wheel = planned_wheel(&root);
+    // The wheel this host's build names (by this host's glibc: manylinux_2_36 on Debian 12).
+    let glibc =
+        xtask::host::glibc_version().map_or("2.28".to_string(), |(a, b)| format!("{a}.{b}"));
+    let out = common::xtask_with_env(
+        &root,
+        &["plan", "--variant", "cpu", "--json"],
+        &[("CT2V_HOST_GLIBC", &glibc)],
+        &[],
+    );
+    assert_exit(&out, 0, &[]);
+    let plan: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+    let wheel = PathBuf::from(
+        common::plan_step(&plan, "verify")["inputs"][0]
+            .as_str()
+            .unwrap(),
+    );
     if !wheel.is_file() {
         skip::not_built(
             &format!("the cpu wheel {}", wheel.display()),
