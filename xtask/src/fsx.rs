@@ -38,6 +38,11 @@ pub fn replace(staged: &Path, dest: &Path) -> io::Result<()> {
     let old = match fs::symlink_metadata(dest) {
         Ok(meta) => {
             fs::rename(dest, &aside)?;
+            // Ours to delete now: a run killed before it does leaves a folder the next run
+            // may remove (crate::staging::sweep checks this marker).
+            if meta.is_dir() {
+                let _ = crate::staging::mark(&aside);
+            }
             Some(meta)
         }
         Err(e) if e.kind() == io::ErrorKind::NotFound => None,
@@ -45,6 +50,7 @@ pub fn replace(staged: &Path, dest: &Path) -> io::Result<()> {
     };
     if let Err(e) = fs::rename(staged, dest) {
         if old.is_some() {
+            let _ = crate::staging::unmark(&aside);
             let _ = fs::rename(&aside, dest);
         }
         return Err(e);

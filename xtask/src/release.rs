@@ -170,6 +170,7 @@ pub fn release(
     if dest.exists() {
         fs::remove_dir(dest).with_context(|| format!("cannot replace {}", dest.display()))?;
     }
+    crate::staging::unmark(staging.path())?;
     fs::rename(staging.path(), dest)
         .with_context(|| format!("cannot move the release to {}", dest.display()))?;
     let _ = staging.keep();

@@ -140,7 +140,7 @@ pub fn run(spec: &Spec) -> Result<Outcome> {
     };
     fs::create_dir_all(&parent).with_context(|| format!("cannot create {}", parent.display()))?;
     if let Some(name) = spec.out.file_name() {
-        crate::staging::sweep(&parent, &format!(".{}.old-", name.to_string_lossy()));
+        crate::staging::sweep_and_say(&parent, &format!(".{}.old-", name.to_string_lossy()));
     }
     let staging = crate::staging::create(&parent, ".bundle-")
         .with_context(|| format!("cannot create a staging folder in {}", parent.display()))?;

@@ -94,6 +94,7 @@ pub fn prepare(spec: &Spec, cache: &Cache, xtask_dir: &Path, options: &Options) 
         // An incomplete folder from an older tool: ours to replace (never a user's file).
         fs::remove_dir_all(&dir).with_context(|| format!("cannot replace {}", dir.display()))?;
     }
+    crate::staging::unmark(staging.path())?;
     let staged = staging.keep();
     fs::rename(&staged, &dir).with_context(|| format!("cannot rename to {}", dir.display()))?;
     Ok(assets)

@@ -432,10 +432,12 @@ pub fn unpack(
     })?;
     let archive_size = file.metadata().map_or(0, |m| m.len());
     let limits = &limits.for_archive(archive_size);
-    let staging = tempfile::Builder::new()
-        .prefix(&prefix)
-        .tempdir_in(parent)
-        .map_err(|e| write_error(parent, e))?;
+    // A killed unpack's staging folder and the old tree it moved aside are swept here, by
+    // the next unpack of the same destination (only what this tool marked as its own).
+    let prefix = prefix.to_string_lossy().into_owned();
+    let aside = format!(".{}.old-", dest_name.to_string_lossy());
+    crate::staging::sweep_and_say(parent, &aside);
+    let staging = crate::staging::create(parent, &prefix).map_err(|e| write_error(parent, e))?;
 
     let mut tree = Tree {
         archive,
@@ -465,6 +467,7 @@ pub fn unpack(
     }
     let unpacked = tree.finish()?;
 
+    crate::staging::unmark(staging.path()).map_err(|e| write_error(staging.path(), e))?;
     crate::fsx::replace(staging.path(), dest).map_err(|e| write_error(dest, e))?;
     // Moved away already: nothing is left for the guard to delete.
     let _ = staging.keep();

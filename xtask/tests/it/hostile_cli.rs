@@ -112,22 +112,40 @@ fn item_6_stale_staging_folders_are_removed_by_the_next_run() {
     let wheel = wheel(dir.path());
     let out = dir.path().join("out");
     // What a bundle killed with -9 leaves: a staging folder owned by a process that is gone.
+    // (its marker is what `staging::create` writes into every staging folder).
     let stale = dir.path().join(".bundle-999999999-a1B2c3");
     fs::create_dir_all(stale.join("wheel")).unwrap();
     fs::write(stale.join("wheel/big.bin"), vec![0u8; 1024]).unwrap();
-    // A folder of the user's that merely looks alike is left alone.
-    let lookalike = dir.path().join(".bundle-notes");
-    fs::create_dir_all(&lookalike).unwrap();
+    xtask::staging::mark(&stale).unwrap();
+    // And an old `out` a killed replace had moved aside (marked as ours to delete).
+    let aside = dir.path().join(".out.old-999999999");
+    fs::create_dir_all(&aside).unwrap();
+    xtask::staging::mark(&aside).unwrap();
+    // Folders of the user's that merely look alike are left alone: another name, and our
+    // very shapes with a dead pid but no marker.
+    let lookalikes = [
+        dir.path().join(".bundle-notes"),
+        dir.path().join(".bundle-999999998-x"),
+        dir.path().join(".out.old-999999998"),
+    ];
+    for l in &lookalikes {
+        fs::create_dir_all(l).unwrap();
+        fs::write(l.join("mine.txt"), "a user's file").unwrap();
+    }
     let run = bundle(&wheel, &out, &[]);
     assert_code(&run, 0, &[]);
-    assert!(!stale.exists(), "stale staging folder removed");
-    assert!(lookalike.exists(), "a folder we did not create is kept");
-    let left: Vec<_> = fs::read_dir(dir.path())
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .filter(|n| n.starts_with('.') && n != ".bundle-notes")
-        .collect();
-    assert!(left.is_empty(), "left behind: {left:?}");
+    assert!(!stale.exists() && !aside.exists(), "our leftovers removed");
+    for removed in [&stale, &aside] {
+        let name = removed.file_name().unwrap().to_string_lossy().into_owned();
+        assert!(
+            run.stderr.contains(&name) && run.stderr.contains("left by an interrupted run"),
+            "each removal is said: {}",
+            run.stderr
+        );
+    }
+    for l in &lookalikes {
+        assert!(l.join("mine.txt").is_file(), "{} kept", l.display());
+    }
 }
 
 #[test]
@@ -391,4 +409,61 @@ fn a_broken_or_hostile_input_wheel_is_bad_input() {
         assert!(!out.exists(), "{label}: nothing written");
         assert!(!dir.path().join("x").exists(), "{label}");
     }
+}
+
+/// An unpack killed mid-way leaves its staging folder, and a killed replace the old tree it
+/// had moved aside (each marked as the tool's own when made): the next unpack of the same
+/// destination removes both and says so; folders of those shapes without the marker stay.
+#[test]
+fn a_killed_unpacks_leftovers_are_removed_by_the_next_unpack_and_only_they() {
+    let dir = tempfile::tempdir().unwrap();
+    let src = dir.path().join("src");
+    fs::create_dir_all(&src).unwrap();
+    let archive = dir.path().join("in.zip");
+    {
+        let mut zip = zip::ZipWriter::new(fs::File::create(&archive).unwrap());
+        zip.start_file("a.txt", zip::write::SimpleFileOptions::default())
+            .unwrap();
+        std::io::Write::write_all(&mut zip, b"a").unwrap();
+        zip.finish().unwrap();
+    }
+    let dest = src.join("onednn");
+    let staged = src.join(".onednn.unpack-999999999-Ab3");
+    let aside = src.join(".onednn.old-999999999");
+    for d in [&staged, &aside] {
+        fs::create_dir_all(d.join("big")).unwrap();
+        xtask::staging::mark(d).unwrap();
+    }
+    let lookalike = src.join(".onednn.old-999999998");
+    fs::create_dir_all(&lookalike).unwrap();
+    xtask::unpack::unpack(
+        &archive,
+        xtask::unpack::Format::Zip,
+        None,
+        &dest,
+        &Default::default(),
+    )
+    .unwrap();
+    assert!(dest.join("a.txt").is_file());
+    assert!(
+        !dest.join(xtask::staging::MARKER).exists(),
+        "no marker in the tree"
+    );
+    assert!(!staged.exists() && !aside.exists());
+    assert!(lookalike.exists());
+    // A second unpack over the first replaces it and leaves nothing beside it.
+    xtask::unpack::unpack(
+        &archive,
+        xtask::unpack::Format::Zip,
+        None,
+        &dest,
+        &Default::default(),
+    )
+    .unwrap();
+    let mut left: Vec<String> = fs::read_dir(&src)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    left.sort();
+    assert_eq!(left, [".onednn.old-999999998", "onednn"]);
 }

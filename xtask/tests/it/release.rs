@@ -361,9 +361,22 @@ fn a_killed_release_staging_folder_is_removed_by_the_next_release() {
     let dist = scratch.path().join("target/dist");
     let stale = dist.join(".release-999999999-k1ll3d");
     fs::create_dir_all(stale.join("cpu")).unwrap();
+    xtask::staging::mark(&stale).unwrap();
+    let lookalike = dist.join(".release-999999998-notmine");
+    fs::create_dir_all(&lookalike).unwrap();
     let run = release(&scratch, &dist.join("4.7.1"), "3.11");
     assert_eq!(run.code, 0, "{}", run.stderr);
     assert!(!stale.exists(), "stale staging folder removed");
+    assert!(
+        run.stderr.contains(".release-999999999-k1ll3d"),
+        "{}",
+        run.stderr
+    );
+    assert!(lookalike.exists(), "no marker: not ours");
+    assert!(
+        !dist.join("4.7.1").join(xtask::staging::MARKER).exists(),
+        "the marker is not published"
+    );
 }
 
 /// Issue 26: `release` and `verify-release` run by `xtask.exe` under wine give the bytes the
