@@ -68,6 +68,13 @@ pub struct Site {
 /// `index.html` saying how to install. Two releases with one wheel name but other bytes are
 /// refused: pip could not tell them apart.
 pub fn write_site(releases: &[Release], download_base: &str, out: &Path) -> Result<Site> {
+    if let Err(why) = pep503::check_base_url(download_base) {
+        return Err(InputError::new(format!(
+            "--download-base `{}` is not allowed: {why}",
+            download_base.escape_debug()
+        ))
+        .into());
+    }
     if !download_base.ends_with('/') {
         return Err(InputError::new(format!(
             "--download-base `{download_base}` must end with `/` (e.g. \
@@ -145,12 +152,15 @@ fn landing_page(releases: &[Release], site: &Site) -> String {
         html.push_str(&format!(
             "<li><a href=\"{}/{}/\">{}</a> ({wheels} wheels)</li>\n",
             pep503::DIR,
-            html_escape(variant),
-            html_escape(variant)
+            pep503::html_escape(variant),
+            pep503::html_escape(variant)
         ));
     }
     html.push_str("</ul>\n<p>Releases: ");
-    let tags: Vec<String> = releases.iter().map(|r| html_escape(&r.tag)).collect();
+    let tags: Vec<String> = releases
+        .iter()
+        .map(|r| pep503::html_escape(&r.tag))
+        .collect();
     html.push_str(&tags.join(", "));
     html.push_str("</p>\n</body>\n</html>\n");
     html
@@ -167,20 +177,4 @@ fn url_segment(tag: &str) -> String {
             _ => format!("%{b:02X}"),
         })
         .collect()
-}
-
-/// `&`, `<`, `>`, `"` and `'` as entities.
-pub fn html_escape(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            c => out.push(c),
-        }
-    }
-    out
 }

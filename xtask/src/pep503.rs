@@ -27,6 +27,43 @@ fn href_name(file: &str) -> String {
     file.replace('+', "%2B")
 }
 
+/// `&`, `<`, `>`, `"` and `'` as entities.
+pub fn html_escape(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// Whether `url` may be written into the index as the base of its links: an absolute
+/// http(s) or file URL ending in `/`, with no whitespace, control or quoting characters.
+pub fn check_base_url(url: &str) -> Result<(), String> {
+    let scheme_ok = ["https://", "http://", "file://"]
+        .iter()
+        .any(|s| url.starts_with(s) && url.len() > s.len());
+    if !scheme_ok {
+        return Err("it is not an absolute https://, http:// or file:// URL".into());
+    }
+    if let Some(c) = url
+        .chars()
+        .find(|c| c.is_control() || c.is_whitespace() || "\"<>\\^`{|}".contains(*c))
+    {
+        return Err(format!(
+            "it has `{}`, which a URL cannot hold unescaped",
+            c.escape_debug()
+        ));
+    }
+    Ok(())
+}
+
 pub fn project_page(links: &[Link]) -> String {
     let mut html = format!(
         "<!DOCTYPE html>\n<html>\n<head><meta name=\"pypi:repository-version\" content=\"1.0\"><title>Links for {PROJECT}</title></head>\n<body>\n<h1>Links for {PROJECT}</h1>\n"
@@ -34,10 +71,10 @@ pub fn project_page(links: &[Link]) -> String {
     for link in links {
         html.push_str(&format!(
             "<a href=\"{}{}#sha256={}\">{}</a><br/>\n",
-            link.base,
-            href_name(&link.file),
-            link.sha256,
-            link.file
+            html_escape(&link.base),
+            html_escape(&href_name(&link.file)),
+            html_escape(&link.sha256),
+            html_escape(&link.file)
         ));
     }
     html.push_str("</body>\n</html>\n");
@@ -63,22 +100,35 @@ pub fn write(dir: &Path, variant: &str, links: &[Link]) -> Result<()> {
     Ok(())
 }
 
-/// The (file name, sha256) of each link of a project page, as [`project_page`] writes them.
-pub fn links_of(page: &str) -> Vec<(String, String)> {
-    page.split("<a href=\"")
-        .skip(1)
-        .filter_map(|rest| {
-            let href = rest.split('"').next()?;
-            let (url, sha) = href.split_once("#sha256=")?;
-            let file = url.rsplit('/').next()?.replace("%2B", "+");
-            Some((file, sha.to_string()))
-        })
-        .collect()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn everything_written_into_a_page_is_escaped_and_bad_base_urls_refused() {
+        let links = [Link {
+            file: "a\"b<c>.whl".into(),
+            sha256: "ab".repeat(32),
+            base: "https://x/\"><script>/".into(),
+        }];
+        let page = project_page(&links);
+        assert!(
+            !page.contains("<script>") && page.contains("&lt;script&gt;"),
+            "{page}"
+        );
+        assert!(page.contains("a&quot;b&lt;c&gt;.whl"), "{page}");
+        for bad in [
+            "github.com/x/",
+            "https://",
+            "https://x/\"/",
+            "https://x/ y/",
+            "https://x/<",
+            "javascript:alert(1)",
+        ] {
+            assert!(check_base_url(bad).is_err(), "{bad}");
+        }
+        assert!(check_base_url("https://github.com/o/r/releases/download/v4.7.1/").is_ok());
+    }
 
     #[test]
     fn a_project_page_links_each_wheel_with_its_hash_and_reads_back() {
@@ -99,9 +149,7 @@ mod tests {
             "<a href=\"../../../ctranslate2-4.7.1%2Bcpu-cp312-cp312-win_amd64.whl#sha256={}\">ctranslate2-4.7.1+cpu-cp312-cp312-win_amd64.whl</a>",
             "ab".repeat(32)
         )));
-        let read = links_of(&page);
-        assert_eq!(read.len(), 2);
-        assert_eq!(read[1].0, "ctranslate2-4.7.1+cpu-cp311-cp311-win_amd64.whl");
+        assert_eq!(page.matches("<a href=").count(), 2);
         assert!(page.contains(
             "href=\"https://github.com/o/r/releases/download/v4.7.1/ctranslate2-4.7.1%2Bcpu-cp311"
         ));

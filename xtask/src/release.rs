@@ -23,6 +23,9 @@ pub struct Manifest {
     pub schema_version: u32,
     pub version: String,
     pub artifacts: Vec<Artifact>,
+    /// Where the pip index links the wheels (`--index-base-url`); absent: relative links.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub index_base_url: Option<String>,
 }
 
 #[derive(Debug, Serialize, Deserialize)]
@@ -107,6 +110,9 @@ pub fn release(
             )
         })
         .collect();
+    for b in built {
+        check_dist(b)?;
+    }
     if !missing.is_empty() {
         bail!(
             "{} matrix {} no artifacts:\n{}",
@@ -160,6 +166,7 @@ pub fn release(
         schema_version: SCHEMA_VERSION,
         version: version.to_string(),
         artifacts,
+        index_base_url: index_base_url.map(str::to_string),
     };
     fs::write(
         staging.path().join(MANIFEST),
@@ -208,11 +215,55 @@ fn newer_than_policy(b: &Built) -> Option<String> {
 }
 
 fn wheel_in(dist: &Path) -> Option<PathBuf> {
-    fs::read_dir(dist)
-        .ok()?
-        .flatten()
-        .map(|e| e.path())
-        .find(|p| p.extension().is_some_and(|x| x == "whl"))
+    wheels_in(dist).into_iter().next()
+}
+
+/// Every `*.whl` entry in `dist`, sorted (a build leaves exactly one).
+fn wheels_in(dist: &Path) -> Vec<PathBuf> {
+    let mut wheels: Vec<PathBuf> = fs::read_dir(dist)
+        .map(|entries| {
+            entries
+                .flatten()
+                .map(|e| e.path())
+                .filter(|p| p.extension().is_some_and(|x| x == "whl"))
+                .collect()
+        })
+        .unwrap_or_default();
+    wheels.sort();
+    wheels
+}
+
+/// What `release` takes from an entry's folder must be plain files: a FIFO, a device or a
+/// folder where a file is expected would hang or mislead the read; a second wheel makes the
+/// choice ambiguous.
+fn check_dist(b: &Built) -> Result<(), crate::diagnostic::InputError> {
+    let wheels = wheels_in(&b.dist);
+    if wheels.len() > 1 {
+        let names: Vec<String> = wheels.iter().map(|w| w.display().to_string()).collect();
+        return Err(crate::diagnostic::InputError::new(format!(
+            "{} {} py{} has {} wheels, where a build leaves one:\n  {}",
+            b.plan.variant,
+            b.plan.platform,
+            b.plan.python,
+            wheels.len(),
+            names.join("\n  ")
+        ))
+        .note("remove the ones that are not this entry's build"));
+    }
+    for path in wheels.iter().cloned().chain(
+        ["provenance.json", "provenance.md", crate::build::BUILD_INFO].map(|f| b.dist.join(f)),
+    ) {
+        let Ok(meta) = fs::symlink_metadata(&path) else {
+            continue;
+        };
+        if !meta.is_file() && !meta.file_type().is_symlink() {
+            return Err(crate::diagnostic::InputError::new(format!(
+                "{} is not a regular file: release reads only files",
+                path.display()
+            )));
+        }
+    }
+    Ok(())
 }
 
 /// Copies one entry's artifacts into `out` under names no other entry shares (the wheel with
@@ -426,7 +477,7 @@ pub fn published(dir: &Path) -> Result<Vec<String>> {
         .flatten()
         .filter(|e| e.file_type().is_ok_and(|t| t.is_file()))
         .map(|e| e.file_name().to_string_lossy().into_owned())
-        .filter(|n| n != checksums::FILE_NAME)
+        .filter(|n| n != checksums::FILE_NAME && n != crate::staging::MARKER)
         .collect();
     names.sort();
     Ok(names)
@@ -572,8 +623,7 @@ fn symlink_on_the_way(dir: &Path, name: &str) -> Option<String> {
 /// wheel's RECORD, and the manifest against SHA256SUMS. Returns the problems found.
 pub fn verify(dir: &Path) -> Result<Vec<String>> {
     let sums_path = dir.join(checksums::FILE_NAME);
-    let sums = fs::read_to_string(&sums_path)
-        .with_context(|| format!("cannot read {}", sums_path.display()))?;
+    let sums = read_regular(&sums_path)?;
     let mut listed = BTreeMap::new();
     let mut problems = Vec::new();
     for (n, line) in sums.lines().enumerate() {
@@ -622,8 +672,8 @@ pub fn verify(dir: &Path) -> Result<Vec<String>> {
             }
         }
     }
-    problems.extend(check_indexes(dir, &listed)?);
-    match fs::read_to_string(dir.join(MANIFEST)) {
+    problems.extend(unlisted_entries(dir)?);
+    match read_regular(&dir.join(MANIFEST)) {
         Ok(text) => {
             let manifest: Manifest = serde_json::from_str(&text)
                 .with_context(|| format!("{} is not a release manifest", MANIFEST))?;
@@ -639,43 +689,139 @@ pub fn verify(dir: &Path) -> Result<Vec<String>> {
                     }
                 }
             }
+            problems.extend(check_indexes(dir, &manifest)?);
         }
-        Err(e) => problems.push(format!("cannot read {MANIFEST}: {e}")),
+        Err(e) => problems.push(format!("cannot read {MANIFEST}: {e:#}")),
     }
     Ok(problems)
 }
 
-/// Every link of every `whl/<variant>/ctranslate2/index.html` names a published wheel with the
-/// sha256 SHA256SUMS gives it.
-fn check_indexes(dir: &Path, listed: &BTreeMap<String, String>) -> Result<Vec<String>> {
+/// The pip index must be exactly what `release` writes for the manifest's wheels (every page
+/// regenerated and compared byte for byte; the first differing line is named), and `whl/`
+/// holds nothing else.
+fn check_indexes(dir: &Path, manifest: &Manifest) -> Result<Vec<String>> {
     let mut problems = Vec::new();
-    let Ok(variants) = fs::read_dir(dir.join(crate::pep503::DIR)) else {
-        return Ok(problems);
+    let expected = tempfile::tempdir()?;
+    write_indexes(
+        expected.path(),
+        &manifest.artifacts,
+        manifest.index_base_url.as_deref(),
+    )?;
+    let want = files_below(expected.path()).unwrap_or_default();
+    let whl = dir.join(crate::pep503::DIR);
+    let have = if whl.exists() {
+        entries_below(dir, &whl)?
+    } else {
+        Vec::new()
     };
-    for variant in variants.flatten() {
-        let page_path = variant
-            .path()
-            .join(crate::pep503::PROJECT)
-            .join("index.html");
-        let shown = format!(
-            "{}/{}/{}/index.html",
-            crate::pep503::DIR,
-            variant.file_name().to_string_lossy(),
-            crate::pep503::PROJECT
-        );
-        let Ok(page) = fs::read_to_string(&page_path) else {
-            problems.push(format!("{shown} is missing"));
-            continue;
-        };
-        for (file, sha) in crate::pep503::links_of(&page) {
-            match listed.get(&file) {
-                Some(hex) if *hex == sha => {}
-                Some(hex) => problems.push(format!(
-                    "{shown}: {file} #sha256={sha}, SHA256SUMS says {hex}"
-                )),
-                None => problems.push(format!("{shown} links {file}, which is not published")),
+    for (name, path) in &want {
+        let actual = dir.join(name);
+        match fs::symlink_metadata(&actual) {
+            Ok(m) if m.is_file() => {
+                let wanted = fs::read_to_string(path)?;
+                let found = read_regular(&actual)?;
+                if let Some(line) = first_difference(&wanted, &found) {
+                    problems.push(format!(
+                        "{name}: {line} (the index is not what release wrote)"
+                    ));
+                }
             }
+            Ok(_) => problems.push(format!("{name} is not a regular file")),
+            Err(_) => problems.push(format!("{name} is missing")),
+        }
+    }
+    for name in &have {
+        if !want.iter().any(|(w, _)| w == name) {
+            problems.push(format!(
+                "{name}: not written by release (an index page or file too many)"
+            ));
         }
     }
     Ok(problems)
+}
+
+/// Every entry below `root` (folders too), relative to `dir`, `/`-separated; a link or an
+/// entry that is neither file nor folder is listed too (never followed).
+fn entries_below(dir: &Path, root: &Path) -> Result<Vec<String>> {
+    let mut out = Vec::new();
+    let mut stack = vec![root.to_path_buf()];
+    while let Some(at) = stack.pop() {
+        for entry in fs::read_dir(&at).with_context(|| format!("cannot list {}", at.display()))? {
+            let entry = entry?;
+            let path = entry.path();
+            let kind = entry.file_type()?;
+            if kind.is_dir() {
+                stack.push(path);
+                continue;
+            }
+            let relative = path.strip_prefix(dir).unwrap_or(&path);
+            out.push(relative.to_string_lossy().replace('\\', "/"));
+        }
+    }
+    out.sort();
+    Ok(out)
+}
+
+/// `line N: expected `…`, found `…``, for the first line where `found` differs from `wanted`.
+fn first_difference(wanted: &str, found: &str) -> Option<String> {
+    if wanted == found {
+        return None;
+    }
+    let (mut w, mut f) = (wanted.lines(), found.lines());
+    let mut n = 0;
+    loop {
+        n += 1;
+        match (w.next(), f.next()) {
+            (Some(a), Some(b)) if a == b => continue,
+            (a, b) => {
+                let shown = |l: Option<&str>| {
+                    l.map_or("(the end)".to_string(), |l| {
+                        let l: String = l.chars().take(160).collect();
+                        format!("`{}`", l.escape_debug())
+                    })
+                };
+                return Some(format!(
+                    "line {n}: expected {}, found {}",
+                    shown(a),
+                    shown(b)
+                ));
+            }
+        }
+    }
+}
+
+/// The top level of a release folder holds its published files, SHA256SUMS and `whl/`, and
+/// nothing else (no other folder, no link, no FIFO).
+fn unlisted_entries(dir: &Path) -> Result<Vec<String>> {
+    let mut problems = Vec::new();
+    for entry in fs::read_dir(dir).with_context(|| format!("cannot list {}", dir.display()))? {
+        let entry = entry?;
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let kind = entry.file_type()?;
+        if kind.is_file() || (kind.is_dir() && name == crate::pep503::DIR) {
+            continue;
+        }
+        problems.push(format!(
+            "{}: not a file release writes (a {}); nothing is read from it",
+            name.escape_debug(),
+            if kind.is_dir() {
+                "folder"
+            } else if kind.is_symlink() {
+                "link"
+            } else {
+                "special file"
+            }
+        ));
+    }
+    Ok(problems)
+}
+
+/// The text of `path`, which must be a regular file (a FIFO would block the read forever).
+fn read_regular(path: &Path) -> Result<String> {
+    let meta =
+        fs::symlink_metadata(path).with_context(|| format!("cannot read {}", path.display()))?;
+    if !meta.is_file() {
+        bail!("{} is not a regular file: not read", path.display());
+    }
+    fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))
 }

@@ -19,6 +19,11 @@ pub fn record_hash(data: &[u8]) -> String {
     format!("sha256={}", base64_urlsafe(&Sha256::digest(data)))
 }
 
+/// [`record_hash`] of what `hasher` has seen.
+fn record_hash_of(hasher: Sha256) -> String {
+    format!("sha256={}", base64_urlsafe(&hasher.finalize()))
+}
+
 fn base64_urlsafe(bytes: &[u8]) -> String {
     const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
     let mut out = String::new();
@@ -249,12 +254,66 @@ fn csv_field(name: &str) -> String {
     }
 }
 
+/// How many bytes a wheel may expand to when it is read (the unpacker's limits: a multiple
+/// of its size, with a floor), so that a small wheel of zeros cannot take gigabytes.
+struct Budget {
+    left: u64,
+    wheel: String,
+}
+
+impl Budget {
+    fn of(wheel: &Path) -> Result<Budget> {
+        let size = fs::metadata(wheel)
+            .with_context(|| format!("cannot read {}", wheel.display()))?
+            .len();
+        Ok(Budget {
+            left: crate::unpack::Limits::default().for_archive(size).max_bytes,
+            wheel: wheel.display().to_string(),
+        })
+    }
+
+    /// Streams `reader` into `out`, taking what it reads from the budget.
+    fn copy(&mut self, reader: &mut impl Read, out: &mut impl Write) -> Result<u64> {
+        let copied = std::io::copy(&mut reader.take(self.left.saturating_add(1)), out)?;
+        if copied > self.left {
+            bail!(
+                "{} expands to more than its unpacking limit allows (a compressed bomb?): not read",
+                self.wheel
+            );
+        }
+        self.left -= copied;
+        Ok(copied)
+    }
+
+    fn read(&mut self, reader: &mut impl Read) -> Result<Vec<u8>> {
+        let mut data = Vec::new();
+        self.copy(reader, &mut data)?;
+        Ok(data)
+    }
+}
+
+/// A writer that only hashes.
+struct Hashing(Sha256);
+
+impl Write for Hashing {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.update(buf);
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
 /// Checks that a wheel's RECORD lists every file with the right sha256 and size. Returns
-/// the problems found (empty when the wheel is consistent).
+/// the problems found (empty when the wheel is consistent). Members are hashed as they are
+/// read, within the wheel's unpacking limit.
 pub fn check_record(wheel: &Path) -> Result<Vec<String>> {
     let file = fs::File::open(wheel).with_context(|| format!("cannot open {}", wheel.display()))?;
     let mut archive = ZipArchive::new(file)
         .with_context(|| format!("{} is not a zip archive", wheel.display()))?;
+    let mut budget = Budget::of(wheel)?;
     let mut contents: BTreeMap<String, (String, u64)> = BTreeMap::new();
     let mut record = None;
     for i in 0..archive.len() {
@@ -263,12 +322,15 @@ pub fn check_record(wheel: &Path) -> Result<Vec<String>> {
             continue;
         }
         let name = entry.name()?.to_string();
-        let mut data = Vec::new();
-        entry.read_to_end(&mut data)?;
         if name.ends_with(".dist-info/RECORD") {
-            record = Some((name.clone(), data.clone()));
+            let data = budget.read(&mut entry)?;
+            contents.insert(name.clone(), (record_hash(&data), data.len() as u64));
+            record = Some((name, data));
+            continue;
         }
-        contents.insert(name, (record_hash(&data), data.len() as u64));
+        let mut hashing = Hashing(Sha256::new());
+        let size = budget.copy(&mut entry, &mut hashing)?;
+        contents.insert(name, (record_hash_of(hashing.0), size));
     }
     Ok(compare_record(
         &wheel.display().to_string(),
@@ -368,6 +430,7 @@ pub fn write_with_local_version(wheel: &Path, label: &str, dest: &Path) -> Resul
         .into_owned();
     let mut zip = ZipArchive::new(fs::File::open(wheel)?)
         .with_context(|| format!("{} is not a zip", wheel.display()))?;
+    let mut budget = Budget::of(wheel)?;
     let mut names = Vec::with_capacity(zip.len());
     for i in 0..zip.len() {
         names.push(zip.by_index(i)?.name()?.to_string());
@@ -380,10 +443,13 @@ pub fn write_with_local_version(wheel: &Path, label: &str, dest: &Path) -> Resul
     else {
         bail!("{wheel_name} has no .dist-info folder");
     };
-    let mut metadata = String::new();
-    zip.by_name(&format!("{info}/METADATA"))
-        .with_context(|| format!("{wheel_name} has no {info}/METADATA"))?
-        .read_to_string(&mut metadata)?;
+    let metadata = budget.read(
+        &mut zip
+            .by_name(&format!("{info}/METADATA"))
+            .with_context(|| format!("{wheel_name} has no {info}/METADATA"))?,
+    )?;
+    let metadata = String::from_utf8(metadata)
+        .with_context(|| format!("{wheel_name}: {info}/METADATA is not UTF-8"))?;
     let Some(version) = metadata
         .lines()
         .find_map(|l| l.strip_prefix("Version:").map(str::trim))
@@ -424,8 +490,7 @@ pub fn write_with_local_version(wheel: &Path, label: &str, dest: &Path) -> Resul
             continue;
         }
         let mode = entry.unix_mode().map_or(0o644, |m| m & 0o777);
-        let mut data = Vec::new();
-        entry.read_to_end(&mut data)?;
+        let mut data = budget.read(&mut entry)?;
         let renamed = match name.strip_prefix(&format!("{info}/")) {
             Some(rest) => format!("{new_info}/{rest}"),
             None => name.to_string(),

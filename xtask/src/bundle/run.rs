@@ -492,6 +492,7 @@ fn roots(spec: &Spec, tree: &Path) -> Result<Vec<(PathBuf, String)>> {
         return Ok(found);
     }
     for glob in &spec.roots {
+        check_root(glob)?;
         let files = data::select(tree, glob, None).map_err(anyhow::Error::msg)?;
         if files.is_empty() {
             bail!(
@@ -503,6 +504,17 @@ fn roots(spec: &Spec, tree: &Path) -> Result<Vec<(PathBuf, String)>> {
         found.extend(files.into_iter().map(|f| (f, dir.clone())));
     }
     Ok(found)
+}
+
+/// A root is a `folder/pattern` inside the wheel: never absolute, never through `..`.
+pub fn check_root(glob: &str) -> Result<(), InputError> {
+    crate::safe_path::check_nonempty(glob).map_err(|why| {
+        InputError::new(format!(
+            "root `{}` is not allowed: {why}",
+            glob.escape_debug()
+        ))
+        .note("a root is `folder/pattern` inside the wheel, e.g. ctranslate2/*.dll")
+    })
 }
 
 fn parent_of(relative: &str) -> String {

@@ -48,6 +48,15 @@ pub fn set_relative(tree: &Path, closure: &Closure, patchelf_program: &Path) -> 
                 library.dest.clone(),
             )
         };
+        // Only the staged copy is ever rewritten: a root or a library outside it is a bug
+        // upstream of here, never something to patch in place.
+        if !path.starts_with(tree) {
+            anyhow::bail!(
+                "{} is outside the staged wheel {}: not rewritten",
+                path.display(),
+                tree.display()
+            );
+        }
         let info = binary::read(&path)?;
         if info.format != Format::Elf {
             continue;

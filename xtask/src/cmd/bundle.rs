@@ -183,7 +183,13 @@ fn wheel_spec(args: &BundleArgs) -> Result<bundle_run::Spec> {
         // A wheel given by hand has no plan that fixed its name: when its binaries need a
         // newer glibc than the policy allows, it gets the tag they prove.
         manylinux_newer_ok: true,
-        roots: args.roots.clone(),
+        roots: {
+            for root in &args.roots {
+                crate::bundle::run::check_root(root)
+                    .map_err(|e| InputError::new(format!("--binary: {e}")))?;
+            }
+            args.roots.clone()
+        },
         force: args.force.clone(),
         assume_present: Vec::new(),
         search,

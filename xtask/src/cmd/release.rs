@@ -25,17 +25,14 @@ pub fn run(workspace: &Workspace, args: ReleaseArgs) -> Result<ExitCode> {
         include,
     } = args;
     if let Some(url) = &index_base_url
-        && !(url.starts_with("https://")
-            || url.starts_with("http://")
-            || url.starts_with("file://"))
+        && let Err(why) = crate::pep503::check_base_url(url)
     {
-        return Err(
-            InputError::new(format!("--index-base-url `{url}` is not a URL"))
-                .note(
-                    "e.g. --index-base-url https://github.com/OWNER/REPO/releases/download/v4.7.1/",
-                )
-                .into(),
-        );
+        return Err(InputError::new(format!(
+            "--index-base-url `{}` is not allowed: {why}",
+            url.escape_debug()
+        ))
+        .note("e.g. --index-base-url https://github.com/OWNER/REPO/releases/download/v4.7.1/ (percent-encode a tag's special characters)")
+        .into());
     }
     let index_base_url = index_base_url.map(|u| if u.ends_with('/') { u } else { format!("{u}/") });
     let platforms: Vec<Platform> = platforms.into_iter().map(Platform::from).collect();

@@ -1108,10 +1108,16 @@ fn bundle(
     let policy = spec
         .policy
         .ok_or_else(|| missing_key(files, name, "bundle.policy"))?;
+    let roots = spec.roots.unwrap_or_default();
+    for root in &roots {
+        crate::bundle::run::check_root(root).map_err(|e| {
+            files.error_at(&policy, format!("[bundle] roots of variant `{name}`: {e}"))
+        })?;
+    }
     Ok(Bundle {
         policy: policy.value,
         manylinux: None,
-        roots: spec.roots.unwrap_or_default(),
+        roots,
         force: spec.force.unwrap_or_default(),
         assume_present: spec.assume_present.unwrap_or_default(),
         search: spec

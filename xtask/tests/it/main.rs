@@ -30,6 +30,7 @@ mod rocm_gfx1010_bundle;
 mod rocm_variant;
 mod speech;
 mod test_skips;
+mod verify_release;
 mod versions;
 mod windows_cpu_standin;
 mod windows_exe;
