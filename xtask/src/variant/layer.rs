@@ -212,7 +212,7 @@ pub struct SdkSpec {
 pub struct BundleSpec {
     pub policy: Option<Loc<Policy>>,
     /// Globs, relative to the wheel's root, of the binaries whose imports are followed.
-    pub roots: Option<Vec<String>>,
+    pub roots: Option<Loc<Vec<String>>>,
     /// Libraries loaded at run time (no import table shows them), as globs of file names.
     pub force: Option<Vec<String>>,
     /// Libraries the user's machine provides (globs of file names), never bundled: e.g. the

@@ -1108,12 +1108,17 @@ fn bundle(
     let policy = spec
         .policy
         .ok_or_else(|| missing_key(files, name, "bundle.policy"))?;
-    let roots = spec.roots.unwrap_or_default();
-    for root in &roots {
-        crate::bundle::run::check_root(root).map_err(|e| {
-            files.error_at(&policy, format!("[bundle] roots of variant `{name}`: {e}"))
-        })?;
-    }
+    let roots = match &spec.roots {
+        Some(roots) => {
+            for root in &roots.value {
+                crate::bundle::run::check_root(root).map_err(|e| {
+                    files.error_at(roots, format!("[bundle] roots of variant `{name}`: {e}"))
+                })?;
+            }
+            roots.value.clone()
+        }
+        None => Vec::new(),
+    };
     Ok(Bundle {
         policy: policy.value,
         manylinux: None,

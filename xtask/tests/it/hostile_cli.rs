@@ -467,3 +467,31 @@ fn a_killed_unpacks_leftovers_are_removed_by_the_next_unpack_and_only_they() {
     left.sort();
     assert_eq!(left, [".onednn.old-999999998", "onednn"]);
 }
+
+/// A root glob is matched inside the staged wheel only: an absolute or `..` glob would have
+/// patchelf rewrite files wherever it pointed (as root: system libraries).
+#[test]
+fn a_root_glob_outside_the_wheel_is_refused_and_nothing_outside_is_touched() {
+    let dir = tempfile::tempdir().unwrap();
+    let wheel = wheel(dir.path());
+    let outside = dir.path().join("system");
+    fs::create_dir_all(&outside).unwrap();
+    fs::copy("/bin/true", outside.join("libvictim.so")).unwrap();
+    let before = fs::read(outside.join("libvictim.so")).unwrap();
+    let out = dir.path().join("out");
+    let absolute = format!("{}/*.so", outside.display());
+    for glob in [
+        absolute.as_str(),
+        "../system/*.so",
+        "ctranslate2/../../system/*.so",
+    ] {
+        let run = bundle(&wheel, &out, &["--binary", glob]);
+        assert_code(&run, 2, &["--binary", "is not allowed"]);
+        assert!(!out.exists());
+    }
+    assert_eq!(
+        fs::read(outside.join("libvictim.so")).unwrap(),
+        before,
+        "untouched"
+    );
+}

@@ -170,3 +170,15 @@ fn item_10_an_empty_variant_file_is_refused() {
     let run = scratch.run(&plan_args("empty", "linux-x86_64", "3.12", &[]));
     assert_refused(&run, &["variants/empty.toml", "description"]);
 }
+
+#[test]
+fn a_variants_bundle_root_outside_the_wheel_is_refused_at_plan() {
+    for root in ["/usr/lib/*.so", "../*.so", "ctranslate2/../../*.so"] {
+        let text = format!("\n[platform.linux-x86_64.bundle]\nroots = [\"{root}\"]\n");
+        let run = plan_with("cpu.toml", &text, "cpu", &[]);
+        assert_refused(
+            &run,
+            &["variants/cpu.toml", "[bundle] roots", "is not allowed"],
+        );
+    }
+}
