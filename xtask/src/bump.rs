@@ -14,7 +14,8 @@ use toml_edit::{DocumentMut, Item, TableLike, Value};
 
 use crate::diagnostic::InputError;
 use crate::fsx::write_atomically;
-use crate::variant::{Catalog, VERSIONS_DIR, is_version};
+use crate::safe_path;
+use crate::variant::{Catalog, VERSIONS_DIR, download_url, is_version};
 
 #[derive(Debug, Clone)]
 pub struct Request {
@@ -51,6 +52,7 @@ pub fn bump(root: &Path, request: &Request) -> Result<Bumped> {
         ))
         .into());
     }
+    check_source(request)?;
     let known = Catalog::versions(root);
     let file = root.join(VERSIONS_DIR).join(format!("{new}.toml"));
     if file.exists() {
@@ -121,6 +123,34 @@ pub fn bump(root: &Path, request: &Request) -> Result<Bumped> {
 }
 
 /// The newest known version below `version` (else the newest of all).
+/// `--source` and `--subdir` become a `[source]` table: checked as the variant files' own
+/// check would, before anything is written.
+fn check_source(request: &Request) -> Result<(), InputError> {
+    if let Some(url) = &request.source
+        && let Some((why, note)) = download_url::problem(url, false)
+    {
+        return Err(InputError::new(format!("--source: {why}"))
+            .note(note)
+            .note("e.g. --source https://static.crates.io/crates/ct2rs/ct2rs-0.10.3.crate"));
+    }
+    if let Some(subdir) = &request.subdir {
+        if request.source.is_none() {
+            return Err(
+                InputError::new("--subdir names a folder of --source, which is missing")
+                    .note("give both, or neither to leave [source] for later"),
+            );
+        }
+        safe_path::check_nonempty(subdir).map_err(|why| {
+            InputError::new(format!(
+                "--subdir `{}` is not allowed: {why}",
+                subdir.escape_debug()
+            ))
+            .note("the folder inside the archive that holds CTranslate2, e.g. ct2rs-0.10.3/CTranslate2")
+        })?;
+    }
+    Ok(())
+}
+
 fn previous(known: &[String], version: &str) -> Option<String> {
     let key = crate::variant::version_key;
     known

@@ -27,12 +27,19 @@ pub struct Location {
 impl Location {
     /// `span` is a byte range into `text`, as the TOML parser reports it.
     pub fn from_span(path: &Path, text: &str, span: Range<usize>) -> Location {
-        let start = span.start.min(text.len());
+        let boundary = |mut at: usize| {
+            at = at.min(text.len());
+            while !text.is_char_boundary(at) {
+                at -= 1;
+            }
+            at
+        };
+        let start = boundary(span.start);
         let line_start = text[..start].rfind('\n').map_or(0, |i| i + 1);
         let line_end = text[start..].find('\n').map_or(text.len(), |i| start + i);
         let line = text[..start].matches('\n').count() + 1;
         let column = text[line_start..start].chars().count() + 1;
-        let end = span.end.clamp(start, line_end);
+        let end = boundary(span.end).clamp(start, line_end);
         Location {
             path: path.to_path_buf(),
             line,
@@ -104,14 +111,10 @@ impl fmt::Display for InputError {
                 loc.line,
                 loc.column
             )?;
+            let (shown, caret_at, width) = shown_line(loc);
             writeln!(f, "{pad} |")?;
-            writeln!(f, "{number} | {}", loc.line_text)?;
-            writeln!(
-                f,
-                "{pad} | {}{}",
-                " ".repeat(loc.column - 1),
-                "^".repeat(loc.width)
-            )?;
+            writeln!(f, "{number} | {shown}")?;
+            writeln!(f, "{pad} | {}{}", " ".repeat(caret_at), "^".repeat(width))?;
         }
         for note in &self.notes {
             writeln!(f, "  = {note}")?;
@@ -121,6 +124,77 @@ impl fmt::Display for InputError {
 }
 
 impl std::error::Error for InputError {}
+
+/// A text file the user edits (`shown` is how errors name it): not UTF-8 is bad input that
+/// points at the first byte that is not.
+pub fn read_text(path: &Path, shown: &Path) -> Result<String, InputError> {
+    let bytes = std::fs::read(path)
+        .map_err(|e| InputError::new(format!("cannot read {}: {e}", shown.display())))?;
+    String::from_utf8(bytes).map_err(|e| {
+        let bytes = e.as_bytes();
+        let at = e.utf8_error().valid_up_to();
+        let lossy = String::from_utf8_lossy(bytes);
+        // The lossy text is the same up to `at`, where U+FFFD (3 bytes) stands for the bad byte.
+        let at_lossy = String::from_utf8_lossy(&bytes[..at]).len();
+        InputError::new(format!(
+            "{} is not UTF-8 text: byte 0x{:02x} at offset {at}",
+            shown.display(),
+            bytes[at]
+        ))
+        .at(Location::from_span(shown, &lossy, at_lossy..at_lossy + 3))
+        .note("save it as UTF-8 (a Windows editor may have written it as ANSI/cp1252)")
+    })
+}
+
+/// `text` as it may reach a terminal: control characters other than newline and tab (an
+/// archive entry named with ESC or `\r`, say) are written as escapes, never interpreted.
+pub fn printable(text: &str) -> std::borrow::Cow<'_, str> {
+    if !text
+        .chars()
+        .any(|c| c.is_control() && c != '\n' && c != '\t')
+    {
+        return text.into();
+    }
+    text.chars()
+        .map(|c| match c {
+            '\n' | '\t' => c.to_string(),
+            c if c.is_control() => c.escape_default().to_string(),
+            c => c.to_string(),
+        })
+        .collect::<String>()
+        .into()
+}
+
+/// The most of a line shown under an error: a longer one (a minified or hostile file) is
+/// cut around the column, so that one error stays one screen.
+const SHOWN_LINE: usize = 160;
+
+/// The part of the location's line that is shown, the caret's column in it (0-based) and
+/// its width; control characters are shown as `?` so the terminal never interprets them.
+fn shown_line(loc: &Location) -> (String, usize, usize) {
+    let chars: Vec<char> = loc
+        .line_text
+        .chars()
+        .map(|c| if c.is_control() && c != '\t' { '?' } else { c })
+        .collect();
+    let column = loc.column.saturating_sub(1).min(chars.len());
+    if chars.len() <= SHOWN_LINE {
+        return (chars.iter().collect(), column, loc.width);
+    }
+    let start = column.saturating_sub(SHOWN_LINE / 2);
+    let end = (start + SHOWN_LINE).min(chars.len());
+    let mut shown = String::new();
+    if start > 0 {
+        shown.push('…');
+    }
+    shown.extend(&chars[start..end]);
+    if end < chars.len() {
+        shown.push('…');
+    }
+    let caret_at = column - start + usize::from(start > 0);
+    let width = loc.width.clamp(1, end.saturating_sub(column).max(1));
+    (shown, caret_at, width)
+}
 
 /// The closest candidate to `wrong`, if it is close enough to be a likely typo.
 pub fn did_you_mean<'a>(wrong: &str, candidates: &[&'a str]) -> Option<&'a str> {
@@ -160,6 +234,40 @@ mod tests {
         assert!(shown.contains("^^^^^^^^^^"), "{shown}");
         assert!(shown.contains("did you mean `description`?"), "{shown}");
         assert!(shown.contains("allowed: description, python"), "{shown}");
+    }
+
+    #[test]
+    fn a_long_line_is_cut_around_the_column_and_control_characters_are_not_printed() {
+        let text = format!("x = {}\u{1b}[2J{}", "[".repeat(50_000), "]".repeat(50_000));
+        let at = 4 + 30_000;
+        let e = InputError::new("too deep").at(Location::from_span(
+            Path::new("v.toml"),
+            &text,
+            at..at + 1,
+        ));
+        let shown = e.to_string();
+        assert!(shown.len() < 1_000, "{}", shown.len());
+        assert!(shown.contains("v.toml:1:30005"), "{shown}");
+        let lines: Vec<&str> = shown.lines().collect();
+        let (line, caret) = (lines[3], lines[4]);
+        assert!(
+            line.starts_with("1 | …[[[") && line.ends_with("[[…"),
+            "{line}"
+        );
+        assert_eq!(caret.find('^').unwrap(), "1 | ".len() + 81, "{caret}");
+        let escaped = InputError::new("x")
+            .at(Location::line(Path::new("s"), "a\u{1b}[2Jb\r", 1))
+            .to_string();
+        assert!(
+            !escaped.contains('\u{1b}') && escaped.contains("a?[2Jb"),
+            "{escaped}"
+        );
+    }
+
+    #[test]
+    fn printable_escapes_control_characters_but_keeps_lines() {
+        assert_eq!(printable("a\nb\tc"), "a\nb\tc");
+        assert_eq!(printable("x\u{1b}[2J\ry\u{7}"), "x\\u{1b}[2J\\ry\\u{7}");
     }
 
     #[test]

@@ -24,6 +24,7 @@ pub mod host;
 pub mod longpaths;
 pub mod matrix;
 pub mod numerics;
+pub mod out_folder;
 pub mod pages;
 pub mod patch;
 pub mod patches;

@@ -5,7 +5,7 @@ use std::process::ExitCode;
 use clap::Parser;
 
 use xtask::cli::Cli;
-use xtask::diagnostic::InputError;
+use xtask::diagnostic::{InputError, printable};
 use xtask::download;
 
 fn main() -> ExitCode {
@@ -15,11 +15,11 @@ fn main() -> ExitCode {
         Err(err) if stdout_closed(&err) => ExitCode::SUCCESS,
         Err(err) => match err.downcast_ref::<InputError>() {
             Some(input) => {
-                eprint!("error: {input}");
+                eprint!("error: {}", printable(&input.to_string()));
                 ExitCode::from(2)
             }
             None => {
-                eprintln!("error: {}", download::describe(err.as_ref()));
+                eprintln!("error: {}", printable(&download::describe(err.as_ref())));
                 ExitCode::from(1)
             }
         },

@@ -29,8 +29,10 @@ pub struct Release {
 /// Reads `dir/manifest.json` as the release `tag`.
 pub fn read_release(dir: &Path, tag: &str) -> Result<Release> {
     let source = dir.join(MANIFEST);
-    let text =
-        fs::read_to_string(&source).with_context(|| format!("cannot read {}", source.display()))?;
+    let text = fs::read_to_string(&source).map_err(|e| {
+        InputError::new(format!("cannot read {}: {e}", source.display()))
+            .note("a release folder is what `cargo xtask release` wrote, with its manifest.json")
+    })?;
     let manifest: Manifest = serde_json::from_str(&text).map_err(|e| {
         InputError::new(format!("{}: not a release manifest: {e}", source.display()))
     })?;
@@ -82,13 +84,7 @@ pub fn write_site(releases: &[Release], download_base: &str, out: &Path) -> Resu
         ))
         .into());
     }
-    if out.exists() && fs::read_dir(out)?.next().is_some() {
-        return Err(InputError::new(format!(
-            "--out {} is not empty; the site is written into a new folder",
-            out.display()
-        ))
-        .into());
-    }
+    crate::out_folder::check_out("--out", out, crate::out_folder::Existing::MustBeEmpty)?;
     let mut by_variant: BTreeMap<String, BTreeMap<String, (String, String, &Release)>> =
         BTreeMap::new();
     for release in releases {

@@ -20,9 +20,7 @@ impl Series {
     /// Reads a series and checks that every patch it lists exists. `path` is relative to
     /// `root`; errors name the series file and line.
     pub fn load(root: &Path, path: &Path) -> Result<Series, InputError> {
-        let text = fs::read_to_string(root.join(path)).map_err(|e| {
-            InputError::new(format!("cannot read patch series {}: {e}", path.display()))
-        })?;
+        let text = crate::diagnostic::read_text(&root.join(path), path)?;
         let dir = path.parent().unwrap_or(Path::new(""));
         let mut patches = Vec::new();
         for (index, line) in text.lines().enumerate() {

@@ -77,6 +77,13 @@ pub struct Built {
 }
 
 /// Gathers `built` into `dest` (which must not exist or be empty). Returns the manifest.
+/// The release folder `dest` can be written: new or empty, never a release replaced.
+pub fn check_dest(dest: &Path) -> Result<(), crate::diagnostic::InputError> {
+    crate::out_folder::check_out("--out", dest, crate::out_folder::Existing::MustBeEmpty).map_err(
+        |e| e.note("releases are never replaced: remove it, or release under another --version"),
+    )
+}
+
 /// A Linux wheel still tagged `linux_x86_64` is refused unless `allow_linux_tag`.
 pub fn release(
     built: &[Built],
@@ -85,13 +92,7 @@ pub fn release(
     allow_linux_tag: bool,
     index_base_url: Option<&str>,
 ) -> Result<Manifest> {
-    if dest.exists() && fs::read_dir(dest)?.next().is_some() {
-        bail!(
-            "{} already holds a release; releases are never replaced: remove it, or release \
-             under another --version",
-            dest.display()
-        );
-    }
+    check_dest(dest)?;
     let missing: Vec<String> = built
         .iter()
         .filter(|b| wheel_in(&b.dist).is_none())

@@ -291,16 +291,9 @@ pub fn run(spec: &Spec) -> Result<Outcome> {
 /// A user-chosen `--out`: new, empty, or a previous output of `bundle` (it has
 /// [`OUT_MARKER`]); anything else holds files that replacing it would delete.
 pub fn check_out(out: &Path) -> Result<(), InputError> {
-    let meta = match fs::symlink_metadata(out) {
-        Ok(meta) => meta,
-        Err(_) => return Ok(()),
-    };
-    if !meta.is_dir() {
-        return Err(InputError::new(format!(
-            "--out {} exists and is not a folder; bundle writes a folder there",
-            out.display()
-        ))
-        .note("choose a new or empty folder"));
+    crate::out_folder::check_out("--out", out, crate::out_folder::Existing::Replaced)?;
+    if !out.is_dir() {
+        return Ok(());
     }
     let mut entries = fs::read_dir(out)
         .map_err(|e| InputError::new(format!("cannot list --out {}: {e}", out.display())))?;

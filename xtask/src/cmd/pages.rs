@@ -5,7 +5,7 @@ use std::process::ExitCode;
 
 use anyhow::Result;
 
-use crate::pages;
+use crate::{out_folder, pages};
 
 pub fn run(
     release: &Path,
@@ -14,6 +14,11 @@ pub fn run(
     download_base: &str,
     out: &Path,
 ) -> Result<ExitCode> {
+    out_folder::check_out("--out", out, out_folder::Existing::MustBeEmpty)?;
+    out_folder::check_in("--release", release)?;
+    if let Some(earlier) = earlier {
+        out_folder::check_in("--earlier", earlier)?;
+    }
     let mut releases = match earlier {
         Some(dir) => pages::read_earlier(dir)?,
         None => Vec::new(),

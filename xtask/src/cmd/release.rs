@@ -9,7 +9,7 @@ use crate::diagnostic::InputError;
 use crate::platform::Platform;
 use crate::variant::{Catalog, Choices};
 use crate::workspace::Workspace;
-use crate::{matrix, plan, safe_path};
+use crate::{matrix, out_folder, plan, safe_path};
 
 pub fn run(workspace: &Workspace, args: ReleaseArgs) -> Result<ExitCode> {
     let ReleaseArgs {
@@ -33,6 +33,12 @@ pub fn run(workspace: &Workspace, args: ReleaseArgs) -> Result<ExitCode> {
         ))
         .note("e.g. --index-base-url https://github.com/OWNER/REPO/releases/download/v4.7.1/ (percent-encode a tag's special characters)")
         .into());
+    }
+    if let Some(out) = &out {
+        crate::release::check_dest(out)?;
+    }
+    if let Some(from) = &from {
+        out_folder::check_in("--from", from)?;
     }
     let index_base_url = index_base_url.map(|u| if u.ends_with('/') { u } else { format!("{u}/") });
     let platforms: Vec<Platform> = platforms.into_iter().map(Platform::from).collect();

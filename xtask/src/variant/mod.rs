@@ -1,6 +1,7 @@
 //! Variant files: loading `variants/*.toml` (and the shared `variants/defaults.toml`),
 //! reporting mistakes in them, and resolving one variant for one platform.
 
+pub mod download_url;
 mod layer;
 mod loc;
 mod resolve;
@@ -39,8 +40,7 @@ pub struct Files {
 impl Files {
     /// Reads a file and returns its index; `path` is relative to the repository root.
     fn read(&mut self, path: &Path) -> Result<usize, InputError> {
-        let text = fs::read_to_string(self.root.join(path))
-            .map_err(|e| InputError::new(format!("cannot read {}: {e}", path.display())))?;
+        let text = crate::diagnostic::read_text(&self.root.join(path), path)?;
         self.files.push((path.to_path_buf(), text));
         Ok(self.files.len() - 1)
     }
@@ -58,6 +58,23 @@ impl Files {
     pub fn path(&self, loc_file: usize) -> &Path {
         &self.files[loc_file].0
     }
+}
+
+/// A variant's name becomes a folder, a file and a matrix entry on every host: lower-case
+/// letters, digits and `-`, starting with a letter, and not a Windows device name.
+pub fn check_variant_name(name: &str) -> Result<(), String> {
+    let first_is_letter = name.bytes().next().is_some_and(|b| b.is_ascii_lowercase());
+    if !first_is_letter
+        || !name
+            .bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+    {
+        return Err("a name is lower-case letters, digits and `-`, starting with a letter".into());
+    }
+    if crate::safe_path::is_device_name(name) {
+        return Err(format!("`{name}` is a Windows device name"));
+    }
+    Ok(())
 }
 
 /// The variants of one checkout, parsed but not yet resolved for a platform.
@@ -81,12 +98,25 @@ impl Catalog {
             InputError::new(format!("cannot list {}: {e}", dir.display()))
                 .note("run this from a ct2-variants checkout, or pass --root")
         })?;
-        let mut names: Vec<String> = entries
-            .filter_map(|e| e.ok())
-            .map(|e| e.file_name().to_string_lossy().into_owned())
-            .filter(|n| n.ends_with(".toml") && n != DEFAULTS_FILE)
-            .map(|n| n.trim_end_matches(".toml").to_string())
-            .collect();
+        let mut names = Vec::new();
+        for entry in entries.filter_map(|e| e.ok()) {
+            let file = entry.file_name().to_string_lossy().into_owned();
+            let Some(name) = file.strip_suffix(".toml") else {
+                continue;
+            };
+            if file == DEFAULTS_FILE {
+                continue;
+            }
+            if let Err(why) = check_variant_name(name) {
+                return Err(InputError::new(format!(
+                    "{}: `{}` cannot be a variant: {why}",
+                    dir.join(&file).display(),
+                    name.escape_debug()
+                ))
+                .note("a variant is a file variants/<name>.toml; rename or remove this one"));
+            }
+            names.push(name.to_string());
+        }
         names.sort();
         Ok(names)
     }

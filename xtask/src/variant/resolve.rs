@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
+use super::download_url;
 use super::layer::{
     self, BundleSpec, CMakeOptions, DataFilter, InputSpec, Layer, OpenMpRuntime, Output, Policy,
     SdkKind, SourceKind, SourceSpec,
@@ -115,8 +116,7 @@ pub struct Remote {
 impl Remote {
     /// The file name the download is stored and unpacked under (the URL's last segment).
     pub fn file_name(&self) -> &str {
-        let path = self.url.split(['?', '#']).next().unwrap_or(&self.url);
-        path.rsplit('/').next().unwrap_or(path)
+        download_url::file_name(&self.url)
     }
 }
 
@@ -664,13 +664,10 @@ fn remote(
     }
     let spec = &spec_loc.value;
     let url = &spec.url;
-    if !(url.value.starts_with("https://") || url.value.starts_with("http://")) {
+    if let Some((why, note)) = download_url::problem(&url.value, runnable) {
         return Err(files
-            .error_at(
-                url,
-                format!("input `{name}`: `{}` is not an http(s) URL", url.value),
-            )
-            .note("inputs are downloaded; for a tree on disk use [source] kind = \"path\""));
+            .error_at(url, format!("input `{name}`: {why}"))
+            .note(note));
     }
     if let Some(sha) = &spec.sha256 {
         check_sha256(files, sha)?;
@@ -718,26 +715,6 @@ fn remote(
         sdk_folder: path(&spec.sdk_folder, "sdk-folder")?,
         pin_source: spec.pin_source.clone(),
     };
-    let file_name = remote.file_name();
-    if safe_path::check_name(file_name).is_err() {
-        return Err(files
-            .error_at(
-                url,
-                format!(
-                    "input `{name}`: `{}` has no file name at its end",
-                    url.value
-                ),
-            )
-            .note("the URL's last part names the file, e.g. https://host/path/x-1.0.tar.gz"));
-    }
-    if !runnable && crate::unpack::Format::from_name(file_name).is_none() {
-        return Err(files
-            .error_at(
-                url,
-                format!("input `{name}`: `{file_name}` is not an archive xtask can unpack"),
-            )
-            .note("inputs are .tar.gz, .tgz, .crate, .zip or .whl files"));
-    }
     Ok(remote)
 }
 

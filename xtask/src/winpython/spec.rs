@@ -52,8 +52,7 @@ pub struct InputSpec {
 impl Spec {
     pub fn load(root: &Path) -> Result<Spec, InputError> {
         let path = root.join(SPEC_FILE);
-        let text = std::fs::read_to_string(&path)
-            .map_err(|e| InputError::new(format!("cannot read {}: {e}", path.display())))?;
+        let text = crate::diagnostic::read_text(&path, &path)?;
         Spec::parse(&text).map_err(|e| InputError::new(format!("{}: {e}", path.display())))
     }
 

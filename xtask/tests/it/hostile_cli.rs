@@ -495,3 +495,134 @@ fn a_root_glob_outside_the_wheel_is_refused_and_nothing_outside_is_touched() {
         "untouched"
     );
 }
+
+/// `bump --source`/`--subdir` become a `[source]` table: a URL that is not an http(s) archive,
+/// or a folder that leaves the archive, is refused before the version file or a patch series
+/// is written.
+#[test]
+fn bump_refuses_a_bad_source_or_subdir_before_writing_anything() {
+    let scratch = Scratch::new();
+    let crate_url = "https://static.crates.io/crates/ct2rs/ct2rs-0.10.3.crate";
+    for (flags, says) in [
+        (
+            vec!["--source", "file:///etc/passwd.tar.gz"],
+            "not an http(s) URL",
+        ),
+        (
+            vec!["--source", "https://github.com/OpenNMT/CTranslate2"],
+            "not an archive",
+        ),
+        (vec!["--source", "https://example.org/"], "no file name"),
+        (
+            vec!["--source", crate_url, "--subdir", "../.."],
+            "`..` leaves its folder",
+        ),
+        (vec!["--source", crate_url, "--subdir", "/etc"], "absolute"),
+        (
+            vec!["--subdir", "ct2rs-0.10.3/CTranslate2"],
+            "--source, which is missing",
+        ),
+    ] {
+        let mut args = vec!["bump", "--ctranslate2", "4.8.9", "--no-pin"];
+        args.extend(flags);
+        let run = scratch.run(&args);
+        assert_code(&run, 2, &[says]);
+        assert!(
+            !scratch
+                .path()
+                .join("variants/ctranslate2/4.8.9.toml")
+                .exists()
+        );
+        assert!(!scratch.path().join("patches/ctranslate2-4.8.9").exists());
+    }
+}
+
+/// A folder flag that cannot be what it names (a file, a device, a full folder for a release,
+/// a missing input folder) is exit 2 naming the flag and the path, before any work.
+#[test]
+fn folder_flags_that_name_a_file_a_device_or_nothing_are_refused_before_any_work() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("a-file");
+    fs::write(&file, "keep").unwrap();
+    let full = dir.path().join("full");
+    fs::create_dir(&full).unwrap();
+    fs::write(full.join("kept"), "keep").unwrap();
+    let missing = dir.path().join("missing");
+    let d = |p: &Path| p.to_str().unwrap().to_string();
+    let below_file = d(&file.join("x"));
+    let nul = d(&dir.path().join("NUL"));
+    let (file_s, full_s, missing_s, dir_s) = (d(&file), d(&full), d(&missing), d(dir.path()));
+    let wheel = wheel(dir.path());
+    let wheel_s = d(&wheel);
+    let site = d(&dir.path().join("site"));
+    let cases: Vec<(Vec<&str>, &str)> = vec![
+        (
+            vec!["release", "--from", &dir_s, "--out", &file_s],
+            "is a file",
+        ),
+        (
+            vec!["release", "--from", &dir_s, "--out", &below_file],
+            "no folder can be made",
+        ),
+        (
+            vec!["release", "--from", &dir_s, "--out", &nul],
+            "device name",
+        ),
+        (
+            vec!["release", "--from", &dir_s, "--out", &full_s],
+            "not empty",
+        ),
+        (vec!["release", "--from", &missing_s], "--from"),
+        (vec!["release", "--from", &file_s], "not a folder"),
+        (vec!["verify-release", &missing_s], "no such folder"),
+        (vec!["verify-release", &file_s], "a-file"),
+        (
+            vec![
+                "pages",
+                "--release",
+                &missing_s,
+                "--tag",
+                "v1",
+                "--download-base",
+                "https://x/",
+                "--out",
+                &site,
+            ],
+            "--release",
+        ),
+        (
+            vec![
+                "pages",
+                "--release",
+                &dir_s,
+                "--tag",
+                "v1",
+                "--download-base",
+                "https://x/",
+                "--out",
+                &file_s,
+            ],
+            "is a file",
+        ),
+        (
+            vec!["bundle", "--wheel", &wheel_s, "--out", &file_s],
+            "is a file",
+        ),
+        (
+            vec!["bundle", "--wheel", &wheel_s, "--out", &nul],
+            "device name",
+        ),
+    ];
+    for (args, says) in cases {
+        let run = xtask(&args);
+        assert_code(&run, 2, &[says]);
+        assert!(
+            !run.stderr.contains("os error"),
+            "a bare OS error: {}",
+            run.stderr
+        );
+        assert_eq!(fs::read_to_string(&file).unwrap(), "keep");
+        assert_eq!(fs::read_to_string(full.join("kept")).unwrap(), "keep");
+        assert!(!dir.path().join("site").exists() && !dir.path().join("NUL").exists());
+    }
+}

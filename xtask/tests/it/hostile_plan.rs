@@ -182,3 +182,58 @@ fn a_variants_bundle_root_outside_the_wheel_is_refused_at_plan() {
         );
     }
 }
+
+/// A file in variants/ becomes a variant only when its name can be one everywhere: `...toml`
+/// would be a variant `..`, `con.toml` a Windows device, `cpu.toml.toml` a second `cpu`.
+#[test]
+fn a_variant_file_whose_name_cannot_be_a_variant_is_refused_by_name() {
+    for file in [
+        "...toml",
+        "con.toml",
+        "cpu.toml.toml",
+        "CPU.toml",
+        "lpt1.toml",
+        "-x.toml",
+    ] {
+        let scratch = Scratch::new();
+        let variants = scratch.path().join("variants");
+        std::fs::copy(variants.join("cpu.toml"), variants.join(file)).unwrap();
+        for args in [
+            plan_args("cpu", "linux-x86_64", "3.12", &[]),
+            vec!["variants"],
+        ] {
+            let run = scratch.run(&args);
+            assert_refused(&run, &[file, "cannot be a variant"]);
+        }
+    }
+}
+
+/// A variant file saved as cp1252 gets the line and column of its first non-UTF-8 byte; a
+/// 50,000-deep array (100 KB on one line) gets an error of one screen, not the whole line.
+#[test]
+fn a_non_utf8_or_very_deep_variant_file_gets_a_position_and_a_short_error() {
+    let scratch = Scratch::new();
+    let path = scratch.path().join("variants/cpu.toml");
+    let mut body = std::fs::read(&path).unwrap();
+    let line = body.iter().filter(|b| **b == b'\n').count() + 1;
+    body.extend_from_slice(b"# caf\xe9 au lait\n");
+    std::fs::write(&path, &body).unwrap();
+    let run = scratch.run(&plan_args("cpu", "linux-x86_64", "3.12", &[]));
+    assert_refused(
+        &run,
+        &["not UTF-8", "0xe9", &format!("variants/cpu.toml:{line}:6")],
+    );
+
+    let scratch = Scratch::new();
+    let path = scratch.path().join("variants/cpu.toml");
+    let mut body = std::fs::read_to_string(&path).unwrap();
+    body.push_str(&format!(
+        "deep = {}{}\n",
+        "[".repeat(50_000),
+        "]".repeat(50_000)
+    ));
+    std::fs::write(&path, body).unwrap();
+    let run = scratch.run(&plan_args("cpu", "linux-x86_64", "3.12", &[]));
+    assert_refused(&run, &["variants/cpu.toml:"]);
+    assert!(run.stderr.len() < 2_000, "{} bytes", run.stderr.len());
+}

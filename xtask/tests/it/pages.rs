@@ -194,6 +194,7 @@ fn a_wheel_name_with_two_contents_across_releases_and_bad_flags_are_refused() {
     ]);
     assert_exit(&run, 2, &["is not empty"]);
     assert!(site.join("keep").exists());
+    fs::remove_file(site.join("keep")).unwrap();
     fs::write(earlier.join("manifest.json"), "{").unwrap();
     let run = pages(&[
         "--earlier",

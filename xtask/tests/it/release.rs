@@ -158,9 +158,9 @@ fn a_release_is_complete_checkable_and_never_replaced() {
     // A second release into the same folder is refused and changes nothing.
     let before = fs::read(out.join("SHA256SUMS")).unwrap();
     let again = release(&scratch, &out, "3.11,3.12");
-    assert_eq!(again.code, 1);
+    assert_eq!(again.code, 2);
     assert!(
-        again.stderr.contains("already holds a release"),
+        again.stderr.contains("releases are never replaced"),
         "{}",
         again.stderr
     );

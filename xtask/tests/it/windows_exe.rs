@@ -360,6 +360,27 @@ fn hostile_archive_members_and_dest_values_are_refused_by_the_windows_binary() {
         assert!(run.stderr.contains("not allowed"), "{dest}: {}", run.stderr);
         assert!(!out.exists());
     }
+
+    // `--out …\NUL` opens the null device on Windows: refused before any work.
+    let nul = format!(r"{}\NUL", win(dir.path()));
+    let run = wine.run(
+        &repo_root(),
+        &["bundle", "--wheel", &win(&good), "--out", &nul],
+        &[],
+    );
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    assert!(run.stderr.contains("device name"), "{}", run.stderr);
+    let run = wine.run(
+        &repo_root(),
+        &["release", "--from", &win(dir.path()), "--out", &nul],
+        &[],
+    );
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    assert!(
+        run.stderr.contains("--out") && run.stderr.contains("device name"),
+        "{}",
+        run.stderr
+    );
 }
 
 /// Windows refuses to move a file or folder another process holds open without

@@ -1,0 +1,62 @@
+//! What a download URL must be, for an input in a variant file and for `bump --source`.
+
+use crate::safe_path;
+
+/// Why `url` cannot be downloaded as an input, with the note that says what would do;
+/// `runnable` inputs (an SDK installer) may have any file name, the others must be archives.
+pub fn problem(url: &str, runnable: bool) -> Option<(String, &'static str)> {
+    if !(url.starts_with("https://") || url.starts_with("http://")) {
+        return Some((
+            format!("`{url}` is not an http(s) URL"),
+            "inputs are downloaded; for a tree on disk use [source] kind = \"path\"",
+        ));
+    }
+    let name = file_name(url);
+    if safe_path::check_name(name).is_err() {
+        return Some((
+            format!("`{url}` has no file name at its end"),
+            "the URL's last part names the file, e.g. https://host/path/x-1.0.tar.gz",
+        ));
+    }
+    if !runnable && crate::unpack::Format::from_name(name).is_none() {
+        return Some((
+            format!("`{name}` is not an archive xtask can unpack"),
+            "inputs are .tar.gz, .tgz, .crate, .zip, .whl or .7z files",
+        ));
+    }
+    None
+}
+
+/// The last part of the URL's path: the name the download is kept under.
+pub fn file_name(url: &str) -> &str {
+    let path = url.split(['?', '#']).next().unwrap_or(url);
+    path.rsplit('/').next().unwrap_or(path)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_http_archive_urls_with_a_file_name_pass() {
+        assert!(
+            problem(
+                "https://static.crates.io/crates/ct2rs/ct2rs-0.10.3.crate",
+                false
+            )
+            .is_none()
+        );
+        assert!(problem("http://127.0.0.1:8080/x-1.0.tar.gz?x=1", false).is_none());
+        assert!(problem("https://host/setup.exe", true).is_none());
+        for bad in [
+            "file:///etc/x.tar.gz",
+            "ftp://host/x.zip",
+            "https://host/",
+            "https://host/..",
+            "https://host/page.html",
+            "../..",
+        ] {
+            assert!(problem(bad, false).is_some(), "{bad}");
+        }
+    }
+}
