@@ -847,12 +847,13 @@ pub struct DownloadArgs {
     /// Files downloaded at the same time
     #[arg(long, value_name = "N", default_value_t = 4, value_parser = clap::value_parser!(u16).range(1..=64))]
     pub jobs: u16,
-    /// Retries per file after a connection error, a stall or an HTTP 5xx
+    /// Retries per file in a row after a connection error, a stall, a window of --timeout
+    /// with less than 1 KiB, or an HTTP 5xx; real progress starts the count again
     #[arg(long, value_name = "N", default_value_t = 4)]
     pub retries: u32,
     /// Seconds to wait for a connection, or for the next bytes, before an attempt fails; at
-    /// least 1 KiB must arrive in every such window. An input with no pinned size stops at
-    /// 4 GiB
+    /// least 1 KiB must arrive in every such window, across reconnects. An input with no
+    /// pinned size stops at 4 GiB
     #[arg(long, value_name = "SECONDS", default_value_t = 30, value_parser = clap::value_parser!(u64).range(1..))]
     pub timeout: u64,
 }

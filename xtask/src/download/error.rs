@@ -8,6 +8,8 @@ use thiserror::Error;
 
 use crate::cache::CacheError;
 
+use super::MIN_BYTES_PER_WINDOW;
+
 /// An input that offline mode could not find in the cache.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Missing {
@@ -30,6 +32,39 @@ pub enum FetchError {
         name: String,
         url: String,
         reason: String,
+    },
+    /// A redirect that is not followed: to another scheme, to plain http, a loop.
+    #[error("{}{url} redirected to {to}: {reason}", input(name))]
+    Redirect {
+        name: String,
+        /// The URL asked for.
+        url: String,
+        /// Where it pointed, as sent (escaped) when it is not a URL; after earlier redirects,
+        /// followed by the URL that sent it there (see [`redirect_target`]).
+        to: String,
+        reason: String,
+    },
+    #[error(
+        "{}downloading {url} made no real progress: the server sent {bytes} byte(s) in the last {:.1} s ({}), below {MIN_BYTES_PER_WINDOW} bytes per {:.1} s (--timeout): it trickles{}\n  = try again later, or add a mirror; on a slow link a longer --timeout lowers the rate needed, and more --retries allow more slow attempts in a row",
+        input(name),
+        seconds,
+        attempts_text(*slow, *attempts),
+        window_seconds,
+        last.as_ref().map(|last| format!("; the last attempt ended: {last}")).unwrap_or_default()
+    )]
+    TooSlow {
+        name: String,
+        url: String,
+        /// Bytes received since the last real progress, in `seconds` of request time.
+        bytes: u64,
+        seconds: f64,
+        /// `--timeout`: each window of it must bring [`MIN_BYTES_PER_WINDOW`].
+        window_seconds: f64,
+        /// Failed attempts since the last real progress, and in all.
+        slow: u32,
+        attempts: u32,
+        /// How the last attempt ended, when not by a slow window (a cut connection, say).
+        last: Option<String>,
     },
     #[error("{}", offline_message(missing))]
     Offline { missing: Vec<Missing> },
@@ -76,6 +111,8 @@ impl FetchError {
         match self {
             FetchError::InsecureUrl { name, .. }
             | FetchError::BadUrl { name, .. }
+            | FetchError::Redirect { name, .. }
+            | FetchError::TooSlow { name, .. }
             | FetchError::Status { name, .. }
             | FetchError::Network { name, .. }
             | FetchError::Cache { name, .. }
@@ -97,8 +134,28 @@ pub(super) fn input(name: &str) -> String {
     }
 }
 
+fn attempts_text(slow: u32, attempts: u32) -> String {
+    if slow == attempts {
+        format!("{attempts} attempt(s)")
+    } else {
+        format!("the last {slow} of {attempts} attempts")
+    }
+}
+
+/// [`FetchError::Redirect`]'s `to`: where `from` pointed, and `from` too when it is not the
+/// URL asked for.
+pub(super) fn redirect_target(url: &str, from: &str, to: String) -> String {
+    let asked = reqwest::Url::parse(url).map_or_else(|_| url.to_string(), String::from);
+    if asked == from {
+        to
+    } else {
+        format!("{to} (by {from}, where it led)")
+    }
+}
+
 fn status_hint(status: u16, attempts: u32) -> String {
     match status {
+        300..=399 => "; a redirect with no Location to follow: check the URL in the variant file, or add a mirror".into(),
         404 | 410 => "; the file is not there: check the URL in the variant file, or add a mirror that has it".into(),
         401 | 403 => "; access was refused: the URL may need a login, or a mirror".into(),
         408 | 429 | 500..=599 => format!(
@@ -142,6 +199,8 @@ impl FetchError {
         match &mut self {
             FetchError::InsecureUrl { name, .. }
             | FetchError::BadUrl { name, .. }
+            | FetchError::Redirect { name, .. }
+            | FetchError::TooSlow { name, .. }
             | FetchError::Status { name, .. }
             | FetchError::Network { name, .. }
             | FetchError::Cache { name, .. }

@@ -2,7 +2,7 @@
 //!
 //! A verified cache entry means no network at all. Otherwise the file is downloaded to its
 //! `partial/<hex>.part` (resumed with a `Range` request when a part is already there), retried
-//! with exponential backoff on connection errors, stalls and 5xx answers, and handed to
+//! with exponential backoff on connection errors, stalls, trickles and 5xx answers, and handed to
 //! [`Cache::admit`], which renames it into place only when its sha256 and size match the pin.
 //! Different files download in parallel, one worker thread (and one HTTP client) per job.
 //!
@@ -45,7 +45,8 @@ pub struct Options {
     pub allow_http: bool,
     /// No network at all: everything must already be in the cache.
     pub offline: bool,
-    /// Retries after the first attempt, per file.
+    /// Retries after the first attempt, per file, in a row: real progress (see `timeout`)
+    /// starts the count again.
     pub retries: u32,
     /// Files downloaded at the same time.
     pub jobs: usize,
@@ -53,8 +54,10 @@ pub struct Options {
     /// file when it starts and when it finishes.
     pub progress: bool,
     /// How long connecting, or waiting for the next bytes, may take before the attempt fails;
-    /// also the window in which at least [`MIN_BYTES_PER_WINDOW`] must arrive (a server that
-    /// trickles a byte now and then never stalls a single read).
+    /// also the window in which at least [`MIN_BYTES_PER_WINDOW`] must arrive, counted across
+    /// reconnects (a server that trickles a byte now and then never stalls a single read, and
+    /// one that sends a few bytes per connection makes no real progress). A window that brings
+    /// less is a failed attempt; `retries` of them in a row end the download.
     pub timeout: Duration,
     /// The most an input with no pinned size may be: an endless body stops there.
     pub max_unpinned: u64,

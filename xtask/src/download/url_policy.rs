@@ -55,6 +55,28 @@ pub fn effective_url(url: &str, options: &Options) -> Result<String, FetchError>
     }
 }
 
+/// Why a redirect to `to` is not followed, if it is not: the same rule as for the URLs
+/// asked for, https, or http to a loopback host (anywhere with `allow_http`).
+pub(super) fn redirect_refusal(to: &Url, allow_http: bool) -> Option<String> {
+    match to.scheme() {
+        "https" | "http" if to.host().is_none() => {
+            Some("the URL has no host: check the URL in the variant file, or add a mirror".into())
+        }
+        "https" => None,
+        "http" if allow_http || is_loopback(to) => None,
+        "http" => Some(
+            "plain http is followed only to loopback hosts: pass --allow-http to follow it (the \
+             sha256 pin still checks the file), or add a mirror that serves it over https"
+                .into(),
+        ),
+        _ => Some(
+            "only https (and http to loopback hosts) are followed: check the URL in the variant \
+             file, or add a mirror that serves the file over https"
+                .into(),
+        ),
+    }
+}
+
 /// 127.0.0.0/8, ::1 and `localhost`.
 pub(super) fn is_loopback(url: &Url) -> bool {
     let Some(host) = url.host_str() else {

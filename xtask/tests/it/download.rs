@@ -563,3 +563,318 @@ fn a_corrupt_part_file_is_downloaded_again_not_blamed_on_the_server() {
     assert_eq!(hits[1].range_start, None);
     assert_eq!(part_files(&cache), 0);
 }
+
+/// Fetches `path` on a thread of its own and waits at most `bound` for it: a download that
+/// would go on retrying fails the test instead of hanging it (its thread is left behind).
+/// Returns the result and how long it took.
+fn fetch_within(
+    case: &Case,
+    path: &str,
+    pinned: &[u8],
+    options: &Options,
+    bound: Duration,
+) -> (Result<Fetched, FetchError>, Duration) {
+    let request = request(path, &case.server.url(path), pinned);
+    let (cache, options) = (case.cache.clone(), options.clone());
+    let (send, receive) = std::sync::mpsc::channel();
+    let started = std::time::Instant::now();
+    std::thread::spawn(move || {
+        let result = download::fetch_all(&cache, &[request], &options).map(|mut all| all.remove(0));
+        let _ = send.send(result);
+    });
+    match receive.recv_timeout(bound) {
+        Ok(result) => (result, started.elapsed()),
+        Err(_) => panic!(
+            "{path}: still downloading after {bound:?} ({} requests so far)",
+            case.server.hits(path).len()
+        ),
+    }
+}
+
+/// Puts the first `kept` bytes of `data` where an interrupted download of it leaves them.
+fn keep_part(case: &Case, data: &[u8], kept: usize) -> std::path::PathBuf {
+    let part = case.cache.partial_path(&sha256(data));
+    std::fs::create_dir_all(part.parent().unwrap()).unwrap();
+    std::fs::write(&part, &data[..kept]).unwrap();
+    part
+}
+
+#[test]
+fn a_server_trickling_a_few_bytes_per_resume_is_given_up_after_the_retries() {
+    let case = Case::new();
+    // A byte every 50 ms: every resume moves a few bytes, never the 1 KiB a window needs.
+    let data = body(1 << 20, 30);
+    let reply = Reply::ok(data.clone()).trickle(1, Duration::from_millis(50));
+    case.server.route("/drip.whl", move |_, _| reply.clone());
+    let options = Options {
+        retries: 2,
+        ..with_timeout(300)
+    };
+    // Three slow windows of ~0.3 s and the backoff between them (0.5 s, 1 s): ~2.5 s; the
+    // bound leaves room for a loaded machine, and is far below the hours the trickle takes.
+    let (result, took) = fetch_within(&case, "/drip.whl", &data, &options, Duration::from_secs(30));
+    let err = result.unwrap_err();
+    assert!(
+        took < Duration::from_secs(10),
+        "gave up only after {took:?}"
+    );
+    let message = err.to_string();
+    for needle in [
+        "input `/drip.whl`",
+        &case.server.url("/drip.whl"),
+        "trickles",
+        "in the last",
+        "below 1024 bytes per 0.3 s",
+        "--timeout",
+        "--retries",
+        "mirror",
+    ] {
+        assert!(message.contains(needle), "`{needle}` not in: {message}");
+    }
+    assert_eq!(
+        case.server.hits("/drip.whl").len(),
+        3,
+        "the first attempt and 2 retries"
+    );
+    assert!(verified_entries(&case.cache).is_empty());
+}
+
+#[test]
+fn a_server_cutting_every_connection_after_a_few_bytes_is_given_up_after_the_retries() {
+    let case = Case::new();
+    let data = body(1 << 20, 31);
+    let reply = Reply::ok(data.clone()).cut_after(10);
+    case.server.route("/cut.whl", move |_, _| reply.clone());
+    let options = Options {
+        retries: 2,
+        ..options()
+    };
+    // Two backoffs (0.5 s, 1 s) and three quick requests.
+    let (result, took) = fetch_within(&case, "/cut.whl", &data, &options, Duration::from_secs(30));
+    let err = result.unwrap_err();
+    assert!(
+        took < Duration::from_secs(10),
+        "gave up only after {took:?}"
+    );
+    let message = err.to_string();
+    for needle in [
+        "input `/cut.whl`",
+        &case.server.url("/cut.whl"),
+        "the server sent 30 byte(s) in the last",
+        "below 1024 bytes per 2.0 s",
+        "--retries",
+    ] {
+        assert!(message.contains(needle), "`{needle}` not in: {message}");
+    }
+    let hits = case.server.hits("/cut.whl");
+    assert_eq!(hits.len(), 3, "the first attempt and 2 retries");
+    assert_eq!(hits[2].range_start, Some(20), "each attempt resumed");
+}
+
+#[test]
+fn a_server_dropping_every_connection_but_making_progress_finishes() {
+    let case = Case::new();
+    // Eight connections of 64 KiB each: more failed attempts than --retries, each one real
+    // progress.
+    let data = body(512 << 10, 32);
+    let reply = Reply::ok(data.clone()).cut_after(64 << 10);
+    case.server.route("/steps.whl", move |_, _| reply.clone());
+    let options = Options {
+        retries: 1,
+        ..with_timeout(500)
+    };
+    let (result, _) = fetch_within(
+        &case,
+        "/steps.whl",
+        &data,
+        &options,
+        Duration::from_secs(60),
+    );
+    assert_eq!(std::fs::read(result.unwrap().path).unwrap(), *data);
+    assert_eq!(case.server.hits("/steps.whl").len(), 8);
+}
+
+#[test]
+fn a_slow_but_steady_trickle_across_reconnects_finishes() {
+    let case = Case::new();
+    // 2 KiB every 20 ms (~30 KiB per 300 ms window), cut every 16 KiB.
+    let data = body(96 << 10, 33);
+    let reply = Reply::ok(data.clone())
+        .trickle(2 << 10, Duration::from_millis(20))
+        .cut_after(16 << 10);
+    case.server.route("/steady.whl", move |_, _| reply.clone());
+    let options = Options {
+        retries: 1,
+        ..with_timeout(300)
+    };
+    let (result, _) = fetch_within(
+        &case,
+        "/steady.whl",
+        &data,
+        &options,
+        Duration::from_secs(60),
+    );
+    assert_eq!(std::fs::read(result.unwrap().path).unwrap(), *data);
+}
+
+#[test]
+fn a_redirect_to_a_refused_url_names_where_it_went_and_why() {
+    let case = Case::new();
+    let cases = [
+        (
+            "file:///etc/passwd",
+            "only https (and http to loopback hosts) are followed",
+        ),
+        (
+            "ftp://example.com/r.whl",
+            "only https (and http to loopback hosts) are followed",
+        ),
+        (
+            "gopher://example.com/r.whl",
+            "only https (and http to loopback hosts) are followed",
+        ),
+        ("http://example.com/r.whl", "--allow-http"),
+    ];
+    for (i, (location, why)) in cases.into_iter().enumerate() {
+        let path = format!("/r{i}.whl");
+        case.server.route(&path, move |_, _| {
+            Reply::status(302).header("Location", location)
+        });
+        let err = case.fetch(&path, b"x", &options()).unwrap_err();
+        assert!(
+            matches!(err, FetchError::Redirect { .. }),
+            "{location}: {err:?}"
+        );
+        let message = err.to_string();
+        let redirected = format!("{} redirected to {location}", case.server.url(&path));
+        for needle in [&format!("input `{path}`"), &redirected, why] {
+            assert!(message.contains(needle), "`{needle}` not in: {message}");
+        }
+        assert!(!message.contains("HTTP 302"), "{message}");
+        assert_eq!(case.server.hits(&path).len(), 1, "{location}: not retried");
+    }
+
+    // After a redirect that is followed, the message names the URL that sent it on.
+    case.server.route("/first.whl", |_, _| {
+        Reply::status(301).header("Location", "/r0.whl")
+    });
+    let err = case.fetch("/first.whl", b"x", &options()).unwrap_err();
+    let message = err.to_string();
+    let needle = format!(
+        "{} redirected to file:///etc/passwd (by {}, where it led)",
+        case.server.url("/first.whl"),
+        case.server.url("/r0.whl")
+    );
+    assert!(message.contains(&needle), "`{needle}` not in: {message}");
+}
+
+#[test]
+fn a_redirect_without_a_usable_location_says_so() {
+    let case = Case::new();
+    case.server.route("/none.whl", |_, _| Reply::status(302));
+    let err = case.fetch("/none.whl", b"x", &options()).unwrap_err();
+    let message = err.to_string();
+    for needle in [&case.server.url("/none.whl"), "HTTP 302", "no Location"] {
+        assert!(message.contains(needle), "`{needle}` not in: {message}");
+    }
+
+    case.server.route("/bad.whl", |_, _| {
+        Reply::status(302).header("Location", "http://[::bad/x")
+    });
+    let err = case.fetch("/bad.whl", b"x", &options()).unwrap_err();
+    let message = err.to_string();
+    for needle in [
+        &format!(
+            "{} redirected to http://[::bad/x",
+            case.server.url("/bad.whl")
+        ),
+        "not a URL",
+    ] {
+        assert!(message.contains(needle), "`{needle}` not in: {message}");
+    }
+}
+
+#[test]
+fn a_redirect_loop_is_cut_and_named() {
+    let case = Case::new();
+    let url = case.server.url("/loop.whl");
+    let target = url.clone();
+    case.server.route("/loop.whl", move |_, _| {
+        Reply::status(302).header("Location", &target)
+    });
+    let err = case.fetch("/loop.whl", b"x", &options()).unwrap_err();
+    let message = err.to_string();
+    for needle in [&format!("redirected to {url}"), "more than 10 redirects"] {
+        assert!(message.contains(needle), "`{needle}` not in: {message}");
+    }
+}
+
+#[test]
+fn a_redirect_to_an_allowed_url_is_followed() {
+    let case = Case::new();
+    let data = body(10_000, 34);
+    case.server.serve("/real.whl", data.clone());
+    case.server.route("/moved.whl", |_, _| {
+        Reply::status(302).header("Location", "/real.whl")
+    });
+    let fetched = case.fetch("/moved.whl", &data, &options()).unwrap();
+    assert_eq!(std::fs::read(fetched.path).unwrap(), *data);
+}
+
+#[test]
+fn an_impossible_content_range_is_an_error_not_a_panic() {
+    let case = Case::new();
+    let data = body(4096, 35);
+    for value in [
+        "bytes 18446744073709551615-0/5",
+        "bytes 1000-999/4096",
+        "bytes 1000-4095/10",
+        "bytes 1000-18446744073709551615/*",
+        "bytes 99999999999999999999-4095/4096",
+        "bytes 1000-4095/99999999999999999999",
+        "pages 1000-4095/4096",
+        "bytes 1000",
+    ] {
+        let part = keep_part(&case, &data, 1000);
+        let reply = Reply::ok(data.clone()).header("Content-Range", value);
+        case.server.route("/range.whl", move |_, _| reply.clone());
+        let err = case.fetch("/range.whl", &data, &options()).unwrap_err();
+        let message = err.to_string();
+        for needle in [
+            "input `/range.whl`",
+            &case.server.url("/range.whl"),
+            &format!("Content-Range `{value}`"),
+            "mirror",
+        ] {
+            assert!(
+                message.contains(needle),
+                "{value}: `{needle}` not in: {message}"
+            );
+        }
+        assert!(
+            !part.exists(),
+            "{value}: the part is removed, the next run starts over"
+        );
+        assert!(verified_entries(&case.cache).is_empty());
+    }
+}
+
+#[test]
+fn a_content_length_past_the_end_of_numbers_is_an_error_not_a_panic() {
+    let case = Case::new();
+    let data = body(4096, 36);
+    keep_part(&case, &data, 1000);
+    // The largest length the HTTP client accepts; added to the 1000 bytes kept it overflows.
+    let reply = Reply::ok(data.clone()).header("Content-Length", "18446744073709551613");
+    case.server.route("/long.whl", move |_, _| reply.clone());
+    let err = case.fetch("/long.whl", &data, &options()).unwrap_err();
+    let message = err.to_string();
+    for needle in [
+        "input `/long.whl`",
+        &case.server.url("/long.whl"),
+        "Content-Length 18446744073709551613",
+    ] {
+        assert!(message.contains(needle), "`{needle}` not in: {message}");
+    }
+    assert!(verified_entries(&case.cache).is_empty());
+}

@@ -1,7 +1,7 @@
 //! A loopback HTTP/1.1 server for download tests and benchmarks, scripted per request:
 //! each path has a handler that sees the request (and how many times the path was asked
 //! for) and says what to answer: a status, a body, whether to honour `Range`, where to cut
-//! the connection, how long to stall, how slowly to trickle.
+//! the connection, how long to stall, how slowly to trickle, which headers to add or replace.
 
 #![allow(dead_code)]
 
@@ -35,6 +35,9 @@ pub struct Reply {
     /// Send the body in pieces of this size with `pause` between them.
     pub piece: usize,
     pub pause: Duration,
+    /// Extra headers; one named like a header the server writes itself (`Content-Length`,
+    /// `Content-Range`) replaces it, whatever the body really is.
+    pub headers: Vec<(String, String)>,
 }
 
 impl Reply {
@@ -47,6 +50,7 @@ impl Reply {
             stall: Duration::ZERO,
             piece: 1 << 20,
             pause: Duration::ZERO,
+            headers: Vec::new(),
         }
     }
 
@@ -75,6 +79,12 @@ impl Reply {
     pub fn trickle(mut self, piece: usize, pause: Duration) -> Reply {
         self.piece = piece.max(1);
         self.pause = pause;
+        self
+    }
+
+    /// Adds the header `name: value`, or replaces the server's own of that name.
+    pub fn header(mut self, name: &str, value: &str) -> Reply {
+        self.headers.push((name.to_string(), value.to_string()));
         self
     }
 }
@@ -216,15 +226,26 @@ fn answer(mut stream: TcpStream, hit: &Hit, reply: &Reply) -> std::io::Result<()
         _ => (reply.status, 0),
     };
     let body = &reply.body[start..];
-    let mut head = format!(
-        "HTTP/1.1 {status} X\r\nContent-Length: {}\r\nConnection: close\r\n",
-        body.len()
-    );
+    let mut headers = vec![
+        ("Content-Length".to_string(), body.len().to_string()),
+        ("Connection".to_string(), "close".to_string()),
+    ];
     if status == 206 {
-        head.push_str(&format!(
-            "Content-Range: bytes {start}-{}/{total}\r\n",
-            total - 1
+        headers.push((
+            "Content-Range".to_string(),
+            format!("bytes {start}-{}/{total}", total - 1),
         ));
+    }
+    headers.retain(|(own, _)| {
+        !reply
+            .headers
+            .iter()
+            .any(|(n, _)| n.eq_ignore_ascii_case(own))
+    });
+    headers.extend(reply.headers.iter().cloned());
+    let mut head = format!("HTTP/1.1 {status} X\r\n");
+    for (name, value) in &headers {
+        head.push_str(&format!("{name}: {value}\r\n"));
     }
     head.push_str("\r\n");
     stream.write_all(head.as_bytes())?;
