@@ -11,7 +11,8 @@
 
 use std::collections::BTreeMap;
 use std::fs;
-use std::path::{Path, PathBuf};
+use std::io::{self, Write};
+use std::path::{Component, Path, PathBuf};
 
 use anyhow::{Context, Result};
 
@@ -37,15 +38,79 @@ impl Overlay {
     /// The text of `file` as the overlay has it (read from the tree the first time).
     pub fn text(&mut self, file: &str) -> Result<Option<&str>, Problem> {
         if !self.files.contains_key(file) {
-            let loaded = match fs::read(self.tree.join(file)) {
+            let path = self.reach(file)?;
+            let loaded = match fs::read(&path) {
                 Ok(bytes) => Some(String::from_utf8(bytes).map_err(|_| Problem::NotText {
                     file: file.to_string(),
                 })?),
-                Err(_) => None,
+                Err(e) if e.kind() == io::ErrorKind::NotFound => None,
+                Err(e) => {
+                    return Err(Problem::Unusable {
+                        file: file.to_string(),
+                        why: format!("cannot read it: {e}"),
+                    });
+                }
             };
             self.files.insert(file.to_string(), loaded);
         }
         Ok(self.files[file].as_deref())
+    }
+
+    /// Where `file` (a path relative to the tree) is, reached without following a symbolic
+    /// link: GNU patch refuses a path through one, which could lead anywhere, so every part
+    /// that exists must be a real folder and the file itself a regular file. Parts that do not
+    /// exist yet are fine (a new file's folders are created).
+    pub fn reach(&self, file: &str) -> Result<PathBuf, Problem> {
+        let unsafe_path = |why: String| Problem::Unsafe {
+            file: file.to_string(),
+            why,
+        };
+        crate::safe_path::check_nonempty(file).map_err(unsafe_path)?;
+        let parts: Vec<_> = Path::new(file)
+            .components()
+            .filter(|c| *c != Component::CurDir)
+            .collect();
+        let mut path = self.tree.clone();
+        let mut exists = true;
+        for (n, part) in parts.iter().enumerate() {
+            let Component::Normal(name) = part else {
+                return Err(unsafe_path(format!(
+                    "`{}` leaves its folder",
+                    part.as_os_str().display()
+                )));
+            };
+            path.push(name);
+            if !exists {
+                continue;
+            }
+            let shown = || crate::paths::shown(&path);
+            let unusable = |why: String| Problem::Unusable {
+                file: file.to_string(),
+                why,
+            };
+            let last = n + 1 == parts.len();
+            match fs::symlink_metadata(&path) {
+                Err(e) if e.kind() == io::ErrorKind::NotFound => exists = false,
+                Err(e) => return Err(unusable(format!("cannot read {}: {e}", shown()))),
+                Ok(meta) if meta.file_type().is_symlink() => {
+                    let target = fs::read_link(&path)
+                        .map_or_else(|e| format!("unreadable: {e}"), |t| t.display().to_string());
+                    return Err(Problem::Symlink {
+                        file: file.to_string(),
+                        link: shown(),
+                        target,
+                    });
+                }
+                Ok(meta) if !last && !meta.is_dir() => {
+                    return Err(unusable(format!("{} is not a folder", shown())));
+                }
+                Ok(meta) if last && !meta.is_file() => {
+                    return Err(unusable(format!("{} is not a regular file", shown())));
+                }
+                Ok(_) => {}
+            }
+        }
+        Ok(path)
     }
 
     /// Applies `diff` (undoes it when `reverse`): every file or none. On success the log
@@ -78,12 +143,6 @@ impl Overlay {
         let mut problems = Vec::new();
         let mut log = Vec::new();
         for file in &diff.files {
-            if let Some(problem) = crate::safe_path::problem(&file.path) {
-                problems.push(Problem::NoFile {
-                    file: format!("{} ({problem})", file.path),
-                });
-                continue;
-            }
             match self.apply_file(file, reverse, max_fuzz) {
                 Ok((text, lines)) => {
                     log.push(format!("patching file {}", file.path));
@@ -135,17 +194,29 @@ impl Overlay {
         Ok((Some(patched), log))
     }
 
-    /// Writes every file the applied diffs changed, each atomically.
+    /// Writes every file the applied diffs changed, each atomically. Every path is checked
+    /// again first (the tree may have changed since it was read): none is written when one
+    /// is refused.
     pub fn write(self) -> Result<()> {
+        let mut dests = Vec::new();
         for path in &self.changed {
-            let dest = self.tree.join(path);
+            let dest = self.reach(path).map_err(|problem| {
+                anyhow::anyhow!(
+                    "{} changed while it was being patched, nothing was written: {}",
+                    crate::paths::shown(&self.tree),
+                    problem.says()
+                )
+            })?;
+            dests.push(dest);
+        }
+        for (path, dest) in self.changed.iter().zip(dests) {
             match &self.files[path] {
                 Some(text) => {
                     if let Some(parent) = dest.parent() {
                         fs::create_dir_all(parent)
                             .with_context(|| format!("cannot create {}", parent.display()))?;
                     }
-                    crate::fsx::write_atomically(&dest, text)?;
+                    replace_file(&dest, text)?;
                 }
                 None => fs::remove_file(&dest)
                     .with_context(|| format!("cannot remove {}", dest.display()))?,
@@ -153,6 +224,36 @@ impl Overlay {
         }
         Ok(())
     }
+}
+
+/// Replaces `dest` (not a symbolic link: [`Overlay::reach`] said so) with `text` by a rename.
+/// The temporary file gets a fresh random name and is created only where no file or link of
+/// that name is, so that a link left in the tree under a predictable name cannot redirect the
+/// write. An existing file's permissions are kept (an executable script stays one).
+pub fn replace_file(dest: &Path, text: &str) -> Result<()> {
+    let dir = dest.parent().unwrap_or(Path::new("."));
+    let name = dest.file_name().unwrap_or_default().to_string_lossy();
+    let prefix = format!(".{name}.");
+    let mut builder = tempfile::Builder::new();
+    builder.prefix(&prefix).suffix(".tmp");
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let old = fs::symlink_metadata(dest).ok().filter(|m| m.is_file());
+        // tempfile's own default is 0600; the umask applies to what is asked here.
+        builder.permissions(
+            old.map_or_else(|| fs::Permissions::from_mode(0o666), |m| m.permissions()),
+        );
+    }
+    let mut temp = builder
+        .tempfile_in(dir)
+        .with_context(|| format!("cannot write in {}", dir.display()))?;
+    temp.write_all(text.as_bytes())
+        .with_context(|| format!("cannot write {}", temp.path().display()))?;
+    temp.persist(dest)
+        .map_err(|e| e.error)
+        .with_context(|| format!("cannot replace {}", dest.display()))?;
+    Ok(())
 }
 
 /// `text` with `hunks` applied in order, and a log line per hunk.
@@ -180,7 +281,10 @@ fn apply_hunks(
             if trimmed.expected.is_empty() && !hunk.expected.is_empty() {
                 return None; // no line left to anchor it
             }
-            let want = (named as isize + offset + lead as isize).max(pos as isize) as usize;
+            let want = named
+                .saturating_add_signed(offset)
+                .saturating_add(lead)
+                .max(pos);
             find(&lines, &trimmed.expected, want, pos).map(|at| (fuzz, at, trimmed))
         }) else {
             return Err(Problem::HunkFailed {
@@ -200,7 +304,7 @@ fn apply_hunks(
             }
         }
         let (lead, _) = trim_context(&hunks[n], fuzz);
-        let moved = at as isize - (named + lead) as isize;
+        let moved = signed_distance(named.saturating_add(lead), at);
         let mut said = format!("  hunk #{} at line {}", n + 1, at + 1);
         if fuzz > 0 {
             said.push_str(&format!(" with fuzz {fuzz}"));
@@ -214,6 +318,15 @@ fn apply_hunks(
     }
     out.extend(lines[pos..].iter().copied());
     Ok((out, log))
+}
+
+/// `to - from`, saturating: a hunk header may name any line.
+fn signed_distance(from: usize, to: usize) -> isize {
+    if to >= from {
+        isize::try_from(to - from).unwrap_or(isize::MAX)
+    } else {
+        isize::try_from(from - to).map_or(isize::MIN, |d| -d)
+    }
 }
 
 /// GNU patch's default `--fuzz`.
@@ -365,7 +478,7 @@ mod tests {
         let escaping = parse("--- a/../x.txt\n+++ b/../x.txt\n@@ -1 +1 @@\n-a\n+b\n").unwrap();
         let problems = o.apply(&escaping, false, MAX_FUZZ).unwrap_err();
         assert!(
-            matches!(&problems[0], Problem::NoFile { file } if file.contains("leaves its folder")),
+            matches!(&problems[0], Problem::Unsafe { why, .. } if why.contains("leaves its folder")),
             "{problems:?}"
         );
     }
@@ -397,5 +510,151 @@ mod tests {
         let (_dir, mut o) = overlay_with("x\na\nx\n");
         o.apply(&change, false, MAX_FUZZ).unwrap();
         assert_eq!(o.text("a.txt").unwrap(), Some("X\na\nY\n"));
+    }
+
+    #[test]
+    fn a_hunk_far_past_the_end_after_an_offset_is_searched_for_without_overflow() {
+        // The first hunk lands 4 lines down, so the second is looked for 4 lines past the
+        // largest line a header may name.
+        let change = diff(
+            "@@ -1 +1 @@\n-a\n+A\n@@ -9223372036854775806,1 +9223372036854775806,1 @@\n-b\n+B\n",
+        );
+        let (_dir, mut o) = overlay_with("w\nx\ny\nz\na\nb\n");
+        let log = o.apply(&change, false, MAX_FUZZ).unwrap();
+        assert_eq!(o.text("a.txt").unwrap(), Some("w\nx\ny\nz\nA\nB\n"));
+        assert!(
+            log[2].starts_with("  hunk #2 at line 6 (offset -"),
+            "{log:?}"
+        );
+        let (_dir, mut o) = overlay_with("w\nx\ny\nz\na\nc\n");
+        assert!(o.apply(&change, false, MAX_FUZZ).is_err());
+    }
+
+    #[cfg(unix)]
+    mod links {
+        use super::*;
+        use std::os::unix::fs::symlink;
+
+        /// A tree with links out of it and within it, and the folder outside.
+        fn tree_with_links() -> (tempfile::TempDir, PathBuf, PathBuf) {
+            let dir = tempfile::tempdir().unwrap();
+            let (tree, outside) = (dir.path().join("tree"), dir.path().join("outside"));
+            fs::create_dir_all(tree.join("sub")).unwrap();
+            fs::create_dir_all(&outside).unwrap();
+            fs::write(tree.join("sub/a.txt"), "a\n").unwrap();
+            fs::write(outside.join("a.txt"), "a\n").unwrap();
+            symlink(&outside, tree.join("out")).unwrap();
+            symlink("../outside/a.txt", tree.join("file-link.txt")).unwrap();
+            symlink("sub", tree.join("inner")).unwrap();
+            (dir, tree, outside)
+        }
+
+        #[test]
+        fn a_path_through_a_symbolic_link_is_refused_wherever_the_link_points() {
+            let (_dir, tree, outside) = tree_with_links();
+            for (path, link, creates) in [
+                ("out/a.txt", "out", false),
+                ("out/new/b.txt", "out", true),
+                ("file-link.txt", "file-link.txt", false),
+                ("inner/a.txt", "inner", false),
+            ] {
+                let old = if creates {
+                    "/dev/null".into()
+                } else {
+                    format!("a/{path}")
+                };
+                let hunk = if creates {
+                    "@@ -0,0 +1 @@\n+b\n"
+                } else {
+                    "@@ -1 +1 @@\n-a\n+b\n"
+                };
+                let change = parse(&format!("--- {old}\n+++ b/{path}\n{hunk}")).unwrap();
+                let mut o = Overlay::new(&tree);
+                let problems = o.apply(&change, false, MAX_FUZZ).unwrap_err();
+                match &problems[..] {
+                    [
+                        Problem::Symlink {
+                            file, link: shown, ..
+                        },
+                    ] => {
+                        assert_eq!(file, path);
+                        assert!(shown.ends_with(link), "{shown}");
+                    }
+                    other => panic!("{path}: {other:?}"),
+                }
+                assert!(problems[0].refusal().unwrap().contains("symbolic link"));
+                o.write().unwrap();
+            }
+            assert_eq!(fs::read_to_string(outside.join("a.txt")).unwrap(), "a\n");
+            assert!(!outside.join("new").exists());
+        }
+
+        #[test]
+        fn a_link_planted_where_the_temporary_file_would_go_does_not_redirect_the_write() {
+            let (_dir, tree, outside) = tree_with_links();
+            let change = parse("--- a/sub/a.txt\n+++ b/sub/a.txt\n@@ -1 +1 @@\n-a\n+b\n").unwrap();
+            // The names a temporary file beside it could have had, with this process's id.
+            let pid = std::process::id();
+            for name in [format!(".a.txt.tmp-{pid}"), format!(".a.txt.{pid}.tmp")] {
+                symlink(outside.join("a.txt"), tree.join("sub").join(name)).unwrap();
+            }
+            let mut o = Overlay::new(&tree);
+            o.apply(&change, false, MAX_FUZZ).unwrap();
+            o.write().unwrap();
+            assert_eq!(fs::read_to_string(tree.join("sub/a.txt")).unwrap(), "b\n");
+            assert_eq!(fs::read_to_string(outside.join("a.txt")).unwrap(), "a\n");
+        }
+
+        #[test]
+        fn a_folder_replaced_by_a_link_after_reading_stops_every_write() {
+            let (_dir, tree, outside) = tree_with_links();
+            fs::create_dir_all(tree.join("late")).unwrap();
+            fs::write(tree.join("late/a.txt"), "a\n").unwrap();
+            let change = parse(
+                "--- a/sub/a.txt\n+++ b/sub/a.txt\n@@ -1 +1 @@\n-a\n+b\n\
+                 --- a/late/a.txt\n+++ b/late/a.txt\n@@ -1 +1 @@\n-a\n+b\n",
+            )
+            .unwrap();
+            let mut o = Overlay::new(&tree);
+            o.apply(&change, false, MAX_FUZZ).unwrap();
+            fs::remove_dir_all(tree.join("late")).unwrap();
+            symlink(&outside, tree.join("late")).unwrap();
+            let err = format!("{:#}", o.write().unwrap_err());
+            assert!(
+                err.contains("symbolic link") && err.contains("late"),
+                "{err}"
+            );
+            assert_eq!(fs::read_to_string(tree.join("sub/a.txt")).unwrap(), "a\n");
+            assert_eq!(fs::read_to_string(outside.join("a.txt")).unwrap(), "a\n");
+        }
+
+        #[test]
+        fn a_patched_file_keeps_its_permissions() {
+            use std::os::unix::fs::PermissionsExt;
+            let (_dir, tree, _) = tree_with_links();
+            let script = tree.join("sub/a.txt");
+            fs::set_permissions(&script, fs::Permissions::from_mode(0o750)).unwrap();
+            let change = parse("--- a/sub/a.txt\n+++ b/sub/a.txt\n@@ -1 +1 @@\n-a\n+b\n").unwrap();
+            let mut o = Overlay::new(&tree);
+            o.apply(&change, false, MAX_FUZZ).unwrap();
+            o.write().unwrap();
+            let mode = fs::metadata(&script).unwrap().permissions().mode();
+            assert_eq!(mode & 0o777, 0o750);
+        }
+    }
+
+    #[test]
+    fn a_file_where_a_folder_should_be_or_a_folder_to_patch_does_not_apply() {
+        let (_dir, mut o) = overlay_with("a\n");
+        let change = parse(
+            "--- /dev/null\n+++ b/a.txt/new.txt\n@@ -0,0 +1 @@\n+x\n\
+             --- /dev/null\n+++ b/./\n@@ -0,0 +1 @@\n+x\n",
+        )
+        .unwrap();
+        let problems = o.apply(&change, false, MAX_FUZZ).unwrap_err();
+        assert!(
+            matches!(&problems[..], [Problem::Unusable { why, .. }, Problem::Unsafe { .. }] if why.contains("is not a folder")),
+            "{problems:?}"
+        );
     }
 }

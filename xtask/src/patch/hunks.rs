@@ -100,8 +100,19 @@ fn hunk_at(lines: &[&str], at: usize) -> Result<(Hunk, usize), String> {
     let mut words = header.split_whitespace().skip(1);
     let (old_start, mut old_left) =
         range(words.next().and_then(|w| w.strip_prefix('-'))).ok_or_else(bad)?;
-    let (_, mut new_left) =
+    let (new_start, mut new_left) =
         range(words.next().and_then(|w| w.strip_prefix('+'))).ok_or_else(bad)?;
+    // Any start and count that fit add up to a line number the applying code can offset by
+    // a signed amount without overflow.
+    for (start, count) in [(old_start, old_left), (new_start, new_left)] {
+        if start.checked_add(count).is_none_or(|end| end > MAX_LINE) {
+            return Err(format!(
+                "line {}: the hunk header `{header}` names {count} line(s) from line {start}, \
+                 past the last line number there can be ({MAX_LINE}): fix the header",
+                at + 1
+            ));
+        }
+    }
     let mut hunk = Hunk {
         header: header.to_string(),
         old_start,
@@ -152,12 +163,21 @@ fn hunk_at(lines: &[&str], at: usize) -> Result<(Hunk, usize), String> {
     Ok((hunk, i))
 }
 
-/// `22,8` → (22, 8); `22` → (22, 1).
+/// The largest line number a hunk header may name.
+const MAX_LINE: usize = isize::MAX as usize;
+
+/// `22,8` → (22, 8); `22` → (22, 1). Digits only (`parse` would take `+22`).
 fn range(text: Option<&str>) -> Option<(usize, usize)> {
+    let number = |t: &str| {
+        if t.is_empty() || !t.bytes().all(|b| b.is_ascii_digit()) {
+            return None;
+        }
+        t.parse().ok()
+    };
     let text = text?;
     match text.split_once(',') {
-        Some((start, len)) => Some((start.parse().ok()?, len.parse().ok()?)),
-        None => Some((text.parse().ok()?, 1)),
+        Some((start, len)) => Some((number(start)?, number(len)?)),
+        None => Some((number(text)?, 1)),
     }
 }
 
@@ -186,6 +206,56 @@ pub enum Problem {
     FileExists { file: String },
     /// A file it changes is not UTF-8 text.
     NotText { file: String },
+    /// A folder on the file's path is a file, the file is not a regular file, or it cannot
+    /// be read.
+    Unusable { file: String, why: String },
+    /// The file's path is not a plain relative path (`..`, absolute, a drive, …).
+    Unsafe { file: String, why: String },
+    /// A part of the file's path in the tree (`link`, as shown) is a symbolic link to
+    /// `target`: never followed, as it could lead out of the tree.
+    Symlink {
+        file: String,
+        link: String,
+        target: String,
+    },
+}
+
+impl Problem {
+    /// Why the patch may not touch the tree at all (bad input rather than a patch that does
+    /// not apply), as one line.
+    pub fn refusal(&self) -> Option<String> {
+        match self {
+            Problem::Unsafe { file, why } => Some(format!(
+                "refused to patch `{}`: {why}; fix the file names on the patch's `---` and \
+                 `+++` lines (nothing was changed)",
+                file.escape_debug()
+            )),
+            Problem::Symlink { file, link, target } => Some(format!(
+                "refused to patch {}: {link} is a symbolic link (to {target}), and no \
+                 symbolic link in the source tree is followed, as one could lead out of it; \
+                 nothing was changed: replace the link with a copy of what it points to, or use \
+                 a fresh tree",
+                file.escape_debug()
+            )),
+            _ => None,
+        }
+    }
+
+    /// The problem as one line, without the hunk's lines.
+    pub fn says(&self) -> String {
+        match self {
+            Problem::HunkFailed { file, hunk, at } => {
+                format!("{file}: hunk #{hunk} FAILED at line {at}")
+            }
+            Problem::NoFile { file } => format!("{file}: the tree has no such file"),
+            Problem::FileExists { file } => {
+                format!("{file}: the patch creates it, but the tree has it already")
+            }
+            Problem::NotText { file } => format!("{file}: not UTF-8 text, cannot be patched"),
+            Problem::Unusable { file, why } => format!("{file}: {why}"),
+            Problem::Unsafe { .. } | Problem::Symlink { .. } => self.refusal().unwrap_or_default(),
+        }
+    }
 }
 
 /// A report of `problems` for `diff`: each failed hunk with the lines it expected and the
@@ -197,39 +267,28 @@ pub fn describe(
 ) -> String {
     let mut text = String::new();
     for problem in problems {
-        match problem {
-            Problem::HunkFailed { file, hunk, at } => {
-                let found = diff
-                    .files
-                    .iter()
-                    .find(|f| &f.path == file)
-                    .and_then(|f| f.hunks.get(hunk - 1));
-                let Some(h) = found else {
-                    text.push_str(&format!("  {file}: hunk #{hunk} FAILED at line {at}\n"));
-                    continue;
-                };
-                text.push_str(&format!("  {file}: hunk #{hunk} {} FAILED\n", h.header));
-                text.push_str(&format!(
-                    "    the patch expects, at line {}:\n",
-                    h.old_start
-                ));
-                for line in &h.expected {
-                    text.push_str(&format!("      | {line}\n"));
-                }
-                text.push_str(&surrounding(text_of(file), h.old_start, h.expected.len()));
-            }
-            Problem::NoFile { file } => {
-                text.push_str(&format!("  {file}: the tree has no such file\n"));
-            }
-            Problem::FileExists { file } => {
-                text.push_str(&format!(
-                    "  {file}: the patch creates it, but the tree has it already\n"
-                ));
-            }
-            Problem::NotText { file } => {
-                text.push_str(&format!("  {file}: not UTF-8 text, cannot be patched\n"));
-            }
+        let found = match problem {
+            Problem::HunkFailed { file, hunk, .. } => diff
+                .files
+                .iter()
+                .find(|f| &f.path == file)
+                .and_then(|f| f.hunks.get(hunk.checked_sub(1)?))
+                .map(|h| (file, hunk, h)),
+            _ => None,
+        };
+        let Some((file, hunk, h)) = found else {
+            text.push_str(&format!("  {}\n", problem.says()));
+            continue;
+        };
+        text.push_str(&format!("  {file}: hunk #{hunk} {} FAILED\n", h.header));
+        text.push_str(&format!(
+            "    the patch expects, at line {}:\n",
+            h.old_start
+        ));
+        for line in &h.expected {
+            text.push_str(&format!("      | {line}\n"));
         }
+        text.push_str(&surrounding(text_of(file), h.old_start, h.expected.len()));
     }
     text
 }
@@ -241,7 +300,7 @@ fn surrounding(content: Option<String>, start: usize, len: usize) -> String {
     };
     let lines: Vec<&str> = content.lines().collect();
     let from = start.saturating_sub(3).max(1);
-    let to = (start + len + 2).min(lines.len());
+    let to = start.saturating_add(len).saturating_add(2).min(lines.len());
     if from > to {
         return format!("    the file has only {} lines\n", lines.len());
     }
@@ -323,5 +382,52 @@ mod tests {
         );
         assert!(text.contains("      | two\n"), "{text}");
         assert!(text.contains("    3| changed\n"), "{text}");
+    }
+
+    #[test]
+    fn hunk_headers_naming_impossible_lines_or_odd_numbers_are_errors_naming_the_line() {
+        for (range, why) in [
+            ("-18446744073709551615 +1", "past the last line number"),
+            ("-1 +18446744073709551615,1", "past the last line number"),
+            ("-1,18446744073709551615 +1", "past the last line number"),
+            ("-9223372036854775807,1 +1", "past the last line number"),
+            ("-18446744073709551616 +1", "cannot read the hunk header"),
+            ("--1 +1", "cannot read the hunk header"),
+            ("-+1 +1", "cannot read the hunk header"),
+            ("-1, +1", "cannot read the hunk header"),
+            ("-1 +1,-0", "cannot read the hunk header"),
+        ] {
+            let err = parse(&format!("--- a/x\n+++ b/x\n@@ {range} @@\n-a\n+b\n")).unwrap_err();
+            assert!(
+                err.starts_with("line 3: ") && err.contains(why),
+                "{range}: {err}"
+            );
+        }
+        let far = parse("--- a/x\n+++ b/x\n@@ -9223372036854775806,1 +1 @@\n-a\n+b\n").unwrap();
+        assert_eq!(far.files[0].hunks[0].old_start, 9223372036854775806);
+    }
+
+    #[test]
+    fn a_failed_hunk_at_the_largest_line_is_described_without_overflow() {
+        let mut diff = parse(DIFF).unwrap();
+        diff.files[0].hunks[0].old_start = usize::MAX;
+        let text = describe(
+            &[
+                Problem::HunkFailed {
+                    file: "src/a.cu".into(),
+                    hunk: 1,
+                    at: usize::MAX,
+                },
+                Problem::HunkFailed {
+                    file: "src/a.cu".into(),
+                    hunk: 0,
+                    at: 1,
+                },
+            ],
+            &diff,
+            &mut |_| Some("one\n".to_string()),
+        );
+        assert!(text.contains("the file has only 1 lines"), "{text}");
+        assert!(text.contains("hunk #0 FAILED at line 1"), "{text}");
     }
 }

@@ -5,7 +5,8 @@
 //! the tree is never left half-patched. A marker file in the tree records the series
 //! applied, so a rerun on the same tree does nothing; a patch whose change is already in the
 //! tree (it undoes cleanly, as GNU patch's "Reversed (or previously applied)") is not
-//! applied twice.
+//! applied twice. As GNU patch, no symbolic link in the tree is followed, to read or to
+//! write: a patch whose file is reached through one is refused as bad input.
 
 mod apply;
 mod hunks;
@@ -16,6 +17,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
 
+use crate::diagnostic::InputError;
 use apply::Overlay;
 
 const MARKER: &str = ".ct2v-patches";
@@ -39,7 +41,13 @@ pub fn fingerprint(patches: &[PathBuf]) -> Result<String> {
 
 pub fn apply_series(patches: &[PathBuf], tree: &Path, log: &Path) -> Result<()> {
     let wanted = marker_text(patches)?;
-    let marker = tree.join(MARKER);
+    let mut overlay = Overlay::new(tree);
+    let marker = overlay
+        .reach(MARKER)
+        .map_err(|problem| match problem.refusal() {
+            Some(why) => anyhow::Error::new(InputError::new(why)),
+            None => anyhow::anyhow!("{}", problem.says()),
+        })?;
     match fs::read_to_string(&marker) {
         Ok(text) if text == wanted => return Ok(()),
         Ok(text) => bail!(
@@ -50,10 +58,9 @@ pub fn apply_series(patches: &[PathBuf], tree: &Path, log: &Path) -> Result<()> 
         ),
         Err(_) => {}
     }
-    let mut overlay = Overlay::new(tree);
     series_on(&mut overlay, patches, tree, log)?;
     overlay.write()?;
-    crate::fsx::write_atomically(&marker, &wanted)
+    apply::replace_file(&marker, &wanted)
 }
 
 /// The text of the file at `path` that `patch` creates (`--- /dev/null`), as applying it would
@@ -96,15 +103,31 @@ pub fn check(patch: &Path, tree: &Path, log: &Path) -> Result<Check> {
 
 /// Applies `patch` to the overlay when it applies; says what it did.
 fn step(overlay: &mut Overlay, patch: &Path, log: &Path) -> Result<Check> {
-    let text =
-        fs::read_to_string(patch).with_context(|| format!("cannot read {}", patch.display()))?;
-    let diff =
-        hunks::parse(&text).map_err(|e| anyhow::anyhow!("{}: {e}", crate::paths::shown(patch)))?;
+    let shown = crate::paths::shown(patch);
+    let bytes = fs::read(patch).with_context(|| format!("cannot read {}", patch.display()))?;
+    let not_a_diff = |why: String| {
+        InputError::new(format!("{shown}: {why}")).note(
+            "a patch is a unified diff (as `git diff` or `git format-patch` writes it): fix it \
+             or take it out of its series",
+        )
+    };
+    let text = String::from_utf8(bytes).map_err(|e| {
+        let at = e.utf8_error().valid_up_to();
+        let line = e.as_bytes()[..at].iter().filter(|&&b| b == b'\n').count() + 1;
+        not_a_diff(format!("line {line}: not UTF-8 text (byte {at})"))
+    })?;
+    let diff = hunks::parse(&text).map_err(not_a_diff)?;
     if diff.files.is_empty() {
-        bail!(
-            "{} changes no file: is it a unified diff?",
-            crate::paths::shown(patch)
+        return Err(
+            not_a_diff("it changes no file (no `--- a/…` and `+++ b/…` lines)".into()).into(),
         );
+    }
+    for file in &diff.files {
+        if let Err(problem) = overlay.text(&file.path)
+            && let Some(why) = problem.refusal()
+        {
+            return Err(InputError::new(format!("{shown}: {why}")).into());
+        }
     }
     let name = patch.file_name().unwrap_or_default().to_string_lossy();
     // As GNU patch: exact first, then "already applied" exactly, then with more fuzz.
@@ -242,5 +265,88 @@ mod tests {
         );
         assert_eq!(fs::read_to_string(tree.join("src/a.txt")).unwrap(), "one\n");
         assert!(!tree.join(MARKER).exists());
+    }
+
+    fn input_error(err: &anyhow::Error) -> String {
+        match err.downcast_ref::<InputError>() {
+            Some(input) => input.to_string(),
+            None => panic!("not bad input (exit 2) but: {err:#}"),
+        }
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_symlink_on_the_way_out_of_the_tree_is_bad_input_and_nothing_is_written() {
+        let dir = tempfile::tempdir().unwrap();
+        let tree = tree_with(dir.path(), "one\n");
+        let outside = dir.path().join("outside");
+        fs::create_dir_all(&outside).unwrap();
+        fs::write(outside.join("b.txt"), "b\n").unwrap();
+        std::os::unix::fs::symlink(&outside, tree.join("src/out")).unwrap();
+        let good = patch_file(dir.path(), "1.patch", "one", "two");
+        let evil = dir.path().join("2.patch");
+        fs::write(
+            &evil,
+            "--- a/src/out/b.txt\n+++ b/src/out/b.txt\n@@ -1 +1 @@\n-b\n+B\n",
+        )
+        .unwrap();
+        let log = dir.path().join("patch.log");
+        for check_only in [true, false] {
+            let err = if check_only {
+                check_series(&[good.clone(), evil.clone()], &tree, &log).unwrap_err()
+            } else {
+                apply_series(&[good.clone(), evil.clone()], &tree, &log).unwrap_err()
+            };
+            let shown = input_error(&err);
+            assert_eq!(shown.lines().count(), 1, "{shown}");
+            for needle in [
+                "2.patch",
+                "src/out/b.txt",
+                "tree/src/out is a symbolic link",
+                "nothing was changed",
+            ] {
+                assert!(shown.contains(needle), "`{needle}` in {shown}");
+            }
+        }
+        assert_eq!(fs::read_to_string(tree.join("src/a.txt")).unwrap(), "one\n");
+        assert_eq!(fs::read_to_string(outside.join("b.txt")).unwrap(), "b\n");
+        assert!(!tree.join(MARKER).exists());
+        // The marker is written through no link either.
+        fs::remove_file(tree.join("src/out")).unwrap();
+        std::os::unix::fs::symlink(outside.join("b.txt"), tree.join(MARKER)).unwrap();
+        let shown = input_error(&apply_series(&[good], &tree, &log).unwrap_err());
+        assert!(shown.contains("symbolic link"), "{shown}");
+        assert_eq!(fs::read_to_string(outside.join("b.txt")).unwrap(), "b\n");
+        assert_eq!(fs::read_to_string(tree.join("src/a.txt")).unwrap(), "one\n");
+    }
+
+    #[test]
+    fn a_patch_that_is_no_diff_is_bad_input_naming_the_file_and_line() {
+        let dir = tempfile::tempdir().unwrap();
+        let tree = tree_with(dir.path(), "one\n");
+        let log = dir.path().join("patch.log");
+        let patch = dir.path().join("1.patch");
+        for (text, needle) in [
+            (
+                &b"--- a/src/a.txt\n+++ b/src/a.txt\n@@ -18446744073709551615 +1 @@\n-one\n+two\n"
+                    [..],
+                "1.patch: line 3: ",
+            ),
+            (
+                b"--- a/src/a.txt\n+++ b/src/a.txt\n@@ -1 +1 @@\n-one\xff\n+two\n",
+                "1.patch: line 4: not UTF-8",
+            ),
+            (b"just some text\n", "1.patch: it changes no file"),
+            (
+                b"--- a/../a.txt\n+++ b/../a.txt\n@@ -1 +1 @@\n-one\n+two\n",
+                "1.patch: refused to patch `../a.txt`",
+            ),
+        ] {
+            fs::write(&patch, text).unwrap();
+            let shown =
+                input_error(&apply_series(std::slice::from_ref(&patch), &tree, &log).unwrap_err());
+            assert!(shown.contains(needle), "`{needle}` in {shown}");
+        }
+        assert_eq!(fs::read_to_string(tree.join("src/a.txt")).unwrap(), "one\n");
     }
 }

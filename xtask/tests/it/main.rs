@@ -23,6 +23,7 @@ mod install_sdk;
 mod network;
 mod pages;
 mod patch_check;
+mod patch_hostile;
 mod plan;
 mod readme;
 mod release;
