@@ -8,16 +8,38 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result};
 
 /// Writes `text` to a temporary file beside `path`, then renames it over `path`: a reader
-/// sees the old file or the new one, never half of one.
+/// sees the old file or the new one, never half of one. The temporary file gets a fresh
+/// random name and is created only where no file or link of that name is, so that a link
+/// planted under a predictable name cannot redirect the write. An existing file's
+/// permissions are kept (an executable script stays one).
 pub fn write_atomically(path: &Path, text: &str) -> Result<()> {
-    let dir = path.parent().unwrap_or(Path::new("."));
-    let temp = dir.join(format!(
-        ".{}.tmp-{}",
-        path.file_name().and_then(|n| n.to_str()).unwrap_or("file"),
-        std::process::id()
-    ));
-    fs::write(&temp, text).with_context(|| format!("cannot write {}", temp.display()))?;
-    fs::rename(&temp, path).with_context(|| format!("cannot replace {}", path.display()))
+    use std::io::Write;
+    let dir = match path.parent() {
+        Some(dir) if !dir.as_os_str().is_empty() => dir,
+        _ => Path::new("."),
+    };
+    let name = path.file_name().unwrap_or_default().to_string_lossy();
+    let prefix = format!(".{name}.");
+    let mut builder = tempfile::Builder::new();
+    builder.prefix(&prefix).suffix(".tmp");
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let old = fs::symlink_metadata(path).ok().filter(|m| m.is_file());
+        // tempfile's own default is 0600; the umask applies to what is asked here.
+        builder.permissions(
+            old.map_or_else(|| fs::Permissions::from_mode(0o666), |m| m.permissions()),
+        );
+    }
+    let mut temp = builder
+        .tempfile_in(dir)
+        .with_context(|| format!("cannot write in {}", dir.display()))?;
+    temp.write_all(text.as_bytes())
+        .with_context(|| format!("cannot write {}", temp.path().display()))?;
+    temp.persist(path)
+        .map_err(|e| e.error)
+        .with_context(|| format!("cannot replace {}", path.display()))?;
+    Ok(())
 }
 
 /// The name an old `dest` is moved aside to while [`replace`] runs: `.<name>.old-<pid>` beside

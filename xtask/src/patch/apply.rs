@@ -11,7 +11,7 @@
 
 use std::collections::BTreeMap;
 use std::fs;
-use std::io::{self, Write};
+use std::io;
 use std::path::{Component, Path, PathBuf};
 
 use anyhow::{Context, Result};
@@ -216,7 +216,7 @@ impl Overlay {
                         fs::create_dir_all(parent)
                             .with_context(|| format!("cannot create {}", parent.display()))?;
                     }
-                    replace_file(&dest, text)?;
+                    crate::fsx::write_atomically(&dest, text)?;
                 }
                 None => fs::remove_file(&dest)
                     .with_context(|| format!("cannot remove {}", dest.display()))?,
@@ -224,36 +224,6 @@ impl Overlay {
         }
         Ok(())
     }
-}
-
-/// Replaces `dest` (not a symbolic link: [`Overlay::reach`] said so) with `text` by a rename.
-/// The temporary file gets a fresh random name and is created only where no file or link of
-/// that name is, so that a link left in the tree under a predictable name cannot redirect the
-/// write. An existing file's permissions are kept (an executable script stays one).
-pub fn replace_file(dest: &Path, text: &str) -> Result<()> {
-    let dir = dest.parent().unwrap_or(Path::new("."));
-    let name = dest.file_name().unwrap_or_default().to_string_lossy();
-    let prefix = format!(".{name}.");
-    let mut builder = tempfile::Builder::new();
-    builder.prefix(&prefix).suffix(".tmp");
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        let old = fs::symlink_metadata(dest).ok().filter(|m| m.is_file());
-        // tempfile's own default is 0600; the umask applies to what is asked here.
-        builder.permissions(
-            old.map_or_else(|| fs::Permissions::from_mode(0o666), |m| m.permissions()),
-        );
-    }
-    let mut temp = builder
-        .tempfile_in(dir)
-        .with_context(|| format!("cannot write in {}", dir.display()))?;
-    temp.write_all(text.as_bytes())
-        .with_context(|| format!("cannot write {}", temp.path().display()))?;
-    temp.persist(dest)
-        .map_err(|e| e.error)
-        .with_context(|| format!("cannot replace {}", dest.display()))?;
-    Ok(())
 }
 
 /// `text` with `hunks` applied in order, and a log line per hunk.

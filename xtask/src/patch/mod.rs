@@ -60,7 +60,7 @@ pub fn apply_series(patches: &[PathBuf], tree: &Path, log: &Path) -> Result<()> 
     }
     series_on(&mut overlay, patches, tree, log)?;
     overlay.write()?;
-    apply::replace_file(&marker, &wanted)
+    crate::fsx::write_atomically(&marker, &wanted)
 }
 
 /// The text of the file at `path` that `patch` creates (`--- /dev/null`), as applying it would

@@ -281,7 +281,7 @@ pub(super) fn resolve(
     })?;
     let build = match source_spec.kind.value {
         SourceKind::Wheel => wheel_for_python(files, name, source_spec, &python)?,
-        _ => Build::FromSource(source_build(catalog, &layer, source_spec, &inputs)?),
+        _ => Build::FromSource(source_build(catalog, name, &layer, source_spec, &inputs)?),
     };
 
     let compiles = matches!(build, Build::FromSource(_));
@@ -520,6 +520,13 @@ fn sdk_dir(
     Ok(std::path::absolute(dir).unwrap_or_else(|_| dir.to_path_buf()))
 }
 
+fn python_list_note(name: &str) -> String {
+    format!(
+        "the list is `python` in variants/{name}.toml (or variants/{})",
+        super::DEFAULTS_FILE
+    )
+}
+
 fn missing_key(files: &Files, name: &str, key: &str) -> InputError {
     let defaults = files.root.join("variants").join(super::DEFAULTS_FILE);
     InputError::new(format!(
@@ -625,13 +632,17 @@ fn choose_python(
         }
         return Err(
             InputError::new(format!("variant `{name}` is not built for Python {wanted}"))
-                .allowed(wanted, &names),
+                .allowed(wanted, &names)
+                .note(python_list_note(name)),
         );
     }
     let newest = names
         .iter()
         .max_by_key(|v| v.split_once('.').and_then(|(_, m)| m.parse::<u32>().ok()))
-        .ok_or_else(|| InputError::new(format!("variant `{name}` lists no Python versions")))?;
+        .ok_or_else(|| {
+            InputError::new(format!("variant `{name}` lists no Python versions"))
+                .note(python_list_note(name))
+        })?;
     match &choices.host_python {
         Some(host) if names.contains(&host.as_str()) => Ok(host.clone()),
         Some(host) => {
@@ -782,6 +793,7 @@ fn archive_input(files: &Files, spec: &SourceSpec, name: &str) -> Result<Remote,
 
 fn source_build(
     catalog: &Catalog,
+    name: &str,
     layer: &Layer,
     spec: &SourceSpec,
     inputs: &BTreeMap<String, Remote>,
@@ -792,8 +804,8 @@ fn source_build(
     let onednn_spec = layer.onednn.clone().unwrap_or_default();
     let onednn = if onednn_spec.enabled.unwrap_or(true) {
         let input = onednn_spec.input.as_ref().ok_or_else(|| {
-            InputError::new("[onednn] needs `input`, the name of the oneDNN source input")
-                .note("or set `enabled = false` in [onednn]")
+            missing_key(files, name, "onednn.input")
+                .note("`input` names the oneDNN source input; or set `enabled = false` in [onednn]")
         })?;
         check_input_ref(files, input, inputs)?;
         check_sdk_placeholders(files, &onednn_spec.cmake, layer.sdk.as_ref())?;
@@ -833,11 +845,14 @@ fn source_build(
     let mkl_spec = layer.mkl.clone().unwrap_or_default();
     let mkl = if mkl_spec.enabled.unwrap_or(false) {
         let (Some(input), Some(include_input)) = (&mkl_spec.input, &mkl_spec.include_input) else {
-            return Err(InputError::new(
-                "[mkl] is enabled but needs `input` (the mkl-static wheel) and `include-input` \
-                 (the mkl-include wheel)",
-            )
-            .note("or set `enabled = false` in [mkl]"));
+            return Err(InputError::new(format!(
+                "[mkl] of variant `{name}` is enabled but needs `input` (the mkl-static wheel) \
+                 and `include-input` (the mkl-include wheel)"
+            ))
+            .note(format!(
+                "set them in variants/{name}.toml or variants/{}, or set `enabled = false` in [mkl]",
+                super::DEFAULTS_FILE
+            )));
         };
         check_input_ref(files, input, inputs)?;
         check_input_ref(files, include_input, inputs)?;

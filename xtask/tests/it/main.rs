@@ -18,6 +18,7 @@ mod ecosystem;
 mod fetch_cli;
 mod hostile_cli;
 mod hostile_plan;
+mod input_fuzz;
 mod install_layout;
 mod install_sdk;
 mod network;
