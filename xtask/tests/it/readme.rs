@@ -336,3 +336,42 @@ fn every_relative_link_of_the_docs_resolves() {
     }
     assert!(broken.is_empty(), "broken links:\n{}", broken.join("\n"));
 }
+
+/// A guarantee in the docs names its tests as `` `path.rs::function` ``: each must exist as a
+/// test in that file, so that a renamed or deleted test cannot leave a promise unbacked.
+#[test]
+fn every_test_the_docs_name_exists() {
+    let root = repo_root();
+    let mut missing = Vec::new();
+    let mut named = 0;
+    for page in doc_pages() {
+        let text = fs::read_to_string(&page).unwrap();
+        for quoted in text.split('`').skip(1).step_by(2) {
+            let Some((file, function)) = quoted.split_once(".rs::") else {
+                continue;
+            };
+            if file.contains(' ') || function.contains([' ', ':']) {
+                continue;
+            }
+            named += 1;
+            let path = root.join("xtask").join(format!("{file}.rs"));
+            let source = fs::read_to_string(&path).unwrap_or_default();
+            let is_test = source
+                .split("#[test]")
+                .skip(1)
+                .any(|after| after.trim_start().starts_with(&format!("fn {function}(")));
+            if !is_test {
+                missing.push(format!("{}: {quoted}", page.display()));
+            }
+        }
+    }
+    assert!(
+        named >= 40,
+        "only {named} tests named: is docs/reliability.md there?"
+    );
+    assert!(
+        missing.is_empty(),
+        "named but no such test:\n{}",
+        missing.join("\n")
+    );
+}
