@@ -1,6 +1,7 @@
 //! Runs the real `xtask` binary, as `cargo xtask` would.
 
 pub mod binaries;
+pub mod fuzz;
 pub mod gfx1010;
 pub mod mingw;
 pub mod network;
