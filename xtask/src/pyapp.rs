@@ -22,7 +22,7 @@ use anyhow::{Context, Result, bail};
 
 use crate::diagnostic::InputError;
 use crate::process::{Command, run_logged};
-use crate::unpack::{self, Format, Limits};
+use crate::unpack;
 use crate::winpython::Interpreter;
 use crate::winpython::spec::Spec;
 use crate::workspace::Workspace;
@@ -58,21 +58,22 @@ pub fn build(
     }
     let spec = Spec::load(&workspace.root)?;
     let cache = crate::cache::Cache::new(&workspace.cache_dir);
-    let fetched = crate::download::fetch_all(&cache, &[spec.request("pyapp")], options)
+    let request = spec.request("pyapp");
+    let fetched = crate::download::fetch_all(&cache, std::slice::from_ref(&request), options)
         .map_err(|e| anyhow::anyhow!("{}", crate::download::describe(&e)))?;
     let crate_file = &fetched[0].path;
     let source_parent = inputs.work.join("pyapp-src");
     if source_parent.exists() {
         fs::remove_dir_all(&source_parent)?;
     }
-    unpack::unpack(
+    unpack::unpack_input(
+        &request.name,
         crate_file,
-        Format::TarGz,
+        &request.pin.file_name,
+        &request.pin.url,
         None,
         &source_parent,
-        &Limits::default(),
-    )
-    .context("PyApp's crate")?;
+    )?;
     let source = only_folder(&source_parent)?;
     let dist = inputs.work.join("python-dist.zip");
     zip_folder(&inputs.python.dir, &dist)?;

@@ -64,7 +64,10 @@ fn parse_elf_as<Elf: FileHeader<Endian = Endianness>>(
             "program header entries are {phentsize} bytes, not {entry}"
         )));
     }
-    let table = input.bytes(phoff, u64::from(phnum) * entry as u64, "program headers")?;
+    let table_size = u64::from(phnum)
+        .checked_mul(entry as u64)
+        .ok_or_else(|| input.malformed(format!("{phnum} program headers overflow")))?;
+    let table = input.bytes(phoff, table_size, "program headers")?;
     let (segments, _) = object::pod::slice_from_bytes::<Elf::ProgramHeader>(table, phnum as usize)
         .map_err(|()| input.malformed("program headers are misaligned"))?;
 
@@ -138,7 +141,7 @@ fn parse_elf_as<Elf: FileHeader<Endian = Endianness>>(
     let table_end = match strsz {
         Some(size) => {
             input.bytes(table_offset, size, "dynamic string table")?;
-            table_offset + size
+            input.offset(table_offset, size, "the dynamic string table (DT_STRSZ)")?
         }
         None => segment_end,
     };
@@ -149,7 +152,7 @@ fn parse_elf_as<Elf: FileHeader<Endian = Endianness>>(
             None => Err(input.malformed(format!(
                 "{what} points at 0x{value:x}, outside the dynamic string table \
                  (0x{:x} bytes)",
-                table_end - table_offset
+                table_end.saturating_sub(table_offset)
             ))),
         }
     };

@@ -40,6 +40,15 @@ impl<'a> Input<'a> {
         }
     }
 
+    /// `base + add` for a file offset or size: an error naming `what` where it overflows.
+    pub(super) fn offset(&self, base: u64, add: u64, what: &str) -> Result<u64, BinaryError> {
+        base.checked_add(add).ok_or_else(|| {
+            self.malformed(format!(
+                "{what} lies past the end of any file (0x{base:x} + 0x{add:x})"
+            ))
+        })
+    }
+
     pub(super) fn bytes(
         &self,
         offset: u64,
@@ -76,7 +85,7 @@ impl<'a> Input<'a> {
         let end = limit.min(offset.saturating_add(MAX_NAME + 1));
         let available = end.min(self.len());
         if offset >= available {
-            return Err(self.truncated(what, offset, offset + 1));
+            return Err(self.truncated(what, offset, offset.saturating_add(1)));
         }
         let bytes = &self.data[offset as usize..available as usize];
         let Some(nul) = bytes.iter().position(|&b| b == 0) else {

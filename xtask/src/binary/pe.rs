@@ -23,7 +23,11 @@ pub(super) fn parse_pe(input: &Input) -> Result<BinaryInfo, BinaryError> {
              or a damaged header"
         )));
     }
-    let magic_offset = nt_offset + 4 + size_of::<pe::ImageFileHeader>() as u64;
+    let magic_offset = input.offset(
+        nt_offset,
+        4 + size_of::<pe::ImageFileHeader>() as u64,
+        "optional header magic",
+    )?;
     let magic = input
         .read::<U16<LE>>(magic_offset, "optional header magic")?
         .get(LE);
@@ -45,7 +49,11 @@ fn parse_pe_as<Pe: ImageNtHeaders>(
     let file_header = nt.file_header();
     let optional = nt.optional_header();
 
-    let optional_offset = nt_offset + 4 + size_of::<pe::ImageFileHeader>() as u64;
+    let optional_offset = input.offset(
+        nt_offset,
+        4 + size_of::<pe::ImageFileHeader>() as u64,
+        "optional header",
+    )?;
     let optional_size = u64::from(file_header.size_of_optional_header.get(LE));
     let fixed = size_of::<Pe::ImageOptionalHeader>() as u64;
     let Some(room) = optional_size.checked_sub(fixed) else {
@@ -54,7 +62,8 @@ fn parse_pe_as<Pe: ImageNtHeaders>(
              part ({fixed} bytes)"
         )));
     };
-    let directory_bytes = input.bytes(optional_offset + fixed, room, "data directories")?;
+    let directories_offset = input.offset(optional_offset, fixed, "data directories")?;
+    let directory_bytes = input.bytes(directories_offset, room, "data directories")?;
     let count = optional.number_of_rva_and_sizes();
     let directories = DataDirectories::parse(directory_bytes, count).map_err(|_| {
         input.malformed(format!(
@@ -63,13 +72,12 @@ fn parse_pe_as<Pe: ImageNtHeaders>(
         ))
     })?;
 
-    let sections_offset = optional_offset + optional_size;
+    let sections_offset = input.offset(optional_offset, optional_size, "section table")?;
     let section_count = u64::from(file_header.number_of_sections.get(LE));
-    input.bytes(
-        sections_offset,
-        section_count * size_of::<pe::ImageSectionHeader>() as u64,
-        "section table",
-    )?;
+    let table_size = section_count
+        .checked_mul(size_of::<pe::ImageSectionHeader>() as u64)
+        .ok_or_else(|| input.malformed(format!("{section_count} sections overflow")))?;
+    input.bytes(sections_offset, table_size, "section table")?;
     let sections = nt
         .sections(input.data, sections_offset)
         .map_err(|e| input.malformed(format!("section table: {e}")))?;
@@ -136,8 +144,8 @@ impl PeImage<'_, '_> {
             }
             let raw = u64::from(section.pointer_to_raw_data.get(LE));
             return Ok(Mapped::File {
-                offset: raw + u64::from(delta),
-                end: raw + u64::from(backed),
+                offset: self.input.offset(raw, u64::from(delta), what)?,
+                end: self.input.offset(raw, u64::from(backed), what)?,
             });
         }
         if rva < self.size_of_headers {
@@ -157,7 +165,7 @@ impl PeImage<'_, '_> {
             Mapped::ZeroFill => Ok(None),
             Mapped::File { offset, end } => {
                 let value = self.input.read::<T>(offset, what)?;
-                if offset + size_of::<T>() as u64 > end {
+                if self.input.offset(offset, size_of::<T>() as u64, what)? > end {
                     return Err(self.input.malformed(format!(
                         "{what} at RVA 0x{rva:x} runs past the end of its section"
                     )));
@@ -182,8 +190,9 @@ impl PeImage<'_, '_> {
         let mut names = Vec::new();
         for index in 0..MAX_DESCRIPTORS {
             let what = format!("import descriptor {index}");
-            let Some(rva) =
-                table.checked_add(index * size_of::<pe::ImageImportDescriptor>() as u32)
+            let Some(rva) = index
+                .checked_mul(size_of::<pe::ImageImportDescriptor>() as u32)
+                .and_then(|at| table.checked_add(at))
             else {
                 return Err(self.input.malformed(format!("{what} lies past 4 GiB")));
             };
@@ -212,7 +221,10 @@ impl PeImage<'_, '_> {
         let mut names = Vec::new();
         for index in 0..limit {
             let what = format!("delay-load descriptor {index}");
-            let Some(rva) = table.checked_add(index * record) else {
+            let Some(rva) = index
+                .checked_mul(record)
+                .and_then(|at| table.checked_add(at))
+            else {
                 return Err(self.input.malformed(format!("{what} lies past 4 GiB")));
             };
             let Some(descriptor) = self.record::<pe::ImageDelayloadDescriptor>(rva, &what)? else {

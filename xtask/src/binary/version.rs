@@ -59,12 +59,14 @@ pub fn file_version(path: &Path) -> Result<Option<[u16; 4]>, String> {
 /// boundary, after the block's header and key).
 fn fixed_file_version(block: &[u8]) -> Option<[u16; 4]> {
     let word = |at: usize| -> Option<u32> {
-        Some(u32::from_le_bytes(block.get(at..at + 4)?.try_into().ok()?))
+        Some(u32::from_le_bytes(
+            block.get(at..at.checked_add(4)?)?.try_into().ok()?,
+        ))
     };
     let at = (0..=block.len().saturating_sub(16))
         .step_by(4)
         .find(|&at| word(at) == Some(SIGNATURE))?;
-    let (ms, ls) = (word(at + 8)?, word(at + 12)?);
+    let (ms, ls) = (word(at.checked_add(8)?)?, word(at.checked_add(12)?)?);
     Some([(ms >> 16) as u16, ms as u16, (ls >> 16) as u16, ls as u16])
 }
 

@@ -86,10 +86,12 @@ impl Handler for Runner {
                     self.verify_cached(i)?;
                 }
                 let file_name = planned.map_or(archive.as_str(), |i| i.file_name.as_str());
+                let url = planned.map_or("", |i| i.url.as_str());
                 let unpacked = unpack::unpack_input(
                     input,
                     Path::new(archive),
                     file_name,
+                    url,
                     subdir.as_deref(),
                     Path::new(dest),
                 )?;
@@ -98,7 +100,6 @@ impl Handler for Runner {
                     unpacked.files,
                     crate::units::human_size(unpacked.bytes)
                 );
-                let url = planned.map_or("", |i| i.url.as_str());
                 unpack::check_expected(file_name, url, subdir.as_deref(), Path::new(dest), expect)
             }
             Action::Patch { patches, tree, .. } => {

@@ -116,6 +116,7 @@ fn pinned_source(
         &input.name,
         &archive,
         &input.file_name,
+        &input.url,
         subdir.as_deref(),
         &tree,
     )?;

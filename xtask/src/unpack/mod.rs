@@ -13,6 +13,7 @@ mod zip_file;
 
 use tree::{Node, Tree};
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::ffi::OsString;
 use std::fmt;
@@ -22,11 +23,20 @@ use std::path::{Path, PathBuf};
 
 use flate2::read::GzDecoder;
 
+/// What each file, folder and link counts against `Limits::max_bytes` at least (about what a
+/// file system spends on the smallest file), so that an archive of millions of empty files
+/// reaches the byte limit as a large one does.
+pub const MIN_ENTRY_BYTES: u64 = 4096;
+
 /// Caps on what one archive may write.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Limits {
-    /// Bytes of file data actually written, over all entries.
+    /// Bytes written, over all entries: file data (a hard link counts its file's size again,
+    /// a link copy what it copies), every file, folder and link counting at least
+    /// [`MIN_ENTRY_BYTES`]. A `.tar.gz`'s decompressed stream is capped at this too.
     pub max_bytes: u64,
+    /// Files, folders and links: the archive's entries, the folders their paths create, and
+    /// every file and folder a link copy creates.
     pub max_entries: u64,
     /// Bytes written per byte of archive: the real inputs unpack to under 10× their size;
     /// a bomb (e.g. zip entries sharing one deflate stream) to 1,000× and more.
@@ -39,6 +49,10 @@ pub struct Limits {
     /// Names that differ only in case are one file (Windows): the second is refused rather
     /// than silently overwriting the first.
     pub case_insensitive: bool,
+    /// Symbolic links become copies of what they point to, made once every entry is in:
+    /// Windows' rules, where creating a link needs a privilege an ordinary account lacks
+    /// (always so on Windows, whatever this says; elsewhere for testing those rules).
+    pub links_as_copies: bool,
 }
 
 impl Default for Limits {
@@ -51,6 +65,7 @@ impl Default for Limits {
             longest_path: (crate::longpaths::enabled() == Some(false))
                 .then_some(crate::longpaths::LONGEST),
             case_insensitive: cfg!(windows),
+            links_as_copies: cfg!(not(unix)),
         }
     }
 }
@@ -66,6 +81,11 @@ impl Limits {
             max_bytes: self.max_bytes.min(by_ratio),
             ..*self
         }
+    }
+
+    /// Whether links become copies (see `links_as_copies`).
+    pub fn copies_links(&self) -> bool {
+        self.links_as_copies || cfg!(not(unix))
     }
 }
 
@@ -114,53 +134,151 @@ pub struct Unpacked {
     pub bytes: u64,
 }
 
-#[derive(Debug, thiserror::Error)]
+#[derive(Debug)]
 pub enum UnpackError {
-    #[error("cannot open {}: {source}", archive.display())]
-    Open { archive: PathBuf, source: io::Error },
+    Open {
+        archive: PathBuf,
+        source: io::Error,
+    },
     /// Truncated, corrupt, or not the format it was taken for.
-    #[error("cannot read {} as a {format}: {source}", archive.display())]
     Read {
         archive: PathBuf,
         format: Format,
         source: io::Error,
     },
-    #[error("refusing entry `{entry}` in {}: {reason}", archive.display())]
     Refused {
         archive: PathBuf,
         entry: String,
         reason: Refusal,
     },
-    #[error(
-        "{} unpacks to more than the limit of {limit} bytes (stopped at entry `{entry}`): the \
-         limit is 100 times the archive's size (at least 64 MiB, at most 16 GiB), which real \
-         inputs stay far below; a larger ratio is an archive bomb",
-        archive.display()
-    )]
     TooLarge {
         archive: PathBuf,
         entry: String,
         limit: u64,
     },
-    #[error("{} has more than the limit of {limit} entries", archive.display())]
-    TooManyEntries { archive: PathBuf, limit: u64 },
-    #[error("{} has no folder `{subdir}`; its top-level entries: {top}", archive.display())]
+    /// `link`: the link whose copy went past the limit (Windows' rules).
+    TooManyEntries {
+        archive: PathBuf,
+        limit: u64,
+        link: Option<String>,
+    },
     NoSubdir {
         archive: PathBuf,
         subdir: String,
         top: String,
     },
-    #[error(
-        "cannot unpack folder `{subdir}` of {}: it is not a plain relative path",
-        archive.display()
-    )]
-    BadSubdir { archive: PathBuf, subdir: String },
-    #[error("cannot write {} while unpacking {}: {source}", path.display(), archive.display())]
+    BadSubdir {
+        archive: PathBuf,
+        subdir: String,
+    },
     Write {
         archive: PathBuf,
         path: PathBuf,
         source: io::Error,
     },
+}
+
+impl UnpackError {
+    pub fn archive(&self) -> &Path {
+        match self {
+            UnpackError::Open { archive, .. }
+            | UnpackError::Read { archive, .. }
+            | UnpackError::Refused { archive, .. }
+            | UnpackError::TooLarge { archive, .. }
+            | UnpackError::TooManyEntries { archive, .. }
+            | UnpackError::NoSubdir { archive, .. }
+            | UnpackError::BadSubdir { archive, .. }
+            | UnpackError::Write { archive, .. } => archive,
+        }
+    }
+
+    /// The message, with the archive shown as `archive` says (an input's file name and URL
+    /// rather than the cache path it is stored under). Entry names are [`escaped`].
+    pub fn message(&self, archive: &dyn fmt::Display) -> String {
+        match self {
+            UnpackError::Open { source, .. } => format!("cannot open {archive}: {source}"),
+            UnpackError::Read { format, source, .. } => format!(
+                "cannot read {archive} as a {format}: {}",
+                escaped(&source.to_string())
+            ),
+            UnpackError::Refused { entry, reason, .. } => {
+                format!("refusing entry `{}` in {archive}: {reason}", escaped(entry))
+            }
+            UnpackError::TooLarge { entry, limit, .. } => format!(
+                "{archive} unpacks to more than the limit of {limit} bytes (stopped at entry \
+                 `{}`): the limit is 100 times the archive's size (at least 64 MiB, at most 16 \
+                 GiB), every file and folder counting at least 4 KiB and the copies links \
+                 become on Windows included; real inputs stay far below it, a larger ratio is an \
+                 archive bomb",
+                escaped(entry)
+            ),
+            UnpackError::TooManyEntries { limit, link, .. } => {
+                let copies = match link {
+                    Some(link) => format!(
+                        " (stopped while copying its link `{}`: on Windows a link becomes a \
+                         copy of what it points to, and every file and folder of the copy counts)",
+                        escaped(link)
+                    ),
+                    None => String::new(),
+                };
+                format!(
+                    "{archive} has more than the limit of {limit} files, folders and links\
+                     {copies}; real inputs have far fewer, so it is refused as an archive bomb"
+                )
+            }
+            UnpackError::NoSubdir { subdir, top, .. } => format!(
+                "{archive} has no folder `{}`; its top-level entries: {top}",
+                escaped(subdir)
+            ),
+            UnpackError::BadSubdir { subdir, .. } => format!(
+                "cannot unpack folder `{}` of {archive}: it is not a plain relative path",
+                escaped(subdir)
+            ),
+            UnpackError::Write { path, source, .. } => format!(
+                "cannot write {} while unpacking {archive}: {source}",
+                escaped(&path.display().to_string())
+            ),
+        }
+    }
+}
+
+impl fmt::Display for UnpackError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message(&self.archive().display()))
+    }
+}
+
+impl std::error::Error for UnpackError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            UnpackError::Open { source, .. }
+            | UnpackError::Read { source, .. }
+            | UnpackError::Write { source, .. } => Some(source),
+            _ => None,
+        }
+    }
+}
+
+/// `name` as it may be printed: control characters (ESC, `\r`, …) and the invisible ones
+/// that reorder or hide text written as escapes (`\u{1b}`), so that an entry name from an
+/// archive cannot move the cursor, recolour the terminal or pass for another name.
+pub fn escaped(name: &str) -> Cow<'_, str> {
+    let hidden = |c: char| {
+        c.is_control()
+            || matches!(c, '\u{200b}'..='\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2060}'..='\u{2069}' | '\u{feff}')
+    };
+    if !name.chars().any(hidden) {
+        return Cow::Borrowed(name);
+    }
+    let mut out = String::with_capacity(name.len() + 8);
+    for c in name.chars() {
+        if hidden(c) {
+            out.extend(c.escape_default());
+        } else {
+            out.push(c);
+        }
+    }
+    Cow::Owned(out)
 }
 
 /// Why an entry was refused.
@@ -188,6 +306,12 @@ pub enum Refusal {
     Unsupported {
         kind: String,
     },
+    /// A link, device or anti-item in a `.7z`: only files and folders are taken from one.
+    NotIn7z {
+        kind: String,
+    },
+    /// A zip symlink whose target is longer than any real path.
+    LinkTargetTooLong,
     WindowsName {
         part: String,
     },
@@ -218,24 +342,29 @@ impl fmt::Display for Refusal {
             Refusal::Escapes => write!(f, "it points outside the archive"),
             Refusal::NotUtf8 => write!(f, "its name or link target is not valid UTF-8"),
             Refusal::LinkAbsolute { target } => {
-                write!(f, "it links to the absolute path `{target}`")
+                write!(f, "it links to the absolute path `{}`", escaped(target))
             }
             Refusal::LinkEscapes { target } => {
                 write!(
                     f,
-                    "it links to `{target}`, which is outside the unpacked tree"
+                    "it links to `{}`, which is outside the unpacked tree",
+                    escaped(target)
                 )
             }
             Refusal::HardlinkMissing { target } => write!(
                 f,
-                "it is a hard link to `{target}`, which is not a file unpacked before it"
+                "it is a hard link to `{}`, which is not a file unpacked before it",
+                escaped(target)
             ),
-            Refusal::UnderSymlink { link } => {
-                write!(f, "it would be written through the symbolic link `{link}`")
-            }
+            Refusal::UnderSymlink { link } => write!(
+                f,
+                "it would be written through the symbolic link `{}`",
+                escaped(link)
+            ),
             Refusal::Clash { path } => write!(
                 f,
-                "it clashes with `{path}`, unpacked before it as another kind of entry"
+                "it clashes with `{}`, unpacked before it as another kind of entry",
+                escaped(path)
             ),
             Refusal::ReplacesRoot => {
                 write!(f, "it would replace the top folder of the unpacked tree")
@@ -252,7 +381,8 @@ impl fmt::Display for Refusal {
             ),
             Refusal::CaseClash { other } => write!(
                 f,
-                "it differs only in case from `{other}`, unpacked before it: on Windows both are one file"
+                "it differs only in case from `{}`, unpacked before it: on Windows both are one file",
+                escaped(other)
             ),
             Refusal::SecondTopFolder { other } if other.is_empty() => write!(
                 f,
@@ -260,31 +390,68 @@ impl fmt::Display for Refusal {
             ),
             Refusal::SecondTopFolder { other } => write!(
                 f,
-                "it is beside the top folder `{other}`, where `subdir = \"*\"` expects one folder only"
+                "it is beside the top folder `{}`, where `subdir = \"*\"` expects one folder only",
+                escaped(other)
             ),
             Refusal::TooLong { path, length } => {
-                write!(f, "{}", crate::longpaths::advice(*length, path))
+                write!(f, "{}", crate::longpaths::advice(*length, &escaped(path)))
             }
             Refusal::Unsupported { kind } => write!(
                 f,
                 "it is a {kind}; only files, folders and links are unpacked"
+            ),
+            Refusal::NotIn7z { kind } => write!(
+                f,
+                "it is a {kind}; only files and folders are unpacked from a 7z archive (links \
+                 only from tar and zip archives, whose link entries say where they point)"
+            ),
+            Refusal::LinkTargetTooLong => write!(
+                f,
+                "it is a symbolic link whose target is longer than 4096 bytes, longer than any \
+                 real path"
             ),
         }
     }
 }
 
 /// A downloaded input, stored under another name (its sha256) in the cache: unpacked as
-/// its original `file_name` says, with the default limits. `input` names it in errors.
+/// its original `file_name` says, with the default limits. An error names the input, its
+/// file name and `url` (the cache path only as a detail).
 pub fn unpack_input(
     input: &str,
     archive: &Path,
     file_name: &str,
+    url: &str,
     subdir: Option<&str>,
     dest: &Path,
 ) -> anyhow::Result<Unpacked> {
-    let format = Format::from_name(file_name)
-        .ok_or_else(|| anyhow::anyhow!("input `{input}`: cannot tell how to unpack {file_name}"))?;
-    Ok(unpack(archive, format, subdir, dest, &Limits::default())?)
+    let format = Format::from_name(file_name).ok_or_else(|| {
+        anyhow::anyhow!(
+            "input `{input}`: cannot tell how to unpack {file_name} ({url}): unpacked are \
+             .tar.gz, .tgz, .crate, .zip, .whl and .7z files"
+        )
+    })?;
+    unpack(archive, format, subdir, dest, &Limits::default()).map_err(|e| {
+        let shown = if url.is_empty() {
+            file_name.to_string()
+        } else {
+            format!("{file_name} ({url})")
+        };
+        let message = format!("input `{input}`: {}", e.message(&shown));
+        let cached = format!("the download is cached as {}", archive.display());
+        if e.is_about_the_archive() {
+            crate::diagnostic::InputError::new(message)
+                .note(cached)
+                .note(
+                    "the file matches the variant's pinned sha256, so the variant pins this \
+                     archive: pin one that unpacks safely (its url and sha256), or check \
+                     `subdir` against the archive's layout",
+                )
+                .into()
+        } else {
+            anyhow::anyhow!("{message} ({cached})")
+        }
+    })
 }
 
 impl UnpackError {
@@ -373,19 +540,28 @@ pub fn longest_member(
     Ok(longest(names, subdir))
 }
 
-/// The longest of `names` below `subdir` (without it).
+/// The longest of `names` below `subdir` (without it), as the unpack places them (`./`
+/// and empty parts dropped).
 fn longest(names: Vec<String>, subdir: Option<&str>) -> Option<String> {
-    let prefix = subdir.map(|s| format!("{}/", s.trim_end_matches('/')));
+    let parts = |name: &str| -> Vec<String> {
+        name.split(['/', '\\'])
+            .filter(|p| !p.is_empty() && *p != ".")
+            .map(str::to_string)
+            .collect()
+    };
+    let subdir = subdir.map(parts);
     names
         .iter()
-        .filter_map(|n| match prefix.as_deref() {
-            Some("*/") => n.split_once('/').map(|(_, rest)| rest),
-            Some(p) => n.strip_prefix(p),
-            None => Some(n.as_str()),
+        .filter_map(|n| {
+            let all = parts(n);
+            let below = match subdir.as_deref() {
+                Some([any]) if any == ANY_TOP_FOLDER => all.get(1..)?,
+                Some(sub) => all.strip_prefix(sub)?,
+                None => &all[..],
+            };
+            (!below.is_empty()).then(|| below.join("/"))
         })
-        .map(|n| n.trim_start_matches("./").trim_end_matches('/'))
         .max_by_key(|n| n.chars().count())
-        .map(str::to_string)
 }
 
 /// Unpacks `archive` into `dest` (only its folder `subdir`, when given), replacing whatever
@@ -454,7 +630,9 @@ pub fn unpack(
         symlinks: Vec::new(),
         dir_modes: Vec::new(),
         entries: 0,
+        charged: 0,
         unpacked: Unpacked::default(),
+        contents: Vec::new(),
         subdir_found: false,
         top_level: Vec::new(),
         more_top_level: false,

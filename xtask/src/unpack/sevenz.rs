@@ -78,7 +78,7 @@ fn one_entry(
     let name = entry.name().to_string();
     if entry.is_anti_item() {
         let kind = "7z anti-item (a deletion in an update)".to_string();
-        return Err(tree.refuse(&name, Refusal::Unsupported { kind }));
+        return Err(tree.refuse(&name, Refusal::NotIn7z { kind }));
     }
     let attributes = if entry.has_windows_attributes {
         entry.windows_attributes()
@@ -90,12 +90,16 @@ fn one_entry(
     if attributes & REPARSE_POINT != 0
         || (unix_type != 0 && unix_type != S_IFREG && unix_type != S_IFDIR)
     {
-        let kind = if attributes & REPARSE_POINT != 0 || unix_type == super::S_IFLNK {
-            "link (7z archives are unpacked without links)".to_string()
-        } else {
-            format!("7z entry of unix type {unix_type:o}")
+        let kind = match unix_type {
+            _ if attributes & REPARSE_POINT != 0 => "link (a Windows link or junction)".to_string(),
+            super::S_IFLNK => "link (a Unix symbolic link)".to_string(),
+            0o020_000 => "character device".to_string(),
+            0o060_000 => "block device".to_string(),
+            0o010_000 => "FIFO".to_string(),
+            0o140_000 => "socket".to_string(),
+            other => format!("7z entry of unix type {other:o}"),
         };
-        return Err(tree.refuse(&name, Refusal::Unsupported { kind }));
+        return Err(tree.refuse(&name, Refusal::NotIn7z { kind }));
     }
     if entry.is_directory() || unix_type == S_IFDIR {
         if let Some(rel) = tree.locate(&name, true)? {

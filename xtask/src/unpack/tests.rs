@@ -146,15 +146,15 @@ fn tar_gz_unpacks_nested_folders_exec_bits_and_inner_symlinks() {
     assert_eq!(
         done,
         Unpacked {
-            files: 3,
-            // Windows: and the 5 bytes of the link's copy
+            // Windows: and the link's copy, a file of 5 bytes
+            files: if cfg!(unix) { 3 } else { 4 },
             bytes: if cfg!(unix) { 16 } else { 21 }
         }
     );
     assert_eq!(fs::read(out.join("pkg/README")).unwrap(), b"hello");
     assert_eq!(fs::read(out.join("pkg/deep/er/x.txt")).unwrap(), b"x");
     assert_eq!(fs::read(out.join("pkg/bin/readme")).unwrap(), b"hello");
-    #[cfg(unix)] // Windows: a copy (see Tree::copy_symlinks)
+    #[cfg(unix)] // Windows: a copy (see Tree::copy_links)
     assert_eq!(
         fs::read_link(out.join("pkg/bin/readme")).unwrap(),
         Path::new("../README")
@@ -1040,4 +1040,326 @@ fn any_top_folder_takes_the_one_there_is_and_refuses_a_second() {
         .unwrap_err();
         assert!(err.to_string().contains(said), "{name}: {err}");
     }
+}
+
+/// `tar -C dir .` writes `./` first and every name below it as `./x`: `./` is the root
+/// (skipped), `./x` is `x`, with or without `subdir = "*"`, and hard links below the one top
+/// folder point into it.
+#[test]
+fn a_dot_slash_entry_is_the_root_and_dot_slash_names_are_below_it() {
+    let dir = TempDir::new().unwrap();
+    let archive = tar_gz(
+        &dir,
+        &[
+            Dir("./"),
+            Dir("./pkg-1.0/"),
+            Regular("./pkg-1.0/x", 0o644, b"x"),
+            Regular("./pkg-1.0/sub/y", 0o644, b"yy"),
+            Hardlink("./pkg-1.0/z", "./pkg-1.0/x"),
+        ],
+    );
+    let out = dir.path().join("any");
+    let done = unpack(
+        &archive,
+        Format::TarGz,
+        Some(ANY_TOP_FOLDER),
+        &out,
+        &Limits::default(),
+    )
+    .unwrap();
+    assert_eq!(done, Unpacked { files: 3, bytes: 3 });
+    assert_eq!(fs::read(out.join("x")).unwrap(), b"x");
+    assert_eq!(fs::read(out.join("sub/y")).unwrap(), b"yy");
+    assert_eq!(fs::read(out.join("z")).unwrap(), b"x");
+    assert_eq!(
+        longest_member(&archive, Format::TarGz, Some(ANY_TOP_FOLDER))
+            .unwrap()
+            .as_deref(),
+        Some("sub/y")
+    );
+
+    let out = dir.path().join("all");
+    unpack(&archive, Format::TarGz, None, &out, &Limits::default()).unwrap();
+    assert_eq!(fs::read(out.join("pkg-1.0/sub/y")).unwrap(), b"yy");
+
+    let zip = zip_file(&dir, "dot.zip", |w| {
+        w.add_directory("./", SimpleFileOptions::default()).unwrap();
+        zip_entry(w, "./top/a", 0o644, b"a");
+    });
+    let out = dir.path().join("zip");
+    unpack(
+        &zip,
+        Format::Zip,
+        Some(ANY_TOP_FOLDER),
+        &out,
+        &Limits::default(),
+    )
+    .unwrap();
+    assert_eq!(fs::read(out.join("a")).unwrap(), b"a");
+
+    // `.` as a file would be the root itself: refused, whatever the subdir.
+    let file_root = tar_gz(&dir, &[Regular(".", 0o644, b"x")]);
+    for subdir in [None, Some(ANY_TOP_FOLDER)] {
+        let out = dir.path().join("o");
+        let err = unpack(&file_root, Format::TarGz, subdir, &out, &Limits::default()).unwrap_err();
+        assert_eq!(reason(&err), &Refusal::ReplacesRoot, "{subdir:?}");
+        assert!(!out.exists());
+    }
+}
+
+/// Windows' rules (here on any host): a link becomes a copy of what it points to. One empty
+/// file and 14 links to `.` would copy into 16,384 files and as many folders: every file and
+/// folder of a copy counts as an entry and at least 4 KiB, so the limits stop it.
+#[test]
+fn link_copies_count_every_file_and_folder_against_the_limits() {
+    let dir = TempDir::new().unwrap();
+    let names: Vec<String> = (0..14).map(|i| format!("l{i:02}")).collect();
+    let mut members = vec![Regular("f", 0o644, b"")];
+    members.extend(names.iter().map(|n| Symlink(n, ".")));
+    let archive = tar_gz(&dir, &members);
+    let windows = Limits {
+        links_as_copies: true,
+        ..Limits::default()
+    };
+    let err = refused(&dir, &archive, Format::TarGz, &windows);
+    assert!(
+        matches!(err, UnpackError::TooLarge { limit, .. } if limit == 64 << 20),
+        "{err}"
+    );
+    assert!(err.to_string().contains("at least 4 KiB"), "{err}");
+
+    let few_entries = Limits {
+        max_entries: 1000,
+        ..windows
+    };
+    let err = refused(&dir, &archive, Format::TarGz, &few_entries);
+    assert!(
+        matches!(
+            err,
+            UnpackError::TooManyEntries {
+                limit: 1000,
+                link: Some(_),
+                ..
+            }
+        ),
+        "{err}"
+    );
+    assert!(
+        err.to_string().contains("while copying its link `l"),
+        "{err}"
+    );
+
+    // Two links: f, l00/f, l01/f, l01/l00/f; the staging folder's marker is no part of it.
+    let small = tar_gz(
+        &dir,
+        &[
+            Regular("f", 0o644, b"ab"),
+            Symlink("l00", "."),
+            Symlink("l01", "."),
+        ],
+    );
+    let out = dir.path().join("out");
+    let done = unpack(&small, Format::TarGz, None, &out, &windows).unwrap();
+    assert_eq!(done, Unpacked { files: 4, bytes: 8 });
+    assert_eq!(fs::read(out.join("l01/l00/f")).unwrap(), b"ab");
+    assert!(fs::symlink_metadata(out.join("l01")).unwrap().is_dir());
+    let markers = crate::fsx::files_below(&out)
+        .unwrap()
+        .into_iter()
+        .filter(|(r, _)| r.ends_with(crate::staging::MARKER))
+        .count();
+    assert_eq!(markers, 0);
+}
+
+/// Empty files, folders and hard links cost something: each counts at least 4 KiB, and a
+/// hard link its file's size again, so that neither escapes the byte limit.
+#[test]
+fn empty_entries_and_hard_links_count_against_the_byte_limit() {
+    let dir = TempDir::new().unwrap();
+    let limits = Limits {
+        max_bytes: 16 * MIN_ENTRY_BYTES,
+        ..Limits::default()
+    };
+    let names: Vec<String> = (0..20).map(|i| format!("pkg/e{i}")).collect();
+    let members: Vec<Member> = names.iter().map(|n| Regular(n, 0o644, b"")).collect();
+    let archive = tar_gz(&dir, &members);
+    let err = refused(&dir, &archive, Format::TarGz, &limits);
+    assert!(
+        matches!(err, UnpackError::TooLarge { ref entry, .. } if entry == "pkg/e15"),
+        "the folder pkg and 15 files fill the limit: {err}"
+    );
+    let archive = zip_file(&dir, "empty.zip", |w| {
+        for name in &names {
+            zip_entry(w, name, 0o644, b"");
+        }
+    });
+    let err = refused(&dir, &archive, Format::Zip, &limits);
+    assert!(matches!(err, UnpackError::TooLarge { .. }), "{err}");
+
+    let half = vec![0u8; 600 * 1024];
+    let archive = tar_gz(&dir, &[Regular("a", 0o644, &half), Hardlink("b", "a")]);
+    let limits = Limits {
+        max_bytes: 1 << 20,
+        ..Limits::default()
+    };
+    let err = refused(&dir, &archive, Format::TarGz, &limits);
+    assert!(
+        matches!(err, UnpackError::TooLarge { ref entry, .. } if entry == "b"),
+        "{err}"
+    );
+}
+
+/// What is read without being written (the data of entries outside the subdir, a GNU long
+/// name, which the tar reader holds in memory) is capped by the byte limit too.
+#[test]
+fn a_tar_stream_past_the_limit_stops_even_where_nothing_is_written() {
+    let dir = TempDir::new().unwrap();
+    let limits = Limits {
+        max_bytes: 1 << 20,
+        ..Limits::default()
+    };
+    let zeros = vec![0u8; 2 << 20];
+    let archive = tar_gz(
+        &dir,
+        &[
+            Regular("other/zeros", 0o644, &zeros),
+            Regular("pkg/a", 0o644, b"a"),
+        ],
+    );
+    let out = dir.path().join("out");
+    let err = unpack(&archive, Format::TarGz, Some("pkg"), &out, &limits).unwrap_err();
+    assert!(matches!(err, UnpackError::TooLarge { .. }), "{err}");
+    assert!(!out.exists());
+
+    let mut long = vec![b'n'; 2 << 20];
+    long.push(0);
+    let mut builder = tar::Builder::new(GzEncoder::new(Vec::new(), Compression::fast()));
+    let h = header(
+        EntryType::GNULongName,
+        "././@LongLink",
+        "",
+        0o644,
+        long.len() as u64,
+    );
+    builder.append(&h, &long[..]).unwrap();
+    let h = header(EntryType::Regular, "x", "", 0o644, 1);
+    builder.append(&h, &b"x"[..]).unwrap();
+    let path = dir.path().join("long.tgz");
+    fs::write(&path, builder.into_inner().unwrap().finish().unwrap()).unwrap();
+    let err = refused(&dir, &path, Format::TarGz, &limits);
+    assert!(matches!(err, UnpackError::TooLarge { .. }), "{err}");
+}
+
+/// A name or link target with ESC, `\r` or a bidi override is shown escaped in every
+/// message, so that an archive cannot write to the terminal through an error.
+#[test]
+fn control_characters_in_names_are_escaped_in_messages() {
+    let dir = TempDir::new().unwrap();
+    let esc = "pkg/\u{1b}[2J\u{1b}[31mred\rx\u{202e}/../../evil";
+    let cases: Vec<(Vec<Member>, &str)> = vec![
+        (vec![Regular(esc, 0o644, b"x")], "refusing entry"),
+        (
+            vec![Symlink("pkg/l", "../\u{1b}[31m/../..")],
+            "it links to `../\\u{1b}[31m/../..`",
+        ),
+        (
+            vec![Hardlink("pkg/h\u{1b}", "pkg/missing\r")],
+            "hard link to `pkg/missing\\r`",
+        ),
+    ];
+    for (members, said) in cases {
+        let archive = tar_gz(&dir, &members);
+        let err = refused(&dir, &archive, Format::TarGz, &Limits::default());
+        let text = err.to_string();
+        assert!(text.contains(said), "{text}");
+        assert!(!text.contains(['\u{1b}', '\r', '\u{202e}']), "{text:?}");
+    }
+    let err = refused(
+        &dir,
+        &tar_gz(&dir, &[Regular(esc, 0o644, b"x")]),
+        Format::TarGz,
+        &Limits::default(),
+    );
+    assert!(
+        err.to_string()
+            .contains("pkg/\\u{1b}[2J\\u{1b}[31mred\\rx\\u{202e}/../../evil"),
+        "{err}"
+    );
+    // The top-level entries a missing subdir lists.
+    let archive = tar_gz(&dir, &[Regular("\u{1b}]0;title\u{7}/a", 0o644, b"")]);
+    let err = unpack(
+        &archive,
+        Format::TarGz,
+        Some("pkg"),
+        &dir.path().join("o"),
+        &Limits::default(),
+    )
+    .unwrap_err();
+    assert!(matches!(err, UnpackError::NoSubdir { .. }), "{err}");
+    assert!(!err.to_string().contains(['\u{1b}', '\u{7}']), "{err:?}");
+    assert_eq!(escaped("plain/name.txt"), "plain/name.txt");
+    assert_eq!(escaped("a\tb\u{9b}"), "a\\tb\\u{9b}");
+}
+
+/// A link refusal gives one reason: links are not taken from a 7z archive (7z entries), and a
+/// zip link's target is longer than any path (not "only … links are unpacked" for a link).
+#[test]
+fn link_refusals_give_one_consistent_reason() {
+    const LINK_MODE: u32 = (0o120_777 << 16) | 0x8000;
+    for attributes in [LINK_MODE, 0x400] {
+        let dir = TempDir::new().unwrap();
+        let archive = seven_z(
+            &dir,
+            "l.7z",
+            &[Seven::Attributes("lib/link", attributes, b"x")],
+            None,
+        );
+        let text = refused(&dir, &archive, Format::SevenZ, &Limits::default()).to_string();
+        assert!(
+            text.contains("only files and folders are unpacked from a 7z archive"),
+            "{text}"
+        );
+        assert!(!text.contains("folders and links are unpacked"), "{text}");
+    }
+    let dir = TempDir::new().unwrap();
+    let target = "t/".repeat(2100);
+    let archive = zip_file(&dir, "long.zip", |w| {
+        w.add_symlink("a/link", &target, SimpleFileOptions::default())
+            .unwrap();
+    });
+    let err = refused(&dir, &archive, Format::Zip, &Limits::default());
+    assert_eq!(reason(&err), &Refusal::LinkTargetTooLong);
+    assert!(!err.to_string().contains("links are unpacked"), "{err}");
+}
+
+/// An input's archive is refused with the input's name, its file name and URL: the cache
+/// path it is stored under (named by its sha256) only as a detail.
+#[test]
+fn an_input_refusal_names_the_input_its_file_and_url() {
+    let dir = TempDir::new().unwrap();
+    let blob_dir = dir.path().join("cache/sha256");
+    fs::create_dir_all(&blob_dir).unwrap();
+    let blob = blob_dir.join("4973a5");
+    fs::write(&blob, tar_bytes(&[Regular("../evil", 0o644, b"x")])).unwrap();
+    let err = unpack_input(
+        "onednn",
+        &blob,
+        "oneDNN-3.1.tar.gz",
+        "https://example.org/oneDNN-3.1.tar.gz",
+        None,
+        &dir.path().join("out"),
+    )
+    .unwrap_err();
+    let input = err
+        .downcast_ref::<crate::diagnostic::InputError>()
+        .expect("bad input, exit code 2");
+    assert_eq!(
+        input.message,
+        "input `onednn`: refusing entry `../evil` in oneDNN-3.1.tar.gz \
+         (https://example.org/oneDNN-3.1.tar.gz): it points outside the archive"
+    );
+    let text = err.to_string();
+    assert!(text.contains("cached as"), "{text}");
+    assert!(text.contains("4973a5"), "{text}");
+    assert!(text.contains("pin one that unpacks safely"), "{text}");
 }

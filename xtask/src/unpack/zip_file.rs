@@ -62,8 +62,7 @@ pub(super) fn unpack(file: File, tree: &mut Tree) -> Result<(), UnpackError> {
                     .read_to_end(&mut target)
                     .map_err(|e| tree.read_error(e))?;
                 if target.len() > 4096 {
-                    let kind = "symbolic link with a target longer than 4096 bytes".to_string();
-                    return Err(tree.refuse(&name, Refusal::Unsupported { kind }));
+                    return Err(tree.refuse(&name, Refusal::LinkTargetTooLong));
                 }
                 let target = utf8(target, tree, Some(&name))?;
                 tree.add_symlink(&name, &rel, &target)?;

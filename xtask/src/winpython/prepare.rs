@@ -125,14 +125,14 @@ pub fn prepare(
     let files = crate::fsx::files_below(&staged)?;
     let signed = signature::verify_all(&files, &roots, &sdist.package)?;
 
-    unpack::unpack(
+    unpack::unpack_input(
+        &requests[2].name,
         &pip_wheel,
-        Format::Zip,
+        &requests[2].pin.file_name,
+        &requests[2].pin.url,
         None,
         &staged.join("Lib").join("site-packages"),
-        &Limits::default(),
-    )
-    .context("the pip wheel")?;
+    )?;
     enable_site(&staged, python)?;
     // A wine 8 accommodation of the harness (wine lacks propsys.VariantToString, which
     // CPython's _wmi needs; `platform` then falls back to the registry).

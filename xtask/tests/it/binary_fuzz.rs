@@ -4,7 +4,8 @@
 //! thousands of deterministic ways: every truncation of the first 4 KiB, every bit of the
 //! headers and of the import and dynamic tables flipped, header fields and table entries
 //! overwritten with edge values (0, -1, 0x80000000, the file's length…), table pointers
-//! redirected anywhere in the file, and random havoc concentrated on the tables.
+//! redirected anywhere in the file, and random havoc concentrated on the tables
+//! (`CT2V_FUZZ_CASES` rounds per fixture when set, for a longer hunt).
 //!
 //! Whatever the input, `parse` must return (never panic), an error must name the file, and
 //! what it returns must be well-formed (non-empty names without NUL, at most 4096 bytes).
@@ -14,16 +15,13 @@
 //! Fixtures whose compiler is missing are skipped with a message (apt-get install
 //! gcc-mingw-w64-x86-64 gcc). Runs in a few seconds in a debug build.
 
+use crate::common::fuzz::{self as harness, Rng};
 use crate::common::{self, binaries};
 
 use common::installed;
-use std::backtrace::Backtrace;
-use std::cell::{Cell, RefCell};
 use std::fs;
 use std::ops::Range;
-use std::panic::{self, AssertUnwindSafe};
 use std::path::{Path, PathBuf};
-use std::sync::Once;
 use std::time::{Duration, Instant};
 
 use object::endian::Endianness;
@@ -38,62 +36,10 @@ const FUZZ_PATH: &str = "fuzz dir/ünïcode/input.bin";
 const MAX_NAME: usize = 4096;
 /// Failing inputs kept (and printed) per fixture; the rest are only counted.
 const KEPT_FAILURES: usize = 8;
-/// Rounds of random havoc per fixture.
+/// Rounds of random havoc per fixture, unless `CT2V_FUZZ_CASES` says.
 const HAVOC_ROUNDS: usize = 8000;
 
-// --- Deterministic randomness ----------------------------------------------------------
-
-/// xorshift64*: deterministic, so every failure names a reproducible case.
-struct Rng(u64);
-
-impl Rng {
-    fn seeded(name: &str) -> Rng {
-        let mut seed = 0xcbf2_9ce4_8422_2325_u64; // FNV-1a of the fixture's name
-        for b in name.bytes() {
-            seed = (seed ^ u64::from(b)).wrapping_mul(0x100_0000_01b3);
-        }
-        Rng(seed | 1)
-    }
-
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
-    }
-
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n.max(1) as u64) as usize
-    }
-
-    fn in_range(&mut self, range: &Range<usize>) -> usize {
-        range.start + self.below(range.len())
-    }
-}
-
 // --- Running one case ------------------------------------------------------------------
-
-thread_local! {
-    static CATCHING: Cell<bool> = const { Cell::new(false) };
-    static CAUGHT: RefCell<Option<String>> = const { RefCell::new(None) };
-}
-
-/// A panic hook that, while a case runs on this thread, records the panic's message,
-/// location and backtrace instead of printing them; other panics print as usual.
-fn install_panic_hook() {
-    static ONCE: Once = Once::new();
-    ONCE.call_once(|| {
-        let previous = panic::take_hook();
-        panic::set_hook(Box::new(move |info| {
-            if CATCHING.with(Cell::get) {
-                let trace = Backtrace::force_capture();
-                CAUGHT.with(|c| *c.borrow_mut() = Some(format!("{info}\nbacktrace:\n{trace}")));
-            } else {
-                previous(info);
-            }
-        }));
-    });
-}
 
 struct Failure {
     label: String,
@@ -116,7 +62,6 @@ type Parse<'p> = &'p dyn Fn(&[u8], &Path) -> Result<BinaryInfo, BinaryError>;
 
 impl<'a> Fuzz<'a> {
     fn new(fixture: &'a str) -> Fuzz<'a> {
-        install_panic_hook();
         Fuzz {
             fixture,
             cases: 0,
@@ -136,9 +81,7 @@ impl<'a> Fuzz<'a> {
         self.cases += 1;
         let path = Path::new(FUZZ_PATH);
         let start = Instant::now();
-        CATCHING.with(|c| c.set(true));
-        let result = panic::catch_unwind(AssertUnwindSafe(|| parse(data, path)));
-        CATCHING.with(|c| c.set(false));
+        let result = harness::catch(|| parse(data, path));
         let took = start.elapsed();
         let problem = match result {
             Ok(Ok(info)) => {
@@ -150,18 +93,7 @@ impl<'a> Fuzz<'a> {
                 (!message.contains(FUZZ_PATH))
                     .then(|| format!("the error does not name the file: `{message}`"))
             }
-            Err(payload) => {
-                let recorded = CAUGHT.with(|c| c.borrow_mut().take());
-                let message = payload
-                    .downcast_ref::<&str>()
-                    .map(|s| s.to_string())
-                    .or_else(|| payload.downcast_ref::<String>().cloned())
-                    .unwrap_or_else(|| "(a non-string payload)".into());
-                Some(format!(
-                    "PANIC: {message}\n{}",
-                    recorded.unwrap_or_else(|| "(no backtrace recorded)".into())
-                ))
-            }
+            Err(panicked) => Some(panicked),
         };
         let keep = problem.is_some() && self.failures.len() < KEPT_FAILURES;
         if !keep && took <= self.slowest.0 {
@@ -379,8 +311,10 @@ fn elf_map<Elf: FileHeader<Endian = Endianness>>(data: &[u8]) -> Map {
 
 // --- Mutations -------------------------------------------------------------------------
 
-/// Values that break size and offset arithmetic.
-fn edge_values(len: usize) -> [u64; 14] {
+/// Values that break size and offset arithmetic: the ones near the top of 2, 4 and 8 bytes
+/// overflow a sum or a product with another field (e_lfanew + header sizes, a section's raw
+/// pointer + offset, e_phnum × e_phentsize, DT_STRTAB + DT_STRSZ).
+fn edge_values(len: usize) -> [u64; 17] {
     let len = len as u64;
     [
         0,
@@ -393,6 +327,9 @@ fn edge_values(len: usize) -> [u64; 14] {
         0x8000_0000,
         0xffff_ffff,
         u64::MAX,
+        u64::MAX - 0xff,
+        0x7fff_ffff_ffff_ffff,
+        0xffff_fff0_ffff_fff0,
         len,
         len - 1,
         len + 1,
@@ -487,7 +424,7 @@ fn fuzz(fixture: &str, data: &[u8]) {
 
     // Havoc: 1-8 random mutations at once, three in four in the tables and headers, then
     // sometimes a truncation.
-    for round in 0..HAVOC_ROUNDS {
+    for round in 0..harness::cases(HAVOC_ROUNDS) {
         let mut undo: Vec<(usize, u8)> = Vec::new();
         let mut steps = Vec::new();
         for _ in 0..1 + rng.below(8) {
@@ -524,7 +461,7 @@ fn fuzz(fixture: &str, data: &[u8]) {
                 _ => 8,
             };
             let value = match rng.below(3) {
-                0 => edge_values(len)[rng.below(14)],
+                0 => *rng.pick(&edge_values(len)),
                 1 => rng.below(len) as u64,
                 _ => rng.next(),
             };

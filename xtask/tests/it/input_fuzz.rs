@@ -109,7 +109,7 @@ fn damaged_variant_files_never_panic_and_errors_name_the_file() {
             fuzz::damage(&mut rng, &original, TOML_FRAGMENTS)
         };
         fs::write(&path, &bytes).unwrap();
-        match fuzz::catching(|| load_all(&workspace)) {
+        match fuzz::catch(|| load_all(&workspace)) {
             Err(panic) => failures.push(format!("case {case} ({file}: {what}): panicked: {panic}")),
             Ok(errors) => {
                 for e in errors.iter().filter(|e| !baseline.contains(e)) {
@@ -206,7 +206,7 @@ fn a_tampered_index_page_always_fails_verify_release_naming_the_page() {
         let target_path = out.join(&target);
         fs::write(&target_path, &bytes).unwrap();
         tampered += 1;
-        match fuzz::catching(|| xtask::release::verify(&out)) {
+        match fuzz::catch(|| xtask::release::verify(&out)) {
             Err(panic) => failures.push(format!("case {case} ({page}: {what}): panicked: {panic}")),
             Ok(Ok(problems)) if problems.iter().any(|p| p.contains(&target)) => {}
             Ok(Ok(problems)) => failures.push(format!(

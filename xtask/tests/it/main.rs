@@ -6,6 +6,7 @@
 
 mod common;
 
+mod archive_fuzz;
 mod bad_input;
 mod binary_fuzz;
 mod bundle_elf;

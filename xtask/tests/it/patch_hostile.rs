@@ -9,25 +9,14 @@ use crate::common;
 use std::collections::BTreeMap;
 use std::fs;
 use std::os::unix::fs::symlink;
-use std::panic::{self, AssertUnwindSafe};
 use std::path::{Path, PathBuf};
 
+use common::fuzz::{self, Rng};
 use common::{Run, Scratch};
 
 const SERIES: &str = "patches/ctranslate2-4.7.1";
 const FIRST: &str = "0001-hip-use-hipblasGemmEx_v2.patch";
 const SECOND: &str = "0002-hip-6-define-syncwarp.patch";
-
-/// How many patch files the fuzz test makes: `CT2V_FUZZ_CASES`, else 300.
-fn fuzz_cases() -> usize {
-    match std::env::var("CT2V_FUZZ_CASES") {
-        Ok(v) => v
-            .trim()
-            .parse()
-            .unwrap_or_else(|_| panic!("CT2V_FUZZ_CASES={v:?} is not a number of cases")),
-        Err(_) => 300,
-    }
-}
 
 /// `patch` for rocm-gfx1010 (whose 4.7.1 series is FIRST then SECOND) on `source`.
 fn patch(scratch: &Scratch, source: &Path, check: bool) -> Run {
@@ -170,26 +159,6 @@ fn impossible_line_numbers_in_a_patch_are_bad_input_not_a_panic() {
 }
 
 // --- Fuzzing ---------------------------------------------------------------------------
-
-/// xorshift64*: deterministic, so every failure names a reproducible case.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
-    }
-
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n.max(1) as u64) as usize
-    }
-
-    fn pick<'a, T>(&mut self, items: &'a [T]) -> &'a T {
-        &items[self.below(items.len())]
-    }
-}
 
 /// The old side of each file a unified diff changes, hunk after hunk with filler lines
 /// between, so that the diff applies to it (with offsets). Created files are left out.
@@ -492,7 +461,7 @@ fn restore(after: &BTreeMap<PathBuf, String>, before: &BTreeMap<PathBuf, String>
 
 #[test]
 fn random_and_mutated_patches_never_panic_nor_write_outside_the_tree() {
-    let cases = fuzz_cases();
+    let cases = fuzz::cases(300);
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path();
     let (tree, outside, patches) = (
@@ -515,7 +484,7 @@ fn random_and_mutated_patches_never_panic_nor_write_outside_the_tree() {
         all
     };
     let before = around(root);
-    let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
+    let mut rng = Rng::seeded("patch files");
     let mut counts: BTreeMap<&str, usize> = BTreeMap::new();
     let mut failures = Vec::new();
     for n in 0..cases {
@@ -528,21 +497,14 @@ fn random_and_mutated_patches_never_panic_nor_write_outside_the_tree() {
         let name = format!("case-{n}.patch");
         let patch = patches.join(&name);
         fs::write(&patch, &bytes).unwrap();
-        let outcome = panic::catch_unwind(AssertUnwindSafe(|| {
+        let outcome = fuzz::catch(|| {
             let checked = xtask::patch::check(&patch, &tree, &log);
             let applied = xtask::patch::apply_series(std::slice::from_ref(&patch), &tree, &log);
             (checked, applied)
-        }));
+        });
         let mut problems = Vec::new();
         match outcome {
-            Err(payload) => {
-                let message = payload
-                    .downcast_ref::<String>()
-                    .cloned()
-                    .or_else(|| payload.downcast_ref::<&str>().map(|s| s.to_string()))
-                    .unwrap_or_default();
-                problems.push(format!("panicked: {message}"));
-            }
+            Err(panic) => problems.push(format!("panicked: {panic}")),
             Ok((checked, applied)) => {
                 let kind = match (&checked, &applied) {
                     (_, Ok(())) => "applied",

@@ -98,6 +98,7 @@ fn the_hip_6_2_closure_with_gfx1010_kernels_only_is_bundled_and_loads_under_wine
         "rocblas-gfx1010",
         &asset,
         common::gfx1010::ASSET,
+        "https://github.com/…",
         Some(xtask::unpack::ANY_TOP_FOLDER),
         &community,
     )

@@ -1,19 +1,20 @@
-//! What the fuzz tests share: how many cases to run (`CT2V_FUZZ_CASES`, documented in
-//! docs/reliability.md), a deterministic generator, and running one case with its panic
-//! caught as a message.
+//! What the fuzz tests share (`binary_fuzz`, `archive_fuzz`, `input_fuzz`, `patch_hostile`):
+//! deterministic randomness, the case count, running a case with its panic caught and
+//! recorded, and byte-level damage for text inputs.
 
-use std::cell::Cell;
+use std::backtrace::Backtrace;
+use std::cell::{Cell, RefCell};
+use std::ops::Range;
 use std::panic::{self, AssertUnwindSafe};
 use std::sync::Once;
 
-/// Cases per fuzz test: `CT2V_FUZZ_CASES` when set (a long run: `CT2V_FUZZ_CASES=20000 cargo
-/// test -p xtask --test it fuzz`), else `default`, which keeps the default test run short.
+/// The random cases per fixture: `CT2V_FUZZ_CASES` when set (a longer hunt), else `default`
+/// (sized so that a plain `cargo test` stays quick).
 pub fn cases(default: usize) -> usize {
     match std::env::var("CT2V_FUZZ_CASES") {
-        Ok(v) => v
-            .trim()
-            .parse()
-            .unwrap_or_else(|_| panic!("CT2V_FUZZ_CASES={v:?} is not a number of cases")),
+        Ok(value) => value.trim().parse().unwrap_or_else(|_| {
+            panic!("CT2V_FUZZ_CASES={value:?}: expected a number of cases, e.g. 100000")
+        }),
         Err(_) => default,
     }
 }
@@ -22,9 +23,8 @@ pub fn cases(default: usize) -> usize {
 pub struct Rng(u64);
 
 impl Rng {
-    /// Seeded from a name (FNV-1a), so each fuzz test has its own reproducible stream.
     pub fn seeded(name: &str) -> Rng {
-        let mut seed = 0xcbf2_9ce4_8422_2325_u64;
+        let mut seed = 0xcbf2_9ce4_8422_2325_u64; // FNV-1a of the fixture's name
         for b in name.bytes() {
             seed = (seed ^ u64::from(b)).wrapping_mul(0x100_0000_01b3);
         }
@@ -42,6 +42,10 @@ impl Rng {
         (self.next() % n.max(1) as u64) as usize
     }
 
+    pub fn in_range(&mut self, range: &Range<usize>) -> usize {
+        range.start + self.below(range.len())
+    }
+
     pub fn pick<'a, T>(&mut self, items: &'a [T]) -> &'a T {
         &items[self.below(items.len())]
     }
@@ -49,29 +53,43 @@ impl Rng {
 
 thread_local! {
     static CATCHING: Cell<bool> = const { Cell::new(false) };
+    static CAUGHT: RefCell<Option<String>> = const { RefCell::new(None) };
 }
 
-/// Runs `case`; a panic comes back as its message (printed by nobody: the default hook stays
-/// quiet while a case runs, and only then).
-pub fn catching<T>(case: impl FnOnce() -> T) -> Result<T, String> {
-    static QUIET: Once = Once::new();
-    QUIET.call_once(|| {
-        let default = panic::take_hook();
+/// A panic hook that, while [`catch`] runs on this thread, records the panic's message,
+/// location and backtrace instead of printing them; other panics print as usual.
+fn install_panic_hook() {
+    static ONCE: Once = Once::new();
+    ONCE.call_once(|| {
+        let previous = panic::take_hook();
         panic::set_hook(Box::new(move |info| {
-            if !CATCHING.with(Cell::get) {
-                default(info);
+            if CATCHING.with(Cell::get) {
+                let trace = Backtrace::force_capture();
+                CAUGHT.with(|c| *c.borrow_mut() = Some(format!("{info}\nbacktrace:\n{trace}")));
+            } else {
+                previous(info);
             }
         }));
     });
+}
+
+/// Runs `f`; a panic becomes `Err` with its message, location and backtrace.
+pub fn catch<T>(f: impl FnOnce() -> T) -> Result<T, String> {
+    install_panic_hook();
     CATCHING.with(|c| c.set(true));
-    let outcome = panic::catch_unwind(AssertUnwindSafe(case));
+    let result = panic::catch_unwind(AssertUnwindSafe(f));
     CATCHING.with(|c| c.set(false));
-    outcome.map_err(|payload| {
-        payload
-            .downcast_ref::<String>()
-            .cloned()
-            .or_else(|| payload.downcast_ref::<&str>().map(|s| s.to_string()))
-            .unwrap_or_else(|| "a panic".into())
+    result.map_err(|payload| {
+        let recorded = CAUGHT.with(|c| c.borrow_mut().take());
+        let message = payload
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| payload.downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "(a non-string payload)".into());
+        format!(
+            "PANIC: {message}\n{}",
+            recorded.unwrap_or_else(|| "(no backtrace recorded)".into())
+        )
     })
 }
 

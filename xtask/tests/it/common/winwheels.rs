@@ -131,6 +131,7 @@ pub fn fat_wheel(scratch: &Scratch, variant: &str) -> Fat {
             &r.name,
             &f.path,
             &r.pin.file_name,
+            &r.pin.url,
             None,
             Path::new(unpack.as_str().unwrap()),
         )
