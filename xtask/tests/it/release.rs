@@ -685,3 +685,51 @@ fn a_linux_wheel_newer_than_the_policy_is_refused_unless_asked() {
     let run = release_with(&scratch, &out, "3.12", &["--allow-linux-tag"]);
     assert_eq!(run.code, 0, "{}", run.stderr);
 }
+
+/// A wheel of 256 MiB of zeros (a few hundred KB compressed) is read within the unpacker's
+/// expansion limit: `release` refuses it by name instead of reading it whole into memory.
+#[test]
+fn a_wheel_that_expands_past_its_limit_is_refused_not_read_whole() {
+    use std::io::Write;
+    let scratch = Scratch::new();
+    let wheel = fake_build(&scratch, "3.12");
+    let file = fs::File::create(&wheel).unwrap();
+    let mut zip = zip::ZipWriter::new(file);
+    let deflated = zip::write::SimpleFileOptions::default()
+        .compression_method(zip::CompressionMethod::Deflated)
+        .large_file(true);
+    zip.start_file("ctranslate2/zeros.bin", deflated).unwrap();
+    let block = vec![0u8; 1 << 20];
+    for _ in 0..256 {
+        zip.write_all(&block).unwrap();
+    }
+    for (name, text) in [
+        (
+            "ctranslate2-4.7.1.dist-info/METADATA",
+            "Name: ctranslate2\nVersion: 4.7.1\n",
+        ),
+        ("ctranslate2-4.7.1.dist-info/WHEEL", "Wheel-Version: 1.0\n"),
+        ("ctranslate2-4.7.1.dist-info/RECORD", ""),
+    ] {
+        zip.start_file(name, deflated).unwrap();
+        zip.write_all(text.as_bytes()).unwrap();
+    }
+    zip.finish().unwrap();
+    assert!(fs::metadata(&wheel).unwrap().len() < 2 << 20);
+    let out = scratch.path().join("dist");
+    let started = std::time::Instant::now();
+    let run = release(&scratch, &out, "3.12");
+    assert_ne!(run.code, 0, "{}", run.stderr);
+    assert!(
+        run.stderr.contains("expands to more than"),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr.contains("ctranslate2-4.7.1-cp312"),
+        "{}",
+        run.stderr
+    );
+    assert!(!out.exists(), "nothing released");
+    assert!(started.elapsed().as_secs() < 60);
+}
