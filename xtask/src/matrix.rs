@@ -65,7 +65,7 @@ impl Entry {
 }
 
 /// Which entries a workflow runs: those that can run on a hosted runner with every input
-/// pinned, and the others only when asked (issue 29: a self-hosted label no runner has
+/// pinned, and the others only when asked (a self-hosted label no runner has
 /// queues its job for 24 hours and the release after it never runs; GitHub advises against
 /// self-hosted runners for pull requests from forks; an unpinned input stops the job).
 #[derive(Debug, Clone, Copy, Default)]
@@ -76,8 +76,8 @@ pub struct Opt {
 
 /// The native jobs of `entries`: one per variant slot and platform that compiles, with the
 /// first of its Pythons (the C++ library does not depend on it; only the build-tools venv
-/// needs one), named and uploaded as the entries' `native` artifact (issue 29: the Python
-/// jobs of one variant and platform built oneDNN and CTranslate2 five times at once).
+/// needs one), named and uploaded as the entries' `native` artifact (otherwise the Python
+/// jobs of one variant and platform would build oneDNN and CTranslate2 five times at once).
 pub fn native(entries: &[Entry]) -> Vec<Entry> {
     let mut seen = std::collections::BTreeSet::new();
     entries

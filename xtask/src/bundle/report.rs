@@ -242,7 +242,7 @@ mod tests {
         assert!(md.contains("3.0 KiB saved"), "{md}");
     }
 
-    /// Issue 18 item 12: never "37.1 KiB bundled out of 29.9 KiB".
+    /// Never "37.1 KiB bundled out of 29.9 KiB".
     #[test]
     fn totals_never_say_more_bundled_than_there_was() {
         let placed = vec![Placed {

@@ -462,7 +462,7 @@ fn zip_bomb_stops_at_the_byte_limit() {
     );
 }
 
-/// Issue 18 item 8: a small zip whose entries declare far more than it could hold (as
+/// A small zip whose entries declare far more than it could hold (as
 /// entries sharing one deflate stream do) fails before anything is written.
 #[test]
 fn a_small_zip_declaring_a_huge_unpacked_size_fails_before_writing() {
@@ -489,7 +489,7 @@ fn a_small_zip_declaring_a_huge_unpacked_size_fails_before_writing() {
     assert_eq!(limit, 64 << 20, "the ratio cap, not 16 GiB");
 }
 
-/// Issue 18 item 8: a tar stream past the ratio stops there.
+/// A tar stream past the ratio stops there.
 #[test]
 fn a_tar_past_the_ratio_stops() {
     let dir = TempDir::new().unwrap();
@@ -504,7 +504,7 @@ fn a_tar_past_the_ratio_stops() {
     assert!(matches!(err, UnpackError::TooLarge { .. }), "{err}");
 }
 
-/// Issue 18 item 13: names that are safe on Linux but not on Windows are refused on
+/// Names that are safe on Linux but not on Windows are refused on
 /// every host.
 #[test]
 fn drive_prefixes_streams_and_device_names_are_refused_everywhere() {
@@ -537,7 +537,7 @@ fn drive_prefixes_streams_and_device_names_are_refused_everywhere() {
     }
 }
 
-/// Issue 26: what a Windows file system makes of names. Trailing dots and spaces are
+/// What a Windows file system makes of names. Trailing dots and spaces are
 /// refused everywhere (Windows drops them); names that differ only in case, and paths
 /// past MAX_PATH while long paths are off, where the limits say so (on Windows by
 /// default, here by asking).
@@ -840,7 +840,7 @@ fn seven_z_unpacks_folders_and_files_below_the_subdir_asked_for() {
     );
 }
 
-/// Issue 28: hostile `.7z` archives are refused as zip and tar ones are, writing nothing
+/// Hostile `.7z` archives are refused as zip and tar ones are, writing nothing
 /// outside the destination and leaving no staging folder.
 #[test]
 fn hostile_seven_z_archives_are_refused_and_write_nothing() {
@@ -941,7 +941,7 @@ fn hostile_seven_z_archives_are_refused_and_write_nothing() {
     assert!(err.to_string().contains("it is encrypted"), "{err}");
 }
 
-/// Issue 28: an archive whose layout is not the one the variant was written for is named with
+/// An archive whose layout is not the one the variant was written for is named with
 /// its URL and what was missing, whether the wrapper folder (`subdir`) or a file in it is.
 #[test]
 fn an_unexpected_layout_names_the_archive_and_what_was_expected() {

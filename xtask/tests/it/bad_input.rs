@@ -423,7 +423,7 @@ fn bench_refuses_an_unknown_size_and_a_wheel_not_built() {
     );
 }
 
-/// Issue 29 item 3: a release labels wheels with the variant's local version, so a label pip
+/// A release labels wheels with the variant's local version, so a label pip
 /// would not accept is refused where it is written.
 #[test]
 fn a_local_version_that_is_not_pep_440_names_file_and_line() {

@@ -429,7 +429,7 @@ const MSVC_RUNTIME: Wheel = Wheel {
     size: 2_052_033,
 };
 
-/// Issue 26: `bundle --wheel` of the official win_amd64 wheel with PyPI's VC++ runtime, by
+/// `bundle --wheel` of the official win_amd64 wheel with PyPI's VC++ runtime, by
 /// `xtask.exe` under wine and by the Linux binary: the same closure (msvcp140, vcruntime140,
 /// vcruntime140_1), and the same bytes in every output (fat wheel, portable, reports).
 #[test]

@@ -1,4 +1,4 @@
-//! Issue 30: where the cuda variant's CTranslate2 loads cuBLAS from. The loader its patch
+//! Where the cuda variant's CTranslate2 loads cuBLAS from. The loader its patch
 //! adds (`src/cuda/cublas_loader.h`, created by
 //! patches/ctranslate2-*/0003-cuda-load-cublas-from-the-nvidia-wheel.patch) is taken from the
 //! patch itself, compiled into a stand-in for libctranslate2 / ctranslate2.dll, and run

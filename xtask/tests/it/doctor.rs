@@ -350,7 +350,7 @@ fn an_nvidia_gpu_with_a_toolkit_gets_cuda() {
     }
 }
 
-/// Issue 29 item 10: `doctor --variant V` checks what that build needs here (CI runs it after
+/// `doctor --variant V` checks what that build needs here (CI runs it after
 /// its installs): ready for cpu; for cuda it names the missing toolkit, and finds one (its
 /// version read from nvcc) once `nvcc` is on PATH; a Windows build here names the platform
 /// and the unpinned inputs.

@@ -466,7 +466,7 @@ fn a_bare_mirror_serves_every_host_under_its_name_and_prefixes_still_win() {
     );
 }
 
-/// Issue 18 item 7: a server that sends a byte now and then never stalls a single read, but
+/// A server that sends a byte now and then never stalls a single read, but
 /// trips `--timeout` as a minimum rate.
 #[test]
 fn a_trickling_server_trips_the_timeout() {
@@ -489,7 +489,7 @@ fn a_trickling_server_trips_the_timeout() {
     assert!(verified_entries(&case.cache).is_empty());
 }
 
-/// Issue 18 item 7: an input with no pin stops at the size cap with a clear error.
+/// An input with no pin stops at the size cap with a clear error.
 #[test]
 fn an_endless_unpinned_body_stops_at_the_cap() {
     let case = Case::new();
@@ -511,7 +511,7 @@ fn an_endless_unpinned_body_stops_at_the_cap() {
     assert_eq!(part_files(&case.cache), 0, "no part left");
 }
 
-/// Issue 18 item 3: symlinks planted in the cache are removed, never written through, and
+/// Symlinks planted in the cache are removed, never written through, and
 /// what is admitted is a regular file.
 #[test]
 fn symlinks_in_the_cache_are_never_followed() {
@@ -538,7 +538,7 @@ fn symlinks_in_the_cache_are_never_followed() {
     assert_eq!(std::fs::read(&victim).unwrap(), b"precious");
 }
 
-/// Issue 18 item 12: a part file kept from an interrupted run whose bytes were damaged
+/// A part file kept from an interrupted run whose bytes were damaged
 /// is not the server's fault: the download starts again from zero once, and succeeds.
 #[test]
 fn a_corrupt_part_file_is_downloaded_again_not_blamed_on_the_server() {

@@ -83,7 +83,7 @@ fn a_fetch_killed_mid_download_resumes_on_the_next_run() {
     killed_fetch_resumes(None);
 }
 
-/// Issue 26: the same with `xtask.exe` under wine (the part file, the Range request and the
+/// The same with `xtask.exe` under wine (the part file, the Range request and the
 /// lock on Windows), the cache shared with nothing else.
 #[test]
 fn the_windows_binary_killed_mid_download_resumes_on_the_next_run() {

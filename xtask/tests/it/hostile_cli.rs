@@ -1,5 +1,4 @@
-//! Hostile flags, files and faults on the command line (issue 18, items 1, 2, 5, 6, 9, 11,
-//! 12): nothing is written outside the output, nothing we did not create is deleted, a
+//! Hostile flags, files and faults on the command line: nothing is written outside the output, nothing we did not create is deleted, a
 //! closed stdout ends quietly, and bad input exits with 2.
 
 use crate::common;
@@ -43,7 +42,7 @@ fn assert_code(run: &Run, code: i32, needles: &[&str]) {
 }
 
 #[test]
-fn item_1_bundle_flags_with_a_dest_outside_the_wheel_are_refused() {
+fn bundle_flags_with_a_dest_outside_the_wheel_are_refused() {
     let dir = tempfile::tempdir().unwrap();
     let wheel = wheel(dir.path());
     let libs = dir.path().join("libs");
@@ -62,7 +61,7 @@ fn item_1_bundle_flags_with_a_dest_outside_the_wheel_are_refused() {
 }
 
 #[test]
-fn item_2_bundle_out_never_deletes_what_it_did_not_write() {
+fn bundle_out_never_deletes_what_it_did_not_write() {
     let dir = tempfile::tempdir().unwrap();
     let wheel = wheel(dir.path());
     // A folder of the user's.
@@ -107,7 +106,7 @@ fn item_2_bundle_out_never_deletes_what_it_did_not_write() {
 }
 
 #[test]
-fn item_6_stale_staging_folders_are_removed_by_the_next_run() {
+fn stale_staging_folders_are_removed_by_the_next_run() {
     let dir = tempfile::tempdir().unwrap();
     let wheel = wheel(dir.path());
     let out = dir.path().join("out");
@@ -149,7 +148,7 @@ fn item_6_stale_staging_folders_are_removed_by_the_next_run() {
 }
 
 #[test]
-fn item_11_bundle_refuses_a_tampered_input_wheel() {
+fn bundle_refuses_a_tampered_input_wheel() {
     let dir = tempfile::tempdir().unwrap();
     let good = wheel(dir.path());
     let cases: &[(&str, &Change, &str)] = &[
@@ -233,7 +232,7 @@ fn with_closed_stdout(args: &[&str]) -> (i32, String) {
 }
 
 #[test]
-fn item_5_a_closed_stdout_ends_quietly_with_exit_0() {
+fn a_closed_stdout_ends_quietly_with_exit_0() {
     for args in [
         &["matrix"][..],
         &["matrix", "--json"],
@@ -256,7 +255,7 @@ fn item_5_a_closed_stdout_ends_quietly_with_exit_0() {
 }
 
 #[test]
-fn item_12_bad_flags_exit_2_with_a_clear_error() {
+fn bad_flags_exit_2_with_a_clear_error() {
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("a-file");
     fs::write(&file, "x").unwrap();
@@ -353,7 +352,7 @@ fn item_12_bad_flags_exit_2_with_a_clear_error() {
 }
 
 #[test]
-fn item_12_a_bad_pins_lock_is_refused_and_never_overwritten() {
+fn a_bad_pins_lock_is_refused_and_never_overwritten() {
     for (label, bytes) in [
         ("toml", &b"[pin\nbroken"[..]),
         ("utf8", &b"\xff\xfe\x00 not text"[..]),
@@ -368,7 +367,7 @@ fn item_12_a_bad_pins_lock_is_refused_and_never_overwritten() {
 }
 
 #[test]
-fn item_12_matrix_refuses_a_variant_with_no_platforms() {
+fn matrix_refuses_a_variant_with_no_platforms() {
     let scratch = Scratch::new();
     let path = scratch.path().join("variants/cpu.toml");
     let mut text = fs::read_to_string(&path).unwrap();
@@ -378,7 +377,7 @@ fn item_12_matrix_refuses_a_variant_with_no_platforms() {
     assert_code(&run, 2, &["cpu", "platforms"]);
 }
 
-/// Issue 29 item 11: an input wheel that is no zip, or that holds a member outside the tree
+/// An input wheel that is no zip, or that holds a member outside the tree
 /// (`../x`, an absolute or a drive-letter name), is bad input: exit 2, nothing written.
 #[test]
 fn a_broken_or_hostile_input_wheel_is_bad_input() {

@@ -136,7 +136,7 @@ fn the_real_cpu_pins_download_verify_and_unpack() {
     }
 }
 
-/// Issue 29 item 11: a warm `fetch` (inputs and wheelhouse in the cache) touches no network:
+/// A warm `fetch` (inputs and wheelhouse in the cache) touches no network:
 /// run again in a network namespace of its own, with no interface up, it succeeds.
 #[test]
 fn a_warm_fetch_needs_no_network() {

@@ -272,7 +272,7 @@ fn windows_source_builds_run_in_msvc_and_copy_their_dlls_before_the_wheel() {
         );
         let files = step(&plan, "copy-dlls")["files"].to_string();
         assert!(files.contains("/bin/ctranslate2.dll") && files.contains("libiomp5md.dll"));
-        // rocm-gfx1010's own [bundle] search list gets the msvc-runtime line from issue 16.
+        // rocm-gfx1010's own [bundle] search list gets the msvc-runtime line.
         if variant != "rocm-gfx1010" {
             assert!(
                 plan["inputs"]
@@ -366,7 +366,7 @@ fn build_runs_the_steps_and_stops_at_the_first_failure() {
 fn matrix_has_one_entry_per_variant_platform_and_python() {
     // By default, only what hosted runners can build with every input pinned: the rocm
     // entries (the release zip is not pinned here) and the gfx1010 ones (a self-hosted
-    // runner) are left out, each named with why and how to ask for it (issue 29).
+    // runner) are left out, each named with why and how to ask for it.
     let run = xtask(&["matrix", "--json"]);
     assert_eq!(run.code, 0, "{}", run.stderr);
     let matrix: Value = serde_json::from_str(&run.stdout).unwrap();
@@ -427,7 +427,7 @@ fn matrix_has_one_entry_per_variant_platform_and_python() {
     });
 }
 
-/// Issue 26 item 5: a Git for Windows checkout (`core.autocrlf=true`) keeps the bytes that
+/// A Git for Windows checkout (`core.autocrlf=true`) keeps the bytes that
 /// are hashed, applied and run (.gitattributes): patches, variant files, pinned lists and
 /// scripts are as committed, while a file the attributes leave alone (Cargo.lock) does turn
 /// CRLF, so the conversion was on. A plan from that checkout is the plan from this one.

@@ -281,7 +281,7 @@ fn linux_tagged_wheels_are_refused_unless_asked_and_zips_keep_exec_bits() {
     }
 }
 
-/// Issue 18 item 4: a symlink in an artifact folder is refused with its path, never followed.
+/// A symlink in an artifact folder is refused with its path, never followed.
 #[test]
 fn symlinks_in_artifact_folders_are_refused_with_their_path() {
     for (label, target) in [("file", "/etc/passwd"), ("folder", "/etc")] {
@@ -301,7 +301,7 @@ fn symlinks_in_artifact_folders_are_refused_with_their_path() {
     }
 }
 
-/// Issue 18 item 4: verify-release hashes only in-tree regular files named in SHA256SUMS, and
+/// Verify-release hashes only in-tree regular files named in SHA256SUMS, and
 /// reads `sha256sum -b` lines (`<hex> *<name>`).
 #[test]
 fn verify_release_hashes_only_files_inside_the_release() {
@@ -347,7 +347,7 @@ fn verify_release_hashes_only_files_inside_the_release() {
     );
 }
 
-/// Issue 18 item 6: a `.release-*` staging folder left by a killed run is removed by the next.
+/// A `.release-*` staging folder left by a killed run is removed by the next.
 #[test]
 fn a_killed_release_staging_folder_is_removed_by_the_next_release() {
     let scratch = Scratch::new();
@@ -373,7 +373,7 @@ fn a_killed_release_staging_folder_is_removed_by_the_next_release() {
     );
 }
 
-/// Issue 26: `release` and `verify-release` run by `xtask.exe` under wine give the bytes the
+/// `release` and `verify-release` run by `xtask.exe` under wine give the bytes the
 /// Linux binary gives (manifest, notes, sums, zips, wheels), and catch the same tampering.
 #[test]
 fn the_windows_binary_releases_the_same_bytes_and_verifies_them() {
@@ -465,7 +465,7 @@ fn fake_entry(scratch: &Scratch, entry: &serde_json::Value) {
     fs::write(dist.join("portable/binaries.json"), "[]").unwrap();
 }
 
-/// Issue 29 item 3: every variant of both platforms released at once publishes one flat folder
+/// Every variant of both platforms released at once publishes one flat folder
 /// with no repeated name (GitHub refuses a second asset of a name), a SHA256SUMS that
 /// `sha256sum -c` checks in a flat folder of downloads, and a pip index per variant from
 /// which pip installs (file:// and HTTP) and resolves for Windows, by local version.
@@ -660,7 +660,7 @@ fn pip_installs_from_the_index(out: &Path) {
     }
 }
 
-/// Issue 29 item 6: a Linux wheel that needs a newer glibc than its variant's policy
+/// A Linux wheel that needs a newer glibc than its variant's policy
 /// (manylinux_2_28, as CTranslate2's own wheels) is refused unless asked, naming both.
 #[test]
 fn a_linux_wheel_newer_than_the_policy_is_refused_unless_asked() {

@@ -415,7 +415,7 @@ fn an_installed_sdk_stands_in_for_the_sdk_wheels_and_a_wrong_version_or_missing_
     assert!(!scratch.path().join(DIST).exists(), "nothing half-built");
 }
 
-/// Issue 26: `xtask.exe` under wine builds the rocm variant from the same stand-in into the
+/// `xtask.exe` under wine builds the rocm variant from the same stand-in into the
 /// same bytes as the Linux binary (fat wheel, portable folder, reports). It stops where the
 /// Windows build goes on to the verify step, which needs a Windows Python (`py`) that wine
 /// does not have; the Linux binary skips that step.

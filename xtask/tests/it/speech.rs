@@ -1,4 +1,4 @@
-//! Issue 27: `verify --transcribe` and `smoke --frozen` transcribe the pinned JFK clip with
+//! `verify --transcribe` and `smoke --frozen` transcribe the pinned JFK clip with
 //! the pinned Whisper base model (both from PyPI, variants/speech/check.toml).
 //!
 //! The stand-in test runs the whole path on every commit with the official CTranslate2 4.7.1

@@ -1,4 +1,4 @@
-//! Issue 18 item 14: a test whose tool is missing fails under `CI=true`, and elsewhere is
+//! A test whose tool is missing fails under `CI=true`, and elsewhere is
 //! counted in the run-wide list of skipped checks instead of passing silently.
 
 use crate::common;

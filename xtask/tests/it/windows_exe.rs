@@ -1,4 +1,4 @@
-//! Issue 26: `xtask.exe` (the Windows build, cross-built with mingw-w64) driven under wine
+//! `xtask.exe` (the Windows build, cross-built with mingw-w64) driven under wine
 //! over the cases the Linux suite drives. What wine cannot stand in for is said where it
 //! matters (no Windows Python, no MSVC, no junctions in wine 8). The rocm build, fetch with
 //! kill and resume, `bundle --wheel` of the official wheel and `release` also run under wine
