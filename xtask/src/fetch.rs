@@ -208,6 +208,34 @@ pub enum PinAction {
     Written(Vec<PathBuf>),
 }
 
+/// Pins the unpinned inputs of one plan (`build --allow-unpinned`): the outcomes, and the
+/// plan of those inputs (for hints about the ones that failed).
+pub fn pin_unpinned(
+    workspace: &Workspace,
+    plan: Plan,
+    options: &Options,
+) -> Result<(Vec<PinOutcome>, Plan)> {
+    let catalog = Catalog::load_for(
+        &workspace.root,
+        &[plan.variant.as_str()],
+        Some(&plan.ctranslate2),
+    )?;
+    let cache = Cache::new(&workspace.cache_dir);
+    let unpinned = Plan {
+        inputs: plan
+            .inputs
+            .iter()
+            .filter(|i| i.sha256.is_none())
+            .cloned()
+            .collect(),
+        // The build never runs the SDK's installer: not pinned on its behalf.
+        sdk_installer: None,
+        ..plan
+    };
+    let outcomes = pin_inputs(&catalog, &cache, std::slice::from_ref(&unpinned), options)?;
+    Ok((outcomes, unpinned))
+}
+
 /// Pins every input of `plans` (a variant over all its platforms and Pythons) whose pin is
 /// missing or was not taken from its current URL. Each input is handled on its own: one
 /// unreachable URL does not stop the others, and nothing is written for it.

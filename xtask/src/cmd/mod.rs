@@ -5,7 +5,6 @@ use std::process::ExitCode;
 
 use anyhow::Result;
 
-use crate::cache::Cache;
 use crate::cli::{CheckSelection, Cli, Command, DownloadArgs, Selection};
 use crate::diagnostic::InputError;
 use crate::platform::Platform;
@@ -267,29 +266,7 @@ pub fn pin_if_allowed(
         "warning: --allow-unpinned: pinning {unpinned} input(s) of `{}` from what the network serves now; review and commit the variant file",
         plan.variant
     );
-    let catalog = Catalog::load_for(
-        &workspace.root,
-        &[plan.variant.as_str()],
-        Some(&plan.ctranslate2),
-    )?;
-    let cache = Cache::new(&workspace.cache_dir);
-    let unpinned_plan = crate::plan::Plan {
-        inputs: plan
-            .inputs
-            .iter()
-            .filter(|i| i.sha256.is_none())
-            .cloned()
-            .collect(),
-        // The build never runs the SDK's installer: not pinned on its behalf.
-        sdk_installer: None,
-        ..plan
-    };
-    let outcomes = fetch::pin_inputs(
-        &catalog,
-        &cache,
-        std::slice::from_ref(&unpinned_plan),
-        &download.options(),
-    )?;
+    let (outcomes, unpinned_plan) = fetch::pin_unpinned(workspace, plan, &download.options())?;
     let mut errors = Vec::new();
     for outcome in outcomes {
         match outcome.result {
@@ -313,60 +290,4 @@ pub fn print_plan(plan: &crate::plan::Plan, json: bool) -> Result<()> {
         print!("{}", crate::plan::render_text(plan));
     }
     Ok(())
-}
-
-/// The deepest path the plan's unpack steps will write, from the archives already in the
-/// cache (only their names are read): (that path, its length in characters).
-fn deepest_unpacked(plan: &crate::plan::Plan) -> Option<(String, usize)> {
-    let mut deepest: Option<(String, usize)> = None;
-    for step in &plan.steps {
-        let crate::plan::Action::Unpack {
-            archive,
-            subdir,
-            dest,
-            input,
-            ..
-        } = &step.action
-        else {
-            continue;
-        };
-        let Some(file_name) = plan
-            .inputs
-            .iter()
-            .find(|i| &i.name == input)
-            .map(|i| i.file_name.as_str())
-        else {
-            continue;
-        };
-        let (Some(format), true) = (
-            crate::unpack::Format::from_name(file_name),
-            std::path::Path::new(archive).is_file(),
-        ) else {
-            continue;
-        };
-        let Ok(Some(member)) =
-            crate::unpack::longest_member(std::path::Path::new(archive), format, subdir.as_deref())
-        else {
-            continue;
-        };
-        let path = crate::paths::shown(&crate::paths::join_slashed(
-            std::path::Path::new(dest),
-            &member,
-        ));
-        let length = path.chars().count();
-        if deepest.as_ref().is_none_or(|(_, l)| length > *l) {
-            deepest = Some((path, length));
-        }
-    }
-    deepest
-}
-
-/// On Windows with long paths off: the problem with the plan's deepest path, if it is too
-/// long (see [`deepest_unpacked`]).
-pub fn long_path_problem(plan: &crate::plan::Plan) -> Option<String> {
-    if crate::longpaths::enabled() != Some(false) {
-        return None;
-    }
-    let (path, length) = deepest_unpacked(plan)?;
-    (length > crate::longpaths::LONGEST).then(|| crate::longpaths::advice(length, &path))
 }
