@@ -5,6 +5,7 @@
 
 pub mod bundle_spec;
 pub mod info;
+pub mod long_paths;
 pub mod progress;
 pub mod readiness;
 pub mod runner;

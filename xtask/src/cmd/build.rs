@@ -39,7 +39,7 @@ pub fn run(
         return Ok(ExitCode::SUCCESS);
     }
     let plan = pin_if_allowed(workspace, &selection, plan, &download)?;
-    if let Some(problem) = crate::longpaths::plan_problem(&plan) {
+    if let Some(problem) = crate::build::long_paths::problem(&plan) {
         anyhow::bail!("{problem}");
     }
     build(

@@ -11,7 +11,7 @@ use crate::workspace::Workspace;
 pub fn run(workspace: &Workspace, selection: &Selection, json: bool) -> Result<ExitCode> {
     let plan = make_plan(workspace, selection)?;
     print_plan(&plan, json)?;
-    if let Some(problem) = crate::longpaths::plan_problem(&plan) {
+    if let Some(problem) = crate::build::long_paths::problem(&plan) {
         eprintln!("warning: {problem}");
     }
     Ok(ExitCode::SUCCESS)
