@@ -1,11 +1,11 @@
-//! The bundle [`Spec`] of a plan's `bundle` step: the plan knows every folder except the SDK
+//! The [`BundleSpec`] of a plan's `bundle` step: the plan knows every folder except the SDK
 //! and the toolchain, which are found on the build machine and passed in.
 
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
 
-use crate::bundle::run::{Data, Search, SearchDir, Spec};
+use crate::bundle::run::{BundleSpec, DataGlob, SearchDir, SearchFolder};
 use crate::plan::{BundleAction, Plan};
 use crate::variant::DataFilter;
 
@@ -21,14 +21,14 @@ pub struct Folders {
     pub sdk_version: Option<String>,
 }
 
-pub fn from_plan(plan: &Plan, found: &Folders) -> Result<Spec> {
+pub fn from_plan(plan: &Plan, found: &Folders) -> Result<BundleSpec> {
     let action = plan
         .bundle_action()
         .with_context(|| format!("the plan of `{}` has no bundle step", plan.variant))?;
     from_action(plan, action, found)
 }
 
-fn from_action(plan: &Plan, action: &BundleAction, found: &Folders) -> Result<Spec> {
+fn from_action(plan: &Plan, action: &BundleAction, found: &Folders) -> Result<BundleSpec> {
     let folder = |from: &str, known: &Option<String>, rel: &str| -> Result<PathBuf> {
         if let Some(path) = known {
             return Ok(PathBuf::from(path));
@@ -74,7 +74,7 @@ fn from_action(plan: &Plan, action: &BundleAction, found: &Folders) -> Result<Sp
             // An input: its wheel's dist-info names it, else its variant table's `package`.
             _ => (None, true),
         };
-        search.push(Search {
+        search.push(SearchFolder {
             dir,
             dest: s.dest.clone(),
             package,
@@ -92,7 +92,7 @@ fn from_action(plan: &Plan, action: &BundleAction, found: &Folders) -> Result<Sp
             ("sdk", Some((dir, pattern))) => (dir, pattern.to_string()),
             _ => ("", d.glob.clone()),
         };
-        data.push(Data {
+        data.push(DataGlob {
             base: folder(&d.from, &d.base, dir)?,
             glob: pattern,
             dest: d.dest.clone(),
@@ -103,7 +103,7 @@ fn from_action(plan: &Plan, action: &BundleAction, found: &Folders) -> Result<Sp
                 .map(|p| crate::plan::input_label(plan, &d.from, p)),
         });
     }
-    Ok(Spec {
+    Ok(BundleSpec {
         wheel: PathBuf::from(&action.wheel),
         policy: action.policy,
         manylinux: action.manylinux.clone(),

@@ -14,7 +14,7 @@ use super::data;
 use super::layout::{self, Placed};
 use super::manylinux;
 use super::policy::SystemLibraries;
-use super::report::Report;
+use super::report::ProvenanceReport;
 use super::runpath;
 use super::{Output, Policy};
 use crate::binary;
@@ -24,7 +24,7 @@ use crate::unpack::{self, Format, Limits};
 
 /// Everything one bundle run needs.
 #[derive(Debug, Clone)]
-pub struct Spec {
+pub struct BundleSpec {
     /// The wheel whose binaries are bundled.
     pub wheel: PathBuf,
     pub policy: Policy,
@@ -41,8 +41,8 @@ pub struct Spec {
     /// File-name globs of libraries the target system is expected to have (never bundled).
     pub assume_present: Vec<String>,
     /// Where imports are looked for, in order.
-    pub search: Vec<Search>,
-    pub data: Vec<Data>,
+    pub search: Vec<SearchFolder>,
+    pub data: Vec<DataGlob>,
     /// Keep only data files for these GPU targets (files naming no target are kept).
     pub gpu_targets: Vec<String>,
     pub outputs: Vec<Output>,
@@ -66,7 +66,7 @@ pub struct Spec {
 /// A folder libraries may come from, and the folder (relative to the wheel's root) the ones
 /// found there are placed in.
 #[derive(Debug, Clone)]
-pub struct Search {
+pub struct SearchFolder {
     pub dir: SearchDir,
     pub dest: String,
     /// For the report; found from a `*.dist-info` above the folder when not given.
@@ -88,7 +88,7 @@ pub enum SearchDir {
 
 /// Data files (e.g. Tensile kernels): `glob` is `dir/pattern` relative to `base`.
 #[derive(Debug, Clone)]
-pub struct Data {
+pub struct DataGlob {
     pub base: PathBuf,
     pub glob: String,
     pub dest: String,
@@ -99,11 +99,11 @@ pub struct Data {
 
 /// What a run produced.
 #[derive(Debug)]
-pub struct Outcome {
+pub struct Bundled {
     pub closure: Closure,
     /// Every file added to the wheel: libraries, then data files.
     pub placed: Vec<Placed>,
-    pub report: Report,
+    pub report: ProvenanceReport,
     /// The files written under `out`, relative to it.
     pub artifacts: Vec<String>,
 }
@@ -120,7 +120,7 @@ pub const REPORT_MD: &str = "provenance.md";
 /// run; a non-empty folder without it is the user's and is never deleted.
 pub const OUT_MARKER: &str = ".ct2v-bundle";
 
-pub fn run(spec: &Spec) -> Result<Outcome> {
+pub fn run(spec: &BundleSpec) -> Result<Bundled> {
     let wheel_name = spec
         .wheel
         .file_name()
@@ -223,7 +223,7 @@ pub fn run(spec: &Spec) -> Result<Outcome> {
             ..p.clone()
         })
         .collect();
-    let mut report = Report::new(
+    let mut report = ProvenanceReport::new(
         &spec.variant,
         &spec.platform,
         &shipped,
@@ -280,7 +280,7 @@ pub fn run(spec: &Spec) -> Result<Outcome> {
     }
     crate::fsx::replace(&out, &spec.out)
         .with_context(|| format!("cannot move the bundle to {}", spec.out.display()))?;
-    Ok(Outcome {
+    Ok(Bundled {
         closure,
         placed,
         report,
@@ -388,9 +388,9 @@ pub fn read_imports(path: &Path) -> Result<Vec<String>, String> {
 
 /// The search folders of `spec`, after the wheel's folders that hold root binaries (where
 /// the loader looks first: CTranslate2 adds its package folder to the DLL search path).
-fn locations(spec: &Spec, tree: &Path, roots: &[(PathBuf, String)]) -> Result<Vec<Location>> {
+fn locations(spec: &BundleSpec, tree: &Path, roots: &[(PathBuf, String)]) -> Result<Vec<Location>> {
     let wheel_package = package_of(tree, 0).unwrap_or_else(|| "the input wheel".to_string());
-    let mut root_dirs: Vec<Search> = Vec::new();
+    let mut root_dirs: Vec<SearchFolder> = Vec::new();
     for (_, dir) in roots {
         let listed = spec
             .search
@@ -398,7 +398,7 @@ fn locations(spec: &Spec, tree: &Path, roots: &[(PathBuf, String)]) -> Result<Ve
             .chain(&root_dirs)
             .any(|s| matches!(&s.dir, SearchDir::InWheel(d) if d == dir));
         if !listed {
-            root_dirs.push(Search {
+            root_dirs.push(SearchFolder {
                 dir: SearchDir::InWheel(dir.clone()),
                 dest: dir.clone(),
                 package: None,
@@ -407,7 +407,7 @@ fn locations(spec: &Spec, tree: &Path, roots: &[(PathBuf, String)]) -> Result<Ve
             });
         }
     }
-    let search_number = |s: &Search| spec.search.iter().position(|o| std::ptr::eq(o, s));
+    let search_number = |s: &SearchFolder| spec.search.iter().position(|o| std::ptr::eq(o, s));
     root_dirs
         .iter()
         .chain(&spec.search)
@@ -468,7 +468,7 @@ pub fn package_of(dir: &Path, levels: usize) -> Option<String> {
 }
 
 /// The root binaries and the folder (relative to the wheel's root) each is in.
-fn roots(spec: &Spec, tree: &Path) -> Result<Vec<(PathBuf, String)>> {
+fn roots(spec: &BundleSpec, tree: &Path) -> Result<Vec<(PathBuf, String)>> {
     let mut found = Vec::new();
     if spec.roots.is_empty() {
         for (relative, path) in files_below(tree)? {
@@ -517,7 +517,7 @@ fn parent_of(relative: &str) -> String {
 }
 
 /// The data files to place, and the kernel bytes kept per GPU target.
-fn data_files(spec: &Spec) -> Result<(Vec<Placed>, BTreeMap<String, u64>)> {
+fn data_files(spec: &BundleSpec) -> Result<(Vec<Placed>, BTreeMap<String, u64>)> {
     let mut placed = Vec::new();
     let mut kernel_bytes = BTreeMap::new();
     for (n, d) in spec.data.iter().enumerate() {
@@ -575,7 +575,7 @@ fn folder_label(kind: &str, number: usize, dir: &Path) -> String {
 
 /// The size of every SDK package the bundle took files from: what copying it whole costs.
 /// Folders nothing was taken from count nothing.
-fn sdk_bytes(locations: &[&Location], data: &[Data], placed: &[Placed]) -> Result<u64> {
+fn sdk_bytes(locations: &[&Location], data: &[DataGlob], placed: &[Placed]) -> Result<u64> {
     let used = |dir: &Path| placed.iter().any(|p| p.source.starts_with(dir));
     let mut roots = BTreeSet::new();
     for l in locations.iter().filter(|l| !l.in_wheel && used(&l.dir)) {

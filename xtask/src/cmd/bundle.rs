@@ -58,9 +58,9 @@ pub fn run(workspace: &Workspace, args: &BundleArgs) -> Result<ExitCode> {
         bundle_run::check_out(out)?;
         spec.out = out.clone();
     }
-    let outcome = bundle_run::run(&spec)?;
-    print!("{}", outcome.report.summary());
-    for artifact in &outcome.artifacts {
+    let bundled = bundle_run::run(&spec)?;
+    print!("{}", bundled.report.summary());
+    for artifact in &bundled.artifacts {
         let path = crate::paths::join_slashed(&spec.out, artifact);
         println!("wrote {}", crate::paths::shown(&path));
     }
@@ -84,7 +84,7 @@ fn flag_path(flag: &str, given: &str, dest: &str) -> Result<(), InputError> {
 }
 
 /// The spec of `bundle --wheel`: everything from flags.
-fn wheel_spec(args: &BundleArgs) -> Result<bundle_run::Spec> {
+fn wheel_spec(args: &BundleArgs) -> Result<bundle_run::BundleSpec> {
     let wheel = args
         .wheel
         .clone()
@@ -137,7 +137,7 @@ fn wheel_spec(args: &BundleArgs) -> Result<bundle_run::Spec> {
         // An unpacked package (a .dist-info above it) is an SDK whose size the report
         // compares with what was taken; a plain folder such as /usr/lib is not.
         let counts_as_sdk = bundle_run::package_of(&dir, 4).is_some();
-        search.push(bundle_run::Search {
+        search.push(bundle_run::SearchFolder {
             dir: bundle_run::SearchDir::Dir(dir),
             dest,
             package: None,
@@ -156,7 +156,7 @@ fn wheel_spec(args: &BundleArgs) -> Result<bundle_run::Spec> {
         };
         flag_path("--data", d, dest)?;
         let (dir, pattern) = glob.rsplit_once('/').unwrap_or((".", glob));
-        data.push(bundle_run::Data {
+        data.push(bundle_run::DataGlob {
             base: PathBuf::from(dir),
             glob: pattern.to_string(),
             dest: dest.to_string(),
@@ -176,7 +176,7 @@ fn wheel_spec(args: &BundleArgs) -> Result<bundle_run::Spec> {
             })
             .collect()
     };
-    Ok(bundle_run::Spec {
+    Ok(bundle_run::BundleSpec {
         wheel,
         policy,
         manylinux: crate::bundle::manylinux::target(policy).map(str::to_string),
