@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
 
-use crate::bundle::run::{BundleSpec, DataGlob, SearchDir, SearchFolder};
+use crate::bundle::spec::{BundleSpec, DataGlob, SearchDir, SearchFolder};
 use crate::plan::{BundleAction, Plan};
 use crate::variant::DataFilter;
 
@@ -104,10 +104,7 @@ fn from_action(plan: &Plan, action: &BundleAction, found: &Folders) -> Result<Bu
         });
     }
     Ok(BundleSpec {
-        wheel: PathBuf::from(&action.wheel),
-        policy: action.policy,
         manylinux: action.manylinux.clone(),
-        manylinux_newer_ok: false,
         roots: action.roots.clone(),
         force: action.force.clone(),
         assume_present: action.assume_present.clone(),
@@ -115,13 +112,16 @@ fn from_action(plan: &Plan, action: &BundleAction, found: &Folders) -> Result<Bu
         data,
         gpu_targets: action.gpu_targets.clone(),
         outputs: action.produce.clone(),
-        out: PathBuf::from(&action.out),
         patchelf: action.patchelf.as_ref().map(PathBuf::from),
-        variant: plan.variant.clone(),
-        platform: plan.platform.to_string(),
         missing_hint: missing_hint(plan, action),
-        keep_linux_tag: false,
         requires_dist: requires_dist(plan, action, found)?,
+        ..BundleSpec::new(
+            PathBuf::from(&action.wheel),
+            action.policy,
+            PathBuf::from(&action.out),
+            plan.variant.clone(),
+            plan.platform.to_string(),
+        )
     })
 }
 

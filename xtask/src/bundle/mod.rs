@@ -10,5 +10,6 @@ pub mod policy;
 pub mod report;
 pub mod run;
 pub mod runpath;
+pub mod spec;
 
 pub use policy::{Output, Policy};

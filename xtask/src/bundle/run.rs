@@ -16,86 +16,14 @@ use super::manylinux;
 use super::policy::SystemLibraries;
 use super::report::ProvenanceReport;
 use super::runpath;
+use super::spec::{BundleSpec, DataGlob, SearchDir, SearchFolder};
 use super::{Output, Policy};
 use crate::binary;
 use crate::diagnostic::InputError;
 use crate::fsx::files_below;
 use crate::unpack::{self, Format, Limits};
 
-/// Everything one bundle run needs.
-#[derive(Debug, Clone)]
-pub struct BundleSpec {
-    /// The wheel whose binaries are bundled.
-    pub wheel: PathBuf,
-    pub policy: Policy,
-    /// Linux: the manylinux policy to prove and tag the fat wheel with (`None`: no tagging).
-    pub manylinux: Option<String>,
-    /// Tag with the (newer) manylinux policy the binaries prove when they do not meet
-    /// `manylinux`, instead of stopping (`bundle --wheel`, whose name no plan fixed).
-    pub manylinux_newer_ok: bool,
-    /// Globs (`dir/pattern`, relative to the wheel's root) of the binaries whose imports are
-    /// followed; empty means every PE or ELF file in the wheel.
-    pub roots: Vec<String>,
-    /// File-name globs of libraries loaded at run time, which no import table names.
-    pub force: Vec<String>,
-    /// File-name globs of libraries the target system is expected to have (never bundled).
-    pub assume_present: Vec<String>,
-    /// Where imports are looked for, in order.
-    pub search: Vec<SearchFolder>,
-    pub data: Vec<DataGlob>,
-    /// Keep only data files for these GPU targets (files naming no target are kept).
-    pub gpu_targets: Vec<String>,
-    pub outputs: Vec<Output>,
-    /// The folder the outputs go to; replaced as a whole.
-    pub out: PathBuf,
-    /// The `patchelf` to run (default: the one on PATH).
-    pub patchelf: Option<PathBuf>,
-    /// For the report: what was bundled, e.g. `rocm` and `windows-x86_64`.
-    pub variant: String,
-    pub platform: String,
-    /// Added to an error about a missing library: where the packages come from, how to fix.
-    pub missing_hint: String,
-    /// Linux: keep `linux_x86_64` when the binaries do not prove the policy's manylinux tag
-    /// (a wheel for this machine only) instead of stopping.
-    pub keep_linux_tag: bool,
-    /// `Requires-Dist` lines added to the fat wheel's METADATA (the packages its run-time
-    /// loads come from, such as NVIDIA's cuBLAS wheel).
-    pub requires_dist: Vec<String>,
-}
-
-/// A folder libraries may come from, and the folder (relative to the wheel's root) the ones
-/// found there are placed in.
-#[derive(Debug, Clone)]
-pub struct SearchFolder {
-    pub dir: SearchDir,
-    pub dest: String,
-    /// For the report; found from a `*.dist-info` above the folder when not given.
-    pub package: Option<String>,
-    /// For the report when no `*.dist-info` names the folder's package (an input that is no
-    /// wheel, such as a `.7z`): the variant's `package`.
-    pub fallback_package: Option<String>,
-    /// Whether the folder belongs to an SDK package whose whole size counts in the report's
-    /// "bytes saved" (not a build prefix or the system's compiler runtime).
-    pub counts_as_sdk: bool,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum SearchDir {
-    /// A folder inside the wheel (relative, `/`-separated): resolved, never copied.
-    InWheel(String),
-    Dir(PathBuf),
-}
-
-/// Data files (e.g. Tensile kernels): `glob` is `dir/pattern` relative to `base`.
-#[derive(Debug, Clone)]
-pub struct DataGlob {
-    pub base: PathBuf,
-    pub glob: String,
-    pub dest: String,
-    pub filter_gpu_targets: bool,
-    /// Who provides the files, for the report, when no `*.dist-info` above them says.
-    pub package: Option<String>,
-}
+pub use super::spec::check_root;
 
 /// What a run produced.
 #[derive(Debug)]
@@ -398,13 +326,10 @@ fn locations(spec: &BundleSpec, tree: &Path, roots: &[(PathBuf, String)]) -> Res
             .chain(&root_dirs)
             .any(|s| matches!(&s.dir, SearchDir::InWheel(d) if d == dir));
         if !listed {
-            root_dirs.push(SearchFolder {
-                dir: SearchDir::InWheel(dir.clone()),
-                dest: dir.clone(),
-                package: None,
-                fallback_package: None,
-                counts_as_sdk: false,
-            });
+            root_dirs.push(SearchFolder::new(
+                SearchDir::InWheel(dir.clone()),
+                dir.clone(),
+            ));
         }
     }
     let search_number = |s: &SearchFolder| spec.search.iter().position(|o| std::ptr::eq(o, s));
@@ -497,17 +422,6 @@ fn roots(spec: &BundleSpec, tree: &Path) -> Result<Vec<(PathBuf, String)>> {
         found.extend(files.into_iter().map(|f| (f, dir.clone())));
     }
     Ok(found)
-}
-
-/// A root is a `folder/pattern` inside the wheel: never absolute, never through `..`.
-pub fn check_root(glob: &str) -> Result<(), InputError> {
-    crate::safe_path::check_nonempty(glob).map_err(|why| {
-        InputError::new(format!(
-            "root `{}` is not allowed: {why}",
-            glob.escape_debug()
-        ))
-        .note("a root is `folder/pattern` inside the wheel, e.g. ctranslate2/*.dll")
-    })
 }
 
 fn parent_of(relative: &str) -> String {
