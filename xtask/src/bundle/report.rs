@@ -5,9 +5,13 @@ use std::collections::BTreeMap;
 use std::fmt::Write;
 use std::path::Path;
 
+use anyhow::Context;
 use serde::Serialize;
 
+use super::analyze::BundleAnalysis;
 use super::layout::Placed;
+use super::repair::Repaired;
+use super::spec::BundleSpec;
 use crate::units::human_size;
 
 pub const SCHEMA_VERSION: u32 = 1;
@@ -78,6 +82,37 @@ impl ProvenanceReport {
             platform_tag: None,
             kernel_bytes: BTreeMap::new(),
         })
+    }
+
+    /// The report of a bundle run: the placed files as shipped in `tree` (RUNPATHs may have
+    /// been rewritten), hashed.
+    pub fn of_bundle(
+        spec: &BundleSpec,
+        analysis: &BundleAnalysis,
+        repaired: &Repaired,
+        tree: &Path,
+    ) -> anyhow::Result<ProvenanceReport> {
+        let shipped: Vec<Placed> = analysis
+            .placed
+            .iter()
+            .map(|p| Placed {
+                source: tree.join(p.path_in_wheel()),
+                ..p.clone()
+            })
+            .collect();
+        let mut report = ProvenanceReport::new(
+            &spec.variant,
+            &spec.platform,
+            &shipped,
+            analysis.system.clone(),
+            analysis.sdk_bytes,
+            &crate::cache::sha256_file,
+        )
+        .context("cannot hash the bundled files")?;
+        report.assumed_present = analysis.assumed_present.clone();
+        report.platform_tag = repaired.platform_tag.clone();
+        report.kernel_bytes = analysis.kernel_bytes.clone();
+        Ok(report)
     }
 
     fn totals(&self) -> String {

@@ -257,7 +257,7 @@ fn search_flag(given: &str, default_dest: Option<&str>) -> Result<SearchFolder, 
     flag_path("--search", given, &dest)?;
     // An unpacked package (a .dist-info above it) is an SDK whose size the report
     // compares with what was taken; a plain folder such as /usr/lib is not.
-    let counts_as_sdk = super::run::package_of(&dir, 4).is_some();
+    let counts_as_sdk = super::analyze::package_of(&dir, 4).is_some();
     Ok(SearchFolder {
         counts_as_sdk,
         ..SearchFolder::new(SearchDir::Dir(dir), dest)
