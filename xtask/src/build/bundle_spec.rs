@@ -28,6 +28,39 @@ pub fn from_plan(plan: &Plan, found: &Folders) -> Result<BundleSpec> {
     from_action(plan, action, found)
 }
 
+/// The spec of `bundle --variant`: the plan's bundle step once a build wrote its wheel, with
+/// the SDK and compiler-runtime folders given as flags.
+pub fn from_built_plan(
+    plan: &Plan,
+    sdk_dir: Option<&Path>,
+    toolchain_dir: Option<&Path>,
+) -> Result<BundleSpec> {
+    let wheel = plan.bundle_action().map(|b| PathBuf::from(&b.wheel));
+    if let Some(wheel) = wheel.filter(|w| !w.is_file()) {
+        bail!(
+            "the wheel to bundle for, {}, is not there yet: build it first \
+             (`cargo xtask build --variant {}`), or bundle another wheel with --wheel",
+            wheel.display(),
+            plan.variant
+        );
+    }
+    // The SDK's version matters where the bundle declares what the run-time needs by its
+    // major ([bundle.requires-dist]): read from the folder given.
+    let sdk_version = match (&plan.sdk, sdk_dir) {
+        (Some(sdk), Some(dir)) => {
+            Some(crate::sdk::find(sdk, plan.platform, &[], Some(dir))?.version)
+                .filter(|v| !v.is_empty())
+        }
+        _ => None,
+    };
+    let found = Folders {
+        sdk_root: sdk_dir.map(Path::to_path_buf),
+        toolchain: toolchain_dir.map(Path::to_path_buf),
+        sdk_version,
+    };
+    from_plan(plan, &found)
+}
+
 fn from_action(plan: &Plan, action: &BundleAction, found: &Folders) -> Result<BundleSpec> {
     let folder = |from: &str, known: &Option<String>, rel: &str| -> Result<PathBuf> {
         if let Some(path) = known {

@@ -1,6 +1,5 @@
 //! `bundle`: the SDK libraries a wheel's binaries load: fat wheel, portable folder, report.
 
-use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::Result;
@@ -11,7 +10,6 @@ use crate::bundle::run as bundle_run;
 use crate::bundle::spec::{BundleSpec, WheelFlags};
 use crate::bundle::{Output, Policy};
 use crate::cli::{BundleArgs, OutputArg, PolicyArg, Selection};
-use crate::plan;
 use crate::workspace::Workspace;
 
 pub fn run(workspace: &Workspace, args: &BundleArgs) -> Result<ExitCode> {
@@ -26,29 +24,11 @@ pub fn run(workspace: &Workspace, args: &BundleArgs) -> Result<ExitCode> {
                 ..Selection::only(variant.clone())
             };
             let plan = make_plan(workspace, &selection)?;
-            let spec_wheel = plan_wheel(&plan);
-            if let Some(wheel) = spec_wheel.filter(|w| !w.is_file()) {
-                anyhow::bail!(
-                    "the wheel to bundle for, {}, is not there yet: build it first \
-                     (`cargo xtask build --variant {variant}`), or bundle another wheel with --wheel",
-                    wheel.display()
-                );
-            }
-            // The SDK's version matters where the bundle declares what the run-time needs
-            // by its major ([bundle.requires-dist]): read from the --sdk-dir given.
-            let sdk_version = match (&plan.sdk, &args.sdk_dir) {
-                (Some(sdk), Some(dir)) => {
-                    Some(crate::sdk::find(sdk, plan.platform, &[], Some(dir))?.version)
-                        .filter(|v| !v.is_empty())
-                }
-                _ => None,
-            };
-            let found = bundle_spec::Folders {
-                sdk_root: args.sdk_dir.clone(),
-                toolchain: args.toolchain_dir.clone(),
-                sdk_version,
-            };
-            bundle_spec::from_plan(&plan, &found)?
+            bundle_spec::from_built_plan(
+                &plan,
+                args.sdk_dir.as_deref(),
+                args.toolchain_dir.as_deref(),
+            )?
         }
         None => BundleSpec::from_flags(&wheel_flags(args))?,
     };
@@ -64,11 +44,6 @@ pub fn run(workspace: &Workspace, args: &BundleArgs) -> Result<ExitCode> {
         println!("wrote {}", crate::paths::shown(&path));
     }
     Ok(ExitCode::SUCCESS)
-}
-
-/// The wheel a plan's bundle step starts from.
-fn plan_wheel(plan: &plan::Plan) -> Option<PathBuf> {
-    plan.bundle_action().map(|b| PathBuf::from(&b.wheel))
 }
 
 /// The flags of `bundle --wheel`, for the library to check.
