@@ -18,6 +18,7 @@ use crate::diagnostic::InputError;
 use crate::fsx::files_below;
 use crate::unpack::{self, Format, Limits};
 
+// The paths winpython/ and variant/ use.
 pub use super::analyze::read_imports;
 pub use super::spec::check_root;
 
