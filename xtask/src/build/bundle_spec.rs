@@ -1,11 +1,11 @@
-//! The bundle [`Spec`] of a plan's `bundle` step: the plan knows every folder except the SDK
+//! The [`BundleSpec`] of a plan's `bundle` step: the plan knows every folder except the SDK
 //! and the toolchain, which are found on the build machine and passed in.
 
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
 
-use crate::bundle::run::{Data, Search, SearchDir, Spec};
+use crate::bundle::spec::{BundleSpec, DataGlob, SearchDir, SearchFolder};
 use crate::plan::{BundleAction, Plan};
 use crate::variant::DataFilter;
 
@@ -21,14 +21,47 @@ pub struct Folders {
     pub sdk_version: Option<String>,
 }
 
-pub fn from_plan(plan: &Plan, found: &Folders) -> Result<Spec> {
+pub fn from_plan(plan: &Plan, found: &Folders) -> Result<BundleSpec> {
     let action = plan
         .bundle_action()
         .with_context(|| format!("the plan of `{}` has no bundle step", plan.variant))?;
     from_action(plan, action, found)
 }
 
-fn from_action(plan: &Plan, action: &BundleAction, found: &Folders) -> Result<Spec> {
+/// The spec of `bundle --variant`: the plan's bundle step once a build wrote its wheel, with
+/// the SDK and compiler-runtime folders given as flags.
+pub fn from_built_plan(
+    plan: &Plan,
+    sdk_dir: Option<&Path>,
+    toolchain_dir: Option<&Path>,
+) -> Result<BundleSpec> {
+    let wheel = plan.bundle_action().map(|b| PathBuf::from(&b.wheel));
+    if let Some(wheel) = wheel.filter(|w| !w.is_file()) {
+        bail!(
+            "the wheel to bundle for, {}, is not there yet: build it first \
+             (`cargo xtask build --variant {}`), or bundle another wheel with --wheel",
+            wheel.display(),
+            plan.variant
+        );
+    }
+    // The SDK's version matters where the bundle declares what the run-time needs by its
+    // major ([bundle.requires-dist]): read from the folder given.
+    let sdk_version = match (&plan.sdk, sdk_dir) {
+        (Some(sdk), Some(dir)) => {
+            Some(crate::sdk::find(sdk, plan.platform, &[], Some(dir))?.version)
+                .filter(|v| !v.is_empty())
+        }
+        _ => None,
+    };
+    let found = Folders {
+        sdk_root: sdk_dir.map(Path::to_path_buf),
+        toolchain: toolchain_dir.map(Path::to_path_buf),
+        sdk_version,
+    };
+    from_plan(plan, &found)
+}
+
+fn from_action(plan: &Plan, action: &BundleAction, found: &Folders) -> Result<BundleSpec> {
     let folder = |from: &str, known: &Option<String>, rel: &str| -> Result<PathBuf> {
         if let Some(path) = known {
             return Ok(PathBuf::from(path));
@@ -74,7 +107,7 @@ fn from_action(plan: &Plan, action: &BundleAction, found: &Folders) -> Result<Sp
             // An input: its wheel's dist-info names it, else its variant table's `package`.
             _ => (None, true),
         };
-        search.push(Search {
+        search.push(SearchFolder {
             dir,
             dest: s.dest.clone(),
             package,
@@ -92,7 +125,7 @@ fn from_action(plan: &Plan, action: &BundleAction, found: &Folders) -> Result<Sp
             ("sdk", Some((dir, pattern))) => (dir, pattern.to_string()),
             _ => ("", d.glob.clone()),
         };
-        data.push(Data {
+        data.push(DataGlob {
             base: folder(&d.from, &d.base, dir)?,
             glob: pattern,
             dest: d.dest.clone(),
@@ -103,11 +136,8 @@ fn from_action(plan: &Plan, action: &BundleAction, found: &Folders) -> Result<Sp
                 .map(|p| crate::plan::input_label(plan, &d.from, p)),
         });
     }
-    Ok(Spec {
-        wheel: PathBuf::from(&action.wheel),
-        policy: action.policy,
+    Ok(BundleSpec {
         manylinux: action.manylinux.clone(),
-        manylinux_newer_ok: false,
         roots: action.roots.clone(),
         force: action.force.clone(),
         assume_present: action.assume_present.clone(),
@@ -115,13 +145,16 @@ fn from_action(plan: &Plan, action: &BundleAction, found: &Folders) -> Result<Sp
         data,
         gpu_targets: action.gpu_targets.clone(),
         outputs: action.produce.clone(),
-        out: PathBuf::from(&action.out),
         patchelf: action.patchelf.as_ref().map(PathBuf::from),
-        variant: plan.variant.clone(),
-        platform: plan.platform.to_string(),
         missing_hint: missing_hint(plan, action),
-        keep_linux_tag: false,
         requires_dist: requires_dist(plan, action, found)?,
+        ..BundleSpec::new(
+            PathBuf::from(&action.wheel),
+            action.policy,
+            PathBuf::from(&action.out),
+            plan.variant.clone(),
+            plan.platform.to_string(),
+        )
     })
 }
 

@@ -301,8 +301,8 @@ impl Runner {
             }
         }
         let spec = bundle_spec::from_plan(plan, &self.folders)?;
-        let outcome = bundle_run::run(&spec)?;
-        for line in outcome.report.summary().lines() {
+        let bundled = bundle_run::run(&spec)?;
+        for line in bundled.report.summary().lines() {
             eprintln!("      {line}");
         }
         Ok(())

@@ -167,73 +167,27 @@ pub fn resolve(inputs: &Inputs, read_imports: ReadImports) -> Result<Closure, Cl
         walk.add(library);
     }
     for pattern in inputs.forced {
-        let pattern_key = system.key(pattern);
-        let found: Vec<&Found> = index
-            .values()
-            .filter(|f| matches(&pattern_key, &f.key))
-            .collect();
-        if found.is_empty() {
-            let family = version_family(&pattern_key);
-            return Err(ClosureError::ForcedNotFound {
-                pattern: pattern.clone(),
-                searched: searched.clone(),
-                others: index
-                    .values()
-                    .filter(|f| !pattern.contains(['*', '?']) && version_family(&f.key) == family)
-                    .map(|f| f.path.clone())
-                    .collect(),
-            });
-        }
-        for f in found {
-            let mut library = f.library();
-            library.root = true;
-            library.needed_by.insert(RUN_TIME.to_string());
-            walk.add(library);
-        }
+        walk.add_forced(pattern, &index, &searched)?;
     }
 
-    let mut missing: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
-    while let Some(at) = walk.queue.pop_front() {
-        let (importer, source) = {
-            let l = &walk.closure.libraries[at];
-            (l.name.clone(), l.source.clone())
-        };
-        let imports = read_imports(&source).map_err(|reason| ClosureError::Unreadable {
-            path: source.clone(),
-            reason,
-        })?;
-        for import in imports {
-            if system.contains(&import) {
-                walk.closure
-                    .system
-                    .entry(import)
-                    .or_default()
-                    .insert(importer.clone());
-                continue;
-            }
-            let key = system.key(&import);
-            if let Some(&known) = walk.by_key.get(&key) {
-                walk.closure.libraries[known]
-                    .needed_by
-                    .insert(importer.clone());
-                continue;
-            }
-            match index.get(&key) {
-                Some(found) => {
-                    let mut library = found.library();
-                    library.needed_by.insert(importer.clone());
-                    walk.add(library);
-                }
-                None => {
-                    missing.entry(import).or_default().insert(importer.clone());
-                }
-            }
-        }
-    }
+    let missing = walk.follow_imports(&index, read_imports)?;
     if missing.is_empty() {
         return Ok(walk.closure);
     }
-    let other_versions = missing
+    Err(ClosureError::Missing {
+        other_versions: other_versions(&missing, &index, system),
+        missing,
+        searched,
+    })
+}
+
+/// For each missing library, the files in the search folders that are another version of it.
+fn other_versions(
+    missing: &BTreeMap<String, BTreeSet<String>>,
+    index: &BTreeMap<String, Found>,
+    system: &SystemLibraries,
+) -> BTreeMap<String, Vec<PathBuf>> {
+    missing
         .keys()
         .map(|name| {
             let key = system.key(name);
@@ -246,12 +200,7 @@ pub fn resolve(inputs: &Inputs, read_imports: ReadImports) -> Result<Closure, Cl
             (name.clone(), others)
         })
         .filter(|(_, others)| !others.is_empty())
-        .collect();
-    Err(ClosureError::Missing {
-        missing,
-        other_versions,
-        searched,
-    })
+        .collect()
 }
 
 /// A library's name without its version: `amdhip64_7.dll` and `amdhip64_6.dll` are both
@@ -291,6 +240,87 @@ impl Walk<'_> {
         self.by_key.insert(key, self.closure.libraries.len());
         self.queue.push_back(self.closure.libraries.len());
         self.closure.libraries.push(library);
+    }
+
+    /// Adds every file that matches a forced pattern as a root loaded at run time.
+    fn add_forced(
+        &mut self,
+        pattern: &str,
+        index: &BTreeMap<String, Found>,
+        searched: &[PathBuf],
+    ) -> Result<(), ClosureError> {
+        let pattern_key = self.system.key(pattern);
+        let found: Vec<&Found> = index
+            .values()
+            .filter(|f| matches(&pattern_key, &f.key))
+            .collect();
+        if found.is_empty() {
+            let family = version_family(&pattern_key);
+            return Err(ClosureError::ForcedNotFound {
+                pattern: pattern.to_string(),
+                searched: searched.to_vec(),
+                others: index
+                    .values()
+                    .filter(|f| !pattern.contains(['*', '?']) && version_family(&f.key) == family)
+                    .map(|f| f.path.clone())
+                    .collect(),
+            });
+        }
+        for f in found {
+            let mut library = f.library();
+            library.root = true;
+            library.needed_by.insert(RUN_TIME.to_string());
+            self.add(library);
+        }
+        Ok(())
+    }
+
+    /// Follows the queued libraries' imports until none is left; the imports found nowhere,
+    /// with who imports them.
+    fn follow_imports(
+        &mut self,
+        index: &BTreeMap<String, Found>,
+        read_imports: ReadImports,
+    ) -> Result<BTreeMap<String, BTreeSet<String>>, ClosureError> {
+        let mut missing: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+        while let Some(at) = self.queue.pop_front() {
+            let (importer, source) = {
+                let l = &self.closure.libraries[at];
+                (l.name.clone(), l.source.clone())
+            };
+            let imports = read_imports(&source).map_err(|reason| ClosureError::Unreadable {
+                path: source.clone(),
+                reason,
+            })?;
+            for import in imports {
+                if self.system.contains(&import) {
+                    self.closure
+                        .system
+                        .entry(import)
+                        .or_default()
+                        .insert(importer.clone());
+                    continue;
+                }
+                let key = self.system.key(&import);
+                if let Some(&known) = self.by_key.get(&key) {
+                    self.closure.libraries[known]
+                        .needed_by
+                        .insert(importer.clone());
+                    continue;
+                }
+                match index.get(&key) {
+                    Some(found) => {
+                        let mut library = found.library();
+                        library.needed_by.insert(importer.clone());
+                        self.add(library);
+                    }
+                    None => {
+                        missing.entry(import).or_default().insert(importer.clone());
+                    }
+                }
+            }
+        }
+        Ok(missing)
     }
 }
 

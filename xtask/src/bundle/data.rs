@@ -57,7 +57,7 @@ pub struct DataFile {
 
 /// What [`select_tree`] kept, and the kernel bytes it kept per GPU target.
 #[derive(Debug, Default)]
-pub struct Selection {
+pub struct DataSelection {
     pub files: Vec<DataFile>,
     pub kernel_bytes: BTreeMap<String, u64>,
 }
@@ -70,11 +70,11 @@ pub fn select_tree(
     base: &Path,
     glob: &str,
     targets: Option<&[String]>,
-) -> Result<Selection, String> {
+) -> Result<DataSelection, String> {
     let (dir, pattern) = split(base, glob);
     let all = crate::fsx::files_below(&dir)
         .map_err(|e| format!("cannot list {}: {e:#}", dir.display()))?;
-    let mut selection = Selection::default();
+    let mut selection = DataSelection::default();
     let mut found: BTreeSet<String> = BTreeSet::new();
     for (relative, source) in all {
         let name = relative.rsplit('/').next().unwrap_or(&relative);

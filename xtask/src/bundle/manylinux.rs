@@ -29,12 +29,12 @@ use crate::binary::BinaryInfo;
 
 #[derive(Debug, Deserialize)]
 struct PolicyFile {
-    policies: Vec<Policy>,
+    policies: Vec<ManylinuxPolicy>,
 }
 
 /// One manylinux policy (x86_64).
 #[derive(Debug, Deserialize)]
-pub struct Policy {
+pub struct ManylinuxPolicy {
     /// e.g. `manylinux_2_28`
     pub name: String,
     /// Higher is more compatible (older glibc): manylinux_2_5 is 100.
@@ -46,7 +46,7 @@ pub struct Policy {
     symbol_versions: BTreeMap<String, BTreeSet<String>>,
 }
 
-impl Policy {
+impl ManylinuxPolicy {
     /// The platform tag: `manylinux_2_28_x86_64`.
     pub fn tag(&self) -> String {
         format!("{}_x86_64", self.name)
@@ -68,8 +68,8 @@ impl Policy {
 }
 
 /// All manylinux policies, most compatible first.
-pub fn policies() -> &'static [Policy] {
-    static POLICIES: OnceLock<Vec<Policy>> = OnceLock::new();
+pub fn policies() -> &'static [ManylinuxPolicy] {
+    static POLICIES: OnceLock<Vec<ManylinuxPolicy>> = OnceLock::new();
     POLICIES.get_or_init(|| {
         let file: PolicyFile =
             serde_json::from_str(include_str!("../../policy/manylinux-x86_64.json"))
@@ -121,7 +121,7 @@ pub fn fat_wheel_name(wheel_name: &str, target: Option<&str>) -> String {
     }
 }
 
-pub fn policy(name: &str) -> Option<&'static Policy> {
+pub fn policy(name: &str) -> Option<&'static ManylinuxPolicy> {
     policies().iter().find(|p| p.name == name)
 }
 
@@ -162,7 +162,7 @@ fn is_loader(name: &str) -> bool {
 /// The most compatible policy for which `fails` finds nothing, with the reason the next
 /// more compatible one fails. Policies are nested (each allows what the newer ones allow),
 /// so walking from the newest down finds the boundary.
-fn most_compatible(fails: impl Fn(&Policy) -> Option<String>) -> Limit {
+fn most_compatible(fails: impl Fn(&ManylinuxPolicy) -> Option<String>) -> Limit {
     let mut limit = Limit {
         policy: None,
         because: None,
@@ -262,13 +262,13 @@ pub fn analyze(elves: &[Elf], excluded: &dyn Fn(&str) -> bool) -> Analysis {
 
 impl Analysis {
     /// The most compatible policy every check allows (auditwheel's `overall_policy`).
-    pub fn proven(&self) -> Option<&'static Policy> {
+    pub fn proven(&self) -> Option<&'static ManylinuxPolicy> {
         let limits = [
             &self.symbol_policy,
             &self.library_policy,
             &self.blacklist_policy,
         ];
-        let found: Option<Vec<&'static Policy>> =
+        let found: Option<Vec<&'static ManylinuxPolicy>> =
             limits.iter().map(|l| l.policy.and_then(policy)).collect();
         found?.into_iter().min_by_key(|p| p.priority)
     }
@@ -340,7 +340,7 @@ pub fn tag_wheel(
         });
     }
     let analysis = analyze(&elves, excluded);
-    let proven = analysis.proven().map(Policy::tag);
+    let proven = analysis.proven().map(ManylinuxPolicy::tag);
     let tag = match analysis.check(target) {
         Ok(()) => format!("{target}_x86_64"),
         Err(_) if keep_linux_tag => "linux_x86_64".to_string(),

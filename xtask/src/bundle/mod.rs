@@ -1,14 +1,17 @@
 //! The bundler: which SDK libraries a build needs, where they go, and where each came from.
 //! Usable without a plan (`bundle --wheel`); the build's spec from a plan is `build::bundle_spec`.
 
+pub mod analyze;
 pub mod closure;
 pub mod data;
 pub mod glob;
 pub mod layout;
 pub mod manylinux;
 pub mod policy;
+pub mod repair;
 pub mod report;
 pub mod run;
 pub mod runpath;
+pub mod spec;
 
 pub use policy::{Output, Policy};

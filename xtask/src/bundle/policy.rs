@@ -26,6 +26,10 @@ pub enum Output {
     Report,
 }
 
+impl Output {
+    pub const ALL: [Output; 3] = [Output::FatWheel, Output::Portable, Output::Report];
+}
+
 #[derive(Debug, Clone)]
 pub struct SystemLibraries {
     exact: BTreeSet<String>,

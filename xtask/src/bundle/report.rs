@@ -5,19 +5,23 @@ use std::collections::BTreeMap;
 use std::fmt::Write;
 use std::path::Path;
 
+use anyhow::Context;
 use serde::Serialize;
 
+use super::analyze::BundleAnalysis;
 use super::layout::Placed;
+use super::repair::Repaired;
+use super::spec::BundleSpec;
 use crate::units::human_size;
 
 pub const SCHEMA_VERSION: u32 = 1;
 
 #[derive(Debug, Serialize)]
-pub struct Report {
+pub struct ProvenanceReport {
     pub schema_version: u32,
     pub variant: String,
     pub platform: String,
-    pub files: Vec<Entry>,
+    pub files: Vec<ProvenanceEntry>,
     /// System libraries the binaries import, which are never bundled.
     pub system: Vec<String>,
     /// Libraries the binaries import that the maintainer declared present on the target
@@ -36,7 +40,7 @@ pub struct Report {
 }
 
 #[derive(Debug, Serialize)]
-pub struct Entry {
+pub struct ProvenanceEntry {
     pub path: String,
     pub package: String,
     pub size: u64,
@@ -44,7 +48,7 @@ pub struct Entry {
     pub reason: String,
 }
 
-impl Report {
+impl ProvenanceReport {
     pub fn new(
         variant: &str,
         platform: &str,
@@ -52,11 +56,11 @@ impl Report {
         system: Vec<String>,
         sdk_bytes: u64,
         hash: &dyn Fn(&Path) -> std::io::Result<(String, u64)>,
-    ) -> std::io::Result<Report> {
+    ) -> std::io::Result<ProvenanceReport> {
         let mut files = Vec::new();
         for p in placed {
             let (sha256, size) = hash(&p.source)?;
-            files.push(Entry {
+            files.push(ProvenanceEntry {
                 path: p.path_in_wheel(),
                 package: p.package.clone(),
                 size,
@@ -65,7 +69,7 @@ impl Report {
             });
         }
         let bundled_bytes = files.iter().map(|f| f.size).sum();
-        Ok(Report {
+        Ok(ProvenanceReport {
             schema_version: SCHEMA_VERSION,
             variant: variant.to_string(),
             platform: platform.to_string(),
@@ -78,6 +82,37 @@ impl Report {
             platform_tag: None,
             kernel_bytes: BTreeMap::new(),
         })
+    }
+
+    /// The report of a bundle run: the placed files as shipped in `tree` (RUNPATHs may have
+    /// been rewritten), hashed.
+    pub fn of_bundle(
+        spec: &BundleSpec,
+        analysis: &BundleAnalysis,
+        repaired: &Repaired,
+        tree: &Path,
+    ) -> anyhow::Result<ProvenanceReport> {
+        let shipped: Vec<Placed> = analysis
+            .placed
+            .iter()
+            .map(|p| Placed {
+                source: tree.join(p.path_in_wheel()),
+                ..p.clone()
+            })
+            .collect();
+        let mut report = ProvenanceReport::new(
+            &spec.variant,
+            &spec.platform,
+            &shipped,
+            analysis.system.clone(),
+            analysis.sdk_bytes,
+            &crate::cache::sha256_file,
+        )
+        .context("cannot hash the bundled files")?;
+        report.assumed_present = analysis.assumed_present.clone();
+        report.platform_tag = repaired.platform_tag.clone();
+        report.kernel_bytes = analysis.kernel_bytes.clone();
+        Ok(report)
     }
 
     fn totals(&self) -> String {
@@ -222,7 +257,7 @@ mod tests {
             package: "rocm_sdk_core 7.2.0.dev0".into(),
         }];
         let hash = |_: &Path| Ok(("ab".repeat(32), 1024));
-        let report = Report::new(
+        let report = ProvenanceReport::new(
             "rocm",
             "windows-x86_64",
             &placed,
@@ -253,7 +288,8 @@ mod tests {
             package: "the build".into(),
         }];
         let hash = |_: &Path| Ok(("ab".repeat(32), 38_000));
-        let report = Report::new("cpu", "linux-x86_64", &placed, vec![], 30_600, &hash).unwrap();
+        let report =
+            ProvenanceReport::new("cpu", "linux-x86_64", &placed, vec![], 30_600, &hash).unwrap();
         let text = report.summary();
         assert!(!text.contains("out of"), "{text}");
         assert!(text.contains("37.1 KiB bundled"), "{text}");

@@ -1,109 +1,32 @@
-//! One bundle run: the input wheel unpacked, the closure of its binaries over the search
-//! locations, the data files selected, and the outputs (fat wheel, portable folder,
-//! provenance report) written into a staging folder that replaces the output folder only
-//! when everything succeeded.
+//! One bundle run: the input wheel checked and unpacked into a staging folder, analyzed
+//! ([`analyze`]), repaired ([`repair`]), reported, and the outputs (fat wheel, portable
+//! folder, provenance report) written there; the staging folder replaces the output folder
+//! only when everything succeeded.
 
-use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use anyhow::{Context, Result, bail};
+use anyhow::{Context, Result};
 
-use super::closure::{self, Closure, Location};
-use super::data;
+use super::Output;
+use super::analyze::{BundleAnalysis, analyze};
 use super::layout::{self, Placed};
-use super::manylinux;
-use super::policy::SystemLibraries;
-use super::report::Report;
-use super::runpath;
-use super::{Output, Policy};
-use crate::binary;
+use super::repair::{Repaired, repair};
+use super::report::ProvenanceReport;
+use super::spec::BundleSpec;
 use crate::diagnostic::InputError;
 use crate::fsx::files_below;
 use crate::unpack::{self, Format, Limits};
 
-/// Everything one bundle run needs.
-#[derive(Debug, Clone)]
-pub struct Spec {
-    /// The wheel whose binaries are bundled.
-    pub wheel: PathBuf,
-    pub policy: Policy,
-    /// Linux: the manylinux policy to prove and tag the fat wheel with (`None`: no tagging).
-    pub manylinux: Option<String>,
-    /// Tag with the (newer) manylinux policy the binaries prove when they do not meet
-    /// `manylinux`, instead of stopping (`bundle --wheel`, whose name no plan fixed).
-    pub manylinux_newer_ok: bool,
-    /// Globs (`dir/pattern`, relative to the wheel's root) of the binaries whose imports are
-    /// followed; empty means every PE or ELF file in the wheel.
-    pub roots: Vec<String>,
-    /// File-name globs of libraries loaded at run time, which no import table names.
-    pub force: Vec<String>,
-    /// File-name globs of libraries the target system is expected to have (never bundled).
-    pub assume_present: Vec<String>,
-    /// Where imports are looked for, in order.
-    pub search: Vec<Search>,
-    pub data: Vec<Data>,
-    /// Keep only data files for these GPU targets (files naming no target are kept).
-    pub gpu_targets: Vec<String>,
-    pub outputs: Vec<Output>,
-    /// The folder the outputs go to; replaced as a whole.
-    pub out: PathBuf,
-    /// The `patchelf` to run (default: the one on PATH).
-    pub patchelf: Option<PathBuf>,
-    /// For the report: what was bundled, e.g. `rocm` and `windows-x86_64`.
-    pub variant: String,
-    pub platform: String,
-    /// Added to an error about a missing library: where the packages come from, how to fix.
-    pub missing_hint: String,
-    /// Linux: keep `linux_x86_64` when the binaries do not prove the policy's manylinux tag
-    /// (a wheel for this machine only) instead of stopping.
-    pub keep_linux_tag: bool,
-    /// `Requires-Dist` lines added to the fat wheel's METADATA (the packages its run-time
-    /// loads come from, such as NVIDIA's cuBLAS wheel).
-    pub requires_dist: Vec<String>,
-}
-
-/// A folder libraries may come from, and the folder (relative to the wheel's root) the ones
-/// found there are placed in.
-#[derive(Debug, Clone)]
-pub struct Search {
-    pub dir: SearchDir,
-    pub dest: String,
-    /// For the report; found from a `*.dist-info` above the folder when not given.
-    pub package: Option<String>,
-    /// For the report when no `*.dist-info` names the folder's package (an input that is no
-    /// wheel, such as a `.7z`): the variant's `package`.
-    pub fallback_package: Option<String>,
-    /// Whether the folder belongs to an SDK package whose whole size counts in the report's
-    /// "bytes saved" (not a build prefix or the system's compiler runtime).
-    pub counts_as_sdk: bool,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum SearchDir {
-    /// A folder inside the wheel (relative, `/`-separated): resolved, never copied.
-    InWheel(String),
-    Dir(PathBuf),
-}
-
-/// Data files (e.g. Tensile kernels): `glob` is `dir/pattern` relative to `base`.
-#[derive(Debug, Clone)]
-pub struct Data {
-    pub base: PathBuf,
-    pub glob: String,
-    pub dest: String,
-    pub filter_gpu_targets: bool,
-    /// Who provides the files, for the report, when no `*.dist-info` above them says.
-    pub package: Option<String>,
-}
+// The paths winpython/ and variant/ use.
+pub use super::analyze::read_imports;
+pub use super::spec::check_root;
 
 /// What a run produced.
 #[derive(Debug)]
-pub struct Outcome {
-    pub closure: Closure,
-    /// Every file added to the wheel: libraries, then data files.
-    pub placed: Vec<Placed>,
-    pub report: Report,
+pub struct Bundled {
+    pub analysis: BundleAnalysis,
+    pub report: ProvenanceReport,
     /// The files written under `out`, relative to it.
     pub artifacts: Vec<String>,
 }
@@ -120,7 +43,27 @@ pub const REPORT_MD: &str = "provenance.md";
 /// run; a non-empty folder without it is the user's and is never deleted.
 pub const OUT_MARKER: &str = ".ct2v-bundle";
 
-pub fn run(spec: &Spec) -> Result<Outcome> {
+pub fn run(spec: &BundleSpec) -> Result<Bundled> {
+    let wheel_name = check_input(spec)?;
+    let staging = create_staging(&spec.out)?;
+    let tree = staging.path().join("wheel");
+    unpack_input(&spec.wheel, &tree)?;
+    let analysis = analyze(spec, &tree)?;
+    let repaired = repair(spec, &analysis, &tree, &wheel_name)?;
+    let report = ProvenanceReport::of_bundle(spec, &analysis, &repaired, &tree)?;
+    let out = staging.path().join("out");
+    let artifacts = write_outputs(spec, &tree, &analysis.placed, &repaired, &report, &out)?;
+    crate::fsx::replace(&out, &spec.out)
+        .with_context(|| format!("cannot move the bundle to {}", spec.out.display()))?;
+    Ok(Bundled {
+        analysis,
+        report,
+        artifacts,
+    })
+}
+
+/// The input wheel's file name, once the wheel and `out` are usable.
+fn check_input(spec: &BundleSpec) -> Result<String> {
     let wheel_name = spec
         .wheel
         .file_name()
@@ -134,18 +77,26 @@ pub fn run(spec: &Spec) -> Result<Outcome> {
         );
     }
     check_out_apart_from_wheel(&spec.out, &spec.wheel)?;
-    let parent = match spec.out.parent() {
+    Ok(wheel_name)
+}
+
+/// A staging folder beside `out` (which it replaces at the end), once the folders a
+/// previous run left there are swept.
+fn create_staging(out: &Path) -> Result<tempfile::TempDir> {
+    let parent = match out.parent() {
         Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
         _ => PathBuf::from("."),
     };
     fs::create_dir_all(&parent).with_context(|| format!("cannot create {}", parent.display()))?;
-    if let Some(name) = spec.out.file_name() {
+    if let Some(name) = out.file_name() {
         crate::staging::sweep_and_say(&parent, &format!(".{}.old-", name.to_string_lossy()));
     }
-    let staging = crate::staging::create(&parent, ".bundle-")
-        .with_context(|| format!("cannot create a staging folder in {}", parent.display()))?;
-    let tree = staging.path().join("wheel");
-    unpack::unpack(&spec.wheel, Format::Zip, None, &tree, &Limits::default()).map_err(|e| {
+    crate::staging::create(&parent, ".bundle-")
+        .with_context(|| format!("cannot create a staging folder in {}", parent.display()))
+}
+
+fn unpack_input(wheel: &Path, tree: &Path) -> Result<()> {
+    unpack::unpack(wheel, Format::Zip, None, tree, &Limits::default()).map_err(|e| {
         if e.is_about_the_archive() {
             anyhow::Error::from(
                 InputError::new(e.to_string()).note("bundle a wheel as the build wrote it"),
@@ -154,102 +105,20 @@ pub fn run(spec: &Spec) -> Result<Outcome> {
             e.into()
         }
     })?;
-    check_input_record(&spec.wheel, &tree)?;
+    check_input_record(wheel, tree)
+}
 
-    let mut system = SystemLibraries::for_policy(spec.policy);
-    system.assume(&spec.assume_present);
-    let roots = roots(spec, &tree)?;
-    let locations = locations(spec, &tree, &roots)?;
-    let inputs = closure::Inputs {
-        roots,
-        forced: &spec.force,
-        locations: &locations,
-        system: &system,
-    };
-    let closure = closure::resolve(&inputs, &read_imports).map_err(|e| match e {
-        closure::ClosureError::Missing { .. } => {
-            anyhow::anyhow!(
-                "{e}{}\nnothing was written to {}",
-                spec.missing_hint,
-                spec.out.display()
-            )
-        }
-        other => other.into(),
-    })?;
-
-    let mut placed = layout::libraries(&closure);
-    let (data, kernel_bytes) = data_files(spec)?;
-    placed.extend(data);
-    for file in &placed {
-        let to = tree.join(file.path_in_wheel());
-        if let Some(dir) = to.parent() {
-            fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
-        }
-        fs::copy(&file.source, &to).with_context(|| {
-            format!("cannot copy {} to {}", file.source.display(), to.display())
-        })?;
-        make_writable(&to)?;
-    }
-    // Nothing added: the wheel's binaries stay byte for byte as they were.
-    if spec.policy == Policy::Manylinux2_28 && !placed.is_empty() {
-        let patchelf = spec
-            .patchelf
-            .clone()
-            .filter(|p| p.is_file())
-            .unwrap_or_else(|| PathBuf::from("patchelf"));
-        runpath::set_relative(&tree, &closure, &patchelf)?;
-    }
-
-    let sdk_dirs: Vec<&Location> = locations
-        .iter()
-        .filter(|l| {
-            spec.search
-                .iter()
-                .any(|s| s.counts_as_sdk && s.dir == SearchDir::Dir(l.dir.clone()))
-        })
-        .collect();
-    let sdk_bytes = sdk_bytes(&sdk_dirs, &spec.data, &placed)?;
-    let os = SystemLibraries::for_policy(spec.policy);
-    let (system, assumed): (Vec<String>, Vec<String>) = closure
-        .system
-        .keys()
-        .cloned()
-        .partition(|name| os.contains(name));
-    // The report describes the files as shipped (RUNPATHs may have been rewritten).
-    let shipped: Vec<Placed> = placed
-        .iter()
-        .map(|p| Placed {
-            source: tree.join(p.path_in_wheel()),
-            ..p.clone()
-        })
-        .collect();
-    let mut report = Report::new(
-        &spec.variant,
-        &spec.platform,
-        &shipped,
-        system,
-        sdk_bytes,
-        &crate::cache::sha256_file,
-    )
-    .context("cannot hash the bundled files")?;
-    report.assumed_present = assumed;
-    let mut fat_wheel_name = wheel_name.clone();
-    if let Some(target) = &spec.manylinux {
-        let tagging = manylinux::tag_wheel(
-            &tree,
-            target,
-            &|lib| inputs.system.contains(lib),
-            spec.keep_linux_tag,
-            spec.manylinux_newer_ok,
-        )?;
-        fat_wheel_name = crate::wheel::set_platform_tag(&tree, &wheel_name, &tagging.tag)?;
-        report.platform_tag = Some(tagging);
-    }
-    report.kernel_bytes = kernel_bytes;
-    crate::wheel::add_requires_dist(&tree, &spec.requires_dist)?;
-
-    let out = staging.path().join("out");
-    fs::create_dir_all(&out)?;
+/// The spec's outputs from the repaired `tree`, written into `out` (with [`OUT_MARKER`]);
+/// the files written, relative to `out`.
+fn write_outputs(
+    spec: &BundleSpec,
+    tree: &Path,
+    placed: &[Placed],
+    repaired: &Repaired,
+    report: &ProvenanceReport,
+    out: &Path,
+) -> Result<Vec<String>> {
+    fs::create_dir_all(out)?;
     fs::write(
         out.join(OUT_MARKER),
         "written by `cargo xtask bundle`; the next bundle run may replace this folder\n",
@@ -258,34 +127,24 @@ pub fn run(spec: &Spec) -> Result<Outcome> {
     for output in &spec.outputs {
         match output {
             Output::FatWheel => {
-                crate::wheel::write(&tree, &out.join(&fat_wheel_name))?;
-                artifacts.push(fat_wheel_name.clone());
+                crate::wheel::write(tree, &out.join(&repaired.wheel_name))?;
+                artifacts.push(repaired.wheel_name.clone());
             }
             Output::Portable => {
-                write_portable(&tree, &placed, &out.join(PORTABLE_DIR))?;
+                write_portable(tree, placed, &out.join(PORTABLE_DIR))?;
                 artifacts.push(format!("{PORTABLE_DIR}/{PORTABLE_INTERNAL}"));
                 artifacts.push(format!("{PORTABLE_DIR}/{BINARIES_JSON}"));
                 artifacts.push(format!("{PORTABLE_DIR}/{PYINSTALLER_HOOK}"));
             }
             Output::Report => {
-                fs::write(
-                    out.join(REPORT_JSON),
-                    serde_json::to_string_pretty(&report)?,
-                )?;
+                fs::write(out.join(REPORT_JSON), serde_json::to_string_pretty(report)?)?;
                 fs::write(out.join(REPORT_MD), report.markdown())?;
                 artifacts.push(REPORT_JSON.to_string());
                 artifacts.push(REPORT_MD.to_string());
             }
         }
     }
-    crate::fsx::replace(&out, &spec.out)
-        .with_context(|| format!("cannot move the bundle to {}", spec.out.display()))?;
-    Ok(Outcome {
-        closure,
-        placed,
-        report,
-        artifacts,
-    })
+    Ok(artifacts)
 }
 
 /// A user-chosen `--out`: new, empty, or a previous output of `bundle` (it has
@@ -356,261 +215,6 @@ fn check_input_record(wheel: &Path, tree: &Path) -> Result<()> {
     ));
     error = error.note("bundle a wheel as the build wrote it");
     Err(error.into())
-}
-
-/// Copies keep the SDK's modes; a read-only copy could not have its RUNPATH set.
-fn make_writable(path: &Path) -> Result<()> {
-    let mut permissions = fs::metadata(path)?.permissions();
-    if permissions.readonly() {
-        #[cfg(unix)]
-        {
-            use std::os::unix::fs::PermissionsExt;
-            permissions.set_mode(permissions.mode() | 0o200);
-        }
-        // Windows only: there it clears the read-only attribute (on Unix it would make the
-        // file writable by everyone, which the lint is about).
-        #[cfg(not(unix))]
-        #[allow(clippy::permissions_set_readonly_false)]
-        permissions.set_readonly(false);
-        fs::set_permissions(path, permissions)
-            .with_context(|| format!("cannot make {} writable", path.display()))?;
-    }
-    Ok(())
-}
-
-/// Imports and delay-loaded imports: both must be present for the binary to work.
-pub fn read_imports(path: &Path) -> Result<Vec<String>, String> {
-    let info = binary::read(path).map_err(|e| e.to_string())?;
-    let mut names = info.imports;
-    names.extend(info.delay_imports);
-    Ok(names)
-}
-
-/// The search folders of `spec`, after the wheel's folders that hold root binaries (where
-/// the loader looks first: CTranslate2 adds its package folder to the DLL search path).
-fn locations(spec: &Spec, tree: &Path, roots: &[(PathBuf, String)]) -> Result<Vec<Location>> {
-    let wheel_package = package_of(tree, 0).unwrap_or_else(|| "the input wheel".to_string());
-    let mut root_dirs: Vec<Search> = Vec::new();
-    for (_, dir) in roots {
-        let listed = spec
-            .search
-            .iter()
-            .chain(&root_dirs)
-            .any(|s| matches!(&s.dir, SearchDir::InWheel(d) if d == dir));
-        if !listed {
-            root_dirs.push(Search {
-                dir: SearchDir::InWheel(dir.clone()),
-                dest: dir.clone(),
-                package: None,
-                fallback_package: None,
-                counts_as_sdk: false,
-            });
-        }
-    }
-    let search_number = |s: &Search| spec.search.iter().position(|o| std::ptr::eq(o, s));
-    root_dirs
-        .iter()
-        .chain(&spec.search)
-        .map(|s| {
-            let (dir, in_wheel) = match &s.dir {
-                SearchDir::InWheel(rel) => (tree.join(rel), true),
-                SearchDir::Dir(dir) => (dir.clone(), false),
-            };
-            if !dir.is_dir() {
-                bail!(
-                    "search folder {} does not exist (for libraries placed in `{}`){}",
-                    dir.display(),
-                    s.dest,
-                    crate::fsx::folders_beside_note(&dir)
-                );
-            }
-            let package = match (&s.package, in_wheel) {
-                (Some(p), _) => p.clone(),
-                (None, true) => wheel_package.clone(),
-                (None, false) => package_of(&dir, 4)
-                    .or_else(|| s.fallback_package.clone())
-                    .unwrap_or_else(|| {
-                        let n = search_number(s).map_or(0, |i| i + 1);
-                        folder_label("search", n, &dir)
-                    }),
-            };
-            Ok(Location {
-                dir,
-                dest: s.dest.clone(),
-                package,
-                in_wheel,
-            })
-        })
-        .collect()
-}
-
-/// `name version` from a `*.dist-info` folder in `dir` or up to `levels` folders above it.
-pub fn package_of(dir: &Path, levels: usize) -> Option<String> {
-    for at in dir.ancestors().take(levels + 1) {
-        let Ok(entries) = fs::read_dir(at) else {
-            continue;
-        };
-        let mut infos: Vec<String> = entries
-            .flatten()
-            .filter_map(|e| e.file_name().to_str().map(str::to_string))
-            .filter(|n| n.ends_with(".dist-info"))
-            .collect();
-        infos.sort();
-        if let Some(info) = infos.first() {
-            let stem = info.trim_end_matches(".dist-info");
-            return Some(match stem.split_once('-') {
-                Some((name, version)) => format!("{name} {version}"),
-                None => stem.to_string(),
-            });
-        }
-    }
-    None
-}
-
-/// The root binaries and the folder (relative to the wheel's root) each is in.
-fn roots(spec: &Spec, tree: &Path) -> Result<Vec<(PathBuf, String)>> {
-    let mut found = Vec::new();
-    if spec.roots.is_empty() {
-        for (relative, path) in files_below(tree)? {
-            if binary::sniff(&path)?.is_some() {
-                found.push((path, parent_of(&relative)));
-            }
-        }
-        if found.is_empty() {
-            bail!(
-                "{} holds no PE or ELF binary: nothing to bundle for",
-                spec.wheel.display()
-            );
-        }
-        return Ok(found);
-    }
-    for glob in &spec.roots {
-        check_root(glob)?;
-        let files = data::select(tree, glob, None).map_err(anyhow::Error::msg)?;
-        if files.is_empty() {
-            bail!(
-                "root `{glob}` matches no file in {} (roots are `folder/pattern` inside the wheel)",
-                spec.wheel.display()
-            );
-        }
-        let dir = parent_of(glob);
-        found.extend(files.into_iter().map(|f| (f, dir.clone())));
-    }
-    Ok(found)
-}
-
-/// A root is a `folder/pattern` inside the wheel: never absolute, never through `..`.
-pub fn check_root(glob: &str) -> Result<(), InputError> {
-    crate::safe_path::check_nonempty(glob).map_err(|why| {
-        InputError::new(format!(
-            "root `{}` is not allowed: {why}",
-            glob.escape_debug()
-        ))
-        .note("a root is `folder/pattern` inside the wheel, e.g. ctranslate2/*.dll")
-    })
-}
-
-fn parent_of(relative: &str) -> String {
-    relative
-        .rsplit_once('/')
-        .map_or(String::new(), |(dir, _)| dir.to_string())
-}
-
-/// The data files to place, and the kernel bytes kept per GPU target.
-fn data_files(spec: &Spec) -> Result<(Vec<Placed>, BTreeMap<String, u64>)> {
-    let mut placed = Vec::new();
-    let mut kernel_bytes = BTreeMap::new();
-    for (n, d) in spec.data.iter().enumerate() {
-        let targets = d.filter_gpu_targets.then_some(spec.gpu_targets.as_slice());
-        let selection = data::select_tree(&d.base, &d.glob, targets)
-            .map_err(|e| anyhow::anyhow!("{e}\nnothing was written to {}", spec.out.display()))?;
-        if selection.files.is_empty() {
-            bail!(
-                "data `{}` matches no file in {}{}",
-                d.glob,
-                d.base.display(),
-                if d.filter_gpu_targets {
-                    format!(" for GPU targets {}", spec.gpu_targets.join(","))
-                } else {
-                    String::new()
-                }
-            );
-        }
-        for (target, bytes) in selection.kernel_bytes {
-            *kernel_bytes.entry(target).or_default() += bytes;
-        }
-        let package = package_of(&d.base, 4)
-            .or_else(|| d.package.clone())
-            .unwrap_or_else(|| folder_label("data", n + 1, &d.base));
-        for file in selection.files {
-            let (sub, name) = file
-                .relative
-                .rsplit_once('/')
-                .map_or(("", file.relative.as_str()), |(s, n)| (s, n));
-            let dest = if sub.is_empty() {
-                d.dest.clone()
-            } else {
-                format!("{}/{sub}", d.dest.trim_end_matches('/'))
-            };
-            placed.push(Placed {
-                source: file.source.clone(),
-                dest,
-                name: name.to_string(),
-                reason: format!("data: {}", d.glob),
-                package: package.clone(),
-            });
-        }
-    }
-    Ok((placed, kernel_bytes))
-}
-
-/// A folder that belongs to no package, named without the machine's path: `search folder
-/// 2: lib`.
-fn folder_label(kind: &str, number: usize, dir: &Path) -> String {
-    let name = dir
-        .file_name()
-        .map_or_else(|| ".".to_string(), |n| n.to_string_lossy().into_owned());
-    format!("{kind} folder {number}: {name}")
-}
-
-/// The size of every SDK package the bundle took files from: what copying it whole costs.
-/// Folders nothing was taken from count nothing.
-fn sdk_bytes(locations: &[&Location], data: &[Data], placed: &[Placed]) -> Result<u64> {
-    let used = |dir: &Path| placed.iter().any(|p| p.source.starts_with(dir));
-    let mut roots = BTreeSet::new();
-    for l in locations.iter().filter(|l| !l.in_wheel && used(&l.dir)) {
-        roots.insert(package_root(&l.dir));
-    }
-    for d in data.iter().filter(|d| used(&d.base)) {
-        roots.insert(package_root(&d.base));
-    }
-    // A root inside another is counted once.
-    let roots: Vec<&PathBuf> = roots
-        .iter()
-        .filter(|r| !roots.iter().any(|o| o != *r && r.starts_with(o)))
-        .collect();
-    let mut total = 0;
-    for root in roots {
-        for (_, path) in files_below(root)? {
-            total += fs::metadata(&path).map(|m| m.len()).unwrap_or(0);
-        }
-    }
-    Ok(total)
-}
-
-/// The folder holding the `*.dist-info` above `dir` (the unpacked package), else `dir`.
-fn package_root(dir: &Path) -> PathBuf {
-    for at in dir.ancestors().take(5) {
-        let has_info = fs::read_dir(at).is_ok_and(|entries| {
-            entries
-                .flatten()
-                .any(|e| e.file_name().to_string_lossy().ends_with(".dist-info"))
-        });
-        if has_info {
-            return at.to_path_buf();
-        }
-    }
-    dir.to_path_buf()
 }
 
 /// `portable/` for an already bundled (fat) wheel, as [`run`] writes it for the wheel it
