@@ -9,12 +9,22 @@
 //! - `mod.rs`: the requests, `fetch_all` (cache lookups, one job per sha256, threads) and
 //!   `download_unpinned`
 //! - `url_policy.rs`: mirrors, and which URLs may be downloaded at all
-//! - `worker.rs`: one download thread: locks, attempts, resume, backoff, stall checks
+//! - `worker.rs`: one download thread: its client, attempts, retries with backoff
+//! - `part.rs`: the part file: its lock, where a request resumes from, no links followed
+//! - `response.rs`: what an answer means (status, Content-Range, Content-Length)
+//! - `redirect.rs`: the redirect policy, and the 3xx answers not followed
+//! - `body.rs`: a body into the part file: hashed as written, size caps, cancellation
+//! - `pace.rs`: whether a download is getting anywhere, across its attempts
 //! - `progress.rs`: bars on a terminal, plain lines otherwise
 //! - `error.rs`: `FetchError` with its hints, and `describe` for any error chain
 
+mod body;
 mod error;
+mod pace;
+mod part;
 mod progress;
+mod redirect;
+mod response;
 mod url_policy;
 mod worker;
 
