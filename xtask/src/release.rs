@@ -555,7 +555,7 @@ fn notes(manifest: &Manifest) -> String {
                 a.platform,
                 a.python,
                 a.size,
-                a.path.rsplit('/').next().unwrap_or_default()
+                crate::paths::last_segment(&a.path)
             ));
             for lib in &a.bundled {
                 text.push_str(&format!("  - bundles `{}` from {}", lib.path, lib.package));

@@ -277,7 +277,7 @@ pub fn download_unpinned(
         url: url.clone(),
         sha256: sha256.clone(),
         size: Some(size),
-        file_name: url.rsplit('/').next().unwrap_or_default().to_string(),
+        file_name: crate::paths::last_segment(&url).to_string(),
     };
     cache
         .admit_hashed(&temp, &pin, (sha256.clone(), size))
