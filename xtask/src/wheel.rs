@@ -40,14 +40,20 @@ fn base64_urlsafe(bytes: &[u8]) -> String {
     out
 }
 
-/// The single `*.dist-info` folder at the top of an unpacked wheel.
-pub fn dist_info(tree: &Path) -> Result<String> {
-    let found: Vec<String> = fs::read_dir(tree)
-        .with_context(|| format!("cannot list {}", tree.display()))?
+/// The names of the `*.dist-info` entries directly in `dir`, sorted.
+pub fn dist_info_dirs(dir: &Path) -> std::io::Result<Vec<String>> {
+    let mut found: Vec<String> = fs::read_dir(dir)?
         .filter_map(|e| e.ok())
         .map(|e| e.file_name().to_string_lossy().into_owned())
         .filter(|n| n.ends_with(".dist-info"))
         .collect();
+    found.sort();
+    Ok(found)
+}
+
+/// The single `*.dist-info` folder at the top of an unpacked wheel.
+pub fn dist_info(tree: &Path) -> Result<String> {
+    let found = dist_info_dirs(tree).with_context(|| format!("cannot list {}", tree.display()))?;
     match found.as_slice() {
         [one] => Ok(one.clone()),
         [] => bail!(
