@@ -262,7 +262,7 @@ fn set_source(doc: &mut DocumentMut, request: &Request, new: &str, bumped: &mut 
 
 /// `…/ct2rs-0.10.3.crate` holds CTranslate2 in `ct2rs-0.10.3/CTranslate2`.
 fn crate_subdir(url: &str) -> Option<String> {
-    let name = url.rsplit('/').next()?;
+    let name = crate::paths::last_segment(url);
     let stem = name.strip_suffix(".crate")?;
     stem.starts_with("ct2rs-")
         .then(|| format!("{stem}/CTranslate2"))

@@ -37,6 +37,12 @@ pub fn shown(path: &Path) -> String {
     tidy(path).display().to_string()
 }
 
+/// The last `/`-separated part of a path or URL: all of it when it has no `/`, nothing when
+/// it ends in one.
+pub fn last_segment(path: &str) -> &str {
+    path.rsplit('/').next().unwrap_or(path)
+}
+
 /// `base` joined with a relative path written with `/` (a plan's or variant's spelling),
 /// one part at a time, so that Windows gets `\` throughout.
 pub fn join_slashed(base: &Path, relative: &str) -> PathBuf {
@@ -64,6 +70,14 @@ mod tests {
         );
         assert_eq!(shown(Path::new(".")), ".");
         assert_eq!(shown(Path::new("./a")), shown(Path::new("./a")));
+    }
+
+    #[test]
+    fn the_last_segment_is_what_follows_the_last_slash() {
+        assert_eq!(last_segment("https://h/a/b.whl"), "b.whl");
+        assert_eq!(last_segment("b.whl"), "b.whl");
+        assert_eq!(last_segment("a/"), "");
+        assert_eq!(last_segment(""), "");
     }
 
     #[test]

@@ -4,7 +4,6 @@
 
 use std::collections::BTreeMap;
 use std::fs;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
@@ -522,17 +521,10 @@ fn bundled_of(report: &Path) -> Result<Vec<Bundled>> {
 
 /// A zip of `dir` with sorted entries, fixed times and modes: the same folder, the same bytes.
 fn zip_dir(dir: &Path, out: &Path) -> Result<()> {
-    let mut zip = zip::ZipWriter::new(fs::File::create(out)?);
-    let time = crate::wheel::fixed_time();
+    let mut zip = crate::wheel::ZipOut::new(fs::File::create(out)?);
     for (name, path) in files_below(dir)? {
         refuse_symlink(&path)?;
-        let options = crate::wheel::entry_options(
-            time,
-            crate::wheel::zip_mode(&path),
-            fs::metadata(&path)?.len(),
-        );
-        zip.start_file(name.as_str(), options)?;
-        zip.write_all(&fs::read(&path)?)?;
+        zip.add(&name, crate::wheel::zip_mode(&path), &fs::read(&path)?)?;
     }
     zip.finish()?;
     Ok(())
@@ -563,7 +555,7 @@ fn notes(manifest: &Manifest) -> String {
                 a.platform,
                 a.python,
                 a.size,
-                a.path.rsplit('/').next().unwrap_or_default()
+                crate::paths::last_segment(&a.path)
             ));
             for lib in &a.bundled {
                 text.push_str(&format!("  - bundles `{}` from {}", lib.path, lib.package));

@@ -2,11 +2,12 @@
 //! and size of every file), reproducibly — entries sorted with the `.dist-info` folder last
 //! and RECORD the very last entry (PEP 427's recommendation, as `wheel`, auditwheel and
 //! delvewheel write them), fixed timestamps (`SOURCE_DATE_EPOCH`, else 1980-01-01) and
-//! permissions — changing a wheel's platform tag, and checking a wheel's RECORD.
+//! permissions — changing a wheel's platform tag, and checking a wheel's RECORD. [`ZipOut`]
+//! is the one zip writer: wheels and the release's zips alike.
 
 use std::collections::BTreeMap;
 use std::fs;
-use std::io::{Read, Write};
+use std::io::{Read, Seek, Write};
 use std::path::Path;
 
 use anyhow::{Context, Result, bail};
@@ -39,14 +40,20 @@ fn base64_urlsafe(bytes: &[u8]) -> String {
     out
 }
 
-/// The single `*.dist-info` folder at the top of an unpacked wheel.
-pub fn dist_info(tree: &Path) -> Result<String> {
-    let found: Vec<String> = fs::read_dir(tree)
-        .with_context(|| format!("cannot list {}", tree.display()))?
+/// The names of the `*.dist-info` entries directly in `dir`, sorted.
+pub fn dist_info_dirs(dir: &Path) -> std::io::Result<Vec<String>> {
+    let mut found: Vec<String> = fs::read_dir(dir)?
         .filter_map(|e| e.ok())
         .map(|e| e.file_name().to_string_lossy().into_owned())
         .filter(|n| n.ends_with(".dist-info"))
         .collect();
+    found.sort();
+    Ok(found)
+}
+
+/// The single `*.dist-info` folder at the top of an unpacked wheel.
+pub fn dist_info(tree: &Path) -> Result<String> {
+    let found = dist_info_dirs(tree).with_context(|| format!("cannot list {}", tree.display()))?;
     match found.as_slice() {
         [one] => Ok(one.clone()),
         [] => bail!(
@@ -63,7 +70,7 @@ pub fn dist_info(tree: &Path) -> Result<String> {
 
 /// The timestamp every entry gets: `SOURCE_DATE_EPOCH` if set (clamped to 1980, the
 /// earliest a zip can hold), else 1980-01-01 00:00:00.
-pub fn fixed_time() -> DateTime {
+fn fixed_time() -> DateTime {
     let epoch = std::env::var("SOURCE_DATE_EPOCH")
         .ok()
         .and_then(|v| v.trim().parse::<i64>().ok());
@@ -124,7 +131,7 @@ pub fn zip_mode(path: &Path) -> u32 {
 /// The options of every entry we write into a wheel or a release zip: deflated, the fixed
 /// time, `mode`, and "made by" Unix on every host (the zip crate records the host's system
 /// otherwise: DOS on Windows, so the same inputs gave other bytes there than on Linux).
-pub fn entry_options(time: zip::DateTime, mode: u32, size: u64) -> SimpleFileOptions {
+fn entry_options(time: DateTime, mode: u32, size: u64) -> SimpleFileOptions {
     SimpleFileOptions::default()
         .compression_method(CompressionMethod::Deflated)
         .last_modified_time(time)
@@ -133,46 +140,100 @@ pub fn entry_options(time: zip::DateTime, mode: u32, size: u64) -> SimpleFileOpt
         .large_file(size >= u64::from(u32::MAX))
 }
 
+/// A zip written the same way every time: entries in the order added, each with
+/// [`entry_options`] at the [`fixed_time`].
+pub struct ZipOut<W: Write + Seek> {
+    zip: ZipWriter<W>,
+    time: DateTime,
+}
+
+impl<W: Write + Seek> ZipOut<W> {
+    pub fn new(out: W) -> ZipOut<W> {
+        ZipOut {
+            zip: ZipWriter::new(out),
+            time: fixed_time(),
+        }
+    }
+
+    pub fn add(&mut self, name: &str, mode: u32, data: &[u8]) -> Result<()> {
+        let options = entry_options(self.time, mode, data.len() as u64);
+        self.zip.start_file(name, options)?;
+        self.zip.write_all(data)?;
+        Ok(())
+    }
+
+    pub fn finish(self) -> Result<W> {
+        Ok(self.zip.finish()?)
+    }
+}
+
+/// A wheel being written to a temp file: every entry listed in its RECORD as it is added,
+/// RECORD itself the last entry.
+struct WheelOut {
+    temp: tempfile::NamedTempFile,
+    zip: ZipOut<fs::File>,
+    record_name: String,
+    record: String,
+}
+
+impl WheelOut {
+    /// A new wheel in the folder `dir` whose `.dist-info` folder is `info`.
+    fn create(dir: &Path, info: &str) -> Result<WheelOut> {
+        let temp = tempfile::NamedTempFile::new_in(dir)?;
+        let zip = ZipOut::new(temp.reopen()?);
+        Ok(WheelOut {
+            temp,
+            zip,
+            record_name: format!("{info}/RECORD"),
+            record: String::new(),
+        })
+    }
+
+    fn add(&mut self, name: &str, mode: u32, data: &[u8]) -> Result<()> {
+        self.record.push_str(&format!(
+            "{},{},{}\n",
+            csv_field(name),
+            record_hash(data),
+            data.len()
+        ));
+        self.zip.add(name, mode, data)
+    }
+
+    /// The wheel complete, RECORD last, in its temp file, for the caller to rename into place.
+    fn finish(mut self) -> Result<tempfile::NamedTempFile> {
+        self.record.push_str(&format!("{},,\n", self.record_name));
+        self.zip
+            .add(&self.record_name, 0o644, self.record.as_bytes())?;
+        self.zip.finish()?;
+        // Temp files are created private (0600); a release artifact is readable by all.
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            fs::set_permissions(self.temp.path(), fs::Permissions::from_mode(0o644))?;
+        }
+        Ok(self.temp)
+    }
+}
+
 /// Writes the unpacked wheel at `tree` to `out` with a new RECORD. The zip is written to a
 /// temp file next to `out` and renamed into place only when complete.
 pub fn write(tree: &Path, out: &Path) -> Result<()> {
     let info = dist_info(tree)?;
-    let record_name = format!("{info}/RECORD");
-    let mut record = String::new();
-    let time = fixed_time();
     let parent = out.parent().unwrap_or(Path::new("."));
     fs::create_dir_all(parent)?;
-    let temp = tempfile::NamedTempFile::new_in(parent)?;
-    let mut zip = ZipWriter::new(temp.reopen()?);
+    let mut wheel = WheelOut::create(parent, &info)?;
     let (mut entries, metadata): (Vec<_>, Vec<_>) = crate::fsx::files_below(tree)?
         .into_iter()
-        .filter(|(n, _)| *n != record_name)
+        .filter(|(n, _)| *n != wheel.record_name)
         .partition(|(n, _)| !n.starts_with(&format!("{info}/")));
     entries.extend(metadata);
     for (name, path) in entries {
         let data = fs::read(&path).with_context(|| format!("cannot read {}", path.display()))?;
-        record.push_str(&format!(
-            "{},{},{}\n",
-            csv_field(&name),
-            record_hash(&data),
-            data.len()
-        ));
-        let options = entry_options(time, zip_mode(&path), data.len() as u64);
-        zip.start_file(name.as_str(), options)?;
-        zip.write_all(&data)?;
+        wheel.add(&name, zip_mode(&path), &data)?;
     }
-    record.push_str(&format!("{record_name},,\n"));
-    let options = entry_options(time, 0o644, record.len() as u64);
-    zip.start_file(record_name.as_str(), options)?;
-    zip.write_all(record.as_bytes())?;
-    zip.finish()?;
-    // Temp files are created private (0600); a release artifact is readable by all.
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        fs::set_permissions(temp.path(), fs::Permissions::from_mode(0o644))?;
-    }
-    temp.persist(out)
+    wheel
+        .finish()?
+        .persist(out)
         .with_context(|| format!("cannot move the new wheel to {}", out.display()))?;
     Ok(())
 }
@@ -435,96 +496,107 @@ pub fn write_with_local_version(wheel: &Path, label: &str, dest: &Path) -> Resul
     for i in 0..zip.len() {
         names.push(zip.by_index(i)?.name()?.to_string());
     }
-    let Some(info) = names
-        .iter()
-        .filter_map(|n| n.split('/').next())
-        .find(|top| top.ends_with(".dist-info"))
-        .map(str::to_string)
-    else {
-        bail!("{wheel_name} has no .dist-info folder");
-    };
-    let metadata = budget.read(
-        &mut zip
-            .by_name(&format!("{info}/METADATA"))
-            .with_context(|| format!("{wheel_name} has no {info}/METADATA"))?,
-    )?;
-    let metadata = String::from_utf8(metadata)
-        .with_context(|| format!("{wheel_name}: {info}/METADATA is not UTF-8"))?;
-    let Some(version) = metadata
-        .lines()
-        .find_map(|l| l.strip_prefix("Version:").map(str::trim))
-        .map(str::to_string)
-    else {
-        bail!("{wheel_name}: its METADATA has no Version");
-    };
-    if version.contains('+') {
-        bail!("{wheel_name} already has a local version ({version})");
-    }
-    let labelled = format!("{version}+{label}");
-    let Some(project) = info.strip_suffix(&format!("-{version}.dist-info")) else {
-        bail!("{wheel_name}: {info} does not name version {version}");
-    };
-    let prefix = format!("{project}-{version}-");
-    let Some(tags) = wheel_name.strip_prefix(&prefix) else {
-        bail!("{wheel_name} does not start with {prefix}");
-    };
-    let new_info = format!("{project}-{labelled}.dist-info");
-    let new_name = format!("{project}-{labelled}-{tags}");
-    let metadata: String = metadata
-        .lines()
-        .map(|l| match l.starts_with("Version:") {
-            true => format!("Version: {labelled}\n"),
-            false => format!("{l}\n"),
-        })
-        .collect();
+    let relabel = Relabel::read(&mut zip, &mut budget, &names, &wheel_name, label)?;
 
-    let out = dest.join(&new_name);
-    let temp = tempfile::NamedTempFile::new_in(dest)?;
-    let mut writer = ZipWriter::new(temp.reopen()?);
-    let time = fixed_time();
-    let record_name = format!("{new_info}/RECORD");
-    let mut record = String::new();
-    for name in names.iter().filter(|n| **n != format!("{info}/RECORD")) {
+    let out = dest.join(&relabel.new_name);
+    let mut writer = WheelOut::create(dest, &relabel.new_info)?;
+    let old_record = format!("{}/RECORD", relabel.info);
+    for name in names.iter().filter(|n| **n != old_record) {
         let mut entry = zip.by_name(name)?;
         if entry.is_dir() {
             continue;
         }
         let mode = entry.unix_mode().map_or(0o644, |m| m & 0o777);
-        let mut data = budget.read(&mut entry)?;
-        let renamed = match name.strip_prefix(&format!("{info}/")) {
-            Some(rest) => format!("{new_info}/{rest}"),
+        let data = budget.read(&mut entry)?;
+        let (renamed, data) = relabel.entry(name, data);
+        writer.add(&renamed, mode, &data)?;
+    }
+    writer
+        .finish()?
+        .persist(&out)
+        .with_context(|| format!("cannot write {}", out.display()))?;
+    Ok(relabel.new_name)
+}
+
+/// What a local version changes in a wheel: the `.dist-info` folder's name, METADATA's
+/// `Version:` and the file name.
+struct Relabel {
+    info: String,
+    new_info: String,
+    new_name: String,
+    /// The new METADATA.
+    metadata: String,
+}
+
+impl Relabel {
+    /// From the wheel's `.dist-info` folder and METADATA; refused when it has a local version.
+    fn read(
+        zip: &mut ZipArchive<fs::File>,
+        budget: &mut Budget,
+        names: &[String],
+        wheel_name: &str,
+        label: &str,
+    ) -> Result<Relabel> {
+        let Some(info) = names
+            .iter()
+            .filter_map(|n| n.split('/').next())
+            .find(|top| top.ends_with(".dist-info"))
+            .map(str::to_string)
+        else {
+            bail!("{wheel_name} has no .dist-info folder");
+        };
+        let metadata = budget.read(
+            &mut zip
+                .by_name(&format!("{info}/METADATA"))
+                .with_context(|| format!("{wheel_name} has no {info}/METADATA"))?,
+        )?;
+        let metadata = String::from_utf8(metadata)
+            .with_context(|| format!("{wheel_name}: {info}/METADATA is not UTF-8"))?;
+        let Some(version) = metadata
+            .lines()
+            .find_map(|l| l.strip_prefix("Version:").map(str::trim))
+            .map(str::to_string)
+        else {
+            bail!("{wheel_name}: its METADATA has no Version");
+        };
+        if version.contains('+') {
+            bail!("{wheel_name} already has a local version ({version})");
+        }
+        let labelled = format!("{version}+{label}");
+        let Some(project) = info.strip_suffix(&format!("-{version}.dist-info")) else {
+            bail!("{wheel_name}: {info} does not name version {version}");
+        };
+        let prefix = format!("{project}-{version}-");
+        let Some(tags) = wheel_name.strip_prefix(&prefix) else {
+            bail!("{wheel_name} does not start with {prefix}");
+        };
+        let metadata: String = metadata
+            .lines()
+            .map(|l| match l.starts_with("Version:") {
+                true => format!("Version: {labelled}\n"),
+                false => format!("{l}\n"),
+            })
+            .collect();
+        Ok(Relabel {
+            new_info: format!("{project}-{labelled}.dist-info"),
+            new_name: format!("{project}-{labelled}-{tags}"),
+            info,
+            metadata,
+        })
+    }
+
+    /// An entry's name and bytes in the relabelled wheel.
+    fn entry(&self, name: &str, data: Vec<u8>) -> (String, Vec<u8>) {
+        let renamed = match name.strip_prefix(&format!("{}/", self.info)) {
+            Some(rest) => format!("{}/{rest}", self.new_info),
             None => name.to_string(),
         };
-        if renamed == format!("{new_info}/METADATA") {
-            data = metadata.clone().into_bytes();
+        if renamed == format!("{}/METADATA", self.new_info) {
+            let metadata = self.metadata.clone().into_bytes();
+            return (renamed, metadata);
         }
-        record.push_str(&format!(
-            "{},{},{}\n",
-            csv_field(&renamed),
-            record_hash(&data),
-            data.len()
-        ));
-        writer.start_file(
-            renamed.as_str(),
-            entry_options(time, mode, data.len() as u64),
-        )?;
-        writer.write_all(&data)?;
+        (renamed, data)
     }
-    record.push_str(&format!("{record_name},,\n"));
-    writer.start_file(
-        record_name.as_str(),
-        entry_options(time, 0o644, record.len() as u64),
-    )?;
-    writer.write_all(record.as_bytes())?;
-    writer.finish()?;
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        fs::set_permissions(temp.path(), fs::Permissions::from_mode(0o644))?;
-    }
-    temp.persist(&out)
-        .with_context(|| format!("cannot write {}", out.display()))?;
-    Ok(new_name)
 }
 
 #[cfg(test)]

@@ -24,7 +24,7 @@ pub fn run(
     let mut written = 0;
     for outcome in &outcomes {
         // One name per platform (mkl-static for Linux and Windows): the file tells them apart.
-        let file = outcome.url.rsplit('/').next().unwrap_or(&outcome.url);
+        let file = crate::paths::last_segment(&outcome.url);
         let label = format!("{} ({file})", outcome.name);
         match &outcome.result {
             Ok(PinAction::Confirmed) => println!("{label}: confirmed by the lock"),

@@ -153,6 +153,22 @@ pub(super) fn redirect_target(url: &str, from: &str, to: String) -> String {
     }
 }
 
+/// Text from the server (a header value, a URL it named), for a message: escaped, and cut
+/// when long.
+pub(super) fn shown(value: &[u8]) -> String {
+    const MOST: usize = 200;
+    let text = String::from_utf8_lossy(value);
+    let mut shown: String = text
+        .chars()
+        .take(MOST)
+        .flat_map(char::escape_debug)
+        .collect();
+    if text.chars().count() > MOST {
+        shown.push('…');
+    }
+    shown
+}
+
 fn status_hint(status: u16, attempts: u32) -> String {
     match status {
         300..=399 => "; a redirect with no Location to follow: check the URL in the variant file, or add a mirror".into(),

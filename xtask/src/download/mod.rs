@@ -9,12 +9,22 @@
 //! - `mod.rs`: the requests, `fetch_all` (cache lookups, one job per sha256, threads) and
 //!   `download_unpinned`
 //! - `url_policy.rs`: mirrors, and which URLs may be downloaded at all
-//! - `worker.rs`: one download thread: locks, attempts, resume, backoff, stall checks
+//! - `worker.rs`: one download thread: its client, attempts, retries with backoff
+//! - `part.rs`: the part file: its lock, where a request resumes from, no links followed
+//! - `response.rs`: what an answer means (status, Content-Range, Content-Length)
+//! - `redirect.rs`: the redirect policy, and the 3xx answers not followed
+//! - `body.rs`: a body into the part file: hashed as written, size caps, cancellation
+//! - `pace.rs`: whether a download is getting anywhere, across its attempts
 //! - `progress.rs`: bars on a terminal, plain lines otherwise
 //! - `error.rs`: `FetchError` with its hints, and `describe` for any error chain
 
+mod body;
 mod error;
+mod pace;
+mod part;
 mod progress;
+mod redirect;
+mod response;
 mod url_policy;
 mod worker;
 
@@ -127,44 +137,8 @@ pub fn fetch_all(
         return Err(combine(errors));
     }
 
-    let mut found: Vec<Option<PathBuf>> = Vec::with_capacity(requests.len());
-    for request in requests {
-        match cache.lookup(&request.pin) {
-            Ok(path) => found.push(path),
-            Err(e @ CacheError::Corrupt { .. }) => {
-                report.line(&format!("warning: {}{e}", input(&request.name)));
-                found.push(None);
-            }
-            Err(e) => {
-                errors.push(FetchError::from_cache(&request.name, e));
-                found.push(None);
-            }
-        }
-    }
-    if !errors.is_empty() {
-        return Err(combine(errors));
-    }
-
-    // One job per missing sha256; `job_of[i]` is the job that provides request `i`.
-    let mut jobs: Vec<Job> = Vec::new();
-    let mut by_sha: HashMap<&str, usize> = HashMap::new();
-    let mut job_of: Vec<Option<usize>> = vec![None; requests.len()];
-    for (i, request) in requests.iter().enumerate() {
-        if found[i].is_some() {
-            continue;
-        }
-        let index = *by_sha
-            .entry(request.pin.sha256.as_str())
-            .or_insert_with(|| {
-                jobs.push(Job {
-                    name: &request.name,
-                    url: &urls[i],
-                    pin: &request.pin,
-                });
-                jobs.len() - 1
-            });
-        job_of[i] = Some(index);
-    }
+    let found = look_up(cache, requests, &report)?;
+    let (jobs, job_of) = jobs_for(requests, &urls, &found);
 
     if options.offline && !jobs.is_empty() {
         let missing = requests
@@ -202,6 +176,63 @@ pub fn fetch_all(
         });
     }
     Ok(fetched)
+}
+
+/// Each request's verified file in the cache, if it is there. A corrupt entry is a warning
+/// (it will be downloaded again); any other cache error fails them all.
+fn look_up(
+    cache: &Cache,
+    requests: &[Request],
+    report: &Report,
+) -> Result<Vec<Option<PathBuf>>, FetchError> {
+    let mut found: Vec<Option<PathBuf>> = Vec::with_capacity(requests.len());
+    let mut errors = Vec::new();
+    for request in requests {
+        match cache.lookup(&request.pin) {
+            Ok(path) => found.push(path),
+            Err(e @ CacheError::Corrupt { .. }) => {
+                report.line(&format!("warning: {}{e}", input(&request.name)));
+                found.push(None);
+            }
+            Err(e) => {
+                errors.push(FetchError::from_cache(&request.name, e));
+                found.push(None);
+            }
+        }
+    }
+    if errors.is_empty() {
+        Ok(found)
+    } else {
+        Err(combine(errors))
+    }
+}
+
+/// One job per missing sha256, and for each request the job that provides it.
+fn jobs_for<'a>(
+    requests: &'a [Request],
+    urls: &'a [String],
+    found: &[Option<PathBuf>],
+) -> (Vec<Job<'a>>, Vec<Option<usize>>) {
+    let mut jobs: Vec<Job> = Vec::new();
+    let mut by_sha: HashMap<&str, usize> = HashMap::new();
+    let mut job_of: Vec<Option<usize>> = vec![None; requests.len()];
+    for (i, request) in requests.iter().enumerate() {
+        if found[i].is_some() {
+            continue;
+        }
+        let index = *by_sha
+            .entry(request.pin.sha256.as_str())
+            .or_insert_with(|| {
+                jobs.push(Job {
+                    name: &request.name,
+                    url: &urls[i],
+                    pin: &request.pin,
+                });
+                jobs.len() - 1
+            });
+        job_of[i] = Some(index);
+    }
+    (jobs, job_of)
 }
 
 /// Downloads `url` without a pin (for `cargo xtask pin`), stores it in the cache under the
@@ -246,7 +277,7 @@ pub fn download_unpinned(
         url: url.clone(),
         sha256: sha256.clone(),
         size: Some(size),
-        file_name: url.rsplit('/').next().unwrap_or_default().to_string(),
+        file_name: crate::paths::last_segment(&url).to_string(),
     };
     cache
         .admit_hashed(&temp, &pin, (sha256.clone(), size))

@@ -10,9 +10,10 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result, bail};
 use sha2::{Digest, Sha256};
 
-use super::spec::{Member, Spec, assets_dir, file_name};
+use super::spec::{Member, Spec, assets_dir};
 use crate::cache::{Cache, hex};
 use crate::download::{self, Options};
+use crate::paths::last_segment;
 use crate::unpack::copy_member;
 
 /// The model folder and the clip.
@@ -25,7 +26,7 @@ pub fn prepare(spec: &Spec, cache: &Cache, xtask_dir: &Path, options: &Options) 
     let dir = assets_dir(xtask_dir, spec);
     let assets = Assets {
         model: dir.join("model"),
-        audio: dir.join(file_name(&spec.audio.member)),
+        audio: dir.join(last_segment(&spec.audio.member)),
     };
     if assets.model.join("model.bin").is_file() && assets.audio.is_file() {
         return Ok(assets);
@@ -65,10 +66,10 @@ pub fn prepare(spec: &Spec, cache: &Cache, xtask_dir: &Path, options: &Options) 
         );
     }
     for file in &spec.model.files {
-        let mut out = File::create(model.join(file_name(&file.member)))?;
+        let mut out = File::create(model.join(last_segment(&file.member)))?;
         copy_member(&archive(&file.input), &file.input, &file.member, &mut out)?;
     }
-    let audio = staging.path().join(file_name(&spec.audio.member));
+    let audio = staging.path().join(last_segment(&spec.audio.member));
     let member = Member {
         input: spec.audio.input.clone(),
         member: spec.audio.member.clone(),

@@ -90,7 +90,7 @@ fn is_driver(name: &str) -> bool {
 pub fn origin(library: &str, app: &Path) -> Origin {
     let norm = |p: &str| p.replace('\\', "/").to_lowercase();
     let library = norm(library);
-    let name = library.rsplit('/').next().unwrap_or_default();
+    let name = crate::paths::last_segment(&library);
     let mut app = norm(&app.display().to_string());
     if !app.ends_with('/') {
         app.push('/');

@@ -8,6 +8,7 @@ use serde::Deserialize;
 use crate::cache::Pin;
 use crate::diagnostic::InputError;
 use crate::download::Request;
+use crate::paths::last_segment;
 
 pub const SPEC_FILE: &str = "variants/speech/check.toml";
 
@@ -87,7 +88,7 @@ impl Spec {
             .model
             .files
             .iter()
-            .map(|m| (&m.member, file_name(&m.member)))
+            .map(|m| (&m.member, last_segment(&m.member)))
         {
             if file.is_empty() || file == "model.bin" {
                 return Err(format!("model file `{name}` has no usable file name"));
@@ -112,16 +113,11 @@ impl Spec {
                     url: input.url.clone(),
                     sha256: input.sha256.clone(),
                     size: Some(input.size),
-                    file_name: file_name(&input.url).to_string(),
+                    file_name: last_segment(&input.url).to_string(),
                 },
             })
             .collect()
     }
-}
-
-/// The last `/`-separated part.
-pub fn file_name(path: &str) -> &str {
-    path.rsplit('/').next().unwrap_or(path)
 }
 
 /// Where the assembled model and audio of this spec live: named by the model's and the

@@ -111,12 +111,7 @@ impl Spec {
                 url: input.url.clone(),
                 sha256: input.sha256.clone(),
                 size: Some(input.size),
-                file_name: input
-                    .url
-                    .rsplit('/')
-                    .next()
-                    .unwrap_or(&input.url)
-                    .to_string(),
+                file_name: crate::paths::last_segment(&input.url).to_string(),
             },
         }
     }
