@@ -20,7 +20,7 @@ pub use resolve::{
 pub use template::{Placeholder, expand};
 
 use crate::diagnostic::{InputError, Location};
-use layer::{Layer, Overlay};
+use layer::{Layer, Stack};
 
 /// The file every variant starts from; it is not a variant itself.
 pub const DEFAULTS_FILE: &str = "defaults.toml";
@@ -255,9 +255,9 @@ impl Catalog {
         let (version, for_variant) = self.version_layers(name);
         self.defaults
             .clone()
-            .overlay(version)
-            .overlay(self.variants[name].clone())
-            .overlay(for_variant)
+            .stack(version)
+            .stack(self.variants[name].clone())
+            .stack(for_variant)
     }
 
     /// The version file's layer shared by every variant, and its `[variant.<name>]` table.
@@ -272,21 +272,21 @@ impl Catalog {
         (version, for_variant)
     }
 
-    /// The variant's layers stacked for `platform`: defaults, defaults' platform table,
-    /// the variant, the variant's platform table.
-    fn stack(&self, name: &str, platform: &str) -> Layer {
+    /// The variant's layers stacked for `platform`: defaults, the version file, the variant,
+    /// the version file's `[variant.<name>]`, each followed by its platform table.
+    fn stacked(&self, name: &str, platform: &str) -> Layer {
         let variant = &self.variants[name];
         let (version, for_variant) = self.version_layers(name);
         let pick = |layer: &Layer| layer.platform.get(platform).map(|l| l.value.clone());
         self.defaults
             .clone()
-            .overlay(pick(&self.defaults).unwrap_or_default())
-            .overlay(version.clone())
-            .overlay(pick(&version).unwrap_or_default())
-            .overlay(variant.clone())
-            .overlay(pick(variant).unwrap_or_default())
-            .overlay(for_variant.clone())
-            .overlay(pick(&for_variant).unwrap_or_default())
+            .stack(pick(&self.defaults).unwrap_or_default())
+            .stack(version.clone())
+            .stack(pick(&version).unwrap_or_default())
+            .stack(variant.clone())
+            .stack(pick(variant).unwrap_or_default())
+            .stack(for_variant.clone())
+            .stack(pick(&for_variant).unwrap_or_default())
     }
 
     /// The Python versions a variant builds for on `platform`, or `None` when the variant
@@ -300,14 +300,17 @@ impl Catalog {
         if !listed.iter().any(|p| p.value == platform.name()) {
             return Ok(None);
         }
-        let python = self.stack(name, platform.name()).python.unwrap_or_default();
+        let python = self
+            .stacked(name, platform.name())
+            .python
+            .unwrap_or_default();
         Ok(Some(python.into_iter().map(|p| p.value).collect()))
     }
 
     /// Whether `name` has a CTranslate2 source (to build or to repackage) on `platform` for
     /// its chosen version.
     pub fn has_source(&self, name: &str, platform: crate::platform::Platform) -> bool {
-        self.stack(name, platform.name()).source.is_some()
+        self.stacked(name, platform.name()).source.is_some()
     }
 
     pub fn resolve(&self, name: &str, choices: &Choices) -> Result<Resolved, InputError> {

@@ -247,7 +247,7 @@ pub(super) fn resolve(
         &catalog.variants[name],
     )?;
     let platform = choose_platform(name, &platforms, choices.platform)?;
-    let layer = catalog.stack(name, platform.name());
+    let layer = catalog.stacked(name, platform.name());
 
     let python_list = layer.python.clone().ok_or_else(|| missing("python"))?;
     for version in &python_list {
