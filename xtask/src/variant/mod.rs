@@ -13,8 +13,10 @@ use std::path::{Path, PathBuf};
 
 pub use layer::{DataFilter, OpenMpRuntime, Output, Policy, SdkKind};
 pub use loc::Loc;
+/// `Input`'s earlier name, still used by plan/ and matrix.rs.
+pub use resolve::Input as Remote;
 pub use resolve::{
-    Build, Bundle, Choices, Data, LibrarySource, OneDnn, OpenMp, Remote, Resolved, SDK_MAJOR, Sdk,
+    Build, Bundle, Choices, Data, Input, LibrarySource, OneDnn, OpenMp, Resolved, SDK_MAJOR, Sdk,
     SdkInstaller, Search, Source, SourceBuild, Verify, check_local_version, sdk_major,
 };
 pub use template::{Placeholder, expand};

@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 
 use super::checks::{checked, missing_key};
-use super::{Bundle, Data, LibrarySource, Remote, Search};
+use super::{Bundle, Data, Input, LibrarySource, Search};
 use crate::diagnostic::InputError;
 use crate::safe_path;
 use crate::variant::layer::{BundleSpec, DataSpec, Output, SearchSpec};
@@ -16,7 +16,7 @@ pub(super) fn bundle(
     files: &Files,
     name: &str,
     spec: Option<&BundleSpec>,
-    inputs: &BTreeMap<String, Remote>,
+    inputs: &BTreeMap<String, Input>,
     host_glibc: Option<(u32, u32)>,
     notes: &mut Vec<String>,
 ) -> Result<Bundle, InputError> {
@@ -41,7 +41,7 @@ fn from_spec(
     files: &Files,
     name: &str,
     spec: Option<&BundleSpec>,
-    inputs: &BTreeMap<String, Remote>,
+    inputs: &BTreeMap<String, Input>,
 ) -> Result<Bundle, InputError> {
     let spec = spec.cloned().unwrap_or_default();
     let policy = spec
@@ -95,7 +95,7 @@ fn from_spec(
 fn search(
     files: &Files,
     s: &SearchSpec,
-    inputs: &BTreeMap<String, Remote>,
+    inputs: &BTreeMap<String, Input>,
 ) -> Result<Search, InputError> {
     Ok(Search {
         from: library_source(files, &s.from, inputs)?,
@@ -107,11 +107,7 @@ fn search(
     })
 }
 
-fn data(
-    files: &Files,
-    d: &DataSpec,
-    inputs: &BTreeMap<String, Remote>,
-) -> Result<Data, InputError> {
+fn data(files: &Files, d: &DataSpec, inputs: &BTreeMap<String, Input>) -> Result<Data, InputError> {
     Ok(Data {
         from: library_source(files, &d.from, inputs)?,
         glob: checked(files, &d.glob, "data glob", safe_path::check_nonempty)?,
@@ -125,7 +121,7 @@ const SOURCE_KEYWORDS: [&str; 4] = ["wheel", "prefix", "toolchain", "sdk"];
 fn library_source(
     files: &Files,
     from: &Loc<String>,
-    inputs: &BTreeMap<String, Remote>,
+    inputs: &BTreeMap<String, Input>,
 ) -> Result<LibrarySource, InputError> {
     Ok(match from.value.as_str() {
         "wheel" => LibrarySource::Wheel,

@@ -1,9 +1,9 @@
-//! `[inputs.NAME]` (and a `[source]` archive) as `Remote`s: names, URLs, pins and the paths
+//! `[inputs.NAME]` (and a `[source]` archive) as `Input`s: names, URLs, pins and the paths
 //! inside them checked; references to inputs from other tables.
 
 use std::collections::BTreeMap;
 
-use super::Remote;
+use super::Input;
 use super::checks::checked;
 use crate::diagnostic::InputError;
 use crate::safe_path;
@@ -15,7 +15,7 @@ use crate::variant::{Files, Loc};
 pub(super) fn declared(
     files: &Files,
     layer: &Layer,
-) -> Result<BTreeMap<String, Remote>, InputError> {
+) -> Result<BTreeMap<String, Input>, InputError> {
     layer
         .inputs
         .iter()
@@ -25,18 +25,18 @@ pub(super) fn declared(
                 .as_ref()
                 .and_then(|s| s.installer.as_ref())
                 .is_some_and(|i| &i.value == key);
-            Ok((key.clone(), remote(files, key, spec, runnable)?))
+            Ok((key.clone(), checked_input(files, key, spec, runnable)?))
         })
         .collect()
 }
 
 /// `runnable`: the input is the SDK's installer, run rather than unpacked (any file name).
-fn remote(
+fn checked_input(
     files: &Files,
     name: &str,
     spec_loc: &Loc<InputSpec>,
     runnable: bool,
-) -> Result<Remote, InputError> {
+) -> Result<Input, InputError> {
     if let Err(why) = safe_path::check_name(name) {
         return Err(files.error_at(
             spec_loc,
@@ -73,7 +73,7 @@ fn remote(
             })
             .transpose()
     };
-    let remote = Remote {
+    Ok(Input {
         name: name.to_string(),
         url: url.value.clone(),
         sha256: spec.sha256.as_ref().map(|s| s.value.clone()),
@@ -95,8 +95,7 @@ fn remote(
         package: spec.package.clone(),
         sdk_folder: path(&spec.sdk_folder, "sdk-folder")?,
         pin_source: spec.pin_source.clone(),
-    };
-    Ok(remote)
+    })
 }
 
 fn check_sha256(files: &Files, sha: &Loc<String>) -> Result<(), InputError> {
@@ -113,12 +112,12 @@ fn check_sha256(files: &Files, sha: &Loc<String>) -> Result<(), InputError> {
     }
 }
 
-/// The `url`/`sha256`/`size`/`subdir` of a `[source]` table as a remote input.
+/// The `url`/`sha256`/`size`/`subdir` of a `[source]` table as an input.
 pub(super) fn archive_input(
     files: &Files,
     spec: &SourceSpec,
     name: &str,
-) -> Result<Remote, InputError> {
+) -> Result<Input, InputError> {
     let url = spec.url.clone().ok_or_else(|| {
         files.error_at(
             &spec.kind,
@@ -140,13 +139,13 @@ pub(super) fn archive_input(
         file: spec.kind.file,
         span: spec.kind.span.clone(),
     };
-    remote(files, name, &loc, false)
+    checked_input(files, name, &loc, false)
 }
 
 pub(super) fn check_input_ref(
     files: &Files,
     reference: &Loc<String>,
-    inputs: &BTreeMap<String, Remote>,
+    inputs: &BTreeMap<String, Input>,
 ) -> Result<(), InputError> {
     if inputs.contains_key(&reference.value) {
         return Ok(());

@@ -72,7 +72,7 @@ pub struct Resolved {
     /// Device → compute types the verify step requires.
     pub verify: Verify,
     /// Every named input the variant declares for this platform.
-    pub inputs: BTreeMap<String, Remote>,
+    pub inputs: BTreeMap<String, Input>,
     /// Things the plan should tell the reader (e.g. why this Python was chosen).
     pub notes: Vec<String>,
 }
@@ -83,7 +83,7 @@ pub enum Build {
     /// Configure, build and install CTranslate2 (and oneDNN), then build the wheel.
     FromSource(SourceBuild),
     /// Repackage an upstream wheel: no compiler runs. `wheel` is its path in `archive`.
-    Repackage { archive: Remote, wheel: String },
+    Repackage { archive: Input, wheel: String },
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -100,14 +100,15 @@ pub struct SourceBuild {
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "kebab-case", tag = "kind")]
 pub enum Source {
-    Archive(Remote),
+    Archive(Input),
     Git { url: String, rev: String },
     Path { path: PathBuf },
 }
 
-/// A remote file: `sha256`/`size` are `None` until `cargo xtask pin` fills them.
+/// A download the build needs (a `[inputs.NAME]`, or the `[source]` archive): `sha256`/`size`
+/// are `None` until `cargo xtask pin` fills them.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Remote {
+pub struct Input {
     pub name: String,
     pub url: String,
     pub sha256: Option<String>,
@@ -120,7 +121,7 @@ pub struct Remote {
     pub pin_source: Option<String>,
 }
 
-impl Remote {
+impl Input {
     /// The file name the download is stored and unpacked under (the URL's last segment).
     pub fn file_name(&self) -> &str {
         download_url::file_name(&self.url)

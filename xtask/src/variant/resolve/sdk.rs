@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use super::{Remote, Sdk, SdkInstaller};
+use super::{Input, Sdk, SdkInstaller};
 use crate::diagnostic::InputError;
 use crate::variant::layer::SdkSpec;
 use crate::variant::{Files, Loc};
@@ -13,7 +13,7 @@ pub(super) fn sdk(
     files: &Files,
     name: &str,
     spec: Option<&SdkSpec>,
-    inputs: &BTreeMap<String, Remote>,
+    inputs: &BTreeMap<String, Input>,
 ) -> Result<Option<Sdk>, InputError> {
     let Some(spec) = spec else { return Ok(None) };
     let Some(kind) = &spec.kind else {
@@ -39,7 +39,7 @@ fn sdk_installer(
     files: &Files,
     name: &str,
     spec: &SdkSpec,
-    inputs: &BTreeMap<String, Remote>,
+    inputs: &BTreeMap<String, Input>,
 ) -> Result<Option<SdkInstaller>, InputError> {
     let Some(input) = &spec.installer else {
         return Ok(None);
@@ -68,7 +68,7 @@ pub(super) fn sdk_dir(
     name: &str,
     dir: &Path,
     has_sdk: bool,
-    inputs: &BTreeMap<String, Remote>,
+    inputs: &BTreeMap<String, Input>,
 ) -> Result<PathBuf, InputError> {
     if !has_sdk && inputs.values().all(|r| r.sdk_folder.is_none()) {
         return Err(InputError::new(format!(

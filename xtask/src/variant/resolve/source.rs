@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 use super::checks::{check_placeholders, check_sdk_placeholder, checked, missing_key};
 use super::inputs::{archive_input, check_input_ref};
-use super::{Build, Mkl, OneDnn, OpenMp, Remote, Source, SourceBuild};
+use super::{Build, Input, Mkl, OneDnn, OpenMp, Source, SourceBuild};
 use crate::diagnostic::InputError;
 use crate::patches::Series;
 use crate::safe_path;
@@ -22,7 +22,7 @@ pub(super) fn build(
     name: &str,
     layer: &Layer,
     python: &str,
-    inputs: &BTreeMap<String, Remote>,
+    inputs: &BTreeMap<String, Input>,
 ) -> Result<Build, InputError> {
     let version = catalog.version_of(name);
     let source_spec = layer.source.as_ref().ok_or_else(|| {
@@ -68,7 +68,7 @@ fn source_build(
     name: &str,
     layer: &Layer,
     spec: &SourceSpec,
-    inputs: &BTreeMap<String, Remote>,
+    inputs: &BTreeMap<String, Input>,
 ) -> Result<SourceBuild, InputError> {
     let files = &catalog.files;
     let source = source(files, spec)?;
@@ -126,7 +126,7 @@ fn onednn(
     files: &Files,
     name: &str,
     layer: &Layer,
-    inputs: &BTreeMap<String, Remote>,
+    inputs: &BTreeMap<String, Input>,
 ) -> Result<Option<OneDnn>, InputError> {
     let onednn_spec = layer.onednn.clone().unwrap_or_default();
     if !onednn_spec.enabled.unwrap_or(true) {
@@ -148,7 +148,7 @@ fn onednn(
 fn openmp_runtime(
     files: &Files,
     openmp_spec: &OpenMpSpec,
-    inputs: &BTreeMap<String, Remote>,
+    inputs: &BTreeMap<String, Input>,
 ) -> Result<(OpenMpRuntime, Option<String>), InputError> {
     let runtime = openmp_spec
         .runtime
@@ -181,7 +181,7 @@ fn mkl(
     files: &Files,
     name: &str,
     layer: &Layer,
-    inputs: &BTreeMap<String, Remote>,
+    inputs: &BTreeMap<String, Input>,
 ) -> Result<Option<Box<Mkl>>, InputError> {
     let mkl_spec = layer.mkl.clone().unwrap_or_default();
     if !mkl_spec.enabled.unwrap_or(false) {
