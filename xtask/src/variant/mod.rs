@@ -171,51 +171,9 @@ impl Catalog {
             let path = Path::new("variants").join(format!("{name}.toml"));
             variants.insert(name.clone(), parse_layer(&mut files, &path)?);
         }
-        for (i, layer) in std::iter::once(&defaults)
-            .chain(variants.values())
-            .enumerate()
-        {
-            if let Some((_, table)) = layer.variant.iter().next() {
-                return Err(files
-                    .error_at(
-                        table,
-                        "[variant.…] tables belong in a CTranslate2 version file",
-                    )
-                    .note(format!(
-                        "move it to {VERSIONS_DIR}/<version>.toml{}",
-                        if i == 0 {
-                            ""
-                        } else {
-                            ", or write its keys at the top of this variant file"
-                        }
-                    )));
-            }
-        }
-        let mut chosen = BTreeMap::new();
-        let mut versions = BTreeMap::new();
-        for (name, layer) in &variants {
-            let from_file = default_version(layer, &defaults);
-            let wanted = match (version, from_file) {
-                (Some(v), _) => v.to_string(),
-                (None, Some(v)) => v.value.clone(),
-                (None, None) => {
-                    return Err(InputError::new(
-                        "no CTranslate2 version: variants/defaults.toml has no `ctranslate2 = \"…\"`",
-                    ));
-                }
-            };
-            if !versions.contains_key(&wanted) {
-                let layer = load_version(&mut files, root, &wanted, &names).map_err(|e| {
-                    // A version named in a file: point at it.
-                    match (version, from_file) {
-                        (None, Some(v)) if e.location.is_none() => e.at(files.location(v)),
-                        _ => e,
-                    }
-                })?;
-                versions.insert(wanted.clone(), layer);
-            }
-            chosen.insert(name.clone(), wanted);
-        }
+        check_no_variant_tables(&files, &defaults, &variants)?;
+        let (chosen, versions) =
+            load_versions(&mut files, root, &names, &defaults, &variants, version)?;
         Ok(Catalog {
             root: root.to_path_buf(),
             files,
@@ -318,6 +276,77 @@ impl Catalog {
     pub fn resolve(&self, name: &str, choices: &Choices) -> Result<Resolved, InputError> {
         resolve::resolve(self, name, choices)
     }
+}
+
+/// `[variant.<name>]` tables belong only in version files.
+fn check_no_variant_tables(
+    files: &Files,
+    defaults: &Layer,
+    variants: &BTreeMap<String, Layer>,
+) -> Result<(), InputError> {
+    for (i, layer) in std::iter::once(defaults)
+        .chain(variants.values())
+        .enumerate()
+    {
+        if let Some((_, table)) = layer.variant.iter().next() {
+            return Err(files
+                .error_at(
+                    table,
+                    "[variant.…] tables belong in a CTranslate2 version file",
+                )
+                .note(format!(
+                    "move it to {VERSIONS_DIR}/<version>.toml{}",
+                    if i == 0 {
+                        ""
+                    } else {
+                        ", or write its keys at the top of this variant file"
+                    }
+                )));
+        }
+    }
+    Ok(())
+}
+
+/// The CTranslate2 version each variant is resolved for, by variant; the version files, by
+/// version.
+type Versions = (BTreeMap<String, String>, BTreeMap<String, Layer>);
+
+/// The CTranslate2 version each variant is resolved for (`version`, else its file's or
+/// defaults.toml's), and the files of those versions.
+fn load_versions(
+    files: &mut Files,
+    root: &Path,
+    names: &[String],
+    defaults: &Layer,
+    variants: &BTreeMap<String, Layer>,
+    version: Option<&str>,
+) -> Result<Versions, InputError> {
+    let mut chosen = BTreeMap::new();
+    let mut versions = BTreeMap::new();
+    for (name, layer) in variants {
+        let from_file = default_version(layer, defaults);
+        let wanted = match (version, from_file) {
+            (Some(v), _) => v.to_string(),
+            (None, Some(v)) => v.value.clone(),
+            (None, None) => {
+                return Err(InputError::new(
+                    "no CTranslate2 version: variants/defaults.toml has no `ctranslate2 = \"…\"`",
+                ));
+            }
+        };
+        if !versions.contains_key(&wanted) {
+            let layer = load_version(files, root, &wanted, names).map_err(|e| {
+                // A version named in a file: point at it.
+                match (version, from_file) {
+                    (None, Some(v)) if e.location.is_none() => e.at(files.location(v)),
+                    _ => e,
+                }
+            })?;
+            versions.insert(wanted.clone(), layer);
+        }
+        chosen.insert(name.clone(), wanted);
+    }
+    Ok((chosen, versions))
 }
 
 /// Reads `variants/ctranslate2/<version>.toml`, which may not name a version itself and may
