@@ -1,9 +1,10 @@
 //! What one variant file (or `defaults.toml`, or one `[platform.NAME]` table) may say.
 //!
-//! Every key is optional here: a variant is the stack defaults → defaults' platform table →
-//! the variant file → the variant's platform table, each overriding the one below. Only after
-//! stacking does `resolve` insist that required keys are present. Unknown keys are rejected
-//! by serde (`deny_unknown_fields`) with the file, line and column.
+//! Every key is optional here: a variant is a stack of layers (defaults, the version file, the
+//! variant file, the version file's `[variant.<name>]`, each followed by its platform table),
+//! each overriding the one below. Only after stacking does `resolve` insist that required keys
+//! are present. Unknown keys are rejected by serde (`deny_unknown_fields`) with the file, line
+//! and column.
 
 use std::collections::BTreeMap;
 
@@ -267,42 +268,42 @@ pub struct VerifySpec {
 
 /// Stacking: the layer on top wins key by key; maps merge by key; records such as
 /// `[source]` or one input are replaced whole.
-pub trait Overlay {
-    fn overlay(self, top: Self) -> Self;
+pub trait Stack {
+    fn stack(self, top: Self) -> Self;
 }
 
-impl<T: Overlay> Overlay for Option<T> {
-    fn overlay(self, top: Self) -> Self {
+impl<T: Stack> Stack for Option<T> {
+    fn stack(self, top: Self) -> Self {
         match (self, top) {
-            (Some(below), Some(top)) => Some(below.overlay(top)),
+            (Some(below), Some(top)) => Some(below.stack(top)),
             (below, top) => top.or(below),
         }
     }
 }
 
-/// Implements [`Overlay`] field by field: `replace` fields are taken from the top layer
+/// Implements [`Stack`] field by field: `replace` fields are taken from the top layer
 /// when it has them, `merge` fields are overlaid (maps key by key, tables recursively).
-macro_rules! overlay_fields {
+macro_rules! stack_fields {
     ($ty:ty { replace: [$($r:ident),*], merge: [$($m:ident),*] }) => {
-        impl Overlay for $ty {
-            fn overlay(self, top: Self) -> Self {
+        impl Stack for $ty {
+            fn stack(self, top: Self) -> Self {
                 Self {
                     $($r: top.$r.or(self.$r),)*
-                    $($m: self.$m.overlay(top.$m),)*
+                    $($m: self.$m.stack(top.$m),)*
                 }
             }
         }
     };
 }
 
-impl<K: Ord, V> Overlay for BTreeMap<K, V> {
-    fn overlay(mut self, top: Self) -> Self {
+impl<K: Ord, V> Stack for BTreeMap<K, V> {
+    fn stack(mut self, top: Self) -> Self {
         self.extend(top);
         self
     }
 }
 
-overlay_fields!(Layer {
+stack_fields!(Layer {
     replace: [
         description,
         ctranslate2,
@@ -318,19 +319,19 @@ overlay_fields!(Layer {
         inputs, onednn, openmp, mkl, sdk, cmake, env, bundle, verify, platform, variant
     ]
 });
-overlay_fields!(OneDnnSpec {
+stack_fields!(OneDnnSpec {
     replace: [enabled, input],
     merge: [cmake]
 });
-overlay_fields!(OpenMpSpec {
+stack_fields!(OpenMpSpec {
     replace: [runtime, input, root],
     merge: []
 });
-overlay_fields!(MklSpec {
+stack_fields!(MklSpec {
     replace: [enabled, input, root, include_input, include],
     merge: []
 });
-overlay_fields!(SdkSpec {
+stack_fields!(SdkSpec {
     replace: [
         kind,
         version,
@@ -343,11 +344,11 @@ overlay_fields!(SdkSpec {
     ],
     merge: []
 });
-overlay_fields!(VerifySpec {
+stack_fields!(VerifySpec {
     replace: [],
     merge: [compute_types]
 });
-overlay_fields!(BundleSpec {
+stack_fields!(BundleSpec {
     replace: [
         policy,
         roots,
@@ -374,7 +375,7 @@ mod tests {
         let below =
             parse("description = \"below\"\npython = [\"3.11\"]\n[cmake]\nA = \"1\"\nB = \"2\"\n");
         let top = parse("description = \"top\"\n[cmake]\nB = \"3\"\n");
-        let merged = below.overlay(top);
+        let merged = below.stack(top);
         assert_eq!(merged.description.as_deref(), Some("top"));
         assert_eq!(merged.python.unwrap()[0].value, "3.11");
         assert_eq!(merged.cmake["A"].value.as_str(), Some("1"));
@@ -385,7 +386,7 @@ mod tests {
     fn nested_tables_merge_field_by_field() {
         let below = parse("[onednn]\ninput = \"onednn\"\n[onednn.cmake]\nX = \"ON\"\n");
         let top = parse("[onednn.cmake]\nY = \"OFF\"\n");
-        let onednn = below.overlay(top).onednn.unwrap();
+        let onednn = below.stack(top).onednn.unwrap();
         assert_eq!(onednn.input.unwrap().value, "onednn");
         assert_eq!(onednn.cmake.len(), 2);
     }

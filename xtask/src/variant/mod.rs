@@ -13,14 +13,16 @@ use std::path::{Path, PathBuf};
 
 pub use layer::{DataFilter, OpenMpRuntime, Output, Policy, SdkKind};
 pub use loc::Loc;
+/// `Input`'s earlier name, still used by plan/ and matrix.rs.
+pub use resolve::Input as Remote;
 pub use resolve::{
-    Build, Bundle, Choices, Data, LibrarySource, OneDnn, OpenMp, Remote, Resolved, SDK_MAJOR, Sdk,
+    Build, Bundle, Choices, Data, Input, LibrarySource, OneDnn, OpenMp, Resolved, SDK_MAJOR, Sdk,
     SdkInstaller, Search, Source, SourceBuild, Verify, check_local_version, sdk_major,
 };
 pub use template::{Placeholder, expand};
 
 use crate::diagnostic::{InputError, Location};
-use layer::{Layer, Overlay};
+use layer::{Layer, Stack};
 
 /// The file every variant starts from; it is not a variant itself.
 pub const DEFAULTS_FILE: &str = "defaults.toml";
@@ -169,51 +171,9 @@ impl Catalog {
             let path = Path::new("variants").join(format!("{name}.toml"));
             variants.insert(name.clone(), parse_layer(&mut files, &path)?);
         }
-        for (i, layer) in std::iter::once(&defaults)
-            .chain(variants.values())
-            .enumerate()
-        {
-            if let Some((_, table)) = layer.variant.iter().next() {
-                return Err(files
-                    .error_at(
-                        table,
-                        "[variant.…] tables belong in a CTranslate2 version file",
-                    )
-                    .note(format!(
-                        "move it to {VERSIONS_DIR}/<version>.toml{}",
-                        if i == 0 {
-                            ""
-                        } else {
-                            ", or write its keys at the top of this variant file"
-                        }
-                    )));
-            }
-        }
-        let mut chosen = BTreeMap::new();
-        let mut versions = BTreeMap::new();
-        for (name, layer) in &variants {
-            let from_file = default_version(layer, &defaults);
-            let wanted = match (version, from_file) {
-                (Some(v), _) => v.to_string(),
-                (None, Some(v)) => v.value.clone(),
-                (None, None) => {
-                    return Err(InputError::new(
-                        "no CTranslate2 version: variants/defaults.toml has no `ctranslate2 = \"…\"`",
-                    ));
-                }
-            };
-            if !versions.contains_key(&wanted) {
-                let layer = load_version(&mut files, root, &wanted, &names).map_err(|e| {
-                    // A version named in a file: point at it.
-                    match (version, from_file) {
-                        (None, Some(v)) if e.location.is_none() => e.at(files.location(v)),
-                        _ => e,
-                    }
-                })?;
-                versions.insert(wanted.clone(), layer);
-            }
-            chosen.insert(name.clone(), wanted);
-        }
+        check_no_variant_tables(&files, &defaults, &variants)?;
+        let (chosen, versions) =
+            load_versions(&mut files, root, &names, &defaults, &variants, version)?;
         Ok(Catalog {
             root: root.to_path_buf(),
             files,
@@ -255,9 +215,9 @@ impl Catalog {
         let (version, for_variant) = self.version_layers(name);
         self.defaults
             .clone()
-            .overlay(version)
-            .overlay(self.variants[name].clone())
-            .overlay(for_variant)
+            .stack(version)
+            .stack(self.variants[name].clone())
+            .stack(for_variant)
     }
 
     /// The version file's layer shared by every variant, and its `[variant.<name>]` table.
@@ -272,21 +232,21 @@ impl Catalog {
         (version, for_variant)
     }
 
-    /// The variant's layers stacked for `platform`: defaults, defaults' platform table,
-    /// the variant, the variant's platform table.
-    fn stack(&self, name: &str, platform: &str) -> Layer {
+    /// The variant's layers stacked for `platform`: defaults, the version file, the variant,
+    /// the version file's `[variant.<name>]`, each followed by its platform table.
+    fn stacked(&self, name: &str, platform: &str) -> Layer {
         let variant = &self.variants[name];
         let (version, for_variant) = self.version_layers(name);
         let pick = |layer: &Layer| layer.platform.get(platform).map(|l| l.value.clone());
         self.defaults
             .clone()
-            .overlay(pick(&self.defaults).unwrap_or_default())
-            .overlay(version.clone())
-            .overlay(pick(&version).unwrap_or_default())
-            .overlay(variant.clone())
-            .overlay(pick(variant).unwrap_or_default())
-            .overlay(for_variant.clone())
-            .overlay(pick(&for_variant).unwrap_or_default())
+            .stack(pick(&self.defaults).unwrap_or_default())
+            .stack(version.clone())
+            .stack(pick(&version).unwrap_or_default())
+            .stack(variant.clone())
+            .stack(pick(variant).unwrap_or_default())
+            .stack(for_variant.clone())
+            .stack(pick(&for_variant).unwrap_or_default())
     }
 
     /// The Python versions a variant builds for on `platform`, or `None` when the variant
@@ -300,19 +260,93 @@ impl Catalog {
         if !listed.iter().any(|p| p.value == platform.name()) {
             return Ok(None);
         }
-        let python = self.stack(name, platform.name()).python.unwrap_or_default();
+        let python = self
+            .stacked(name, platform.name())
+            .python
+            .unwrap_or_default();
         Ok(Some(python.into_iter().map(|p| p.value).collect()))
     }
 
     /// Whether `name` has a CTranslate2 source (to build or to repackage) on `platform` for
     /// its chosen version.
     pub fn has_source(&self, name: &str, platform: crate::platform::Platform) -> bool {
-        self.stack(name, platform.name()).source.is_some()
+        self.stacked(name, platform.name()).source.is_some()
     }
 
     pub fn resolve(&self, name: &str, choices: &Choices) -> Result<Resolved, InputError> {
         resolve::resolve(self, name, choices)
     }
+}
+
+/// `[variant.<name>]` tables belong only in version files.
+fn check_no_variant_tables(
+    files: &Files,
+    defaults: &Layer,
+    variants: &BTreeMap<String, Layer>,
+) -> Result<(), InputError> {
+    for (i, layer) in std::iter::once(defaults)
+        .chain(variants.values())
+        .enumerate()
+    {
+        if let Some((_, table)) = layer.variant.iter().next() {
+            return Err(files
+                .error_at(
+                    table,
+                    "[variant.…] tables belong in a CTranslate2 version file",
+                )
+                .note(format!(
+                    "move it to {VERSIONS_DIR}/<version>.toml{}",
+                    if i == 0 {
+                        ""
+                    } else {
+                        ", or write its keys at the top of this variant file"
+                    }
+                )));
+        }
+    }
+    Ok(())
+}
+
+/// The CTranslate2 version each variant is resolved for, by variant; the version files, by
+/// version.
+type Versions = (BTreeMap<String, String>, BTreeMap<String, Layer>);
+
+/// The CTranslate2 version each variant is resolved for (`version`, else its file's or
+/// defaults.toml's), and the files of those versions.
+fn load_versions(
+    files: &mut Files,
+    root: &Path,
+    names: &[String],
+    defaults: &Layer,
+    variants: &BTreeMap<String, Layer>,
+    version: Option<&str>,
+) -> Result<Versions, InputError> {
+    let mut chosen = BTreeMap::new();
+    let mut versions = BTreeMap::new();
+    for (name, layer) in variants {
+        let from_file = default_version(layer, defaults);
+        let wanted = match (version, from_file) {
+            (Some(v), _) => v.to_string(),
+            (None, Some(v)) => v.value.clone(),
+            (None, None) => {
+                return Err(InputError::new(
+                    "no CTranslate2 version: variants/defaults.toml has no `ctranslate2 = \"…\"`",
+                ));
+            }
+        };
+        if !versions.contains_key(&wanted) {
+            let layer = load_version(files, root, &wanted, names).map_err(|e| {
+                // A version named in a file: point at it.
+                match (version, from_file) {
+                    (None, Some(v)) if e.location.is_none() => e.at(files.location(v)),
+                    _ => e,
+                }
+            })?;
+            versions.insert(wanted.clone(), layer);
+        }
+        chosen.insert(name.clone(), wanted);
+    }
+    Ok((chosen, versions))
 }
 
 /// Reads `variants/ctranslate2/<version>.toml`, which may not name a version itself and may

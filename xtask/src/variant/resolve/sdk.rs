@@ -1,0 +1,138 @@
+//! `[sdk]` and what hangs on it: its installer input, `--sdk-dir`, and `local-version` with
+//! the SDK's major version in it.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use super::{Input, Sdk, SdkInstaller};
+use crate::diagnostic::InputError;
+use crate::variant::layer::SdkSpec;
+use crate::variant::{Files, Loc};
+
+pub(super) fn sdk(
+    files: &Files,
+    name: &str,
+    spec: Option<&SdkSpec>,
+    inputs: &BTreeMap<String, Input>,
+) -> Result<Option<Sdk>, InputError> {
+    let Some(spec) = spec else { return Ok(None) };
+    let Some(kind) = &spec.kind else {
+        return Ok(None);
+    };
+    let version = spec.version.as_ref().ok_or_else(|| {
+        files
+            .error_at(kind, format!("[sdk] of variant `{name}` needs `version`"))
+            .note("e.g. version = \"6.2\"")
+    })?;
+    Ok(Some(Sdk {
+        kind: kind.value,
+        version: version.value.clone(),
+        runtime: spec.runtime.clone(),
+        requires: spec.requires.clone().unwrap_or_default(),
+        install_hint: spec.install_hint.clone(),
+        installer: sdk_installer(files, name, spec, inputs)?,
+    }))
+}
+
+/// An installer's input must be one of the variant's inputs for that platform.
+fn sdk_installer(
+    files: &Files,
+    name: &str,
+    spec: &SdkSpec,
+    inputs: &BTreeMap<String, Input>,
+) -> Result<Option<SdkInstaller>, InputError> {
+    let Some(input) = &spec.installer else {
+        return Ok(None);
+    };
+    if !inputs.contains_key(&input.value) {
+        let names: Vec<&str> = inputs.keys().map(String::as_str).collect();
+        return Err(files
+            .error_at(
+                input,
+                format!(
+                    "[sdk] installer of variant `{name}` names input `{}`, which this platform does not declare",
+                    input.value
+                ),
+            )
+            .allowed(&input.value, &names));
+    }
+    Ok(Some(SdkInstaller {
+        input: input.value.clone(),
+        args: spec.installer_args.clone().unwrap_or_default(),
+        minutes: spec.installer_minutes.unwrap_or(30),
+    }))
+}
+
+/// Checks `--sdk-dir`: a folder, for a variant that takes SDK folders.
+pub(super) fn sdk_dir(
+    name: &str,
+    dir: &Path,
+    has_sdk: bool,
+    inputs: &BTreeMap<String, Input>,
+) -> Result<PathBuf, InputError> {
+    if !has_sdk && inputs.values().all(|r| r.sdk_folder.is_none()) {
+        return Err(InputError::new(format!(
+            "variant `{name}` uses no GPU SDK, so --sdk-dir {} has nothing to replace",
+            dir.display()
+        )));
+    }
+    if !dir.is_dir() {
+        return Err(InputError::new(format!(
+            "--sdk-dir {} is not a folder",
+            dir.display()
+        ))
+        .note("give an installed SDK (e.g. C:\\Program Files\\AMD\\ROCm\\7.1) or a folder with the unpacked SDK wheels (site-packages)"));
+    }
+    Ok(std::path::absolute(dir).unwrap_or_else(|_| dir.to_path_buf()))
+}
+
+pub(super) fn local_version(
+    files: &Files,
+    label: Option<&Loc<String>>,
+) -> Result<Option<String>, InputError> {
+    let Some(label) = label else {
+        return Ok(None);
+    };
+    check_local_version(&label.value.replace(SDK_MAJOR, "12")).map_err(|_| {
+        files.error_at(
+            label,
+            format!(
+                "local-version `{}` is not a PEP 440 local version label: \
+                 lower-case letters and digits, parts separated by dots, \
+                 `{SDK_MAJOR}` for the SDK's major version (e.g. cpu, cu{SDK_MAJOR}, rocm72)",
+                label.value
+            ),
+        )
+    })?;
+    Ok(Some(label.value.clone()))
+}
+
+/// The placeholder `local-version` may hold: the major version of the SDK the build found.
+pub const SDK_MAJOR: &str = "{sdk-major}";
+
+/// The major version of an SDK version (`12.8` -> `12`), what `{sdk-major}` and
+/// `[bundle.requires-dist]`'s keys stand for; `None` when it does not start with digits.
+pub fn sdk_major(version: &str) -> Option<&str> {
+    version
+        .split('.')
+        .next()
+        .filter(|m| !m.is_empty() && m.bytes().all(|b| b.is_ascii_digit()))
+}
+
+/// A PEP 440 local version label: ASCII letters and digits in parts separated by dots
+/// (`cpu`, `cu12`, `rocm72`); lower case, as pip compares them normalised.
+pub fn check_local_version(label: &str) -> Result<(), String> {
+    let part_ok = |p: &str| {
+        !p.is_empty()
+            && p.bytes()
+                .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit())
+    };
+    if label.split('.').all(part_ok) {
+        Ok(())
+    } else {
+        Err(format!(
+            "`{label}` is not a PEP 440 local version label: lower-case letters and digits, \
+             parts separated by dots (e.g. cpu, cu12, rocm72)"
+        ))
+    }
+}
