@@ -6,6 +6,7 @@
 //! that could break a reader.
 
 mod render;
+mod step_id;
 mod steps;
 
 use std::collections::BTreeMap;
@@ -19,6 +20,7 @@ use crate::variant::Resolved;
 use crate::workspace::Workspace;
 
 pub use render::render_text;
+pub use step_id::StepId;
 pub use steps::SOURCE_INPUT;
 
 pub const SCHEMA_VERSION: u32 = 1;
@@ -74,7 +76,7 @@ pub struct MsvcEnv {
     /// The variables it sets (before each step's own).
     pub vars: Vec<String>,
     /// The steps that run in it.
-    pub steps: Vec<String>,
+    pub steps: Vec<StepId>,
     pub if_missing: String,
 }
 
@@ -100,12 +102,12 @@ pub struct PlannedInput {
 
 #[derive(Debug, Clone, Serialize)]
 pub struct Step {
-    pub id: String,
+    pub id: StepId,
     #[serde(flatten)]
     pub action: Action,
     pub description: String,
     /// Steps whose outputs this one reads.
-    pub after: Vec<String>,
+    pub after: Vec<StepId>,
     pub inputs: Vec<String>,
     pub commands: Vec<Command>,
     pub env: BTreeMap<String, String>,
@@ -319,7 +321,7 @@ pub fn plan(workspace: &Workspace, variant: &Resolved) -> Plan {
 
 /// Fills every step's fingerprint, in order, so each one covers those it comes after.
 fn fingerprint(plan: &mut Plan) {
-    let mut done: BTreeMap<String, String> = BTreeMap::new();
+    let mut done: BTreeMap<StepId, String> = BTreeMap::new();
     for step in &mut plan.steps {
         step.fingerprint.clear();
         let json = serde_json::to_string(step).expect("steps serialize");

@@ -2,7 +2,7 @@
 
 use std::fmt::Write;
 
-use super::Plan;
+use super::{Plan, StepId};
 use crate::units::human_size;
 
 pub fn render_text(plan: &Plan) -> String {
@@ -35,7 +35,7 @@ pub fn render_text(plan: &Plan) -> String {
             msvc.tool,
             msvc.found_by,
             msvc.vars.join(", "),
-            msvc.steps.join(", "),
+            joined(&msvc.steps),
             msvc.if_missing
         );
     }
@@ -88,7 +88,7 @@ pub fn render_text(plan: &Plan) -> String {
             }
         }
         if !step.after.is_empty() {
-            let _ = writeln!(out, "       after: {}", step.after.join(", "));
+            let _ = writeln!(out, "       after: {}", joined(&step.after));
         }
         for (key, value) in &step.env {
             let _ = writeln!(out, "       env {key}={}", short(value));
@@ -107,6 +107,13 @@ pub fn render_text(plan: &Plan) -> String {
         let _ = writeln!(out, "  {}", short(artifact));
     }
     out
+}
+
+fn joined(ids: &[StepId]) -> String {
+    ids.iter()
+        .map(StepId::as_str)
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// A JSON value without quotes: strings as they are, objects as `key=value` pairs.

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use super::{
     Action, BundleAction, Command, DataFiles, Plan, PlannedInput, SCHEMA_VERSION, SearchLocation,
-    Step,
+    Step, StepId,
 };
 use crate::platform::Platform;
 use crate::variant::{
@@ -104,9 +104,9 @@ fn slash(path: &Path) -> String {
 }
 
 /// One step being written; `fingerprint` is filled in once the plan is complete.
-fn step(id: &str, action: Action, description: impl Into<String>) -> Step {
+fn step(id: StepId, action: Action, description: impl Into<String>) -> Step {
     Step {
-        id: id.to_string(),
+        id,
         action,
         description: description.into(),
         after: Vec::new(),
@@ -119,8 +119,8 @@ fn step(id: &str, action: Action, description: impl Into<String>) -> Step {
 }
 
 impl Step {
-    fn after(mut self, ids: &[&str]) -> Step {
-        self.after.extend(ids.iter().map(|s| s.to_string()));
+    fn after<I: IntoIterator<Item = StepId>>(mut self, ids: I) -> Step {
+        self.after.extend(ids);
         self
     }
 
@@ -336,7 +336,7 @@ fn sdk_dir_note(v: &Resolved) -> Option<String> {
 
 fn fetch_step(fetched: &[Remote]) -> Step {
     step(
-        "fetch",
+        StepId::FETCH,
         Action::Fetch {
             inputs: fetched.iter().map(|r| r.name.clone()).collect(),
         },
@@ -351,7 +351,7 @@ fn fetch_step(fetched: &[Remote]) -> Step {
 fn unpack_step(layout: &Layout, r: &Remote) -> Step {
     let dest = layout.unpacked(&r.name);
     step(
-        &format!("unpack-{}", r.name),
+        StepId::unpack(&r.name),
         Action::Unpack {
             input: r.name.clone(),
             archive: layout.cached(r),
@@ -361,7 +361,7 @@ fn unpack_step(layout: &Layout, r: &Remote) -> Step {
         },
         format!("Unpack {} safely into place", r.file_name()),
     )
-    .after(&["fetch"])
+    .after([StepId::FETCH])
     .reads([layout.cached(r)])
     .writes([dest])
 }
@@ -405,15 +405,15 @@ fn from_source(
     }
 
     // The CTranslate2 tree: unpacked, cloned, or used where it is.
-    let mut tree_step = format!("unpack-{SOURCE_INPUT}");
+    let mut tree_step = Some(StepId::unpack(SOURCE_INPUT));
     let source_dir = match &build.source {
         Source::Archive(_) => layout.src("ctranslate2"),
         Source::Git { url, rev } => {
             let dest = layout.src("ctranslate2");
-            tree_step = "clone-ctranslate2".to_string();
+            tree_step = Some(StepId::CLONE_SOURCE);
             steps.push(
                 step(
-                    &tree_step,
+                    StepId::CLONE_SOURCE,
                     Action::Clone {
                         url: url.clone(),
                         rev: rev.clone(),
@@ -444,7 +444,7 @@ fn from_source(
                 let dest = layout.src("ctranslate2");
                 steps.push(
                     step(
-                        &tree_step,
+                        StepId::unpack(SOURCE_INPUT),
                         Action::Unpack {
                             input: SOURCE_INPUT.to_string(),
                             archive: given.clone(),
@@ -459,7 +459,7 @@ fn from_source(
                 );
                 dest
             } else {
-                tree_step.clear();
+                tree_step = None;
                 given
             }
         }
@@ -473,7 +473,7 @@ fn from_source(
             .collect();
         steps.push(
             step(
-                "patch",
+                StepId::PATCH,
                 Action::Patch {
                     series: slash(&layout.root.join(&series.path)),
                     patches: patches.clone(),
@@ -485,11 +485,11 @@ fn from_source(
                     series.path.display()
                 ),
             )
-            .after(&[&tree_step])
+            .after(tree_step.clone())
             .reads(patches)
             .writes([source_dir.clone()]),
         );
-        tree_step = "patch".to_string();
+        tree_step = Some(StepId::PATCH);
     }
 
     steps.push(venv_step(layout));
@@ -503,10 +503,8 @@ fn from_source(
     };
     let env: BTreeMap<String, String> = expand(&v.env);
 
-    let mut ct2_after = vec!["venv".to_string()];
-    if !tree_step.is_empty() {
-        ct2_after.push(tree_step);
-    }
+    let mut ct2_after = vec![StepId::VENV];
+    ct2_after.extend(tree_step);
     let mut ct2_options = expand(&build.cmake);
     if let Some(onednn) = &build.onednn {
         steps.extend(cmake_steps(
@@ -516,9 +514,9 @@ fn from_source(
             &layout.unpacked(&onednn.input),
             &expand(&onednn.cmake),
             &env,
-            &[&format!("unpack-{}", onednn.input), "venv"],
+            &[StepId::unpack(&onednn.input), StepId::VENV],
         ));
-        ct2_after.push("install-onednn".to_string());
+        ct2_after.push(StepId::install("onednn"));
         ct2_options
             .entry("CMAKE_PREFIX_PATH".to_string())
             .or_insert_with(|| layout.prefix("onednn"));
@@ -531,7 +529,7 @@ fn from_source(
     ct2_options.insert("OPENMP_RUNTIME".to_string(), runtime.to_string());
     if let Some(input) = &build.openmp.input {
         ct2_options.insert("INTEL_ROOT".to_string(), fill(Placeholder::OpenMpRoot));
-        ct2_after.push(format!("unpack-{input}"));
+        ct2_after.push(StepId::unpack(input));
     }
     // CTranslate2's CMakeLists.txt finds include/mkl.h under MKL_ROOT and libmkl_core under
     // MKL_ROOT/lib; the two wheels unpack apart, so both folders are given.
@@ -550,13 +548,12 @@ fn from_source(
             within(&mkl.include_input, &mkl.include),
         );
         for input in [&mkl.input, &mkl.include_input] {
-            ct2_after.push(format!("unpack-{input}"));
+            ct2_after.push(StepId::unpack(input));
         }
     }
     if build.cmake.get("WITH_CUDA").is_some_and(|v| v == "ON") && v.sdk.is_none() {
         notes.push("WITH_CUDA is ON but the variant has no [sdk] table".to_string());
     }
-    let ct2_after: Vec<&str> = ct2_after.iter().map(String::as_str).collect();
     steps.extend(cmake_steps(
         layout,
         "ctranslate2",
@@ -572,10 +569,10 @@ fn from_source(
         path: format!("{wheel_dir}/{}", built_wheel_name(v)),
         file_name: built_wheel_name(v),
     };
-    let mut wheel_after = vec!["install-ctranslate2", "venv"];
+    let mut wheel_after = vec![StepId::install("ctranslate2"), StepId::VENV];
     if v.platform.is_windows() {
         steps.push(copy_dlls_step(layout, build, &source_dir, &fill));
-        wheel_after.push("copy-dlls");
+        wheel_after.push(StepId::COPY_DLLS);
     }
     let mut wheel_env = env.clone();
     wheel_env.insert("CTRANSLATE2_ROOT".to_string(), layout.prefix("ctranslate2"));
@@ -604,14 +601,14 @@ fn from_source(
     }
     steps.push(
         step(
-            "wheel",
+            StepId::WHEEL,
             Action::Wheel,
             format!(
                 "Build the Python {} wheel from CTranslate2's python/ folder",
                 v.python
             ),
         )
-        .after(&wheel_after)
+        .after(wheel_after)
         .reads([format!("{source_dir}/python"), layout.prefix("ctranslate2")])
         .runs(vec![Command::new(layout.tool("python")).args([
             "-m",
@@ -643,7 +640,7 @@ fn copy_dlls_step(
         "{}/bin/ctranslate2.dll",
         layout.prefix("ctranslate2")
     )];
-    let mut after = vec!["install-ctranslate2".to_string()];
+    let mut after = vec![StepId::install("ctranslate2")];
     if build.openmp.runtime == OpenMpRuntime::Intel
         && let Some(input) = &build.openmp.input
     {
@@ -651,19 +648,18 @@ fn copy_dlls_step(
             "{}/bin/libiomp5md.dll",
             fill(Placeholder::OpenMpRoot)
         ));
-        after.push(format!("unpack-{input}"));
+        after.push(StepId::unpack(input));
     }
     let dest = format!("{source_dir}/python/ctranslate2");
-    let after: Vec<&str> = after.iter().map(String::as_str).collect();
     step(
-        "copy-dlls",
+        StepId::COPY_DLLS,
         Action::CopyDlls {
             files: files.clone(),
             dest: dest.clone(),
         },
         "Copy the built DLLs into python/ctranslate2/, which the wheel packs (package_data *.dll)",
     )
-    .after(&after)
+    .after(after)
     .reads(files.clone())
     .writes(
         files
@@ -701,7 +697,7 @@ fn venv_step(layout: &Layout) -> Step {
     let requirements = slash(&layout.root.join(BUILD_TOOLS));
     let launcher = layout.platform.python_launcher(&layout.python);
     step(
-        "venv",
+        StepId::VENV,
         Action::Venv {
             requirements: requirements.clone(),
         },
@@ -735,7 +731,7 @@ fn cmake_steps(
     source: &str,
     options: &BTreeMap<String, String>,
     env: &BTreeMap<String, String>,
-    after: &[&str],
+    after: &[StepId],
 ) -> Vec<Step> {
     let build = layout.build(component);
     let prefix = layout.prefix(component);
@@ -770,42 +766,40 @@ fn cmake_steps(
             .iter()
             .map(|(k, v)| format!("-D{k}={v}")),
     );
-    let configure_id = format!("configure-{component}");
-    let build_id = format!("build-{component}");
     vec![
         step(
-            &configure_id,
+            StepId::configure(component),
             Action::Configure {
                 component: component.into(),
             },
             format!("Configure {title} with CMake (Ninja, Release)"),
         )
-        .after(after)
+        .after(after.iter().cloned())
         .reads([source.to_string()])
         .runs(vec![configure])
         .env(env)
         .writes([format!("{build}/CMakeCache.txt")]),
         step(
-            &build_id,
+            StepId::build(component),
             Action::Build {
                 component: component.into(),
             },
             format!("Build {title}"),
         )
-        .after(&[&configure_id])
+        .after([StepId::configure(component)])
         .runs(vec![
             Command::new(&cmake).args(["--build", &build, "--config", "Release"]),
         ])
         .env(env)
         .writes([build.clone()]),
         step(
-            &format!("install-{component}"),
+            StepId::install(component),
             Action::Install {
                 component: component.into(),
             },
             format!("Install {title} into its prefix"),
         )
-        .after(&[&build_id])
+        .after([StepId::build(component)])
         .runs(vec![Command::new(&cmake).args([
             "--install",
             &build,
@@ -929,15 +923,10 @@ fn finish(layout: &Layout, v: &Resolved, wheel: &WheelIn) -> Vec<Step> {
         requires_dist: v.bundle.requires_dist.clone(),
     };
     let mut bundle_after = vec![match &v.build {
-        Build::FromSource(_) => "wheel".to_string(),
-        Build::Repackage { archive, .. } => format!("unpack-{}", archive.name),
+        Build::FromSource(_) => StepId::WHEEL,
+        Build::Repackage { archive, .. } => StepId::unpack(&archive.name),
     }];
-    bundle_after.extend(
-        bundle_inputs(v)
-            .iter()
-            .map(|r| format!("unpack-{}", r.name)),
-    );
-    let bundle_after: Vec<&str> = bundle_after.iter().map(String::as_str).collect();
+    bundle_after.extend(bundle_inputs(v).iter().map(|r| StepId::unpack(&r.name)));
 
     let verify_venv = layout.path(&format!("verify/{}", layout.py()));
     let launcher = layout.platform.python_launcher(&layout.python);
@@ -955,11 +944,11 @@ fn finish(layout: &Layout, v: &Resolved, wheel: &WheelIn) -> Vec<Step> {
 
     vec![
         step(
-            "bundle",
+            StepId::BUNDLE,
             Action::Bundle(bundle),
             "Find the minimum set of libraries the binaries load, place them, write the report",
         )
-        .after(&bundle_after)
+        .after(bundle_after)
         .reads([wheel.path.clone()])
         .writes(
             artifacts(layout, v, wheel)
@@ -967,14 +956,14 @@ fn finish(layout: &Layout, v: &Resolved, wheel: &WheelIn) -> Vec<Step> {
                 .filter(|a| !a.ends_with("SHA256SUMS")),
         ),
         step(
-            "verify",
+            StepId::VERIFY,
             Action::Verify,
             format!(
                 "Install the wheel into a fresh Python {} venv and check it imports and works",
                 v.python
             ),
         )
-        .after(&["bundle"])
+        .after([StepId::BUNDLE])
         .reads([fat_wheel.clone()])
         .env(&verify_env(v.platform))
         .runs(vec![
@@ -999,14 +988,14 @@ fn finish(layout: &Layout, v: &Resolved, wheel: &WheelIn) -> Vec<Step> {
             check,
         ]),
         step(
-            "checksum",
+            StepId::CHECKSUM,
             Action::Checksum {
                 dir: dist.clone(),
                 file: "SHA256SUMS".to_string(),
             },
             "Write SHA256SUMS for the artifacts",
         )
-        .after(&["bundle", "verify"])
+        .after([StepId::BUNDLE, StepId::VERIFY])
         .reads([dist.clone()])
         .writes([format!("{dist}/SHA256SUMS")]),
     ]
