@@ -16,7 +16,7 @@ use sha2::{Digest, Sha256};
 
 use crate::platform::Platform;
 pub use crate::process::Command;
-use crate::variant::Resolved;
+use crate::variant::{LibrarySource, Resolved};
 use crate::workspace::Workspace;
 
 pub use render::render_text;
@@ -269,13 +269,15 @@ impl BundleAction {
     /// Whether the bundle copies libraries or data from the SDK itself (so the machine that
     /// bundles needs the SDK installed, not only its recorded version).
     pub fn takes_from_sdk(&self) -> bool {
-        self.search.iter().any(|s| s.from == "sdk") || self.data.iter().any(|d| d.from == "sdk")
+        self.search.iter().any(|s| s.from == LibrarySource::Sdk)
+            || self.data.iter().any(|d| d.from == LibrarySource::Sdk)
     }
 }
 
 #[derive(Debug, Clone, Serialize)]
 pub struct SearchLocation {
-    pub from: String,
+    #[serde(serialize_with = "source_name")]
+    pub from: LibrarySource,
     pub dir: String,
     pub dest: String,
     /// The folder itself: inside the wheel for `wheel`, else absolute; `None` for `sdk` and
@@ -292,7 +294,8 @@ pub struct SearchLocation {
 
 #[derive(Debug, Clone, Serialize)]
 pub struct DataFiles {
-    pub from: String,
+    #[serde(serialize_with = "source_name")]
+    pub from: LibrarySource,
     pub glob: String,
     pub dest: String,
     pub filter: Option<crate::variant::DataFilter>,
@@ -301,6 +304,12 @@ pub struct DataFiles {
     /// The input's `package`, for the report (when the files come from an input).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub package: Option<String>,
+}
+
+/// The JSON names a library source as a variant file does (`"sdk"`, an input's name), not as
+/// `LibrarySource`'s own tagged form.
+fn source_name<S: serde::Serializer>(from: &LibrarySource, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(from.name())
 }
 
 /// How the report names files from input `input` whose folder no `*.dist-info` names: the

@@ -831,13 +831,6 @@ fn repackage(
 fn finish(layout: &Layout, v: &Resolved, wheel: &WheelIn) -> Vec<Step> {
     let dist = layout.dist();
     let fat_wheel = format!("{dist}/{}", fat_wheel_name(v, wheel));
-    let from_name = |from: &LibrarySource| match from {
-        LibrarySource::Wheel => "wheel".to_string(),
-        LibrarySource::Prefix => "prefix".to_string(),
-        LibrarySource::Toolchain => "toolchain".to_string(),
-        LibrarySource::Sdk => "sdk".to_string(),
-        LibrarySource::Input(name) => name.clone(),
-    };
     // The folder a source's path `rel` is relative to, where the plan knows it, and `rel`.
     let base = |from: &LibrarySource, rel: &str| {
         let base = match from {
@@ -880,7 +873,7 @@ fn finish(layout: &Layout, v: &Resolved, wheel: &WheelIn) -> Vec<Step> {
                 };
                 let package = input.and_then(|r| r.package.clone());
                 SearchLocation {
-                    from: from_name(&s.from),
+                    from: s.from.clone(),
                     dir: s.dir.clone(),
                     dest: s.dest.clone(),
                     path: join(&s.from, &s.dir),
@@ -905,7 +898,7 @@ fn finish(layout: &Layout, v: &Resolved, wheel: &WheelIn) -> Vec<Step> {
                     _ => None,
                 };
                 DataFiles {
-                    from: from_name(&d.from),
+                    from: d.from.clone(),
                     glob,
                     dest: d.dest.clone(),
                     filter: d.filter,
