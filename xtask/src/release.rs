@@ -12,6 +12,7 @@ use serde::{Deserialize, Serialize};
 use crate::checksums;
 use crate::fsx::files_below;
 use crate::plan::Plan;
+use crate::variant::LibrarySource;
 
 pub const SCHEMA_VERSION: u32 = 1;
 pub const MANIFEST: &str = "manifest.json";
@@ -364,7 +365,8 @@ fn gather(b: &Built, out: &Path) -> Result<Vec<Artifact>> {
 fn input_of(plan: &Plan, package: &str) -> Option<String> {
     let bundle = plan.bundle_action()?;
     // The report says the package (a wheel's), or the label the bundle gave an input's files.
-    let named = |from: &str, p: Option<&String>| {
+    let named = |from: &LibrarySource, p: Option<&String>| {
+        let from = from.name();
         p.is_some_and(|p| p == package || crate::plan::input_label(plan, from, p) == package)
             .then(|| from.to_string())
     };

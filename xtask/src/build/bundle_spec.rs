@@ -7,7 +7,7 @@ use anyhow::{Context, Result, bail};
 
 use crate::bundle::spec::{BundleSpec, DataGlob, SearchDir, SearchFolder};
 use crate::plan::{BundleAction, Plan};
-use crate::variant::DataFilter;
+use crate::variant::{DataFilter, LibrarySource};
 
 /// Folders the plan cannot know, found when the build runs (not to be confused with
 /// `sdk::Found`, the SDK discovery result these are partly taken from).
@@ -62,50 +62,54 @@ pub fn from_built_plan(
 }
 
 fn from_action(plan: &Plan, action: &BundleAction, found: &Folders) -> Result<BundleSpec> {
-    let folder = |from: &str, known: &Option<String>, rel: &str| -> Result<PathBuf> {
+    let folder = |from: &LibrarySource, known: &Option<String>, rel: &str| -> Result<PathBuf> {
         if let Some(path) = known {
             return Ok(PathBuf::from(path));
         }
-        let detected = (from == "toolchain" && found.toolchain.is_none())
-            .then(|| compiler_runtime_dir(plan))
-            .flatten();
         let (base, flag) = match from {
-            "sdk" => (&found.sdk_root, "--sdk-dir"),
-            "toolchain" if detected.is_some() => (&detected, "--toolchain-dir"),
-            "toolchain" => (&found.toolchain, "--toolchain-dir"),
-            other => bail!("bundle source `{other}` has no folder in the plan"),
+            LibrarySource::Sdk => (found.sdk_root.clone(), "--sdk-dir"),
+            LibrarySource::Toolchain => (
+                found
+                    .toolchain
+                    .clone()
+                    .or_else(|| compiler_runtime_dir(plan)),
+                "--toolchain-dir",
+            ),
+            other => bail!("bundle source `{}` has no folder in the plan", other.name()),
         };
         match base {
-            Some(base) if from == "sdk" => Ok(crate::sdk::hip::locate(base, rel)),
-            Some(base) => Ok(join(base, rel)),
+            Some(base) if *from == LibrarySource::Sdk => Ok(crate::sdk::hip::locate(&base, rel)),
+            Some(base) => Ok(join(&base, rel)),
             None => bail!(
-                "variant `{}` bundles libraries from the {from}, which this command cannot find \
+                "variant `{}` bundles libraries from the {}, which this command cannot find \
                  by itself: pass {flag} DIR",
-                plan.variant
+                plan.variant,
+                from.name()
             ),
         }
     };
     let mut search = Vec::new();
     for s in &action.search {
-        let dir = if s.from == "wheel" {
+        let dir = if s.from == LibrarySource::Wheel {
             SearchDir::InWheel(s.path.clone().unwrap_or_else(|| s.dir.clone()))
         } else {
             SearchDir::Dir(folder(&s.from, &s.path, &s.dir)?)
         };
-        let (package, counts_as_sdk) = match s.from.as_str() {
-            "prefix" => (
+        let (package, counts_as_sdk) = match &s.from {
+            LibrarySource::Prefix => (
                 Some(format!("CTranslate2 {} (this build)", plan.ctranslate2)),
                 false,
             ),
-            "toolchain" => (Some("the C++ compiler's runtime".to_string()), false),
-            "sdk" => (
+            LibrarySource::Toolchain => (Some("the C++ compiler's runtime".to_string()), false),
+            LibrarySource::Sdk => (
                 plan.sdk
                     .as_ref()
                     .map(|sdk| sdk_name(sdk, found.sdk_version.as_deref())),
                 true,
             ),
-            // An input: its wheel's dist-info names it, else its variant table's `package`.
-            _ => (None, true),
+            // The wheel, or an input: its wheel's dist-info names it, else its variant table's
+            // `package`.
+            LibrarySource::Wheel | LibrarySource::Input(_) => (None, true),
         };
         search.push(SearchFolder {
             dir,
@@ -114,15 +118,15 @@ fn from_action(plan: &Plan, action: &BundleAction, found: &Folders) -> Result<Bu
             fallback_package: s
                 .package
                 .as_deref()
-                .map(|p| crate::plan::input_label(plan, &s.from, p)),
+                .map(|p| crate::plan::input_label(plan, s.from.name(), p)),
             counts_as_sdk,
         });
     }
     let mut data = Vec::new();
     for d in &action.data {
         // The glob's folder is found in the SDK's own layout (see `hip::locate`).
-        let (dir, pattern) = match (d.from.as_str(), d.glob.rsplit_once('/')) {
-            ("sdk", Some((dir, pattern))) => (dir, pattern.to_string()),
+        let (dir, pattern) = match (&d.from, d.glob.rsplit_once('/')) {
+            (LibrarySource::Sdk, Some((dir, pattern))) => (dir, pattern.to_string()),
             _ => ("", d.glob.clone()),
         };
         data.push(DataGlob {
@@ -133,7 +137,7 @@ fn from_action(plan: &Plan, action: &BundleAction, found: &Folders) -> Result<Bu
             package: d
                 .package
                 .as_deref()
-                .map(|p| crate::plan::input_label(plan, &d.from, p)),
+                .map(|p| crate::plan::input_label(plan, d.from.name(), p)),
         });
     }
     Ok(BundleSpec {

@@ -13,7 +13,7 @@ use crate::process::run_logged;
 /// Runs a step's commands in order with `env`, output to `log`, with a bar for ninja's
 /// `[n/m]` lines.
 pub fn run_commands(step: &Step, env: &BTreeMap<String, String>, log: &Path) -> Result<()> {
-    let bar = NinjaProgress::new(&step.id);
+    let bar = NinjaProgress::new(step.id.as_str());
     for command in &step.commands {
         run_logged(command, env, log, &mut |line| bar.line(line))?;
     }

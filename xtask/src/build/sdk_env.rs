@@ -10,7 +10,7 @@ use anyhow::{Result, bail};
 use super::bundle_spec::Folders;
 use crate::plan::{Plan, Step};
 use crate::sdk::{self, cuda_arch};
-use crate::variant::SdkKind;
+use crate::variant::{LibrarySource, SdkKind};
 
 /// What this run found of the plan's SDK, once a step needed it.
 #[derive(Debug, Default)]
@@ -72,7 +72,11 @@ impl SdkEnv {
         // from it (Linux); the Windows gfx1010 bundle takes the community build's instead.
         let gpu_targets: Vec<String> = plan
             .bundle_action()
-            .filter(|b| b.data.iter().any(|d| d.from == "sdk" && d.filter.is_some()))
+            .filter(|b| {
+                b.data
+                    .iter()
+                    .any(|d| d.from == LibrarySource::Sdk && d.filter.is_some())
+            })
             .map(|b| b.gpu_targets.clone())
             .unwrap_or_default();
         let found = sdk::find(

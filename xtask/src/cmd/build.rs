@@ -24,7 +24,7 @@ pub fn run(
 ) -> Result<ExitCode> {
     let plan = make_plan(workspace, &selection)?;
     if let Some(until) = &part.until
-        && !plan.steps.iter().any(|s| &s.id == until)
+        && !plan.steps.iter().any(|s| s.id == until.as_str())
     {
         let ids: Vec<&str> = plan.steps.iter().map(|s| s.id.as_str()).collect();
         return Err(crate::diagnostic::InputError::new(format!(

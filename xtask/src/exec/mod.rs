@@ -12,7 +12,7 @@ use anyhow::{Context, Result, bail};
 pub use crate::process::{CommandFailed, run_logged};
 pub use state::State;
 
-use crate::plan::{Action, Plan, Step};
+use crate::plan::{Action, Plan, Step, StepId};
 
 /// Does the work of one kind of step; the executor owns ordering, skipping and records.
 pub trait Handler {
@@ -33,10 +33,10 @@ pub trait Handler {
 
 #[derive(Debug, Default)]
 pub struct Report {
-    pub ran: Vec<String>,
-    pub skipped: Vec<String>,
+    pub ran: Vec<StepId>,
+    pub skipped: Vec<StepId>,
     /// Steps left out because they cannot run here, and why.
-    pub not_run: Vec<(String, String)>,
+    pub not_run: Vec<(StepId, String)>,
     pub seconds: f64,
 }
 
@@ -73,7 +73,7 @@ impl<'a> Executor<'a> {
                 .plan
                 .steps
                 .iter()
-                .position(|s| &s.id == until)
+                .position(|s| s.id == until.as_str())
                 .with_context(|| format!("--until {until}: the plan has no such step"))?,
             None => total.saturating_sub(1),
         };
@@ -101,12 +101,12 @@ impl<'a> Executor<'a> {
                 .outputs
                 .iter()
                 .all(|o| std::path::Path::new(o).exists());
-            if !after_reran && outputs_exist && self.state.is_done(&step.id, &fingerprint) {
+            if !after_reran && outputs_exist && self.state.is_done(step.id.as_str(), &fingerprint) {
                 eprintln!("[{}/{total}] {} — up to date", n + 1, step.id);
                 report.skipped.push(step.id.clone());
                 continue;
             }
-            self.state.forget(&step.id)?;
+            self.state.forget(step.id.as_str())?;
             let log = self.log_dir.join(format!("{}.log", step.id));
             std::fs::create_dir_all(&self.log_dir)?;
             // Each run of a step starts its log afresh.
@@ -130,7 +130,7 @@ impl<'a> Executor<'a> {
             // fetch has put its inputs into the cache), so that the next run finds it done.
             let extra = handler.runtime_fingerprint(self.plan, step)?;
             self.state
-                .record(&step.id, &format!("{}:{extra}", step.fingerprint))?;
+                .record(step.id.as_str(), &format!("{}:{extra}", step.fingerprint))?;
             upstream_ran.insert(step.id.clone());
             report.ran.push(step.id.clone());
         }
@@ -210,12 +210,12 @@ mod tests {
         }
     }
 
-    fn step(id: &str, after: &[&str], fingerprint: &str) -> Step {
+    fn step(id: &'static str, after: &[&'static str], fingerprint: &str) -> Step {
         Step {
             id: id.into(),
             action: Action::Verify,
             description: id.into(),
-            after: after.iter().map(|s| s.to_string()).collect(),
+            after: after.iter().map(|&s| s.into()).collect(),
             inputs: vec![],
             commands: vec![Command::new("true")],
             env: Default::default(),
@@ -231,7 +231,7 @@ mod tests {
 
     impl Handler for Recorder {
         fn run(&mut self, _: &Plan, step: &Step, _: &std::path::Path) -> Result<()> {
-            self.ran.push(step.id.clone());
+            self.ran.push(step.id.to_string());
             if self.fail.as_deref() == Some(step.id.as_str()) {
                 bail!("boom");
             }

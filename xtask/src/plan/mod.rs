@@ -6,6 +6,7 @@
 //! that could break a reader.
 
 mod render;
+mod step_id;
 mod steps;
 
 use std::collections::BTreeMap;
@@ -15,10 +16,11 @@ use sha2::{Digest, Sha256};
 
 use crate::platform::Platform;
 pub use crate::process::Command;
-use crate::variant::Resolved;
+use crate::variant::{LibrarySource, Resolved};
 use crate::workspace::Workspace;
 
 pub use render::render_text;
+pub use step_id::StepId;
 pub use steps::SOURCE_INPUT;
 
 pub const SCHEMA_VERSION: u32 = 1;
@@ -74,7 +76,7 @@ pub struct MsvcEnv {
     /// The variables it sets (before each step's own).
     pub vars: Vec<String>,
     /// The steps that run in it.
-    pub steps: Vec<String>,
+    pub steps: Vec<StepId>,
     pub if_missing: String,
 }
 
@@ -100,12 +102,12 @@ pub struct PlannedInput {
 
 #[derive(Debug, Clone, Serialize)]
 pub struct Step {
-    pub id: String,
+    pub id: StepId,
     #[serde(flatten)]
     pub action: Action,
     pub description: String,
     /// Steps whose outputs this one reads.
-    pub after: Vec<String>,
+    pub after: Vec<StepId>,
     pub inputs: Vec<String>,
     pub commands: Vec<Command>,
     pub env: BTreeMap<String, String>,
@@ -267,13 +269,15 @@ impl BundleAction {
     /// Whether the bundle copies libraries or data from the SDK itself (so the machine that
     /// bundles needs the SDK installed, not only its recorded version).
     pub fn takes_from_sdk(&self) -> bool {
-        self.search.iter().any(|s| s.from == "sdk") || self.data.iter().any(|d| d.from == "sdk")
+        self.search.iter().any(|s| s.from == LibrarySource::Sdk)
+            || self.data.iter().any(|d| d.from == LibrarySource::Sdk)
     }
 }
 
 #[derive(Debug, Clone, Serialize)]
 pub struct SearchLocation {
-    pub from: String,
+    #[serde(serialize_with = "source_name")]
+    pub from: LibrarySource,
     pub dir: String,
     pub dest: String,
     /// The folder itself: inside the wheel for `wheel`, else absolute; `None` for `sdk` and
@@ -290,7 +294,8 @@ pub struct SearchLocation {
 
 #[derive(Debug, Clone, Serialize)]
 pub struct DataFiles {
-    pub from: String,
+    #[serde(serialize_with = "source_name")]
+    pub from: LibrarySource,
     pub glob: String,
     pub dest: String,
     pub filter: Option<crate::variant::DataFilter>,
@@ -299,6 +304,12 @@ pub struct DataFiles {
     /// The input's `package`, for the report (when the files come from an input).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub package: Option<String>,
+}
+
+/// The JSON names a library source as a variant file does (`"sdk"`, an input's name), not as
+/// `LibrarySource`'s own tagged form.
+fn source_name<S: serde::Serializer>(from: &LibrarySource, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(from.name())
 }
 
 /// How the report names files from input `input` whose folder no `*.dist-info` names: the
@@ -319,7 +330,7 @@ pub fn plan(workspace: &Workspace, variant: &Resolved) -> Plan {
 
 /// Fills every step's fingerprint, in order, so each one covers those it comes after.
 fn fingerprint(plan: &mut Plan) {
-    let mut done: BTreeMap<String, String> = BTreeMap::new();
+    let mut done: BTreeMap<StepId, String> = BTreeMap::new();
     for step in &mut plan.steps {
         step.fingerprint.clear();
         let json = serde_json::to_string(step).expect("steps serialize");

@@ -217,6 +217,19 @@ pub enum LibrarySource {
     Input(String),
 }
 
+impl LibrarySource {
+    /// As a variant file writes it: a keyword, or the input's name.
+    pub fn name(&self) -> &str {
+        match self {
+            LibrarySource::Wheel => "wheel",
+            LibrarySource::Prefix => "prefix",
+            LibrarySource::Toolchain => "toolchain",
+            LibrarySource::Sdk => "sdk",
+            LibrarySource::Input(name) => name,
+        }
+    }
+}
+
 #[derive(Debug, Clone, Serialize)]
 pub struct Search {
     pub from: LibrarySource,

@@ -1,0 +1,112 @@
+//! The CTranslate2 tree a source build compiles: unpacked (by `inputs.rs`), cloned, copied or
+//! used where it is, then patched.
+
+use super::{Layout, SOURCE_INPUT, slash, step};
+use crate::patches::Series;
+use crate::plan::{Action, Command, Step, StepId};
+use crate::variant::{Source, SourceBuild};
+
+/// Where the tree is, and the step after which it is ready (`None`: a local tree used where
+/// it is, which no step writes).
+pub(super) struct Tree {
+    pub dir: String,
+    pub ready: Option<StepId>,
+}
+
+/// The tree and the steps that put it in place and patch it.
+pub(super) fn source_tree(layout: &Layout, build: &SourceBuild) -> (Tree, Vec<Step>) {
+    let dest = layout.src("ctranslate2");
+    let mut steps = Vec::new();
+    let mut tree = match &build.source {
+        Source::Archive(_) => Tree {
+            dir: dest,
+            ready: Some(StepId::unpack(SOURCE_INPUT)),
+        },
+        Source::Git { url, rev } => {
+            steps.push(clone_step(url, rev, &dest));
+            Tree {
+                dir: dest,
+                ready: Some(StepId::CLONE_SOURCE),
+            }
+        }
+        Source::Path { path } => {
+            let given = slash(&layout.root.join(path));
+            if build.patches.is_some() {
+                // A patched tree is a copy: the user's own tree is never modified.
+                steps.push(copy_step(given, &dest));
+                Tree {
+                    dir: dest,
+                    ready: Some(StepId::unpack(SOURCE_INPUT)),
+                }
+            } else {
+                Tree {
+                    dir: given,
+                    ready: None,
+                }
+            }
+        }
+    };
+    if let Some(series) = &build.patches {
+        steps.push(patch_step(layout, series, &tree));
+        tree.ready = Some(StepId::PATCH);
+    }
+    (tree, steps)
+}
+
+fn clone_step(url: &str, rev: &str, dest: &str) -> Step {
+    step(
+        StepId::CLONE_SOURCE,
+        Action::Clone {
+            url: url.to_string(),
+            rev: rev.to_string(),
+            dest: dest.to_string(),
+        },
+        format!("Clone CTranslate2 at {rev} with its submodules"),
+    )
+    .runs(vec![
+        Command::new("git").args(["clone", "--no-checkout", url, dest]),
+        Command::new("git").args(["-C", dest, "checkout", "--detach", rev]),
+        Command::new("git").args(["-C", dest, "submodule", "update", "--init", "--recursive"]),
+    ])
+    .writes([dest.to_string()])
+}
+
+fn copy_step(given: String, dest: &str) -> Step {
+    step(
+        StepId::unpack(SOURCE_INPUT),
+        Action::Unpack {
+            input: SOURCE_INPUT.to_string(),
+            archive: given.clone(),
+            subdir: None,
+            dest: dest.to_string(),
+            expect: Vec::new(),
+        },
+        "Copy the local CTranslate2 tree so that patches never touch it",
+    )
+    .reads([given])
+    .writes([dest.to_string()])
+}
+
+fn patch_step(layout: &Layout, series: &Series, tree: &Tree) -> Step {
+    let patches: Vec<String> = series
+        .patches
+        .iter()
+        .map(|p| slash(&layout.root.join(p)))
+        .collect();
+    step(
+        StepId::PATCH,
+        Action::Patch {
+            series: slash(&layout.root.join(&series.path)),
+            patches: patches.clone(),
+            tree: tree.dir.clone(),
+        },
+        format!(
+            "Apply {} patch(es) from {} (check first, all or nothing)",
+            patches.len(),
+            series.path.display()
+        ),
+    )
+    .after(tree.ready.clone())
+    .reads(patches)
+    .writes([tree.dir.clone()])
+}
