@@ -24,9 +24,9 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 use common::{best_of, print_header, row, run_quiet, seconds};
-use xtask::binary;
-use xtask::bundle::closure::{self, Closure, Inputs, Location};
-use xtask::bundle::policy::SystemLibraries;
+use xtask::package::binary;
+use xtask::package::bundle::closure::{self, Closure, Inputs, Location};
+use xtask::package::bundle::policy::SystemLibraries;
 use xtask::variant::Policy;
 
 const MIB: u64 = 1 << 20;

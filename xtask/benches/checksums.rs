@@ -30,11 +30,11 @@ fn main() {
         std::fs::write(dir.path().join(&name), &data).unwrap();
         names.push(name);
     }
-    let jobs = xtask::checksums::default_jobs();
+    let jobs = xtask::package::checksums::default_jobs();
     print_header();
     let (ours, theirs) = best_of(
         || {
-            xtask::checksums::write(dir.path(), jobs).unwrap();
+            xtask::package::checksums::write(dir.path(), jobs).unwrap();
         },
         || {
             run_quiet(

@@ -17,8 +17,8 @@ use std::sync::Arc;
 
 use common::{ROUNDS, best_of, print_header, row, run_quiet, seconds, timed};
 use server::Server;
-use xtask::cache::{self, Cache, Pin};
-use xtask::download::{self, Options, Request};
+use xtask::inputs::cache::{self, Cache, Pin};
+use xtask::inputs::download::{self, Options, Request};
 
 const GIB: usize = 1 << 30;
 

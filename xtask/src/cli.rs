@@ -5,8 +5,8 @@ use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand};
 
-use crate::platform::Platform;
-use crate::{download, host};
+use crate::support::platform::Platform;
+use crate::{inputs::download, support::host};
 
 #[derive(Parser)]
 #[command(
@@ -566,8 +566,8 @@ pub struct IncludeArgs {
 }
 
 impl IncludeArgs {
-    pub fn opt(self) -> crate::matrix::Opt {
-        crate::matrix::Opt {
+    pub fn opt(self) -> crate::plan::matrix::Opt {
+        crate::plan::matrix::Opt {
             self_hosted: self.include_self_hosted,
             unpinned: self.include_unpinned,
         }

@@ -5,8 +5,8 @@ use std::process::ExitCode;
 use clap::Parser;
 
 use xtask::cli::Cli;
-use xtask::diagnostic::{InputError, printable};
-use xtask::download;
+use xtask::inputs::download;
+use xtask::support::diagnostic::{InputError, printable};
 
 fn main() -> ExitCode {
     let cli = Cli::parse();

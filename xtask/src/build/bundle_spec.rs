@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
 
-use crate::bundle::spec::{BundleSpec, DataGlob, SearchDir, SearchFolder};
+use crate::package::bundle::spec::{BundleSpec, DataGlob, SearchDir, SearchFolder};
 use crate::plan::{BundleAction, Plan};
 use crate::variant::{DataFilter, LibrarySource};
 
@@ -232,7 +232,8 @@ fn compiler_runtime_dir(plan: &Plan) -> Option<PathBuf> {
         return None;
     }
     let compiler = std::env::var("CXX").unwrap_or_else(|_| "c++".to_string());
-    let output = crate::process::capture(compiler, ["-print-file-name=libgomp.so.1"]).ok()?;
+    let output =
+        crate::support::process::capture(compiler, ["-print-file-name=libgomp.so.1"]).ok()?;
     let path = PathBuf::from(output.stdout.trim());
     path.is_absolute()
         .then(|| path.parent().map(Path::to_path_buf))

@@ -32,7 +32,10 @@ pub fn write_build_info(
             "root": s.root, "version": s.version, "found_by": s.how
         })),
     });
-    crate::fsx::write_atomically(&dir.join(BUILD_INFO), &serde_json::to_string_pretty(&info)?)
+    crate::support::fsx::write_atomically(
+        &dir.join(BUILD_INFO),
+        &serde_json::to_string_pretty(&info)?,
+    )
 }
 
 /// The file [`write_build_info`] writes.
@@ -40,7 +43,7 @@ pub const BUILD_INFO: &str = "build-info.json";
 
 /// The first line `program arg` prints, or "" when it cannot run.
 pub fn first_line(program: &str, arg: &str) -> String {
-    crate::process::capture(program, [arg])
+    crate::support::process::capture(program, [arg])
         .ok()
         .and_then(|o| o.stdout.lines().next().map(str::to_string))
         .unwrap_or_default()

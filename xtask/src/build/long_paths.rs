@@ -1,7 +1,7 @@
 //! Before a build on Windows with long paths off: whether the deepest path the plan's unpack
 //! steps will write is past MAX_PATH, from the archives already in the cache.
 
-use crate::longpaths;
+use crate::support::longpaths;
 
 /// The deepest path the plan's unpack steps will write, from the archives already in the
 /// cache (only their names are read): (that path, its length in characters).
@@ -27,17 +27,19 @@ fn deepest_unpacked(plan: &crate::plan::Plan) -> Option<(String, usize)> {
             continue;
         };
         let (Some(format), true) = (
-            crate::unpack::Format::from_name(file_name),
+            crate::inputs::unpack::Format::from_name(file_name),
             std::path::Path::new(archive).is_file(),
         ) else {
             continue;
         };
-        let Ok(Some(member)) =
-            crate::unpack::longest_member(std::path::Path::new(archive), format, subdir.as_deref())
-        else {
+        let Ok(Some(member)) = crate::inputs::unpack::longest_member(
+            std::path::Path::new(archive),
+            format,
+            subdir.as_deref(),
+        ) else {
             continue;
         };
-        let path = crate::paths::shown(&crate::paths::join_slashed(
+        let path = crate::support::paths::shown(&crate::support::paths::join_slashed(
             std::path::Path::new(dest),
             &member,
         ));

@@ -4,6 +4,9 @@
 //! progress (`progress`) and the toolchain checks (`toolchain`).
 
 pub mod bundle_spec;
+pub mod copy_dlls;
+pub mod exec;
+pub mod fetch;
 pub mod info;
 pub mod long_paths;
 pub mod progress;

@@ -8,7 +8,7 @@ use anyhow::Result;
 use indicatif::{ProgressBar, ProgressStyle};
 
 use crate::plan::Step;
-use crate::process::run_logged;
+use crate::support::process::run_logged;
 
 /// Runs a step's commands in order with `env`, output to `log`, with a bar for ninja's
 /// `[n/m]` lines.

@@ -9,7 +9,7 @@ use super::bundle_spec::Folders;
 use super::sdk_env::SdkEnv;
 use super::toolchain::{check_compiler, check_python};
 use crate::plan::{Action, Plan};
-use crate::platform::Platform;
+use crate::support::platform::Platform;
 
 /// What is missing, one line each (empty: ready).
 /// With `prebuilt_native` (the C++ library compiled by another run) the SDK is needed only

@@ -12,13 +12,15 @@ use super::info::{first_line, write_build_info};
 use super::progress::run_commands;
 use super::sdk_env::SdkEnv;
 use super::toolchain::{check_compiler, check_python};
-use crate::bundle::run as bundle_run;
-use crate::cache::Cache;
-use crate::exec::Handler;
+use crate::build::exec::Handler;
+use crate::inputs::cache::Cache;
+use crate::inputs::unpack;
+use crate::package::bundle::run as bundle_run;
 use crate::plan::{Action, Plan, Step};
 use crate::sdk::msvc;
-use crate::unpack;
-use crate::{checksums, download, fetch, patch, wheelhouse};
+use crate::{
+    build::fetch, inputs::download, inputs::patch, inputs::wheelhouse, package::checksums,
+};
 
 pub struct Runner {
     pub cache: Cache,
@@ -36,7 +38,7 @@ pub struct Runner {
 
 impl Handler for Runner {
     fn cannot_run(&self, plan: &Plan, step: &Step) -> Option<String> {
-        let here = crate::platform::Platform::host();
+        let here = crate::support::platform::Platform::host();
         (matches!(step.action, Action::Verify) && here != Some(plan.platform)).then(|| {
             format!(
                 "installing and importing a {} wheel needs a {} machine; there, run \
@@ -98,7 +100,7 @@ impl Handler for Runner {
                 eprintln!(
                     "      {} files, {}",
                     unpacked.files,
-                    crate::units::human_size(unpacked.bytes)
+                    crate::support::units::human_size(unpacked.bytes)
                 );
                 unpack::check_expected(file_name, url, subdir.as_deref(), Path::new(dest), expect)
             }
@@ -139,7 +141,7 @@ impl Handler for Runner {
                 run_commands(step, &self.pip_env(step), log)
             }
             Action::CopyDlls { files, dest } => {
-                for copied in crate::copy_dlls::copy(files, Path::new(dest))? {
+                for copied in crate::build::copy_dlls::copy(files, Path::new(dest))? {
                     eprintln!("      {}", copied.display());
                 }
                 Ok(())
@@ -191,7 +193,7 @@ impl Handler for Runner {
                     .first()
                     .map(|c| first_line(&c.program, "--version"))
                     .unwrap_or_default();
-                let (pins, _) = crate::cache::sha256_file(Path::new(requirements))
+                let (pins, _) = crate::inputs::cache::sha256_file(Path::new(requirements))
                     .with_context(|| format!("cannot read {requirements}"))?;
                 format!("{python};{pins}")
             }
@@ -212,7 +214,7 @@ impl Runner {
         if !plan.platform.is_windows() {
             return Ok(first_line("c++", "--version"));
         }
-        if crate::platform::Platform::host() != Some(plan.platform) {
+        if crate::support::platform::Platform::host() != Some(plan.platform) {
             return Ok(String::new());
         }
         Ok(msvc::banner(self.msvc_toolchain()?))
@@ -273,7 +275,7 @@ impl Runner {
         let Some(sha256) = &input.sha256 else {
             return Ok(());
         };
-        let pin = crate::cache::Pin {
+        let pin = crate::inputs::cache::Pin {
             url: input.url.clone(),
             sha256: sha256.clone(),
             size: input.size,

@@ -32,7 +32,10 @@ impl SdkEnv {
         let Some(found) = &self.found else {
             return Ok(());
         };
-        crate::fsx::write_atomically(&prefix.join(RECORD), &serde_json::to_string_pretty(found)?)
+        crate::support::fsx::write_atomically(
+            &prefix.join(RECORD),
+            &serde_json::to_string_pretty(found)?,
+        )
     }
 
     /// Takes the SDK from the [`RECORD`] an install step left in `prefix`, instead of finding

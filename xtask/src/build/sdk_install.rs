@@ -13,12 +13,12 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
 
-use crate::cache::Cache;
-use crate::diagnostic::InputError;
-use crate::download::Options;
+use crate::inputs::cache::Cache;
+use crate::inputs::download::Options;
 use crate::plan::Plan;
-use crate::platform::Platform;
 use crate::sdk::{self, Found};
+use crate::support::diagnostic::InputError;
+use crate::support::platform::Platform;
 
 /// What `install` did.
 pub enum Installed {
@@ -64,7 +64,7 @@ pub fn install(
     if !force && let Ok(found) = sdk::find(sdk, plan.platform, &[], None) {
         return Ok(Installed::Already(found));
     }
-    let file = crate::fetch::fetch_one(cache, &plan.variant, input, options)?;
+    let file = crate::build::fetch::fetch_one(cache, &plan.variant, input, options)?;
     let started = Instant::now();
     let program = runnable_copy(&file, &input.file_name, log)?;
     let limit = timeout.unwrap_or(Duration::from_secs(installer.minutes * 60));

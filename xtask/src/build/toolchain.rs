@@ -1,11 +1,11 @@
 //! Checks that the tools a build starts with are there, with the next step when they are not.
 
-use crate::process;
+use crate::support::process;
 
 use anyhow::{Result, bail};
 
-use crate::host;
 use crate::plan::{Plan, Step};
+use crate::support::host;
 
 /// Linux: a C++ compiler on PATH (or $CXX), else how to install one.
 pub fn check_compiler(plan: &Plan) -> Result<()> {

@@ -8,11 +8,11 @@ use anyhow::Result;
 use super::{make_plan, pin_if_allowed, print_plan};
 use crate::build::Runner;
 use crate::build::bundle_spec;
-use crate::cache::Cache;
+use crate::build::exec::Executor;
 use crate::cli::{DownloadArgs, PartArgs, Selection};
-use crate::exec::Executor;
+use crate::inputs::cache::Cache;
 use crate::plan;
-use crate::workspace::Workspace;
+use crate::support::workspace::Workspace;
 
 pub fn run(
     workspace: &Workspace,
@@ -27,7 +27,7 @@ pub fn run(
         && !plan.steps.iter().any(|s| s.id == until.as_str())
     {
         let ids: Vec<&str> = plan.steps.iter().map(|s| s.id.as_str()).collect();
-        return Err(crate::diagnostic::InputError::new(format!(
+        return Err(crate::support::diagnostic::InputError::new(format!(
             "--until {until}: the plan of `{}` has no such step",
             plan.variant
         ))

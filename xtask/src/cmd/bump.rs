@@ -9,18 +9,18 @@ use super::patch::patch_command;
 use super::pin::run as pin;
 use crate::cli::{DownloadArgs, Selection};
 use crate::plan;
-use crate::platform::Platform;
+use crate::support::platform::Platform;
+use crate::support::workspace::Workspace;
 use crate::variant::Catalog;
-use crate::workspace::Workspace;
 
 pub fn run(
     workspace: &Workspace,
-    request: &crate::bump::Request,
+    request: &crate::variant::bump::Request,
     no_pin: bool,
     download: &DownloadArgs,
 ) -> Result<ExitCode> {
     let version = request.version.as_str();
-    let mut bumped = crate::bump::bump(&workspace.root, request)?;
+    let mut bumped = crate::variant::bump::bump(&workspace.root, request)?;
     println!("wrote {} (from {})", bumped.file.display(), bumped.from);
     for (from, to) in &bumped.series {
         println!("copied {} to {}", from.display(), to.display());

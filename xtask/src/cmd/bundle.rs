@@ -6,11 +6,11 @@ use anyhow::Result;
 
 use super::make_plan;
 use crate::build::bundle_spec;
-use crate::bundle::run as bundle_run;
-use crate::bundle::spec::{BundleSpec, WheelFlags};
-use crate::bundle::{Output, Policy};
 use crate::cli::{BundleArgs, OutputArg, PolicyArg, Selection};
-use crate::workspace::Workspace;
+use crate::package::bundle::run as bundle_run;
+use crate::package::bundle::spec::{BundleSpec, WheelFlags};
+use crate::package::bundle::{Output, Policy};
+use crate::support::workspace::Workspace;
 
 pub fn run(workspace: &Workspace, args: &BundleArgs) -> Result<ExitCode> {
     let mut spec = match &args.variant {
@@ -40,8 +40,8 @@ pub fn run(workspace: &Workspace, args: &BundleArgs) -> Result<ExitCode> {
     let bundled = bundle_run::run(&spec)?;
     print!("{}", bundled.report.summary());
     for artifact in &bundled.artifacts {
-        let path = crate::paths::join_slashed(&spec.out, artifact);
-        println!("wrote {}", crate::paths::shown(&path));
+        let path = crate::support::paths::join_slashed(&spec.out, artifact);
+        println!("wrote {}", crate::support::paths::shown(&path));
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -20,7 +20,7 @@ pub fn run(json: bool) -> Result<ExitCode> {
 
 /// `doctor --variant V`: what that build needs here, each missing thing on a line.
 pub fn run_for_build(
-    workspace: &crate::workspace::Workspace,
+    workspace: &crate::support::workspace::Workspace,
     prebuilt_native: bool,
     selection: &crate::cli::Selection,
 ) -> Result<ExitCode> {

@@ -7,9 +7,9 @@ use anyhow::Result;
 
 use super::make_plan;
 use crate::build::sdk_install::{Installed, install};
-use crate::cache::Cache;
 use crate::cli::{DownloadArgs, Selection};
-use crate::workspace::Workspace;
+use crate::inputs::cache::Cache;
+use crate::support::workspace::Workspace;
 
 pub fn run(
     workspace: &Workspace,

@@ -4,8 +4,8 @@ use std::process::ExitCode;
 
 use anyhow::Result;
 
-use crate::matrix;
-use crate::workspace::Workspace;
+use crate::plan::matrix;
+use crate::support::workspace::Workspace;
 
 pub fn run(
     workspace: &Workspace,

@@ -6,11 +6,11 @@ use std::process::ExitCode;
 use anyhow::Result;
 
 use crate::cli::{CheckSelection, Cli, Command, DownloadArgs, Selection};
-use crate::diagnostic::InputError;
-use crate::platform::Platform;
+use crate::support::diagnostic::InputError;
+use crate::support::platform::Platform;
+use crate::support::workspace::Workspace;
 use crate::variant::{Catalog, Choices};
-use crate::workspace::Workspace;
-use crate::{download, fetch, host};
+use crate::{build::fetch, inputs::download, support::host};
 
 // stdout through these, so that a closed pipe (`| head -n1`) becomes an error that `main`
 // turns into a quiet exit 0 instead of std's panic. Defined before the modules below, so
@@ -147,7 +147,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
             no_pin,
             download,
         } => {
-            let request = crate::bump::Request {
+            let request = crate::variant::bump::Request {
                 version: ctranslate2,
                 from,
                 source,
@@ -190,12 +190,12 @@ pub fn check_target(workspace: &Workspace, args: &CheckSelection) -> Result<Chec
                     .into(),
             );
         }
-        Some(wheel) => Some(crate::wheel_name::WheelName::parse(wheel)?),
+        Some(wheel) => Some(crate::variant::wheel_name::WheelName::parse(wheel)?),
         None => None,
     };
     let variant = match (&args.variant, &name) {
         (Some(v), _) => v.clone(),
-        (None, Some(name)) => crate::wheel_name::variant_for(&workspace.root, name)?,
+        (None, Some(name)) => crate::variant::wheel_name::variant_for(&workspace.root, name)?,
         (None, None) => unreachable!("clap requires --variant without --wheel"),
     };
     let selection = Selection {

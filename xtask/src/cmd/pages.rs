@@ -5,7 +5,7 @@ use std::process::ExitCode;
 
 use anyhow::Result;
 
-use crate::{out_folder, pages};
+use crate::{release::pages, support::out_folder};
 
 pub fn run(
     release: &Path,

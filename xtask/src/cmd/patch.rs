@@ -6,10 +6,10 @@ use std::process::ExitCode;
 use anyhow::Result;
 
 use super::make_plan;
-use crate::cache::Cache;
 use crate::cli::{DownloadArgs, PatchArgs, Selection};
-use crate::workspace::Workspace;
-use crate::{fetch, plan};
+use crate::inputs::cache::Cache;
+use crate::support::workspace::Workspace;
+use crate::{build::fetch, plan};
 
 pub fn run(workspace: &Workspace, args: PatchArgs) -> Result<ExitCode> {
     let selection = Selection {
@@ -34,7 +34,7 @@ pub fn patch_command(
         } => Some((series.clone(), patches.clone())),
         _ => None,
     }) else {
-        return Err(crate::diagnostic::InputError::new(format!(
+        return Err(crate::support::diagnostic::InputError::new(format!(
             "variant `{}` has no patch series (`patches = \"…/series\"` in its variant file)",
             plan.variant
         ))
@@ -55,15 +55,15 @@ pub fn patch_command(
         }
     };
     if !check {
-        crate::patch::apply_series(&patches, &tree, &log)?;
+        crate::inputs::patch::apply_series(&patches, &tree, &log)?;
         println!("{} is patched with {series}", tree.display());
         return Ok(ExitCode::SUCCESS);
     }
-    let outcomes = crate::patch::check_series(&patches, &tree, &log)?;
+    let outcomes = crate::inputs::patch::check_series(&patches, &tree, &log)?;
     for (p, outcome) in patches.iter().zip(&outcomes) {
         let name = p.file_name().unwrap_or_default().to_string_lossy();
         let said = match outcome {
-            crate::patch::Check::AlreadyThere => "already in the tree",
+            crate::inputs::patch::Check::AlreadyThere => "already in the tree",
             _ => "applies",
         };
         println!("{name}: {said}");
@@ -112,7 +112,7 @@ fn pinned_source(
     let tree = dir.path().join("ctranslate2");
     eprintln!("unpacking {} into {}", input.file_name, tree.display());
     let archive = PathBuf::from(input.cache_path.as_deref().unwrap_or_default());
-    crate::unpack::unpack_input(
+    crate::inputs::unpack::unpack_input(
         &input.name,
         &archive,
         &input.file_name,

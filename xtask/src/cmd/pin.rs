@@ -4,11 +4,11 @@ use std::process::ExitCode;
 
 use anyhow::Result;
 
-use crate::cache::Cache;
+use crate::build::fetch::{self, PinAction};
 use crate::cli::DownloadArgs;
-use crate::fetch::{self, PinAction};
+use crate::inputs::cache::Cache;
+use crate::support::workspace::Workspace;
 use crate::variant::Catalog;
-use crate::workspace::Workspace;
 
 pub fn run(
     workspace: &Workspace,
@@ -24,7 +24,7 @@ pub fn run(
     let mut written = 0;
     for outcome in &outcomes {
         // One name per platform (mkl-static for Linux and Windows): the file tells them apart.
-        let file = crate::paths::last_segment(&outcome.url);
+        let file = crate::support::paths::last_segment(&outcome.url);
         let label = format!("{} ({file})", outcome.name);
         match &outcome.result {
             Ok(PinAction::Confirmed) => println!("{label}: confirmed by the lock"),

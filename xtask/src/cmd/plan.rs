@@ -6,7 +6,7 @@ use anyhow::Result;
 
 use super::{make_plan, print_plan};
 use crate::cli::Selection;
-use crate::workspace::Workspace;
+use crate::support::workspace::Workspace;
 
 pub fn run(workspace: &Workspace, selection: &Selection, json: bool) -> Result<ExitCode> {
     let plan = make_plan(workspace, selection)?;

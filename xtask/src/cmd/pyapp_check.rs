@@ -10,11 +10,11 @@ use std::path::Path;
 
 use anyhow::{Result, bail};
 
-use crate::pyapp;
-use crate::release_install::{self as install, Request, Target};
-use crate::serve::Server;
-use crate::winpython::{STEP_LIMIT, prepare, wine::Wine};
-use crate::workspace::Workspace;
+use crate::check::pyapp;
+use crate::check::release_install::{self as install, Request, Target};
+use crate::check::serve::Server;
+use crate::check::winpython::{STEP_LIMIT, prepare, wine::Wine};
+use crate::support::workspace::Workspace;
 
 pub fn run(
     workspace: &Workspace,
@@ -27,13 +27,13 @@ pub fn run(
     std::fs::create_dir_all(&work)?;
     let log = work.join("pyapp.log");
     std::fs::write(&log, "")?;
-    let spec = crate::winpython::spec::Spec::load(&workspace.root)?;
+    let spec = crate::check::winpython::spec::Spec::load(&workspace.root)?;
     let wheelhouse =
-        crate::wheelhouse::dir(&workspace.cache_dir, request.platform, &request.python);
+        crate::inputs::wheelhouse::dir(&workspace.cache_dir, request.platform, &request.python);
     let constraints = install::constraints(&work, &spec.numpy)?;
     let python = prepare::prepare(
         &workspace.root,
-        &crate::cache::Cache::new(&workspace.cache_dir),
+        &crate::inputs::cache::Cache::new(&workspace.cache_dir),
         &workspace.xtask_dir(),
         &request.download,
         &request.python,
@@ -99,7 +99,11 @@ pub fn run(
             ["self", "pip", "install", "--force-reinstall", "--index-url"]
                 .map(String::from)
                 .to_vec();
-        onboarding.push(server.url(&format!("/{}/{}", crate::pep503::DIR, target.variant)));
+        onboarding.push(server.url(&format!(
+            "/{}/{}",
+            crate::release::pep503::DIR,
+            target.variant
+        )));
         onboarding.extend(pip_args.iter().skip(1).cloned());
         onboarding.push(target.requirement.clone());
         eprintln!(
@@ -107,7 +111,9 @@ pub fn run(
             onboarding.join(" ")
         );
         run(&onboarding)?;
-        let requirements = workspace.root.join(crate::speech::TRANSCRIBE_REQUIREMENTS);
+        let requirements = workspace
+            .root
+            .join(crate::check::speech::TRANSCRIBE_REQUIREMENTS);
         let mut speech = ["self", "pip", "install", "--no-deps"]
             .map(String::from)
             .to_vec();
@@ -132,15 +138,15 @@ fn transcribe(
     run: &dyn Fn(&[String]) -> Result<String>,
     work: &Path,
 ) -> Result<()> {
-    let spec = crate::speech::spec::Spec::load(&workspace.root)?;
-    let assets = crate::speech::assets::prepare(
+    let spec = crate::check::speech::spec::Spec::load(&workspace.root)?;
+    let assets = crate::check::speech::assets::prepare(
         &spec,
-        &crate::cache::Cache::new(&workspace.cache_dir),
+        &crate::inputs::cache::Cache::new(&workspace.cache_dir),
         &workspace.xtask_dir(),
         &request.download,
     )?;
     let report = work.join(format!("transcribe-{}.json", target.variant));
-    let job = crate::speech::transcriber::Job {
+    let job = crate::check::speech::transcriber::Job {
         model: assets.model,
         audio: assets.audio,
         device: "cpu".into(),
@@ -150,13 +156,16 @@ fn transcribe(
     };
     run(&job.args(&report))?;
     let text = std::fs::read_to_string(&report)?;
-    let outcome: crate::speech::outcome::Outcome = serde_json::from_str(&text)?;
-    let wer =
-        crate::speech::outcome::judge(&outcome, Some(&spec.audio.reference), spec.audio.max_wer)
-            .map_err(|e| anyhow::anyhow!("{e}"))?;
+    let outcome: crate::check::speech::outcome::Outcome = serde_json::from_str(&text)?;
+    let wer = crate::check::speech::outcome::judge(
+        &outcome,
+        Some(&spec.audio.reference),
+        spec.audio.max_wer,
+    )
+    .map_err(|e| anyhow::anyhow!("{e}"))?;
     eprintln!(
         "  the app transcribed: {}",
-        crate::speech::summary(&outcome, wer)
+        crate::check::speech::summary(&outcome, wer)
     );
     Ok(())
 }

@@ -5,11 +5,11 @@ use std::process::ExitCode;
 use anyhow::Result;
 
 use crate::cli::ReleaseArgs;
-use crate::diagnostic::InputError;
-use crate::platform::Platform;
+use crate::support::diagnostic::InputError;
+use crate::support::platform::Platform;
+use crate::support::workspace::Workspace;
 use crate::variant::{Catalog, Choices};
-use crate::workspace::Workspace;
-use crate::{matrix, out_folder, plan, safe_path};
+use crate::{plan, plan::matrix, support::out_folder, support::safe_path};
 
 pub fn run(workspace: &Workspace, args: ReleaseArgs) -> Result<ExitCode> {
     let ReleaseArgs {
@@ -25,7 +25,7 @@ pub fn run(workspace: &Workspace, args: ReleaseArgs) -> Result<ExitCode> {
         include,
     } = args;
     if let Some(url) = &index_base_url
-        && let Err(why) = crate::pep503::check_base_url(url)
+        && let Err(why) = crate::release::pep503::check_base_url(url)
     {
         return Err(InputError::new(format!(
             "--index-base-url `{}` is not allowed: {why}",
@@ -128,8 +128,8 @@ pub fn run(workspace: &Workspace, args: ReleaseArgs) -> Result<ExitCode> {
         manifest.artifacts.len(),
         built.len(),
         out.display(),
-        crate::pep503::DIR,
-        crate::pep503::DIR,
+        crate::release::pep503::DIR,
+        crate::release::pep503::DIR,
         out.display()
     );
     Ok(ExitCode::SUCCESS)

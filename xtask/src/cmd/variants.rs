@@ -4,8 +4,8 @@ use std::process::ExitCode;
 
 use anyhow::Result;
 
+use crate::support::workspace::Workspace;
 use crate::variant::Catalog;
-use crate::workspace::Workspace;
 
 pub fn run(workspace: &Workspace, json: bool) -> Result<ExitCode> {
     let catalog = Catalog::load(&workspace.root, &[])?;

@@ -8,11 +8,11 @@ use std::process::ExitCode;
 use anyhow::Result;
 
 use super::{CheckTarget, check_target};
+use crate::check::winpython::{self, Session, check};
 use crate::cli::{CheckSelection, SpeechArgs};
-use crate::diagnostic::InputError;
 use crate::plan::{self, Plan};
-use crate::winpython::{self, Session, check};
-use crate::workspace::Workspace;
+use crate::support::diagnostic::InputError;
+use crate::support::workspace::Workspace;
 
 pub fn run(
     workspace: &Workspace,
@@ -30,7 +30,7 @@ pub fn run(
     }
     let CheckTarget { plan, wheel } = check_target(workspace, selection)?;
     if transcribe {
-        crate::speech::check_request(&plan, &speech_request(speech))?;
+        crate::check::speech::check_request(&plan, &speech_request(speech))?;
     }
     let wheel = wheel_to_check(&plan, wheel)?;
     let log_dir = workspace.log_dir(&plan.slot, plan.platform);
@@ -52,7 +52,7 @@ pub fn run(
     if numerics {
         let log = log_dir.join("numerics.log");
         std::fs::write(&log, "")?;
-        crate::numerics::check(workspace, &plan, &log)?;
+        crate::check::numerics::check(workspace, &plan, &log)?;
         eprintln!("numerics match the official wheel (log: {})", log.display());
     }
     if transcribe {
@@ -71,7 +71,7 @@ pub fn run_verify_step(plan: &Plan, wheel: &Path, log: &Path) -> Result<()> {
         for arg in command.args.iter_mut().filter(|a| **a == built) {
             *arg = wheel.display().to_string();
         }
-        crate::exec::run_logged(&command, &step.env, log, &mut |line| {
+        crate::build::exec::run_logged(&command, &step.env, log, &mut |line| {
             if !line.starts_with("Requirement already satisfied") {
                 // A closed stdout only loses the echo; the log keeps every line.
                 use std::io::Write as _;
@@ -91,7 +91,7 @@ fn verify_step(plan: &Plan) -> Result<&plan::Step> {
 /// `--wheel`, else the wheel the build left (which must be there).
 fn wheel_to_check(plan: &Plan, given: Option<PathBuf>) -> Result<PathBuf> {
     if let Some(wheel) = given {
-        return Ok(crate::paths::canonical(&wheel)?);
+        return Ok(crate::support::paths::canonical(&wheel)?);
     }
     let built = verify_step(plan)?
         .inputs
@@ -121,7 +121,7 @@ fn verify_under_wine(
 ) -> Result<ExitCode> {
     let request = speech_request(speech);
     let prepared = transcribe
-        .then(|| crate::speech::prepare(workspace, plan, &request))
+        .then(|| crate::check::speech::prepare(workspace, plan, &request))
         .transpose()?;
     let work = workspace
         .work_dir(&plan.slot, plan.platform)
@@ -161,20 +161,20 @@ fn verify_under_wine(
             log: &speech_log,
         },
     )?;
-    let wer = crate::speech::verdict(&outcome, &prepared)?;
+    let wer = crate::check::speech::verdict(&outcome, &prepared)?;
     eprintln!(
         "transcribed with {} in {}: {} (report: {})",
         wheel.display(),
         session.label(),
-        crate::speech::summary(&outcome, wer),
+        crate::check::speech::summary(&outcome, wer),
         report.display()
     );
     Ok(ExitCode::SUCCESS)
 }
 
 /// What the speech options ask for.
-pub fn speech_request(args: &SpeechArgs) -> crate::speech::Request {
-    crate::speech::Request {
+pub fn speech_request(args: &SpeechArgs) -> crate::check::speech::Request {
+    crate::check::speech::Request {
         model: args.model.clone(),
         audio: args.audio.clone(),
         reference: args.reference.clone(),
@@ -191,22 +191,25 @@ pub fn transcribe_in_verify_venv(
     workspace: &Workspace,
     plan: &Plan,
     speech: &SpeechArgs,
-) -> Result<(crate::speech::Prepared, crate::speech::outcome::Outcome)> {
+) -> Result<(
+    crate::check::speech::Prepared,
+    crate::check::speech::outcome::Outcome,
+)> {
     let request = speech_request(speech);
-    let prepared = crate::speech::prepare(workspace, plan, &request)?;
+    let prepared = crate::check::speech::prepare(workspace, plan, &request)?;
     let log_dir = workspace.log_dir(&plan.slot, plan.platform);
     let log = log_dir.join("transcribe.log");
     std::fs::write(&log, "")?;
-    let venv = crate::numerics::verify_venv(plan)?;
+    let venv = crate::check::numerics::verify_venv(plan)?;
     eprintln!(
         "installing faster-whisper into the verify venv (log: {})",
         log.display()
     );
-    crate::speech::install(
+    crate::check::speech::install(
         workspace,
         plan,
         &venv.python,
-        &[crate::speech::TRANSCRIBE_REQUIREMENTS],
+        &[crate::check::speech::TRANSCRIBE_REQUIREMENTS],
         request.download.offline,
         &log,
     )?;
@@ -216,11 +219,12 @@ pub fn transcribe_in_verify_venv(
         prepared.job.model.display()
     );
     let report = log_dir.join("transcribe.json");
-    let outcome = crate::speech::in_venv(&workspace.root, &venv.python, &prepared, &report, &log)?;
-    let wer = crate::speech::verdict(&outcome, &prepared)?;
+    let outcome =
+        crate::check::speech::in_venv(&workspace.root, &venv.python, &prepared, &report, &log)?;
+    let wer = crate::check::speech::verdict(&outcome, &prepared)?;
     eprintln!(
         "transcribed with the built wheel: {} (report: {})",
-        crate::speech::summary(&outcome, wer),
+        crate::check::speech::summary(&outcome, wer),
         report.display()
     );
     Ok((prepared, outcome))

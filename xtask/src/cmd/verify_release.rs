@@ -7,16 +7,16 @@ use std::process::ExitCode;
 use anyhow::Result;
 
 use super::make_plan;
+use crate::check::release_install::{self as install, Install, Python, Request, Target};
+use crate::check::speech::{self, Prepared};
+use crate::check::winpython::{self, Session, check};
 use crate::cli::{InstallArgs, Selection};
-use crate::platform::Platform;
-use crate::release_install::{self as install, Install, Python, Request, Target};
-use crate::speech::{self, Prepared};
-use crate::winpython::{self, Session, check};
-use crate::workspace::Workspace;
+use crate::support::platform::Platform;
+use crate::support::workspace::Workspace;
 
 pub fn run(workspace: &Workspace, dir: &Path, args: &InstallArgs) -> Result<ExitCode> {
     if !dir.is_dir() {
-        return Err(crate::diagnostic::InputError::new(format!(
+        return Err(crate::support::diagnostic::InputError::new(format!(
             "{}: no such folder",
             dir.display()
         ))
@@ -45,8 +45,8 @@ pub fn run(workspace: &Workspace, dir: &Path, args: &InstallArgs) -> Result<Exit
         .unwrap_or(Platform::LinuxX86_64);
     let python = match (&args.python, platform.is_windows()) {
         (Some(p), _) => p.clone(),
-        (None, true) => crate::winpython::spec::Spec::load(&workspace.root)?.default,
-        (None, false) => crate::host::python_version().unwrap_or_else(|| "3.12".into()),
+        (None, true) => crate::check::winpython::spec::Spec::load(&workspace.root)?.default,
+        (None, false) => crate::support::host::python_version().unwrap_or_else(|| "3.12".into()),
     };
     let request = Request {
         dir,
@@ -59,7 +59,7 @@ pub fn run(workspace: &Workspace, dir: &Path, args: &InstallArgs) -> Result<Exit
     };
     for folder in request.find_links {
         if !folder.is_dir() {
-            return Err(crate::diagnostic::InputError::new(format!(
+            return Err(crate::support::diagnostic::InputError::new(format!(
                 "--find-links {}: no such folder",
                 folder.display()
             ))
@@ -71,7 +71,7 @@ pub fn run(workspace: &Workspace, dir: &Path, args: &InstallArgs) -> Result<Exit
         install::check_index_is_local(dir, &target.variant)?;
     }
     if args.pyapp && !winpython::under_wine(platform) {
-        return Err(crate::diagnostic::InputError::new(
+        return Err(crate::support::diagnostic::InputError::new(
             "--pyapp builds a Windows PyApp exe and runs it under wine: give Windows wheels \
              (--platform windows-x86_64) on a Linux host",
         )
@@ -101,7 +101,7 @@ fn under_wine(
     workspace: &Workspace,
     request: &Request,
     targets: &[Target],
-    server: &crate::serve::Server,
+    server: &crate::check::serve::Server,
     work: &Path,
     log: &Path,
 ) -> Result<()> {
@@ -144,7 +144,7 @@ fn native(
     workspace: &Workspace,
     request: &Request,
     targets: &[Target],
-    server: &crate::serve::Server,
+    server: &crate::check::serve::Server,
     work: &Path,
     log: &Path,
 ) -> Result<()> {
@@ -157,7 +157,11 @@ fn native(
         find_links.extend(request.find_links.iter().cloned());
         let install = Install {
             python: Python::Native(python.clone()),
-            index_url: server.url(&format!("/{}/{}", crate::pep503::DIR, target.variant)),
+            index_url: server.url(&format!(
+                "/{}/{}",
+                crate::release::pep503::DIR,
+                target.variant
+            )),
             find_links,
             constraints: None,
             log: log.to_path_buf(),

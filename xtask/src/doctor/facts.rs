@@ -6,9 +6,9 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 
 use super::parse::{self, AmdGpu, NvidiaGpu};
-use crate::host;
-use crate::process::probe;
 use crate::sdk::hip::{self, Install};
+use crate::support::host;
+use crate::support::process::probe;
 
 #[derive(Debug, Clone, Serialize)]
 pub struct Tool {
@@ -44,7 +44,9 @@ impl DriverRuntime {
             let lower = system_root.join("system32").join("amdhip64_6.dll");
             lower.is_file().then_some(lower)?
         };
-        let version = crate::binary::version::file_version(&path).ok().flatten();
+        let version = crate::package::binary::version::file_version(&path)
+            .ok()
+            .flatten();
         Some(DriverRuntime { path, version })
     }
 
@@ -175,8 +177,8 @@ pub fn collect() -> Facts {
             .then(|| std::env::var_os("SystemRoot").map(PathBuf::from))
             .flatten()
             .and_then(|root| DriverRuntime::find(&root)),
-        long_paths: crate::longpaths::enabled(),
-        long_paths_said: crate::longpaths::describe(),
+        long_paths: crate::support::longpaths::enabled(),
+        long_paths_said: crate::support::longpaths::describe(),
         arch: std::env::consts::ARCH.to_string(),
         tools,
         cuda_toolkit: cuda_toolkit(),

@@ -5,6 +5,7 @@
 //! The JSON form is documented in docs/plan-json.md; bump [`SCHEMA_VERSION`] on any change
 //! that could break a reader.
 
+pub mod matrix;
 mod render;
 mod step_id;
 mod steps;
@@ -14,10 +15,10 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 use sha2::{Digest, Sha256};
 
-use crate::platform::Platform;
-pub use crate::process::Command;
+use crate::support::platform::Platform;
+pub use crate::support::process::Command;
+use crate::support::workspace::Workspace;
 use crate::variant::{LibrarySource, Resolved};
-use crate::workspace::Workspace;
 
 pub use render::render_text;
 pub use step_id::StepId;
@@ -342,7 +343,7 @@ fn fingerprint(plan: &mut Plan) {
         for dep in &step.after {
             hasher.update(done[dep].as_bytes());
         }
-        step.fingerprint = crate::cache::hex(&hasher.finalize());
+        step.fingerprint = crate::inputs::cache::hex(&hasher.finalize());
         done.insert(step.id.clone(), step.fingerprint.clone());
     }
 }

@@ -3,7 +3,7 @@
 use std::fmt::Write;
 
 use super::{Plan, Step, StepId};
-use crate::units::human_size;
+use crate::support::units::human_size;
 
 pub fn render_text(plan: &Plan) -> String {
     let mut out = String::new();

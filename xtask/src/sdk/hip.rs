@@ -19,7 +19,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
-use crate::gfx::targets_in;
+use crate::gpu_targets::targets_in;
 
 /// What one install has.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -155,7 +155,7 @@ pub fn inspect(root: &Path, windows: bool) -> Install {
     install.rocblas_library = rocblas_library(&lib_dirs);
     if let Some(library) = &install.rocblas_library {
         // Per-architecture sub-folders (`library/gfx1100/…`) count as well as file names.
-        for (relative, _) in crate::fsx::files_below(library).unwrap_or_default() {
+        for (relative, _) in crate::support::fsx::files_below(library).unwrap_or_default() {
             install
                 .rocblas_targets
                 .extend(targets_in(&relative).into_iter().map(str::to_string));
@@ -524,14 +524,19 @@ mod tests {
             "k",
         )
         .unwrap();
-        let bitcode =
-            crate::paths::join_slashed(dir.path(), "lib/llvm-21/lib/clang/21/amdgcn/bitcode");
+        let bitcode = crate::support::paths::join_slashed(
+            dir.path(),
+            "lib/llvm-21/lib/clang/21/amdgcn/bitcode",
+        );
         fs::create_dir_all(&bitcode).unwrap();
         fs::create_dir_all(dir.path().join("lib/llvm-21/bin")).unwrap();
         fs::write(dir.path().join("lib/llvm-21/bin/clang++"), "").unwrap();
         assert_eq!(
             clang_dir(dir.path()),
-            Some(crate::paths::join_slashed(dir.path(), "lib/llvm-21/bin"))
+            Some(crate::support::paths::join_slashed(
+                dir.path(),
+                "lib/llvm-21/bin"
+            ))
         );
         assert_eq!(
             compile_env(dir.path()),

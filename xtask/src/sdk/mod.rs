@@ -13,8 +13,8 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Result, bail};
 
-use crate::host;
-use crate::platform::Platform;
+use crate::support::host;
+use crate::support::platform::Platform;
 use crate::variant::{Sdk, SdkKind};
 
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -166,7 +166,7 @@ fn check_version(sdk: &Sdk, found: Found) -> Result<Found> {
 
 /// `release 13.0, V13.0.88` in `nvcc --version` → "13.0".
 fn nvcc_version(nvcc: &Path) -> Option<String> {
-    let output = crate::process::capture(nvcc, ["--version"]).ok()?;
+    let output = crate::support::process::capture(nvcc, ["--version"]).ok()?;
     parse_nvcc_version(&output.stdout)
 }
 

@@ -1,6 +1,6 @@
 //! What a download URL must be, for an input in a variant file and for `bump --source`.
 
-use crate::safe_path;
+use crate::support::safe_path;
 
 /// Why `url` cannot be downloaded as an input, with the note that says what would do;
 /// `runnable` inputs (an SDK installer) may have any file name, the others must be archives.
@@ -18,7 +18,7 @@ pub fn problem(url: &str, runnable: bool) -> Option<(String, &'static str)> {
             "the URL's last part names the file, e.g. https://host/path/x-1.0.tar.gz",
         ));
     }
-    if !runnable && crate::unpack::Format::from_name(name).is_none() {
+    if !runnable && crate::inputs::unpack::Format::from_name(name).is_none() {
         return Some((
             format!("`{name}` is not an archive xtask can unpack"),
             "inputs are .tar.gz, .tgz, .crate, .zip, .whl or .7z files",

@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 
 use serde::Deserialize;
 
-pub use crate::bundle::{Output, Policy};
+pub use crate::package::bundle::{Output, Policy};
 
 use super::loc::Loc;
 

@@ -1,11 +1,13 @@
 //! Variant files: loading `variants/*.toml` (and the shared `variants/defaults.toml`),
 //! reporting mistakes in them, and resolving one variant for one platform.
 
+pub mod bump;
 pub mod download_url;
 mod layer;
 mod loc;
 mod resolve;
 mod template;
+pub mod wheel_name;
 
 use std::collections::BTreeMap;
 use std::fs;
@@ -21,7 +23,7 @@ pub use resolve::{
 };
 pub use template::{Placeholder, expand};
 
-use crate::diagnostic::{InputError, Location};
+use crate::support::diagnostic::{InputError, Location};
 use layer::{Layer, Stack};
 
 /// The file every variant starts from; it is not a variant itself.
@@ -42,7 +44,7 @@ pub struct Files {
 impl Files {
     /// Reads a file and returns its index; `path` is relative to the repository root.
     fn read(&mut self, path: &Path) -> Result<usize, InputError> {
-        let text = crate::diagnostic::read_text(&self.root.join(path), path)?;
+        let text = crate::support::diagnostic::read_text(&self.root.join(path), path)?;
         self.files.push((path.to_path_buf(), text));
         Ok(self.files.len() - 1)
     }
@@ -73,7 +75,7 @@ pub fn check_variant_name(name: &str) -> Result<(), String> {
     {
         return Err("a name is lower-case letters, digits and `-`, starting with a letter".into());
     }
-    if crate::safe_path::is_device_name(name) {
+    if crate::support::safe_path::is_device_name(name) {
         return Err(format!("`{name}` is a Windows device name"));
     }
     Ok(())
@@ -254,7 +256,7 @@ impl Catalog {
     pub fn pythons_for(
         &self,
         name: &str,
-        platform: crate::platform::Platform,
+        platform: crate::support::platform::Platform,
     ) -> Result<Option<Vec<String>>, InputError> {
         let listed = self.base(name).platforms.unwrap_or_default();
         if !listed.iter().any(|p| p.value == platform.name()) {
@@ -269,7 +271,7 @@ impl Catalog {
 
     /// Whether `name` has a CTranslate2 source (to build or to repackage) on `platform` for
     /// its chosen version.
-    pub fn has_source(&self, name: &str, platform: crate::platform::Platform) -> bool {
+    pub fn has_source(&self, name: &str, platform: crate::support::platform::Platform) -> bool {
         self.stacked(name, platform.name()).source.is_some()
     }
 

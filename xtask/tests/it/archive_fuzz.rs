@@ -24,7 +24,7 @@ use std::path::{Component, Path, PathBuf};
 use flate2::Compression;
 use flate2::write::GzEncoder;
 use tar::{EntryType, Header};
-use xtask::unpack::{self, ANY_TOP_FOLDER, Format, Limits, Unpacked};
+use xtask::inputs::unpack::{self, ANY_TOP_FOLDER, Format, Limits, Unpacked};
 use zip::ZipWriter;
 use zip::write::SimpleFileOptions;
 

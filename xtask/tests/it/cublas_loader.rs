@@ -32,7 +32,7 @@ fn header(version: &str) -> String {
     let patch = common::repo_root()
         .join(format!("patches/ctranslate2-{version}"))
         .join(PATCH);
-    xtask::patch::created_file(&patch, HEADER).unwrap()
+    xtask::inputs::patch::created_file(&patch, HEADER).unwrap()
 }
 
 #[test]

@@ -356,7 +356,7 @@ fn an_nvidia_gpu_with_a_toolkit_gets_cuda() {
 /// and the unpinned inputs.
 #[test]
 fn doctor_for_a_variant_names_what_that_build_lacks_here() {
-    let python = xtask::host::python_version().unwrap_or_else(|| "3.11".into());
+    let python = xtask::support::host::python_version().unwrap_or_else(|| "3.11".into());
     let bin = FakeBin::new();
     // The host's C++ compiler and Python stay reachable.
     let path = format!("{}:/usr/local/bin:/usr/bin:/bin", bin.path());

@@ -11,9 +11,9 @@ use crate::common::{self, fuzz};
 
 use std::fs;
 
-use xtask::platform::Platform;
+use xtask::support::platform::Platform;
+use xtask::support::workspace::Workspace;
 use xtask::variant::{Catalog, Choices};
-use xtask::workspace::Workspace;
 
 /// An error longer than this is not "one screen".
 const MAX_ERROR: usize = 4_000;
@@ -175,7 +175,7 @@ fn a_tampered_index_page_always_fails_verify_release_naming_the_page() {
     let run = crate::release::release(&scratch, &out, "3.11,3.12");
     assert_eq!(run.code, 0, "{}", run.stderr);
     assert_eq!(xtask::release::verify(&out).unwrap(), Vec::<String>::new());
-    let pages: Vec<String> = xtask::fsx::files_below(&out.join("whl"))
+    let pages: Vec<String> = xtask::support::fsx::files_below(&out.join("whl"))
         .unwrap()
         .into_iter()
         .map(|(name, _)| format!("whl/{name}"))

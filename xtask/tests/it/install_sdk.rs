@@ -38,7 +38,7 @@ fn setup(bytes: &[u8], pinned: bool) -> Setup {
     let pin = if pinned {
         format!(
             "sha256 = \"{}\"\nsize = {}\n",
-            xtask::cache::hex(&Sha256::digest(bytes)),
+            xtask::inputs::cache::hex(&Sha256::digest(bytes)),
             bytes.len()
         )
     } else {

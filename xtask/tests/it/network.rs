@@ -10,8 +10,8 @@ use crate::needs_network;
 use std::path::Path;
 
 use common::{fetch_cpu_args, xtask_in};
-use xtask::binary;
-use xtask::unpack::{self, Format, Limits};
+use xtask::inputs::unpack::{self, Format, Limits};
+use xtask::package::binary;
 
 /// The hosts the tests of this file download from.
 const HOSTS: &[&str] = &["static.crates.io:443", "files.pythonhosted.org:443"];

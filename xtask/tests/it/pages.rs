@@ -102,7 +102,11 @@ fn every_link_of_the_site_reaches_a_published_asset_and_old_versions_stay_instal
                     "an absolute link to an asset: {url}"
                 );
                 let bytes = get(url);
-                assert_eq!(xtask::cache::hex(&Sha256::digest(&bytes)), sha, "{url}");
+                assert_eq!(
+                    xtask::inputs::cache::hex(&Sha256::digest(&bytes)),
+                    sha,
+                    "{url}"
+                );
                 wheels += 1;
             }
         }

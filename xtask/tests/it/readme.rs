@@ -135,9 +135,9 @@ fn every_readme_command_runs_or_says_why_not() {
 }
 
 /// Serves a release of the official Linux wheel as `cpu` and as `cuda` (+cpu, +cu12).
-fn served_release(scratch: &Scratch) -> (xtask::serve::Server, String) {
+fn served_release(scratch: &Scratch) -> (xtask::check::serve::Server, String) {
     crate::speech::stand_in_build(scratch);
-    let python = xtask::host::python_version().unwrap();
+    let python = xtask::support::host::python_version().unwrap();
     let cpu = scratch
         .path()
         .join(format!("target/xtask/cpu/linux-x86_64/dist/py{python}"));
@@ -164,7 +164,7 @@ fn served_release(scratch: &Scratch) -> (xtask::serve::Server, String) {
         release.to_str().unwrap(),
     ]);
     assert_exit(&run, 0, &[]);
-    let server = xtask::serve::Server::start(&release).unwrap();
+    let server = xtask::check::serve::Server::start(&release).unwrap();
     let base = server.url("");
     (server, base)
 }

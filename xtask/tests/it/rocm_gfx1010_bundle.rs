@@ -94,19 +94,19 @@ fn the_hip_6_2_closure_with_gfx1010_kernels_only_is_bundled_and_loads_under_wine
         return;
     };
     let community = work.join("deps/rocblas-gfx1010");
-    xtask::unpack::unpack_input(
+    xtask::inputs::unpack::unpack_input(
         "rocblas-gfx1010",
         &asset,
         common::gfx1010::ASSET,
         "https://github.com/…",
-        Some(xtask::unpack::ANY_TOP_FOLDER),
+        Some(xtask::inputs::unpack::ANY_TOP_FOLDER),
         &community,
     )
     .unwrap();
-    xtask::unpack::check_expected(
+    xtask::inputs::unpack::check_expected(
         common::gfx1010::ASSET,
         "https://github.com/…",
-        Some(xtask::unpack::ANY_TOP_FOLDER),
+        Some(xtask::inputs::unpack::ANY_TOP_FOLDER),
         &community,
         &["rocblas.dll".to_string(), "library/".to_string()],
     )

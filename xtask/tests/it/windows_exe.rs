@@ -2,7 +2,7 @@
 //! over the cases the Linux suite drives. What wine cannot stand in for is said where it
 //! matters (no Windows Python, no MSVC, no junctions in wine 8). The rocm build, fetch with
 //! kill and resume, `bundle --wheel` of the official wheel and `release` also run under wine
-//! in their own modules (rocm_variant.rs, fetch_cli.rs, bundle_real.rs, release.rs).
+//! in their own modules (rocm_variant.rs, fetch_pin.rs, bundle_real.rs, release.rs).
 
 use crate::common;
 use crate::needs_network;
@@ -241,7 +241,7 @@ fn cpu_and_rocm_gfx1010_builds_get_past_patch_to_the_missing_windows_python() {
             .is_file()
     );
     let variant = fs::read_to_string(scratch.path().join("variants/rocm-gfx1010.toml")).unwrap();
-    let digest = xtask::cache::sha256_file(&asset).unwrap().0;
+    let digest = xtask::inputs::cache::sha256_file(&asset).unwrap().0;
     assert!(
         variant.contains(&format!("sha256 = \"{digest}\"")),
         "pinned: {variant}"

@@ -52,7 +52,7 @@ fn xtask(scratch: &Scratch, args: &[&str]) -> Run {
 /// A copy of `wheel` relabelled `+label`, as `release` names it.
 fn labelled(wheel: &Path, label: &str, dir: &Path) -> PathBuf {
     fs::create_dir_all(dir).unwrap();
-    let name = xtask::wheel::write_with_local_version(wheel, label, dir).unwrap();
+    let name = xtask::package::wheel::write_with_local_version(wheel, label, dir).unwrap();
     dir.join(name)
 }
 
@@ -143,18 +143,18 @@ fn rocm_build() -> (Scratch, PathBuf, tempfile::TempDir) {
 }
 
 fn real_msvc_runtime() -> Vec<u8> {
-    let cache = xtask::cache::Cache::new(common::winwheels::cache_dir());
+    let cache = xtask::inputs::cache::Cache::new(common::winwheels::cache_dir());
     let request = common::winwheels::request(
         "msvc-runtime",
         "https://files.pythonhosted.org/packages/98/33/be9ef68901200813fc174a06758b4ae48ca4eb58fa783280dd879d5fd048/msvc_runtime-14.51.36231-cp312-cp312-win_amd64.whl",
         common::rocm::MSVC_PIN.0,
         common::rocm::MSVC_PIN.1,
     );
-    let options = xtask::download::Options {
+    let options = xtask::inputs::download::Options {
         progress: false,
         ..Default::default()
     };
-    let fetched = xtask::download::fetch_all(&cache, &[request], &options).unwrap();
+    let fetched = xtask::inputs::download::fetch_all(&cache, &[request], &options).unwrap();
     fs::read(&fetched[0].path).unwrap()
 }
 
@@ -332,7 +332,7 @@ fn a_linux_release_installs_from_its_index_with_linux_pip() {
     needs_network!(HOSTS);
     let scratch = Scratch::new();
     crate::speech::stand_in_build(&scratch);
-    let python = xtask::host::python_version().unwrap();
+    let python = xtask::support::host::python_version().unwrap();
     let release = scratch.path().join("release");
     let run = xtask(
         &scratch,
@@ -373,12 +373,12 @@ fn a_linux_release_installs_from_its_index_with_linux_pip() {
 /// The embeddable Python's sdist with `edit` applied to its data.zip's files, served on
 /// loopback and pinned in a scratch's variants/windows/python.toml.
 fn tampered(edit: impl Fn(&str, &mut Vec<u8>) -> bool) -> (Scratch, common::server::Server) {
-    let cache = xtask::cache::Cache::new(common::winwheels::cache_dir());
-    let spec = xtask::winpython::spec::Spec::load(&common::repo_root()).unwrap();
-    let fetched = xtask::download::fetch_all(
+    let cache = xtask::inputs::cache::Cache::new(common::winwheels::cache_dir());
+    let spec = xtask::check::winpython::spec::Spec::load(&common::repo_root()).unwrap();
+    let fetched = xtask::inputs::download::fetch_all(
         &cache,
         &[spec.request("python-embed-3.12")],
-        &xtask::download::Options {
+        &xtask::inputs::download::Options {
             progress: false,
             ..Default::default()
         },
@@ -418,7 +418,7 @@ fn tampered(edit: impl Fn(&str, &mut Vec<u8>) -> bool) -> (Scratch, common::serv
         &original.url,
         &server.url("/python_embed-3.12.0.tar.gz"),
     );
-    let digest = xtask::cache::hex(&<sha2::Sha256 as sha2::Digest>::digest(&bytes));
+    let digest = xtask::inputs::cache::hex(&<sha2::Sha256 as sha2::Digest>::digest(&bytes));
     scratch.edit("variants/windows/python.toml", &original.sha256, &digest);
     scratch.edit(
         "variants/windows/python.toml",
@@ -524,8 +524,11 @@ fn wine_missing_or_a_folder_that_is_not_ours_stops_before_any_work() {
     // A PATH with python3 only: no wine.
     let bin = dir.path().join("bin");
     fs::create_dir_all(&bin).unwrap();
-    std::os::unix::fs::symlink(xtask::host::which("python3").unwrap(), bin.join("python3"))
-        .unwrap();
+    std::os::unix::fs::symlink(
+        xtask::support::host::which("python3").unwrap(),
+        bin.join("python3"),
+    )
+    .unwrap();
     let run = common::xtask_with_env(
         scratch.path(),
         &["verify", "--wheel", wheel.to_str().unwrap()],

@@ -538,7 +538,7 @@ fn hosted_linux_source_builds_run_in_the_manylinux_2_28_image() {
             && entry["compiles"] == true
             && entry["runs-on"].is_string();
         let expected = if hosted_linux_build {
-            xtask::matrix::MANYLINUX_IMAGE
+            xtask::plan::matrix::MANYLINUX_IMAGE
         } else {
             ""
         };

@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use super::inputs::{bundle_inputs, in_sdk_dir, sdk_provided};
 use super::{Layout, VERIFY_SCRIPT, WheelIn, slash, step};
 use crate::plan::{Action, BundleAction, Command, DataFiles, SearchLocation, Step, StepId};
-use crate::platform::Platform;
+use crate::support::platform::Platform;
 use crate::variant::{Build, LibrarySource, Output, Resolved};
 
 pub(super) fn finish(layout: &Layout, v: &Resolved, wheel: &WheelIn) -> Vec<Step> {
@@ -165,7 +165,7 @@ fn verify_step(layout: &Layout, v: &Resolved, fat_wheel: &str) -> Step {
         // e.g. nvidia-cublas-cu12, ~600 MB) are the user's download, not this check's.
         Command::new(&verify_python)
             .args(["-m", "pip", "install", "--find-links", &layout.wheelhouse()])
-            .args(crate::wheelhouse::RUNTIME_REQUIREMENTS),
+            .args(crate::inputs::wheelhouse::RUNTIME_REQUIREMENTS),
         Command::new(&verify_python).args([
             "-m",
             "pip",
@@ -215,7 +215,10 @@ fn checksum_step(dist: &str) -> Step {
 
 /// The bundle's wheel: on Linux tagged with the manylinux policy it proves.
 fn fat_wheel_name(v: &Resolved, wheel: &WheelIn) -> String {
-    crate::bundle::manylinux::fat_wheel_name(&wheel.file_name, v.bundle.manylinux.as_deref())
+    crate::package::bundle::manylinux::fat_wheel_name(
+        &wheel.file_name,
+        v.bundle.manylinux.as_deref(),
+    )
 }
 
 pub(super) fn artifacts(layout: &Layout, v: &Resolved, wheel: &WheelIn) -> Vec<String> {

@@ -24,9 +24,9 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use super::{Action, Command, Plan, SCHEMA_VERSION, Step, StepId};
-use crate::platform::Platform;
+use crate::support::platform::Platform;
+use crate::support::workspace::Workspace;
 use crate::variant::{Build, Remote, Resolved, Sdk, SdkKind, SourceBuild};
-use crate::workspace::Workspace;
 
 /// The name of the CTranslate2 source among the inputs.
 pub const SOURCE_INPUT: &str = "ctranslate2-source";
@@ -81,7 +81,7 @@ impl Layout {
     /// Wheels `fetch` downloads for the venv and verify steps, so `build --offline` works
     /// from a copied cache (see `wheelhouse.rs`).
     fn wheelhouse(&self) -> String {
-        slash(&crate::wheelhouse::dir(
+        slash(&crate::inputs::wheelhouse::dir(
             &self.cache,
             self.platform,
             &self.python,
@@ -91,7 +91,7 @@ impl Layout {
     /// Where a fetched input is kept (`cache::entry_path`).
     fn cached(&self, r: &Remote) -> String {
         match &r.sha256 {
-            Some(sha) => slash(&crate::cache::entry_path(&self.cache, sha)),
+            Some(sha) => slash(&crate::inputs::cache::entry_path(&self.cache, sha)),
             None => slash(&self.cache.join("unpinned").join(r.file_name())),
         }
     }

@@ -2,7 +2,7 @@
 //! used where it is, then patched.
 
 use super::{Layout, SOURCE_INPUT, slash, step};
-use crate::patches::Series;
+use crate::inputs::patch::series::Series;
 use crate::plan::{Action, Command, Step, StepId};
 use crate::variant::{Source, SourceBuild};
 

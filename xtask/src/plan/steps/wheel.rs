@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use super::native::Placeholders;
 use super::{Layout, WheelIn, slash, step};
 use crate::plan::{Action, Command, Step, StepId};
-use crate::platform::Platform;
+use crate::support::platform::Platform;
 use crate::variant::{OpenMpRuntime, Placeholder, Resolved};
 
 /// The steps that make the wheel from the tree at `source_dir`, and the wheel they make.

@@ -5,8 +5,8 @@ use std::collections::BTreeMap;
 
 use super::checks::{checked, missing_key};
 use super::{Bundle, Data, Input, LibrarySource, Search};
-use crate::diagnostic::InputError;
-use crate::safe_path;
+use crate::support::diagnostic::InputError;
+use crate::support::safe_path;
 use crate::variant::layer::{BundleSpec, DataSpec, Output, SearchSpec};
 use crate::variant::{Files, Loc};
 
@@ -21,10 +21,10 @@ pub(super) fn bundle(
     notes: &mut Vec<String>,
 ) -> Result<Bundle, InputError> {
     let mut bundle = from_spec(files, name, spec, inputs)?;
-    bundle.manylinux = crate::bundle::manylinux::target_for(bundle.policy, host_glibc);
+    bundle.manylinux = crate::package::bundle::manylinux::target_for(bundle.policy, host_glibc);
     if let (Some(tag), Some(policy)) = (
         &bundle.manylinux,
-        crate::bundle::manylinux::target(bundle.policy),
+        crate::package::bundle::manylinux::target(bundle.policy),
     ) && tag != policy
     {
         let (major, minor) = host_glibc.unwrap_or_default();
@@ -50,7 +50,7 @@ fn from_spec(
     let roots = match &spec.roots {
         Some(roots) => {
             for root in &roots.value {
-                crate::bundle::run::check_root(root).map_err(|e| {
+                crate::package::bundle::run::check_root(root).map_err(|e| {
                     files.error_at(roots, format!("[bundle] roots of variant `{name}`: {e}"))
                 })?;
             }

@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 
 use super::Verify;
-use crate::diagnostic::InputError;
+use crate::support::diagnostic::InputError;
 use crate::variant::layer::VerifySpec;
 use crate::variant::template::{self, Placeholder};
 use crate::variant::{Catalog, DEFAULTS_FILE, Files, Loc};
@@ -31,7 +31,7 @@ pub(super) fn missing_key(files: &Files, name: &str, key: &str) -> InputError {
     ))
 }
 
-/// `at.value` after one of the [`crate::safe_path`] checks; the error points at the value.
+/// `at.value` after one of the [`crate::support::safe_path`] checks; the error points at the value.
 pub(super) fn checked(
     files: &Files,
     at: &Loc<String>,

@@ -5,8 +5,8 @@ use std::collections::BTreeMap;
 
 use super::Input;
 use super::checks::checked;
-use crate::diagnostic::InputError;
-use crate::safe_path;
+use crate::support::diagnostic::InputError;
+use crate::support::safe_path;
 use crate::variant::download_url;
 use crate::variant::layer::{InputSpec, Layer, SourceSpec};
 use crate::variant::{Files, Loc};

@@ -21,9 +21,9 @@ use serde::Serialize;
 use super::Catalog;
 use super::download_url;
 use super::layer::{DataFilter, OpenMpRuntime, Output, Policy, SdkKind};
-use crate::diagnostic::InputError;
-use crate::patches::Series;
-use crate::platform::Platform;
+use crate::inputs::patch::series::Series;
+use crate::support::diagnostic::InputError;
+use crate::support::platform::Platform;
 
 pub use sdk::{SDK_MAJOR, check_local_version, sdk_major};
 

@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use super::{Input, Sdk, SdkInstaller};
-use crate::diagnostic::InputError;
+use crate::support::diagnostic::InputError;
 use crate::variant::layer::SdkSpec;
 use crate::variant::{Files, Loc};
 

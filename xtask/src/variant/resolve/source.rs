@@ -7,9 +7,9 @@ use std::path::PathBuf;
 use super::checks::{check_placeholders, check_sdk_placeholder, checked, missing_key};
 use super::inputs::{archive_input, check_input_ref};
 use super::{Build, Input, Mkl, OneDnn, OpenMp, Source, SourceBuild};
-use crate::diagnostic::InputError;
-use crate::patches::Series;
-use crate::safe_path;
+use crate::inputs::patch::series::Series;
+use crate::support::diagnostic::InputError;
+use crate::support::safe_path;
 use crate::variant::layer::{
     CMakeOptions, Layer, OpenMpRuntime, OpenMpSpec, SdkSpec, SourceKind, SourceSpec,
 };

@@ -3,9 +3,9 @@
 
 use super::Choices;
 use super::checks::missing_key;
-use crate::diagnostic::InputError;
-use crate::gfx;
-use crate::platform::Platform;
+use crate::gpu_targets;
+use crate::support::diagnostic::InputError;
+use crate::support::platform::Platform;
 use crate::variant::layer::Layer;
 use crate::variant::{Catalog, DEFAULTS_FILE, Files, Loc};
 
@@ -206,7 +206,7 @@ pub(super) fn gpu_targets(
         }
         _ => {
             for target in layer.gpu_targets.iter().flatten() {
-                if !gfx::looks_like_target(&target.value) {
+                if !gpu_targets::looks_like_target(&target.value) {
                     return Err(files.error_at(
                         target,
                         format!(
@@ -222,7 +222,7 @@ pub(super) fn gpu_targets(
 }
 
 /// GPU targets as given (`--gpu-targets` or `ROCM_SDK_TARGET_FAMILY`): exact targets
-/// (`gfx1100`), TheRock's family names (`gfx110X-dgpu`, see [`crate::gfx`]), or `custom`
+/// (`gfx1100`), TheRock's family names (`gfx110X-dgpu`, see [`crate::gpu_targets`]), or `custom`
 /// (TheRock's bundle name: the variant's own list). A variant that repackages a wheel can
 /// only keep targets that wheel was built for (`offered`: the variant's `gpu-targets`); a
 /// family keeps those of its targets the wheel has. A build compiles any target spelled
@@ -240,18 +240,18 @@ fn given_targets(
         if text.is_empty() {
             continue;
         }
-        let picked: Vec<String> = if text == gfx::CUSTOM {
+        let picked: Vec<String> = if text == gpu_targets::CUSTOM {
             offered.to_vec()
-        } else if gfx::looks_like_target(text) {
+        } else if gpu_targets::looks_like_target(text) {
             if !compiles && !offered.iter().any(|t| t == text) {
-                let hint = gfx::closest(text, offered.iter().map(String::as_str))
+                let hint = gpu_targets::closest(text, offered.iter().map(String::as_str))
                     .map_or(String::new(), |c| format!("; did you mean {c}?"));
                 return Err(InputError::new(format!(
                     "the wheel was built for {offered_list}: it has no code for `{text}`{hint}"
                 )));
             }
             vec![text.to_string()]
-        } else if let Some(members) = gfx::family(text) {
+        } else if let Some(members) = gpu_targets::family(text) {
             if compiles {
                 members
             } else {
@@ -274,7 +274,7 @@ fn given_targets(
                 kept
             }
         } else {
-            let hint = gfx::closest(text, gfx::all_names())
+            let hint = gpu_targets::closest(text, gpu_targets::all_names())
                 .map_or(String::new(), |c| format!("; did you mean {c}?"));
             return Err(InputError::new(format!(
                 "`{text}` is not a GPU target or one of TheRock's target families \

@@ -1,4 +1,4 @@
-//! What the fuzz tests share (`binary_fuzz`, `archive_fuzz`, `input_fuzz`, `patch_hostile`):
+//! What the fuzz tests share (`binary_fuzz`, `archive_fuzz`, `input_fuzz`, `patch_safety`):
 //! deterministic randomness, the case count, running a case with its panic caught and
 //! recorded, and byte-level damage for text inputs.
 

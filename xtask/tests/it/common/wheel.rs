@@ -64,7 +64,7 @@ pub fn zip_wheel(tree: &Path, out: &Path) -> BTreeSet<String> {
         let data = fs::read(tree.join(name)).unwrap();
         record.push_str(&format!(
             "{name},{},{}\n",
-            xtask::wheel::record_hash(&data),
+            xtask::package::wheel::record_hash(&data),
             data.len()
         ));
         zip.start_file(name.as_str(), options).unwrap();

@@ -1,0 +1,329 @@
+//! `verify-release DIR --install`: a release installed the way its users install it. The
+//! release folder is served over loopback HTTP (its `whl/<variant>/` index and the wheels it
+//! links), a fresh Python that already has PyPI's `ctranslate2==X` (as the consumer's app
+//! has, PinW/whisper-key-local `pyproject.toml`) runs the consumer's onboarding command
+//! (`src/whisper_key/onboarding.py`: `pip install --force-reinstall …`, here with
+//! `--index-url` and the variant's local version), and the result must report `X+<local>`,
+//! import and transcribe. On Linux with the host's Python in a venv; a Windows wheel on a
+//! Linux host in python.org's Windows Python under wine.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result, bail};
+
+use crate::check::serve::Server;
+use crate::check::winpython::Session;
+use crate::release::{Artifact, MANIFEST, Manifest};
+use crate::support::diagnostic::InputError;
+use crate::support::platform::Platform;
+use crate::support::workspace::Workspace;
+use crate::variant::wheel_name::WheelName;
+
+/// What to install, and from where.
+pub struct Request<'a> {
+    pub dir: &'a Path,
+    /// The variants to install (empty: every variant with a wheel for the platform and Python).
+    pub variants: &'a [String],
+    pub platform: Platform,
+    pub python: String,
+    /// More folders of wheels the installs may take dependencies from (e.g. a stand-in for
+    /// NVIDIA's cuBLAS wheel).
+    pub find_links: &'a [PathBuf],
+    pub transcribe: bool,
+    pub download: crate::inputs::download::Options,
+}
+
+/// One wheel of the release to install: its variant and the requirement that names it.
+pub struct Target {
+    pub variant: String,
+    pub file: String,
+    /// `ctranslate2==4.7.1+cpu`
+    pub requirement: String,
+    /// `ctranslate2==4.7.1`, what PyPI has and the app starts from.
+    pub baseline: String,
+    pub version: String,
+}
+
+/// The wheels of `request` in the release's manifest.
+pub fn targets(request: &Request) -> Result<Vec<Target>> {
+    let path = request.dir.join(MANIFEST);
+    let text = std::fs::read_to_string(&path).map_err(|e| {
+        InputError::new(format!("{}: {e}", path.display()))
+            .note("give a folder `cargo xtask release` wrote")
+    })?;
+    let manifest: Manifest = serde_json::from_str(&text).map_err(|e| {
+        InputError::new(format!("{} is not a release manifest: {e}", path.display()))
+    })?;
+    let fits = |a: &&Artifact| {
+        a.kind == "wheel"
+            && a.platform == request.platform.name()
+            && a.python == request.python
+            && (request.variants.is_empty() || request.variants.contains(&a.variant))
+    };
+    let mut out = Vec::new();
+    for a in manifest.artifacts.iter().filter(fits) {
+        let name = WheelName::parse(Path::new(&a.path))?;
+        let version = match &name.local {
+            Some(local) => format!("{}+{local}", name.public_version),
+            None => name.public_version.clone(),
+        };
+        out.push(Target {
+            variant: a.variant.clone(),
+            file: a.path.clone(),
+            requirement: format!("ctranslate2=={version}"),
+            baseline: format!("ctranslate2=={}", name.public_version),
+            version,
+        });
+    }
+    if out.is_empty() {
+        return Err(InputError::new(format!(
+            "{} has no {} wheel for Python {}{}",
+            request.dir.display(),
+            request.platform,
+            request.python,
+            if request.variants.is_empty() {
+                String::new()
+            } else {
+                format!(" of {}", request.variants.join(", "))
+            }
+        ))
+        .note("see its manifest.json for what it holds; --platform and --python choose")
+        .into());
+    }
+    for variant in request.variants {
+        if !out.iter().any(|t| &t.variant == variant) {
+            return Err(InputError::new(format!(
+                "{} has no {} Python {} wheel of variant `{variant}`",
+                request.dir.display(),
+                request.platform,
+                request.python
+            ))
+            .into());
+        }
+    }
+    Ok(out)
+}
+
+/// The index must link the wheels relatively (or to this server): a release made for
+/// GitHub (`--index-base-url`) links its assets there, which loopback cannot serve.
+pub fn check_index_is_local(dir: &Path, variant: &str) -> Result<()> {
+    let page = dir
+        .join(crate::release::pep503::DIR)
+        .join(variant)
+        .join(crate::release::pep503::PROJECT)
+        .join("index.html");
+    let text = std::fs::read_to_string(&page)
+        .map_err(|e| InputError::new(format!("{}: {e}", page.display())))?;
+    if let Some(absolute) = text
+        .split("href=\"")
+        .skip(1)
+        .map(|rest| rest.split('"').next().unwrap_or_default())
+        .find(|href| href.contains("://"))
+    {
+        return Err(InputError::new(format!(
+            "{} links its wheels by absolute URL ({absolute}): this check serves the folder \
+             on loopback, so release it without --index-base-url to check it here",
+            page.display()
+        ))
+        .into());
+    }
+    Ok(())
+}
+
+/// Where one install runs, and how.
+pub enum Python<'a> {
+    /// A venv's python on this host.
+    Native(PathBuf),
+    /// The Windows Python under wine.
+    Wine(&'a Session),
+}
+
+impl Python<'_> {
+    fn run(&self, args: &[String], log: &Path) -> Result<String> {
+        let mut out = String::new();
+        let mut keep = |line: &str| {
+            out.push_str(line);
+            out.push('\n');
+        };
+        match self {
+            Python::Native(python) => {
+                let command = crate::support::process::Command::new(python.display().to_string())
+                    .args(args.iter().cloned());
+                crate::support::process::run_logged(&command, &Default::default(), log, &mut keep)?;
+            }
+            Python::Wine(session) => session.python(args, log, &mut keep)?,
+        }
+        Ok(out)
+    }
+}
+
+/// The steps of one install, with `python` already holding the app's baseline.
+pub struct Install<'a> {
+    pub python: Python<'a>,
+    pub index_url: String,
+    pub find_links: Vec<PathBuf>,
+    pub constraints: Option<PathBuf>,
+    pub log: PathBuf,
+}
+
+impl Install<'_> {
+    /// The consumer's onboarding command, as shown to the user and as run.
+    pub fn onboarding_args(&self, target: &Target) -> Vec<String> {
+        let mut args: Vec<String> = ["-m", "pip", "install", "--isolated", "--force-reinstall"]
+            .map(String::from)
+            .to_vec();
+        args.extend(["--index-url".into(), self.index_url.clone()]);
+        for dir in &self.find_links {
+            args.extend(["--find-links".into(), dir.display().to_string()]);
+        }
+        if let Some(c) = &self.constraints {
+            args.extend(["--constraint".into(), c.display().to_string()]);
+        }
+        args.push(target.requirement.clone());
+        args
+    }
+
+    /// `python args`, its output returned.
+    pub fn run(&self, args: &[String]) -> Result<String> {
+        self.python.run(args, &self.log)
+    }
+
+    /// `pip install` of the PyPI baseline (from the wheelhouse).
+    pub fn baseline(&self, target: &Target) -> Result<()> {
+        let mut args: Vec<String> = ["-m", "pip", "install", "--isolated", "--no-index"]
+            .map(String::from)
+            .to_vec();
+        for dir in &self.find_links {
+            args.extend(["--find-links".into(), dir.display().to_string()]);
+        }
+        if let Some(c) = &self.constraints {
+            args.extend(["--constraint".into(), c.display().to_string()]);
+        }
+        args.push(target.baseline.clone());
+        self.python.run(&args, &self.log)?;
+        Ok(())
+    }
+
+    /// The installed ctranslate2's version, as pip recorded it and as it imports.
+    pub fn installed_version(&self) -> Result<String> {
+        let out = self.python.run(
+            &[
+                "-c".into(),
+                "import importlib.metadata as m, ctranslate2; print('installed', m.version('ctranslate2'), ctranslate2.__version__)".into(),
+            ],
+            &self.log,
+        )?;
+        let line = out
+            .lines()
+            .find_map(|l| l.strip_prefix("installed "))
+            .with_context(|| format!("no version printed (log: {})", self.log.display()))?;
+        Ok(line
+            .split_whitespace()
+            .next()
+            .unwrap_or_default()
+            .to_string())
+    }
+}
+
+/// Checks the installed version is the target's.
+pub fn expect_version(found: &str, target: &Target, stage: &str) -> Result<()> {
+    if found != target.version {
+        bail!(
+            "{stage}: ctranslate2 {found} is installed, not {} ({})",
+            target.version,
+            target.file
+        );
+    }
+    Ok(())
+}
+
+/// The loopback server for the release folder.
+pub fn serve(dir: &Path) -> Result<Server> {
+    Server::start(dir)
+}
+
+/// The wheelhouse the installs take dependencies from: the wheel's runtime requirements and
+/// the PyPI baseline, for `platform` and `python` (numpy pinned to `numpy` under wine).
+pub fn wheelhouse(
+    workspace: &Workspace,
+    request: &Request,
+    targets: &[Target],
+    numpy: Option<&str>,
+    log: &Path,
+) -> Result<PathBuf> {
+    let cache = &workspace.cache_dir;
+    if request.download.offline {
+        return Ok(crate::inputs::wheelhouse::dir(
+            cache,
+            request.platform,
+            &request.python,
+        ));
+    }
+    let mut specs: Vec<String> = crate::inputs::wheelhouse::RUNTIME_REQUIREMENTS
+        .iter()
+        .map(|r| match (r, numpy) {
+            (&"numpy", Some(v)) => format!("numpy=={v}"),
+            _ => r.to_string(),
+        })
+        .collect();
+    specs.extend(targets.iter().map(|t| t.baseline.clone()));
+    specs.sort();
+    specs.dedup();
+    crate::inputs::wheelhouse::download_packages(
+        cache,
+        request.platform,
+        &request.python,
+        &specs,
+        log,
+    )
+}
+
+/// A constraints file pinning numpy (under wine), in `work`.
+pub fn constraints(work: &Path, numpy: &str) -> Result<PathBuf> {
+    let path = work.join("constraints.txt");
+    std::fs::write(&path, format!("numpy=={numpy}\n"))?;
+    Ok(path)
+}
+
+/// An install in the session's Windows Python under wine, numpy constrained to what wine runs.
+pub fn wine_install<'a>(
+    session: &'a Session,
+    server: &Server,
+    variant: &str,
+    find_links: Vec<PathBuf>,
+    log: &Path,
+) -> Result<Install<'a>> {
+    let constraints = constraints(&session.work, &session.numpy)?;
+    Ok(Install {
+        python: Python::Wine(session),
+        index_url: server.url(&format!("/{}/{variant}", crate::release::pep503::DIR)),
+        find_links,
+        constraints: Some(constraints),
+        log: log.to_path_buf(),
+    })
+}
+
+/// A fresh venv in `dir` of this host's Python `python` (`python3` when it is that version,
+/// else `python3.X` on PATH; on Windows `py -3.X`).
+pub fn native_venv(python: &str, dir: &Path, log: &Path) -> Result<PathBuf> {
+    let command = if cfg!(windows) {
+        crate::support::process::Command::new("py").arg(format!("-{python}"))
+    } else if crate::support::host::python_version().as_deref() == Some(python) {
+        crate::support::process::Command::new("python3")
+    } else if crate::support::host::on_path(&format!("python{python}")) {
+        crate::support::process::Command::new(format!("python{python}"))
+    } else {
+        return Err(InputError::new(format!(
+            "this release's wheels for Python {python} need a Python {python} here: neither \
+             python3 nor python{python} is one"
+        ))
+        .note("install it, or check the wheels of the host's Python with --python")
+        .into());
+    };
+    let command = command
+        .args(["-m", "venv", "--clear"])
+        .arg(dir.display().to_string());
+    crate::support::process::run_logged(&command, &Default::default(), log, &mut |_| {})?;
+    let host = Platform::host().unwrap_or(Platform::LinuxX86_64);
+    Ok(dir.join(host.venv_bin()).join(host.exe("python")))
+}

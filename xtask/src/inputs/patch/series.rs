@@ -1,0 +1,113 @@
+//! Patch series: `patches/ctranslate2-<version>/series` lists patch files in the order they
+//! are applied, one per line; `#` starts a comment.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+
+use crate::support::diagnostic::{InputError, Location};
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Series {
+    /// The series file, relative to the repository root.
+    pub path: PathBuf,
+    /// The patch files in order, relative to the repository root.
+    pub patches: Vec<PathBuf>,
+}
+
+impl Series {
+    /// Reads a series and checks that every patch it lists exists. `path` is relative to
+    /// `root`; errors name the series file and line.
+    pub fn load(root: &Path, path: &Path) -> Result<Series, InputError> {
+        let text = crate::support::diagnostic::read_text(&root.join(path), path)?;
+        let dir = path.parent().unwrap_or(Path::new(""));
+        let mut patches = Vec::new();
+        for (index, line) in text.lines().enumerate() {
+            let name = line.split('#').next().unwrap_or("").trim();
+            if name.is_empty() {
+                continue;
+            }
+            if let Err(why) = crate::support::safe_path::check_nonempty(name) {
+                return Err(InputError::new(format!(
+                    "patch `{}` listed in {} is not allowed: {why}",
+                    name.escape_debug(),
+                    path.display()
+                ))
+                .at(Location::line(path, &text, index + 1))
+                .note("series lines name patch files next to the series file"));
+            }
+            let patch = dir.join(name);
+            if !root.join(&patch).is_file() {
+                let available = patch_files(&root.join(dir));
+                return Err(InputError::new(format!(
+                    "patch `{name}` listed in {} does not exist",
+                    path.display()
+                ))
+                .at(Location::line(path, &text, index + 1))
+                .allowed(name, &available)
+                .note(format!(
+                    "add {} or remove the line from the series",
+                    patch.display()
+                )));
+            }
+            patches.push(patch);
+        }
+        Ok(Series {
+            path: path.to_path_buf(),
+            patches,
+        })
+    }
+}
+
+fn patch_files(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .filter_map(|e| e.ok())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".patch") || n.ends_with(".diff"))
+        .collect();
+    names.sort();
+    names
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_patches_in_order_and_skips_comments() {
+        let root = tempfile::tempdir().unwrap();
+        let dir = root.path().join("patches/v");
+        fs::create_dir_all(&dir).unwrap();
+        fs::write(dir.join("0001-a.patch"), "").unwrap();
+        fs::write(dir.join("0002-b.patch"), "").unwrap();
+        fs::write(
+            dir.join("series"),
+            "# why\n0002-b.patch\n\n0001-a.patch  # later\n",
+        )
+        .unwrap();
+        let series = Series::load(root.path(), Path::new("patches/v/series")).unwrap();
+        assert_eq!(
+            series.patches,
+            [
+                PathBuf::from("patches/v/0002-b.patch"),
+                PathBuf::from("patches/v/0001-a.patch")
+            ]
+        );
+    }
+
+    #[test]
+    fn a_missing_patch_names_the_series_line_and_a_near_name() {
+        let root = tempfile::tempdir().unwrap();
+        let dir = root.path().join("patches/v");
+        fs::create_dir_all(&dir).unwrap();
+        fs::write(dir.join("0001-fix.patch"), "").unwrap();
+        fs::write(dir.join("series"), "# c\n0001-fx.patch\n").unwrap();
+        let err = Series::load(root.path(), Path::new("patches/v/series")).unwrap_err();
+        let shown = err.to_string();
+        assert!(shown.contains("patches/v/series:2:1"), "{shown}");
+        assert!(shown.contains("did you mean `0001-fix.patch`?"), "{shown}");
+    }
+}

@@ -1,0 +1,202 @@
+//! Recording pins: the sha256 and size of a downloaded input are written back into every
+//! variant file table whose `url` is that input's URL (comments, order and formatting kept,
+//! as `cargo update` does), and into `variants/pins.lock`, which remembers which URL each
+//! pin was taken from so that a changed URL is noticed and pinned again.
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use crate::support::diagnostic::InputError;
+use crate::support::fsx::write_atomically;
+use anyhow::{Context, Result};
+use toml_edit::{DocumentMut, Item, Table, TableLike, value};
+
+/// `variants/pins.lock`, relative to the repository root.
+pub const LOCK_FILE: &str = "variants/pins.lock";
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Pinned {
+    pub sha256: String,
+    pub size: u64,
+}
+
+/// URL → the pin taken from it.
+#[derive(Debug, Default)]
+pub struct Lock {
+    pub pins: BTreeMap<String, Pinned>,
+}
+
+impl Lock {
+    pub fn load(root: &Path) -> Result<Lock> {
+        let path = root.join(LOCK_FILE);
+        let bytes = match fs::read(&path) {
+            Ok(bytes) => bytes,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Lock::default()),
+            Err(e) => return Err(e).with_context(|| format!("cannot read {}", path.display())),
+        };
+        // A lock that cannot be read is refused, never silently replaced by a fresh one.
+        let text = String::from_utf8(bytes).map_err(|_| {
+            InputError::new(format!(
+                "{} is not UTF-8 text; it was left as it is",
+                path.display()
+            ))
+            .note("restore it from git, or delete it and run `cargo xtask pin` again")
+        })?;
+        let doc: DocumentMut = text.parse().map_err(|e: toml_edit::TomlError| {
+            InputError::new(format!(
+                "{} is not valid TOML: {}",
+                path.display(),
+                e.message()
+            ))
+            .note("restore it from git, or delete it and run `cargo xtask pin` again")
+        })?;
+        let mut pins = BTreeMap::new();
+        if let Some(table) = doc.get("pin").and_then(Item::as_table_like) {
+            for (url, entry) in table.iter() {
+                let sha256 = entry.get("sha256").and_then(Item::as_str);
+                let size = entry.get("size").and_then(Item::as_integer);
+                if let (Some(sha256), Some(size)) = (sha256, size) {
+                    pins.insert(
+                        url.to_string(),
+                        Pinned {
+                            sha256: sha256.to_string(),
+                            size: size as u64,
+                        },
+                    );
+                }
+            }
+        }
+        Ok(Lock { pins })
+    }
+
+    /// Whether the pin a variant file has for `url` was taken from that very URL.
+    pub fn confirms(&self, url: &str, sha256: Option<&str>) -> bool {
+        match (self.pins.get(url), sha256) {
+            (Some(locked), Some(sha)) => locked.sha256 == sha,
+            _ => false,
+        }
+    }
+
+    pub fn save(&self, root: &Path) -> Result<()> {
+        let mut doc = DocumentMut::new();
+        doc.decor_mut().set_prefix(
+            "# Written by `cargo xtask pin`: the URL each pin in variants/*.toml was taken from.\n\
+             # A URL that changed without a new pin is downloaded and pinned again.\n",
+        );
+        let mut table = Table::new();
+        for (url, pin) in &self.pins {
+            let mut entry = toml_edit::InlineTable::new();
+            entry.insert("sha256", pin.sha256.as_str().into());
+            entry.insert("size", (pin.size as i64).into());
+            table.insert(url, value(entry));
+        }
+        doc.insert("pin", Item::Table(table));
+        write_atomically(&root.join(LOCK_FILE), &doc.to_string())
+    }
+}
+
+/// Sets `sha256` and `size` in every table of `files` whose `url` is `url`. Returns the
+/// files that changed. Each file is rewritten whole, through a temp file and a rename.
+pub fn record(files: &[PathBuf], url: &str, pin: &Pinned) -> Result<Vec<PathBuf>> {
+    let mut changed = Vec::new();
+    for path in files {
+        let text =
+            fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
+        let mut doc: DocumentMut = text
+            .parse()
+            .with_context(|| format!("{} is not valid TOML", path.display()))?;
+        if set_in(doc.as_table_mut(), url, pin) {
+            write_atomically(path, &doc.to_string())?;
+            changed.push(path.clone());
+        }
+    }
+    Ok(changed)
+}
+
+fn set_in(table: &mut dyn TableLike, url: &str, pin: &Pinned) -> bool {
+    let mut changed = false;
+    if table.get("url").and_then(Item::as_str) == Some(url) {
+        let size = pin.size as i64;
+        let same = table.get("sha256").and_then(Item::as_str) == Some(pin.sha256.as_str())
+            && table.get("size").and_then(Item::as_integer) == Some(size);
+        if !same {
+            set_value(table, "sha256", pin.sha256.as_str().into());
+            set_value(table, "size", size.into());
+            changed = true;
+        }
+    }
+    for (_, item) in table.iter_mut() {
+        changed |= match item {
+            Item::Table(t) => set_in(t, url, pin),
+            Item::Value(toml_edit::Value::InlineTable(t)) => set_in(t, url, pin),
+            Item::Value(toml_edit::Value::Array(array)) => array
+                .iter_mut()
+                .filter_map(|v| v.as_inline_table_mut())
+                .fold(false, |acc, t| set_in(t, url, pin) | acc),
+            Item::ArrayOfTables(tables) => tables
+                .iter_mut()
+                .fold(false, |acc, t| set_in(t, url, pin) | acc),
+            _ => false,
+        };
+    }
+    changed
+}
+
+/// Replaces a value, keeping the key's place and the value's surrounding whitespace.
+fn set_value(table: &mut dyn TableLike, key: &str, mut new: toml_edit::Value) {
+    match table.get_mut(key) {
+        Some(Item::Value(old)) => {
+            *new.decor_mut() = old.decor().clone();
+            *old = new;
+        }
+        _ => {
+            table.insert(key, Item::Value(new));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const URL: &str = "https://example.org/a.whl";
+
+    fn pin() -> Pinned {
+        Pinned {
+            sha256: "ab".repeat(32),
+            size: 42,
+        }
+    }
+
+    #[test]
+    fn record_keeps_comments_and_order_and_fills_every_table_with_the_url() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("v.toml");
+        let text = "# top comment\n[inputs.a]\nurl = \"https://example.org/a.whl\" # the wheel\nsubdir = \"x\"\n\n[platform.w.inputs.b]\nurl = \"https://example.org/a.whl\"\nsha256 = \"old\"\nsize = 1\n[source]\nkind = \"wheel\"\nwheels = [{ url = \"https://example.org/a.whl\" }]\n";
+        fs::write(&file, text).unwrap();
+        let changed = record(std::slice::from_ref(&file), URL, &pin()).unwrap();
+        assert_eq!(changed, std::slice::from_ref(&file));
+        let out = fs::read_to_string(&file).unwrap();
+        assert!(out.starts_with("# top comment\n[inputs.a]\nurl = \"https://example.org/a.whl\" # the wheel\nsubdir = \"x\"\n"), "{out}");
+        assert_eq!(out.matches(&"ab".repeat(32)).count(), 3, "{out}");
+        assert!(out.contains("size = 42"));
+        assert!(!out.contains("old"));
+        // Recording the same pin again changes nothing.
+        assert!(record(&[file], URL, &pin()).unwrap().is_empty());
+    }
+
+    #[test]
+    fn the_lock_round_trips_and_notices_a_changed_url() {
+        let dir = tempfile::tempdir().unwrap();
+        fs::create_dir_all(dir.path().join("variants")).unwrap();
+        let mut lock = Lock::default();
+        lock.pins.insert(URL.to_string(), pin());
+        lock.save(dir.path()).unwrap();
+        let back = Lock::load(dir.path()).unwrap();
+        assert_eq!(back.pins, lock.pins);
+        assert!(back.confirms(URL, Some(&"ab".repeat(32))));
+        assert!(!back.confirms("https://example.org/b.whl", Some(&"ab".repeat(32))));
+        assert!(!back.confirms(URL, None));
+    }
+}

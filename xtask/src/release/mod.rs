@@ -1,0 +1,835 @@
+//! `cargo xtask release` and `verify-release`: the built artifacts of every selected matrix
+//! entry gathered into `target/dist/<version>/` with a manifest, release notes and
+//! SHA256SUMS, staged in a temp folder and renamed into place; and the check of such a folder.
+
+pub mod pages;
+pub mod pep503;
+use std::collections::BTreeMap;
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result, bail};
+use serde::{Deserialize, Serialize};
+
+use crate::package::checksums;
+use crate::plan::Plan;
+use crate::support::fsx::files_below;
+use crate::variant::LibrarySource;
+
+pub const SCHEMA_VERSION: u32 = 1;
+pub const MANIFEST: &str = "manifest.json";
+pub const NOTES: &str = "RELEASE_NOTES.md";
+
+#[derive(Debug, Serialize, Deserialize)]
+pub struct Manifest {
+    pub schema_version: u32,
+    pub version: String,
+    pub artifacts: Vec<Artifact>,
+    /// Where the pip index links the wheels (`--index-base-url`); absent: relative links.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub index_base_url: Option<String>,
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+pub struct Artifact {
+    /// Relative to the release folder, `/`-separated.
+    pub path: String,
+    /// `wheel`, `portable` (a zip of the PyInstaller-style folder) or `provenance`.
+    pub kind: String,
+    pub variant: String,
+    pub description: String,
+    pub platform: String,
+    pub python: String,
+    pub ctranslate2: String,
+    pub size: u64,
+    pub sha256: String,
+    /// Every pinned input of the build: name, URL, sha256.
+    pub inputs: Vec<Input>,
+    /// The GPU SDK the build needed, e.g. "cuda 12".
+    pub sdk: Option<String>,
+    /// The bundled libraries (from the build's provenance report): path, package, sha256.
+    pub bundled: Vec<Bundled>,
+    /// The tools that built it (the build's build-info.json: compiler, CMake, Python, SDK).
+    pub toolchain: Option<serde_json::Value>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Input {
+    pub name: String,
+    pub url: String,
+    pub sha256: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Bundled {
+    pub path: String,
+    pub package: String,
+    pub sha256: String,
+    /// The pinned input the file came from, when its package is one the plan's bundle step
+    /// names (the community rocBLAS `.7z`, the SDK wheels): its name, as in the artifact's
+    /// `inputs` (URL, sha256).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub input: Option<String>,
+}
+
+/// One matrix entry's build: its plan and the folder holding what it produced.
+pub struct Built {
+    pub plan: Plan,
+    pub dist: PathBuf,
+}
+
+/// Gathers `built` into `dest` (which must not exist or be empty). Returns the manifest.
+/// The release folder `dest` can be written: new or empty, never a release replaced.
+pub fn check_dest(dest: &Path) -> Result<(), crate::support::diagnostic::InputError> {
+    crate::support::out_folder::check_out(
+        "--out",
+        dest,
+        crate::support::out_folder::Existing::MustBeEmpty,
+    )
+    .map_err(|e| {
+        e.note("releases are never replaced: remove it, or release under another --version")
+    })
+}
+
+/// A Linux wheel still tagged `linux_x86_64` is refused unless `allow_linux_tag`.
+pub fn release(
+    built: &[Built],
+    version: &str,
+    dest: &Path,
+    allow_linux_tag: bool,
+    index_base_url: Option<&str>,
+) -> Result<Manifest> {
+    check_dest(dest)?;
+    let missing: Vec<String> = built
+        .iter()
+        .filter(|b| wheel_in(&b.dist).is_none())
+        .map(|b| {
+            format!(
+                "  {} {} py{}: no wheel in {} (build it: cargo xtask build --variant {} \
+                 --ctranslate2 {} --platform {} --python {})",
+                b.plan.variant,
+                b.plan.platform,
+                b.plan.python,
+                b.dist.display(),
+                b.plan.variant,
+                b.plan.ctranslate2,
+                b.plan.platform,
+                b.plan.python
+            )
+        })
+        .collect();
+    for b in built {
+        check_dist(b)?;
+    }
+    if !missing.is_empty() {
+        bail!(
+            "{} matrix {} no artifacts:\n{}",
+            missing.len(),
+            if missing.len() == 1 {
+                "entry has"
+            } else {
+                "entries have"
+            },
+            missing.join("\n")
+        );
+    }
+
+    let linux_tagged: Vec<String> = built
+        .iter()
+        .filter_map(|b| wheel_in(&b.dist))
+        .filter(|w| w.to_string_lossy().ends_with("-linux_x86_64.whl"))
+        .map(|w| format!("  {}", w.display()))
+        .collect();
+    if !linux_tagged.is_empty() && !allow_linux_tag {
+        bail!(
+            "{} wheel(s) are tagged linux_x86_64, not manylinux (PyPI refuses them, and pip \
+             installs them only on a machine like the one that built them):\n{}\n\
+             Rebuild them so the bundle proves the manylinux tag, or release them anyway with \
+             --allow-linux-tag",
+            linux_tagged.len(),
+            linux_tagged.join("\n")
+        );
+    }
+    let too_new: Vec<String> = built.iter().filter_map(newer_than_policy).collect();
+    if !too_new.is_empty() && !allow_linux_tag {
+        bail!(
+            "{} wheel(s) need a newer glibc than their variant's manylinux policy (built on a \
+             newer Linux than the manylinux_2_28 image CTranslate2's own wheels are built in):\n{}\n\
+             pip installs them only where glibc is at least that new. Build them in \
+             quay.io/pypa/manylinux_2_28_x86_64, or release them anyway with --allow-linux-tag",
+            too_new.len(),
+            too_new.join("\n")
+        );
+    }
+    let parent = dest.parent().unwrap_or(Path::new("."));
+    fs::create_dir_all(parent).with_context(|| format!("cannot create {}", parent.display()))?;
+    let staging = crate::support::staging::create(parent, ".release-")
+        .with_context(|| format!("cannot create a staging folder in {}", parent.display()))?;
+    let mut artifacts = Vec::new();
+    for b in built {
+        artifacts.extend(gather(b, staging.path())?);
+    }
+    write_indexes(staging.path(), &artifacts, index_base_url)?;
+    let manifest = Manifest {
+        schema_version: SCHEMA_VERSION,
+        version: version.to_string(),
+        artifacts,
+        index_base_url: index_base_url.map(str::to_string),
+    };
+    fs::write(
+        staging.path().join(MANIFEST),
+        serde_json::to_string_pretty(&manifest)?,
+    )?;
+    fs::write(staging.path().join(NOTES), notes(&manifest))?;
+    write_checksums(staging.path())?;
+    if dest.exists() {
+        fs::remove_dir(dest).with_context(|| format!("cannot replace {}", dest.display()))?;
+    }
+    crate::support::staging::unmark(staging.path())?;
+    fs::rename(staging.path(), dest)
+        .with_context(|| format!("cannot move the release to {}", dest.display()))?;
+    let _ = staging.keep();
+    Ok(manifest)
+}
+
+/// `(2, 36)` of a `manylinux_2_36_x86_64` tag or policy name.
+fn manylinux_glibc(text: &str) -> Option<(u32, u32)> {
+    let rest = text.split("manylinux_").nth(1)?;
+    let mut parts = rest.split('_');
+    Some((parts.next()?.parse().ok()?, parts.next()?.parse().ok()?))
+}
+
+/// The entry's wheel, when its manylinux tag is newer than the variant's bundle policy.
+fn newer_than_policy(b: &Built) -> Option<String> {
+    let wheel = wheel_in(&b.dist)?;
+    let name = wheel.file_name()?.to_string_lossy().into_owned();
+    let tag = manylinux_glibc(name.rsplit('-').next()?)?;
+    let bundle = b
+        .plan
+        .step(|a| matches!(a, crate::plan::Action::Bundle(_)))?;
+    let crate::plan::Action::Bundle(action) = &bundle.action else {
+        return None;
+    };
+    let policy = serde_json::to_value(action.policy).ok()?;
+    let policy = policy.as_str()?;
+    (tag > manylinux_glibc(policy)?).then(|| {
+        format!(
+            "  {} (manylinux_{}_{}, the variant's policy is {policy})",
+            wheel.display(),
+            tag.0,
+            tag.1
+        )
+    })
+}
+
+fn wheel_in(dist: &Path) -> Option<PathBuf> {
+    wheels_in(dist).into_iter().next()
+}
+
+/// Every `*.whl` entry in `dist`, sorted (a build leaves exactly one).
+fn wheels_in(dist: &Path) -> Vec<PathBuf> {
+    let mut wheels: Vec<PathBuf> = fs::read_dir(dist)
+        .map(|entries| {
+            entries
+                .flatten()
+                .map(|e| e.path())
+                .filter(|p| p.extension().is_some_and(|x| x == "whl"))
+                .collect()
+        })
+        .unwrap_or_default();
+    wheels.sort();
+    wheels
+}
+
+/// What `release` takes from an entry's folder must be plain files: a FIFO, a device or a
+/// folder where a file is expected would hang or mislead the read; a second wheel makes the
+/// choice ambiguous.
+fn check_dist(b: &Built) -> Result<(), crate::support::diagnostic::InputError> {
+    let wheels = wheels_in(&b.dist);
+    if wheels.len() > 1 {
+        let names: Vec<String> = wheels.iter().map(|w| w.display().to_string()).collect();
+        return Err(crate::support::diagnostic::InputError::new(format!(
+            "{} {} py{} has {} wheels, where a build leaves one:\n  {}",
+            b.plan.variant,
+            b.plan.platform,
+            b.plan.python,
+            wheels.len(),
+            names.join("\n  ")
+        ))
+        .note("remove the ones that are not this entry's build"));
+    }
+    for path in wheels.iter().cloned().chain(
+        ["provenance.json", "provenance.md", crate::build::BUILD_INFO].map(|f| b.dist.join(f)),
+    ) {
+        let Ok(meta) = fs::symlink_metadata(&path) else {
+            continue;
+        };
+        if !meta.is_file() && !meta.file_type().is_symlink() {
+            return Err(crate::support::diagnostic::InputError::new(format!(
+                "{} is not a regular file: release reads only files",
+                path.display()
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// Copies one entry's artifacts into `out` under names no other entry shares (the wheel with
+/// the variant's local version, the rest prefixed with the entry's slot, platform and
+/// Python), as they are published: one flat folder; returns their manifest rows.
+fn gather(b: &Built, out: &Path) -> Result<Vec<Artifact>> {
+    let plan = &b.plan;
+    let folder = out;
+    let stem = format!("{}-{}-py{}", plan.slot, plan.platform, plan.python);
+    let wheel = wheel_in(&b.dist).expect("checked before");
+    refuse_symlink(&wheel)?;
+    let problems = crate::package::wheel::check_record(&wheel)?;
+    if !problems.is_empty() {
+        bail!(
+            "{}: its RECORD does not match its contents:\n  {}",
+            wheel.display(),
+            problems.join("\n  ")
+        );
+    }
+    let toolchain: Option<serde_json::Value> =
+        match fs::read_to_string(b.dist.join(crate::build::BUILD_INFO)) {
+            Ok(text) => Some(serde_json::from_str(&text).with_context(|| {
+                format!(
+                    "{} is not valid JSON",
+                    b.dist.join(crate::build::BUILD_INFO).display()
+                )
+            })?),
+            Err(_) => None,
+        };
+    let label = local_label(plan, toolchain.as_ref())?;
+    let wheel_name = relabel(&wheel, &label, folder)?;
+    let mut files = vec![("wheel", wheel_name.clone())];
+    let portable = b.dist.join("portable");
+    refuse_symlink(&portable)?;
+    if portable.is_dir() {
+        let name = format!("{stem}-portable.zip");
+        refuse_taken(&folder.join(&name))?;
+        zip_dir(&portable, &folder.join(&name))?;
+        files.push(("portable", name));
+    }
+    let mut bundled = Vec::new();
+    for ext in ["json", "md"] {
+        let report = b.dist.join(format!("provenance.{ext}"));
+        refuse_symlink(&report)?;
+        if report.is_file() {
+            let name = format!("{stem}-provenance.{ext}");
+            copy_new(&report, &folder.join(&name))?;
+            files.push(("provenance", name));
+            if ext == "json" {
+                bundled = bundled_of(&report)?;
+            }
+        }
+    }
+    for b in &mut bundled {
+        b.input = input_of(plan, &b.package);
+    }
+    let inputs: Vec<Input> = plan
+        .inputs
+        .iter()
+        .map(|i| Input {
+            name: i.name.clone(),
+            url: i.url.clone(),
+            sha256: i.sha256.clone(),
+        })
+        .collect();
+    let mut rows = Vec::new();
+    for (kind, name) in files {
+        let path = folder.join(&name);
+        let (sha256, size) = crate::inputs::cache::sha256_file(&path)?;
+        rows.push(Artifact {
+            path: name.clone(),
+            kind: kind.to_string(),
+            variant: plan.variant.clone(),
+            description: plan.description.clone(),
+            platform: plan.platform.to_string(),
+            python: plan.python.clone(),
+            ctranslate2: plan.ctranslate2.clone(),
+            size,
+            sha256,
+            inputs: inputs.clone(),
+            sdk: plan
+                .sdk
+                .as_ref()
+                .map(|s| format!("{:?} {}", s.kind, s.version).to_lowercase()),
+            toolchain: toolchain.clone(),
+            bundled: if kind == "wheel" {
+                bundled.clone()
+            } else {
+                Vec::new()
+            },
+        });
+    }
+    Ok(rows)
+}
+
+/// The input whose bundle search folder or data entry gives `package` its name (the
+/// variant's `package` of an input that is no wheel).
+fn input_of(plan: &Plan, package: &str) -> Option<String> {
+    let bundle = plan.bundle_action()?;
+    // The report says the package (a wheel's), or the label the bundle gave an input's files.
+    let named = |from: &LibrarySource, p: Option<&String>| {
+        let from = from.name();
+        p.is_some_and(|p| p == package || crate::plan::input_label(plan, from, p) == package)
+            .then(|| from.to_string())
+    };
+    bundle
+        .search
+        .iter()
+        .find_map(|s| named(&s.from, s.package.as_ref()))
+        .or_else(|| {
+            bundle
+                .data
+                .iter()
+                .find_map(|d| named(&d.from, d.package.as_ref()))
+        })
+        .filter(|from| plan.inputs.iter().any(|i| &i.name == from))
+}
+
+/// Artifacts are packed as the files they are: a symlink would pack whatever it points at
+/// (anywhere on the machine), so it is refused, with its path.
+fn refuse_symlink(path: &Path) -> Result<()> {
+    if fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink()) {
+        bail!(
+            "{} is a symlink: release packs only real files; replace it by the file or remove it",
+            path.display()
+        );
+    }
+    Ok(())
+}
+
+/// Copies `from` to `to`; an existing `to` with other content is an error, never replaced.
+/// A published name is used once: GitHub refuses a second asset of the same name.
+fn refuse_taken(to: &Path) -> Result<()> {
+    if to.exists() {
+        bail!(
+            "two artifacts of this release are both called {}: a release publishes one flat \
+             folder, so every name must be unique",
+            to.file_name().unwrap_or_default().to_string_lossy()
+        );
+    }
+    Ok(())
+}
+
+/// The variant's local version label with `{sdk-major}` filled from the SDK the build found
+/// (build-info.json).
+fn local_label(plan: &Plan, toolchain: Option<&serde_json::Value>) -> Result<String> {
+    let Some(label) = &plan.local_version else {
+        return Err(crate::support::diagnostic::InputError::new(format!(
+            "variant `{}` has no local-version: a release labels every wheel with one so that \
+             the variants' wheels never share a name",
+            plan.variant
+        ))
+        .note(format!(
+            "add `local-version = \"…\"` to variants/{}.toml (cpu, cu{{sdk-major}}, rocm72, gfx1010)",
+            plan.variant
+        ))
+        .into());
+    };
+    let marker = crate::variant::SDK_MAJOR;
+    if !label.contains(marker) {
+        return Ok(label.clone());
+    }
+    let major = toolchain
+        .and_then(|t| t["sdk"]["version"].as_str())
+        .and_then(crate::variant::sdk_major);
+    match major {
+        Some(major) => Ok(label.replace(marker, major)),
+        None => bail!(
+            "variant `{}`'s local-version `{label}` needs the SDK the build found, but its \
+             build-info.json names none: rebuild it with this tool",
+            plan.variant
+        ),
+    }
+}
+
+/// Writes `wheel` into `folder` with the local version `label`; returns its new name.
+fn relabel(wheel: &Path, label: &str, folder: &Path) -> Result<String> {
+    let name = wheel.file_name().unwrap().to_string_lossy().into_owned();
+    let staged = tempfile::tempdir_in(folder)?;
+    let new_name = crate::package::wheel::write_with_local_version(wheel, label, staged.path())?;
+    let to = folder.join(&new_name);
+    refuse_taken(&to)?;
+    fs::rename(staged.path().join(&new_name), &to)
+        .with_context(|| format!("cannot write {} (from {name})", to.display()))?;
+    Ok(new_name)
+}
+
+/// One PEP 503 index per variant (`whl/<slot>/`), of the wheels in `artifacts`.
+fn write_indexes(dir: &Path, artifacts: &[Artifact], base_url: Option<&str>) -> Result<()> {
+    let mut by_variant: BTreeMap<&str, Vec<crate::release::pep503::Link>> = BTreeMap::new();
+    for a in artifacts.iter().filter(|a| a.kind == "wheel") {
+        by_variant
+            .entry(a.variant.as_str())
+            .or_default()
+            .push(crate::release::pep503::Link {
+                file: a.path.clone(),
+                sha256: a.sha256.clone(),
+                base: base_url
+                    .unwrap_or(crate::release::pep503::RELATIVE_BASE)
+                    .to_string(),
+            });
+    }
+    for (variant, links) in by_variant {
+        crate::release::pep503::write(dir, variant, &links)?;
+    }
+    Ok(())
+}
+
+/// The files published as release assets: the top level of the release folder (not the
+/// `whl/` index, which is hosted as pages).
+pub fn published(dir: &Path) -> Result<Vec<String>> {
+    let mut names: Vec<String> = fs::read_dir(dir)
+        .with_context(|| format!("cannot list {}", dir.display()))?
+        .flatten()
+        .filter(|e| e.file_type().is_ok_and(|t| t.is_file()))
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n != checksums::FILE_NAME && n != crate::support::staging::MARKER)
+        .collect();
+    names.sort();
+    Ok(names)
+}
+
+/// SHA256SUMS of the published files, by the names they are published under, so that
+/// `sha256sum -c SHA256SUMS` passes in a folder of downloaded assets.
+fn write_checksums(dir: &Path) -> Result<()> {
+    let files = published(dir)?;
+    let hashes = checksums::hash_all(dir, &files, checksums::default_jobs())?;
+    let text: String = files
+        .iter()
+        .zip(&hashes)
+        .map(|(name, hex)| format!("{hex}  {name}\n"))
+        .collect();
+    crate::support::fsx::write_atomically(&dir.join(checksums::FILE_NAME), &text)
+}
+
+fn copy_new(from: &Path, to: &Path) -> Result<()> {
+    refuse_taken(to)?;
+    fs::copy(from, to).with_context(|| format!("cannot copy {}", from.display()))?;
+    // Release files are readable by all, whatever mode the build left.
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        fs::set_permissions(to, fs::Permissions::from_mode(0o644))?;
+    }
+    Ok(())
+}
+
+fn bundled_of(report: &Path) -> Result<Vec<Bundled>> {
+    #[derive(Deserialize)]
+    struct Report {
+        files: Vec<Bundled>,
+    }
+    let text = fs::read_to_string(report)?;
+    let parsed: Report = serde_json::from_str(&text)
+        .with_context(|| format!("{} is not a provenance report", report.display()))?;
+    Ok(parsed.files)
+}
+
+/// A zip of `dir` with sorted entries, fixed times and modes: the same folder, the same bytes.
+fn zip_dir(dir: &Path, out: &Path) -> Result<()> {
+    let mut zip = crate::package::wheel::ZipOut::new(fs::File::create(out)?);
+    for (name, path) in files_below(dir)? {
+        refuse_symlink(&path)?;
+        zip.add(
+            &name,
+            crate::package::wheel::zip_mode(&path),
+            &fs::read(&path)?,
+        )?;
+    }
+    zip.finish()?;
+    Ok(())
+}
+
+/// Release notes: per variant, what it is for and what the user installs.
+fn notes(manifest: &Manifest) -> String {
+    let mut by_variant: BTreeMap<&str, Vec<&Artifact>> = BTreeMap::new();
+    for a in &manifest.artifacts {
+        by_variant.entry(&a.variant).or_default().push(a);
+    }
+    let mut text = format!(
+        "# CTranslate2 {} builds\n\nVerify the downloads with `sha256sum -c SHA256SUMS`. \
+         `manifest.json` lists every file with its pinned inputs and bundled libraries.\n",
+        manifest.version
+    );
+    for (variant, artifacts) in by_variant {
+        let first = artifacts[0];
+        text.push_str(&format!("\n## `{variant}`\n\n{}\n\n", first.description));
+        if let Some(sdk) = &first.sdk {
+            text.push_str(&format!("Built against: {sdk}.\n\n"));
+        }
+        text.push_str(&format!("What users need: {}\n\n", needs(first)));
+        for a in artifacts.iter().filter(|a| a.kind == "wheel") {
+            text.push_str(&format!(
+                "- `{}` ({}, Python {}, {} bytes); install with `pip install {}`\n",
+                a.path,
+                a.platform,
+                a.python,
+                a.size,
+                crate::support::paths::last_segment(&a.path)
+            ));
+            for lib in &a.bundled {
+                text.push_str(&format!("  - bundles `{}` from {}", lib.path, lib.package));
+                let input = lib
+                    .input
+                    .as_ref()
+                    .and_then(|name| a.inputs.iter().find(|i| &i.name == name));
+                if let Some(i) = input {
+                    text.push_str(&format!(
+                        " ({}, sha256 {})",
+                        i.url,
+                        i.sha256.as_deref().unwrap_or("not pinned")
+                    ));
+                }
+                text.push('\n');
+            }
+        }
+    }
+    text
+}
+
+/// What a user must have besides Python and pip, from what the build needed and bundled.
+fn needs(a: &Artifact) -> &'static str {
+    let bundles_rocm = a.bundled.iter().any(|b| b.package.contains("rocm"));
+    match a.sdk.as_deref() {
+        Some(sdk) if sdk.starts_with("cuda") => {
+            "an NVIDIA GPU and driver only: cuBLAS comes from the nvidia-cublas wheel that pip \
+             installs with it (a CUDA toolkit on the search path still works; see docs)."
+        }
+        Some(sdk) if sdk.starts_with("hip") => {
+            "an AMD GPU with a driver whose ROCm runtime matches the HIP SDK the wheel was \
+             built against; the HIP libraries and kernels it loads are inside the wheel."
+        }
+        _ if bundles_rocm => {
+            "an AMD GPU and its driver; the ROCm SDK libraries are inside the wheel (no HIP SDK, \
+             no ROCm pip packages)."
+        }
+        _ => "nothing else: the wheel carries its OpenMP runtime.",
+    }
+}
+
+/// The first part of `name` below `dir` that is a symlink, if any.
+fn symlink_on_the_way(dir: &Path, name: &str) -> Option<String> {
+    let mut at = dir.to_path_buf();
+    for part in name
+        .split(['/', '\\'])
+        .filter(|p| !p.is_empty() && *p != ".")
+    {
+        at.push(part);
+        if fs::symlink_metadata(&at).is_ok_and(|m| m.file_type().is_symlink()) {
+            return Some(at.display().to_string());
+        }
+    }
+    None
+}
+
+/// Re-checks a release folder: SHA256SUMS against the files (and every file listed), each
+/// wheel's RECORD, and the manifest against SHA256SUMS. Returns the problems found.
+pub fn verify(dir: &Path) -> Result<Vec<String>> {
+    let sums_path = dir.join(checksums::FILE_NAME);
+    let sums = read_regular(&sums_path)?;
+    let mut listed = BTreeMap::new();
+    let mut problems = Vec::new();
+    for (n, line) in sums.lines().enumerate() {
+        // `<hex>  <name>` (text mode) or `<hex> *<name>` (`sha256sum -b`).
+        let parsed = line
+            .split_once(' ')
+            .and_then(|(hex, rest)| Some((hex, rest.strip_prefix([' ', '*'])?)));
+        match parsed {
+            Some((hex, name)) if crate::inputs::cache::is_sha256(hex) => {
+                listed.insert(name.to_string(), hex.to_string());
+            }
+            _ => problems.push(format!("SHA256SUMS line {}: not `<sha256>  <file>`", n + 1)),
+        }
+    }
+    let present = published(dir)?;
+    for name in &present {
+        if !listed.contains_key(name) {
+            problems.push(format!("{name} is not in SHA256SUMS"));
+        }
+    }
+    for (name, expected) in &listed {
+        if let Err(why) = crate::support::safe_path::check_nonempty(name) {
+            problems.push(format!(
+                "{name}: not a path inside the release ({why}); not read"
+            ));
+            continue;
+        }
+        if let Some(link) = symlink_on_the_way(dir, name) {
+            problems.push(format!("{name}: a symlink ({link}); not followed"));
+            continue;
+        }
+        let path = dir.join(name);
+        if !path.is_file() {
+            problems.push(format!("{name} is listed in SHA256SUMS but missing"));
+            continue;
+        }
+        let (actual, _) = crate::inputs::cache::sha256_file(&path)?;
+        if &actual != expected {
+            problems.push(format!(
+                "{name}: sha256 {actual}, SHA256SUMS says {expected}"
+            ));
+        }
+        if name.ends_with(".whl") {
+            for p in crate::package::wheel::check_record(&path)? {
+                problems.push(format!("{name}: {p}"));
+            }
+        }
+    }
+    problems.extend(unlisted_entries(dir)?);
+    match read_regular(&dir.join(MANIFEST)) {
+        Ok(text) => {
+            let manifest: Manifest = serde_json::from_str(&text)
+                .with_context(|| format!("{} is not a release manifest", MANIFEST))?;
+            for a in &manifest.artifacts {
+                match listed.get(&a.path) {
+                    Some(hex) if hex == &a.sha256 => {}
+                    Some(hex) => problems.push(format!(
+                        "{}: manifest says sha256 {}, SHA256SUMS says {hex}",
+                        a.path, a.sha256
+                    )),
+                    None => {
+                        problems.push(format!("{}: in the manifest, not in SHA256SUMS", a.path))
+                    }
+                }
+            }
+            problems.extend(check_indexes(dir, &manifest)?);
+        }
+        Err(e) => problems.push(format!("cannot read {MANIFEST}: {e:#}")),
+    }
+    Ok(problems)
+}
+
+/// The pip index must be exactly what `release` writes for the manifest's wheels (every page
+/// regenerated and compared byte for byte; the first differing line is named), and `whl/`
+/// holds nothing else.
+fn check_indexes(dir: &Path, manifest: &Manifest) -> Result<Vec<String>> {
+    let mut problems = Vec::new();
+    let expected = tempfile::tempdir()?;
+    write_indexes(
+        expected.path(),
+        &manifest.artifacts,
+        manifest.index_base_url.as_deref(),
+    )?;
+    let want = files_below(expected.path()).unwrap_or_default();
+    let whl = dir.join(crate::release::pep503::DIR);
+    let have = if whl.exists() {
+        entries_below(dir, &whl)?
+    } else {
+        Vec::new()
+    };
+    for (name, path) in &want {
+        let actual = dir.join(name);
+        match fs::symlink_metadata(&actual) {
+            Ok(m) if m.is_file() => {
+                let wanted = fs::read_to_string(path)?;
+                let found = read_regular(&actual)?;
+                if let Some(line) = first_difference(&wanted, &found) {
+                    problems.push(format!(
+                        "{name}: {line} (the index is not what release wrote)"
+                    ));
+                }
+            }
+            Ok(_) => problems.push(format!("{name} is not a regular file")),
+            Err(_) => problems.push(format!("{name} is missing")),
+        }
+    }
+    for name in &have {
+        if !want.iter().any(|(w, _)| w == name) {
+            problems.push(format!(
+                "{name}: not written by release (an index page or file too many)"
+            ));
+        }
+    }
+    Ok(problems)
+}
+
+/// Every entry below `root` (folders too), relative to `dir`, `/`-separated; a link or an
+/// entry that is neither file nor folder is listed too (never followed).
+fn entries_below(dir: &Path, root: &Path) -> Result<Vec<String>> {
+    let mut out = Vec::new();
+    let mut stack = vec![root.to_path_buf()];
+    while let Some(at) = stack.pop() {
+        for entry in fs::read_dir(&at).with_context(|| format!("cannot list {}", at.display()))? {
+            let entry = entry?;
+            let path = entry.path();
+            let kind = entry.file_type()?;
+            if kind.is_dir() {
+                stack.push(path);
+                continue;
+            }
+            let relative = path.strip_prefix(dir).unwrap_or(&path);
+            out.push(relative.to_string_lossy().replace('\\', "/"));
+        }
+    }
+    out.sort();
+    Ok(out)
+}
+
+/// `line N: expected `…`, found `…``, for the first line where `found` differs from `wanted`.
+fn first_difference(wanted: &str, found: &str) -> Option<String> {
+    if wanted == found {
+        return None;
+    }
+    let (mut w, mut f) = (wanted.lines(), found.lines());
+    let mut n = 0;
+    loop {
+        n += 1;
+        match (w.next(), f.next()) {
+            (Some(a), Some(b)) if a == b => continue,
+            (a, b) => {
+                let shown = |l: Option<&str>| {
+                    l.map_or("(the end)".to_string(), |l| {
+                        let l: String = l.chars().take(160).collect();
+                        format!("`{}`", l.escape_debug())
+                    })
+                };
+                return Some(format!(
+                    "line {n}: expected {}, found {}",
+                    shown(a),
+                    shown(b)
+                ));
+            }
+        }
+    }
+}
+
+/// The top level of a release folder holds its published files, SHA256SUMS and `whl/`, and
+/// nothing else (no other folder, no link, no FIFO).
+fn unlisted_entries(dir: &Path) -> Result<Vec<String>> {
+    let mut problems = Vec::new();
+    for entry in fs::read_dir(dir).with_context(|| format!("cannot list {}", dir.display()))? {
+        let entry = entry?;
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let kind = entry.file_type()?;
+        if kind.is_file() || (kind.is_dir() && name == crate::release::pep503::DIR) {
+            continue;
+        }
+        problems.push(format!(
+            "{}: not a file release writes (a {}); nothing is read from it",
+            name.escape_debug(),
+            if kind.is_dir() {
+                "folder"
+            } else if kind.is_symlink() {
+                "link"
+            } else {
+                "special file"
+            }
+        ));
+    }
+    Ok(problems)
+}
+
+/// The text of `path`, which must be a regular file (a FIFO would block the read forever).
+fn read_regular(path: &Path) -> Result<String> {
+    let meta =
+        fs::symlink_metadata(path).with_context(|| format!("cannot read {}", path.display()))?;
+    if !meta.is_file() {
+        bail!("{} is not a regular file: not read", path.display());
+    }
+    fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))
+}

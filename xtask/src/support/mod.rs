@@ -1,0 +1,15 @@
+//! What every stage uses and that knows nothing of CTranslate2: errors for people
+//! (`diagnostic`), safe file-system moves, paths, processes, the host, the workspace.
+
+pub mod diagnostic;
+pub mod fsx;
+pub mod host;
+pub mod longpaths;
+pub mod out_folder;
+pub mod paths;
+pub mod platform;
+pub mod process;
+pub mod safe_path;
+pub mod staging;
+pub mod units;
+pub mod workspace;

@@ -1,0 +1,197 @@
+//! Staging folders and the leftovers of killed runs, one piece of code for every command
+//! that stages (unpack, bundle, release, the speech assets, the Windows Python).
+//!
+//! A staging folder `<prefix><pid>-XXXXXX` is made next to its destination (so that the final
+//! rename stays on one file system) with a marker file inside naming the folder and a random
+//! token. An old folder moved aside by `fsx::replace` (`.<name>.old-<pid>`) gets the
+//! same marker once it is ours to delete. The next run of the same command removes such a
+//! folder only when its process is gone **and** its marker is there and names it: a folder
+//! that merely looks like ours (a user's `.bundle-notes`, a `.out.old-1` someone made) is never
+//! touched. Every removal is said on stderr.
+
+use std::fs;
+use std::io::{self, Write as _};
+use std::path::{Path, PathBuf};
+
+use tempfile::TempDir;
+
+/// The marker file a staging or aside folder of this tool holds.
+pub const MARKER: &str = ".ct2v-made-by-xtask";
+
+/// A new staging folder `<prefix><pid>-XXXXXX` in `parent`, after removing the stale ones
+/// this tool made there.
+pub fn create(parent: &Path, prefix: &str) -> io::Result<TempDir> {
+    sweep_and_say(parent, prefix);
+    let dir = tempfile::Builder::new()
+        .prefix(&format!("{prefix}{}-", std::process::id()))
+        .tempdir_in(parent)?;
+    mark(dir.path())?;
+    Ok(dir)
+}
+
+/// Writes the marker into `dir` (a folder this process made, or moved aside to delete).
+pub fn mark(dir: &Path) -> io::Result<()> {
+    let name = dir.file_name().unwrap_or_default().to_string_lossy();
+    let mut file = fs::File::create(dir.join(MARKER))?;
+    writeln!(file, "ct2-variants xtask made {name} ({})", token())
+}
+
+/// Takes the marker out of a staging folder that is about to become the destination itself.
+pub fn unmark(dir: &Path) -> io::Result<()> {
+    match fs::remove_file(dir.join(MARKER)) {
+        Err(e) if e.kind() != io::ErrorKind::NotFound => Err(e),
+        _ => Ok(()),
+    }
+}
+
+/// Removes the stale folders of `prefix` in `parent` and says each on stderr.
+pub fn sweep_and_say(parent: &Path, prefix: &str) {
+    for removed in sweep(parent, prefix) {
+        eprintln!(
+            "removed {}, left by an interrupted run of this tool",
+            crate::support::paths::shown(&removed)
+        );
+    }
+}
+
+/// Removes the folders `<prefix><pid>-…` (or `<prefix><pid>`) in `parent` whose process is
+/// gone and whose marker names them; returns them.
+pub fn sweep(parent: &Path, prefix: &str) -> Vec<PathBuf> {
+    let Ok(entries) = fs::read_dir(parent) else {
+        return Vec::new();
+    };
+    let mut removed = Vec::new();
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let Some(pid) = name.to_str().and_then(|n| owner(n, prefix)) else {
+            continue;
+        };
+        // A symlink with our name is not a folder we made: never follow it.
+        let is_dir = entry.file_type().is_ok_and(|t| t.is_dir());
+        if is_dir
+            && !alive(pid)
+            && marked(&entry.path())
+            && fs::remove_dir_all(entry.path()).is_ok()
+        {
+            removed.push(entry.path());
+        }
+    }
+    removed
+}
+
+/// Whether `dir` holds this tool's marker naming `dir` itself (a copy or a renamed folder
+/// does not count).
+fn marked(dir: &Path) -> bool {
+    let name = dir.file_name().unwrap_or_default().to_string_lossy();
+    fs::read_to_string(dir.join(MARKER))
+        .is_ok_and(|text| text.starts_with(&format!("ct2-variants xtask made {name} (")))
+}
+
+/// 128 random bits from the operating system, as hex (a name `tempfile` would not reuse).
+fn token() -> String {
+    let file = tempfile::Builder::new().prefix("").tempfile();
+    let seed = file
+        .as_ref()
+        .map(|f| f.path().to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let time = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos());
+    let digest =
+        <sha2::Sha256 as sha2::Digest>::digest(format!("{seed}{time}{}", std::process::id()));
+    digest[..16].iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// The process id in a name `<prefix><pid>-<suffix>` (or `<prefix><pid>`), if it has that shape.
+pub fn owner(name: &str, prefix: &str) -> Option<u32> {
+    let rest = name.strip_prefix(prefix)?;
+    let (digits, suffix) = rest.split_once('-').unwrap_or((rest, ""));
+    let valid_suffix = suffix
+        .bytes()
+        .all(|b| b.is_ascii_alphanumeric() || b == b'.');
+    (!digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()) && valid_suffix)
+        .then(|| digits.parse().ok())
+        .flatten()
+}
+
+/// Whether process `pid` still runs. Linux reads /proc; Windows asks the process itself; other
+/// hosts keep every staging folder (not swept there).
+fn alive(pid: u32) -> bool {
+    if pid == std::process::id() {
+        return true;
+    }
+    if cfg!(target_os = "linux") {
+        return Path::new("/proc").join(pid.to_string()).exists();
+    }
+    #[cfg(windows)]
+    return windows_alive(pid);
+    #[allow(unreachable_code)]
+    true
+}
+
+/// OpenProcess fails with ERROR_INVALID_PARAMETER for a pid no process has; a process that
+/// has exited but is still held open by someone reports an exit code other than STILL_ACTIVE.
+/// Anything else (access denied: another user's process) counts as alive.
+#[cfg(windows)]
+fn windows_alive(pid: u32) -> bool {
+    use windows_sys::Win32::Foundation::{
+        CloseHandle, ERROR_INVALID_PARAMETER, GetLastError, STILL_ACTIVE,
+    };
+    use windows_sys::Win32::System::Threading::{
+        GetExitCodeProcess, OpenProcess, PROCESS_QUERY_LIMITED_INFORMATION,
+    };
+    // SAFETY: plain Win32 calls on a handle this function owns and closes.
+    unsafe {
+        let handle = OpenProcess(PROCESS_QUERY_LIMITED_INFORMATION, 0, pid);
+        if handle.is_null() {
+            return GetLastError() != ERROR_INVALID_PARAMETER;
+        }
+        let mut code = 0u32;
+        let ok = GetExitCodeProcess(handle, &mut code);
+        CloseHandle(handle);
+        ok == 0 || code == STILL_ACTIVE as u32
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_marked_folders_of_a_dead_owner_are_swept() {
+        assert_eq!(owner(".bundle-123-abC9", ".bundle-"), Some(123));
+        assert_eq!(owner(".bundle-notes", ".bundle-"), None);
+        assert_eq!(owner(".bundle--x", ".bundle-"), None);
+        let dir = tempfile::tempdir().unwrap();
+        let dead = dir.path().join(".release-999999999-x1");
+        let live = dir
+            .path()
+            .join(format!(".release-{}-x2", std::process::id()));
+        let user = dir.path().join(".release-notes");
+        // The right shape and a dead owner, but no marker: a user's folder.
+        let lookalike = dir.path().join(".release-999999998-x3");
+        // A marker that names another folder (a copy of ours): not this one's.
+        let copied = dir.path().join(".release-999999997-x4");
+        for d in [&dead, &live, &user, &lookalike, &copied] {
+            fs::create_dir_all(d.join("sub")).unwrap();
+        }
+        mark(&dead).unwrap();
+        mark(&live).unwrap();
+        fs::copy(dead.join(MARKER), copied.join(MARKER)).unwrap();
+        assert_eq!(sweep(dir.path(), ".release-"), vec![dead.clone()]);
+        assert!(!dead.exists() && live.exists() && user.exists());
+        assert!(lookalike.exists() && copied.exists());
+    }
+
+    #[test]
+    fn a_staging_folder_is_marked_and_tokens_differ() {
+        let dir = tempfile::tempdir().unwrap();
+        let a = create(dir.path(), ".x-").unwrap();
+        let b = create(dir.path(), ".x-").unwrap();
+        assert!(marked(a.path()) && marked(b.path()));
+        assert_ne!(
+            fs::read_to_string(a.path().join(MARKER)).unwrap(),
+            fs::read_to_string(b.path().join(MARKER)).unwrap()
+        );
+    }
+}

@@ -1,0 +1,140 @@
+//! docs/ARCHITECTURE.md lists every source file of `xtask/src` with the first sentence of its
+//! module doc, between its `files: begin`/`files: end` markers. A file added, moved or removed
+//! without the list following fails here; `CT2V_UPDATE_ARCHITECTURE=1` rewrites the list from
+//! the tree (the way rust-analyzer's tidy keeps its docs honest).
+
+use std::fs;
+use std::path::Path;
+
+use crate::common::repo_root;
+
+const BEGIN: &str = "<!-- files: begin -->\n";
+const END: &str = "<!-- files: end -->";
+/// Room for a description on one line of the list.
+const DESCRIPTION: usize = 88;
+
+/// Every `.rs` file below `dir`, as paths relative to `src`, sorted (a folder's `mod.rs`
+/// first).
+fn sources(src: &Path, dir: &Path, out: &mut Vec<String>) {
+    let mut entries: Vec<_> = fs::read_dir(dir)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .collect();
+    entries.sort_by_key(|p| (p.file_name().unwrap() != "mod.rs", p.is_dir(), p.clone()));
+    for path in entries {
+        if path.is_dir() {
+            sources(src, &path, out);
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            out.push(
+                path.strip_prefix(src)
+                    .unwrap()
+                    .to_string_lossy()
+                    .replace('\\', "/"),
+            );
+        }
+    }
+}
+
+/// The first sentence of a file's `//!` doc, on one line and cut to fit.
+fn summary(text: &str) -> String {
+    let doc: Vec<&str> = text
+        .lines()
+        .take_while(|l| l.starts_with("//!"))
+        .map(|l| l.trim_start_matches("//!").trim())
+        .take_while(|l| !l.is_empty())
+        .collect();
+    let doc = doc.join(" ");
+    let end = doc.find(". ").map_or(doc.len(), |i| i + 1);
+    let sentence = doc[..end].trim_end_matches('.');
+    if sentence.chars().count() <= DESCRIPTION {
+        sentence.to_string()
+    } else {
+        let cut: String = sentence.chars().take(DESCRIPTION - 1).collect();
+        format!("{}…", cut.trim_end())
+    }
+}
+
+/// The list as the tree says it should be.
+fn expected() -> (Vec<String>, String) {
+    let src = repo_root().join("xtask/src");
+    let mut files = Vec::new();
+    sources(&src, &src, &mut files);
+    let mut block = String::from("```\nxtask/src/\n");
+    let mut folder = String::new();
+    for file in &files {
+        let (dir, name) = file.rsplit_once('/').unwrap_or(("", file));
+        if dir != folder {
+            let depth = dir.matches('/').count();
+            block.push_str(&format!(
+                "{}{}/\n",
+                "  ".repeat(depth + 1),
+                dir.rsplit('/').next().unwrap()
+            ));
+            folder = dir.to_string();
+        }
+        let indent = "  ".repeat(if dir.is_empty() {
+            1
+        } else {
+            dir.matches('/').count() + 2
+        });
+        let text = fs::read_to_string(src.join(file)).unwrap();
+        block.push_str(&format!(
+            "{:<30} {}\n",
+            format!("{indent}{name}"),
+            summary(&text)
+        ));
+    }
+    block.push_str("```\n");
+    (files, block)
+}
+
+/// The files the document lists, by path below `xtask/src`.
+fn listed(block: &str) -> Vec<String> {
+    let mut folders: Vec<String> = Vec::new();
+    let mut files = Vec::new();
+    for line in block.lines().filter(|l| l.starts_with("  ")) {
+        let depth = (line.len() - line.trim_start().len()) / 2 - 1;
+        let name = line.split_whitespace().next().unwrap_or_default();
+        folders.truncate(depth);
+        if let Some(folder) = name.strip_suffix('/') {
+            folders.push(folder.to_string());
+        } else if name.ends_with(".rs") {
+            let mut path = folders.join("/");
+            if !path.is_empty() {
+                path.push('/');
+            }
+            files.push(path + name);
+        }
+    }
+    files
+}
+
+#[test]
+fn the_architecture_file_list_is_the_source_tree() {
+    let doc_path = repo_root().join("docs/ARCHITECTURE.md");
+    let doc = fs::read_to_string(&doc_path).unwrap();
+    let start = doc
+        .find(BEGIN)
+        .expect("docs/ARCHITECTURE.md has its files: begin marker")
+        + BEGIN.len();
+    let end = doc[start..].find(END).expect("and its files: end marker") + start;
+    let (files, block) = expected();
+    if std::env::var_os("CT2V_UPDATE_ARCHITECTURE").is_some() {
+        fs::write(
+            &doc_path,
+            format!("{}{block}{}", &doc[..start], &doc[end..]),
+        )
+        .unwrap();
+        return;
+    }
+    let have = listed(&doc[start..end]);
+    let missing: Vec<&String> = files.iter().filter(|f| !have.contains(f)).collect();
+    let gone: Vec<&String> = have.iter().filter(|f| !files.contains(f)).collect();
+    assert!(
+        missing.is_empty() && gone.is_empty(),
+        "docs/ARCHITECTURE.md's file list is not the tree: not listed {missing:?}, listed but \
+         not there {gone:?}; run CT2V_UPDATE_ARCHITECTURE=1 cargo test -p xtask --test it -- \
+         architecture, then read the new list"
+    );
+}

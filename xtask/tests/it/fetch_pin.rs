@@ -1,0 +1,384 @@
+//! `cargo xtask fetch` and `cargo xtask pin` as a maintainer runs them, against a loopback
+//! server standing in for crates.io (through `--mirror`), on a scratch copy of the variants.
+
+use crate::common;
+
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use common::server::{Reply, Server};
+use common::windows_exe::{WinXtask, win};
+use common::{Run, Scratch, fetch_cpu_args, xtask_in};
+use sha2::{Digest, Sha256};
+
+const CT2_URL_PATH: &str = "/crates/ct2rs/ct2rs-0.9.17.crate";
+const ONEDNN_URL_PATH: &str = "/crates/onednn-src/onednn-src-0.1.0.crate";
+const CT2_SHA: &str = "616201b950832f4dd5fe95fd34fb557e3187233641235a5bb98f9432fe513bb1";
+const ONEDNN_SHA: &str = "c9422f8af979ab9dca0fc4b58677897208c591a7dddb34bd3bf3963aa4255f21";
+
+fn bytes(len: usize, seed: u8) -> Arc<Vec<u8>> {
+    Arc::new(
+        (0..len)
+            .map(|i| {
+                (i as u32)
+                    .wrapping_mul(2_654_435_761)
+                    .rotate_left(u32::from(seed)) as u8
+            })
+            .collect(),
+    )
+}
+
+fn sha256(data: &[u8]) -> String {
+    xtask::inputs::cache::hex(&Sha256::digest(data))
+}
+
+/// The scratch variants with the crates.io pins replaced by those of synthetic files (and
+/// without MKL, whose wheels come from PyPI, not from the loopback crates.io mirror).
+fn scratch_pinned_to(ct2: &[u8], onednn: &[u8]) -> Scratch {
+    let scratch = Scratch::new();
+    scratch.edit(
+        "variants/cpu.toml",
+        "\nmkl.enabled = true",
+        "\nmkl.enabled = false",
+    );
+    let defaults = "variants/defaults.toml";
+    let version = "variants/ctranslate2/4.7.1.toml";
+    scratch.edit(version, CT2_SHA, &sha256(ct2));
+    scratch.edit(version, "size = 6151405", &format!("size = {}", ct2.len()));
+    scratch.edit(defaults, ONEDNN_SHA, &sha256(onednn));
+    scratch.edit(
+        defaults,
+        "size = 8205358",
+        &format!("size = {}", onednn.len()),
+    );
+    scratch
+}
+
+fn mirror(server: &Server) -> String {
+    format!("https://static.crates.io/crates/={}/crates/", server.base())
+}
+
+fn fetch_args<'a>(cache: &'a str, mirror: &'a str, extra: &[&'a str]) -> Vec<&'a str> {
+    let mut args = fetch_cpu_args(cache, "linux-x86_64", &["--mirror", mirror]);
+    args.extend_from_slice(extra);
+    args
+}
+
+fn assert_ok(run: &Run) {
+    assert_eq!(
+        run.code, 0,
+        "stdout:\n{}\nstderr:\n{}",
+        run.stdout, run.stderr
+    );
+}
+
+fn file_len(path: &Path) -> u64 {
+    std::fs::metadata(path).map(|m| m.len()).unwrap_or(0)
+}
+
+#[test]
+fn a_fetch_killed_mid_download_resumes_on_the_next_run() {
+    killed_fetch_resumes(None);
+}
+
+/// The same with `xtask.exe` under wine (the part file, the Range request and the
+/// lock on Windows), the cache shared with nothing else.
+#[test]
+fn the_windows_binary_killed_mid_download_resumes_on_the_next_run() {
+    let Some(wine) = WinXtask::new() else {
+        return;
+    };
+    killed_fetch_resumes(Some(&wine));
+}
+
+/// Starts a fetch of a trickled 24 MiB input, kills it (SIGKILL: no cleanup runs) once 2 MiB
+/// are in the part file, and fetches again: the download resumes with a Range request.
+/// `wine`: the Windows binary runs both fetches.
+fn killed_fetch_resumes(wine: Option<&WinXtask>) {
+    let ct2 = bytes(24 << 20, 3);
+    let onednn = bytes(100_000, 5);
+    let scratch = scratch_pinned_to(&ct2, &onednn);
+    let server = Server::start();
+    let served = ct2.clone();
+    // The first answer trickles (about 8 s for the whole file); later ones are fast.
+    server.route(CT2_URL_PATH, move |_, nth| {
+        let reply = Reply::ok(served.clone());
+        if nth == 0 {
+            reply.trickle(64 << 10, Duration::from_millis(20))
+        } else {
+            reply
+        }
+    });
+    server.serve(ONEDNN_URL_PATH, onednn.clone());
+    let cache = tempfile::tempdir().unwrap();
+    let cache_dir = match wine {
+        Some(_) => win(cache.path()),
+        None => cache.path().to_str().unwrap().to_string(),
+    };
+    let mirror = mirror(&server);
+    let args = fetch_args(&cache_dir, &mirror, &[]);
+    let (mut command, root) = match wine {
+        Some(w) => (w.command(), win(scratch.path())),
+        None => (
+            Command::new(env!("CARGO_BIN_EXE_xtask")),
+            scratch.path().to_str().unwrap().to_string(),
+        ),
+    };
+    let mut child = command
+        .arg("--root")
+        .arg(&root)
+        .args(&args)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let part = cache
+        .path()
+        .join("partial")
+        .join(format!("{}.part", sha256(&ct2)));
+    let started = Instant::now();
+    while file_len(&part) < 2 << 20 {
+        assert!(
+            started.elapsed() < Duration::from_secs(60),
+            "the download never started"
+        );
+        assert!(
+            child.try_wait().unwrap().is_none(),
+            "fetch ended before it was killed"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    child.kill().unwrap(); // SIGKILL: no cleanup runs.
+    child.wait().unwrap();
+    let kept = file_len(&part);
+    assert!(
+        kept >= 2 << 20 && kept < ct2.len() as u64,
+        "part file of {kept} bytes"
+    );
+    assert!(
+        !cache.path().join("sha256").join(sha256(&ct2)).exists(),
+        "nothing unverified is in the cache"
+    );
+
+    let run = match wine {
+        Some(w) => w.run(scratch.path(), &args, &[]),
+        None => xtask_in(scratch.path(), &args),
+    };
+    assert_ok(&run);
+    let hits = server.hits(CT2_URL_PATH);
+    let resumed_at = hits.last().unwrap().range_start.expect("a range request");
+    assert!(resumed_at >= 2 << 20, "resumed at {resumed_at}");
+    let cached = cache.path().join("sha256").join(sha256(&ct2));
+    assert_eq!(std::fs::read(cached).unwrap(), *ct2);
+    assert!(run.stderr.contains("resumed at"), "{}", run.stderr);
+    assert!(!part.exists());
+}
+
+#[test]
+fn a_server_serving_other_bytes_fails_the_fetch_with_both_hashes() {
+    let ct2 = bytes(200_000, 1);
+    let onednn = bytes(100_000, 2);
+    let scratch = scratch_pinned_to(&ct2, &onednn);
+    let server = Server::start();
+    let other = bytes(200_000, 9);
+    server.serve(CT2_URL_PATH, other.clone());
+    server.serve(ONEDNN_URL_PATH, onednn.clone());
+    let cache = tempfile::tempdir().unwrap();
+    let mirror = mirror(&server);
+    let run = xtask_in(
+        scratch.path(),
+        &fetch_args(cache.path().to_str().unwrap(), &mirror, &[]),
+    );
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    for needle in [
+        "ctranslate2-source",
+        &sha256(&ct2),
+        &sha256(&other),
+        "does not match its pin",
+    ] {
+        assert!(
+            run.stderr.contains(needle),
+            "`{needle}` not in:\n{}",
+            run.stderr
+        );
+    }
+    assert!(!cache.path().join("sha256").join(sha256(&ct2)).exists());
+    assert!(!cache.path().join("sha256").join(sha256(&other)).exists());
+}
+
+#[test]
+fn offline_with_an_empty_cache_lists_what_is_missing_and_exits_1() {
+    let cache = tempfile::tempdir().unwrap();
+    let run = xtask_in(
+        &common::repo_root(),
+        &fetch_cpu_args(
+            cache.path().to_str().unwrap(),
+            "windows-x86_64",
+            &["--offline"],
+        ),
+    );
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    for needle in [
+        "offline: 6 input(s) are not in the cache",
+        "ctranslate2-source",
+        "onednn",
+        "intel-openmp",
+        "mkl-static",
+        "mkl-include",
+        "msvc-runtime",
+        "https://static.crates.io/crates/ct2rs/ct2rs-0.9.17.crate",
+    ] {
+        assert!(
+            run.stderr.contains(needle),
+            "`{needle}` not in:\n{}",
+            run.stderr
+        );
+    }
+    assert!(run.stdout.is_empty());
+}
+
+#[test]
+fn plain_http_mirrors_to_other_hosts_are_refused() {
+    let cache = tempfile::tempdir().unwrap();
+    let run = xtask_in(
+        &common::repo_root(),
+        &fetch_args(
+            cache.path().to_str().unwrap(),
+            "https://static.crates.io/=http://mirror.example.com/",
+            &[],
+        ),
+    );
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    assert!(run.stderr.contains("over plain http"), "{}", run.stderr);
+    assert!(run.stderr.contains("--allow-http"), "{}", run.stderr);
+}
+
+#[test]
+fn a_bad_mirror_flag_is_a_usage_error() {
+    let run = xtask_in(
+        &common::repo_root(),
+        &["fetch", "--variant", "cpu", "--mirror", "no-equals-sign"],
+    );
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    assert!(run.stderr.contains("is neither FROM=TO"), "{}", run.stderr);
+}
+
+#[test]
+fn pin_writes_a_missing_pin_into_the_variant_file_and_the_lock() {
+    let scratch = Scratch::new();
+    let defaults = "variants/ctranslate2/4.7.1.toml";
+    scratch.edit(
+        defaults,
+        &format!("sha256 = \"{CT2_SHA}\"\nsize = 6151405\n"),
+        "",
+    );
+    let cache = tempfile::tempdir().unwrap();
+    let cache_dir = cache.path().to_str().unwrap();
+    let server = Server::start();
+    let ct2 = bytes(300_000, 7);
+    server.serve(CT2_URL_PATH, ct2.clone());
+    let mirror = mirror(&server);
+
+    let unpinned = xtask_in(scratch.path(), &fetch_args(cache_dir, &mirror, &[]));
+    assert_eq!(unpinned.code, 1, "{}", unpinned.stderr);
+    assert!(
+        unpinned.stderr.contains("not pinned")
+            && unpinned.stderr.contains("cargo xtask pin --variant cpu"),
+        "{}",
+        unpinned.stderr
+    );
+
+    let pin_args = [
+        "--cache-dir",
+        cache_dir,
+        "pin",
+        "--variant",
+        "cpu",
+        "--mirror",
+        &mirror,
+    ];
+    let run = xtask_in(scratch.path(), &pin_args);
+    assert_ok(&run);
+    assert!(run.stdout.contains("ctranslate2-source"), "{}", run.stdout);
+    assert!(
+        run.stdout
+            .contains("pinned in variants/ctranslate2/4.7.1.toml"),
+        "{}",
+        run.stdout
+    );
+    // The other inputs' pins were taken from their URLs already: no download.
+    assert!(run.stdout.contains("onednn") && run.stdout.contains("confirmed by the lock"));
+
+    let text = std::fs::read_to_string(scratch.path().join(defaults)).unwrap();
+    let source_table = text
+        .split("\n[source]\n")
+        .nth(1)
+        .unwrap()
+        .split("\n[")
+        .next()
+        .unwrap();
+    for line in [
+        format!("sha256 = \"{}\"", sha256(&ct2)),
+        format!("size = {}", ct2.len()),
+    ] {
+        assert!(
+            source_table.contains(&line),
+            "`{line}` in [source]:\n{text}"
+        );
+    }
+    assert!(
+        text.contains("# CTranslate2 4.7.1 with every submodule"),
+        "comments kept"
+    );
+    let lock = std::fs::read_to_string(scratch.path().join("variants/pins.lock")).unwrap();
+    assert!(lock.contains(&sha256(&ct2)), "{lock}");
+
+    // Plans now carry the pin, and a second `pin` has nothing to do.
+    let plan = xtask_in(scratch.path(), &["plan", "--variant", "cpu", "--json"]);
+    assert_ok(&plan);
+    assert!(plan.stdout.contains(&sha256(&ct2)), "{}", plan.stdout);
+    let again = xtask_in(scratch.path(), &pin_args);
+    assert_ok(&again);
+    assert!(!again.stdout.contains("pinned in"), "{}", again.stdout);
+    assert_eq!(
+        server.hits(CT2_URL_PATH).len(),
+        1,
+        "pinned once, confirmed after"
+    );
+}
+
+#[test]
+fn pin_downloads_again_when_a_url_changes() {
+    let scratch = Scratch::new();
+    let defaults = "variants/defaults.toml";
+    scratch.edit(defaults, "onednn-src-0.1.0.crate", "onednn-src-0.1.1.crate");
+    let server = Server::start();
+    let newer = bytes(150_000, 11);
+    server.serve("/crates/onednn-src/onednn-src-0.1.1.crate", newer.clone());
+    let cache = tempfile::tempdir().unwrap();
+    let mirror = mirror(&server);
+    let run = xtask_in(
+        scratch.path(),
+        &[
+            "--cache-dir",
+            cache.path().to_str().unwrap(),
+            "pin",
+            "--variant",
+            "cpu",
+            "--mirror",
+            &mirror,
+        ],
+    );
+    assert_ok(&run);
+    assert!(
+        run.stderr.contains("onednn changed"),
+        "the old pin is reported: {}",
+        run.stderr
+    );
+    let text = std::fs::read_to_string(scratch.path().join(defaults)).unwrap();
+    assert!(text.contains(&sha256(&newer)), "{text}");
+    assert!(text.contains(&format!("size = {}", newer.len())), "{text}");
+    assert!(!text.contains(ONEDNN_SHA), "{text}");
+}
