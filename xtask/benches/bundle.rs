@@ -25,7 +25,7 @@ use std::time::{Duration, Instant};
 
 use common::{best_of, print_header, row, run_quiet, seconds};
 use xtask::package::binary;
-use xtask::package::bundle::closure::{self, Closure, Inputs, Location};
+use xtask::package::bundle::closure::{self, Closure, Inputs, LibraryFolder};
 use xtask::package::bundle::policy::SystemLibraries;
 use xtask::variant::Policy;
 
@@ -63,13 +63,13 @@ fn main() {
 
     let system = SystemLibraries::for_policy(Policy::Windows);
     let locations = [
-        Location {
+        LibraryFolder {
             dir: tree.wheel_dir.clone(),
             dest: "ctranslate2".into(),
             package: "wheel".into(),
             in_wheel: true,
         },
-        Location {
+        LibraryFolder {
             dir: tree.sdk_dir.clone(),
             dest: "ctranslate2".into(),
             package: "synthetic sdk 1.0".into(),

@@ -1,11 +1,11 @@
-//! The [`BundleSpec`] of a plan's `bundle` step: the plan knows every folder except the SDK
+//! The [`BundleJob`] of a plan's `bundle` step: the plan knows every folder except the SDK
 //! and the toolchain, which are found on the build machine and passed in.
 
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
 
-use crate::package::bundle::spec::{BundleSpec, DataGlob, SearchDir, SearchFolder};
+use crate::package::bundle::spec::{BundleJob, DataGlob, SearchDir, SearchFolder};
 use crate::plan::{BundleAction, Plan};
 use crate::variant::{DataFilter, LibrarySource};
 
@@ -21,7 +21,7 @@ pub struct Folders {
     pub sdk_version: Option<String>,
 }
 
-pub fn from_plan(plan: &Plan, found: &Folders) -> Result<BundleSpec> {
+pub fn from_plan(plan: &Plan, found: &Folders) -> Result<BundleJob> {
     let action = plan
         .bundle_action()
         .with_context(|| format!("the plan of `{}` has no bundle step", plan.variant))?;
@@ -34,7 +34,7 @@ pub fn from_built_plan(
     plan: &Plan,
     sdk_dir: Option<&Path>,
     toolchain_dir: Option<&Path>,
-) -> Result<BundleSpec> {
+) -> Result<BundleJob> {
     let wheel = plan.bundle_action().map(|b| PathBuf::from(&b.wheel));
     if let Some(wheel) = wheel.filter(|w| !w.is_file()) {
         bail!(
@@ -61,7 +61,7 @@ pub fn from_built_plan(
     from_plan(plan, &found)
 }
 
-fn from_action(plan: &Plan, action: &BundleAction, found: &Folders) -> Result<BundleSpec> {
+fn from_action(plan: &Plan, action: &BundleAction, found: &Folders) -> Result<BundleJob> {
     let folder = |from: &LibrarySource, known: &Option<String>, rel: &str| -> Result<PathBuf> {
         if let Some(path) = known {
             return Ok(PathBuf::from(path));
@@ -140,7 +140,7 @@ fn from_action(plan: &Plan, action: &BundleAction, found: &Folders) -> Result<Bu
                 .map(|p| crate::plan::input_label(plan, d.from.name(), p)),
         });
     }
-    Ok(BundleSpec {
+    Ok(BundleJob {
         manylinux: action.manylinux.clone(),
         roots: action.roots.clone(),
         force: action.force.clone(),
@@ -152,7 +152,7 @@ fn from_action(plan: &Plan, action: &BundleAction, found: &Folders) -> Result<Bu
         patchelf: action.patchelf.as_ref().map(PathBuf::from),
         missing_hint: missing_hint(plan, action),
         requires_dist: requires_dist(plan, action, found)?,
-        ..BundleSpec::new(
+        ..BundleJob::new(
             PathBuf::from(&action.wheel),
             action.policy,
             PathBuf::from(&action.out),

@@ -27,7 +27,7 @@ fn deepest_unpacked(plan: &crate::plan::Plan) -> Option<(String, usize)> {
             continue;
         };
         let (Some(format), true) = (
-            crate::inputs::unpack::Format::from_name(file_name),
+            crate::inputs::unpack::ArchiveFormat::from_name(file_name),
             std::path::Path::new(archive).is_file(),
         ) else {
             continue;

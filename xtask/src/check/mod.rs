@@ -2,6 +2,7 @@
 //! wine), PyApp, a release installed as users install it.
 
 pub mod bench;
+pub mod input_file;
 pub mod numerics;
 pub mod pyapp;
 pub mod release_install;

@@ -20,7 +20,7 @@ use crate::support::workspace::Workspace;
 use crate::variant::wheel_name::WheelName;
 
 /// What to install, and from where.
-pub struct Request<'a> {
+pub struct InstallRequest<'a> {
     pub dir: &'a Path,
     /// The variants to install (empty: every variant with a wheel for the platform and Python).
     pub variants: &'a [String],
@@ -34,7 +34,7 @@ pub struct Request<'a> {
 }
 
 /// One wheel of the release to install: its variant and the requirement that names it.
-pub struct Target {
+pub struct InstallTarget {
     pub variant: String,
     pub file: String,
     /// `ctranslate2==4.7.1+cpu`
@@ -45,7 +45,7 @@ pub struct Target {
 }
 
 /// The wheels of `request` in the release's manifest.
-pub fn targets(request: &Request) -> Result<Vec<Target>> {
+pub fn targets(request: &InstallRequest) -> Result<Vec<InstallTarget>> {
     let path = request.dir.join(MANIFEST);
     let text = std::fs::read_to_string(&path).map_err(|e| {
         InputError::new(format!("{}: {e}", path.display()))
@@ -67,7 +67,7 @@ pub fn targets(request: &Request) -> Result<Vec<Target>> {
             Some(local) => format!("{}+{local}", name.public_version),
             None => name.public_version.clone(),
         };
-        out.push(Target {
+        out.push(InstallTarget {
             variant: a.variant.clone(),
             file: a.path.clone(),
             requirement: format!("ctranslate2=={version}"),
@@ -168,7 +168,7 @@ pub struct Install<'a> {
 
 impl Install<'_> {
     /// The consumer's onboarding command, as shown to the user and as run.
-    pub fn onboarding_args(&self, target: &Target) -> Vec<String> {
+    pub fn onboarding_args(&self, target: &InstallTarget) -> Vec<String> {
         let mut args: Vec<String> = ["-m", "pip", "install", "--isolated", "--force-reinstall"]
             .map(String::from)
             .to_vec();
@@ -189,7 +189,7 @@ impl Install<'_> {
     }
 
     /// `pip install` of the PyPI baseline (from the wheelhouse).
-    pub fn baseline(&self, target: &Target) -> Result<()> {
+    pub fn baseline(&self, target: &InstallTarget) -> Result<()> {
         let mut args: Vec<String> = ["-m", "pip", "install", "--isolated", "--no-index"]
             .map(String::from)
             .to_vec();
@@ -226,7 +226,7 @@ impl Install<'_> {
 }
 
 /// Checks the installed version is the target's.
-pub fn expect_version(found: &str, target: &Target, stage: &str) -> Result<()> {
+pub fn expect_version(found: &str, target: &InstallTarget, stage: &str) -> Result<()> {
     if found != target.version {
         bail!(
             "{stage}: ctranslate2 {found} is installed, not {} ({})",
@@ -246,8 +246,8 @@ pub fn serve(dir: &Path) -> Result<Server> {
 /// the PyPI baseline, for `platform` and `python` (numpy pinned to `numpy` under wine).
 pub fn wheelhouse(
     workspace: &Workspace,
-    request: &Request,
-    targets: &[Target],
+    request: &InstallRequest,
+    targets: &[InstallTarget],
     numpy: Option<&str>,
     log: &Path,
 ) -> Result<PathBuf> {

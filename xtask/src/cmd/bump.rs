@@ -15,7 +15,7 @@ use crate::variant::Catalog;
 
 pub fn run(
     workspace: &Workspace,
-    request: &crate::variant::bump::Request,
+    request: &crate::variant::bump::BumpRequest,
     no_pin: bool,
     download: &DownloadArgs,
 ) -> Result<ExitCode> {

@@ -8,7 +8,7 @@ use super::make_plan;
 use crate::build::bundle_spec;
 use crate::cli::{BundleArgs, OutputArg, PolicyArg, Selection};
 use crate::package::bundle::run as bundle_run;
-use crate::package::bundle::spec::{BundleSpec, WheelFlags};
+use crate::package::bundle::spec::{BundleJob, WheelFlags};
 use crate::package::bundle::{Output, Policy};
 use crate::support::workspace::Workspace;
 
@@ -30,7 +30,7 @@ pub fn run(workspace: &Workspace, args: &BundleArgs) -> Result<ExitCode> {
                 args.toolchain_dir.as_deref(),
             )?
         }
-        None => BundleSpec::from_flags(&wheel_flags(args))?,
+        None => BundleJob::from_flags(&wheel_flags(args))?,
     };
     spec.assume_present
         .extend(args.assume_present.iter().cloned());

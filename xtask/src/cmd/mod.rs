@@ -49,6 +49,10 @@ mod verify;
 mod verify_release;
 
 /// Runs one parsed command line.
+///
+/// Long only because its `match` is the table of commands, one arm each handing the parsed
+/// flags to that command's `run` (as rust-analyzer's xtask `main` does): splitting the table
+/// would hide which command runs what.
 pub fn run(cli: Cli) -> Result<ExitCode> {
     if let Some(dir) = &cli.cache_dir
         && dir.exists()
@@ -147,7 +151,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
             no_pin,
             download,
         } => {
-            let request = crate::variant::bump::Request {
+            let request = crate::variant::bump::BumpRequest {
                 version: ctranslate2,
                 from,
                 source,

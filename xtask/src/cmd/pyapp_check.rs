@@ -11,15 +11,15 @@ use std::path::Path;
 use anyhow::{Result, bail};
 
 use crate::check::pyapp;
-use crate::check::release_install::{self as install, Request, Target};
+use crate::check::release_install::{self as install, InstallRequest, InstallTarget};
 use crate::check::serve::Server;
 use crate::check::winpython::{STEP_LIMIT, prepare, wine::Wine};
 use crate::support::workspace::Workspace;
 
 pub fn run(
     workspace: &Workspace,
-    request: &Request,
-    targets: &[Target],
+    request: &InstallRequest,
+    targets: &[InstallTarget],
     server: &Server,
     work: &Path,
 ) -> Result<()> {
@@ -133,8 +133,8 @@ pub fn run(
 /// The pinned clip transcribed by the app, checked against its reference.
 fn transcribe(
     workspace: &Workspace,
-    request: &Request,
-    target: &Target,
+    request: &InstallRequest,
+    target: &InstallTarget,
     run: &dyn Fn(&[String]) -> Result<String>,
     work: &Path,
 ) -> Result<()> {

@@ -8,8 +8,7 @@ use crate::cli::ReleaseArgs;
 use crate::support::diagnostic::InputError;
 use crate::support::platform::Platform;
 use crate::support::workspace::Workspace;
-use crate::variant::{Catalog, Choices};
-use crate::{plan, plan::matrix, support::out_folder, support::safe_path};
+use crate::{support::out_folder, support::safe_path};
 
 pub fn run(workspace: &Workspace, args: ReleaseArgs) -> Result<ExitCode> {
     let ReleaseArgs {
@@ -48,64 +47,17 @@ pub fn run(workspace: &Workspace, args: ReleaseArgs) -> Result<ExitCode> {
                 .note("a version label names one folder, e.g. --version 4.7.1-1")
         })?;
     }
-    let catalog = Catalog::load_for(&workspace.root, &[], ctranslate2.as_deref())?;
-    let names: Vec<&str> = catalog.variant_names().collect();
-    for v in &variants {
-        if !names.contains(&v.as_str()) {
-            return Err(
-                InputError::new(format!("--variants: unknown variant `{v}`"))
-                    .allowed(v, &names)
-                    .into(),
-            );
-        }
-    }
-    let versions: Vec<String> = ctranslate2.into_iter().collect();
-    let every = matrix::matrix(&workspace.root, &versions)?.include;
-    // The entries the workflow built: the others were not asked for, and are said.
-    let asked = |e: &matrix::Entry| {
-        (variants.is_empty() || variants.contains(&e.variant))
-            && (platforms.is_empty() || platforms.contains(&e.platform))
-            && (pythons.is_empty() || pythons.contains(&e.python))
-    };
-    // Said only for what was asked for: a release of one variant does not list the others.
-    let asked_for: Vec<matrix::Entry> = every.iter().filter(|e| asked(e)).cloned().collect();
-    let (_, left_out) = matrix::select(asked_for, include.opt());
-    for line in &left_out {
-        eprintln!("note: not in this release (not built): {line}");
-    }
-    let (all, _) = matrix::select(every, include.opt());
-    for p in &pythons {
-        if !all.iter().any(|e| &e.python == p) {
-            let known: std::collections::BTreeSet<&str> =
-                all.iter().map(|e| e.python.as_str()).collect();
-            let known: Vec<&str> = known.into_iter().collect();
-            return Err(
-                InputError::new(format!("--pythons: no variant builds for Python {p}"))
-                    .allowed(p, &known)
-                    .into(),
-            );
-        }
-    }
-    let mut built = Vec::new();
-    for entry in all {
-        if !asked(&entry) {
-            continue;
-        }
-        let choices = Choices {
-            platform: Some(entry.platform),
-            python: Some(entry.python.clone()),
-            ..Choices::default()
-        };
-        let plan = plan::plan(workspace, &catalog.resolve(&entry.variant, &choices)?);
-        let dist = match &from {
-            Some(dir) => dir.join(&entry.artifact),
-            None => workspace
-                .work_dir(&entry.slot, entry.platform)
-                .join("dist")
-                .join(format!("py{}", entry.python)),
-        };
-        built.push(crate::release::Built { plan, dist });
-    }
+    let built = crate::release::gather::builds(
+        workspace,
+        &crate::release::gather::Asked {
+            variants,
+            platforms,
+            pythons,
+            ctranslate2,
+            from,
+            include: include.opt(),
+        },
+    )?;
     let Some(first) = built.first() else {
         anyhow::bail!("no matrix entry matches the --variants/--platforms/--pythons given");
     };

@@ -173,8 +173,8 @@ fn verify_under_wine(
 }
 
 /// What the speech options ask for.
-pub fn speech_request(args: &SpeechArgs) -> crate::check::speech::Request {
-    crate::check::speech::Request {
+pub fn speech_request(args: &SpeechArgs) -> crate::check::speech::SpeechRequest {
+    crate::check::speech::SpeechRequest {
         model: args.model.clone(),
         audio: args.audio.clone(),
         reference: args.reference.clone(),

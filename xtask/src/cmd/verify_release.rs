@@ -7,7 +7,9 @@ use std::process::ExitCode;
 use anyhow::Result;
 
 use super::make_plan;
-use crate::check::release_install::{self as install, Install, Python, Request, Target};
+use crate::check::release_install::{
+    self as install, Install, InstallRequest, InstallTarget, Python,
+};
 use crate::check::speech::{self, Prepared};
 use crate::check::winpython::{self, Session, check};
 use crate::cli::{InstallArgs, Selection};
@@ -48,7 +50,7 @@ pub fn run(workspace: &Workspace, dir: &Path, args: &InstallArgs) -> Result<Exit
         (None, true) => crate::check::winpython::spec::Spec::load(&workspace.root)?.default,
         (None, false) => crate::support::host::python_version().unwrap_or_else(|| "3.12".into()),
     };
-    let request = Request {
+    let request = InstallRequest {
         dir,
         variants: &args.variants,
         platform,
@@ -99,8 +101,8 @@ pub fn run(workspace: &Workspace, dir: &Path, args: &InstallArgs) -> Result<Exit
 
 fn under_wine(
     workspace: &Workspace,
-    request: &Request,
-    targets: &[Target],
+    request: &InstallRequest,
+    targets: &[InstallTarget],
     server: &crate::check::serve::Server,
     work: &Path,
     log: &Path,
@@ -142,8 +144,8 @@ fn under_wine(
 
 fn native(
     workspace: &Workspace,
-    request: &Request,
-    targets: &[Target],
+    request: &InstallRequest,
+    targets: &[InstallTarget],
     server: &crate::check::serve::Server,
     work: &Path,
     log: &Path,
@@ -189,7 +191,7 @@ fn native(
 }
 
 /// The app's baseline from PyPI, then the consumer's onboarding command, each checked.
-fn consumer_flow(install: &Install, target: &Target, label: &str) -> Result<()> {
+fn consumer_flow(install: &Install, target: &InstallTarget, label: &str) -> Result<()> {
     eprintln!(
         "{}: {label} with PyPI's {}",
         target.variant, target.baseline
@@ -215,14 +217,14 @@ fn consumer_flow(install: &Install, target: &Target, label: &str) -> Result<()> 
 /// The model and clip, when the installs are to transcribe.
 fn speech_assets(
     workspace: &Workspace,
-    request: &Request,
-    targets: &[Target],
+    request: &InstallRequest,
+    targets: &[InstallTarget],
 ) -> Result<Option<Prepared>> {
     let Some(first) = targets.first().filter(|_| request.transcribe) else {
         return Ok(None);
     };
     let plan = plan_for(workspace, request, first)?;
-    let speech_request = speech::Request {
+    let speech_request = speech::SpeechRequest {
         model: None,
         audio: None,
         reference: None,
@@ -237,8 +239,8 @@ fn speech_assets(
 /// The plan of the variant's build for this platform and Python (its cache and Python).
 fn plan_for(
     workspace: &Workspace,
-    request: &Request,
-    target: &Target,
+    request: &InstallRequest,
+    target: &InstallTarget,
 ) -> Result<crate::plan::Plan> {
     let version = target.baseline.trim_start_matches("ctranslate2==");
     make_plan(

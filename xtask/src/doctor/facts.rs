@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 
 use super::parse::{self, AmdGpu, NvidiaGpu};
-use crate::sdk::hip::{self, Install};
+use crate::sdk::hip::{self, HipInstall};
 use crate::support::host;
 use crate::support::process::probe;
 
@@ -72,7 +72,7 @@ pub struct Facts {
     pub amd_gpus_from: Option<String>,
     /// Whether the HIP installs are laid out the Windows way (DLLs in `bin\`).
     pub windows_layout: bool,
-    pub hip_installs: Vec<Install>,
+    pub hip_installs: Vec<HipInstall>,
     pub hip_path: Option<PathBuf>,
     /// Windows: the HIP 6 runtime the display driver installed (`System32\amdhip64_6.dll`),
     /// which the rocm-gfx1010 wheel uses rather than bundling one.
@@ -165,7 +165,7 @@ pub fn collect() -> Facts {
         None if cfg!(windows) => hip::windows_installs(&crate::sdk::program_files()),
         None => hip::linux_installs(Path::new("/opt")),
     };
-    let hip_installs: Vec<Install> = roots
+    let hip_installs: Vec<HipInstall> = roots
         .iter()
         .map(|r| hip::inspect(r, windows_layout))
         .collect();
@@ -203,7 +203,7 @@ fn cuda_toolkit() -> Option<CudaToolkit> {
 
 /// `rocminfo`, else `hipinfo` (on PATH, else in each install's `bin`), else the names
 /// Windows gives the display adapters.
-fn amd_gpus(installs: &[Install]) -> (Vec<AmdGpu>, Option<String>) {
+fn amd_gpus(installs: &[HipInstall]) -> (Vec<AmdGpu>, Option<String>) {
     if let Some(text) = host::which("rocminfo").and_then(|p| probe::<&str>(&p, [])) {
         let gpus = parse::rocminfo(&text);
         if !gpus.is_empty() {

@@ -6,7 +6,7 @@ use serde::Serialize;
 
 use super::facts::{DriverRuntime, Facts};
 use super::parse::AmdGpu;
-use crate::sdk::hip::{self, Install};
+use crate::sdk::hip::{self, HipInstall};
 
 #[derive(Debug, Clone, Serialize)]
 pub struct Verdict {
@@ -216,7 +216,7 @@ fn rdna1(f: &Facts, gpu: &AmdGpu) -> Verdict {
 }
 
 /// What to install for RDNA 1, given what each install lacks.
-fn rdna1_install_steps(windows: bool, installs: &[Install], needs: &hip::Needs) -> Vec<String> {
+fn rdna1_install_steps(windows: bool, installs: &[HipInstall], needs: &hip::Needs) -> Vec<String> {
     let lacking: Vec<String> = installs
         .iter()
         .flat_map(|i| hip::problems(i, needs))

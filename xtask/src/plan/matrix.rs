@@ -124,7 +124,7 @@ pub fn select(entries: Vec<Entry>, opt: Opt) -> (Vec<Entry>, Vec<String>) {
 
 /// The inputs of `resolved` that have no sha256 pin yet.
 fn unpinned(resolved: &crate::variant::Resolved) -> Vec<String> {
-    let mut remotes: Vec<&crate::variant::Remote> = resolved.inputs.values().collect();
+    let mut remotes: Vec<&crate::variant::Input> = resolved.inputs.values().collect();
     match &resolved.build {
         crate::variant::Build::Repackage { archive, .. } => remotes.push(archive),
         crate::variant::Build::FromSource(b) => {

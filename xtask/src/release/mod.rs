@@ -2,6 +2,7 @@
 //! entry gathered into `target/dist/<version>/` with a manifest, release notes and
 //! SHA256SUMS, staged in a temp folder and renamed into place; and the check of such a folder.
 
+pub mod gather;
 pub mod pages;
 pub mod pep503;
 use std::collections::BTreeMap;
@@ -44,24 +45,24 @@ pub struct Artifact {
     pub size: u64,
     pub sha256: String,
     /// Every pinned input of the build: name, URL, sha256.
-    pub inputs: Vec<Input>,
+    pub inputs: Vec<ManifestInput>,
     /// The GPU SDK the build needed, e.g. "cuda 12".
     pub sdk: Option<String>,
     /// The bundled libraries (from the build's provenance report): path, package, sha256.
-    pub bundled: Vec<Bundled>,
+    pub bundled: Vec<ManifestLibrary>,
     /// The tools that built it (the build's build-info.json: compiler, CMake, Python, SDK).
     pub toolchain: Option<serde_json::Value>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct Input {
+pub struct ManifestInput {
     pub name: String,
     pub url: String,
     pub sha256: Option<String>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct Bundled {
+pub struct ManifestLibrary {
     pub path: String,
     pub package: String,
     pub sha256: String,
@@ -328,10 +329,10 @@ fn gather(b: &Built, out: &Path) -> Result<Vec<Artifact>> {
     for b in &mut bundled {
         b.input = input_of(plan, &b.package);
     }
-    let inputs: Vec<Input> = plan
+    let inputs: Vec<ManifestInput> = plan
         .inputs
         .iter()
-        .map(|i| Input {
+        .map(|i| ManifestInput {
             name: i.name.clone(),
             url: i.url.clone(),
             sha256: i.sha256.clone(),
@@ -519,10 +520,10 @@ fn copy_new(from: &Path, to: &Path) -> Result<()> {
     Ok(())
 }
 
-fn bundled_of(report: &Path) -> Result<Vec<Bundled>> {
+fn bundled_of(report: &Path) -> Result<Vec<ManifestLibrary>> {
     #[derive(Deserialize)]
     struct Report {
-        files: Vec<Bundled>,
+        files: Vec<ManifestLibrary>,
     }
     let text = fs::read_to_string(report)?;
     let parsed: Report = serde_json::from_str(&text)

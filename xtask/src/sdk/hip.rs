@@ -23,7 +23,7 @@ use crate::gpu_targets::targets_in;
 
 /// What one install has.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Install {
+pub struct HipInstall {
     pub root: PathBuf,
     /// From the folder name (`6.2`) or `.info/version`, when known.
     pub version: Option<String>,
@@ -40,7 +40,7 @@ pub struct Install {
     pub device_libs: Option<PathBuf>,
 }
 
-impl Install {
+impl HipInstall {
     /// The HIP major version its runtime is (6 for `amdhip64_6.dll`/`libamdhip64.so.6`).
     pub fn runtime_major(&self) -> Option<u32> {
         self.runtime.iter().find_map(|name| {
@@ -92,7 +92,7 @@ fn sorted_subdirs(dir: &Path, keep: impl Fn(&str) -> bool) -> Vec<PathBuf> {
 }
 
 /// Looks at what `root` holds; `windows` picks the layout (DLLs in `bin\`).
-pub fn inspect(root: &Path, windows: bool) -> Install {
+pub fn inspect(root: &Path, windows: bool) -> HipInstall {
     let lib_dirs: Vec<PathBuf> = if windows {
         vec![root.join("bin")]
     } else {
@@ -117,7 +117,7 @@ pub fn inspect(root: &Path, windows: bool) -> Install {
     } else {
         ("libamdhip64.so.", "libamd_comgr.so.")
     };
-    let mut install = Install {
+    let mut install = HipInstall {
         root: root.to_path_buf(),
         version: version_of(root),
         lib_dir: None,
@@ -290,14 +290,14 @@ pub struct Needs<'a> {
 /// The install that fits, and what was said on the way (e.g. about `HIP_PATH`).
 #[derive(Debug)]
 pub struct Choice {
-    pub install: Install,
+    pub install: HipInstall,
     pub notes: Vec<String>,
 }
 
 /// Picks the install that fits `needs` among `installs`; `hip_path` is `$HIP_PATH`, which is
 /// checked but not trusted. The error says what each install lacks.
 pub fn choose(
-    installs: &[Install],
+    installs: &[HipInstall],
     needs: &Needs,
     hip_path: Option<&Path>,
 ) -> Result<Choice, String> {
@@ -350,7 +350,7 @@ fn same_dir(a: &Path, b: &Path) -> bool {
 }
 
 /// Why `install` does not fit `needs`, most important first; empty when it fits.
-pub fn problems(install: &Install, needs: &Needs) -> Vec<String> {
+pub fn problems(install: &HipInstall, needs: &Needs) -> Vec<String> {
     let mut found = Vec::new();
     match needs.runtime {
         Some(runtime) if !install.has(runtime) => {
@@ -436,7 +436,7 @@ mod tests {
             &["amdhip64_7.dll", "amd_comgr0701.dll"],
             &["TensileLibrary_lazy_gfx1030.dat"],
         );
-        let installs: Vec<Install> = windows_installs(pf)
+        let installs: Vec<HipInstall> = windows_installs(pf)
             .iter()
             .map(|r| inspect(r, true))
             .collect();
@@ -469,7 +469,7 @@ mod tests {
             &["amdhip64_6.dll"],
             &["TensileLibrary_gfx1030.dat"],
         );
-        let installs: Vec<Install> = windows_installs(pf)
+        let installs: Vec<HipInstall> = windows_installs(pf)
             .iter()
             .map(|r| inspect(r, true))
             .collect();

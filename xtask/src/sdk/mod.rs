@@ -71,7 +71,7 @@ fn find_hip(
             "/opt/rocm, /opt/rocm-* (pass --rocm-path for another folder, e.g. /usr)".into(),
         ),
     };
-    let installs: Vec<hip::Install> = roots.iter().map(|r| hip::inspect(r, windows)).collect();
+    let installs: Vec<hip::HipInstall> = roots.iter().map(|r| hip::inspect(r, windows)).collect();
     let needs = hip::Needs {
         runtime: sdk.runtime.as_deref(),
         requires: &sdk.requires,

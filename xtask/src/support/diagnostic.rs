@@ -127,6 +127,15 @@ impl std::error::Error for InputError {}
 
 /// A text file the user edits (`shown` is how errors name it): not UTF-8 is bad input that
 /// points at the first byte that is not.
+/// Reads `path` as text and parses it; a parse error is prefixed with the file.
+pub fn load_with<T>(
+    path: &Path,
+    parse: impl FnOnce(&str) -> Result<T, String>,
+) -> Result<T, InputError> {
+    let text = read_text(path, path)?;
+    parse(&text).map_err(|e| InputError::new(format!("{}: {e}", path.display())))
+}
+
 pub fn read_text(path: &Path, shown: &Path) -> Result<String, InputError> {
     let bytes = std::fs::read(path)
         .map_err(|e| InputError::new(format!("cannot read {}: {e}", shown.display())))?;

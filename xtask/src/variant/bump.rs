@@ -18,7 +18,7 @@ use crate::support::safe_path;
 use crate::variant::{Catalog, VERSIONS_DIR, download_url, is_version};
 
 #[derive(Debug, Clone)]
-pub struct Request {
+pub struct BumpRequest {
     pub version: String,
     /// The version to start from (default: the newest one below `version`).
     pub from: Option<String>,
@@ -44,7 +44,7 @@ pub struct Bumped {
 }
 
 /// Writes the new version file and copies the patch series; refuses to replace anything.
-pub fn bump(root: &Path, request: &Request) -> Result<Bumped> {
+pub fn bump(root: &Path, request: &BumpRequest) -> Result<Bumped> {
     let new = &request.version;
     if !is_version(new) {
         return Err(InputError::new(format!(
@@ -125,7 +125,7 @@ pub fn bump(root: &Path, request: &Request) -> Result<Bumped> {
 /// The newest known version below `version` (else the newest of all).
 /// `--source` and `--subdir` become a `[source]` table: checked as the variant files' own
 /// check would, before anything is written.
-fn check_source(request: &Request) -> Result<(), InputError> {
+fn check_source(request: &BumpRequest) -> Result<(), InputError> {
     if let Some(url) = &request.source
         && let Some((why, note)) = download_url::problem(url, false)
     {
@@ -226,7 +226,7 @@ fn rename(text: &str, from: &str, to: &str) -> String {
     out
 }
 
-fn set_source(doc: &mut DocumentMut, request: &Request, new: &str, bumped: &mut Bumped) {
+fn set_source(doc: &mut DocumentMut, request: &BumpRequest, new: &str, bumped: &mut Bumped) {
     let Some(url) = &request.source else {
         doc.remove("source");
         bumped.by_hand.push(format!(

@@ -18,7 +18,7 @@ pub fn problem(url: &str, runnable: bool) -> Option<(String, &'static str)> {
             "the URL's last part names the file, e.g. https://host/path/x-1.0.tar.gz",
         ));
     }
-    if !runnable && crate::inputs::unpack::Format::from_name(name).is_none() {
+    if !runnable && crate::inputs::unpack::ArchiveFormat::from_name(name).is_none() {
         return Some((
             format!("`{name}` is not an archive xtask can unpack"),
             "inputs are .tar.gz, .tgz, .crate, .zip, .whl or .7z files",
@@ -30,7 +30,7 @@ pub fn problem(url: &str, runnable: bool) -> Option<(String, &'static str)> {
 /// The last part of the URL's path: the name the download is kept under.
 pub fn file_name(url: &str) -> &str {
     let path = url.split(['?', '#']).next().unwrap_or(url);
-    path.rsplit('/').next().unwrap_or(path)
+    crate::support::paths::last_segment(path)
 }
 
 #[cfg(test)]

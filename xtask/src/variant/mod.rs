@@ -15,8 +15,6 @@ use std::path::{Path, PathBuf};
 
 pub use layer::{DataFilter, OpenMpRuntime, Output, Policy, SdkKind};
 pub use loc::Loc;
-/// `Input`'s earlier name, still used by plan/ and matrix.rs.
-pub use resolve::Input as Remote;
 pub use resolve::{
     Build, Bundle, Choices, Data, Input, LibrarySource, OneDnn, OpenMp, Resolved, SDK_MAJOR, Sdk,
     SdkInstaller, Search, Source, SourceBuild, Verify, check_local_version, sdk_major,

@@ -24,7 +24,7 @@ use std::path::{Component, Path, PathBuf};
 use flate2::Compression;
 use flate2::write::GzEncoder;
 use tar::{EntryType, Header};
-use xtask::inputs::unpack::{self, ANY_TOP_FOLDER, Format, Limits, Unpacked};
+use xtask::inputs::unpack::{self, ANY_TOP_FOLDER, ArchiveFormat, Limits, Unpacked};
 use zip::ZipWriter;
 use zip::write::SimpleFileOptions;
 
@@ -132,14 +132,14 @@ struct Sandbox {
 }
 
 impl Sandbox {
-    fn new(format: Format) -> Sandbox {
+    fn new(format: ArchiveFormat) -> Sandbox {
         let root = tempfile::tempdir().unwrap();
         let work = root.path().join("work");
         fs::create_dir(&work).unwrap();
         let name = match format {
-            Format::TarGz => "fuzz input.tar.gz",
-            Format::Zip => "fuzz input.zip",
-            Format::SevenZ => "fuzz input.7z",
+            ArchiveFormat::TarGz => "fuzz input.tar.gz",
+            ArchiveFormat::Zip => "fuzz input.zip",
+            ArchiveFormat::SevenZ => "fuzz input.7z",
         };
         Sandbox {
             archive: work.join(name),
@@ -195,7 +195,7 @@ impl Setup {
 
 /// Counts the cases of one format and keeps its first failures.
 struct Fuzz {
-    format: Format,
+    format: ArchiveFormat,
     sandbox: Sandbox,
     cases: usize,
     unpacked: usize,
@@ -204,7 +204,7 @@ struct Fuzz {
 }
 
 impl Fuzz {
-    fn new(format: Format) -> Fuzz {
+    fn new(format: ArchiveFormat) -> Fuzz {
         Fuzz {
             format,
             sandbox: Sandbox::new(format),
@@ -1258,7 +1258,7 @@ fn seven_mutant(
 type Mutant<'m> = &'m dyn Fn(&mut Rng, &[String], &[String]) -> (Vec<u8>, String);
 
 /// The seed unpacks completely; then every cut of it, and the random cases.
-fn run_format(format: Format, seed: &[u8], mutant: Mutant) {
+fn run_format(format: ArchiveFormat, seed: &[u8], mutant: Mutant) {
     let mut fuzz = Fuzz::new(format);
     let names = hostile_names(fuzz.sandbox.root.path());
     let targets = hostile_targets(fuzz.sandbox.root.path());
@@ -1296,7 +1296,7 @@ impl Sandbox {
 fn tar_gz_archives_survive_damage_and_hostile_entries() {
     let seed = tar_seed();
     let bytes = gzip(&tar_bytes(&seed));
-    run_format(Format::TarGz, &bytes, &|rng, names, targets| {
+    run_format(ArchiveFormat::TarGz, &bytes, &|rng, names, targets| {
         tar_mutant(rng, &seed, names, targets)
     });
 }
@@ -1304,7 +1304,7 @@ fn tar_gz_archives_survive_damage_and_hostile_entries() {
 #[test]
 fn zip_archives_survive_damage_and_hostile_entries() {
     let seed = zip_seed();
-    run_format(Format::Zip, &seed, &|rng, names, targets| {
+    run_format(ArchiveFormat::Zip, &seed, &|rng, names, targets| {
         zip_mutant(rng, &seed, names, targets)
     });
 }
@@ -1314,16 +1314,16 @@ fn seven_z_archives_survive_damage_and_hostile_entries() {
     let (packed, tokens) = seven_tokens(&seven_seed());
     let plain = seven_bytes(&packed, &tokens, true);
     let compressed = seven_compressed();
-    let sandbox = Sandbox::new(Format::SevenZ);
+    let sandbox = Sandbox::new(ArchiveFormat::SevenZ);
     unpack::unpack(
         &sandbox.archive_with(&compressed),
-        Format::SevenZ,
+        ArchiveFormat::SevenZ,
         None,
         &sandbox.dest,
         &Setup::plain().limits,
     )
     .unwrap_or_else(|e| panic!("the undamaged compressed 7z: {e}"));
-    run_format(Format::SevenZ, &plain, &|rng, names, targets| {
+    run_format(ArchiveFormat::SevenZ, &plain, &|rng, names, targets| {
         seven_mutant(rng, &compressed, names, targets)
     });
 }

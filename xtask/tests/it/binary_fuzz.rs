@@ -206,14 +206,14 @@ fn u32_at(data: &[u8], at: usize) -> usize {
 
 fn map_of(data: &[u8], info: &BinaryInfo) -> Map {
     let mut map = match info.format {
-        binary::Format::Pe => match object::read::pe::optional_header_magic(data) {
+        binary::BinaryFormat::Pe => match object::read::pe::optional_header_magic(data) {
             Ok(pe::IMAGE_NT_OPTIONAL_HDR64_MAGIC) => pe_map::<pe::ImageNtHeaders64>(data),
             _ => pe_map::<pe::ImageNtHeaders32>(data),
         },
-        binary::Format::Elf if data[4] == elf::ELFCLASS32.0 => {
+        binary::BinaryFormat::Elf if data[4] == elf::ELFCLASS32.0 => {
             elf_map::<elf::FileHeader32<Endianness>>(data)
         }
-        binary::Format::Elf => elf_map::<elf::FileHeader64<Endianness>>(data),
+        binary::BinaryFormat::Elf => elf_map::<elf::FileHeader64<Endianness>>(data),
     };
     let names = info
         .imports

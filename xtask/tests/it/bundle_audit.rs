@@ -350,7 +350,7 @@ fn delvewheel_agrees_with_our_closure_of_the_official_windows_wheel() {
     for (from, to) in [(&wheel, "official"), (&runtime_wheel, "runtime")] {
         xtask::inputs::unpack::unpack(
             from,
-            xtask::inputs::unpack::Format::Zip,
+            xtask::inputs::unpack::ArchiveFormat::Zip,
             None,
             &d.join(to),
             &limits,

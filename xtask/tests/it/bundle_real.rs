@@ -21,8 +21,8 @@ use common::{repo_root, xtask_in};
 use sha2::{Digest, Sha256};
 use xtask::inputs::cache::{Cache, Pin};
 use xtask::inputs::download::{self, Options, Request};
-use xtask::inputs::unpack::{self, Format, Limits};
-use xtask::package::binary::{self, Format as BinaryFormat};
+use xtask::inputs::unpack::{self, ArchiveFormat, Limits};
+use xtask::package::binary::{self, BinaryFormat};
 
 /// The hosts the tests of this file download from.
 const HOSTS: &[&str] = &["files.pythonhosted.org:443"];
@@ -123,7 +123,7 @@ fn wheels() -> Arc<Wheels> {
         .unwrap();
     let unpacked = |wheel: &Path, name: &str| {
         let dest = dir.path().join(name);
-        unpack::unpack(wheel, Format::Zip, None, &dest, &Limits::default())
+        unpack::unpack(wheel, ArchiveFormat::Zip, None, &dest, &Limits::default())
             .unwrap_or_else(|e| panic!("unpacking {}: {e}", wheel.display()));
         dest
     };
@@ -445,7 +445,7 @@ fn the_windows_binary_bundles_the_official_wheel_into_the_linux_binarys_bytes() 
     let runtime = work.path().join("msvc");
     unpack::unpack(
         &fetched[1].path,
-        Format::Zip,
+        ArchiveFormat::Zip,
         None,
         &runtime,
         &Limits::default(),

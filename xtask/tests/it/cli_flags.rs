@@ -437,7 +437,7 @@ fn a_killed_unpacks_leftovers_are_removed_by_the_next_unpack_and_only_they() {
     fs::create_dir_all(&lookalike).unwrap();
     xtask::inputs::unpack::unpack(
         &archive,
-        xtask::inputs::unpack::Format::Zip,
+        xtask::inputs::unpack::ArchiveFormat::Zip,
         None,
         &dest,
         &Default::default(),
@@ -453,7 +453,7 @@ fn a_killed_unpacks_leftovers_are_removed_by_the_next_unpack_and_only_they() {
     // A second unpack over the first replaces it and leaves nothing beside it.
     xtask::inputs::unpack::unpack(
         &archive,
-        xtask::inputs::unpack::Format::Zip,
+        xtask::inputs::unpack::ArchiveFormat::Zip,
         None,
         &dest,
         &Default::default(),

@@ -10,7 +10,7 @@ use crate::needs_network;
 use std::path::Path;
 
 use common::{fetch_cpu_args, xtask_in};
-use xtask::inputs::unpack::{self, Format, Limits};
+use xtask::inputs::unpack::{self, ArchiveFormat, Limits};
 use xtask::package::binary;
 
 /// The hosts the tests of this file download from.
@@ -50,7 +50,7 @@ fn the_real_cpu_pins_download_verify_and_unpack() {
             cache.path(),
             "616201b950832f4dd5fe95fd34fb557e3187233641235a5bb98f9432fe513bb1",
         ),
-        Format::TarGz,
+        ArchiveFormat::TarGz,
         Some("ct2rs-0.9.17/CTranslate2"),
         &ct2,
         &Limits::default(),
@@ -79,7 +79,7 @@ fn the_real_cpu_pins_download_verify_and_unpack() {
             cache.path(),
             "c9422f8af979ab9dca0fc4b58677897208c591a7dddb34bd3bf3963aa4255f21",
         ),
-        Format::TarGz,
+        ArchiveFormat::TarGz,
         Some("onednn-src-0.1.0/oneDNN"),
         &onednn,
         &Limits::default(),
@@ -94,7 +94,7 @@ fn the_real_cpu_pins_download_verify_and_unpack() {
             cache.path(),
             "8ff899d01a41b92ffe0e618b221ea633127d16df726086082d381c431c31339d",
         ),
-        Format::Zip,
+        ArchiveFormat::Zip,
         Some("intel_openmp-2025.3.0.data/data/Library"),
         &openmp,
         &Limits::default(),

@@ -9,7 +9,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use common::{Run, xtask};
-use xtask::inputs::unpack::{self, Format, Limits};
+use xtask::inputs::unpack::{self, ArchiveFormat, Limits};
 
 const HOSTS: &[&str] = &["static.crates.io:443"];
 const CT2_CRATE_SHA256: &str = "616201b950832f4dd5fe95fd34fb557e3187233641235a5bb98f9432fe513bb1";
@@ -36,7 +36,7 @@ fn pinned_tree(dir: &Path) -> PathBuf {
     let tree = dir.join("CTranslate2");
     unpack::unpack(
         &crate_file,
-        Format::TarGz,
+        ArchiveFormat::TarGz,
         Some("ct2rs-0.9.17/CTranslate2"),
         &tree,
         &Limits::default(),

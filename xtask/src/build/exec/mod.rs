@@ -32,7 +32,7 @@ pub trait Handler {
 }
 
 #[derive(Debug, Default)]
-pub struct Report {
+pub struct RunReport {
     pub ran: Vec<StepId>,
     pub skipped: Vec<StepId>,
     /// Steps left out because they cannot run here, and why.
@@ -63,9 +63,9 @@ impl<'a> Executor<'a> {
     }
 
     /// Runs every step in order with `handler`, printing one line per step.
-    pub fn run(&mut self, handler: &mut dyn Handler) -> Result<Report> {
+    pub fn run(&mut self, handler: &mut dyn Handler) -> Result<RunReport> {
         let started = Instant::now();
-        let mut report = Report::default();
+        let mut report = RunReport::default();
         let total = self.plan.steps.len();
         let mut upstream_ran = std::collections::BTreeSet::new();
         let last = match &self.until {

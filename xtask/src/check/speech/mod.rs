@@ -28,7 +28,7 @@ use transcriber::{Job, Launch};
 pub const TRANSCRIBE_REQUIREMENTS: &str = "wheels/transcribe.txt";
 
 /// What the user asked for.
-pub struct Request {
+pub struct SpeechRequest {
     pub model: Option<PathBuf>,
     pub audio: Option<PathBuf>,
     pub reference: Option<String>,
@@ -47,7 +47,7 @@ pub struct Prepared {
 
 /// The request checked before any work: the Python version the pins need, the given model
 /// folder and recording exist, `--reference` only with `--audio`.
-pub fn check_request(plan: &Plan, request: &Request) -> Result<(), InputError> {
+pub fn check_request(plan: &Plan, request: &SpeechRequest) -> Result<(), InputError> {
     let minor: u32 = plan
         .python
         .split('.')
@@ -85,7 +85,7 @@ pub fn check_request(plan: &Plan, request: &Request) -> Result<(), InputError> {
 }
 
 /// The model and clip (the user's, or the pinned ones, fetched and assembled).
-pub fn prepare(workspace: &Workspace, plan: &Plan, request: &Request) -> Result<Prepared> {
+pub fn prepare(workspace: &Workspace, plan: &Plan, request: &SpeechRequest) -> Result<Prepared> {
     check_request(plan, request)?;
     let spec = spec::Spec::load(&workspace.root)?;
     let pinned = if request.model.is_none() || request.audio.is_none() {

@@ -17,7 +17,7 @@ pub const SPEC_FILE: &str = "variants/speech/check.toml";
 pub struct Spec {
     pub model: ModelSpec,
     pub audio: AudioSpec,
-    pub inputs: BTreeMap<String, InputSpec>,
+    pub inputs: BTreeMap<String, InputFile>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -52,20 +52,11 @@ pub struct Member {
     pub member: String,
 }
 
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct InputSpec {
-    pub url: String,
-    pub sha256: String,
-    pub size: u64,
-    pub package: String,
-}
+use crate::check::input_file::InputFile;
 
 impl Spec {
     pub fn load(root: &Path) -> Result<Spec, InputError> {
-        let path = root.join(SPEC_FILE);
-        let text = crate::support::diagnostic::read_text(&path, &path)?;
-        Spec::parse(&text).map_err(|e| InputError::new(format!("{}: {e}", path.display())))
+        crate::support::diagnostic::load_with(&root.join(SPEC_FILE), Spec::parse)
     }
 
     pub fn parse(text: &str) -> Result<Spec, String> {
@@ -77,6 +68,12 @@ impl Spec {
             .chain(&spec.model.files)
             .map(|m| &m.input)
             .chain([&spec.audio.input]);
+        if let Some((name, _)) = spec.inputs.iter().find(|(_, i)| i.member.is_some()) {
+            return Err(format!(
+                "[inputs.{name}] member: the speech check names the files it uses in [model] \
+                 and [audio], not in its inputs"
+            ));
+        }
         for input in named {
             if !spec.inputs.contains_key(input) {
                 return Err(format!(

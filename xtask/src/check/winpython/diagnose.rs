@@ -8,7 +8,7 @@
 
 use std::path::Path;
 
-use crate::package::bundle::closure::{self, ClosureError, Inputs, Location};
+use crate::package::bundle::closure::{self, ClosureError, Inputs, LibraryFolder};
 use crate::package::bundle::policy::SystemLibraries;
 use crate::package::bundle::{Policy, glob, run::read_imports};
 
@@ -37,11 +37,11 @@ pub fn missing_dlls(site_packages: &Path) -> Option<String> {
         })
         .map(|p| (p, "ctranslate2".to_string()))
         .collect();
-    let locations: Vec<Location> = DLL_FOLDERS
+    let locations: Vec<LibraryFolder> = DLL_FOLDERS
         .iter()
         .map(|f| site_packages.join(f))
         .filter(|d| d.is_dir())
-        .map(|dir| Location {
+        .map(|dir| LibraryFolder {
             dest: String::new(),
             package: String::new(),
             in_wheel: true,

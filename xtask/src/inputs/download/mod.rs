@@ -39,7 +39,7 @@ use std::time::Duration;
 use crate::inputs::cache::{Cache, CacheError, Pin};
 
 use error::{combine, input, io_error};
-use progress::Report;
+use progress::ProgressSink;
 use worker::{Failure, Target, Worker};
 
 pub use error::{FetchError, Missing, describe};
@@ -122,7 +122,7 @@ pub fn fetch_all(
     requests: &[Request],
     options: &Options,
 ) -> Result<Vec<Fetched>, FetchError> {
-    let report = Report::new(options);
+    let report = ProgressSink::new(options);
 
     // Every URL is checked before anything is looked up or downloaded.
     let mut urls = Vec::with_capacity(requests.len());
@@ -183,7 +183,7 @@ pub fn fetch_all(
 fn look_up(
     cache: &Cache,
     requests: &[Request],
-    report: &Report,
+    report: &ProgressSink,
 ) -> Result<Vec<Option<PathBuf>>, FetchError> {
     let mut found: Vec<Option<PathBuf>> = Vec::with_capacity(requests.len());
     let mut errors = Vec::new();
@@ -253,7 +253,7 @@ pub fn download_unpinned(
             }],
         });
     }
-    let report = Report::new(options);
+    let report = ProgressSink::new(options);
     let cancel = AtomicBool::new(false);
     let dir = cache.partial_dir();
     fs::create_dir_all(&dir).map_err(io_error(name, "create", &dir))?;
@@ -301,7 +301,7 @@ fn run_jobs(
     cache: &Cache,
     jobs: &[Job],
     options: &Options,
-    report: &Report,
+    report: &ProgressSink,
 ) -> Result<Vec<(PathBuf, bool)>, FetchError> {
     if jobs.is_empty() {
         return Ok(Vec::new());

@@ -8,12 +8,12 @@ use std::path::Path;
 use crate::inputs::cache;
 
 use super::error::io_error;
-use super::progress::Report;
+use super::progress::ProgressSink;
 use super::worker::{AttemptError, Failure, Target};
 
 /// Removes whatever is at the part file's place and is not a regular file (a symlink
 /// planted there would have the download written through it, wherever it points).
-pub(super) fn clear_odd(report: &Report, path: &Path, name: &str) -> Result<(), Failure> {
+pub(super) fn clear_odd(report: &ProgressSink, path: &Path, name: &str) -> Result<(), Failure> {
     match fs::symlink_metadata(path) {
         Ok(meta) if !meta.is_file() => {
             report.line(&format!(
@@ -33,7 +33,11 @@ pub(super) fn clear_odd(report: &Report, path: &Path, name: &str) -> Result<(), 
 
 /// An exclusive lock on `path`, so that two processes never write one part file. Where
 /// the file system cannot lock, the download goes ahead unlocked.
-pub(super) fn lock(report: &Report, path: &Path, name: &str) -> Result<Option<File>, Failure> {
+pub(super) fn lock(
+    report: &ProgressSink,
+    path: &Path,
+    name: &str,
+) -> Result<Option<File>, Failure> {
     clear_odd(report, path, name)?;
     let file = no_follow(OpenOptions::new().create(true).truncate(false).write(true))
         .open(path)

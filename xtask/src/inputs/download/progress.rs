@@ -11,29 +11,29 @@ use super::Options;
 use super::worker::Target;
 
 /// Where progress goes: bars on a terminal, plain lines otherwise.
-pub(super) enum Report {
+pub(super) enum ProgressSink {
     Bars(MultiProgress),
     Lines,
 }
 
-impl Report {
-    pub(super) fn new(options: &Options) -> Report {
+impl ProgressSink {
+    pub(super) fn new(options: &Options) -> ProgressSink {
         if options.progress && io::stderr().is_terminal() {
-            Report::Bars(MultiProgress::with_draw_target(ProgressDrawTarget::stderr()))
+            ProgressSink::Bars(MultiProgress::with_draw_target(ProgressDrawTarget::stderr()))
         } else {
-            Report::Lines
+            ProgressSink::Lines
         }
     }
 
     /// A line that stays (above the bars, when there are bars).
     pub(super) fn line(&self, text: &str) {
         match self {
-            Report::Bars(multi) => {
+            ProgressSink::Bars(multi) => {
                 if multi.println(text).is_err() {
                     eprintln!("{text}");
                 }
             }
-            Report::Lines => eprintln!("{text}"),
+            ProgressSink::Lines => eprintln!("{text}"),
         }
     }
 
@@ -42,7 +42,7 @@ impl Report {
             .size
             .map_or_else(|| "size unknown".into(), human_size);
         let bar = match self {
-            Report::Bars(multi) => {
+            ProgressSink::Bars(multi) => {
                 let bar = match target.size {
                     Some(size) => ProgressBar::new(size).with_style(bar_style()),
                     None => ProgressBar::no_length().with_style(spinner_style()),
@@ -53,7 +53,7 @@ impl Report {
                 bar.enable_steady_tick(Duration::from_millis(200));
                 Some(bar)
             }
-            Report::Lines => {
+            ProgressSink::Lines => {
                 if offset > 0 {
                     self.line(&format!(
                         "resuming {} at {} of {size}: {}",
@@ -95,7 +95,7 @@ fn spinner_style() -> ProgressStyle {
 
 /// One file's progress.
 pub(super) struct Progress<'a> {
-    report: &'a Report,
+    report: &'a ProgressSink,
     bar: Option<ProgressBar>,
     name: String,
     started: Instant,

@@ -15,7 +15,7 @@ use crate::inputs::cache::{Cache, CacheError, Pin};
 use super::body::{BUFFER, Sink, Watch};
 use super::error::{input, io_error};
 use super::pace::Pace;
-use super::progress::{Progress, Report};
+use super::progress::{Progress, ProgressSink};
 use super::response::{self, Answer};
 use super::{FetchError, Job, Options, describe, part, redirect};
 
@@ -95,7 +95,7 @@ impl Target<'_> {
 pub(super) struct Worker<'a> {
     client: Client,
     options: &'a Options,
-    report: &'a Report,
+    report: &'a ProgressSink,
     cancel: &'a AtomicBool,
     buffer: Vec<u8>,
 }
@@ -103,7 +103,7 @@ pub(super) struct Worker<'a> {
 impl<'a> Worker<'a> {
     pub(super) fn new(
         options: &'a Options,
-        report: &'a Report,
+        report: &'a ProgressSink,
         cancel: &'a AtomicBool,
     ) -> Result<Worker<'a>, Failure> {
         // In the blocking client `timeout` bounds the wait for the response head and then

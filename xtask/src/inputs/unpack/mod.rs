@@ -90,7 +90,7 @@ impl Limits {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Format {
+pub enum ArchiveFormat {
     /// A gzip-compressed tar: `.crate`, `.tar.gz`, `.tgz`.
     TarGz,
     /// `.zip` and wheels (`.whl`).
@@ -99,30 +99,30 @@ pub enum Format {
     SevenZ,
 }
 
-impl Format {
-    pub fn from_name(file_name: &str) -> Option<Format> {
+impl ArchiveFormat {
+    pub fn from_name(file_name: &str) -> Option<ArchiveFormat> {
         let name = file_name.to_ascii_lowercase();
         if [".crate", ".tar.gz", ".tgz"]
             .iter()
             .any(|e| name.ends_with(e))
         {
-            Some(Format::TarGz)
+            Some(ArchiveFormat::TarGz)
         } else if [".zip", ".whl"].iter().any(|e| name.ends_with(e)) {
-            Some(Format::Zip)
+            Some(ArchiveFormat::Zip)
         } else if name.ends_with(".7z") {
-            Some(Format::SevenZ)
+            Some(ArchiveFormat::SevenZ)
         } else {
             None
         }
     }
 }
 
-impl fmt::Display for Format {
+impl fmt::Display for ArchiveFormat {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(match self {
-            Format::TarGz => "gzip-compressed tar",
-            Format::Zip => "zip archive",
-            Format::SevenZ => "7z archive",
+            ArchiveFormat::TarGz => "gzip-compressed tar",
+            ArchiveFormat::Zip => "zip archive",
+            ArchiveFormat::SevenZ => "7z archive",
         })
     }
 }
@@ -143,7 +143,7 @@ pub enum UnpackError {
     /// Truncated, corrupt, or not the format it was taken for.
     Read {
         archive: PathBuf,
-        format: Format,
+        format: ArchiveFormat,
         source: io::Error,
     },
     Refused {
@@ -429,7 +429,7 @@ pub fn unpack_input(
     subdir: Option<&str>,
     dest: &Path,
 ) -> anyhow::Result<Unpacked> {
-    let format = Format::from_name(file_name).ok_or_else(|| {
+    let format = ArchiveFormat::from_name(file_name).ok_or_else(|| {
         anyhow::anyhow!(
             "input `{input}`: cannot tell how to unpack {file_name} ({url}): unpacked are \
              .tar.gz, .tgz, .crate, .zip, .whl and .7z files"
@@ -516,12 +516,12 @@ pub fn check_expected(
 /// projecting paths before anything is unpacked (`longpaths`).
 pub fn longest_member(
     archive: &Path,
-    format: Format,
+    format: ArchiveFormat,
     subdir: Option<&str>,
 ) -> io::Result<Option<String>> {
     let file = File::open(archive)?;
     let names: Vec<String> = match format {
-        Format::TarGz => {
+        ArchiveFormat::TarGz => {
             let mut tar = tar::Archive::new(GzDecoder::new(BufReader::new(file)));
             let mut names = Vec::new();
             for entry in tar.entries()? {
@@ -529,7 +529,7 @@ pub fn longest_member(
             }
             names
         }
-        Format::Zip => {
+        ArchiveFormat::Zip => {
             let zip = zip::ZipArchive::new(BufReader::new(file)).map_err(io::Error::other)?;
             (0..zip.len())
                 .filter_map(|i| {
@@ -539,7 +539,7 @@ pub fn longest_member(
                 })
                 .collect()
         }
-        Format::SevenZ => sevenz::names(file)?,
+        ArchiveFormat::SevenZ => sevenz::names(file)?,
     };
     Ok(longest(names, subdir))
 }
@@ -572,7 +572,7 @@ fn longest(names: Vec<String>, subdir: Option<&str>) -> Option<String> {
 /// `dest` was, or leaving it untouched when anything fails.
 pub fn unpack(
     archive: &Path,
-    format: Format,
+    format: ArchiveFormat,
     subdir: Option<&str>,
     dest: &Path,
     limits: &Limits,
@@ -644,9 +644,9 @@ pub fn unpack(
         buffer: vec![0; 64 * 1024],
     };
     match format {
-        Format::TarGz => tar_gz::unpack(file, &mut tree)?,
-        Format::Zip => zip_file::unpack(file, &mut tree)?,
-        Format::SevenZ => sevenz::unpack(file, &mut tree)?,
+        ArchiveFormat::TarGz => tar_gz::unpack(file, &mut tree)?,
+        ArchiveFormat::Zip => zip_file::unpack(file, &mut tree)?,
+        ArchiveFormat::SevenZ => sevenz::unpack(file, &mut tree)?,
     }
     let unpacked = tree.finish()?;
 

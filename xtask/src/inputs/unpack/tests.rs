@@ -92,7 +92,7 @@ fn leftovers(dir: &Path) -> Vec<String> {
 }
 
 /// Unpacks into a fresh `out`, expecting an error, nothing at `out` and nothing left over.
-fn refused(dir: &TempDir, archive: &Path, format: Format, limits: &Limits) -> UnpackError {
+fn refused(dir: &TempDir, archive: &Path, format: ArchiveFormat, limits: &Limits) -> UnpackError {
     let out = dir.path().join("out");
     let err = unpack(archive, format, None, &out, limits).unwrap_err();
     assert!(!out.exists(), "{} should not exist", out.display());
@@ -115,15 +115,24 @@ fn mode(path: &Path) -> u32 {
 
 #[test]
 fn format_follows_the_file_name() {
-    assert_eq!(Format::from_name("ct2rs-0.9.17.crate"), Some(Format::TarGz));
-    assert_eq!(Format::from_name("x-1.0.tar.gz"), Some(Format::TarGz));
-    assert_eq!(Format::from_name("X.TGZ"), Some(Format::TarGz));
-    assert_eq!(Format::from_name("a.zip"), Some(Format::Zip));
     assert_eq!(
-        Format::from_name("ctranslate2-4.6.0-cp312-none-any.whl"),
-        Some(Format::Zip)
+        ArchiveFormat::from_name("ct2rs-0.9.17.crate"),
+        Some(ArchiveFormat::TarGz)
     );
-    assert_eq!(Format::from_name("a.tar.xz"), None);
+    assert_eq!(
+        ArchiveFormat::from_name("x-1.0.tar.gz"),
+        Some(ArchiveFormat::TarGz)
+    );
+    assert_eq!(
+        ArchiveFormat::from_name("X.TGZ"),
+        Some(ArchiveFormat::TarGz)
+    );
+    assert_eq!(ArchiveFormat::from_name("a.zip"), Some(ArchiveFormat::Zip));
+    assert_eq!(
+        ArchiveFormat::from_name("ctranslate2-4.6.0-cp312-none-any.whl"),
+        Some(ArchiveFormat::Zip)
+    );
+    assert_eq!(ArchiveFormat::from_name("a.tar.xz"), None);
     assert_eq!(Limits::default().max_bytes, 16 * 1024 * 1024 * 1024);
 }
 
@@ -142,7 +151,14 @@ fn tar_gz_unpacks_nested_folders_exec_bits_and_inner_symlinks() {
         ],
     );
     let out = dir.path().join("not/yet/there/out");
-    let done = unpack(&archive, Format::TarGz, None, &out, &Limits::default()).unwrap();
+    let done = unpack(
+        &archive,
+        ArchiveFormat::TarGz,
+        None,
+        &out,
+        &Limits::default(),
+    )
+    .unwrap();
     assert_eq!(
         done,
         Unpacked {
@@ -181,7 +197,7 @@ fn wheel_unpacks_with_exec_bits_and_folders() {
         zip_entry(w, "a-1.0.dist-info/RECORD", 0o644, b"a/__init__.py,,\n");
     });
     let out = dir.path().join("out");
-    let done = unpack(&archive, Format::Zip, None, &out, &Limits::default()).unwrap();
+    let done = unpack(&archive, ArchiveFormat::Zip, None, &out, &Limits::default()).unwrap();
     assert_eq!(done.files, 3);
     assert_eq!(fs::read(out.join("a/bin/tool")).unwrap(), b"\x7fELF");
     #[cfg(unix)]
@@ -209,7 +225,14 @@ fn subdir_becomes_the_destination() {
     );
     let out = dir.path().join("out");
     let subdir = Some("ct2rs-0.9.17/CTranslate2/");
-    let done = unpack(&archive, Format::TarGz, subdir, &out, &Limits::default()).unwrap();
+    let done = unpack(
+        &archive,
+        ArchiveFormat::TarGz,
+        subdir,
+        &out,
+        &Limits::default(),
+    )
+    .unwrap();
     assert_eq!(
         done,
         Unpacked {
@@ -235,7 +258,7 @@ fn missing_subdir_lists_the_top_level_entries() {
     let out = dir.path().join("out");
     let err = unpack(
         &archive,
-        Format::TarGz,
+        ArchiveFormat::TarGz,
         Some("ct2rs-0.9.17/CTranslate2"),
         &out,
         &Limits::default(),
@@ -252,7 +275,7 @@ fn missing_subdir_lists_the_top_level_entries() {
     assert_eq!(leftovers(dir.path()), Vec::<String>::new());
     let err = unpack(
         &archive,
-        Format::TarGz,
+        ArchiveFormat::TarGz,
         Some("../x"),
         &out,
         &Limits::default(),
@@ -271,7 +294,7 @@ fn parent_components_in_a_tar_are_refused() {
             Regular("pkg/../../evil", 0o644, b"x"),
         ],
     );
-    let err = refused(&dir, &archive, Format::TarGz, &Limits::default());
+    let err = refused(&dir, &archive, ArchiveFormat::TarGz, &Limits::default());
     assert_eq!(reason(&err), &Refusal::Escapes);
     assert!(!dir.path().join("evil").exists());
     let message = err.to_string();
@@ -292,7 +315,7 @@ fn parent_components_in_a_wheel_are_refused() {
         zip_entry(w, "a/__init__.py", 0o644, b"");
         zip_entry(w, "../evil", 0o644, b"x");
     });
-    let err = refused(&dir, &archive, Format::Zip, &Limits::default());
+    let err = refused(&dir, &archive, ArchiveFormat::Zip, &Limits::default());
     assert_eq!(reason(&err), &Refusal::Escapes);
     assert!(
         err.to_string().contains("refusing entry `../evil` in "),
@@ -301,7 +324,7 @@ fn parent_components_in_a_wheel_are_refused() {
     let backslash = zip_file(&dir, "b.whl", |w| {
         zip_entry(w, "a\\..\\..\\evil", 0o644, b"")
     });
-    let err = refused(&dir, &backslash, Format::Zip, &Limits::default());
+    let err = refused(&dir, &backslash, ArchiveFormat::Zip, &Limits::default());
     assert_eq!(reason(&err), &Refusal::Escapes);
 }
 
@@ -309,11 +332,11 @@ fn parent_components_in_a_wheel_are_refused() {
 fn absolute_paths_are_refused() {
     let dir = TempDir::new().unwrap();
     let archive = tar_gz(&dir, &[Regular("/tmp/evil", 0o644, b"x")]);
-    let err = refused(&dir, &archive, Format::TarGz, &Limits::default());
+    let err = refused(&dir, &archive, ArchiveFormat::TarGz, &Limits::default());
     assert_eq!(reason(&err), &Refusal::Absolute);
     for name in ["C:\\evil", "\\evil", "c:/evil"] {
         let archive = zip_file(&dir, "a.zip", |w| zip_entry(w, name, 0o644, b"x"));
-        let err = refused(&dir, &archive, Format::Zip, &Limits::default());
+        let err = refused(&dir, &archive, ArchiveFormat::Zip, &Limits::default());
         assert_eq!(reason(&err), &Refusal::Absolute, "{name}");
     }
 }
@@ -344,7 +367,7 @@ fn symlinks_leaving_the_tree_are_refused() {
     ];
     for (members, expected) in cases {
         let archive = tar_gz(&dir, members);
-        let err = refused(&dir, &archive, Format::TarGz, &Limits::default());
+        let err = refused(&dir, &archive, ArchiveFormat::TarGz, &Limits::default());
         assert_eq!(reason(&err), &expected);
     }
 }
@@ -360,7 +383,7 @@ fn writing_through_a_symlink_is_refused() {
             Regular("pkg/alias/x", 0o644, b"x"),
         ],
     );
-    let err = refused(&dir, &archive, Format::TarGz, &Limits::default());
+    let err = refused(&dir, &archive, ArchiveFormat::TarGz, &Limits::default());
     assert_eq!(
         reason(&err),
         &Refusal::UnderSymlink {
@@ -376,7 +399,7 @@ fn zip_symlinks_leaving_the_tree_are_refused() {
         w.add_symlink("a/link", "../../outside", SimpleFileOptions::default())
             .unwrap();
     });
-    let err = refused(&dir, &archive, Format::Zip, &Limits::default());
+    let err = refused(&dir, &archive, ArchiveFormat::Zip, &Limits::default());
     assert_eq!(
         reason(&err),
         &Refusal::LinkEscapes {
@@ -413,7 +436,7 @@ fn hardlinks_outside_or_ahead_are_refused() {
     ];
     for (members, expected) in cases {
         let archive = tar_gz(&dir, members);
-        let err = refused(&dir, &archive, Format::TarGz, &Limits::default());
+        let err = refused(&dir, &archive, ArchiveFormat::TarGz, &Limits::default());
         assert_eq!(reason(&err), &expected);
     }
 }
@@ -422,7 +445,7 @@ fn hardlinks_outside_or_ahead_are_refused() {
 fn device_entries_are_refused() {
     let dir = TempDir::new().unwrap();
     let archive = tar_gz(&dir, &[Regular("pkg/ok", 0o644, b"ok"), Char("pkg/null")]);
-    let err = refused(&dir, &archive, Format::TarGz, &Limits::default());
+    let err = refused(&dir, &archive, ArchiveFormat::TarGz, &Limits::default());
     assert_eq!(
         reason(&err),
         &Refusal::Unsupported {
@@ -445,7 +468,7 @@ fn zip_bomb_stops_at_the_byte_limit() {
         max_bytes: 1 << 20,
         ..Limits::default()
     };
-    let err = refused(&dir, &archive, Format::Zip, &limits);
+    let err = refused(&dir, &archive, ArchiveFormat::Zip, &limits);
     assert!(
         matches!(
             err,
@@ -482,7 +505,7 @@ fn a_small_zip_declaring_a_huge_unpacked_size_fails_before_writing() {
     });
     let size = fs::metadata(&archive).unwrap().len();
     assert!(size < 1 << 20, "{size}");
-    let err = refused(&dir, &archive, Format::Zip, &Limits::default());
+    let err = refused(&dir, &archive, ArchiveFormat::Zip, &Limits::default());
     let UnpackError::TooLarge { limit, .. } = err else {
         panic!("{err}");
     };
@@ -500,7 +523,7 @@ fn a_tar_past_the_ratio_stops() {
         ratio_floor: 0,
         ..Limits::default()
     };
-    let err = refused(&dir, &archive, Format::TarGz, &limits);
+    let err = refused(&dir, &archive, ArchiveFormat::TarGz, &limits);
     assert!(matches!(err, UnpackError::TooLarge { .. }), "{err}");
 }
 
@@ -517,7 +540,7 @@ fn drive_prefixes_streams_and_device_names_are_refused_everywhere() {
     ] {
         let dir = TempDir::new().unwrap();
         let archive = tar_gz(&dir, &[Regular(name, 0o644, b"x")]);
-        let err = refused(&dir, &archive, Format::TarGz, &Limits::default());
+        let err = refused(&dir, &archive, ArchiveFormat::TarGz, &Limits::default());
         assert!(
             matches!(
                 reason(&err),
@@ -526,7 +549,7 @@ fn drive_prefixes_streams_and_device_names_are_refused_everywhere() {
             "{name}: {err}"
         );
         let archive = zip_file(&dir, "w.zip", |w| zip_entry(w, name, 0o644, b"x"));
-        let err = refused(&dir, &archive, Format::Zip, &Limits::default());
+        let err = refused(&dir, &archive, ArchiveFormat::Zip, &Limits::default());
         assert!(
             matches!(
                 reason(&err),
@@ -546,7 +569,7 @@ fn windows_file_system_limits_are_refused_with_the_entry_named() {
     for name in ["pkg/a.", "pkg/a ", "pkg/dir./x", "pkg/..."] {
         let dir = TempDir::new().unwrap();
         let archive = tar_gz(&dir, &[Regular(name, 0o644, b"x")]);
-        let err = refused(&dir, &archive, Format::TarGz, &Limits::default());
+        let err = refused(&dir, &archive, ArchiveFormat::TarGz, &Limits::default());
         assert!(
             matches!(reason(&err), Refusal::TrailingDotOrSpace { .. }),
             "{name}: {err}"
@@ -565,7 +588,7 @@ fn windows_file_system_limits_are_refused_with_the_entry_named() {
             Regular("pkg/readme", 0o644, b"b"),
         ],
     );
-    let err = refused(&dir, &case, Format::TarGz, &windows);
+    let err = refused(&dir, &case, ArchiveFormat::TarGz, &windows);
     assert!(
         matches!(reason(&err), Refusal::CaseClash { other } if other == "pkg/README"),
         "{err}"
@@ -578,7 +601,14 @@ fn windows_file_system_limits_are_refused_with_the_entry_named() {
             case_insensitive: false,
             ..Limits::default()
         };
-        unpack(&case, Format::TarGz, None, &dir.path().join("ok"), &linux).unwrap();
+        unpack(
+            &case,
+            ArchiveFormat::TarGz,
+            None,
+            &dir.path().join("ok"),
+            &linux,
+        )
+        .unwrap();
     }
 
     let out = dir.path().join("out");
@@ -588,10 +618,10 @@ fn windows_file_system_limits_are_refused_with_the_entry_named() {
     let too_long = format!("pkg/{}", "d".repeat(room - 3));
     // A zip: a tar header's name holds only 100 bytes.
     let archive = zip_file(&dir, "fits.zip", |w| zip_entry(w, &fits, 0o644, b"x"));
-    unpack(&archive, Format::Zip, None, &out, &windows).unwrap();
+    unpack(&archive, ArchiveFormat::Zip, None, &out, &windows).unwrap();
     fs::remove_dir_all(&out).unwrap();
     let archive = zip_file(&dir, "long.zip", |w| zip_entry(w, &too_long, 0o644, b"x"));
-    let err = refused(&dir, &archive, Format::Zip, &windows);
+    let err = refused(&dir, &archive, ArchiveFormat::Zip, &windows);
     let text = err.to_string();
     assert!(
         matches!(reason(&err), Refusal::TooLong { length, .. } if *length == crate::support::longpaths::LONGEST + 1),
@@ -615,7 +645,7 @@ fn tar_over_the_byte_limit_is_refused() {
         max_bytes: 1 << 20,
         ..Limits::default()
     };
-    let err = refused(&dir, &archive, Format::TarGz, &limits);
+    let err = refused(&dir, &archive, ArchiveFormat::TarGz, &limits);
     assert!(
         matches!(err, UnpackError::TooLarge { ref entry, .. } if entry == "b"),
         "{err}"
@@ -635,10 +665,10 @@ fn tar_header_claiming_more_than_it_holds_stops_at_the_limit() {
         max_bytes: 1 << 20,
         ..Limits::default()
     };
-    let err = refused(&dir, &archive, Format::TarGz, &limits);
+    let err = refused(&dir, &archive, ArchiveFormat::TarGz, &limits);
     assert!(matches!(err, UnpackError::TooLarge { .. }), "{err}");
     // Under a larger limit the missing data shows as a damaged archive instead.
-    let err = refused(&dir, &archive, Format::TarGz, &Limits::default());
+    let err = refused(&dir, &archive, ArchiveFormat::TarGz, &Limits::default());
     assert!(matches!(err, UnpackError::Read { .. }), "{err}");
 }
 
@@ -655,7 +685,7 @@ fn too_many_entries_are_refused() {
         Regular("c", 0o644, b""),
     ];
     let archive = tar_gz(&dir, &members);
-    let err = refused(&dir, &archive, Format::TarGz, &limits);
+    let err = refused(&dir, &archive, ArchiveFormat::TarGz, &limits);
     assert!(
         matches!(err, UnpackError::TooManyEntries { limit: 2, .. }),
         "{err}"
@@ -665,7 +695,7 @@ fn too_many_entries_are_refused() {
             zip_entry(w, name, 0o644, b"");
         }
     });
-    let err = refused(&dir, &archive, Format::Zip, &limits);
+    let err = refused(&dir, &archive, ArchiveFormat::Zip, &limits);
     assert!(matches!(err, UnpackError::TooManyEntries { .. }), "{err}");
 }
 
@@ -680,7 +710,7 @@ fn truncated_or_garbage_archives_are_read_errors() {
     let archive = dir.path().join("cut.crate");
     for cut in [whole.len() / 2, whole.len() - 4] {
         fs::write(&archive, &whole[..cut]).unwrap();
-        let err = refused(&dir, &archive, Format::TarGz, &Limits::default());
+        let err = refused(&dir, &archive, ArchiveFormat::TarGz, &Limits::default());
         assert!(
             matches!(err, UnpackError::Read { .. }),
             "cut at {cut}: {err}"
@@ -688,14 +718,14 @@ fn truncated_or_garbage_archives_are_read_errors() {
         assert!(err.to_string().contains("cut.crate"), "{err}");
     }
     fs::write(&archive, b"not a gzip at all").unwrap();
-    let err = refused(&dir, &archive, Format::TarGz, &Limits::default());
+    let err = refused(&dir, &archive, ArchiveFormat::TarGz, &Limits::default());
     assert!(matches!(err, UnpackError::Read { .. }), "{err}");
     let zip = dir.path().join("garbage.whl");
     fs::write(&zip, &whole[..1000]).unwrap();
-    let err = refused(&dir, &zip, Format::Zip, &Limits::default());
+    let err = refused(&dir, &zip, ArchiveFormat::Zip, &Limits::default());
     assert!(matches!(err, UnpackError::Read { .. }), "{err}");
     let missing = dir.path().join("missing.zip");
-    let err = refused(&dir, &missing, Format::Zip, &Limits::default());
+    let err = refused(&dir, &missing, ArchiveFormat::Zip, &Limits::default());
     assert!(matches!(err, UnpackError::Open { .. }), "{err}");
 }
 
@@ -713,14 +743,14 @@ fn existing_destination_survives_a_bad_archive_and_is_replaced_by_a_good_one() {
             Regular("../evil", 0o644, b"x"),
         ],
     );
-    let err = unpack(&bad, Format::TarGz, None, &out, &Limits::default()).unwrap_err();
+    let err = unpack(&bad, ArchiveFormat::TarGz, None, &out, &Limits::default()).unwrap_err();
     assert_eq!(reason(&err), &Refusal::Escapes);
     assert_eq!(fs::read(out.join("old/file")).unwrap(), b"old");
     assert!(!out.join("new").exists());
     assert_eq!(leftovers(dir.path()), Vec::<String>::new());
 
     let good = tar_gz(&dir, &[Regular("new", 0o644, b"new")]);
-    unpack(&good, Format::TarGz, None, &out, &Limits::default()).unwrap();
+    unpack(&good, ArchiveFormat::TarGz, None, &out, &Limits::default()).unwrap();
     assert_eq!(fs::read(out.join("new")).unwrap(), b"new");
     assert!(!out.join("old").exists());
     assert_eq!(leftovers(dir.path()), Vec::<String>::new());
@@ -792,11 +822,14 @@ fn seven_z_unpacks_folders_and_files_below_the_subdir_asked_for() {
         ],
         None,
     );
-    assert_eq!(Format::from_name("x.7z"), Some(Format::SevenZ));
+    assert_eq!(
+        ArchiveFormat::from_name("x.7z"),
+        Some(ArchiveFormat::SevenZ)
+    );
     let out = dir.path().join("out");
     let done = unpack(
         &archive,
-        Format::SevenZ,
+        ArchiveFormat::SevenZ,
         Some("rocm gfx1010 for hip sdk 6.2.4"),
         &out,
         &Limits::default(),
@@ -818,7 +851,7 @@ fn seven_z_unpacks_folders_and_files_below_the_subdir_asked_for() {
     assert_eq!(
         longest_member(
             &archive,
-            Format::SevenZ,
+            ArchiveFormat::SevenZ,
             Some("rocm gfx1010 for hip sdk 6.2.4")
         )
         .unwrap()
@@ -828,7 +861,7 @@ fn seven_z_unpacks_folders_and_files_below_the_subdir_asked_for() {
     // A subdir the archive does not have names what it has.
     let err = unpack(
         &archive,
-        Format::SevenZ,
+        ArchiveFormat::SevenZ,
         Some("rocblas"),
         &dir.path().join("o2"),
         &Limits::default(),
@@ -883,7 +916,7 @@ fn hostile_seven_z_archives_are_refused_and_write_nothing() {
     for (label, entries, said) in cases {
         let dir = TempDir::new().unwrap();
         let archive = seven_z(&dir, "h.7z", &entries, None);
-        let err = refused(&dir, &archive, Format::SevenZ, &Limits::default());
+        let err = refused(&dir, &archive, ArchiveFormat::SevenZ, &Limits::default());
         assert!(err.to_string().contains(said), "{label}: {err}");
         assert!(!dir.path().join("evil.txt").exists(), "{label}");
     }
@@ -894,7 +927,7 @@ fn hostile_seven_z_archives_are_refused_and_write_nothing() {
     let zeros = vec![0u8; 65 << 20];
     let bomb = seven_z(&dir, "bomb.7z", &[Seven::File("zeros.bin", &zeros)], None);
     assert!(fs::metadata(&bomb).unwrap().len() < 1 << 20);
-    let err = refused(&dir, &bomb, Format::SevenZ, &Limits::default());
+    let err = refused(&dir, &bomb, ArchiveFormat::SevenZ, &Limits::default());
     assert!(
         matches!(err, UnpackError::TooLarge { ref entry, .. } if entry == "zeros.bin"),
         "{err}"
@@ -912,7 +945,7 @@ fn hostile_seven_z_archives_are_refused_and_write_nothing() {
     let cut = dir.path().join("cut.7z");
     fs::write(&cut, &bytes[..bytes.len() / 2]).unwrap();
     fs::remove_file(&whole).unwrap();
-    let err = refused(&dir, &cut, Format::SevenZ, &Limits::default());
+    let err = refused(&dir, &cut, ArchiveFormat::SevenZ, &Limits::default());
     assert!(matches!(err, UnpackError::Read { .. }), "{err}");
     assert!(err.to_string().contains("as a 7z archive"), "{err}");
 
@@ -927,7 +960,7 @@ fn hostile_seven_z_archives_are_refused_and_write_nothing() {
     let mut bytes = fs::read(&good).unwrap();
     bytes[40] ^= 0xff;
     fs::write(&good, &bytes).unwrap();
-    let err = refused(&dir, &good, Format::SevenZ, &Limits::default());
+    let err = refused(&dir, &good, ArchiveFormat::SevenZ, &Limits::default());
     assert!(matches!(err, UnpackError::Read { .. }), "{err}");
 
     // Encrypted.
@@ -938,7 +971,7 @@ fn hostile_seven_z_archives_are_refused_and_write_nothing() {
         &[Seven::File("a.txt", b"hidden")],
         Some("pw"),
     );
-    let err = refused(&dir, &secret, Format::SevenZ, &Limits::default());
+    let err = refused(&dir, &secret, ArchiveFormat::SevenZ, &Limits::default());
     assert!(err.to_string().contains("it is encrypted"), "{err}");
 }
 
@@ -950,7 +983,7 @@ fn an_unexpected_layout_names_the_archive_and_what_was_expected() {
     let flat = seven_z(&dir, "flat.7z", &[Seven::File("rocblas.dll", b"MZ")], None);
     let err = unpack(
         &flat,
-        Format::SevenZ,
+        ArchiveFormat::SevenZ,
         Some("rocm gfx1010"),
         &dir.path().join("o"),
         &Limits::default(),
@@ -964,7 +997,7 @@ fn an_unexpected_layout_names_the_archive_and_what_was_expected() {
     assert!(text.contains("`rocblas.dll`"), "what it has: {text}");
 
     let out = dir.path().join("out");
-    unpack(&flat, Format::SevenZ, None, &out, &Limits::default()).unwrap();
+    unpack(&flat, ArchiveFormat::SevenZ, None, &out, &Limits::default()).unwrap();
     let expect = ["rocblas.dll".to_string(), "library/".to_string()];
     let err = check_expected(
         "flat.7z",
@@ -1004,7 +1037,7 @@ fn any_top_folder_takes_the_one_there_is_and_refuses_a_second() {
     let out = dir.path().join("out");
     unpack(
         &one,
-        Format::SevenZ,
+        ArchiveFormat::SevenZ,
         Some(ANY_TOP_FOLDER),
         &out,
         &Limits::default(),
@@ -1012,7 +1045,7 @@ fn any_top_folder_takes_the_one_there_is_and_refuses_a_second() {
     .unwrap();
     assert!(out.join("rocblas.dll").is_file() && out.join("library/a.dat").is_file());
     assert_eq!(
-        longest_member(&one, Format::SevenZ, Some(ANY_TOP_FOLDER))
+        longest_member(&one, ArchiveFormat::SevenZ, Some(ANY_TOP_FOLDER))
             .unwrap()
             .as_deref(),
         Some("library/a.dat")
@@ -1032,7 +1065,7 @@ fn any_top_folder_takes_the_one_there_is_and_refuses_a_second() {
         let archive = seven_z(&dir, name, &entries, None);
         let err = unpack(
             &archive,
-            Format::SevenZ,
+            ArchiveFormat::SevenZ,
             Some(ANY_TOP_FOLDER),
             &dir.path().join("o"),
             &Limits::default(),
@@ -1062,7 +1095,7 @@ fn a_dot_slash_entry_is_the_root_and_dot_slash_names_are_below_it() {
     let out = dir.path().join("any");
     let done = unpack(
         &archive,
-        Format::TarGz,
+        ArchiveFormat::TarGz,
         Some(ANY_TOP_FOLDER),
         &out,
         &Limits::default(),
@@ -1073,14 +1106,21 @@ fn a_dot_slash_entry_is_the_root_and_dot_slash_names_are_below_it() {
     assert_eq!(fs::read(out.join("sub/y")).unwrap(), b"yy");
     assert_eq!(fs::read(out.join("z")).unwrap(), b"x");
     assert_eq!(
-        longest_member(&archive, Format::TarGz, Some(ANY_TOP_FOLDER))
+        longest_member(&archive, ArchiveFormat::TarGz, Some(ANY_TOP_FOLDER))
             .unwrap()
             .as_deref(),
         Some("sub/y")
     );
 
     let out = dir.path().join("all");
-    unpack(&archive, Format::TarGz, None, &out, &Limits::default()).unwrap();
+    unpack(
+        &archive,
+        ArchiveFormat::TarGz,
+        None,
+        &out,
+        &Limits::default(),
+    )
+    .unwrap();
     assert_eq!(fs::read(out.join("pkg-1.0/sub/y")).unwrap(), b"yy");
 
     let zip = zip_file(&dir, "dot.zip", |w| {
@@ -1090,7 +1130,7 @@ fn a_dot_slash_entry_is_the_root_and_dot_slash_names_are_below_it() {
     let out = dir.path().join("zip");
     unpack(
         &zip,
-        Format::Zip,
+        ArchiveFormat::Zip,
         Some(ANY_TOP_FOLDER),
         &out,
         &Limits::default(),
@@ -1102,7 +1142,14 @@ fn a_dot_slash_entry_is_the_root_and_dot_slash_names_are_below_it() {
     let file_root = tar_gz(&dir, &[Regular(".", 0o644, b"x")]);
     for subdir in [None, Some(ANY_TOP_FOLDER)] {
         let out = dir.path().join("o");
-        let err = unpack(&file_root, Format::TarGz, subdir, &out, &Limits::default()).unwrap_err();
+        let err = unpack(
+            &file_root,
+            ArchiveFormat::TarGz,
+            subdir,
+            &out,
+            &Limits::default(),
+        )
+        .unwrap_err();
         assert_eq!(reason(&err), &Refusal::ReplacesRoot, "{subdir:?}");
         assert!(!out.exists());
     }
@@ -1122,7 +1169,7 @@ fn link_copies_count_every_file_and_folder_against_the_limits() {
         links_as_copies: true,
         ..Limits::default()
     };
-    let err = refused(&dir, &archive, Format::TarGz, &windows);
+    let err = refused(&dir, &archive, ArchiveFormat::TarGz, &windows);
     assert!(
         matches!(err, UnpackError::TooLarge { limit, .. } if limit == 64 << 20),
         "{err}"
@@ -1133,7 +1180,7 @@ fn link_copies_count_every_file_and_folder_against_the_limits() {
         max_entries: 1000,
         ..windows
     };
-    let err = refused(&dir, &archive, Format::TarGz, &few_entries);
+    let err = refused(&dir, &archive, ArchiveFormat::TarGz, &few_entries);
     assert!(
         matches!(
             err,
@@ -1160,7 +1207,7 @@ fn link_copies_count_every_file_and_folder_against_the_limits() {
         ],
     );
     let out = dir.path().join("out");
-    let done = unpack(&small, Format::TarGz, None, &out, &windows).unwrap();
+    let done = unpack(&small, ArchiveFormat::TarGz, None, &out, &windows).unwrap();
     assert_eq!(done, Unpacked { files: 4, bytes: 8 });
     assert_eq!(fs::read(out.join("l01/l00/f")).unwrap(), b"ab");
     assert!(fs::symlink_metadata(out.join("l01")).unwrap().is_dir());
@@ -1184,7 +1231,7 @@ fn empty_entries_and_hard_links_count_against_the_byte_limit() {
     let names: Vec<String> = (0..20).map(|i| format!("pkg/e{i}")).collect();
     let members: Vec<Member> = names.iter().map(|n| Regular(n, 0o644, b"")).collect();
     let archive = tar_gz(&dir, &members);
-    let err = refused(&dir, &archive, Format::TarGz, &limits);
+    let err = refused(&dir, &archive, ArchiveFormat::TarGz, &limits);
     assert!(
         matches!(err, UnpackError::TooLarge { ref entry, .. } if entry == "pkg/e15"),
         "the folder pkg and 15 files fill the limit: {err}"
@@ -1194,7 +1241,7 @@ fn empty_entries_and_hard_links_count_against_the_byte_limit() {
             zip_entry(w, name, 0o644, b"");
         }
     });
-    let err = refused(&dir, &archive, Format::Zip, &limits);
+    let err = refused(&dir, &archive, ArchiveFormat::Zip, &limits);
     assert!(matches!(err, UnpackError::TooLarge { .. }), "{err}");
 
     let half = vec![0u8; 600 * 1024];
@@ -1203,7 +1250,7 @@ fn empty_entries_and_hard_links_count_against_the_byte_limit() {
         max_bytes: 1 << 20,
         ..Limits::default()
     };
-    let err = refused(&dir, &archive, Format::TarGz, &limits);
+    let err = refused(&dir, &archive, ArchiveFormat::TarGz, &limits);
     assert!(
         matches!(err, UnpackError::TooLarge { ref entry, .. } if entry == "b"),
         "{err}"
@@ -1228,7 +1275,7 @@ fn a_tar_stream_past_the_limit_stops_even_where_nothing_is_written() {
         ],
     );
     let out = dir.path().join("out");
-    let err = unpack(&archive, Format::TarGz, Some("pkg"), &out, &limits).unwrap_err();
+    let err = unpack(&archive, ArchiveFormat::TarGz, Some("pkg"), &out, &limits).unwrap_err();
     assert!(matches!(err, UnpackError::TooLarge { .. }), "{err}");
     assert!(!out.exists());
 
@@ -1247,7 +1294,7 @@ fn a_tar_stream_past_the_limit_stops_even_where_nothing_is_written() {
     builder.append(&h, &b"x"[..]).unwrap();
     let path = dir.path().join("long.tgz");
     fs::write(&path, builder.into_inner().unwrap().finish().unwrap()).unwrap();
-    let err = refused(&dir, &path, Format::TarGz, &limits);
+    let err = refused(&dir, &path, ArchiveFormat::TarGz, &limits);
     assert!(matches!(err, UnpackError::TooLarge { .. }), "{err}");
 }
 
@@ -1270,7 +1317,7 @@ fn control_characters_in_names_are_escaped_in_messages() {
     ];
     for (members, said) in cases {
         let archive = tar_gz(&dir, &members);
-        let err = refused(&dir, &archive, Format::TarGz, &Limits::default());
+        let err = refused(&dir, &archive, ArchiveFormat::TarGz, &Limits::default());
         let text = err.to_string();
         assert!(text.contains(said), "{text}");
         assert!(!text.contains(['\u{1b}', '\r', '\u{202e}']), "{text:?}");
@@ -1278,7 +1325,7 @@ fn control_characters_in_names_are_escaped_in_messages() {
     let err = refused(
         &dir,
         &tar_gz(&dir, &[Regular(esc, 0o644, b"x")]),
-        Format::TarGz,
+        ArchiveFormat::TarGz,
         &Limits::default(),
     );
     assert!(
@@ -1290,7 +1337,7 @@ fn control_characters_in_names_are_escaped_in_messages() {
     let archive = tar_gz(&dir, &[Regular("\u{1b}]0;title\u{7}/a", 0o644, b"")]);
     let err = unpack(
         &archive,
-        Format::TarGz,
+        ArchiveFormat::TarGz,
         Some("pkg"),
         &dir.path().join("o"),
         &Limits::default(),
@@ -1315,7 +1362,7 @@ fn link_refusals_give_one_consistent_reason() {
             &[Seven::Attributes("lib/link", attributes, b"x")],
             None,
         );
-        let text = refused(&dir, &archive, Format::SevenZ, &Limits::default()).to_string();
+        let text = refused(&dir, &archive, ArchiveFormat::SevenZ, &Limits::default()).to_string();
         assert!(
             text.contains("only files and folders are unpacked from a 7z archive"),
             "{text}"
@@ -1328,7 +1375,7 @@ fn link_refusals_give_one_consistent_reason() {
         w.add_symlink("a/link", &target, SimpleFileOptions::default())
             .unwrap();
     });
-    let err = refused(&dir, &archive, Format::Zip, &Limits::default());
+    let err = refused(&dir, &archive, ArchiveFormat::Zip, &Limits::default());
     assert_eq!(reason(&err), &Refusal::LinkTargetTooLong);
     assert!(!err.to_string().contains("links are unpacked"), "{err}");
 }

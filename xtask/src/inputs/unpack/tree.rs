@@ -8,8 +8,8 @@ use std::io::{self, Read, Write};
 use std::path::{Path, PathBuf};
 
 use super::{
-    Format, Limits, MIN_ENTRY_BYTES, Refusal, UnpackError, Unpacked, components, is_absolute,
-    resolve,
+    ArchiveFormat, Limits, MIN_ENTRY_BYTES, Refusal, UnpackError, Unpacked, components,
+    is_absolute, resolve,
 };
 
 /// What is on disk under the staging root, by `/`-joined relative path. Kept in memory so
@@ -24,7 +24,7 @@ pub(super) enum Node {
 
 pub(super) struct Tree<'a> {
     pub(super) archive: &'a Path,
-    pub(super) format: Format,
+    pub(super) format: ArchiveFormat,
     pub(super) root: &'a Path,
     pub(super) subdir: Option<Vec<String>>,
     pub(super) subdir_name: Option<String>,

@@ -6,7 +6,7 @@ use object::endian::Endianness;
 use object::read::elf::{Dyn as _, FileHeader, ProgramHeader as _};
 
 use super::input::Input;
-use super::{BinaryError, BinaryInfo, Format};
+use super::{BinaryError, BinaryFormat, BinaryInfo};
 
 /// The most DT_NEEDED entries read from one ELF file (real libraries have tens).
 const MAX_NEEDED: usize = 4096;
@@ -38,7 +38,7 @@ fn parse_elf_as<Elf: FileHeader<Endian = Endianness>>(
         .map_err(|e| input.malformed(e.to_string()))?;
     let machine = elf_machine(header.e_machine(endian), header.is_type_64(), endian);
     let mut info = BinaryInfo {
-        format: Format::Elf,
+        format: BinaryFormat::Elf,
         machine,
         subsystem: None,
         is_dll: header.e_type(endian) == elf::ET_DYN,
@@ -50,12 +50,40 @@ fn parse_elf_as<Elf: FileHeader<Endian = Endianness>>(
         version_needs: Vec::new(),
     };
 
+    let Some(segments) = program_headers::<Elf>(input, header, endian)? else {
+        return Ok(info);
+    };
+    let Some(dynamic) = segments
+        .iter()
+        .find(|s| s.p_type(endian) == elf::PT_DYNAMIC)
+    else {
+        return Ok(info); // Statically linked: nothing to load.
+    };
+    let tags = dynamic_tags::<Elf>(input, endian, dynamic)?;
+    if tags.needed.is_empty()
+        && tags.soname.is_none()
+        && tags.rpath.is_none()
+        && tags.runpath.is_none()
+        && tags.verneed.is_none()
+    {
+        return Ok(info);
+    }
+    read_dynamic_strings::<Elf>(input, endian, segments, tags, &mut info)?;
+    Ok(info)
+}
+
+/// The program header table, or `None` when the file has none.
+fn program_headers<'a, Elf: FileHeader<Endian = Endianness>>(
+    input: &Input<'a>,
+    header: &Elf,
+    endian: Endianness,
+) -> Result<Option<&'a [Elf::ProgramHeader]>, BinaryError> {
     let phoff: u64 = header.e_phoff(endian).into();
     let phnum = header
         .phnum(endian, input.data)
         .map_err(|e| input.malformed(format!("program header count: {e}")))?;
     if phoff == 0 || phnum == 0 {
-        return Ok(info);
+        return Ok(None);
     }
     let entry = size_of::<Elf::ProgramHeader>();
     let phentsize = header.e_phentsize(endian);
@@ -70,52 +98,66 @@ fn parse_elf_as<Elf: FileHeader<Endian = Endianness>>(
     let table = input.bytes(phoff, table_size, "program headers")?;
     let (segments, _) = object::pod::slice_from_bytes::<Elf::ProgramHeader>(table, phnum as usize)
         .map_err(|()| input.malformed("program headers are misaligned"))?;
+    Ok(Some(segments))
+}
 
-    let Some(dynamic) = segments
-        .iter()
-        .find(|s| s.p_type(endian) == elf::PT_DYNAMIC)
-    else {
-        return Ok(info); // Statically linked: nothing to load.
-    };
+/// The dynamic section's tags this parser reads, as raw values (string offsets, addresses).
+#[derive(Default)]
+struct DynamicTags {
+    needed: Vec<u64>,
+    soname: Option<u64>,
+    rpath: Option<u64>,
+    runpath: Option<u64>,
+    strtab: Option<u64>,
+    strsz: Option<u64>,
+    verneed: Option<u64>,
+    verneednum: Option<u64>,
+}
+
+fn dynamic_tags<Elf: FileHeader<Endian = Endianness>>(
+    input: &Input,
+    endian: Endianness,
+    dynamic: &Elf::ProgramHeader,
+) -> Result<DynamicTags, BinaryError> {
     let (offset, size) = dynamic.file_range(endian);
     let bytes = input.bytes(offset, size, "dynamic section")?;
     let count = bytes.len() / size_of::<Elf::Dyn>();
     let (entries, _) = object::pod::slice_from_bytes::<Elf::Dyn>(bytes, count)
         .map_err(|()| input.malformed("dynamic section is misaligned"))?;
-
     // Where a tag repeats, the loader keeps the last one (glibc fills an array by tag).
-    let (mut needed, mut soname, mut rpath, mut runpath) = (Vec::new(), None, None, None);
-    let (mut strtab, mut strsz) = (None, None);
-    let (mut verneed, mut verneednum) = (None, None);
+    let mut tags = DynamicTags::default();
     for entry in entries {
         let value = entry.val(endian);
         match entry.tag(endian) {
             elf::DT_NULL => break,
-            elf::DT_NEEDED if needed.len() >= MAX_NEEDED => {
+            elf::DT_NEEDED if tags.needed.len() >= MAX_NEEDED => {
                 return Err(input.malformed(format!(
                     "the dynamic section names more than {MAX_NEEDED} needed libraries"
                 )));
             }
-            elf::DT_NEEDED => needed.push(value),
-            elf::DT_SONAME => soname = Some(value),
-            elf::DT_RPATH => rpath = Some(value),
-            elf::DT_RUNPATH => runpath = Some(value),
-            elf::DT_STRTAB => strtab = Some(value),
-            elf::DT_STRSZ => strsz = Some(value),
-            elf::DT_VERNEED => verneed = Some(value),
-            elf::DT_VERNEEDNUM => verneednum = Some(value),
+            elf::DT_NEEDED => tags.needed.push(value),
+            elf::DT_SONAME => tags.soname = Some(value),
+            elf::DT_RPATH => tags.rpath = Some(value),
+            elf::DT_RUNPATH => tags.runpath = Some(value),
+            elf::DT_STRTAB => tags.strtab = Some(value),
+            elf::DT_STRSZ => tags.strsz = Some(value),
+            elf::DT_VERNEED => tags.verneed = Some(value),
+            elf::DT_VERNEEDNUM => tags.verneednum = Some(value),
             _ => {}
         }
     }
-    if needed.is_empty()
-        && soname.is_none()
-        && rpath.is_none()
-        && runpath.is_none()
-        && verneed.is_none()
-    {
-        return Ok(info);
-    }
-    let Some(address) = strtab else {
+    Ok(tags)
+}
+
+/// Resolves the tags' strings (and the version needs) through the dynamic string table.
+fn read_dynamic_strings<Elf: FileHeader<Endian = Endianness>>(
+    input: &Input,
+    endian: Endianness,
+    segments: &[Elf::ProgramHeader],
+    tags: DynamicTags,
+    info: &mut BinaryInfo,
+) -> Result<(), BinaryError> {
+    let Some(address) = tags.strtab else {
         return Err(input.malformed(
             "the dynamic section names libraries or paths but has no string table (DT_STRTAB)",
         ));
@@ -138,7 +180,7 @@ fn parse_elf_as<Elf: FileHeader<Endian = Endianness>>(
              loaded segment"
         )));
     };
-    let table_end = match strsz {
+    let table_end = match tags.strsz {
         Some(size) => {
             input.bytes(table_offset, size, "dynamic string table")?;
             input.offset(table_offset, size, "the dynamic string table (DT_STRSZ)")?
@@ -157,29 +199,29 @@ fn parse_elf_as<Elf: FileHeader<Endian = Endianness>>(
         }
     };
 
-    for (index, value) in needed.into_iter().enumerate() {
+    for (index, value) in tags.needed.into_iter().enumerate() {
         info.imports
             .push(string(value, &format!("DT_NEEDED entry {index}"))?);
     }
-    if let Some(value) = soname {
+    if let Some(value) = tags.soname {
         info.soname = Some(string(value, "DT_SONAME")?);
     }
-    if let Some(value) = rpath {
+    if let Some(value) = tags.rpath {
         info.rpath = split_path(&string(value, "DT_RPATH")?);
     }
-    if let Some(value) = runpath {
+    if let Some(value) = tags.runpath {
         info.runpath = split_path(&string(value, "DT_RUNPATH")?);
     }
-    if let Some(address) = verneed {
+    if let Some(address) = tags.verneed {
         let Some((start, _)) = file_offset(address) else {
             return Err(input.malformed(format!(
                 "the version needs' address 0x{address:x} (DT_VERNEED) is not inside any \
                  loaded segment"
             )));
         };
-        info.version_needs = version_needs(input, endian, start, verneednum, &string)?;
+        info.version_needs = version_needs(input, endian, start, tags.verneednum, &string)?;
     }
-    Ok(info)
+    Ok(())
 }
 
 /// The `Verneed` chain at file offset `start` (`count` records when DT_VERNEEDNUM gives it,

@@ -5,7 +5,7 @@ use std::path::Path;
 
 use object::pod::Pod;
 
-use super::{BinaryError, Format};
+use super::{BinaryError, BinaryFormat};
 
 /// The longest import, soname or path entry accepted (Windows paths stop at 260).
 const MAX_NAME: u64 = 4096;
@@ -14,7 +14,7 @@ const MAX_NAME: u64 = 4096;
 pub(super) struct Input<'a> {
     pub(super) data: &'a [u8],
     pub(super) path: &'a Path,
-    pub(super) format: Format,
+    pub(super) format: BinaryFormat,
 }
 
 impl<'a> Input<'a> {

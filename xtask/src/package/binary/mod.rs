@@ -30,16 +30,16 @@ use pe::parse_pe;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "lowercase")]
-pub enum Format {
+pub enum BinaryFormat {
     Pe,
     Elf,
 }
 
-impl Format {
+impl BinaryFormat {
     fn name(self) -> &'static str {
         match self {
-            Format::Pe => "PE",
-            Format::Elf => "ELF",
+            BinaryFormat::Pe => "PE",
+            BinaryFormat::Elf => "ELF",
         }
     }
 }
@@ -47,7 +47,7 @@ impl Format {
 /// What the loader needs to know about one binary.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct BinaryInfo {
-    pub format: Format,
+    pub format: BinaryFormat,
     /// "x86_64", "i386", "aarch64", "arm", … or "unknown-0x…" with the raw machine number.
     pub machine: String,
     /// PE only: "windows-cui", "windows-gui", "native", … ("unknown-N" for other values).
@@ -97,23 +97,23 @@ pub enum BinaryError {
     #[error("{} is not a valid {} file: {problem}", path.display(), format.name())]
     Malformed {
         path: PathBuf,
-        format: Format,
+        format: BinaryFormat,
         problem: String,
     },
 }
 
 /// The format of a file, from its first four bytes only.
-pub fn sniff(path: &Path) -> io::Result<Option<Format>> {
+pub fn sniff(path: &Path) -> io::Result<Option<BinaryFormat>> {
     let mut start = Vec::with_capacity(4);
     File::open(path)?.take(4).read_to_end(&mut start)?;
     Ok(sniff_bytes(&start))
 }
 
-fn sniff_bytes(data: &[u8]) -> Option<Format> {
+fn sniff_bytes(data: &[u8]) -> Option<BinaryFormat> {
     if data.starts_with(b"MZ") {
-        Some(Format::Pe)
+        Some(BinaryFormat::Pe)
     } else if data.starts_with(b"\x7fELF") {
-        Some(Format::Elf)
+        Some(BinaryFormat::Elf)
     } else {
         None
     }
@@ -150,8 +150,8 @@ pub fn parse(data: &[u8], path: &Path) -> Result<BinaryInfo, BinaryError> {
         Some(format) => {
             let input = Input { data, path, format };
             match format {
-                Format::Pe => parse_pe(&input),
-                Format::Elf => parse_elf(&input),
+                BinaryFormat::Pe => parse_pe(&input),
+                BinaryFormat::Elf => parse_elf(&input),
             }
         }
         None => Err(BinaryError::UnknownFormat {

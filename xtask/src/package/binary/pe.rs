@@ -6,7 +6,7 @@ use object::pod::Pod;
 use object::read::pe::{DataDirectories, ImageNtHeaders, ImageOptionalHeader, SectionTable};
 
 use super::input::Input;
-use super::{BinaryError, BinaryInfo, Format};
+use super::{BinaryError, BinaryFormat, BinaryInfo};
 
 /// The most import descriptors read from one table before giving up on finding its end.
 const MAX_DESCRIPTORS: u32 = 65_536;
@@ -99,7 +99,7 @@ fn parse_pe_as<Pe: ImageNtHeaders>(
 
     Ok(BinaryInfo {
         version_needs: Vec::new(),
-        format: Format::Pe,
+        format: BinaryFormat::Pe,
         machine: pe_machine(file_header.machine.get(LE)),
         subsystem: Some(pe_subsystem(optional.subsystem())),
         is_dll: file_header.characteristics.get(LE) & pe::IMAGE_FILE_DLL == pe::IMAGE_FILE_DLL,

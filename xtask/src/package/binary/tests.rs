@@ -101,7 +101,7 @@ fn pe_imports_match_mingw_and_objdump() {
     };
 
     let a = info(&pe.a);
-    assert_eq!(a.format, Format::Pe);
+    assert_eq!(a.format, BinaryFormat::Pe);
     assert_eq!(a.machine, "x86_64");
     assert!(a.is_dll);
     assert_eq!(
@@ -183,7 +183,7 @@ fn elf_dynamic_matches_gcc_and_readelf() {
         let info = info(path);
         let (needed, soname, rpath, runpath) = readelf_dynamic(path);
         let name = path.display();
-        assert_eq!(info.format, Format::Elf, "{name}");
+        assert_eq!(info.format, BinaryFormat::Elf, "{name}");
         assert_eq!(info.machine, *machine, "{name}");
         assert!(info.is_dll, "{name}");
         assert_eq!(info.subsystem, None, "{name}");
@@ -547,8 +547,8 @@ fn origin_is_expanded_in_both_spellings_and_only_as_a_whole_word() {
 fn sniff_reads_the_magic_only() {
     let dir = tempfile::tempdir().unwrap();
     for (name, bytes, format) in [
-        ("a.dll", &b"MZ\x90\0"[..], Some(Format::Pe)),
-        ("a.so", b"\x7fELF\x02", Some(Format::Elf)),
+        ("a.dll", &b"MZ\x90\0"[..], Some(BinaryFormat::Pe)),
+        ("a.so", b"\x7fELF\x02", Some(BinaryFormat::Elf)),
         ("a.txt", b"hello", None),
         ("m", b"M", None),
     ] {

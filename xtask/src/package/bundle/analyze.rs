@@ -9,11 +9,11 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Result, bail};
 
-use super::closure::{self, Closure, Location};
+use super::closure::{self, Closure, LibraryFolder};
 use super::data;
 use super::layout::{self, Placed};
 use super::policy::SystemLibraries;
-use super::spec::{BundleSpec, SearchDir, SearchFolder, check_root};
+use super::spec::{BundleJob, SearchDir, SearchFolder, check_root};
 use crate::package::binary;
 use crate::support::fsx::files_below;
 
@@ -22,7 +22,7 @@ use crate::support::fsx::files_below;
 pub struct BundleAnalysis {
     /// Where imports were looked for, in order: the wheel's folders of root binaries, then
     /// the spec's search folders.
-    pub locations: Vec<Location>,
+    pub locations: Vec<LibraryFolder>,
     pub closure: Closure,
     /// Every file added to the wheel (libraries, then data files), with its source.
     pub placed: Vec<Placed>,
@@ -39,7 +39,7 @@ pub struct BundleAnalysis {
 }
 
 /// Analyzes `tree`, the input wheel unpacked; nothing is written.
-pub fn analyze(spec: &BundleSpec, tree: &Path) -> Result<BundleAnalysis> {
+pub fn analyze(spec: &BundleJob, tree: &Path) -> Result<BundleAnalysis> {
     let mut never_bundled = SystemLibraries::for_policy(spec.policy);
     never_bundled.assume(&spec.assume_present);
     let roots = roots(spec, tree)?;
@@ -68,9 +68,9 @@ pub fn analyze(spec: &BundleSpec, tree: &Path) -> Result<BundleAnalysis> {
 }
 
 fn resolve(
-    spec: &BundleSpec,
+    spec: &BundleJob,
     roots: Vec<(PathBuf, String)>,
-    locations: &[Location],
+    locations: &[LibraryFolder],
     never_bundled: &SystemLibraries,
 ) -> Result<Closure> {
     let inputs = closure::Inputs {
@@ -101,7 +101,11 @@ pub fn read_imports(path: &Path) -> Result<Vec<String>, String> {
 
 /// The search folders of `spec`, after the wheel's folders that hold root binaries (where
 /// the loader looks first: CTranslate2 adds its package folder to the DLL search path).
-fn locations(spec: &BundleSpec, tree: &Path, roots: &[(PathBuf, String)]) -> Result<Vec<Location>> {
+fn locations(
+    spec: &BundleJob,
+    tree: &Path,
+    roots: &[(PathBuf, String)],
+) -> Result<Vec<LibraryFolder>> {
     let wheel_package = package_of(tree, 0).unwrap_or_else(|| "the input wheel".to_string());
     let mut root_dirs: Vec<SearchFolder> = Vec::new();
     for (_, dir) in roots {
@@ -144,7 +148,7 @@ fn locations(spec: &BundleSpec, tree: &Path, roots: &[(PathBuf, String)]) -> Res
                         folder_label("search", n, &dir)
                     }),
             };
-            Ok(Location {
+            Ok(LibraryFolder {
                 dir,
                 dest: s.dest.clone(),
                 package,
@@ -178,7 +182,7 @@ pub fn package_of(dir: &Path, levels: usize) -> Option<String> {
 }
 
 /// The root binaries and the folder (relative to the wheel's root) each is in.
-fn roots(spec: &BundleSpec, tree: &Path) -> Result<Vec<(PathBuf, String)>> {
+fn roots(spec: &BundleJob, tree: &Path) -> Result<Vec<(PathBuf, String)>> {
     let mut found = Vec::new();
     if spec.roots.is_empty() {
         for (relative, path) in files_below(tree)? {
@@ -216,7 +220,7 @@ fn parent_of(relative: &str) -> String {
 }
 
 /// The data files to place, and the kernel bytes kept per GPU target.
-fn data_files(spec: &BundleSpec) -> Result<(Vec<Placed>, BTreeMap<String, u64>)> {
+fn data_files(spec: &BundleJob) -> Result<(Vec<Placed>, BTreeMap<String, u64>)> {
     let mut placed = Vec::new();
     let mut kernel_bytes = BTreeMap::new();
     for (n, d) in spec.data.iter().enumerate() {
@@ -274,8 +278,8 @@ fn folder_label(kind: &str, number: usize, dir: &Path) -> String {
 
 /// The size of every SDK package the bundle took files from: what copying it whole costs.
 /// Folders nothing was taken from count nothing.
-fn sdk_bytes(spec: &BundleSpec, locations: &[Location], placed: &[Placed]) -> Result<u64> {
-    let counts_as_sdk = |l: &Location| {
+fn sdk_bytes(spec: &BundleJob, locations: &[LibraryFolder], placed: &[Placed]) -> Result<u64> {
+    let counts_as_sdk = |l: &LibraryFolder| {
         spec.search
             .iter()
             .any(|s| s.counts_as_sdk && s.dir == SearchDir::Dir(l.dir.clone()))

@@ -13,7 +13,7 @@ use super::policy::SystemLibraries;
 
 /// A folder libraries may come from, and where the ones found there are placed.
 #[derive(Debug, Clone)]
-pub struct Location {
+pub struct LibraryFolder {
     pub dir: PathBuf,
     /// Destination folder relative to the wheel's root.
     pub dest: String,
@@ -137,7 +137,7 @@ pub struct Inputs<'a> {
     pub roots: Vec<(PathBuf, String)>,
     /// File-name globs of libraries loaded at run time.
     pub forced: &'a [String],
-    pub locations: &'a [Location],
+    pub locations: &'a [LibraryFolder],
     pub system: &'a SystemLibraries,
 }
 
@@ -329,7 +329,7 @@ struct Found {
     key: String,
     name: String,
     path: PathBuf,
-    location: Location,
+    location: LibraryFolder,
 }
 
 impl Found {
@@ -348,7 +348,7 @@ impl Found {
 
 /// Every file in the locations by its comparison key; the first location that has a name wins.
 fn index_locations(
-    locations: &[Location],
+    locations: &[LibraryFolder],
     system: &SystemLibraries,
 ) -> Result<BTreeMap<String, Found>, ClosureError> {
     let mut index = BTreeMap::new();
@@ -409,8 +409,8 @@ mod tests {
             Tree { dir, graph }
         }
 
-        fn location(&self, dir: &str, dest: &str, package: &str) -> Location {
-            Location {
+        fn location(&self, dir: &str, dest: &str, package: &str) -> LibraryFolder {
+            LibraryFolder {
                 dir: self.dir.path().join(dir),
                 dest: dest.to_string(),
                 package: package.to_string(),
@@ -422,7 +422,7 @@ mod tests {
             &self,
             roots: &[&str],
             forced: &[&str],
-            locations: &[Location],
+            locations: &[LibraryFolder],
         ) -> Result<Closure, ClosureError> {
             let system = SystemLibraries::for_policy(Policy::Windows);
             let forced: Vec<String> = forced.iter().map(|s| s.to_string()).collect();
@@ -474,7 +474,7 @@ mod tests {
         ])
     }
 
-    fn locations(tree: &Tree) -> Vec<Location> {
+    fn locations(tree: &Tree) -> Vec<LibraryFolder> {
         vec![
             tree.location("wheel", "ctranslate2", "wheel"),
             tree.location("core", "_rocm_sdk_core/bin", "rocm_sdk_core"),

@@ -77,7 +77,7 @@ pub fn select_tree(
     let mut selection = DataSelection::default();
     let mut found: BTreeSet<String> = BTreeSet::new();
     for (relative, source) in all {
-        let name = relative.rsplit('/').next().unwrap_or(&relative);
+        let name = crate::support::paths::last_segment(&relative);
         if !matches(pattern, name) {
             continue;
         }

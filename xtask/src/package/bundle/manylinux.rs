@@ -187,7 +187,7 @@ pub fn analyze(elves: &[Elf], excluded: &dyn Fn(&str) -> bool) -> Analysis {
     let in_wheel: BTreeSet<&str> = elves
         .iter()
         .flat_map(|e| {
-            let name = e.path.rsplit('/').next().unwrap_or(&e.path);
+            let name = crate::support::paths::last_segment(&e.path);
             std::iter::once(name).chain(e.info.soname.as_deref())
         })
         .collect();
@@ -330,7 +330,8 @@ pub fn tag_wheel(
 ) -> anyhow::Result<Tagging> {
     let mut elves = Vec::new();
     for (relative, path) in crate::support::fsx::files_below(tree)? {
-        if crate::package::binary::sniff(&path)? != Some(crate::package::binary::Format::Elf) {
+        if crate::package::binary::sniff(&path)? != Some(crate::package::binary::BinaryFormat::Elf)
+        {
             continue;
         }
         let info = crate::package::binary::read(&path)?;
@@ -386,13 +387,13 @@ pub fn undefined_symbols(data: &[u8]) -> BTreeSet<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::package::binary::Format;
+    use crate::package::binary::BinaryFormat;
 
     fn elf(path: &str, imports: &[&str], needs: &[(&str, &[&str])], undefined: &[&str]) -> Elf {
         Elf {
             path: path.into(),
             info: BinaryInfo {
-                format: Format::Elf,
+                format: BinaryFormat::Elf,
                 machine: "x86_64".into(),
                 subsystem: None,
                 is_dll: true,

@@ -12,7 +12,7 @@ use super::analyze::BundleAnalysis;
 use super::layout::Placed;
 use super::manylinux::{self, Tagging};
 use super::runpath;
-use super::spec::BundleSpec;
+use super::spec::BundleJob;
 
 /// What the repair changed that the outputs and the report name.
 #[derive(Debug)]
@@ -25,7 +25,7 @@ pub struct Repaired {
 
 /// Repairs `tree`, the input wheel (named `wheel_name`) unpacked and analyzed.
 pub fn repair(
-    spec: &BundleSpec,
+    spec: &BundleJob,
     analysis: &BundleAnalysis,
     tree: &Path,
     wheel_name: &str,

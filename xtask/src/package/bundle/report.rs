@@ -11,7 +11,7 @@ use serde::Serialize;
 use super::analyze::BundleAnalysis;
 use super::layout::Placed;
 use super::repair::Repaired;
-use super::spec::BundleSpec;
+use super::spec::BundleJob;
 use crate::support::units::human_size;
 
 pub const SCHEMA_VERSION: u32 = 1;
@@ -87,7 +87,7 @@ impl ProvenanceReport {
     /// The report of a bundle run: the placed files as shipped in `tree` (RUNPATHs may have
     /// been rewritten), hashed.
     pub fn of_bundle(
-        spec: &BundleSpec,
+        spec: &BundleJob,
         analysis: &BundleAnalysis,
         repaired: &Repaired,
         tree: &Path,

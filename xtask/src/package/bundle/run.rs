@@ -13,8 +13,8 @@ use super::analyze::{BundleAnalysis, analyze};
 use super::layout::{self, Placed};
 use super::repair::{Repaired, repair};
 use super::report::ProvenanceReport;
-use super::spec::BundleSpec;
-use crate::inputs::unpack::{self, Format, Limits};
+use super::spec::BundleJob;
+use crate::inputs::unpack::{self, ArchiveFormat, Limits};
 use crate::support::diagnostic::InputError;
 use crate::support::fsx::files_below;
 
@@ -24,7 +24,7 @@ pub use super::spec::check_root;
 
 /// What a run produced.
 #[derive(Debug)]
-pub struct Bundled {
+pub struct BundleOutput {
     pub analysis: BundleAnalysis,
     pub report: ProvenanceReport,
     /// The files written under `out`, relative to it.
@@ -43,7 +43,7 @@ pub const REPORT_MD: &str = "provenance.md";
 /// run; a non-empty folder without it is the user's and is never deleted.
 pub const OUT_MARKER: &str = ".ct2v-bundle";
 
-pub fn run(spec: &BundleSpec) -> Result<Bundled> {
+pub fn run(spec: &BundleJob) -> Result<BundleOutput> {
     let wheel_name = check_input(spec)?;
     let staging = create_staging(&spec.out)?;
     let tree = staging.path().join("wheel");
@@ -55,7 +55,7 @@ pub fn run(spec: &BundleSpec) -> Result<Bundled> {
     let artifacts = write_outputs(spec, &tree, &analysis.placed, &repaired, &report, &out)?;
     crate::support::fsx::replace(&out, &spec.out)
         .with_context(|| format!("cannot move the bundle to {}", spec.out.display()))?;
-    Ok(Bundled {
+    Ok(BundleOutput {
         analysis,
         report,
         artifacts,
@@ -63,7 +63,7 @@ pub fn run(spec: &BundleSpec) -> Result<Bundled> {
 }
 
 /// The input wheel's file name, once the wheel and `out` are usable.
-fn check_input(spec: &BundleSpec) -> Result<String> {
+fn check_input(spec: &BundleJob) -> Result<String> {
     let wheel_name = spec
         .wheel
         .file_name()
@@ -99,7 +99,7 @@ fn create_staging(out: &Path) -> Result<tempfile::TempDir> {
 }
 
 fn unpack_input(wheel: &Path, tree: &Path) -> Result<()> {
-    unpack::unpack(wheel, Format::Zip, None, tree, &Limits::default()).map_err(|e| {
+    unpack::unpack(wheel, ArchiveFormat::Zip, None, tree, &Limits::default()).map_err(|e| {
         if e.is_about_the_archive() {
             anyhow::Error::from(
                 InputError::new(e.to_string()).note("bundle a wheel as the build wrote it"),
@@ -114,7 +114,7 @@ fn unpack_input(wheel: &Path, tree: &Path) -> Result<()> {
 /// The spec's outputs from the repaired `tree`, written into `out` (with [`OUT_MARKER`]);
 /// the files written, relative to `out`.
 fn write_outputs(
-    spec: &BundleSpec,
+    spec: &BundleJob,
     tree: &Path,
     placed: &[Placed],
     repaired: &Repaired,
@@ -231,7 +231,7 @@ fn check_input_record(wheel: &Path, tree: &Path) -> Result<()> {
 pub fn portable_of_fat_wheel(wheel: &Path, folders: &[String], out: &Path) -> Result<()> {
     let tree = tempfile::tempdir()?;
     let limits = Limits::default().for_archive(fs::metadata(wheel)?.len());
-    unpack::unpack(wheel, Format::Zip, None, tree.path(), &limits)
+    unpack::unpack(wheel, ArchiveFormat::Zip, None, tree.path(), &limits)
         .with_context(|| format!("cannot unpack {}", wheel.display()))?;
     let mut placed = Vec::new();
     for (relative, path) in files_below(tree.path())? {

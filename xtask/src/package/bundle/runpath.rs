@@ -10,7 +10,7 @@ use std::path::Path;
 use anyhow::{Result, bail};
 
 use super::closure::{Closure, RUN_TIME};
-use crate::package::binary::{self, Format};
+use crate::package::binary::{self, BinaryFormat};
 use crate::support::process;
 
 pub fn set_relative(tree: &Path, closure: &Closure, patchelf_program: &Path) -> Result<()> {
@@ -58,7 +58,7 @@ pub fn set_relative(tree: &Path, closure: &Closure, patchelf_program: &Path) -> 
             );
         }
         let info = binary::read(&path)?;
-        if info.format != Format::Elf {
+        if info.format != BinaryFormat::Elf {
             continue;
         }
         let current: Vec<String> = info.runpath.iter().chain(&info.rpath).cloned().collect();

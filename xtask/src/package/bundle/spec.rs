@@ -1,4 +1,4 @@
-//! What one bundle run needs ([`BundleSpec`]): what every caller must say, defaults for the
+//! What one bundle run needs ([`BundleJob`]): what every caller must say, defaults for the
 //! rest, and the spec of `bundle --wheel` from its flags.
 
 use std::path::{Path, PathBuf};
@@ -10,7 +10,7 @@ use crate::support::diagnostic::InputError;
 
 /// Everything one bundle run needs.
 #[derive(Debug, Clone)]
-pub struct BundleSpec {
+pub struct BundleJob {
     /// The wheel whose binaries are bundled.
     pub wheel: PathBuf,
     pub policy: Policy,
@@ -83,7 +83,7 @@ pub struct DataGlob {
     pub package: Option<String>,
 }
 
-impl BundleSpec {
+impl BundleJob {
     /// A spec with what every caller must say; the rest empty or off, the policy's own
     /// manylinux target and every output.
     pub fn new(
@@ -92,8 +92,8 @@ impl BundleSpec {
         out: PathBuf,
         variant: String,
         platform: String,
-    ) -> BundleSpec {
-        BundleSpec {
+    ) -> BundleJob {
+        BundleJob {
             wheel,
             policy,
             manylinux: super::manylinux::target(policy).map(str::to_string),
@@ -116,7 +116,7 @@ impl BundleSpec {
     }
 
     /// The spec of `bundle --wheel`: everything from its flags, checked.
-    pub fn from_flags(flags: &WheelFlags) -> Result<BundleSpec> {
+    pub fn from_flags(flags: &WheelFlags) -> Result<BundleJob> {
         let wheel = &flags.wheel;
         if !wheel.is_file() {
             return Err(
@@ -156,7 +156,7 @@ impl BundleSpec {
             Policy::Manylinux2_28 => "linux",
         };
         let variant = name.split('-').next().unwrap_or("wheel");
-        let mut spec = BundleSpec {
+        let mut spec = BundleJob {
             // A wheel given by hand has no plan that fixed its name: when its binaries need a
             // newer glibc than the policy allows, it gets the tag they prove.
             manylinux_newer_ok: true,
@@ -166,7 +166,7 @@ impl BundleSpec {
             data,
             gpu_targets: flags.gpu_targets.clone().unwrap_or_default(),
             keep_linux_tag: flags.keep_linux_tag,
-            ..BundleSpec::new(
+            ..BundleJob::new(
                 wheel.clone(),
                 policy,
                 flags.out.clone(),
@@ -202,7 +202,7 @@ impl SearchFolder {
     }
 }
 
-/// The flags of `bundle --wheel` as given; [`BundleSpec::from_flags`] checks them.
+/// The flags of `bundle --wheel` as given; [`BundleJob::from_flags`] checks them.
 #[derive(Debug, Default)]
 pub struct WheelFlags {
     pub wheel: PathBuf,

@@ -5,21 +5,21 @@ use std::path::Path;
 
 use super::{Layout, SOURCE_INPUT, slash, step};
 use crate::plan::{Action, PlannedInput, Step, StepId};
-use crate::variant::{LibrarySource, Remote, Resolved, Source, SourceBuild};
+use crate::variant::{Input, LibrarySource, Resolved, Source, SourceBuild};
 
 /// What a source build downloads: the source archive, oneDNN, the OpenMP runtime and MKL,
 /// then what the bundle takes from inputs.
-pub(super) fn source_build_inputs(v: &Resolved, build: &SourceBuild) -> Vec<Remote> {
-    let mut fetched: Vec<Remote> = Vec::new();
+pub(super) fn source_build_inputs(v: &Resolved, build: &SourceBuild) -> Vec<Input> {
+    let mut fetched: Vec<Input> = Vec::new();
     if let Source::Archive(remote) = &build.source {
-        fetched.push(Remote {
+        fetched.push(Input {
             name: SOURCE_INPUT.to_string(),
             ..remote.clone()
         });
     }
     let onednn_input = build.onednn.as_ref().map(|o| v.inputs[&o.input].clone());
     let openmp_input = build.openmp.input.as_ref().map(|n| v.inputs[n].clone());
-    let mkl_inputs: Vec<Remote> = build
+    let mkl_inputs: Vec<Input> = build
         .mkl
         .iter()
         .flat_map(|m| [&m.input, &m.include_input])
@@ -37,7 +37,7 @@ pub(super) fn source_build_inputs(v: &Resolved, build: &SourceBuild) -> Vec<Remo
 }
 
 /// What a repackaged variant downloads: the archive of wheels, then the bundle's inputs.
-pub(super) fn repackage_inputs(v: &Resolved, archive: &Remote) -> Vec<Remote> {
+pub(super) fn repackage_inputs(v: &Resolved, archive: &Input) -> Vec<Input> {
     let mut fetched = vec![archive.clone()];
     fetched.extend(bundle_inputs(v).into_iter().cloned());
     fetched
@@ -45,7 +45,7 @@ pub(super) fn repackage_inputs(v: &Resolved, archive: &Remote) -> Vec<Remote> {
 
 /// One `fetch` step for all of `fetched` (none when there is nothing to download), then an
 /// `unpack-<input>` step for each.
-pub(super) fn fetch_and_unpack(layout: &Layout, fetched: &[Remote]) -> Vec<Step> {
+pub(super) fn fetch_and_unpack(layout: &Layout, fetched: &[Input]) -> Vec<Step> {
     let mut steps = Vec::new();
     if !fetched.is_empty() {
         steps.push(fetch_step(fetched));
@@ -54,7 +54,7 @@ pub(super) fn fetch_and_unpack(layout: &Layout, fetched: &[Remote]) -> Vec<Step>
     steps
 }
 
-fn fetch_step(fetched: &[Remote]) -> Step {
+fn fetch_step(fetched: &[Input]) -> Step {
     step(
         StepId::FETCH,
         Action::Fetch {
@@ -68,7 +68,7 @@ fn fetch_step(fetched: &[Remote]) -> Step {
     .reads(fetched.iter().map(|r| r.url.clone()))
 }
 
-fn unpack_step(layout: &Layout, r: &Remote) -> Step {
+fn unpack_step(layout: &Layout, r: &Input) -> Step {
     let dest = layout.unpacked(&r.name);
     step(
         StepId::unpack(&r.name),
@@ -87,7 +87,7 @@ fn unpack_step(layout: &Layout, r: &Remote) -> Step {
 }
 
 /// An input as the plan lists it.
-pub(super) fn planned(layout: &Layout, r: &Remote) -> PlannedInput {
+pub(super) fn planned(layout: &Layout, r: &Input) -> PlannedInput {
     PlannedInput {
         name: r.name.clone(),
         url: r.url.clone(),
@@ -107,7 +107,7 @@ pub(super) fn sdk_installer(layout: &Layout, v: &Resolved) -> Option<PlannedInpu
     Some(planned(layout, &v.inputs[&installer.input]))
 }
 
-pub(super) fn unpinned_note(v: &Resolved, fetched: &[Remote]) -> Option<String> {
+pub(super) fn unpinned_note(v: &Resolved, fetched: &[Input]) -> Option<String> {
     fetched.iter().any(|r| r.sha256.is_none()).then(|| {
         format!(
             "some inputs are not pinned yet: `cargo xtask pin --variant {}` records their sha256 and size",
@@ -118,7 +118,7 @@ pub(super) fn unpinned_note(v: &Resolved, fetched: &[Remote]) -> Option<String> 
 
 /// Inputs the bundle step reads, in the order the variant lists them, less those that
 /// `--sdk-dir` provides.
-pub(super) fn bundle_inputs(v: &Resolved) -> Vec<&Remote> {
+pub(super) fn bundle_inputs(v: &Resolved) -> Vec<&Input> {
     let mut names: Vec<&str> = Vec::new();
     let search = v.bundle.search.iter().map(|s| &s.from);
     for from in search.chain(v.bundle.data.iter().map(|d| &d.from)) {
@@ -133,7 +133,7 @@ pub(super) fn bundle_inputs(v: &Resolved) -> Vec<&Remote> {
 }
 
 /// Where `--sdk-dir` has what input `r` would unpack: `(dir, sdk folder)`.
-pub(super) fn sdk_provided<'a>(v: &'a Resolved, r: &'a Remote) -> Option<(&'a Path, &'a str)> {
+pub(super) fn sdk_provided<'a>(v: &'a Resolved, r: &'a Input) -> Option<(&'a Path, &'a str)> {
     Some((v.sdk_dir.as_deref()?, r.sdk_folder.as_deref()?))
 }
 

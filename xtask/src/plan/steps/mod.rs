@@ -26,7 +26,7 @@ use std::path::{Path, PathBuf};
 use super::{Action, Command, Plan, SCHEMA_VERSION, Step, StepId};
 use crate::support::platform::Platform;
 use crate::support::workspace::Workspace;
-use crate::variant::{Build, Remote, Resolved, Sdk, SdkKind, SourceBuild};
+use crate::variant::{Build, Input, Resolved, Sdk, SdkKind, SourceBuild};
 
 /// The name of the CTranslate2 source among the inputs.
 pub const SOURCE_INPUT: &str = "ctranslate2-source";
@@ -89,7 +89,7 @@ impl Layout {
     }
 
     /// Where a fetched input is kept (`cache::entry_path`).
-    fn cached(&self, r: &Remote) -> String {
+    fn cached(&self, r: &Input) -> String {
         match &r.sha256 {
             Some(sha) => slash(&crate::inputs::cache::entry_path(&self.cache, sha)),
             None => slash(&self.cache.join("unpinned").join(r.file_name())),
@@ -217,7 +217,7 @@ fn from_source(
     v: &Resolved,
     build: &SourceBuild,
     notes: &mut Vec<String>,
-) -> (Vec<Remote>, Vec<Step>, WheelIn) {
+) -> (Vec<Input>, Vec<Step>, WheelIn) {
     let fetched = inputs::source_build_inputs(v, build);
     let mut steps = inputs::fetch_and_unpack(layout, &fetched);
     let (tree, tree_steps) = source::source_tree(layout, build);
@@ -235,14 +235,14 @@ fn from_source(
 fn repackage(
     layout: &Layout,
     v: &Resolved,
-    archive: &Remote,
+    archive: &Input,
     member: &str,
-) -> (Vec<Remote>, Vec<Step>, WheelIn) {
+) -> (Vec<Input>, Vec<Step>, WheelIn) {
     let fetched = inputs::repackage_inputs(v, archive);
     let steps = inputs::fetch_and_unpack(layout, &fetched);
     let wheel = WheelIn {
         path: format!("{}/{member}", layout.unpacked(&archive.name)),
-        file_name: member.rsplit('/').next().unwrap_or(member).to_string(),
+        file_name: crate::support::paths::last_segment(member).to_string(),
     };
     (fetched, steps, wheel)
 }

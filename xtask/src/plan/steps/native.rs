@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use super::source::Tree;
+use super::source::SourceTree;
 use super::{BUILD_TOOLS, Layout, slash, step};
 use crate::plan::{Action, Command, Step, StepId};
 use crate::variant::{OpenMpRuntime, Placeholder, Resolved, SourceBuild};
@@ -89,7 +89,7 @@ pub(super) fn venv_step(layout: &Layout) -> Step {
 /// oneDNN, the OpenMP runtime and MKL.
 pub(super) fn native_steps(
     p: &Placeholders,
-    tree: &Tree,
+    tree: &SourceTree,
     env: &Options,
     notes: &mut Vec<String>,
 ) -> Vec<Step> {

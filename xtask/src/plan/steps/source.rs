@@ -8,23 +8,23 @@ use crate::variant::{Source, SourceBuild};
 
 /// Where the tree is, and the step after which it is ready (`None`: a local tree used where
 /// it is, which no step writes).
-pub(super) struct Tree {
+pub(super) struct SourceTree {
     pub dir: String,
     pub ready: Option<StepId>,
 }
 
 /// The tree and the steps that put it in place and patch it.
-pub(super) fn source_tree(layout: &Layout, build: &SourceBuild) -> (Tree, Vec<Step>) {
+pub(super) fn source_tree(layout: &Layout, build: &SourceBuild) -> (SourceTree, Vec<Step>) {
     let dest = layout.src("ctranslate2");
     let mut steps = Vec::new();
     let mut tree = match &build.source {
-        Source::Archive(_) => Tree {
+        Source::Archive(_) => SourceTree {
             dir: dest,
             ready: Some(StepId::unpack(SOURCE_INPUT)),
         },
         Source::Git { url, rev } => {
             steps.push(clone_step(url, rev, &dest));
-            Tree {
+            SourceTree {
                 dir: dest,
                 ready: Some(StepId::CLONE_SOURCE),
             }
@@ -34,12 +34,12 @@ pub(super) fn source_tree(layout: &Layout, build: &SourceBuild) -> (Tree, Vec<St
             if build.patches.is_some() {
                 // A patched tree is a copy: the user's own tree is never modified.
                 steps.push(copy_step(given, &dest));
-                Tree {
+                SourceTree {
                     dir: dest,
                     ready: Some(StepId::unpack(SOURCE_INPUT)),
                 }
             } else {
-                Tree {
+                SourceTree {
                     dir: given,
                     ready: None,
                 }
@@ -87,7 +87,7 @@ fn copy_step(given: String, dest: &str) -> Step {
     .writes([dest.to_string()])
 }
 
-fn patch_step(layout: &Layout, series: &Series, tree: &Tree) -> Step {
+fn patch_step(layout: &Layout, series: &Series, tree: &SourceTree) -> Step {
     let patches: Vec<String> = series
         .patches
         .iter()

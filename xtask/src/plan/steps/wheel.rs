@@ -122,7 +122,7 @@ fn copy_dlls_step(p: &Placeholders, source_dir: &str) -> Step {
     .writes(
         files
             .iter()
-            .map(|f| format!("{dest}/{}", f.rsplit('/').next().unwrap_or(f))),
+            .map(|f| format!("{dest}/{}", crate::support::paths::last_segment(f))),
     )
 }
 
