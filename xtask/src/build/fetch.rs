@@ -285,6 +285,11 @@ fn pin_one(
     options: &Options,
     files: &[PathBuf],
 ) -> Result<(Pinned, Vec<PathBuf>)> {
+    if let Some(wheel) = &input.index
+        && input.url == crate::variant::wheel_name::project_page(&wheel.index, &wheel.project)
+    {
+        return pin_from_index(cache, input, wheel, options, files);
+    }
     let (sha256, size) = download::download_unpinned(cache, &input.name, &input.url, options)?;
     if let Some(old) = &input.sha256
         && old != &sha256
@@ -296,6 +301,46 @@ fn pin_one(
     }
     let pinned = Pinned { sha256, size };
     let written = pin::record(files, &input.url, &pinned)?;
+    Ok((pinned, written))
+}
+
+/// An input given as `index` + `package`: the wheel found on the index's project page is
+/// downloaded, checked against the digest the page gives, and its url and pin written into
+/// the table that names the same index and package.
+fn pin_from_index(
+    cache: &Cache,
+    input: &PlannedInput,
+    wheel: &crate::variant::IndexedWheel,
+    options: &Options,
+    files: &[PathBuf],
+) -> Result<(Pinned, Vec<PathBuf>)> {
+    let (page_sha, _) = download::download_unpinned(cache, &input.name, &input.url, options)?;
+    let html = std::fs::read(cache.path_for(&page_sha))?;
+    let html = String::from_utf8_lossy(&html);
+    let link = super::index_page::find_wheel(
+        &input.url,
+        &html,
+        &wheel.project,
+        &wheel.version,
+        wheel.platform,
+    )
+    .map_err(|why| InputError::new(format!("input `{}`: {why}", input.name)))?;
+    let (sha256, size) = download::download_unpinned(cache, &input.name, &link.url, options)?;
+    if let Some(listed) = &link.sha256
+        && listed != &sha256
+    {
+        bail!(
+            "input `{}`: {} lists sha256 {listed} for {}, but the download has sha256 {sha256}; \
+             nothing was written",
+            input.name,
+            input.url,
+            link.file
+        );
+    }
+    let pinned = Pinned { sha256, size };
+    let package = format!("{} {}", wheel.project, wheel.version);
+    let written = pin::record_from_index(files, &wheel.index, &package, &link.url, &pinned)?;
+    eprintln!("{}: {} on {}", input.name, link.file, wheel.index);
     Ok((pinned, written))
 }
 

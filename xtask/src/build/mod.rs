@@ -7,6 +7,7 @@ pub mod bundle_spec;
 pub mod copy_dlls;
 pub mod exec;
 pub mod fetch;
+pub mod index_page;
 pub mod info;
 pub mod long_paths;
 pub mod progress;

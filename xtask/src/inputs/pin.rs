@@ -114,6 +114,48 @@ pub fn record(files: &[PathBuf], url: &str, pin: &Pinned) -> Result<Vec<PathBuf>
     Ok(changed)
 }
 
+/// Sets `url`, `sha256` and `size` in every table of `files` that takes `package` from the
+/// PEP 503 `index` and has no `url` yet. Returns the files that changed.
+pub fn record_from_index(
+    files: &[PathBuf],
+    index: &str,
+    package: &str,
+    url: &str,
+    pin: &Pinned,
+) -> Result<Vec<PathBuf>> {
+    let mut changed = Vec::new();
+    for path in files {
+        let text =
+            fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
+        let mut doc: DocumentMut = text
+            .parse()
+            .with_context(|| format!("{} is not valid TOML", path.display()))?;
+        if set_url_in(doc.as_table_mut(), index, package, url) {
+            set_in(doc.as_table_mut(), url, pin);
+            write_atomically(path, &doc.to_string())?;
+            changed.push(path.clone());
+        }
+    }
+    Ok(changed)
+}
+
+fn set_url_in(table: &mut dyn TableLike, index: &str, package: &str, url: &str) -> bool {
+    let mut changed = false;
+    if table.get("index").and_then(Item::as_str) == Some(index)
+        && table.get("package").and_then(Item::as_str) == Some(package)
+        && table.get("url").is_none()
+    {
+        table.insert("url", Item::Value(url.into()));
+        changed = true;
+    }
+    for (_, item) in table.iter_mut() {
+        if let Item::Table(t) = item {
+            changed |= set_url_in(t, index, package, url);
+        }
+    }
+    changed
+}
+
 fn set_in(table: &mut dyn TableLike, url: &str, pin: &Pinned) -> bool {
     let mut changed = false;
     if table.get("url").and_then(Item::as_str) == Some(url) {

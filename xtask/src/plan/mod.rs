@@ -99,6 +99,9 @@ pub struct PlannedInput {
     /// Where its sha256 came from, when not from `cargo xtask pin` (see `InputSpec`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub pin_source: Option<String>,
+    /// The PEP 503 index `pin` finds the wheel on (until then `url` is the project's page).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub index: Option<crate::variant::IndexedWheel>,
 }
 
 #[derive(Debug, Clone, Serialize)]

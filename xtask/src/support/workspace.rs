@@ -56,11 +56,19 @@ impl Workspace {
             .join(format!("py{python}"))
     }
 
-    /// The build-tools venv (CMake, ninja, pybind11…) for one platform and Python.
-    pub fn tools_venv(&self, platform: Platform, python: &str) -> PathBuf {
-        self.xtask_dir()
-            .join("venv")
-            .join(format!("{}-py{python}", platform.name()))
+    /// The build-tools venv (CMake, ninja, pybind11…) for one platform, Python and
+    /// requirements file: each set of pins has its own venv, so that building two CTranslate2
+    /// versions in turn never reinstalls one over the other.
+    pub fn tools_venv(&self, platform: Platform, python: &str, requirements: &str) -> PathBuf {
+        let stem = Path::new(requirements)
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let name = match stem.as_str() {
+            "build-tools" => format!("{}-py{python}", platform.name()),
+            other => format!("{}-py{python}-{other}", platform.name()),
+        };
+        self.xtask_dir().join("venv").join(name)
     }
 }
 

@@ -37,6 +37,10 @@ pub struct Layer {
     pub local_version: Option<Loc<String>>,
     /// Where CTranslate2 comes from.
     pub source: Option<SourceSpec>,
+    /// The hash-pinned requirements of the build-tools venv (CMake, ninja, pybind11…),
+    /// relative to the repository root: per CTranslate2 version, since each pins its own
+    /// pybind11 (python/install_requirements.txt).
+    pub build_tools: Option<Loc<String>>,
     /// Other pinned downloads, by name.
     #[serde(default)]
     pub inputs: BTreeMap<String, Loc<InputSpec>>,
@@ -113,7 +117,11 @@ impl SourceSpec {
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
 pub struct InputSpec {
-    pub url: Loc<String>,
+    /// Where the file is. With `index` instead, `pin` finds the wheel named by `package` on
+    /// that PEP 503 index and writes its URL here.
+    pub url: Option<Loc<String>>,
+    /// A PEP 503 ("simple") index the wheel named by `package` is taken from, as pip would.
+    pub index: Option<Loc<String>>,
     pub sha256: Option<Loc<String>>,
     pub size: Option<u64>,
     /// The folder inside the unpacked archive that is used.
@@ -313,6 +321,7 @@ stack_fields!(Layer {
         cuda_arch,
         local_version,
         source,
+        build_tools,
         patches
     ],
     merge: [

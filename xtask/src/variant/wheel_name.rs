@@ -161,9 +161,44 @@ fn label_matches(template: &str, label: &str) -> bool {
     }
 }
 
+/// The project's page on `index` (PEP 503: `<index>/<normalized name>/`).
+pub fn project_page(index: &str, project: &str) -> String {
+    let base = if index.ends_with('/') {
+        index.to_string()
+    } else {
+        format!("{index}/")
+    };
+    format!("{base}{}/", normalize(project))
+}
+
+/// PEP 503's normalized name: lower case, runs of `-`, `_` and `.` as one `-`.
+pub fn normalize(name: &str) -> String {
+    let mut out = String::new();
+    let mut dash = false;
+    for c in name.chars() {
+        if matches!(c, '-' | '_' | '.') {
+            dash = true;
+            continue;
+        }
+        if dash && !out.is_empty() {
+            out.push('-');
+        }
+        dash = false;
+        out.extend(c.to_lowercase());
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn names_are_normalized_as_pep_503_says() {
+        assert_eq!(normalize("Rocm_SDK.core"), "rocm-sdk-core");
+        assert_eq!(normalize("rocm--sdk__core"), "rocm-sdk-core");
+        assert_eq!(project_page("https://x/simple", "rocm_sdk_core"), "https://x/simple/rocm-sdk-core/");
+    }
 
     #[test]
     fn local_labels_match_their_templates() {

@@ -98,6 +98,7 @@ pub(super) fn planned(layout: &Layout, r: &Input) -> PlannedInput {
         package: r.package.clone(),
         sdk_folder: r.sdk_folder.clone(),
         pin_source: r.pin_source.clone(),
+        index: r.index.clone(),
     }
 }
 

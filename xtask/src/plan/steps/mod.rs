@@ -31,7 +31,6 @@ use crate::variant::{Build, Input, Resolved, Sdk, SdkKind, SourceBuild};
 /// The name of the CTranslate2 source among the inputs.
 pub const SOURCE_INPUT: &str = "ctranslate2-source";
 /// The requirements file (with hashes) for the build-tools venv.
-pub const BUILD_TOOLS: &str = "wheels/build-tools.txt";
 /// The script the verify step runs inside a fresh venv.
 pub const VERIFY_SCRIPT: &str = "xtask/python/verify_wheel.py";
 
@@ -41,6 +40,8 @@ struct Layout {
     cache: PathBuf,
     work: PathBuf,
     venv: PathBuf,
+    /// The venv's requirements, relative to `root`.
+    build_tools: String,
     platform: Platform,
     python: String,
     compiler_cache: Option<String>,
@@ -163,7 +164,8 @@ pub fn plan(workspace: &Workspace, v: &Resolved) -> Plan {
         root: workspace.root.clone(),
         cache: workspace.cache_dir.clone(),
         work: workspace.work_dir(&v.slot, v.platform),
-        venv: workspace.tools_venv(v.platform, &v.python),
+        venv: workspace.tools_venv(v.platform, &v.python, &v.build_tools),
+        build_tools: v.build_tools.clone(),
         platform: v.platform,
         python: v.python.clone(),
         compiler_cache: v.compiler_cache.clone(),

@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 
 use super::source::SourceTree;
-use super::{BUILD_TOOLS, Layout, slash, step};
+use super::{Layout, slash, step};
 use crate::plan::{Action, Command, Step, StepId};
 use crate::variant::{OpenMpRuntime, Placeholder, Resolved, SourceBuild};
 
@@ -55,7 +55,7 @@ impl Placeholders<'_> {
 
 pub(super) fn venv_step(layout: &Layout) -> Step {
     let venv = slash(&layout.venv);
-    let requirements = slash(&layout.root.join(BUILD_TOOLS));
+    let requirements = slash(&layout.root.join(&layout.build_tools));
     let launcher = layout.platform.python_launcher(&layout.python);
     step(
         StepId::VENV,

@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 
 use super::Verify;
 use crate::support::diagnostic::InputError;
+use crate::support::safe_path;
 use crate::variant::layer::VerifySpec;
 use crate::variant::template::{self, Placeholder};
 use crate::variant::{Catalog, DEFAULTS_FILE, Files, Loc};
@@ -178,4 +179,25 @@ fn check_compute_types(
         }
     }
     Ok(())
+}
+
+/// The build-tools requirements of a version file that names none.
+pub const DEFAULT_BUILD_TOOLS: &str = "wheels/build-tools.txt";
+
+/// `build-tools`: a requirements file of the repository (default `wheels/build-tools.txt`).
+pub(super) fn build_tools(
+    catalog: &Catalog,
+    value: Option<&Loc<String>>,
+) -> Result<String, InputError> {
+    let Some(value) = value else {
+        return Ok(DEFAULT_BUILD_TOOLS.to_string());
+    };
+    let path = checked(&catalog.files, value, "build-tools", safe_path::check_relative)?;
+    if !catalog.root.join(&path).is_file() {
+        return Err(catalog
+            .files
+            .error_at(value, format!("build-tools: {path} does not exist"))
+            .note("name a hash-pinned requirements file under wheels/, e.g. wheels/build-tools.txt"));
+    }
+    Ok(path)
 }

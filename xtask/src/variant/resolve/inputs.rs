@@ -3,7 +3,8 @@
 
 use std::collections::BTreeMap;
 
-use super::Input;
+use super::{IndexedWheel, Input};
+use crate::support::platform::Platform;
 use super::checks::checked;
 use crate::support::diagnostic::InputError;
 use crate::support::safe_path;
@@ -15,6 +16,7 @@ use crate::variant::{Files, Loc};
 pub(super) fn declared(
     files: &Files,
     layer: &Layer,
+    platform: Platform,
 ) -> Result<BTreeMap<String, Input>, InputError> {
     layer
         .inputs
@@ -25,7 +27,10 @@ pub(super) fn declared(
                 .as_ref()
                 .and_then(|s| s.installer.as_ref())
                 .is_some_and(|i| &i.value == key);
-            Ok((key.clone(), checked_input(files, key, spec, runnable)?))
+            Ok((
+                key.clone(),
+                checked_input(files, key, spec, runnable, platform)?,
+            ))
         })
         .collect()
 }
@@ -36,6 +41,7 @@ fn checked_input(
     name: &str,
     spec_loc: &Loc<InputSpec>,
     runnable: bool,
+    platform: Platform,
 ) -> Result<Input, InputError> {
     if let Err(why) = safe_path::check_name(name) {
         return Err(files.error_at(
@@ -44,11 +50,31 @@ fn checked_input(
         ));
     }
     let spec = &spec_loc.value;
-    let url = &spec.url;
-    if let Some((why, note)) = download_url::problem(&url.value, runnable) {
+    let index = match &spec.index {
+        Some(index) => Some(indexed_wheel(files, name, spec_loc, index, platform)?),
+        None => None,
+    };
+    for url in spec.url.iter().chain(&spec.index) {
+        if let Some((why, note)) = download_url::problem(&url.value, runnable) {
+            return Err(files
+                .error_at(url, format!("input `{name}`: {why}"))
+                .note(note));
+        }
+    }
+    let url = match (&spec.url, &index) {
+        (Some(url), _) => url.value.clone(),
+        // Not found on the index yet: the project's page stands for it until `pin` runs.
+        (None, Some(wheel)) => crate::variant::wheel_name::project_page(&wheel.index, &wheel.project),
+        (None, None) => {
+            return Err(files
+                .error_at(spec_loc, format!("input `{name}` has neither `url` nor `index`"))
+                .note("give the file's `url`, or a PEP 503 `index` and `package = \"NAME VERSION\"`"));
+        }
+    };
+    if index.is_some() && spec.url.is_none() && spec.sha256.is_some() {
         return Err(files
-            .error_at(url, format!("input `{name}`: {why}"))
-            .note(note));
+            .error_at(spec_loc, format!("input `{name}` has a sha256 but no `url`"))
+            .note("remove `sha256` and `size`: `cargo xtask pin` writes the wheel's url and pin together"));
     }
     if let Some(sha) = &spec.sha256 {
         check_sha256(files, sha)?;
@@ -75,7 +101,7 @@ fn checked_input(
     };
     Ok(Input {
         name: name.to_string(),
-        url: url.value.clone(),
+        url,
         sha256: spec.sha256.as_ref().map(|s| s.value.clone()),
         size: spec.size,
         subdir: path(&spec.subdir, "subdir")?,
@@ -95,7 +121,43 @@ fn checked_input(
         package: spec.package.clone(),
         sdk_folder: path(&spec.sdk_folder, "sdk-folder")?,
         pin_source: spec.pin_source.clone(),
+        index,
     })
+}
+
+/// `index` + `package = "NAME VERSION"`: the wheel `pin` looks up for `platform`.
+fn indexed_wheel(
+    files: &Files,
+    name: &str,
+    spec_loc: &Loc<InputSpec>,
+    index: &Loc<String>,
+    platform: Platform,
+) -> Result<IndexedWheel, InputError> {
+    let package = spec_loc.value.package.as_deref().unwrap_or_default();
+    let Some((project, version)) = package
+        .split_once(' ')
+        .filter(|(p, v)| !p.is_empty() && is_version_text(v))
+    else {
+        return Err(files
+            .error_at(
+                index,
+                format!("input `{name}`: an `index` needs `package = \"NAME VERSION\"` (the wheel to find there), not `{}`", package.escape_debug()),
+            )
+            .note("e.g. package = \"rocm-sdk-core 10.0.0\""));
+    };
+    Ok(IndexedWheel {
+        index: index.value.clone(),
+        project: project.to_string(),
+        version: version.to_string(),
+        platform,
+    })
+}
+
+/// A PEP 440 public version as pins name it: digits, dots and letters, no spaces.
+fn is_version_text(v: &str) -> bool {
+    !v.is_empty()
+        && v.chars().next().is_some_and(|c| c.is_ascii_digit())
+        && v.chars().all(|c| c.is_ascii_alphanumeric() || c == '.')
 }
 
 fn check_sha256(files: &Files, sha: &Loc<String>) -> Result<(), InputError> {
@@ -125,7 +187,8 @@ pub(super) fn archive_input(
         )
     })?;
     let input = InputSpec {
-        url,
+        url: Some(url),
+        index: None,
         sha256: spec.sha256.clone(),
         size: spec.size,
         subdir: spec.subdir.clone(),

@@ -73,6 +73,8 @@ pub struct Resolved {
     pub verify: Verify,
     /// Every named input the variant declares for this platform.
     pub inputs: BTreeMap<String, Input>,
+    /// The build-tools venv's requirements (`build-tools`), relative to the repository root.
+    pub build_tools: String,
     /// Things the plan should tell the reader (e.g. why this Python was chosen).
     pub notes: Vec<String>,
 }
@@ -119,6 +121,18 @@ pub struct Input {
     pub package: Option<String>,
     pub sdk_folder: Option<String>,
     pub pin_source: Option<String>,
+    /// Where `pin` looks the file up when it is a wheel on a PEP 503 index.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub index: Option<IndexedWheel>,
+}
+
+/// A wheel named by project and version on a PEP 503 index, for one platform.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct IndexedWheel {
+    pub index: String,
+    pub project: String,
+    pub version: String,
+    pub platform: Platform,
 }
 
 impl Input {
@@ -258,7 +272,7 @@ pub(super) fn resolve(
     let layer = catalog.stacked(name, platform.name());
     let mut notes = Vec::new();
     let python = targets::python(files, name, &layer, choices, &mut notes)?;
-    let inputs = inputs::declared(files, &layer)?;
+    let inputs = inputs::declared(files, &layer, platform)?;
     let build = source::build(catalog, name, &layer, &python, &inputs)?;
     let compiles = matches!(build, Build::FromSource(_));
     let gpu_targets = targets::gpu_targets(files, &layer, choices, compiles, &mut notes)?;
@@ -283,6 +297,7 @@ pub(super) fn resolve(
         &mut notes,
     )?;
     let local_version = sdk::local_version(files, layer.local_version.as_ref())?;
+    let build_tools = checks::build_tools(catalog, layer.build_tools.as_ref())?;
     let version = catalog.version_of(name);
     Ok(Resolved {
         name: name.to_string(),
@@ -306,6 +321,7 @@ pub(super) fn resolve(
         env,
         verify,
         inputs,
+        build_tools,
         notes,
     })
 }
