@@ -48,8 +48,12 @@ pub fn find_wheel(
             .platform_tag
             .split('.')
             .filter_map(|t| {
-                tags.iter()
-                    .position(|w| t == *w || (t.starts_with("manylinux") && t.ends_with("_x86_64") && platform == Platform::LinuxX86_64))
+                tags.iter().position(|w| {
+                    t == *w
+                        || (t.starts_with("manylinux")
+                            && t.ends_with("_x86_64")
+                            && platform == Platform::LinuxX86_64)
+                })
             })
             .min();
         if let Some(rank) = rank {
@@ -64,13 +68,21 @@ pub fn find_wheel(
             Err(format!(
                 "{page_url} links no {project} {version} wheel for {} (files there: {})",
                 platform.name(),
-                if files.is_empty() { "none".to_string() } else { files.join(", ") }
+                if files.is_empty() {
+                    "none".to_string()
+                } else {
+                    files.join(", ")
+                }
             ))
         }
         several => Err(format!(
             "{page_url} links several {project} {version} wheels for {}: {}",
             platform.name(),
-            several.iter().map(|(_, l)| l.file.as_str()).collect::<Vec<_>>().join(", ")
+            several
+                .iter()
+                .map(|(_, l)| l.file.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
         )),
     }
 }
@@ -95,8 +107,8 @@ pub fn links(page_url: &str, html: &str) -> Vec<Link> {
             .filter(|h| h.len() == 64 && h.bytes().all(|b| b.is_ascii_hexdigit()))
             .map(str::to_ascii_lowercase);
         let url = resolve(page_url, target);
-        let file = crate::support::paths::last_segment(url.split('?').next().unwrap_or(&url))
-            .to_string();
+        let file =
+            crate::support::paths::last_segment(url.split('?').next().unwrap_or(&url)).to_string();
         out.push(Link { url, file, sha256 });
     }
     out
@@ -152,20 +164,56 @@ mod tests {
              <a href=\"/other/rocm_sdk_core-9.9.0-py3-none-win_amd64.whl\">old</a>\
              </body></html>"
         );
-        let link = find_wheel(PAGE, &html, "rocm-sdk-core", "10.0.0", Platform::WindowsX86_64).unwrap();
-        assert_eq!(link.url, "https://stable.repo.amd.com/rocm/core/rocm_sdk_core-10.0.0-py3-none-win_amd64.whl");
+        let link = find_wheel(
+            PAGE,
+            &html,
+            "rocm-sdk-core",
+            "10.0.0",
+            Platform::WindowsX86_64,
+        )
+        .unwrap();
+        assert_eq!(
+            link.url,
+            "https://stable.repo.amd.com/rocm/core/rocm_sdk_core-10.0.0-py3-none-win_amd64.whl"
+        );
         assert_eq!(link.sha256.as_deref(), Some(sha.as_str()));
-        let linux = find_wheel(PAGE, &html, "rocm_sdk_core", "10.0.0", Platform::LinuxX86_64).unwrap();
-        assert_eq!(linux.url, format!("{PAGE}rocm_sdk_core-10.0.0-py3-none-linux_x86_64.whl"));
+        let linux = find_wheel(
+            PAGE,
+            &html,
+            "rocm_sdk_core",
+            "10.0.0",
+            Platform::LinuxX86_64,
+        )
+        .unwrap();
+        assert_eq!(
+            linux.url,
+            format!("{PAGE}rocm_sdk_core-10.0.0-py3-none-linux_x86_64.whl")
+        );
         let absolute = links(PAGE, &html);
-        assert_eq!(absolute[2].url, "https://stable.repo.amd.com/other/rocm_sdk_core-9.9.0-py3-none-win_amd64.whl");
+        assert_eq!(
+            absolute[2].url,
+            "https://stable.repo.amd.com/other/rocm_sdk_core-9.9.0-py3-none-win_amd64.whl"
+        );
     }
 
     #[test]
     fn a_missing_version_names_the_files_the_page_has() {
         let html = "<a href='rocm_sdk_core-9.0.0-py3-none-win_amd64.whl'>x</a>";
-        let err = find_wheel(PAGE, html, "rocm-sdk-core", "10.0.0", Platform::WindowsX86_64).unwrap_err();
-        assert!(err.contains("links no rocm-sdk-core 10.0.0 wheel for windows-x86_64"), "{err}");
-        assert!(err.contains("rocm_sdk_core-9.0.0-py3-none-win_amd64.whl"), "{err}");
+        let err = find_wheel(
+            PAGE,
+            html,
+            "rocm-sdk-core",
+            "10.0.0",
+            Platform::WindowsX86_64,
+        )
+        .unwrap_err();
+        assert!(
+            err.contains("links no rocm-sdk-core 10.0.0 wheel for windows-x86_64"),
+            "{err}"
+        );
+        assert!(
+            err.contains("rocm_sdk_core-9.0.0-py3-none-win_amd64.whl"),
+            "{err}"
+        );
     }
 }

@@ -27,6 +27,17 @@ pub fn problem(url: &str, runnable: bool) -> Option<(String, &'static str)> {
     None
 }
 
+/// Why `url` cannot be a PEP 503 index (the `index` of an input), with what would do.
+pub fn index_problem(url: &str) -> Option<(String, &'static str)> {
+    if !(url.starts_with("https://") || url.starts_with("http://")) || url.contains(['?', '#']) {
+        return Some((
+            format!("`{url}` is not an http(s) index URL"),
+            "an index is the URL pip takes as --index-url, e.g. https://pypi.org/simple/",
+        ));
+    }
+    None
+}
+
 /// The last part of the URL's path: the name the download is kept under.
 pub fn file_name(url: &str) -> &str {
     let path = url.split(['?', '#']).next().unwrap_or(url);

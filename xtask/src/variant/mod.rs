@@ -16,8 +16,9 @@ use std::path::{Path, PathBuf};
 pub use layer::{DataFilter, OpenMpRuntime, Output, Policy, SdkKind};
 pub use loc::Loc;
 pub use resolve::{
-    Build, Bundle, Choices, Data, IndexedWheel, Input, LibrarySource, OneDnn, OpenMp, Resolved, SDK_MAJOR, Sdk,
-    SdkInstaller, Search, Source, SourceBuild, Verify, check_local_version, sdk_major,
+    Build, Bundle, Choices, Data, IndexedWheel, Input, LibrarySource, OneDnn, OpenMp, Resolved,
+    SDK_MAJOR, Sdk, SdkInstaller, Search, Source, SourceBuild, Verify, check_local_version,
+    sdk_major,
 };
 pub use template::{Placeholder, expand};
 

@@ -197,7 +197,10 @@ mod tests {
     fn names_are_normalized_as_pep_503_says() {
         assert_eq!(normalize("Rocm_SDK.core"), "rocm-sdk-core");
         assert_eq!(normalize("rocm--sdk__core"), "rocm-sdk-core");
-        assert_eq!(project_page("https://x/simple", "rocm_sdk_core"), "https://x/simple/rocm-sdk-core/");
+        assert_eq!(
+            project_page("https://x/simple", "rocm_sdk_core"),
+            "https://x/simple/rocm-sdk-core/"
+        );
     }
 
     #[test]

@@ -382,3 +382,192 @@ fn pin_downloads_again_when_a_url_changes() {
     assert!(text.contains(&format!("size = {}", newer.len())), "{text}");
     assert!(!text.contains(ONEDNN_SHA), "{text}");
 }
+
+/// The loopback "repo.amd.com" and GitHub of the rocm 4.8.4 inputs: a PEP 503 page per SDK
+/// project (links relative to the page, with `#sha256=` as TheRock's index pages give them)
+/// and the official zip. Returns the server, the mirror flags and the two SDK wheels' bytes.
+fn amd_index(core_digest: Option<&str>) -> (Server, Vec<String>, Arc<Vec<u8>>, Arc<Vec<u8>>) {
+    let server = Server::start();
+    let core = bytes(120_000, 3);
+    let libraries = bytes(90_000, 5);
+    let page = |file: &str, sha: &str, other: &str| {
+        format!(
+            "<!DOCTYPE html><html><body>\n\
+             <a href=\"../../core/{other}\">{other}</a><br/>\n\
+             <a href=\"../../core/{file}#sha256={sha}\">{file}</a><br/>\n\
+             </body></html>\n"
+        )
+    };
+    let core_sha = core_digest.map_or_else(|| sha256(&core), str::to_string);
+    server.serve(
+        "/amd/rocm/whl-next/rocm-sdk-core/",
+        Arc::new(
+            page(
+                "rocm_sdk_core-10.0.0-py3-none-win_amd64.whl",
+                &core_sha,
+                "rocm_sdk_core-10.0.0-py3-none-linux_x86_64.whl",
+            )
+            .into_bytes(),
+        ),
+    );
+    server.serve(
+        "/amd/rocm/whl-next/rocm-sdk-libraries/",
+        Arc::new(
+            page(
+                "rocm_sdk_libraries-10.0.0-py3-none-win_amd64.whl",
+                &sha256(&libraries),
+                "rocm_sdk_libraries-9.0.0-py3-none-win_amd64.whl",
+            )
+            .into_bytes(),
+        ),
+    );
+    server.serve(
+        "/amd/rocm/core/rocm_sdk_core-10.0.0-py3-none-win_amd64.whl",
+        core.clone(),
+    );
+    server.serve(
+        "/amd/rocm/core/rocm_sdk_libraries-10.0.0-py3-none-win_amd64.whl",
+        libraries.clone(),
+    );
+    server.serve(
+        "/github/OpenNMT/CTranslate2/releases/download/v4.8.4/rocm-python-wheels-Windows.zip",
+        bytes(40_000, 9),
+    );
+    let mirrors = vec![
+        "--mirror".to_string(),
+        format!("https://stable.repo.amd.com/={}/amd/", server.base()),
+        "--mirror".to_string(),
+        format!("https://github.com/={}/github/", server.base()),
+    ];
+    (server, mirrors, core, libraries)
+}
+
+fn pin_rocm_484(scratch: &Scratch, cache: &str, mirrors: &[String]) -> Run {
+    let mut args = vec![
+        "--cache-dir",
+        cache,
+        "pin",
+        "--variant",
+        "rocm",
+        "--ctranslate2",
+        "4.8.4",
+    ];
+    args.extend(mirrors.iter().map(String::as_str));
+    xtask_in(scratch.path(), &args)
+}
+
+#[test]
+fn pin_finds_an_sdk_wheel_on_its_index_and_writes_its_url_and_pin() {
+    let scratch = Scratch::new();
+    let cache = tempfile::tempdir().unwrap();
+    let (server, mirrors, core, libraries) = amd_index(None);
+    let version = "variants/ctranslate2/4.8.4.toml";
+    let before = std::fs::read_to_string(scratch.path().join(version)).unwrap();
+    let matrix = xtask_in(scratch.path(), &["matrix", "--ctranslate2", "4.8.4"]);
+    assert!(
+        matrix
+            .stderr
+            .contains("rocm 4.8.4 windows-x86_64 py3.12: inputs not pinned yet: ctranslate2-wheels, rocm-sdk-core, rocm-sdk-libraries"),
+        "{}",
+        matrix.stderr
+    );
+
+    let run = pin_rocm_484(&scratch, cache.path().to_str().unwrap(), &mirrors);
+    assert_ok(&run);
+    let text = std::fs::read_to_string(scratch.path().join(version)).unwrap();
+    for (project, file, data) in [
+        (
+            "rocm-sdk-core",
+            "rocm_sdk_core-10.0.0-py3-none-win_amd64.whl",
+            &core,
+        ),
+        (
+            "rocm-sdk-libraries",
+            "rocm_sdk_libraries-10.0.0-py3-none-win_amd64.whl",
+            &libraries,
+        ),
+    ] {
+        let table = text
+            .split(&format!("inputs.{project}]\n"))
+            .nth(1)
+            .unwrap()
+            .split("\n[")
+            .next()
+            .unwrap();
+        for line in [
+            format!("url = \"https://stable.repo.amd.com/rocm/core/{file}\""),
+            format!("sha256 = \"{}\"", sha256(data)),
+            format!("size = {}", data.len()),
+            "index = \"https://stable.repo.amd.com/rocm/whl-next/\"".to_string(),
+        ] {
+            assert!(table.contains(&line), "`{line}` in {project}:\n{table}");
+        }
+    }
+    // Only the pins were added: every line of the file before is still there, in order.
+    let kept: Vec<&str> = text
+        .lines()
+        .filter(|l| before.lines().any(|b| b == *l))
+        .collect();
+    assert_eq!(kept, before.lines().collect::<Vec<_>>());
+
+    // The plan now names the wheels found, and the matrix takes rocm 4.8.4 in.
+    let plan = xtask_in(
+        scratch.path(),
+        &[
+            "plan",
+            "--variant",
+            "rocm",
+            "--ctranslate2",
+            "4.8.4",
+            "--platform",
+            "windows-x86_64",
+        ],
+    );
+    assert_ok(&plan);
+    assert!(
+        plan.stdout
+            .contains("Unpack rocm_sdk_core-10.0.0-py3-none-win_amd64.whl safely"),
+        "{}",
+        plan.stdout
+    );
+    let matrix = xtask_in(
+        scratch.path(),
+        &["matrix", "--ctranslate2", "4.8.4", "--json"],
+    );
+    assert_ok(&matrix);
+    assert!(matrix.stdout.contains("\"rocm\""), "{}", matrix.stdout);
+    assert_eq!(
+        server
+            .hits("/amd/rocm/core/rocm_sdk_core-10.0.0-py3-none-win_amd64.whl")
+            .len(),
+        1
+    );
+}
+
+#[test]
+fn an_index_whose_digest_differs_from_the_download_pins_nothing_for_that_wheel() {
+    let scratch = Scratch::new();
+    let cache = tempfile::tempdir().unwrap();
+    let wrong = "cd".repeat(32);
+    let (_server, mirrors, _, _) = amd_index(Some(&wrong));
+    let version = "variants/ctranslate2/4.8.4.toml";
+    let before = std::fs::read_to_string(scratch.path().join(version)).unwrap();
+    let run = pin_rocm_484(&scratch, cache.path().to_str().unwrap(), &mirrors);
+    assert_eq!(run.code, 1, "{}\n{}", run.stdout, run.stderr);
+    let all = format!("{}{}", run.stdout, run.stderr);
+    assert!(
+        all.contains(&format!("lists sha256 {wrong}"))
+            && all.contains("rocm_sdk_core-10.0.0-py3-none-win_amd64.whl"),
+        "{all}"
+    );
+    let after = std::fs::read_to_string(scratch.path().join(version)).unwrap();
+    let core_table = after
+        .split("inputs.rocm-sdk-core]\n")
+        .nth(1)
+        .unwrap()
+        .split("\n[")
+        .next()
+        .unwrap();
+    assert!(!core_table.contains("url ="), "{core_table}");
+    assert!(after.len() >= before.len());
+}

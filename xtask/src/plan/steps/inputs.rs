@@ -79,7 +79,7 @@ fn unpack_step(layout: &Layout, r: &Input) -> Step {
             dest: dest.clone(),
             expect: r.expect.clone(),
         },
-        format!("Unpack {} safely into place", r.file_name()),
+        format!("Unpack {} safely into place", r.shown_name()),
     )
     .after([StepId::FETCH])
     .reads([layout.cached(r)])

@@ -192,12 +192,19 @@ pub(super) fn build_tools(
     let Some(value) = value else {
         return Ok(DEFAULT_BUILD_TOOLS.to_string());
     };
-    let path = checked(&catalog.files, value, "build-tools", safe_path::check_relative)?;
+    let path = checked(
+        &catalog.files,
+        value,
+        "build-tools",
+        safe_path::check_relative,
+    )?;
     if !catalog.root.join(&path).is_file() {
         return Err(catalog
             .files
             .error_at(value, format!("build-tools: {path} does not exist"))
-            .note("name a hash-pinned requirements file under wheels/, e.g. wheels/build-tools.txt"));
+            .note(
+                "name a hash-pinned requirements file under wheels/, e.g. wheels/build-tools.txt",
+            ));
     }
     Ok(path)
 }

@@ -3,10 +3,10 @@
 
 use std::collections::BTreeMap;
 
-use super::{IndexedWheel, Input};
-use crate::support::platform::Platform;
 use super::checks::checked;
+use super::{IndexedWheel, Input};
 use crate::support::diagnostic::InputError;
+use crate::support::platform::Platform;
 use crate::support::safe_path;
 use crate::variant::download_url;
 use crate::variant::layer::{InputSpec, Layer, SourceSpec};
@@ -29,7 +29,7 @@ pub(super) fn declared(
                 .is_some_and(|i| &i.value == key);
             Ok((
                 key.clone(),
-                checked_input(files, key, spec, runnable, platform)?,
+                checked_input(files, key, spec, runnable, Some(platform))?,
             ))
         })
         .collect()
@@ -41,7 +41,7 @@ fn checked_input(
     name: &str,
     spec_loc: &Loc<InputSpec>,
     runnable: bool,
-    platform: Platform,
+    platform: Option<Platform>,
 ) -> Result<Input, InputError> {
     if let Err(why) = safe_path::check_name(name) {
         return Err(files.error_at(
@@ -50,12 +50,24 @@ fn checked_input(
         ));
     }
     let spec = &spec_loc.value;
-    let index = match &spec.index {
-        Some(index) => Some(indexed_wheel(files, name, spec_loc, index, platform)?),
-        None => None,
+    // A `[source]` (no platform here) never has an index.
+    let index = match (&spec.index, platform) {
+        (Some(index), Some(platform)) => {
+            Some(indexed_wheel(files, name, spec_loc, index, platform)?)
+        }
+        _ => None,
     };
-    for url in spec.url.iter().chain(&spec.index) {
-        if let Some((why, note)) = download_url::problem(&url.value, runnable) {
+    let problems = spec
+        .url
+        .iter()
+        .map(|u| (u, download_url::problem(&u.value, runnable)))
+        .chain(
+            spec.index
+                .iter()
+                .map(|u| (u, download_url::index_problem(&u.value))),
+        );
+    for (url, problem) in problems {
+        if let Some((why, note)) = problem {
             return Err(files
                 .error_at(url, format!("input `{name}`: {why}"))
                 .note(note));
@@ -64,11 +76,18 @@ fn checked_input(
     let url = match (&spec.url, &index) {
         (Some(url), _) => url.value.clone(),
         // Not found on the index yet: the project's page stands for it until `pin` runs.
-        (None, Some(wheel)) => crate::variant::wheel_name::project_page(&wheel.index, &wheel.project),
+        (None, Some(wheel)) => {
+            crate::variant::wheel_name::project_page(&wheel.index, &wheel.project)
+        }
         (None, None) => {
             return Err(files
-                .error_at(spec_loc, format!("input `{name}` has neither `url` nor `index`"))
-                .note("give the file's `url`, or a PEP 503 `index` and `package = \"NAME VERSION\"`"));
+                .error_at(
+                    spec_loc,
+                    format!("input `{name}` has neither `url` nor `index`"),
+                )
+                .note(
+                    "give the file's `url`, or a PEP 503 `index` and `package = \"NAME VERSION\"`",
+                ));
         }
     };
     if index.is_some() && spec.url.is_none() && spec.sha256.is_some() {
@@ -202,7 +221,7 @@ pub(super) fn archive_input(
         file: spec.kind.file,
         span: spec.kind.span.clone(),
     };
-    checked_input(files, name, &loc, false)
+    checked_input(files, name, &loc, false, None)
 }
 
 pub(super) fn check_input_ref(

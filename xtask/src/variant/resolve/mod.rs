@@ -140,6 +140,15 @@ impl Input {
     pub fn file_name(&self) -> &str {
         download_url::file_name(&self.url)
     }
+
+    /// What the plan calls the file: its name, or for a wheel not yet found on its index,
+    /// the package it will be.
+    pub fn shown_name(&self) -> String {
+        match (&self.index, self.file_name()) {
+            (Some(w), "") => format!("the {} {} wheel from {}", w.project, w.version, w.index),
+            (_, name) => name.to_string(),
+        }
+    }
 }
 
 #[derive(Debug, Clone, Serialize)]
