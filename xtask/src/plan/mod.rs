@@ -101,7 +101,7 @@ pub struct PlannedInput {
     pub pin_source: Option<String>,
     /// The PEP 503 index `pin` finds the wheel on (until then `url` is the project's page).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub index: Option<crate::variant::IndexedWheel>,
+    pub index: Option<Box<crate::variant::IndexedWheel>>,
 }
 
 #[derive(Debug, Clone, Serialize)]

@@ -140,7 +140,7 @@ fn checked_input(
         package: spec.package.clone(),
         sdk_folder: path(&spec.sdk_folder, "sdk-folder")?,
         pin_source: spec.pin_source.clone(),
-        index,
+        index: index.map(Box::new),
     })
 }
 

@@ -123,7 +123,7 @@ pub struct Input {
     pub pin_source: Option<String>,
     /// Where `pin` looks the file up when it is a wheel on a PEP 503 index.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub index: Option<IndexedWheel>,
+    pub index: Option<Box<IndexedWheel>>,
 }
 
 /// A wheel named by project and version on a PEP 503 index, for one platform.
