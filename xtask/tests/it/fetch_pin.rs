@@ -386,7 +386,10 @@ fn pin_downloads_again_when_a_url_changes() {
 /// The loopback "repo.amd.com" and GitHub of the rocm 4.8.4 inputs: a PEP 503 page per SDK
 /// project (links relative to the page, with `#sha256=` as TheRock's index pages give them)
 /// and the official zip. Returns the server, the mirror flags and the two SDK wheels' bytes.
-fn amd_index(core_digest: Option<&str>) -> (Server, Vec<String>, Arc<Vec<u8>>, Arc<Vec<u8>>) {
+/// The server, the `--mirror` flags, and the bytes of the two SDK wheels.
+type AmdIndex = (Server, Vec<String>, Arc<Vec<u8>>, Arc<Vec<u8>>);
+
+fn amd_index(core_digest: Option<&str>) -> AmdIndex {
     let server = Server::start();
     let core = bytes(120_000, 3);
     let libraries = bytes(90_000, 5);
