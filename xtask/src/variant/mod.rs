@@ -7,6 +7,7 @@ mod layer;
 mod loc;
 mod resolve;
 mod template;
+pub mod upstream;
 pub mod wheel_name;
 
 use std::collections::BTreeMap;
