@@ -19,6 +19,7 @@ pub fn run(
     json: bool,
     download: &DownloadArgs,
 ) -> Result<ExitCode> {
+    let given = version.is_some();
     let versions = match version {
         Some(v) => vec![v.to_string()],
         None => Catalog::versions(&workspace.root),
@@ -27,6 +28,15 @@ pub fn run(
     let options = download.options();
     let mut reports: Vec<VersionReport> = Vec::new();
     for version in &versions {
+        // Every version: one with no source tree (only official wheels repackaged) is said
+        // and skipped; asked for by name, it is an error (below, from the check).
+        if !given && !upstream::has_tree(&workspace.root, version)? {
+            eprintln!(
+                "CTranslate2 {version}: not checked: variants/ctranslate2/{version}.toml has no \
+                 [source] tree (its variants repackage official wheels)"
+            );
+            continue;
+        }
         reports.push(upstream::check_version(
             &workspace.root,
             &cache,

@@ -262,6 +262,16 @@ fn text_of(path: &str, bytes: &[u8]) -> Result<String> {
         .map_err(|_| InputError::new(format!("{path} in the source tree is not UTF-8 text")).into())
 }
 
+/// Whether `version`'s file has a CTranslate2 tree to read (`[source]`, an archive or a
+/// folder): a version whose data only repackages official wheels has none.
+pub fn has_tree(root: &Path, version: &str) -> Result<bool, InputError> {
+    let catalog = Catalog::load_for(root, &[], Some(version))?;
+    Ok(catalog.versions[version]
+        .source
+        .as_ref()
+        .is_some_and(|s| matches!(s.kind.value, SourceKind::Archive | SourceKind::Path)))
+}
+
 /// The check of one version: every fact, compared.
 #[derive(Debug, Clone, Serialize)]
 pub struct VersionReport {
