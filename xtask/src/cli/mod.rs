@@ -415,6 +415,41 @@ pub enum Command {
         #[command(flatten)]
         download: DownloadArgs,
     },
+    /// Read the version facts CTranslate2's own tree declares and compare them with our data
+    #[command(
+        long_about = "Read, from each CTranslate2 version's [source] archive (the download cache; \
+                      --offline uses only the cache), what upstream declares: the pybind11 pin \
+                      (python/install_requirements.txt, python/pyproject.toml), per \
+                      python/tools/prepare_build_environment_*.sh the oneDNN version and its \
+                      CMake options, the CUDA version, the Windows ROCm SDK wheels (index URL, \
+                      requirement) and the HIP architectures, and the DLL folders \
+                      python/ctranslate2/__init__.py adds on Windows. Each is printed with the \
+                      file and line it was read from, our value with its file and line, and a \
+                      verdict: same, DRIFT, accepted ([upstream.accepted] in \
+                      variants/defaults.toml or the version file, with its reason), or not \
+                      compared. A file whose shape the reader does not know is reported as \
+                      \"could not read <fact> in <file>:<line>: <why>\", never guessed.",
+        after_help = "Examples:\n  cargo xtask upstream --check\n  \
+                      cargo xtask upstream --check --ctranslate2 4.8.4 --offline\n  \
+                      cargo xtask upstream --ctranslate2 4.7.1 --json\n\n\
+                      Exit codes: 0 nothing drifts, 1 with --check: a fact drifts or an \
+                      acceptance is stale (each named with its file and line), or the source \
+                      could not be downloaded, 2 bad input (an unknown version; with --check, \
+                      an upstream file that could not be read: every such fact is listed)."
+    )]
+    Upstream {
+        /// Fail (exit 1) when a fact drifts; exit 2 when one could not be read
+        #[arg(long)]
+        check: bool,
+        /// Only this CTranslate2 version (default: every file in variants/ctranslate2/)
+        #[arg(long, value_name = "VERSION")]
+        ctranslate2: Option<String>,
+        /// Print the facts and verdicts as JSON
+        #[arg(long)]
+        json: bool,
+        #[command(flatten)]
+        download: DownloadArgs,
+    },
     /// Print the GitHub Actions matrix (variant × platform × Python). Entries that need a
     /// self-hosted runner or have inputs not pinned yet are left out unless asked; each one
     /// left out is named on stderr with why

@@ -44,6 +44,7 @@ mod pyapp_check;
 mod release;
 mod smoke;
 mod smoke_wine;
+mod upstream;
 mod variants;
 mod verify;
 mod verify_release;
@@ -159,6 +160,12 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
             };
             bump::run(workspace, &request, no_pin, &download)
         }
+        Command::Upstream {
+            check,
+            ctranslate2,
+            json,
+            download,
+        } => upstream::run(workspace, check, ctranslate2.as_deref(), json, &download),
         Command::Matrix {
             json,
             native,

@@ -66,6 +66,18 @@ pub struct Layer {
     /// stacked above the variant's own file.
     #[serde(default)]
     pub variant: BTreeMap<String, Loc<Layer>>,
+    /// Only in `defaults.toml` or a version file: how this data may differ from what
+    /// CTranslate2's own tree declares (`cargo xtask upstream --check`).
+    pub upstream: Option<UpstreamSpec>,
+}
+
+/// `[upstream]`: `[upstream.accepted]` maps a fact's name as `upstream --check` prints it
+/// (`onednn.version`) to the reason our data deliberately differs from upstream's.
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct UpstreamSpec {
+    #[serde(default)]
+    pub accepted: BTreeMap<String, Loc<String>>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
@@ -325,8 +337,12 @@ stack_fields!(Layer {
         patches
     ],
     merge: [
-        inputs, onednn, openmp, mkl, sdk, cmake, env, bundle, verify, platform, variant
+        inputs, onednn, openmp, mkl, sdk, cmake, env, bundle, verify, platform, variant, upstream
     ]
+});
+stack_fields!(UpstreamSpec {
+    replace: [],
+    merge: [accepted]
 });
 stack_fields!(OneDnnSpec {
     replace: [enabled, input],

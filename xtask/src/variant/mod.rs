@@ -7,6 +7,7 @@ mod layer;
 mod loc;
 mod resolve;
 mod template;
+pub mod upstream;
 pub mod wheel_name;
 
 use std::collections::BTreeMap;
@@ -21,6 +22,9 @@ pub use resolve::{
     sdk_major,
 };
 pub use template::{Placeholder, expand};
+
+/// The build-tools requirements of a version file that names none (`build-tools`).
+pub const DEFAULT_BUILD_TOOLS: &str = "wheels/build-tools.txt";
 
 use crate::support::diagnostic::{InputError, Location};
 use layer::{Layer, Stack};

@@ -32,6 +32,7 @@ mod rocm_gfx1010_bundle;
 mod rocm_variant;
 mod speech;
 mod test_skips;
+mod upstream_check;
 mod variant_errors;
 mod variant_values;
 mod verify_release;

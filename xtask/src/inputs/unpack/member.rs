@@ -38,3 +38,48 @@ pub fn copy_member(
     io::copy(&mut entry, out)?;
     Ok(())
 }
+
+/// Reads the members of a zip or `.tar.gz` archive named in `wanted` (paths inside the
+/// archive, `/`-separated) in one pass, each up to `max_bytes`: a member that is absent is
+/// absent from the map, one that is larger is an error naming it.
+pub fn read_members(
+    archive: &Path,
+    wanted: &[String],
+    max_bytes: u64,
+) -> anyhow::Result<std::collections::BTreeMap<String, Vec<u8>>> {
+    let name = archive.display();
+    let mut found = std::collections::BTreeMap::new();
+    let mut take = |member: &str, reader: &mut dyn Read| -> anyhow::Result<()> {
+        let mut bytes = Vec::new();
+        reader.take(max_bytes + 1).read_to_end(&mut bytes)?;
+        if bytes.len() as u64 > max_bytes {
+            anyhow::bail!("{name}: member {member} is larger than {max_bytes} bytes");
+        }
+        found.insert(member.to_string(), bytes);
+        Ok(())
+    };
+    let file = File::open(archive).with_context(|| format!("cannot open {name}"))?;
+    let mut magic = [0u8; 2];
+    File::open(archive)?.read_exact(&mut magic)?;
+    if magic == [0x1f, 0x8b] {
+        let mut tar = tar::Archive::new(flate2::read::GzDecoder::new(file));
+        for entry in tar
+            .entries()
+            .with_context(|| format!("cannot read {name}"))?
+        {
+            let mut entry = entry.with_context(|| format!("cannot read {name}"))?;
+            let path = entry.path()?.to_string_lossy().into_owned();
+            if entry.header().entry_type().is_file() && wanted.contains(&path) {
+                take(&path, &mut entry)?;
+            }
+        }
+        return Ok(found);
+    }
+    let mut zip = zip::ZipArchive::new(file).with_context(|| format!("{name} is not a zip"))?;
+    for member in wanted {
+        if let Ok(mut entry) = zip.by_name(member) {
+            take(member, &mut entry)?;
+        }
+    }
+    Ok(found)
+}

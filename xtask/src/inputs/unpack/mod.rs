@@ -5,7 +5,7 @@
 //! leaves the destination as it was.
 
 mod member;
-pub use member::copy_member;
+pub use member::{copy_member, read_members};
 mod sevenz;
 mod tar_gz;
 mod tree;

@@ -30,7 +30,6 @@ use crate::variant::{Build, Input, Resolved, Sdk, SdkKind, SourceBuild};
 
 /// The name of the CTranslate2 source among the inputs.
 pub const SOURCE_INPUT: &str = "ctranslate2-source";
-/// The requirements file (with hashes) for the build-tools venv.
 /// The script the verify step runs inside a fresh venv.
 pub const VERIFY_SCRIPT: &str = "xtask/python/verify_wheel.py";
 

@@ -181,16 +181,13 @@ fn check_compute_types(
     Ok(())
 }
 
-/// The build-tools requirements of a version file that names none.
-pub const DEFAULT_BUILD_TOOLS: &str = "wheels/build-tools.txt";
-
 /// `build-tools`: a requirements file of the repository (default `wheels/build-tools.txt`).
 pub(super) fn build_tools(
     catalog: &Catalog,
     value: Option<&Loc<String>>,
 ) -> Result<String, InputError> {
     let Some(value) = value else {
-        return Ok(DEFAULT_BUILD_TOOLS.to_string());
+        return Ok(crate::variant::DEFAULT_BUILD_TOOLS.to_string());
     };
     let path = checked(
         &catalog.files,
