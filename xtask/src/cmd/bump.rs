@@ -20,10 +20,19 @@ pub fn run(
     download: &DownloadArgs,
 ) -> Result<ExitCode> {
     let version = request.version.as_str();
-    let mut bumped = crate::variant::bump::bump(&workspace.root, request)?;
+    let mut bumped = crate::variant::bump::bump(&workspace.root, request, &download.options())?;
     println!("wrote {} (from {})", bumped.file.display(), bumped.from);
     for (from, to) in &bumped.series {
         println!("copied {} to {}", from.display(), to.display());
+    }
+    if let Some(tag) = &bumped.tag {
+        println!(
+            "source: {} at {} ({}), {} submodule(s)",
+            tag.url,
+            tag.tag,
+            tag.commit,
+            tag.submodules.len()
+        );
     }
     for url in &bumped.renamed {
         println!("renamed, to pin: {url}");
