@@ -446,6 +446,38 @@ mod tests {
     }
 
     #[test]
+    fn a_tag_source_is_written_with_every_submodule_by_its_path() {
+        let tag = TagSource {
+            repo: "OpenNMT/CTranslate2".into(),
+            tag: "v4.8.5".into(),
+            commit: "a".repeat(40),
+            url: github::tag_archive_url("OpenNMT/CTranslate2", "v4.8.5"),
+            subdir: "CTranslate2-4.8.5".into(),
+            submodules: vec![github::TagSubmodule {
+                path: "third_party/ruy/third_party/cpuinfo".into(),
+                repo: "pytorch/cpuinfo".into(),
+                commit: "b".repeat(40),
+                url: github::commit_archive_url("pytorch/cpuinfo", &"b".repeat(40)),
+            }],
+        };
+        let mut doc: DocumentMut = "[source]\nkind = \"archive\"\nurl = \"https://x/a.crate\"\n\n[variant.cuda]\npatches = \"p\"\n"
+            .parse()
+            .unwrap();
+        set_tag_source(&mut doc, &tag, "4.8.5");
+        let text = doc.to_string();
+        assert!(text.contains("kind = \"github-tag\""), "{text}");
+        assert!(
+            text.contains("[source.submodules.\"third_party/ruy/third_party/cpuinfo\"]\nurl = \"https://github.com/pytorch/cpuinfo/archive/bbbb"),
+            "{text}"
+        );
+        assert!(!text.contains("a.crate"), "{text}");
+        let layer: crate::variant::layer::Layer = toml::from_str(&text).unwrap();
+        let source = layer.source.unwrap();
+        assert_eq!(source.submodules.len(), 1);
+        assert_eq!(source.commit.unwrap().value, "a".repeat(40));
+    }
+
+    #[test]
     fn a_ct2rs_crate_names_its_subdir() {
         assert_eq!(
             crate_subdir("https://static.crates.io/crates/ct2rs/ct2rs-0.10.3.crate").as_deref(),

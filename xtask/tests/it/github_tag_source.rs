@@ -531,3 +531,86 @@ fn a_tag_with_its_submodules_is_bumped_pinned_assembled_and_patched() {
         run.stdout
     );
 }
+
+/// A version file whose github-tag records are wrong is refused with exit 2, naming the file
+/// and the key; an unpinned one keeps the variant out of the matrix.
+#[test]
+fn bad_github_tag_records_are_refused_with_the_file_and_key() {
+    let good = format!(
+        "[source]\nkind = \"github-tag\"\n\
+         url = \"https://github.com/OpenNMT/CTranslate2/archive/refs/tags/v4.8.5.tar.gz\"\n\
+         commit = \"{TAG_COMMIT}\"\n\
+         [source.submodules.\"third_party/ruy\"]\n\
+         url = \"https://github.com/google/ruy/archive/{c}.tar.gz\"\ncommit = \"{c}\"\n",
+        c = commit(5)
+    );
+    // The rest of 4.8.4's file (what the other variants need for this version), after [source].
+    let v484 =
+        fs::read_to_string(common::repo_root().join("variants/ctranslate2/4.8.4.toml")).unwrap();
+    let rest = &v484[v484.find("\n# Upstream 4.8.4").unwrap()..];
+    let good = format!("{good}{rest}");
+    let cases: [(String, &[&str]); 4] = [
+        (
+            good.replace(&format!("commit = \"{TAG_COMMIT}\""), "commit = \"v4.8.5\""),
+            &["4.8.5.toml", "not a commit id"],
+        ),
+        (
+            good.replacen(
+                &format!("archive/{}.tar.gz", commit(5)),
+                &format!("archive/{}.tar.gz", commit(6)),
+                1,
+            ),
+            &[
+                "4.8.5.toml",
+                "third_party/ruy",
+                "must be the archive of its commit",
+            ],
+        ),
+        (
+            good.replace("\"third_party/ruy\"]", "\"../ruy\"]"),
+            &["4.8.5.toml", "submodule path"],
+        ),
+        (
+            good.replace("kind = \"github-tag\"", "kind = \"archive\""),
+            &["`commit` belongs to [source] of kind `github-tag`"],
+        ),
+    ];
+    for (text, needles) in cases {
+        let scratch = Scratch::new();
+        fs::write(scratch.path().join("variants/ctranslate2/4.8.5.toml"), text).unwrap();
+        let run = scratch.run(&[
+            "plan",
+            "--variant",
+            "cpu",
+            "--ctranslate2",
+            "4.8.5",
+            "--platform",
+            "linux-x86_64",
+        ]);
+        common::assert_exit(&run, 2, needles);
+    }
+    let scratch = Scratch::new();
+    fs::write(
+        scratch.path().join("variants/ctranslate2/4.8.5.toml"),
+        &good,
+    )
+    .unwrap();
+    let run = scratch.run(&[
+        "plan",
+        "--variant",
+        "cpu",
+        "--ctranslate2",
+        "4.8.5",
+        "--platform",
+        "linux-x86_64",
+    ]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(run.stdout.contains("assemble-source"), "{}", run.stdout);
+    let run = scratch.run(&["matrix", "--ctranslate2", "4.8.5"]);
+    assert!(
+        run.stderr.contains("not pinned yet") && run.stderr.contains("submodule-third_party-ruy"),
+        "{}{}",
+        run.stdout,
+        run.stderr
+    );
+}
