@@ -16,7 +16,7 @@ use crate::build::exec::Handler;
 use crate::inputs::cache::Cache;
 use crate::inputs::unpack;
 use crate::package::bundle::run as bundle_run;
-use crate::plan::{Action, Plan, Step};
+use crate::plan::{Action, Plan, SourceArchive, Step};
 use crate::sdk::msvc;
 use crate::{
     build::fetch, inputs::download, inputs::patch, inputs::wheelhouse, package::checksums,
@@ -104,6 +104,28 @@ impl Handler for Runner {
                 );
                 unpack::check_expected(file_name, url, subdir.as_deref(), Path::new(dest), expect)
             }
+            Action::AssembleSource {
+                tag,
+                submodules,
+                dest,
+            } => {
+                let assembly = assembly(plan, tag, submodules, Path::new(dest))?;
+                for part in std::iter::once(&assembly.tag)
+                    .chain(assembly.submodules.iter().map(|s| &s.part))
+                {
+                    if let Some(i) = plan.inputs.iter().find(|i| i.name == part.input) {
+                        self.verify_cached(i)?;
+                    }
+                }
+                let unpacked = crate::inputs::assemble::assemble(&assembly)?;
+                eprintln!(
+                    "      {} archive(s), {} files, {}",
+                    1 + assembly.submodules.len(),
+                    unpacked.files,
+                    crate::support::units::human_size(unpacked.bytes)
+                );
+                Ok(())
+            }
             Action::Patch { patches, tree, .. } => {
                 let root = Path::new(&plan.root);
                 let files: Vec<PathBuf> = patches.iter().map(|p| root.join(p)).collect();
@@ -182,10 +204,12 @@ impl Handler for Runner {
                 patch::fingerprint(&files)?
             }
             // A tree patched with another series is unpacked afresh, then patched.
-            Action::Unpack { dest, .. } => match patched_tree_series(plan, dest) {
-                Some(files) => patch::fingerprint(&files)?,
-                None => String::new(),
-            },
+            Action::Unpack { dest, .. } | Action::AssembleSource { dest, .. } => {
+                match patched_tree_series(plan, dest) {
+                    Some(files) => patch::fingerprint(&files)?,
+                    None => String::new(),
+                }
+            }
             // A new Python, or new pins in the requirements file, make a new venv.
             Action::Venv { requirements } => {
                 let python = step
@@ -309,6 +333,45 @@ impl Runner {
         }
         Ok(())
     }
+}
+
+/// What an `assemble-source` step puts together, with each archive's file name and URL from
+/// the plan's inputs (for messages).
+pub fn assembly(
+    plan: &Plan,
+    tag: &SourceArchive,
+    submodules: &[SourceArchive],
+    dest: &Path,
+) -> Result<crate::inputs::assemble::Assembly> {
+    use crate::inputs::assemble::{Part, Submodule};
+    let part = |a: &SourceArchive| -> Result<Part> {
+        let input = plan
+            .inputs
+            .iter()
+            .find(|i| i.name == a.input)
+            .with_context(|| format!("the plan lists no input `{}`", a.input))?;
+        Ok(Part {
+            input: a.input.clone(),
+            file_name: input.file_name.clone(),
+            url: input.url.clone(),
+            archive: PathBuf::from(&a.archive),
+            subdir: a.subdir.clone(),
+            commit: a.commit.clone(),
+        })
+    };
+    Ok(crate::inputs::assemble::Assembly {
+        tag: part(tag)?,
+        submodules: submodules
+            .iter()
+            .map(|s| {
+                Ok(Submodule {
+                    path: s.path.clone(),
+                    part: part(s)?,
+                })
+            })
+            .collect::<Result<_>>()?,
+        dest: dest.to_path_buf(),
+    })
 }
 
 /// The prefix of the plan's last install step (CTranslate2's), where the SDK record is.

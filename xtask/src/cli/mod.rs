@@ -404,10 +404,22 @@ pub enum Command {
         #[arg(long, value_name = "VERSION")]
         from: Option<String>,
         /// The source archive with every submodule (e.g. a ct2rs crate on crates.io)
-        #[arg(long, value_name = "URL")]
+        #[arg(long, value_name = "URL", conflicts_with = "from_tag")]
         source: Option<String>,
+        /// Take the source from this git tag of --repo instead: its GitHub archive and one
+        /// archive per submodule (nested ones too), read through the GitHub API
+        #[arg(long, value_name = "TAG")]
+        from_tag: Option<String>,
+        /// The GitHub repository of --from-tag
+        #[arg(
+            long,
+            value_name = "OWNER/REPO",
+            default_value = "OpenNMT/CTranslate2",
+            requires = "from_tag"
+        )]
+        repo: String,
         /// The folder inside --source that holds CTranslate2 (found for ct2rs crates)
-        #[arg(long, value_name = "DIR")]
+        #[arg(long, value_name = "DIR", conflicts_with = "from_tag")]
         subdir: Option<String>,
         /// Write the files only: no downloads, no patch check
         #[arg(long)]

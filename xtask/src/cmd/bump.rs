@@ -20,10 +20,19 @@ pub fn run(
     download: &DownloadArgs,
 ) -> Result<ExitCode> {
     let version = request.version.as_str();
-    let mut bumped = crate::variant::bump::bump(&workspace.root, request)?;
+    let mut bumped = crate::variant::bump::bump(&workspace.root, request, &download.options())?;
     println!("wrote {} (from {})", bumped.file.display(), bumped.from);
     for (from, to) in &bumped.series {
         println!("copied {} to {}", from.display(), to.display());
+    }
+    if let Some(tag) = &bumped.tag {
+        println!(
+            "source: {} at {} ({}), {} submodule(s)",
+            tag.url,
+            tag.tag,
+            tag.commit,
+            tag.submodules.len()
+        );
     }
     for url in &bumped.renamed {
         println!("renamed, to pin: {url}");
@@ -80,6 +89,7 @@ pub fn run(
             }
         }
     }
+    facts_table(workspace, version, no_pin, download, &mut bumped.by_hand)?;
     if bumped.by_hand.is_empty() {
         println!(
             "CTranslate2 {version} is ready: `cargo xtask build --variant cpu --ctranslate2 {version}`"
@@ -91,4 +101,42 @@ pub fn run(
         println!("  - {item}");
     }
     Ok(ExitCode::FAILURE)
+}
+
+/// The facts the new version's own tree declares, where each came from, what could not be
+/// read, and how ours compare: read from its pinned source (from the cache with `--no-pin`).
+fn facts_table(
+    workspace: &Workspace,
+    version: &str,
+    no_pin: bool,
+    download: &DownloadArgs,
+    by_hand: &mut Vec<String>,
+) -> Result<()> {
+    let cache = crate::inputs::cache::Cache::new(&workspace.cache_dir);
+    let mut options = download.options();
+    options.offline |= no_pin;
+    println!("== upstream facts of CTranslate2 {version}");
+    match crate::variant::upstream::report_for_new_version(
+        &workspace.root,
+        &cache,
+        &options,
+        version,
+    ) {
+        Ok(report) => {
+            print!("{}", report.table());
+            if !report.passes() {
+                by_hand.push(format!(
+                    "our data differs from what CTranslate2 {version} declares (above): fix it or \
+                     accept it with a reason, then `cargo xtask upstream --check --ctranslate2 {version}`"
+                ));
+            }
+        }
+        Err(e) => {
+            println!("could not read the facts: {e:#}");
+            by_hand.push(format!(
+                "read its facts once its source is pinned: `cargo xtask upstream --check --ctranslate2 {version}`"
+            ));
+        }
+    }
+    Ok(())
 }

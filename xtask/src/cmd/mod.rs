@@ -148,6 +148,8 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
             ctranslate2,
             from,
             source,
+            from_tag,
+            repo,
             subdir,
             no_pin,
             download,
@@ -157,6 +159,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
                 from,
                 source,
                 subdir,
+                from_tag: from_tag.map(|tag| crate::variant::bump::FromTag { repo, tag }),
             };
             bump::run(workspace, &request, no_pin, &download)
         }

@@ -82,6 +82,41 @@ fn pinned_source(
     plan: &plan::Plan,
     download: &DownloadArgs,
 ) -> Result<tempfile::TempDir> {
+    if let Some((tag, submodules)) = plan.find_action(|a| match a {
+        plan::Action::AssembleSource {
+            tag, submodules, ..
+        } => Some((tag, submodules)),
+        _ => None,
+    }) {
+        let names: Vec<&str> = std::iter::once(tag.input.as_str())
+            .chain(submodules.iter().map(|s| s.input.as_str()))
+            .collect();
+        let only_source = plan::Plan {
+            inputs: plan
+                .inputs
+                .iter()
+                .filter(|i| names.contains(&i.name.as_str()))
+                .cloned()
+                .collect(),
+            ..plan.clone()
+        };
+        fetch::fetch_plan(
+            &Cache::new(&workspace.cache_dir),
+            &only_source,
+            &download.options(),
+        )?;
+        let dir = tempfile::tempdir()?;
+        let tree = dir.path().join("ctranslate2");
+        eprintln!(
+            "assembling {} and {} submodule archive(s) into {}",
+            tag.input,
+            submodules.len(),
+            tree.display()
+        );
+        let assembly = crate::build::runner::assembly(plan, tag, submodules, &tree)?;
+        crate::inputs::assemble::assemble(&assembly)?;
+        return Ok(dir);
+    }
     let Some(input) = plan
         .inputs
         .iter()

@@ -1,8 +1,11 @@
 //! Getting what a build reads: the content-addressed cache, downloads, pins, unpacking
-//! archives, the wheelhouse, patches and their series.
+//! archives, the wheelhouse, patches and their series; GitHub tag sources with their
+//! submodules (`github`, `assemble`).
 
+pub mod assemble;
 pub mod cache;
 pub mod download;
+pub mod github;
 pub mod patch;
 pub mod pin;
 pub mod unpack;

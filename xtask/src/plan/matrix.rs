@@ -127,11 +127,14 @@ fn unpinned(resolved: &crate::variant::Resolved) -> Vec<String> {
     let mut remotes: Vec<&crate::variant::Input> = resolved.inputs.values().collect();
     match &resolved.build {
         crate::variant::Build::Repackage { archive, .. } => remotes.push(archive),
-        crate::variant::Build::FromSource(b) => {
-            if let crate::variant::Source::Archive(r) = &b.source {
-                remotes.push(r);
+        crate::variant::Build::FromSource(b) => match &b.source {
+            crate::variant::Source::Archive(r) => remotes.push(r),
+            crate::variant::Source::GithubTag(tag) => {
+                remotes.push(&tag.archive);
+                remotes.extend(tag.submodules.iter().map(|s| &s.input));
             }
-        }
+            _ => {}
+        },
     }
     let mut names: Vec<String> = remotes
         .into_iter()

@@ -143,6 +143,13 @@ pub enum Action {
         rev: String,
         dest: String,
     },
+    /// A git tag's archive unpacked with every submodule's archive in its folder, each
+    /// checked against its commit, then put in place whole (`inputs::assemble`).
+    AssembleSource {
+        tag: SourceArchive,
+        submodules: Vec<SourceArchive>,
+        dest: String,
+    },
     Patch {
         series: String,
         patches: Vec<String>,
@@ -209,6 +216,7 @@ impl Action {
             Action::Fetch { .. } => "fetch",
             Action::Unpack { .. } => "unpack",
             Action::Clone { .. } => "clone",
+            Action::AssembleSource { .. } => "assemble-source",
             Action::Patch { .. } => "patch",
             Action::Venv { .. } => "venv",
             Action::Configure { .. } => "configure",
@@ -238,6 +246,19 @@ impl Action {
     pub fn compiles(&self) -> bool {
         matches!(self, Action::Configure { .. } | Action::Build { .. })
     }
+}
+
+/// One archive of an `assemble-source` step.
+#[derive(Debug, Clone, Serialize)]
+pub struct SourceArchive {
+    /// Where it goes in the tree ("" for the tag's archive).
+    pub path: String,
+    pub input: String,
+    pub archive: String,
+    /// Its top folder, the part unpacked.
+    pub subdir: String,
+    /// The commit its pax header must name.
+    pub commit: String,
 }
 
 #[derive(Debug, Clone, Serialize)]

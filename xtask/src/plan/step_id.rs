@@ -14,6 +14,7 @@ pub struct StepId(Cow<'static, str>);
 impl StepId {
     pub const FETCH: StepId = StepId::fixed("fetch");
     pub const CLONE_SOURCE: StepId = StepId::fixed("clone-ctranslate2");
+    pub const ASSEMBLE_SOURCE: StepId = StepId::fixed("assemble-source");
     pub const PATCH: StepId = StepId::fixed("patch");
     pub const VENV: StepId = StepId::fixed("venv");
     pub const COPY_DLLS: StepId = StepId::fixed("copy-dlls");

@@ -12,6 +12,8 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result};
 use toml_edit::{DocumentMut, Item, TableLike, Value};
 
+use crate::inputs::download::Options;
+use crate::inputs::github::{self, TagSource};
 use crate::support::diagnostic::InputError;
 use crate::support::fsx::write_atomically;
 use crate::support::safe_path;
@@ -27,6 +29,15 @@ pub struct BumpRequest {
     /// The folder inside it that holds CTranslate2 (default for a `ct2rs-X.crate`:
     /// `ct2rs-X/CTranslate2`).
     pub subdir: Option<String>,
+    /// A git tag whose GitHub archives (with every submodule's) become the source instead.
+    pub from_tag: Option<FromTag>,
+}
+
+#[derive(Debug, Clone)]
+pub struct FromTag {
+    /// `OWNER/REPO`.
+    pub repo: String,
+    pub tag: String,
 }
 
 #[derive(Debug, Default)]
@@ -41,10 +52,14 @@ pub struct Bumped {
     pub by_hand: Vec<String>,
     /// Things to read, which need not stop a build.
     pub notes: Vec<String>,
+    /// The tag read for `--from-tag`.
+    pub tag: Option<TagSource>,
 }
 
 /// Writes the new version file and copies the patch series; refuses to replace anything.
-pub fn bump(root: &Path, request: &BumpRequest) -> Result<Bumped> {
+/// With `--from-tag`, the tag and its submodules are read (through `options`) before anything
+/// is written.
+pub fn bump(root: &Path, request: &BumpRequest, options: &Options) -> Result<Bumped> {
     let new = &request.version;
     if !is_version(new) {
         return Err(InputError::new(format!(
@@ -97,13 +112,21 @@ pub fn bump(root: &Path, request: &BumpRequest) -> Result<Bumped> {
         .parse()
         .with_context(|| format!("{} is not valid TOML", old_file.display()))?;
 
+    let tag = match &request.from_tag {
+        Some(from_tag) => Some(github::read_tag(&from_tag.repo, &from_tag.tag, options)?),
+        None => None,
+    };
     let mut bumped = Bumped {
         from: from.clone(),
         file: file.clone(),
         ..Bumped::default()
     };
     rename_versions(doc.as_table_mut(), &from, new, &mut bumped);
-    set_source(&mut doc, request, new, &mut bumped);
+    match &tag {
+        Some(tag) => set_tag_source(&mut doc, tag, new),
+        None => set_source(&mut doc, request, new, &mut bumped),
+    }
+    bumped.tag = tag;
 
     for (old_dir, new_dir) in series_dirs(&doc, root, &from, new) {
         if !new_dir.exists() {
@@ -126,6 +149,45 @@ pub fn bump(root: &Path, request: &BumpRequest) -> Result<Bumped> {
 /// `--source` and `--subdir` become a `[source]` table: checked as the variant files' own
 /// check would, before anything is written.
 fn check_source(request: &BumpRequest) -> Result<(), InputError> {
+    if let Some(from_tag) = &request.from_tag {
+        if request.source.is_some() || request.subdir.is_some() {
+            return Err(InputError::new(
+                "--from-tag and --source (or --subdir) both say where the source comes from",
+            )
+            .note("give one of them"));
+        }
+        let repo_ok = from_tag.repo.split('/').count() == 2
+            && from_tag.repo.split('/').all(|p| {
+                !p.is_empty()
+                    && p != "."
+                    && p != ".."
+                    && p.bytes()
+                        .all(|b| b.is_ascii_alphanumeric() || b"-_.".contains(&b))
+            });
+        if !repo_ok {
+            return Err(InputError::new(format!(
+                "--repo `{}` is not OWNER/REPO",
+                from_tag.repo.escape_debug()
+            ))
+            .note("e.g. --repo OpenNMT/CTranslate2"));
+        }
+        let tag_ok = !from_tag.tag.is_empty()
+            && !from_tag
+                .tag
+                .split('/')
+                .any(|p| p.is_empty() || p == "." || p == "..")
+            && from_tag
+                .tag
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b"-_.+/".contains(&b));
+        if !tag_ok {
+            return Err(InputError::new(format!(
+                "--from-tag `{}` is not a tag name this tool takes",
+                from_tag.tag.escape_debug()
+            ))
+            .note("letters, digits and - _ . + /, e.g. --from-tag v4.8.5"));
+        }
+    }
     if let Some(url) = &request.source
         && let Some((why, note)) = download_url::problem(url, false)
     {
@@ -260,6 +322,31 @@ fn set_source(doc: &mut DocumentMut, request: &BumpRequest, new: &str, bumped: &
     doc.insert("source", Item::Table(source));
 }
 
+/// `[source]` of kind `github-tag`: the tag's archive and commit, then one
+/// `[source.submodules."<path>"]` per submodule, unpinned (`pin` fills `sha256` and `size`).
+fn set_tag_source(doc: &mut DocumentMut, tag: &TagSource, new: &str) {
+    let mut source = toml_edit::Table::new();
+    source.insert("kind", toml_edit::value("github-tag"));
+    source.insert("url", toml_edit::value(tag.url.as_str()));
+    source.insert("commit", toml_edit::value(tag.commit.as_str()));
+    source.insert("subdir", toml_edit::value(tag.subdir.as_str()));
+    let mut submodules = toml_edit::Table::new();
+    submodules.set_implicit(true);
+    for sub in &tag.submodules {
+        let mut record = toml_edit::Table::new();
+        record.insert("url", toml_edit::value(sub.url.as_str()));
+        record.insert("commit", toml_edit::value(sub.commit.as_str()));
+        submodules.insert(&sub.path, Item::Table(record));
+    }
+    source.insert("submodules", Item::Table(submodules));
+    source.decor_mut().set_prefix(format!(
+        "\n# CTranslate2 {new}: tag {} of {} ({}) and its submodules at the commits the tag \
+         records,\n# as GitHub's archives (written by `cargo xtask bump --from-tag`).\n",
+        tag.tag, tag.repo, tag.commit
+    ));
+    doc.insert("source", Item::Table(source));
+}
+
 /// `…/ct2rs-0.10.3.crate` holds CTranslate2 in `ct2rs-0.10.3/CTranslate2`.
 fn crate_subdir(url: &str) -> Option<String> {
     let name = crate::support::paths::last_segment(url);
@@ -356,6 +443,38 @@ mod tests {
         assert_eq!(previous(&known, "4.9.0").as_deref(), Some("4.8.4"));
         assert_eq!(previous(&known, "4.11.0").as_deref(), Some("4.10.0"));
         assert_eq!(previous(&known, "4.0.0").as_deref(), Some("4.10.0"));
+    }
+
+    #[test]
+    fn a_tag_source_is_written_with_every_submodule_by_its_path() {
+        let tag = TagSource {
+            repo: "OpenNMT/CTranslate2".into(),
+            tag: "v4.8.5".into(),
+            commit: "a".repeat(40),
+            url: github::tag_archive_url("OpenNMT/CTranslate2", "v4.8.5"),
+            subdir: "CTranslate2-4.8.5".into(),
+            submodules: vec![github::TagSubmodule {
+                path: "third_party/ruy/third_party/cpuinfo".into(),
+                repo: "pytorch/cpuinfo".into(),
+                commit: "b".repeat(40),
+                url: github::commit_archive_url("pytorch/cpuinfo", &"b".repeat(40)),
+            }],
+        };
+        let mut doc: DocumentMut = "[source]\nkind = \"archive\"\nurl = \"https://x/a.crate\"\n\n[variant.cuda]\npatches = \"p\"\n"
+            .parse()
+            .unwrap();
+        set_tag_source(&mut doc, &tag, "4.8.5");
+        let text = doc.to_string();
+        assert!(text.contains("kind = \"github-tag\""), "{text}");
+        assert!(
+            text.contains("[source.submodules.\"third_party/ruy/third_party/cpuinfo\"]\nurl = \"https://github.com/pytorch/cpuinfo/archive/bbbb"),
+            "{text}"
+        );
+        assert!(!text.contains("a.crate"), "{text}");
+        let layer: crate::variant::layer::Layer = toml::from_str(&text).unwrap();
+        let source = layer.source.unwrap();
+        assert_eq!(source.submodules.len(), 1);
+        assert_eq!(source.commit.unwrap().value, "a".repeat(40));
     }
 
     #[test]

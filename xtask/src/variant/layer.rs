@@ -92,6 +92,9 @@ pub enum SourceKind {
     /// No build: an official wheel from an archive of wheels (one per Python version) is
     /// repackaged.
     Wheel,
+    /// A git tag's GitHub source archive plus one commit archive per submodule (nested ones
+    /// too), each pinned and checked against the commit the tag records.
+    GithubTag,
 }
 
 /// `[source]`: one table for every kind, checked by `resolve` (a tagged enum would lose
@@ -106,6 +109,12 @@ pub struct SourceSpec {
     pub subdir: Option<Loc<String>>,
     pub rev: Option<Loc<String>>,
     pub path: Option<Loc<String>>,
+    /// For `kind = "github-tag"`: the 40-hex commit the tag points at (peeled).
+    pub commit: Option<Loc<String>>,
+    /// For `kind = "github-tag"`: every submodule, nested ones too, by its full path in the
+    /// assembled tree (`third_party/ruy/third_party/cpuinfo`).
+    #[serde(default)]
+    pub submodules: BTreeMap<String, Loc<SubmoduleSpec>>,
     /// For `kind = "wheel"`: Python version → the wheel's path inside the archive at `url`.
     #[serde(default)]
     pub wheels: BTreeMap<String, Loc<String>>,
@@ -121,8 +130,21 @@ impl SourceSpec {
             SourceKind::Git => "git",
             SourceKind::Path => "path",
             SourceKind::Wheel => "wheel",
+            SourceKind::GithubTag => "github-tag",
         }
     }
+}
+
+/// `[source.submodules."<path>"]`: one submodule's commit archive, pinned like an input.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct SubmoduleSpec {
+    /// `https://github.com/OWNER/REPO/archive/<commit>.tar.gz`.
+    pub url: Loc<String>,
+    /// The gitlink: the commit the parent tree records for this path (40 hex).
+    pub commit: Loc<String>,
+    pub sha256: Option<Loc<String>>,
+    pub size: Option<u64>,
 }
 
 /// A remote file pinned by sha256 and size. A missing pin means "not pinned yet".

@@ -17,9 +17,9 @@ use std::path::{Path, PathBuf};
 pub use layer::{DataFilter, OpenMpRuntime, Output, Policy, SdkKind};
 pub use loc::Loc;
 pub use resolve::{
-    Build, Bundle, Choices, Data, IndexedWheel, Input, LibrarySource, OneDnn, OpenMp, Resolved,
-    SDK_MAJOR, Sdk, SdkInstaller, Search, Source, SourceBuild, Verify, check_local_version,
-    sdk_major,
+    Build, Bundle, Choices, Data, GithubTag, IndexedWheel, Input, LibrarySource, OneDnn, OpenMp,
+    Resolved, SDK_MAJOR, Sdk, SdkInstaller, Search, Source, SourceBuild, Submodule, Verify,
+    check_local_version, sdk_major, submodule_input,
 };
 pub use template::{Placeholder, expand};
 

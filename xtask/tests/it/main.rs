@@ -18,6 +18,7 @@ mod cublas_loader;
 mod doctor;
 mod download;
 mod fetch_pin;
+mod github_tag_source;
 mod input_fuzz;
 mod install_layout;
 mod install_sdk;

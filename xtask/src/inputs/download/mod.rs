@@ -17,6 +17,7 @@
 //! - `pace.rs`: whether a download is getting anywhere, across its attempts
 //! - `progress.rs`: bars on a terminal, plain lines otherwise
 //! - `error.rs`: `FetchError` with its hints, and `describe` for any error chain
+//! - `small.rs`: small answers (API JSON) read into memory under the same URL policy
 
 mod body;
 mod error;
@@ -25,6 +26,7 @@ mod part;
 mod progress;
 mod redirect;
 mod response;
+mod small;
 mod url_policy;
 mod worker;
 
@@ -43,6 +45,7 @@ use progress::ProgressSink;
 use worker::{Failure, Target, Worker};
 
 pub use error::{FetchError, Missing, describe};
+pub use small::get_small;
 pub use url_policy::{ANY_HOST, effective_url};
 
 #[derive(Debug, Clone)]

@@ -6,6 +6,8 @@
 
 mod member;
 pub use member::{copy_member, read_members};
+mod pax;
+pub use pax::archive_commit;
 mod sevenz;
 mod tar_gz;
 mod tree;

@@ -11,11 +11,19 @@ use crate::variant::{Input, LibrarySource, Resolved, Source, SourceBuild};
 /// then what the bundle takes from inputs.
 pub(super) fn source_build_inputs(v: &Resolved, build: &SourceBuild) -> Vec<Input> {
     let mut fetched: Vec<Input> = Vec::new();
-    if let Source::Archive(remote) = &build.source {
-        fetched.push(Input {
+    match &build.source {
+        Source::Archive(remote) => fetched.push(Input {
             name: SOURCE_INPUT.to_string(),
             ..remote.clone()
-        });
+        }),
+        Source::GithubTag(tag) => {
+            fetched.push(Input {
+                name: SOURCE_INPUT.to_string(),
+                ..tag.archive.clone()
+            });
+            fetched.extend(tag.submodules.iter().map(|s| s.input.clone()));
+        }
+        _ => {}
     }
     let onednn_input = build.onednn.as_ref().map(|o| v.inputs[&o.input].clone());
     let openmp_input = build.openmp.input.as_ref().map(|n| v.inputs[n].clone());
@@ -44,13 +52,23 @@ pub(super) fn repackage_inputs(v: &Resolved, archive: &Input) -> Vec<Input> {
 }
 
 /// One `fetch` step for all of `fetched` (none when there is nothing to download), then an
-/// `unpack-<input>` step for each.
-pub(super) fn fetch_and_unpack(layout: &Layout, fetched: &[Input]) -> Vec<Step> {
+/// `unpack-<input>` step for each but those another step puts together (`assembled`: a
+/// github-tag source's archives).
+pub(super) fn fetch_and_unpack(
+    layout: &Layout,
+    fetched: &[Input],
+    assembled: &[&str],
+) -> Vec<Step> {
     let mut steps = Vec::new();
     if !fetched.is_empty() {
         steps.push(fetch_step(fetched));
     }
-    steps.extend(fetched.iter().map(|r| unpack_step(layout, r)));
+    steps.extend(
+        fetched
+            .iter()
+            .filter(|r| !assembled.contains(&r.name.as_str()))
+            .map(|r| unpack_step(layout, r)),
+    );
     steps
 }
 

@@ -220,7 +220,8 @@ fn from_source(
     notes: &mut Vec<String>,
 ) -> (Vec<Input>, Vec<Step>, WheelIn) {
     let fetched = inputs::source_build_inputs(v, build);
-    let mut steps = inputs::fetch_and_unpack(layout, &fetched);
+    let assembled = source::assembled_inputs(build);
+    let mut steps = inputs::fetch_and_unpack(layout, &fetched, &assembled);
     let (tree, tree_steps) = source::source_tree(layout, build);
     steps.extend(tree_steps);
     steps.push(native::venv_step(layout));
@@ -240,7 +241,7 @@ fn repackage(
     member: &str,
 ) -> (Vec<Input>, Vec<Step>, WheelIn) {
     let fetched = inputs::repackage_inputs(v, archive);
-    let steps = inputs::fetch_and_unpack(layout, &fetched);
+    let steps = inputs::fetch_and_unpack(layout, &fetched, &[]);
     let wheel = WheelIn {
         path: format!("{}/{member}", layout.unpacked(&archive.name)),
         file_name: crate::support::paths::last_segment(member).to_string(),

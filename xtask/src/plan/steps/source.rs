@@ -3,8 +3,8 @@
 
 use super::{Layout, SOURCE_INPUT, slash, step};
 use crate::inputs::patch::series::Series;
-use crate::plan::{Action, Command, Step, StepId};
-use crate::variant::{Source, SourceBuild};
+use crate::plan::{Action, Command, SourceArchive, Step, StepId};
+use crate::variant::{GithubTag, Input, Source, SourceBuild};
 
 /// Where the tree is, and the step after which it is ready (`None`: a local tree used where
 /// it is, which no step writes).
@@ -22,6 +22,13 @@ pub(super) fn source_tree(layout: &Layout, build: &SourceBuild) -> (SourceTree, 
             dir: dest,
             ready: Some(StepId::unpack(SOURCE_INPUT)),
         },
+        Source::GithubTag(tag) => {
+            steps.push(assemble_step(layout, tag, &dest));
+            SourceTree {
+                dir: dest,
+                ready: Some(StepId::ASSEMBLE_SOURCE),
+            }
+        }
         Source::Git { url, rev } => {
             steps.push(clone_step(url, rev, &dest));
             SourceTree {
@@ -51,6 +58,52 @@ pub(super) fn source_tree(layout: &Layout, build: &SourceBuild) -> (SourceTree, 
         tree.ready = Some(StepId::PATCH);
     }
     (tree, steps)
+}
+
+/// The inputs the source step puts together rather than an unpack step each.
+pub(super) fn assembled_inputs(build: &SourceBuild) -> Vec<&str> {
+    match &build.source {
+        Source::GithubTag(tag) => std::iter::once(SOURCE_INPUT)
+            .chain(tag.submodules.iter().map(|s| s.input.name.as_str()))
+            .collect(),
+        _ => Vec::new(),
+    }
+}
+
+fn assemble_step(layout: &Layout, tag: &GithubTag, dest: &str) -> Step {
+    let part = |path: &str, input: &Input, name: &str, commit: &str| SourceArchive {
+        path: path.to_string(),
+        input: name.to_string(),
+        archive: layout.cached(input),
+        subdir: input.subdir.clone().unwrap_or_default(),
+        commit: commit.to_string(),
+    };
+    let tag_part = part("", &tag.archive, SOURCE_INPUT, &tag.commit);
+    let submodules: Vec<SourceArchive> = tag
+        .submodules
+        .iter()
+        .map(|s| part(&s.path, &s.input, &s.input.name, &s.commit))
+        .collect();
+    let reads: Vec<String> = std::iter::once(tag_part.archive.clone())
+        .chain(submodules.iter().map(|s| s.archive.clone()))
+        .collect();
+    step(
+        StepId::ASSEMBLE_SOURCE,
+        Action::AssembleSource {
+            tag: tag_part,
+            submodules,
+            dest: dest.to_string(),
+        },
+        format!(
+            "Unpack {} with its {} submodule archive(s), each checked against its commit, \
+             into place",
+            tag.archive.file_name(),
+            tag.submodules.len()
+        ),
+    )
+    .after([StepId::FETCH])
+    .reads(reads)
+    .writes([dest.to_string()])
 }
 
 fn clone_step(url: &str, rev: &str, dest: &str) -> Step {

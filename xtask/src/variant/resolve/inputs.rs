@@ -36,7 +36,7 @@ pub(super) fn declared(
 }
 
 /// `runnable`: the input is the SDK's installer, run rather than unpacked (any file name).
-fn checked_input(
+pub(super) fn checked_input(
     files: &Files,
     name: &str,
     spec_loc: &Loc<InputSpec>,

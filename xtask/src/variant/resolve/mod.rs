@@ -8,6 +8,7 @@
 
 mod bundle;
 mod checks;
+mod github_tag;
 mod inputs;
 mod sdk;
 mod source;
@@ -25,6 +26,7 @@ use crate::inputs::patch::series::Series;
 use crate::support::diagnostic::InputError;
 use crate::support::platform::Platform;
 
+pub use github_tag::submodule_input;
 pub use sdk::{SDK_MAJOR, check_local_version, sdk_major};
 
 /// What the user chose on the command line.
@@ -103,8 +105,35 @@ pub struct SourceBuild {
 #[serde(rename_all = "kebab-case", tag = "kind")]
 pub enum Source {
     Archive(Input),
-    Git { url: String, rev: String },
-    Path { path: PathBuf },
+    Git {
+        url: String,
+        rev: String,
+    },
+    Path {
+        path: PathBuf,
+    },
+    /// A git tag's archive and its submodules' archives, assembled into one tree.
+    GithubTag(Box<GithubTag>),
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct GithubTag {
+    /// The tag's archive (`subdir`: its top folder).
+    pub archive: Input,
+    /// The commit the tag points at: the archive's pax header must name it.
+    pub commit: String,
+    /// Every submodule, nested ones too, in the order of their paths.
+    pub submodules: Vec<Submodule>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Submodule {
+    /// The full path in the assembled tree.
+    pub path: String,
+    /// The gitlink: the commit its archive's pax header must name.
+    pub commit: String,
+    /// Its commit archive (`subdir`: its top folder).
+    pub input: Input,
 }
 
 /// A download the build needs (a `[inputs.NAME]`, or the `[source]` archive): `sha256`/`size`

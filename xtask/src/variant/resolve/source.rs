@@ -108,6 +108,32 @@ fn source(files: &Files, spec: &SourceSpec) -> Result<Source, InputError> {
             )
         })
     };
+    if spec.kind.value != SourceKind::GithubTag
+        && let Some(at) = spec.commit.as_ref()
+    {
+        return Err(files
+            .error_at(
+                at,
+                format!(
+                    "`commit` belongs to [source] of kind `github-tag`, not `{}`",
+                    spec.kind_name()
+                ),
+            )
+            .note("remove it, or set kind = \"github-tag\""));
+    }
+    if spec.kind.value != SourceKind::GithubTag
+        && let Some((path, at)) = spec.submodules.iter().next()
+    {
+        return Err(files
+            .error_at(
+                at,
+                format!(
+                    "[source.submodules.\"{path}\"] belongs to [source] of kind `github-tag`, not `{}`",
+                    spec.kind_name()
+                ),
+            )
+            .note("an archive source carries its submodules inside it"));
+    }
     Ok(match spec.kind.value {
         SourceKind::Archive => Source::Archive(archive_input(files, spec, "ctranslate2-source")?),
         SourceKind::Git => Source::Git {
@@ -117,6 +143,9 @@ fn source(files: &Files, spec: &SourceSpec) -> Result<Source, InputError> {
         SourceKind::Path => Source::Path {
             path: PathBuf::from(need(&spec.path, "path")?.value),
         },
+        SourceKind::GithubTag => {
+            Source::GithubTag(Box::new(super::github_tag::github_tag(files, spec)?))
+        }
         SourceKind::Wheel => unreachable!("wheel sources are repackaged, not built"),
     })
 }

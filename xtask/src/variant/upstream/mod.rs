@@ -161,17 +161,24 @@ pub fn read_tree(
         ))
         .note("add [source] (kind = \"archive\" or \"path\")")
     })?;
+    // A GitHub tag archive's top folder follows from its URL when `subdir` does not say it.
     let subdir = source
         .subdir
         .as_ref()
-        .map(|s| s.value.trim_matches('/').to_string());
+        .map(|s| s.value.trim_matches('/').to_string())
+        .or_else(|| {
+            let url = source.url.as_ref()?;
+            let parsed = crate::inputs::github::ArchiveUrl::parse(&url.value)?;
+            Some(parsed.top_folder())
+        });
     let inside = |path: &str| match &subdir {
         Some(dir) if !dir.is_empty() => format!("{dir}/{path}"),
         _ => path.to_string(),
     };
     let mut files = BTreeMap::new();
     let origin = match source.kind.value {
-        SourceKind::Archive => {
+        // python/ is in the tag's own archive, not in a submodule's.
+        SourceKind::Archive | SourceKind::GithubTag => {
             let url = source.url.as_ref().ok_or_else(|| {
                 catalog
                     .files
