@@ -22,6 +22,18 @@ const NOT_RUN_HERE: &[(&str, &str)] = &[
         "cargo xtask fetch --variant cpu",
         "downloads about 500 MB (oneDNN, MKL); the pinned sources are fetched by tests/it/network.rs",
     ),
+    (
+        "cargo xtask bump --ctranslate2 4.8.5 --from-tag v4.8.5",
+        "reads api.github.com, which this machine does not reach: tests/it/github_tag_source.rs runs it against a loopback GitHub",
+    ),
+    (
+        "cargo xtask pin --variant rocm --ctranslate2 4.8.5",
+        "needs the 4.8.5 file bump writes, GitHub and AMD's index: tests/it/fetch_pin.rs pins from a loopback index",
+    ),
+    (
+        "git tag v4.8.5 && git push --tags",
+        "publishes a release",
+    ),
 ];
 
 /// Commands that need the cpu build `.ci/e2e-cpu` makes (run with CT2V_README_BUILT=1).
