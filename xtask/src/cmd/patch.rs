@@ -91,20 +91,7 @@ fn pinned_source(
         let names: Vec<&str> = std::iter::once(tag.input.as_str())
             .chain(submodules.iter().map(|s| s.input.as_str()))
             .collect();
-        let only_source = plan::Plan {
-            inputs: plan
-                .inputs
-                .iter()
-                .filter(|i| names.contains(&i.name.as_str()))
-                .cloned()
-                .collect(),
-            ..plan.clone()
-        };
-        fetch::fetch_plan(
-            &Cache::new(&workspace.cache_dir),
-            &only_source,
-            &download.options(),
-        )?;
+        fetch_only(workspace, plan, &names, download)?;
         let dir = tempfile::tempdir()?;
         let tree = dir.path().join("ctranslate2");
         eprintln!(
@@ -128,15 +115,7 @@ fn pinned_source(
             plan.variant
         );
     };
-    let only_source = plan::Plan {
-        inputs: vec![input.clone()],
-        ..plan.clone()
-    };
-    fetch::fetch_plan(
-        &Cache::new(&workspace.cache_dir),
-        &only_source,
-        &download.options(),
-    )?;
+    fetch_only(workspace, plan, &[plan::SOURCE_INPUT], download)?;
     let subdir = plan.find_action(|a| match a {
         plan::Action::Unpack {
             input: i, subdir, ..
@@ -156,4 +135,28 @@ fn pinned_source(
         &tree,
     )?;
     Ok(dir)
+}
+
+/// Fetches only the plan's inputs named in `names` into the cache.
+fn fetch_only(
+    workspace: &Workspace,
+    plan: &plan::Plan,
+    names: &[&str],
+    download: &DownloadArgs,
+) -> Result<()> {
+    let only = plan::Plan {
+        inputs: plan
+            .inputs
+            .iter()
+            .filter(|i| names.contains(&i.name.as_str()))
+            .cloned()
+            .collect(),
+        ..plan.clone()
+    };
+    fetch::fetch_plan(
+        &Cache::new(&workspace.cache_dir),
+        &only,
+        &download.options(),
+    )?;
+    Ok(())
 }

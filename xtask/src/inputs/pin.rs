@@ -99,6 +99,12 @@ impl Lock {
 /// Sets `sha256` and `size` in every table of `files` whose `url` is `url`. Returns the
 /// files that changed. Each file is rewritten whole, through a temp file and a rename.
 pub fn record(files: &[PathBuf], url: &str, pin: &Pinned) -> Result<Vec<PathBuf>> {
+    edit_each(files, |doc| set_in(doc.as_table_mut(), url, pin))
+}
+
+/// Applies `edit` to each file's TOML and rewrites the files it changed (whole, through a temp
+/// file and a rename, comments and order kept). Returns those files.
+fn edit_each(files: &[PathBuf], edit: impl Fn(&mut DocumentMut) -> bool) -> Result<Vec<PathBuf>> {
     let mut changed = Vec::new();
     for path in files {
         let text =
@@ -106,7 +112,7 @@ pub fn record(files: &[PathBuf], url: &str, pin: &Pinned) -> Result<Vec<PathBuf>
         let mut doc: DocumentMut = text
             .parse()
             .with_context(|| format!("{} is not valid TOML", path.display()))?;
-        if set_in(doc.as_table_mut(), url, pin) {
+        if edit(&mut doc) {
             write_atomically(path, &doc.to_string())?;
             changed.push(path.clone());
         }
@@ -123,20 +129,13 @@ pub fn record_from_index(
     url: &str,
     pin: &Pinned,
 ) -> Result<Vec<PathBuf>> {
-    let mut changed = Vec::new();
-    for path in files {
-        let text =
-            fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
-        let mut doc: DocumentMut = text
-            .parse()
-            .with_context(|| format!("{} is not valid TOML", path.display()))?;
-        if set_url_in(doc.as_table_mut(), index, package, url) {
+    edit_each(files, |doc| {
+        let found = set_url_in(doc.as_table_mut(), index, package, url);
+        if found {
             set_in(doc.as_table_mut(), url, pin);
-            write_atomically(path, &doc.to_string())?;
-            changed.push(path.clone());
         }
-    }
-    Ok(changed)
+        found
+    })
 }
 
 fn set_url_in(table: &mut dyn TableLike, index: &str, package: &str, url: &str) -> bool {

@@ -232,10 +232,23 @@ fn rocm_repackages_the_official_zip_of_its_version() {
             )),
             "{version}"
         );
-        // The SDK wheels stay pinned to their published digests, and the DLL folders are
-        // the ones every version's __init__.py adds.
-        assert!(text.contains("f8dac46ea54d570dd73a694e9f6793e80889a8168dd484be57b0d2f65079dde3"));
-        assert!(text.contains("_rocm_sdk_libraries_custom/bin"));
+        // The SDK wheels are the ones each version's Windows ROCm script installs, in the
+        // folders its __init__.py adds: ROCm 7.2's (pinned to their published digests) up to
+        // 4.8.2, TheRock's 10.0.0 from the whl-next index (found there by `pin`) for 4.8.4.
+        if version == "4.8.4" {
+            assert!(
+                text.contains("\"package\":\"rocm-sdk-core 10.0.0\""),
+                "{text}"
+            );
+            assert!(text.contains("\"index\":\"https://stable.repo.amd.com/rocm/whl-next/\""));
+            assert!(text.contains("_rocm_sdk_libraries/bin"));
+            assert!(!text.contains("_rocm_sdk_libraries_custom"));
+        } else {
+            assert!(
+                text.contains("f8dac46ea54d570dd73a694e9f6793e80889a8168dd484be57b0d2f65079dde3")
+            );
+            assert!(text.contains("_rocm_sdk_libraries_custom/bin"));
+        }
     }
 }
 

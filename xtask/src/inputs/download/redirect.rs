@@ -110,3 +110,15 @@ pub(super) fn unfollowed(response: &Response, target: &Target, allow_http: bool)
         reason,
     })
 }
+
+/// The HTTP client every request uses: our user agent, `options.timeout` for the connection
+/// and, in the blocking client, as a stall timeout (the wait for the response head and then
+/// each read of the body, not a limit on the whole download), and the redirect policy.
+pub(super) fn client(options: &super::Options) -> reqwest::Result<reqwest::blocking::Client> {
+    reqwest::blocking::Client::builder()
+        .user_agent(concat!("ct2-variants-xtask/", env!("CARGO_PKG_VERSION")))
+        .connect_timeout(options.timeout)
+        .timeout(options.timeout)
+        .redirect(policy(options.allow_http))
+        .build()
+}

@@ -3,8 +3,6 @@
 
 use std::io::Read;
 
-use reqwest::blocking::Client;
-
 use super::error::describe;
 use super::{FetchError, Missing, Options, effective_url, redirect};
 
@@ -26,15 +24,9 @@ pub fn get_small(
             }],
         });
     }
-    let client = Client::builder()
-        .user_agent(concat!("ct2-variants-xtask/", env!("CARGO_PKG_VERSION")))
-        .connect_timeout(options.timeout)
-        .timeout(options.timeout)
-        .redirect(redirect::policy(options.allow_http))
-        .build()
-        .map_err(|e| FetchError::Client {
-            message: describe(&e),
-        })?;
+    let client = redirect::client(options).map_err(|e| FetchError::Client {
+        message: describe(&e),
+    })?;
     let mut attempts = 0;
     loop {
         attempts += 1;

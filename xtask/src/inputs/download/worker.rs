@@ -106,19 +106,11 @@ impl<'a> Worker<'a> {
         report: &'a ProgressSink,
         cancel: &'a AtomicBool,
     ) -> Result<Worker<'a>, Failure> {
-        // In the blocking client `timeout` bounds the wait for the response head and then
-        // each read of the body: it is a stall timeout, not a limit on the whole download.
-        let client = Client::builder()
-            .user_agent(concat!("ct2-variants-xtask/", env!("CARGO_PKG_VERSION")))
-            .connect_timeout(options.timeout)
-            .timeout(options.timeout)
-            .redirect(redirect::policy(options.allow_http))
-            .build()
-            .map_err(|e| {
-                Failure::Fatal(FetchError::Client {
-                    message: describe(&e),
-                })
-            })?;
+        let client = redirect::client(options).map_err(|e| {
+            Failure::Fatal(FetchError::Client {
+                message: describe(&e),
+            })
+        })?;
         Ok(Worker {
             client,
             options,

@@ -14,28 +14,18 @@ pub fn copy_member(
     member: &str,
     out: &mut dyn Write,
 ) -> anyhow::Result<()> {
-    let name = archive.display();
-    let missing = || anyhow::anyhow!("{name} (input `{}`) has no member {}", input, member);
-    let file = File::open(archive).with_context(|| format!("cannot open {name}"))?;
-    let mut magic = [0u8; 2];
-    File::open(archive)?.read_exact(&mut magic)?;
-    if magic == [0x1f, 0x8b] {
-        let mut tar = tar::Archive::new(flate2::read::GzDecoder::new(file));
-        for entry in tar
-            .entries()
-            .with_context(|| format!("cannot read {name}"))?
-        {
-            let mut entry = entry.with_context(|| format!("cannot read {name}"))?;
-            if entry.path()?.to_string_lossy() == member {
-                io::copy(&mut entry, out)?;
-                return Ok(());
-            }
-        }
-        return Err(missing());
+    let mut copied = false;
+    visit_members(archive, &[member.to_string()], |_, reader| {
+        io::copy(reader, out)?;
+        copied = true;
+        Ok(false)
+    })?;
+    if !copied {
+        anyhow::bail!(
+            "{} (input `{input}`) has no member {member}",
+            archive.display()
+        );
     }
-    let mut zip = zip::ZipArchive::new(file).with_context(|| format!("{name} is not a zip"))?;
-    let mut entry = zip.by_name(member).map_err(|_| missing())?;
-    io::copy(&mut entry, out)?;
     Ok(())
 }
 
@@ -49,15 +39,26 @@ pub fn read_members(
 ) -> anyhow::Result<std::collections::BTreeMap<String, Vec<u8>>> {
     let name = archive.display();
     let mut found = std::collections::BTreeMap::new();
-    let mut take = |member: &str, reader: &mut dyn Read| -> anyhow::Result<()> {
+    visit_members(archive, wanted, |member, reader| {
         let mut bytes = Vec::new();
         reader.take(max_bytes + 1).read_to_end(&mut bytes)?;
         if bytes.len() as u64 > max_bytes {
             anyhow::bail!("{name}: member {member} is larger than {max_bytes} bytes");
         }
         found.insert(member.to_string(), bytes);
-        Ok(())
-    };
+        Ok(true)
+    })?;
+    Ok(found)
+}
+
+/// Calls `visit` for each file of the archive named in `wanted`, in the archive's order for a
+/// `.tar.gz` (one streamed pass) and in `wanted`'s for a zip, until it returns `false`.
+fn visit_members(
+    archive: &Path,
+    wanted: &[String],
+    mut visit: impl FnMut(&str, &mut dyn Read) -> anyhow::Result<bool>,
+) -> anyhow::Result<()> {
+    let name = archive.display();
     let file = File::open(archive).with_context(|| format!("cannot open {name}"))?;
     let mut magic = [0u8; 2];
     File::open(archive)?.read_exact(&mut magic)?;
@@ -69,17 +70,22 @@ pub fn read_members(
         {
             let mut entry = entry.with_context(|| format!("cannot read {name}"))?;
             let path = entry.path()?.to_string_lossy().into_owned();
-            if entry.header().entry_type().is_file() && wanted.contains(&path) {
-                take(&path, &mut entry)?;
+            if entry.header().entry_type().is_file()
+                && wanted.contains(&path)
+                && !visit(&path, &mut entry)?
+            {
+                break;
             }
         }
-        return Ok(found);
+        return Ok(());
     }
     let mut zip = zip::ZipArchive::new(file).with_context(|| format!("{name} is not a zip"))?;
     for member in wanted {
-        if let Ok(mut entry) = zip.by_name(member) {
-            take(member, &mut entry)?;
+        if let Ok(mut entry) = zip.by_name(member)
+            && !visit(member, &mut entry)?
+        {
+            break;
         }
     }
-    Ok(found)
+    Ok(())
 }
