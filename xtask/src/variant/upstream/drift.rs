@@ -115,149 +115,199 @@ fn compare_one(fact: &Fact, ours: &OurData) -> Row {
         verdict: Verdict::Same,
         differences: Vec::new(),
     };
+    match compare_value(fact, ours) {
+        Err(why) => row.verdict = Verdict::NotCompared(why),
+        Ok(compared) => {
+            row.ours = compared.ours;
+            row.ours_at = compared.ours_at;
+            if !compared.differences.is_empty() {
+                row.verdict = Verdict::Drift;
+                row.differences = compared.differences;
+            }
+        }
+    }
+    row
+}
+
+/// Ours as the row shows it, and each difference in words.
+struct Compared {
+    ours: String,
+    ours_at: Option<String>,
+    differences: Vec<String>,
+}
+
+/// `Err`: why the fact is not compared.
+type Comparison = Result<Compared, String>;
+
+fn compare_value(fact: &Fact, ours: &OurData) -> Comparison {
     let platform = platform_of(&fact.at.file);
-    let not_compared = |mut row: Row, why: String| {
-        row.verdict = Verdict::NotCompared(why);
-        row
-    };
-    let rocm = |platform: Option<Platform>| match platform {
+    let rocm = || match platform {
         None => Err("none of our platforms builds with this file".to_string()),
         Some(p) => ours
             .rocm
             .get(&p)
             .ok_or(format!("the rocm variant is not built for {}", p.name())),
     };
-    let differences = match (&fact.value, fact.kind) {
-        (Value::Version(up), FactKind::Pybind11 | FactKind::OnednnVersion) => {
-            let (what, mine) = match fact.kind {
-                FactKind::Pybind11 => ("the build tools install pybind11", &ours.pybind11),
-                _ => ("our oneDNN is", &ours.onednn_version),
-            };
-            match mine {
-                None => return not_compared(row, "no data of ours to compare".into()),
-                Some(Err(why)) => return not_compared(row, why.clone()),
-                Some(Ok(mine)) => {
-                    row.ours = mine.value.clone();
-                    row.ours_at = Some(mine.at.clone());
-                    if &mine.value == up {
-                        vec![]
-                    } else {
-                        vec![format!(
-                            "upstream {up} ({}), {what} {} ({})",
-                            fact.at, mine.value, mine.at
-                        )]
-                    }
-                }
-            }
+    match (&fact.value, fact.kind) {
+        (Value::Version(up), FactKind::Pybind11) => compare_version(
+            fact,
+            up,
+            "the build tools install pybind11",
+            ours.pybind11.as_ref(),
+        ),
+        (Value::Version(up), FactKind::OnednnVersion) => {
+            compare_version(fact, up, "our oneDNN is", ours.onednn_version.as_ref())
         }
         (Value::Options(up), _) => {
-            let Some(mine) = platform.and_then(|p| ours.onednn_cmake.get(&p)) else {
-                return not_compared(row, "none of our platforms builds with this file".into());
-            };
-            // Ours as far as upstream sets options; what only ours sets is counted.
-            let named: BTreeMap<String, String> = mine
-                .value
-                .iter()
-                .filter(|(k, _)| up.contains_key(*k))
-                .map(|(k, v)| (k.clone(), v.clone()))
-                .collect();
-            let more = mine.value.len() - named.len();
-            row.ours = Value::Options(named).to_string();
-            if more > 0 {
-                row.ours.push_str(&format!(" (+{more} of ours)"));
-            }
-            row.ours_at = Some(mine.at.clone());
-            up.iter()
-                .filter_map(|(name, value)| match mine.value.get(name) {
-                    Some(v) if cmake_value(v) == cmake_value(value) => None,
-                    Some(v) => Some(format!("{name}: upstream {value}, ours {v}")),
-                    None => Some(format!("{name}={value} upstream, not set by ours")),
-                })
-                .collect()
+            let mine = platform
+                .and_then(|p| ours.onednn_cmake.get(&p))
+                .ok_or("none of our platforms builds with this file")?;
+            Ok(compare_options(up, mine))
         }
         (Value::Version(up), FactKind::CudaVersion) => {
-            let Some(mine) = platform.and_then(|p| ours.cuda_majors.get(&p)) else {
-                return not_compared(
-                    row,
-                    "the cuda variant is not built for this platform".into(),
-                );
-            };
-            row.ours = format!("requires-dist for CUDA {}", mine.value.join(", "));
-            row.ours_at = Some(mine.at.clone());
-            let major = up.split('.').next().unwrap_or(up);
-            if mine.value.iter().any(|m| m == major) {
-                vec![]
-            } else {
-                vec![format!(
-                    "upstream builds with CUDA {up} ({}); [bundle.requires-dist] ({}) has no \
-                     entry \"{major}\"",
-                    fact.at, mine.at
-                )]
-            }
+            let mine = platform
+                .and_then(|p| ours.cuda_majors.get(&p))
+                .ok_or("the cuda variant is not built for this platform")?;
+            Ok(compare_cuda(fact, up, mine))
         }
-        (Value::Rocm(up), _) => match rocm(platform) {
-            Err(why) => return not_compared(row, why),
-            Ok(mine) => {
-                row.ours = wheels_text(&mine.wheels);
-                row.ours_at = mine.wheels.first().map(|w| w.at.clone());
-                rocm_differences(up, &fact.at, &mine.wheels)
-            }
-        },
-        (Value::List(up), _) => match rocm(platform) {
-            Err(why) => return not_compared(row, why),
-            Ok(OurRocm {
-                gpu_targets: None, ..
-            }) => return not_compared(row, "the rocm variant has no gpu-targets".into()),
-            Ok(OurRocm {
-                gpu_targets: Some(mine),
-                ..
-            }) => {
-                row.ours = mine.value.join(";");
-                row.ours_at = Some(mine.at.clone());
-                let mut d: Vec<String> = up
-                    .iter()
-                    .filter(|t| !mine.value.contains(t))
-                    .map(|t| format!("upstream builds {t}, ours has no {t}"))
-                    .collect();
-                d.extend(
-                    mine.value
-                        .iter()
-                        .filter(|t| !up.contains(t))
-                        .map(|t| format!("ours has {t}, which upstream does not build")),
-                );
-                d
-            }
-        },
-        (Value::Folders(up), _) => match rocm(platform) {
-            Err(why) => return not_compared(row, why),
-            Ok(mine) => {
-                let folders: Vec<String> = mine
-                    .wheels
-                    .iter()
-                    .map(|w| format!("{}/bin", w.sdk_folder))
-                    .collect();
-                row.ours = folders.join(", ");
-                row.ours_at = mine.wheels.first().map(|w| w.at.clone());
-                up.folders
-                    .iter()
-                    .filter(|f| !folders.iter().any(|o| glob::matches(f, o)))
-                    .map(|f| {
-                        format!(
-                            "upstream's __init__.py adds {f} ({}), which is no <sdk-folder>/bin \
-                             of ours",
-                            fact.at
-                        )
-                    })
-                    .collect()
-            }
-        },
-        (value, kind) => vec![format!("a {kind} fact of an unexpected kind: {value}")],
-    };
-    if !differences.is_empty() {
-        row.verdict = Verdict::Drift;
-        row.differences = differences;
+        (Value::Rocm(up), _) => {
+            let mine = rocm()?;
+            Ok(Compared {
+                ours: wheels_text(&mine.wheels),
+                ours_at: mine.wheels.first().map(|w| w.at.clone()),
+                differences: rocm_differences(up, &fact.at, &mine.wheels),
+            })
+        }
+        (Value::List(up), _) => {
+            let mine = rocm()?
+                .gpu_targets
+                .as_ref()
+                .ok_or("the rocm variant has no gpu-targets")?;
+            Ok(compare_targets(up, mine))
+        }
+        (Value::Folders(up), _) => Ok(compare_folders(fact, &up.folders, rocm()?)),
+        (value, kind) => Ok(Compared {
+            ours: String::new(),
+            ours_at: None,
+            differences: vec![format!("a {kind} fact of an unexpected kind: {value}")],
+        }),
     }
-    row
+}
+
+fn compare_version(
+    fact: &Fact,
+    up: &str,
+    what: &str,
+    mine: Option<&Result<Ours<String>, String>>,
+) -> Comparison {
+    let mine = match mine {
+        None => return Err("no data of ours to compare".into()),
+        Some(Err(why)) => return Err(why.clone()),
+        Some(Ok(mine)) => mine,
+    };
+    let differences = if mine.value == up {
+        vec![]
+    } else {
+        vec![format!(
+            "upstream {up} ({}), {what} {} ({})",
+            fact.at, mine.value, mine.at
+        )]
+    };
+    Ok(Compared {
+        ours: mine.value.clone(),
+        ours_at: Some(mine.at.clone()),
+        differences,
+    })
+}
+
+fn compare_options(
+    up: &BTreeMap<String, String>,
+    mine: &Ours<BTreeMap<String, String>>,
+) -> Compared {
+    // Ours as far as upstream sets options; what only ours sets is counted.
+    let named: BTreeMap<String, String> = mine
+        .value
+        .iter()
+        .filter(|(k, _)| up.contains_key(*k))
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect();
+    let more = mine.value.len() - named.len();
+    let mut shown = Value::Options(named).to_string();
+    if more > 0 {
+        shown.push_str(&format!(" (+{more} of ours)"));
+    }
+    Compared {
+        ours: shown,
+        ours_at: Some(mine.at.clone()),
+        differences: up
+            .iter()
+            .filter_map(|(name, value)| match mine.value.get(name) {
+                Some(v) if cmake_value(v) == cmake_value(value) => None,
+                Some(v) => Some(format!("{name}: upstream {value}, ours {v}")),
+                None => Some(format!("{name}={value} upstream, not set by ours")),
+            })
+            .collect(),
+    }
+}
+
+fn compare_cuda(fact: &Fact, up: &str, mine: &Ours<Vec<String>>) -> Compared {
+    let major = up.split('.').next().unwrap_or(up);
+    let differences = if mine.value.iter().any(|m| m == major) {
+        vec![]
+    } else {
+        vec![format!(
+            "upstream builds with CUDA {up} ({}); [bundle.requires-dist] ({}) has no \
+             entry \"{major}\"",
+            fact.at, mine.at
+        )]
+    };
+    Compared {
+        ours: format!("requires-dist for CUDA {}", mine.value.join(", ")),
+        ours_at: Some(mine.at.clone()),
+        differences,
+    }
+}
+
+fn compare_targets(up: &[String], mine: &Ours<Vec<String>>) -> Compared {
+    let mut differences: Vec<String> = up
+        .iter()
+        .filter(|t| !mine.value.contains(t))
+        .map(|t| format!("upstream builds {t}, ours has no {t}"))
+        .collect();
+    differences.extend(
+        mine.value
+            .iter()
+            .filter(|t| !up.contains(t))
+            .map(|t| format!("ours has {t}, which upstream does not build")),
+    );
+    Compared {
+        ours: mine.value.join(";"),
+        ours_at: Some(mine.at.clone()),
+        differences,
+    }
+}
+
+fn compare_folders(fact: &Fact, up: &[String], mine: &OurRocm) -> Compared {
+    let folders: Vec<String> = mine
+        .wheels
+        .iter()
+        .map(|w| format!("{}/bin", w.sdk_folder))
+        .collect();
+    let differences = up
+        .iter()
+        .filter(|f| !folders.iter().any(|o| glob::matches(f, o)))
+        .map(|f| {
+            format!(
+                "upstream's __init__.py adds {f} ({}), which is no <sdk-folder>/bin of ours",
+                fact.at
+            )
+        })
+        .collect();
+    Compared {
+        ours: folders.join(", "),
+        ours_at: mine.wheels.first().map(|w| w.at.clone()),
+        differences,
+    }
 }
 
 /// ON/TRUE/1 and OFF/FALSE/0 are the same to CMake.

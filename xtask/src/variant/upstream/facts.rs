@@ -259,23 +259,7 @@ impl UpstreamFacts {
     }
 }
 
-/// PEP 503: runs of `-`, `_` and `.` become one `-`, lower case.
-pub fn normalize(name: &str) -> String {
-    let mut out = String::with_capacity(name.len());
-    let mut dash = false;
-    for c in name.chars() {
-        if matches!(c, '-' | '_' | '.') {
-            dash = true;
-        } else {
-            if dash && !out.is_empty() {
-                out.push('-');
-            }
-            dash = false;
-            out.push(c.to_ascii_lowercase());
-        }
-    }
-    out
-}
+pub use crate::variant::wheel_name::normalize;
 
 #[cfg(test)]
 mod tests {

@@ -397,69 +397,13 @@ fn rocm_sdk(script: &Script) -> Option<Read> {
             }
             continue;
         }
-        if text.contains("://") {
-            let file = crate::support::paths::last_segment(&text);
-            let (name, version) = match distribution_of(file) {
-                Some(nv) => nv,
-                None => {
-                    return fail(format!(
-                        "`{file}` is neither a wheel nor an sdist file name"
-                    ));
-                }
-            };
-            if name == "rocm" || name == "rocm-sdk-devel" {
-                sdk.build_only.push(name);
-            } else {
-                sdk.runtime.push(Wheel {
-                    name,
-                    version,
-                    url: Some(text.clone()),
-                });
-            }
-            continue;
-        }
-        let (head, version) = match text.split_once("==") {
-            Some((h, v)) if !v.is_empty() => (h.trim(), v.trim().to_string()),
-            _ => return fail(format!("`{text}` is not pinned to one version with `==`")),
+        let added = if text.contains("://") {
+            add_wheel_url(&mut sdk, &text)
+        } else {
+            add_requirement(&mut sdk, &text)
         };
-        let (name, extras) = match head.split_once('[') {
-            Some((n, e)) => (n, e.trim_end_matches(']')),
-            None => (head, ""),
-        };
-        let name = normalize(name);
-        sdk.requirement = Some(text.clone());
-        if name != "rocm" {
-            if name == "rocm-sdk-devel" {
-                sdk.build_only.push(name);
-            } else {
-                sdk.runtime.push(Wheel {
-                    name,
-                    version,
-                    url: None,
-                });
-            }
-            continue;
-        }
-        sdk.build_only.push("rocm".into());
-        sdk.runtime.push(Wheel {
-            name: "rocm-sdk-core".into(),
-            version: version.clone(),
-            url: None,
-        });
-        for extra in extras.split(',').map(str::trim).filter(|e| !e.is_empty()) {
-            match rocm_extra(extra) {
-                Some((package, true)) => sdk.runtime.push(Wheel {
-                    name: package.into(),
-                    version: version.clone(),
-                    url: None,
-                }),
-                Some((package, false)) => sdk.build_only.push(package.into()),
-                None => {
-                    return fail(format!(
-                        "the extra `{extra}` of `{text}`: this reader knows `libraries` and `devel`"
-                    ));
-                }
-            }
+        if let Err(why) = added {
+            return fail(why);
         }
     }
     if sdk.runtime.is_empty() {
@@ -470,6 +414,75 @@ fn rocm_sdk(script: &Script) -> Option<Read> {
         value: Value::Rocm(sdk),
         at,
     }))
+}
+
+/// A wheel or sdist given by URL in the pip install.
+fn add_wheel_url(sdk: &mut RocmSdk, text: &str) -> Result<(), String> {
+    let file = crate::support::paths::last_segment(text);
+    let Some((name, version)) = distribution_of(file) else {
+        return Err(format!(
+            "`{file}` is neither a wheel nor an sdist file name"
+        ));
+    };
+    if name == "rocm" || name == "rocm-sdk-devel" {
+        sdk.build_only.push(name);
+    } else {
+        sdk.runtime.push(Wheel {
+            name,
+            version,
+            url: Some(text.to_string()),
+        });
+    }
+    Ok(())
+}
+
+/// A requirement `NAME[extras]==V`: TheRock's `rocm` meta package stands for rocm-sdk-core
+/// and, per extra, the wheels it pulls in (`_dist_info.py`).
+fn add_requirement(sdk: &mut RocmSdk, text: &str) -> Result<(), String> {
+    let (head, version) = match text.split_once("==") {
+        Some((h, v)) if !v.is_empty() => (h.trim(), v.trim().to_string()),
+        _ => return Err(format!("`{text}` is not pinned to one version with `==`")),
+    };
+    let (name, extras) = match head.split_once('[') {
+        Some((n, e)) => (n, e.trim_end_matches(']')),
+        None => (head, ""),
+    };
+    let name = normalize(name);
+    sdk.requirement = Some(text.to_string());
+    if name != "rocm" {
+        if name == "rocm-sdk-devel" {
+            sdk.build_only.push(name);
+        } else {
+            sdk.runtime.push(Wheel {
+                name,
+                version,
+                url: None,
+            });
+        }
+        return Ok(());
+    }
+    sdk.build_only.push("rocm".into());
+    sdk.runtime.push(Wheel {
+        name: "rocm-sdk-core".into(),
+        version: version.clone(),
+        url: None,
+    });
+    for extra in extras.split(',').map(str::trim).filter(|e| !e.is_empty()) {
+        match rocm_extra(extra) {
+            Some((package, true)) => sdk.runtime.push(Wheel {
+                name: package.into(),
+                version: version.clone(),
+                url: None,
+            }),
+            Some((package, false)) => sdk.build_only.push(package.into()),
+            None => {
+                return Err(format!(
+                    "the extra `{extra}` of `{text}`: this reader knows `libraries` and `devel`"
+                ));
+            }
+        }
+    }
+    Ok(())
 }
 
 /// `rocm_sdk_core-7.2.0.dev0-py3-none-win_amd64.whl` → (`rocm-sdk-core`, `7.2.0.dev0`);
