@@ -50,82 +50,19 @@ impl Handler for Runner {
 
     fn run(&mut self, plan: &Plan, step: &Step, log: &Path) -> Result<()> {
         match &step.action {
-            Action::Fetch { .. } => {
-                let summary = fetch::fetch_plan(&self.cache, plan, &self.download)?;
-                eprintln!("      {}", summary.line());
-                if !self.download.offline
-                    && let Some(requirements) = plan.venv_requirements()
-                {
-                    // Online, the venv can still install from the index: a failure here
-                    // only means `--offline` will not work from this cache yet.
-                    match wheelhouse::download(
-                        self.cache.root(),
-                        plan.platform,
-                        &plan.python,
-                        &requirements,
-                        &[],
-                        log,
-                    ) {
-                        Ok(dir) => {
-                            eprintln!("      build-tool and runtime wheels in {}", dir.display())
-                        }
-                        Err(e) => eprintln!(
-                            "      warning: the pip wheels for offline builds were not fetched: {e:#}"
-                        ),
-                    }
-                }
-                Ok(())
-            }
+            Action::Fetch { .. } => self.fetch(plan, log),
             Action::Unpack {
                 input,
                 archive,
                 subdir,
                 dest,
                 expect,
-            } => {
-                let planned = plan.inputs.iter().find(|i| &i.name == input);
-                if let Some(i) = planned {
-                    self.verify_cached(i)?;
-                }
-                let file_name = planned.map_or(archive.as_str(), |i| i.file_name.as_str());
-                let url = planned.map_or("", |i| i.url.as_str());
-                let unpacked = unpack::unpack_input(
-                    input,
-                    Path::new(archive),
-                    file_name,
-                    url,
-                    subdir.as_deref(),
-                    Path::new(dest),
-                )?;
-                eprintln!(
-                    "      {} files, {}",
-                    unpacked.files,
-                    crate::support::units::human_size(unpacked.bytes)
-                );
-                unpack::check_expected(file_name, url, subdir.as_deref(), Path::new(dest), expect)
-            }
+            } => self.unpack(plan, input, archive, subdir.as_deref(), dest, expect),
             Action::AssembleSource {
                 tag,
                 submodules,
                 dest,
-            } => {
-                let assembly = assembly(plan, tag, submodules, Path::new(dest))?;
-                for part in std::iter::once(&assembly.tag)
-                    .chain(assembly.submodules.iter().map(|s| &s.part))
-                {
-                    if let Some(i) = plan.inputs.iter().find(|i| i.name == part.input) {
-                        self.verify_cached(i)?;
-                    }
-                }
-                let unpacked = crate::inputs::assemble::assemble(&assembly)?;
-                eprintln!(
-                    "      {} archive(s), {} files, {}",
-                    1 + assembly.submodules.len(),
-                    unpacked.files,
-                    crate::support::units::human_size(unpacked.bytes)
-                );
-                Ok(())
-            }
+            } => self.assemble(plan, tag, submodules, dest),
             Action::Patch { patches, tree, .. } => {
                 let root = Path::new(&plan.root);
                 let files: Vec<PathBuf> = patches.iter().map(|p| root.join(p)).collect();
@@ -232,6 +169,91 @@ impl Handler for Runner {
 }
 
 impl Runner {
+    /// The plan's inputs into the cache and, online, the pip wheels an offline build needs.
+    fn fetch(&mut self, plan: &Plan, log: &Path) -> Result<()> {
+        let summary = fetch::fetch_plan(&self.cache, plan, &self.download)?;
+        eprintln!("      {}", summary.line());
+        if !self.download.offline
+            && let Some(requirements) = plan.venv_requirements()
+        {
+            // Online, the venv can still install from the index: a failure here
+            // only means `--offline` will not work from this cache yet.
+            match wheelhouse::download(
+                self.cache.root(),
+                plan.platform,
+                &plan.python,
+                &requirements,
+                &[],
+                log,
+            ) {
+                Ok(dir) => {
+                    eprintln!("      build-tool and runtime wheels in {}", dir.display())
+                }
+                Err(e) => eprintln!(
+                    "      warning: the pip wheels for offline builds were not fetched: {e:#}"
+                ),
+            }
+        }
+        Ok(())
+    }
+
+    fn unpack(
+        &mut self,
+        plan: &Plan,
+        input: &str,
+        archive: &str,
+        subdir: Option<&str>,
+        dest: &str,
+        expect: &[String],
+    ) -> Result<()> {
+        let planned = plan.inputs.iter().find(|i| i.name == input);
+        if let Some(i) = planned {
+            self.verify_cached(i)?;
+        }
+        let file_name = planned.map_or(archive, |i| i.file_name.as_str());
+        let url = planned.map_or("", |i| i.url.as_str());
+        let unpacked = unpack::unpack_input(
+            input,
+            Path::new(archive),
+            file_name,
+            url,
+            subdir,
+            Path::new(dest),
+        )?;
+        eprintln!(
+            "      {} files, {}",
+            unpacked.files,
+            crate::support::units::human_size(unpacked.bytes)
+        );
+        unpack::check_expected(file_name, url, subdir, Path::new(dest), expect)
+    }
+
+    /// The tag's archive and its submodules' in place, each checked against its gitlink.
+    fn assemble(
+        &mut self,
+        plan: &Plan,
+        tag: &SourceArchive,
+        submodules: &[SourceArchive],
+        dest: &str,
+    ) -> Result<()> {
+        let assembly = assembly(plan, tag, submodules, Path::new(dest))?;
+        for part in
+            std::iter::once(&assembly.tag).chain(assembly.submodules.iter().map(|s| &s.part))
+        {
+            if let Some(i) = plan.inputs.iter().find(|i| i.name == part.input) {
+                self.verify_cached(i)?;
+            }
+        }
+        let unpacked = crate::inputs::assemble::assemble(&assembly)?;
+        eprintln!(
+            "      {} archive(s), {} files, {}",
+            1 + assembly.submodules.len(),
+            unpacked.files,
+            crate::support::units::human_size(unpacked.bytes)
+        );
+        Ok(())
+    }
+
     /// The compiler's first line, for fingerprints and build-info.json: `c++ --version`, or
     /// on Windows the banner `cl` prints (on stderr) when run with no arguments.
     fn compiler_banner(&mut self, plan: &Plan) -> Result<String> {
