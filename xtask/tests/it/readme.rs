@@ -30,10 +30,7 @@ const NOT_RUN_HERE: &[(&str, &str)] = &[
         "cargo xtask pin --variant rocm --ctranslate2 4.8.5",
         "needs the 4.8.5 file bump writes, GitHub and AMD's index: tests/it/fetch_pin.rs pins from a loopback index",
     ),
-    (
-        "git tag v4.8.5 && git push --tags",
-        "publishes a release",
-    ),
+    ("git tag v4.8.5 && git push --tags", "publishes a release"),
 ];
 
 /// Commands that need the cpu build `.ci/e2e-cpu` makes (run with CT2V_README_BUILT=1).
