@@ -520,7 +520,10 @@ fn every_variant_publishes_unique_names_a_flat_sha256sums_and_a_pip_index() {
     // Four files per entry (wheel, portable zip, two reports), and the four of the release
     // (manifest, notes, SHA256SUMS, variants.json).
     assert_eq!(published.len(), entries.len() * 4 + 4, "{published:#?}");
-    assert!(published.iter().any(|n| n == "variants.json"), "{published:#?}");
+    assert!(
+        published.iter().any(|n| n == "variants.json"),
+        "{published:#?}"
+    );
     for label in ["+cpu-", "+cu12-", "+rocm72-", "+gfx1010-"] {
         assert!(
             published
