@@ -36,11 +36,20 @@ pub struct Cli {
 #[derive(Subcommand)]
 pub enum Command {
     /// List the variants with a one-line description each
-    #[command(after_help = "Example:\n  cargo xtask variants")]
+    #[command(
+        after_help = "Examples:\n  cargo xtask variants\n  cargo xtask variants --json\n  cargo xtask variants --markdown\n\n\
+                      --json prints which GPUs each variant serves (schema_version 1): per local \
+                      version its platforms, NVIDIA compute capabilities and minimum driver per \
+                      CUDA major or AMD gfx targets, the consumer cards table and the AMD PCI IDs. \
+                      `release` writes the same as variants.json."
+    )]
     Variants {
-        /// Print JSON instead of text
-        #[arg(long)]
+        /// Print JSON instead of text: the variants and the GPUs each serves
+        #[arg(long, conflicts_with = "markdown")]
         json: bool,
+        /// Print the README's table of consumer cards and the variant serving each
+        #[arg(long)]
+        markdown: bool,
     },
     /// Show the ordered steps a build of one variant will run, without running them
     #[command(

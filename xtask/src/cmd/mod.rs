@@ -68,7 +68,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
     let workspace = Workspace::locate(cli.root, cli.cache_dir)?;
     let workspace = &workspace;
     match cli.command {
-        Command::Variants { json } => variants::run(workspace, json),
+        Command::Variants { json, markdown } => variants::run(workspace, json, markdown),
         Command::Plan { selection, json } => plan::run(workspace, &selection, json),
         Command::Build {
             selection,

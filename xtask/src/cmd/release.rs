@@ -47,6 +47,7 @@ pub fn run(workspace: &Workspace, args: ReleaseArgs) -> Result<ExitCode> {
                 .note("a version label names one folder, e.g. --version 4.7.1-1")
         })?;
     }
+    let catalog = crate::variant::Catalog::load_for(&workspace.root, &[], ctranslate2.as_deref())?;
     let built = crate::release::gather::builds(
         workspace,
         &crate::release::gather::Asked {
@@ -58,6 +59,9 @@ pub fn run(workspace: &Workspace, args: ReleaseArgs) -> Result<ExitCode> {
             include: include.opt(),
         },
     )?;
+    let mut released: Vec<&str> = built.iter().map(|b| b.plan.variant.as_str()).collect();
+    released.dedup();
+    let coverage = crate::variant::coverage::of_variants(&catalog, &released)?;
     let Some(first) = built.first() else {
         anyhow::bail!("no matrix entry matches the --variants/--platforms/--pythons given");
     };
@@ -69,6 +73,7 @@ pub fn run(workspace: &Workspace, args: ReleaseArgs) -> Result<ExitCode> {
         &out,
         allow_linux_tag,
         index_base_url.as_deref(),
+        &coverage,
     )?;
     for a in &manifest.artifacts {
         println!("{}  {}", a.sha256, a.path);

@@ -1,4 +1,5 @@
-//! `variants`: the variants with a one-line description each.
+//! `variants`: the variants with a one-line description each; `--json` and `--markdown`: which
+//! GPUs each serves (`variant::coverage`).
 
 use std::process::ExitCode;
 
@@ -6,26 +7,26 @@ use anyhow::Result;
 
 use crate::support::workspace::Workspace;
 use crate::variant::Catalog;
+use crate::variant::coverage;
 
-pub fn run(workspace: &Workspace, json: bool) -> Result<ExitCode> {
+pub fn run(workspace: &Workspace, json: bool, markdown: bool) -> Result<ExitCode> {
     let catalog = Catalog::load(&workspace.root, &[])?;
+    if json || markdown {
+        let coverage = coverage::of_catalog(&catalog)?;
+        if json {
+            println!("{}", serde_json::to_string_pretty(&coverage)?);
+        } else {
+            print!("{}", coverage::markdown(&coverage));
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
     let rows: Vec<(&str, &str)> = catalog
         .variant_names()
         .map(|n| (n, catalog.description(n)))
         .collect();
-    if json {
-        let list: Vec<_> = rows
-            .iter()
-            .map(
-                |(name, description)| serde_json::json!({"name": name, "description": description}),
-            )
-            .collect();
-        println!("{}", serde_json::to_string_pretty(&list)?);
-    } else {
-        let width = rows.iter().map(|(n, _)| n.len()).max().unwrap_or(0);
-        for (name, description) in rows {
-            println!("{name:<width$}  {description}");
-        }
+    let width = rows.iter().map(|(n, _)| n.len()).max().unwrap_or(0);
+    for (name, description) in rows {
+        println!("{name:<width$}  {description}");
     }
     Ok(ExitCode::SUCCESS)
 }

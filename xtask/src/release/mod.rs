@@ -16,10 +16,16 @@ use crate::package::checksums;
 use crate::plan::Plan;
 use crate::support::fsx::files_below;
 use crate::variant::LibrarySource;
+use crate::variant::coverage::Coverage;
 
 pub const SCHEMA_VERSION: u32 = 1;
 pub const MANIFEST: &str = "manifest.json";
 pub const NOTES: &str = "RELEASE_NOTES.md";
+/// Which GPUs each released build serves (`variant::coverage`, restricted to what was
+/// released, with the wheels' sizes): the data `ct2_variant_select --data` reads.
+pub const SELECTOR_DATA: &str = "variants.json";
+/// The manifest's `kind` of [`SELECTOR_DATA`].
+pub const SELECTOR_DATA_KIND: &str = "selector-data";
 
 #[derive(Debug, Serialize, Deserialize)]
 pub struct Manifest {
@@ -99,6 +105,7 @@ pub fn release(
     dest: &Path,
     allow_linux_tag: bool,
     index_base_url: Option<&str>,
+    coverage: &Coverage,
 ) -> Result<Manifest> {
     check_dest(dest)?;
     let missing: Vec<String> = built
@@ -171,6 +178,26 @@ pub fn release(
         artifacts.extend(gather(b, staging.path())?);
     }
     write_indexes(staging.path(), &artifacts, index_base_url)?;
+    let released = released_coverage(coverage, &artifacts)?;
+    let selector = staging.path().join(SELECTOR_DATA);
+    fs::write(&selector, serde_json::to_string_pretty(&released)? + "\n")?;
+    let (sha256, size) = crate::inputs::cache::sha256_file(&selector)?;
+    artifacts.push(Artifact {
+        path: SELECTOR_DATA.to_string(),
+        kind: SELECTOR_DATA_KIND.to_string(),
+        variant: String::new(),
+        description: "which GPUs each released variant serves, for ct2_variant_select --data"
+            .to_string(),
+        platform: String::new(),
+        python: String::new(),
+        ctranslate2: version.to_string(),
+        size,
+        sha256,
+        inputs: Vec::new(),
+        sdk: None,
+        bundled: Vec::new(),
+        toolchain: None,
+    });
     let manifest = Manifest {
         schema_version: SCHEMA_VERSION,
         version: version.to_string(),
@@ -191,6 +218,56 @@ pub fn release(
         .with_context(|| format!("cannot move the release to {}", dest.display()))?;
     let _ = staging.keep();
     Ok(manifest)
+}
+
+/// The coverage of what `artifacts` released: per variant only the local versions that have
+/// a wheel, on the platforms they were built for, with the released CTranslate2 version in the
+/// requirement and the largest wheel per platform as the download size; the card table
+/// recomputed over them.
+fn released_coverage(coverage: &Coverage, artifacts: &[Artifact]) -> Result<Coverage> {
+    let mut variants = Vec::new();
+    for v in &coverage.variants {
+        let mut builds = Vec::new();
+        let mut platforms: Vec<String> = Vec::new();
+        let mut ctranslate2 = v.ctranslate2.clone();
+        for b in &v.builds {
+            let mut build = b.clone();
+            let mut any = false;
+            for a in artifacts
+                .iter()
+                .filter(|a| a.kind == "wheel" && a.variant == v.name)
+            {
+                let name = crate::variant::wheel_name::WheelName::parse(Path::new(&a.path))?;
+                if name.local.as_deref() != Some(b.local_version.as_str()) {
+                    continue;
+                }
+                any = true;
+                ctranslate2 = a.ctranslate2.clone();
+                build.requirement =
+                    format!("ctranslate2=={}+{}", name.public_version, b.local_version);
+                let size = build.download_size.entry(a.platform.clone()).or_insert(0);
+                *size = (*size).max(a.size);
+                if !platforms.contains(&a.platform) {
+                    platforms.push(a.platform.clone());
+                }
+            }
+            if any {
+                builds.push(build);
+            }
+        }
+        if builds.is_empty() {
+            continue;
+        }
+        platforms.sort();
+        variants.push(crate::variant::coverage::VariantCoverage {
+            name: v.name.clone(),
+            description: v.description.clone(),
+            ctranslate2,
+            platforms,
+            builds,
+        });
+    }
+    Ok(crate::variant::coverage::with_cards(variants))
 }
 
 /// `(2, 36)` of a `manylinux_2_36_x86_64` tag or policy name.
@@ -549,12 +626,17 @@ fn zip_dir(dir: &Path, out: &Path) -> Result<()> {
 /// Release notes: per variant, what it is for and what the user installs.
 fn notes(manifest: &Manifest) -> String {
     let mut by_variant: BTreeMap<&str, Vec<&Artifact>> = BTreeMap::new();
-    for a in &manifest.artifacts {
+    for a in manifest
+        .artifacts
+        .iter()
+        .filter(|a| a.kind != SELECTOR_DATA_KIND)
+    {
         by_variant.entry(&a.variant).or_default().push(a);
     }
     let mut text = format!(
         "# CTranslate2 {} builds\n\nVerify the downloads with `sha256sum -c SHA256SUMS`. \
-         `manifest.json` lists every file with its pinned inputs and bundled libraries.\n",
+         `manifest.json` lists every file with its pinned inputs and bundled libraries; \
+         `{SELECTOR_DATA}` says which GPUs each variant serves.\n",
         manifest.version
     );
     for (variant, artifacts) in by_variant {

@@ -11,10 +11,9 @@
 
 use anyhow::{Result, bail};
 
-/// `Common` with CUDA 12.x: what CTranslate2 4.7.1 + CMake 3.31 make of it.
-pub const COMMON_CUDA_12: &str = "5.3;6.0;6.1;7.0;7.5;8.0;8.6;8.6+PTX";
-/// `Common` with CUDA 13.x: the same less the architectures CUDA 13 removed.
-pub const COMMON_CUDA_13: &str = "7.5;8.0;8.6;8.6+PTX";
+/// `Common` per CUDA major lives with the coverage data (which GPUs a build serves), so the
+/// build and what the README and the selector say come from one place.
+pub use crate::variant::coverage::{COMMON_CUDA_12, COMMON_CUDA_13};
 
 /// The oldest architecture each toolkit major still compiles for.
 fn oldest(major: u32) -> f32 {
@@ -36,11 +35,7 @@ pub fn for_toolkit(requested: &str, version: &str) -> Result<String> {
         bail!("cannot read the CUDA toolkit's version `{version}` (from nvcc --version)");
     };
     if requested == "Common" {
-        return Ok(match major {
-            ..=12 => COMMON_CUDA_12,
-            _ => COMMON_CUDA_13,
-        }
-        .to_string());
+        return Ok(crate::variant::coverage::common_for_major(major).to_string());
     }
     let floor = oldest(major);
     let too_old: Vec<&str> = requested

@@ -2,6 +2,7 @@
 //! reporting mistakes in them, and resolving one variant for one platform.
 
 pub mod bump;
+pub mod coverage;
 pub mod download_url;
 mod layer;
 mod loc;

@@ -19,6 +19,7 @@ mod doctor;
 mod download;
 mod fetch_pin;
 mod github_tag_source;
+mod gpu_select;
 mod input_fuzz;
 mod install_layout;
 mod install_sdk;

@@ -517,8 +517,13 @@ fn every_variant_publishes_unique_names_a_flat_sha256sums_and_a_pip_index() {
     let mut unique = published.clone();
     unique.dedup();
     assert_eq!(published, unique);
-    // Four files per entry (wheel, portable zip, two reports), and the three of the release.
-    assert_eq!(published.len(), entries.len() * 4 + 3, "{published:#?}");
+    // Four files per entry (wheel, portable zip, two reports), and the four of the release
+    // (manifest, notes, SHA256SUMS, variants.json).
+    assert_eq!(published.len(), entries.len() * 4 + 4, "{published:#?}");
+    assert!(
+        published.iter().any(|n| n == "variants.json"),
+        "{published:#?}"
+    );
     for label in ["+cpu-", "+cu12-", "+rocm72-", "+gfx1010-"] {
         assert!(
             published

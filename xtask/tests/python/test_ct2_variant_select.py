@@ -1,0 +1,317 @@
+"""ct2_variant_select against recorded outputs: nvidia-smi (good, old driver, garbage, missing,
+hanging), Windows adapter lists (PowerShell and wmic), sysfs trees; and one case per row of the
+coverage table (the cards of the generated data), built on the fly.
+
+Run by xtask/tests/it/gpu_select.rs with the system python3:
+    PYTHONPATH=xtask/python python3 -m unittest discover -s xtask/tests/python
+"""
+
+import io
+import json
+import os
+import stat
+import subprocess
+import sys
+import tempfile
+import unittest
+from contextlib import redirect_stdout, redirect_stderr
+from pathlib import Path
+
+import ct2_variant_select as sel
+
+FIXTURES = Path(__file__).resolve().parents[1] / "data" / "gpu_select"
+
+
+def fixture(name: str) -> str:
+    return (FIXTURES / name).read_bytes().decode("utf-8", errors="replace")
+
+
+class Fake:
+    """A command runner that answers from fixtures: {program: text | exception | (code, text)}."""
+
+    def __init__(self, answers):
+        self.answers = answers
+        self.calls = []
+
+    def __call__(self, argv, timeout):
+        self.calls.append(argv[0])
+        answer = self.answers.get(argv[0], FileNotFoundError(argv[0]))
+        if isinstance(answer, BaseException):
+            raise answer
+        if isinstance(answer, tuple):
+            return answer
+        return 0, answer
+
+
+def pick(system, root=FIXTURES / "sysfs" / "empty", plat=None, **answers):
+    plat = plat or f"{system}-x86_64"
+    found = sel.detect(root, Fake(answers), system)
+    return sel.choose(found, plat, index_base="https://example.org/ct2/")
+
+
+class Nvidia(unittest.TestCase):
+    def test_an_ampere_card_gets_cuda_12(self):
+        a = pick("windows", **{"nvidia-smi": fixture("nvidia-smi/rtx3060.txt")})
+        self.assertEqual((a.variant, a.local_version), ("cuda", "cu12"))
+        self.assertEqual(a.requirement.split("+")[1], "cu12")
+        self.assertTrue(a.requirement.startswith("ctranslate2=="))
+        self.assertEqual(a.index_url, "https://example.org/ct2/whl/cuda/")
+        self.assertIn("RTX 3060 (compute capability 8.6, driver 560.94): cuda (+cu12)", a.sentence)
+
+    def test_an_old_driver_is_named_with_the_driver_needed(self):
+        a = pick("windows", **{"nvidia-smi": fixture("nvidia-smi/gtx1080-old-driver.txt")})
+        self.assertEqual(a.variant, "cpu")
+        self.assertIn("needs NVIDIA driver >= 528.33 on Windows, this one is 472.12", a.sentence)
+        a = pick("linux", **{"nvidia-smi": "NVIDIA GeForce GTX 1080, 6.1, 470.256.02\n"})
+        self.assertIn(">= 525.60.13 on Linux", a.sentence)
+
+    def test_a_driver_that_does_not_know_compute_cap_is_too_old(self):
+        a = pick("linux", **{"nvidia-smi": (6, fixture("nvidia-smi/no-compute-cap.txt"))})
+        self.assertEqual(a.variant, "cpu")
+        self.assertIn("older than any cuda build needs (>= 525.60.13)", a.sentence)
+
+    def test_maxwell_is_not_served(self):
+        a = pick("linux", **{"nvidia-smi": fixture("nvidia-smi/gtx970.txt")})
+        self.assertEqual(a.variant, "cpu")
+        self.assertIn("GTX 970 (compute capability 5.2, driver 546.33): no variant serves it yet", a.sentence)
+
+    def test_blackwell_runs_through_ptx_and_cuda_12_is_preferred(self):
+        a = pick("windows", **{"nvidia-smi": fixture("nvidia-smi/rtx5090.txt")})
+        self.assertEqual((a.variant, a.local_version), ("cuda", "cu12"))
+        self.assertIn("compiled from PTX", a.sentence)
+
+    def test_of_two_gpus_the_served_one_is_taken_and_the_other_said(self):
+        a = pick("linux", **{"nvidia-smi": fixture("nvidia-smi/two-gpus.txt")})
+        self.assertEqual(a.variant, "cuda")
+        self.assertEqual(a.gpu["name"], "NVIDIA GeForce RTX 4090")
+        self.assertIn("also found: NVIDIA GeForce GTX 970", a.sentence)
+
+    def test_garbage_missing_and_failing_nvidia_smi_fall_back_to_cpu(self):
+        for answer, said in [
+            ((0, fixture("nvidia-smi/garbage.txt")), "not name, compute_cap, driver_version"),
+            ((9, "NVIDIA-SMI has failed\n"), "nvidia-smi failed (exit 9)"),
+            (FileNotFoundError("nvidia-smi"), "nvidia-smi not found"),
+            (subprocess.TimeoutExpired("nvidia-smi", 10), "did not answer within"),
+            (PermissionError("denied"), "could not run"),
+        ]:
+            with self.subTest(said=said):
+                a = pick("linux", **{"nvidia-smi": answer})
+                self.assertEqual(a.variant, "cpu")
+                self.assertIn(said, a.sentence)
+                self.assertTrue(a.sentence.endswith("; cpu"), a.sentence)
+
+    def test_a_hanging_nvidia_smi_is_stopped_by_the_timeout(self):
+        with tempfile.TemporaryDirectory() as bin_dir:
+            fake = Path(bin_dir) / "nvidia-smi"
+            fake.write_text("#!/bin/sh\nsleep 30\n")
+            fake.chmod(fake.stat().st_mode | stat.S_IEXEC)
+            old_path, old_timeout = os.environ["PATH"], sel.TIMEOUT_S
+            os.environ["PATH"] = bin_dir + os.pathsep + old_path
+            sel.TIMEOUT_S = 1
+            try:
+                found = sel.detect(FIXTURES / "sysfs" / "empty", sel.run_command, "linux")
+            finally:
+                os.environ["PATH"], sel.TIMEOUT_S = old_path, old_timeout
+            self.assertIn("nvidia-smi did not answer within 1 s", found.notes)
+
+
+class AmdWindows(unittest.TestCase):
+    def win(self, name, **more):
+        return pick("windows", **{"powershell.exe": fixture(f"windows/{name}")}, **more)
+
+    def test_rdna1_rx_5700_xt_gets_rocm_gfx1010(self):
+        a = self.win("rx5700xt.txt")
+        self.assertEqual((a.variant, a.local_version), ("rocm-gfx1010", "gfx1010"))
+        self.assertIn("AMD Radeon RX 5700 XT (gfx1010, RDNA 1): rocm-gfx1010", a.sentence)
+
+    def test_rdna2_rx_6800_xt_gets_rocm(self):
+        a = self.win("rx6800xt.txt")
+        self.assertEqual((a.variant, a.local_version), ("rocm", "rocm72"))
+
+    def test_rx_6600_is_not_served_yet(self):
+        a = self.win("rx6600.txt")
+        self.assertEqual(a.variant, "cpu")
+        self.assertEqual(
+            a.sentence, "AMD Radeon RX 6600 (gfx1032, RDNA 2): no variant serves it yet; cpu"
+        )
+
+    def test_a_discrete_gpu_is_preferred_to_an_integrated_one(self):
+        a = self.win("igpu-and-7900xtx.txt")
+        self.assertEqual(a.variant, "rocm")
+        self.assertEqual(a.gpu["gfx"], "gfx1100")
+        self.assertIn("also found: AMD Radeon(TM) Graphics (gfx1036, RDNA 2)", a.sentence)
+
+    def test_an_unknown_pci_id_is_named_with_the_pci_ids_version(self):
+        a = self.win("unknown-amd.txt")
+        self.assertEqual(a.variant, "cpu")
+        self.assertIn("AMD Radeon RX 10070 XT (PCI ID 1002:7fff)", a.sentence)
+        self.assertIn(f"pci.ids {sel.DATA['amd_pci_ids']['version']}", a.sentence)
+
+    def test_wmic_answers_when_powershell_is_missing(self):
+        a = pick("windows", wmic=fixture("windows/wmic-rx7800xt.csv"))
+        self.assertEqual(a.variant, "rocm")
+        self.assertEqual(a.gpu["gfx"], "gfx1101")
+
+    def test_no_adapter_or_no_tool_is_cpu_with_the_reason(self):
+        a = self.win("basic-display.txt")
+        self.assertEqual(a.variant, "cpu")
+        self.assertIn("nvidia-smi not found", a.sentence)
+        a = pick("windows")
+        self.assertIn("could not be listed (PowerShell, wmic)", a.sentence)
+        a = pick("windows", **{"powershell.exe": subprocess.TimeoutExpired("powershell.exe", 10)})
+        self.assertIn("powershell.exe did not answer", a.sentence)
+
+    def test_an_nvidia_adapter_without_nvidia_smi_says_to_install_the_driver(self):
+        a = self.win("nvidia-only.txt")
+        self.assertEqual(a.variant, "cpu")
+        self.assertIn("install or repair the NVIDIA driver", a.sentence)
+
+
+class AmdLinux(unittest.TestCase):
+    def linux(self, tree, **answers):
+        return pick("linux", root=FIXTURES / "sysfs" / tree, **answers)
+
+    def test_kfd_gives_the_target_and_rocm_is_windows_only(self):
+        a = self.linux("rx6800xt-and-intel")
+        self.assertEqual(a.variant, "cpu")
+        self.assertEqual(a.gpus[0]["gfx"], "gfx1030")
+        self.assertIn("`rocm` serves it but is built for windows-x86_64 only", a.sentence)
+        a = pick("windows", root=FIXTURES / "sysfs" / "rx6800xt-and-intel")
+        self.assertEqual(a.variant, "cpu", "sysfs is not read on Windows")
+
+    def test_kfd_gfx_target_version(self):
+        self.assertEqual(sel.gfx_of_target_version(100300), "gfx1030")
+        self.assertEqual(sel.gfx_of_target_version(100302), "gfx1032")
+        self.assertEqual(sel.gfx_of_target_version(90010), "gfx90a")
+        self.assertEqual(sel.gfx_of_target_version(110501), "gfx1151")
+        a = self.linux("rx6600xt")
+        self.assertEqual(a.gpus[0]["gfx"], "gfx1032")
+        self.assertIn("(gfx1032, RDNA 2): no variant serves it yet; cpu", a.sentence)
+
+    def test_without_kfd_the_pci_table_answers(self):
+        a = self.linux("rx5700xt-no-kfd")
+        self.assertEqual((a.variant, a.local_version), ("rocm-gfx1010", "gfx1010"))
+        self.assertIn("AMD Radeon RX 5600 OEM/5600 XT / 5700/5700 XT (gfx1010, RDNA 1)", a.sentence)
+
+    def test_unknown_malformed_and_empty_trees_fall_back_to_cpu(self):
+        a = self.linux("unknown-amd")
+        self.assertEqual(a.variant, "cpu")
+        self.assertIn("AMD GPU 1002:7fff (PCI ID 1002:7fff): not in this selector's table", a.sentence)
+        for tree in ["malformed", "empty", "no-such-tree"]:
+            with self.subTest(tree=tree):
+                a = self.linux(tree)
+                self.assertEqual(a.variant, "cpu")
+                self.assertIn("no GPU in /sys/class/drm or /sys/class/kfd", a.sentence)
+
+    def test_nvidia_on_linux_beats_an_unserved_amd_gpu(self):
+        a = self.linux("rx6600xt", **{"nvidia-smi": fixture("nvidia-smi/rtx3060.txt")})
+        self.assertEqual(a.variant, "cuda")
+        self.assertIn("also found: AMD Radeon RX 6600/6600 XT/6600M (gfx1032, RDNA 2)", a.sentence)
+
+
+class EveryCardOfTheTable(unittest.TestCase):
+    """Each row of the generated card table, detected as the machine would show it, gets the
+    variant the table names on each platform (or cpu)."""
+
+    def test_every_row(self):
+        data = sel.DATA
+        platforms = {p for v in data["variants"] for p in v["platforms"]}
+        self.assertTrue(data["cards"])
+        for card in data["cards"]:
+            for plat in sorted(platforms):
+                system = plat.split("-")[0]
+                with self.subTest(card=card["target"], platform=plat):
+                    served = [
+                        s
+                        for s in card["served_by"]
+                        if plat in next(v for v in data["variants"] if v["name"] == s["variant"])["platforms"]
+                    ]
+                    if card["vendor"] == "NVIDIA":
+                        line = f"NVIDIA Test {card['products'].replace(',', ' ')}, {card['target']}, 999.99\n"
+                        a = pick(system, plat=plat, **{"nvidia-smi": line})
+                    else:
+                        device = next(
+                            d["device"] for d in data["amd_pci_ids"]["devices"] if d["gfx"] == card["target"]
+                        )
+                        if system == "windows":
+                            line = f"PCI\\VEN_1002&DEV_{device.upper()}&SUBSYS_0&REV_00\\6&0|AMD Test\r\n"
+                            a = pick(system, plat=plat, **{"powershell.exe": line})
+                        else:
+                            with tempfile.TemporaryDirectory() as root:
+                                card_dir = Path(root, "sys/class/drm/card0/device")
+                                card_dir.mkdir(parents=True)
+                                (card_dir / "vendor").write_text("0x1002\n")
+                                (card_dir / "device").write_text(f"0x{device}\n")
+                                a = pick(system, root=root, plat=plat)
+                    if served:
+                        self.assertIn(a.variant, {s["variant"] for s in served}, a.sentence)
+                        self.assertIn(a.local_version, {s["local_version"] for s in served})
+                    else:
+                        self.assertEqual(a.variant, "cpu", a.sentence)
+                        self.assertTrue(a.sentence.endswith("; cpu"), a.sentence)
+
+
+class CommandLine(unittest.TestCase):
+    def run_main(self, *argv, **answers):
+        out, err = io.StringIO(), io.StringIO()
+        with redirect_stdout(out), redirect_stderr(err):
+            code = sel.main(list(argv), root=str(FIXTURES / "sysfs" / "empty"), run=Fake(answers), system="linux")
+        return code, out.getvalue(), err.getvalue()
+
+    def test_json_and_text(self):
+        code, out, _ = self.run_main("--json", "--platform", "linux-x86_64", "--index-base", "https://x.test/r",
+                                     **{"nvidia-smi": fixture("nvidia-smi/rtx3060.txt")})
+        self.assertEqual(code, 0)
+        answer = json.loads(out)
+        self.assertEqual(answer["variant"], "cuda")
+        self.assertEqual(answer["index_url"], "https://x.test/r/whl/cuda/")
+        code, out, _ = self.run_main("--platform", "linux-x86_64")
+        self.assertEqual(code, 0)
+        self.assertIn("variant:     cpu", out)
+        self.assertIn("requirement: ctranslate2==", out)
+
+    def test_an_unbuilt_platform_has_no_variant(self):
+        code, out, _ = self.run_main("--json", "--platform", "macos-arm64")
+        self.assertEqual(json.loads(out)["variant"], None)
+        self.assertIn("no variant is built for macos-arm64", json.loads(out)["sentence"])
+
+    def test_a_bad_data_file_is_named(self):
+        with tempfile.TemporaryDirectory() as d:
+            for text, said in [
+                ("{not json", "is not JSON"),
+                ('{"schema_version": 7}', "schema_version is 7"),
+                ('{"schema_version": 1, "variants": []}', "has no `cards`"),
+            ]:
+                path = Path(d, "variants.json")
+                path.write_text(text)
+                code, _, err = self.run_main("--data", str(path))
+                self.assertEqual(code, 2)
+                self.assertIn(str(path), err)
+                self.assertIn(said, err)
+            code, _, err = self.run_main("--data", str(Path(d, "missing.json")))
+            self.assertEqual(code, 2)
+            self.assertIn("cannot read --data", err)
+
+    def test_a_release_data_file_limits_the_choice(self):
+        data = json.loads(json.dumps(sel.DATA))
+        for v in data["variants"]:
+            if v["name"] == "cuda":
+                v["builds"] = [b for b in v["builds"] if b["local_version"] == "cu13"]
+        with tempfile.TemporaryDirectory() as d:
+            path = Path(d, "variants.json")
+            path.write_text(json.dumps(data))
+            code, out, _ = self.run_main("--json", "--data", str(path), "--platform", "linux-x86_64",
+                                         **{"nvidia-smi": "NVIDIA GeForce GTX 1080, 6.1, 580.82.07\n"})
+            self.assertEqual(json.loads(out)["variant"], "cpu", "a cu13-only release does not serve Pascal")
+            code, out, _ = self.run_main("--json", "--data", str(path), "--platform", "linux-x86_64",
+                                         **{"nvidia-smi": "NVIDIA GeForce RTX 3060, 8.6, 580.82.07\n"})
+            self.assertEqual(json.loads(out)["local_version"], "cu13")
+
+    def test_a_bad_index_base_is_refused(self):
+        with self.assertRaises(SystemExit) as e, redirect_stderr(io.StringIO()):
+            sel.main(["--index-base", "not a url"], run=Fake({}), system="linux")
+        self.assertEqual(e.exception.code, 2)
+
+
+if __name__ == "__main__":
+    unittest.main()
