@@ -233,3 +233,238 @@ fn a_release_carries_its_selector_data() {
     let answer: serde_json::Value = serde_json::from_slice(&answer.stdout).unwrap();
     assert_eq!(answer["requirement"], "ctranslate2==4.7.1+cpu");
 }
+
+/// A GPU as both tools see it: the doctor's facts (nvidia-smi's query, rocminfo/hipinfo's gfx)
+/// and the selector's recorded outputs (nvidia-smi's query, the PnP device ID on Windows, the
+/// PCI IDs in sysfs on Linux).
+#[derive(Debug, Clone)]
+enum Gpu {
+    Nvidia { cc: String, driver: String },
+    Amd { gfx: String },
+}
+
+/// The selector's answer (`--json`) on `platform` for a machine with `gpus`: a fake
+/// `nvidia-smi` and `powershell.exe` on a PATH of their own, a sysfs tree as `--root`.
+fn selector_answer(
+    python: &Path,
+    platform: &str,
+    gpus: &[Gpu],
+    pci: &dyn Fn(&str) -> String,
+) -> serde_json::Value {
+    let dir = tempfile::tempdir().unwrap();
+    let bin = dir.path().join("bin");
+    let root = dir.path().join("root");
+    fs::create_dir_all(&bin).unwrap();
+    fs::create_dir_all(&root).unwrap();
+    let fake = |name: &str, text: &str| {
+        use std::os::unix::fs::PermissionsExt;
+        let out = bin.join(format!("{name}.out"));
+        fs::write(&out, text).unwrap();
+        let script = bin.join(name);
+        fs::write(
+            &script,
+            format!("#!/bin/sh\nexec /bin/cat '{}'\n", out.display()),
+        )
+        .unwrap();
+        fs::set_permissions(&script, fs::Permissions::from_mode(0o755)).unwrap();
+    };
+    let smi: String = gpus
+        .iter()
+        .filter_map(|g| match g {
+            Gpu::Nvidia { cc, driver } => Some(format!("NVIDIA Test {cc}, {cc}, {driver}\n")),
+            Gpu::Amd { .. } => None,
+        })
+        .collect();
+    if !smi.is_empty() {
+        fake("nvidia-smi", &smi);
+    }
+    let amd: Vec<String> = gpus
+        .iter()
+        .filter_map(|g| match g {
+            Gpu::Amd { gfx } => Some(pci(gfx)),
+            Gpu::Nvidia { .. } => None,
+        })
+        .collect();
+    if platform.starts_with("windows") {
+        let lines: String = amd
+            .iter()
+            .map(|d| {
+                format!(
+                    "PCI\\VEN_1002&DEV_{}&SUBSYS_0&REV_00\\6&0|AMD Test\r\n",
+                    d.to_uppercase()
+                )
+            })
+            .collect();
+        fake(
+            "powershell.exe",
+            &format!("ROOT\\BASICDISPLAY\\0000|Microsoft Basic Display Adapter\r\n{lines}"),
+        );
+    } else {
+        for (n, device) in amd.iter().enumerate() {
+            let card = root.join(format!("sys/class/drm/card{n}/device"));
+            fs::create_dir_all(&card).unwrap();
+            fs::write(card.join("vendor"), "0x1002\n").unwrap();
+            fs::write(card.join("device"), format!("0x{device}\n")).unwrap();
+        }
+    }
+    let out = Command::new(python)
+        .arg("-B")
+        .arg(repo_root().join(SELECTOR))
+        .args(["--json", "--platform", platform, "--root"])
+        .arg(&root)
+        .env("PATH", &bin)
+        .env("PYTHONDONTWRITEBYTECODE", "1")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+/// The doctor's verdict and the selector's answer name the same variant and build for every
+/// card of the coverage table, on every platform a variant is built for, and for a few
+/// machines with several GPUs, an old driver or none; an unserved card is "not served yet" in
+/// the doctor's words, with the reason.
+#[test]
+fn the_doctor_and_the_selector_agree_on_every_card() {
+    use xtask::doctor::{AmdGpu, Chosen, Facts, NvidiaGpu, recommend};
+    // The interpreter itself (a pyenv shim needs a PATH the selector's runs do not have).
+    let python = Command::new("python3")
+        .args(["-c", "import sys; print(sys.executable)"])
+        .output()
+        .ok()
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+        .filter(|p| !p.is_empty());
+    let Some(python) = python.map(std::path::PathBuf::from) else {
+        eprintln!("skipped: no python3");
+        return;
+    };
+    let catalog = xtask::variant::Catalog::load(&repo_root(), &[]).unwrap();
+    let coverage = xtask::variant::coverage::of_catalog(&catalog).unwrap();
+    let pci = |gfx: &str| -> String {
+        coverage
+            .amd_pci_ids
+            .devices
+            .iter()
+            .find(|d| d.gfx == gfx)
+            .unwrap_or_else(|| panic!("no PCI ID for {gfx}"))
+            .device
+            .clone()
+    };
+    let nvidia = |cc: &str, driver: &str| Gpu::Nvidia {
+        cc: cc.into(),
+        driver: driver.into(),
+    };
+    let amd = |gfx: &str| Gpu::Amd { gfx: gfx.into() };
+    let mut machines: Vec<Vec<Gpu>> = coverage
+        .cards
+        .iter()
+        .map(|card| {
+            vec![if card.vendor == "NVIDIA" {
+                nvidia(&card.target, "999.99")
+            } else {
+                amd(&card.target)
+            }]
+        })
+        .collect();
+    assert!(machines.len() > 20, "{}", machines.len());
+    machines.extend([
+        vec![],
+        vec![nvidia("8.6", "500.10")],
+        vec![nvidia("5.2", "999.99"), amd("gfx1010")],
+        vec![nvidia("8.6", "999.99"), amd("gfx1032")],
+        vec![nvidia("12.0", "999.99"), amd("gfx1100")],
+        vec![amd("gfx1103"), amd("gfx1100")],
+        vec![amd("gfx1151"), amd("gfx1100")],
+        vec![amd("gfx1032"), amd("gfx1030")],
+    ]);
+    let platforms: std::collections::BTreeSet<&str> = coverage
+        .variants
+        .iter()
+        .flat_map(|v| v.platforms.iter().map(String::as_str))
+        .collect();
+    let mut compared = 0;
+    for platform in platforms {
+        let (os, arch) = platform.split_once('-').unwrap();
+        for gpus in &machines {
+            let facts = Facts {
+                os: os.into(),
+                arch: arch.into(),
+                nvidia_gpus: gpus
+                    .iter()
+                    .filter_map(|g| match g {
+                        Gpu::Nvidia { cc, driver } => Some(NvidiaGpu {
+                            name: format!("NVIDIA Test {cc}"),
+                            compute_capability: cc.clone(),
+                            driver: driver.clone(),
+                            memory: "8192 MiB".into(),
+                        }),
+                        Gpu::Amd { .. } => None,
+                    })
+                    .collect(),
+                amd_gpus: gpus
+                    .iter()
+                    .filter_map(|g| match g {
+                        Gpu::Amd { gfx } => Some(AmdGpu {
+                            name: "AMD Test".into(),
+                            gfx: gfx.clone(),
+                            arch: gfx.clone(),
+                        }),
+                        Gpu::Nvidia { .. } => None,
+                    })
+                    .collect(),
+                ..Facts::default()
+            };
+            let verdict = recommend(&facts, &coverage);
+            let answer = selector_answer(&python, platform, gpus, &pci);
+            let what = format!("{gpus:?} on {platform}: doctor {verdict:#?}\nselector {answer:#}");
+            assert_eq!(
+                answer["variant"].as_str(),
+                Some(verdict.variant.as_str()),
+                "{what}"
+            );
+            assert_eq!(
+                answer["local_version"].as_str(),
+                verdict.local_version.as_deref(),
+                "{what}"
+            );
+            assert_eq!(
+                answer["requirement"].as_str(),
+                verdict.requirement.as_deref(),
+                "{what}"
+            );
+            // The same GPU, of several.
+            let chosen = match xtask::doctor::choose(&facts, &coverage).gpu {
+                Some(Chosen::Nvidia(i)) => Some(facts.nvidia_gpus[i].compute_capability.clone()),
+                Some(Chosen::Amd(i)) => Some(facts.amd_gpus[i].gfx.clone()),
+                None => None,
+            };
+            let answered = ["compute_capability", "gfx"]
+                .iter()
+                .find_map(|k| answer["gpu"][k].as_str().map(str::to_string));
+            assert_eq!(answered, chosen, "{what}");
+            let reasons: Vec<&str> = answer["reasons"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter_map(|r| r.as_str())
+                .collect();
+            let said = format!("{}\n{}", verdict.why, verdict.notes.join("\n"));
+            for reason in &reasons {
+                if reason.ends_with("no variant serves it yet") {
+                    assert!(said.contains("not served yet: no build has"), "{what}");
+                }
+                if let Some((_, problem)) = reason.split_once("): ")
+                    && (problem.contains("is built for") || problem.contains("needs NVIDIA driver"))
+                {
+                    assert!(said.contains(problem), "`{problem}`: {what}");
+                }
+            }
+            compared += 1;
+        }
+    }
+    assert!(compared >= 2 * machines.len(), "{compared}");
+}
