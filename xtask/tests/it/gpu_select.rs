@@ -3,7 +3,9 @@
 //! `variants --json` / `--markdown` print now (`CT2V_UPDATE_SELECTOR=1` rewrites both); the
 //! selector passes its fixtures (xtask/tests/python/, recorded outputs in
 //! xtask/tests/data/gpu_select/) under the system python3; bad variant data is refused with
-//! the file named; `release` writes `variants.json` into the manifest and SHA256SUMS.
+//! the file named; `release` writes `variants.json` into the manifest and SHA256SUMS; `doctor`
+//! names what the selector names on every card; the selector answers `cpu` cleanly in
+//! python.org's Windows CPython under wine 8.
 
 use std::fs;
 use std::path::Path;
@@ -467,4 +469,106 @@ fn the_doctor_and_the_selector_agree_on_every_card() {
         }
     }
     assert!(compared >= 2 * machines.len(), "{compared}");
+}
+
+/// NETWORK TEST (the interpreter, once into the shared cache): the selector in python.org's
+/// Windows CPython 3.12 under wine 8, in a prefix of its own. Wine has no NVIDIA driver, and
+/// the display adapter it lists is not a GPU any variant serves, so the answer is `cpu` with
+/// the reason, no traceback, in bounded time; `sources` says which detection path ran (under
+/// wine 8: no nvidia-smi, a powershell.exe stub that prints nothing, then wmic's UTF-16 table).
+#[test]
+fn the_selector_answers_cpu_in_the_windows_python_under_wine() {
+    use std::time::{Duration, Instant};
+    use xtask::check::winpython::{Session, wine::windows_path};
+    crate::needs_network!(&["files.pythonhosted.org:443"]);
+    if !crate::common::mingw::available(true)
+        || crate::common::skip::missing_from_path("osslsigncode", "apt-get install osslsigncode")
+    {
+        return;
+    }
+    let workspace = xtask::support::workspace::Workspace::locate(
+        Some(repo_root()),
+        Some(crate::common::winwheels::cache_dir()),
+    )
+    .unwrap();
+    let work = tempfile::tempdir().unwrap();
+    let options = xtask::inputs::download::Options {
+        progress: false,
+        ..Default::default()
+    };
+    let session = Session::start(&workspace, "3.12", work.path(), &options).unwrap();
+    let limit = Duration::from_secs(180);
+    let guard = session.wine.watchdog(limit);
+    let started = Instant::now();
+    let out = Command::new("wine")
+        .arg(session.python.python_exe())
+        .arg(windows_path(&repo_root().join(SELECTOR)))
+        .arg("--json")
+        .envs(session.env())
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    let took = started.elapsed();
+    assert!(!guard.fired(), "stopped after {} s", limit.as_secs());
+    drop(guard);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let both = format!("stdout:\n{stdout}\nstderr:\n{stderr}");
+    assert!(out.status.success(), "{both}");
+    assert!(!stderr.contains("Traceback"), "{both}");
+    let answer: serde_json::Value = serde_json::from_str(&stdout).expect(&both);
+    assert_eq!(answer["platform"], "windows-x86_64", "{both}");
+    assert_eq!(answer["variant"], "cpu", "{both}");
+    assert_eq!(answer["gpu"], serde_json::Value::Null, "{both}");
+    assert!(
+        answer["requirement"]
+            .as_str()
+            .is_some_and(|r| r.starts_with("ctranslate2==") && r.ends_with("+cpu")),
+        "{both}"
+    );
+    let sentence = answer["sentence"].as_str().unwrap();
+    assert!(
+        sentence.ends_with("; cpu") && sentence.len() > "; cpu".len(),
+        "{both}"
+    );
+    let reasons: Vec<&str> = answer["reasons"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|r| r.as_str())
+        .collect();
+    assert!(
+        reasons.contains(&"nvidia-smi not found (no NVIDIA driver)"),
+        "{both}"
+    );
+    let sources: Vec<&str> = answer["sources"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|s| s.as_str())
+        .collect();
+    eprintln!(
+        "the selector under wine answered in {:.1} s; detection path: {}",
+        took.as_secs_f64(),
+        sources.join(" -> ")
+    );
+    assert_eq!(sources.first(), Some(&"nvidia-smi: not found"), "{both}");
+    // The adapters were listed by one of the two tools, or the answer says they could not be.
+    let listed = sources
+        .iter()
+        .any(|s| s.ends_with(": listed the display adapters"));
+    if listed {
+        assert!(
+            reasons
+                .iter()
+                .any(|r| r.contains("is not an AMD or NVIDIA GPU")
+                    || r.contains("no PCI display adapter")),
+            "{both}"
+        );
+    } else {
+        assert!(
+            reasons.iter().any(|r| r.contains("could not be listed")),
+            "{both}"
+        );
+    }
 }
