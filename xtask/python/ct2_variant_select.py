@@ -16,7 +16,8 @@ What it looks at, and nothing else (no marketing names are matched):
 - NVIDIA: `nvidia-smi --query-gpu=name,compute_cap,driver_version --format=csv,noheader`, with
   a timeout;
 - AMD on Windows: the PnP device IDs of `Win32_VideoController` (`PCI\\VEN_1002&DEV_73FF&...`)
-  through PowerShell's Get-CimInstance (no admin needed), else `wmic`;
+  through PowerShell's Get-CimInstance (no admin needed), else `wmic` (when PowerShell is
+  missing, fails, hangs or prints nothing, as wine's stub does; UTF-16 output is read too);
 - AMD on Linux: `/sys/class/kfd/kfd/topology/nodes/*/properties` (`gfx_target_version`,
   `device_id`) and `/sys/class/drm/card*/device/{vendor,device}`.
 
@@ -913,6 +914,21 @@ DATA = json.loads(r"""
 Runner = Callable[[list, float], "tuple[int, str]"]
 
 
+def decode_output(raw: bytes) -> str:
+    """A program's output as text: UTF-16 when it says so (a byte-order mark, or NUL bytes, as
+    wine's wmic writes into a pipe), else UTF-8, else the locale's code page."""
+    if raw.startswith((b"\xff\xfe", b"\xfe\xff")):
+        return raw.decode("utf-16", errors="replace")
+    if raw[1::2].count(0) > len(raw) // 4:  # ASCII text in UTF-16LE without a mark
+        return raw.decode("utf-16-le", errors="replace")
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError:
+        import locale
+
+        return raw.decode(locale.getpreferredencoding(False) or "latin-1", errors="replace")
+
+
 def run_command(argv: list, timeout: float) -> tuple[int, str]:
     """Runs argv without a console window; returns (exit code, stdout + stderr).
 
@@ -922,13 +938,11 @@ def run_command(argv: list, timeout: float) -> tuple[int, str]:
     done = subprocess.run(
         argv,
         capture_output=True,
-        text=True,
-        errors="replace",
         timeout=timeout,
         stdin=subprocess.DEVNULL,
         creationflags=flags,
     )
-    return done.returncode, (done.stdout or "") + (done.stderr or "")
+    return done.returncode, decode_output(done.stdout or b"") + decode_output(done.stderr or b"")
 
 
 @dataclass
@@ -959,6 +973,8 @@ class Detected:
     gpus: list = field(default_factory=list)
     # What was looked at and found nothing, or could not be read: said when no GPU is used.
     notes: list = field(default_factory=list)
+    # Each source looked at and what it gave ("nvidia-smi: not found", "wmic: 1 adapter").
+    sources: list = field(default_factory=list)
 
 
 @dataclass
@@ -973,6 +989,8 @@ class Answer:
     gpu: dict | None
     gpus: list
     reasons: list
+    # Each source looked at and what it gave, in order.
+    sources: list = field(default_factory=list)
 
 
 def _card(target: str, data: dict) -> dict:
@@ -1004,13 +1022,17 @@ def nvidia_gpus(run: Runner, found: Detected, data: dict) -> None:
         code, out = run(NVIDIA_SMI, TIMEOUT_S)
     except FileNotFoundError:
         found.notes.append("nvidia-smi not found (no NVIDIA driver)")
+        found.sources.append("nvidia-smi: not found")
         return
     except subprocess.TimeoutExpired:
         found.notes.append(f"nvidia-smi did not answer within {TIMEOUT_S} s")
+        found.sources.append("nvidia-smi: timed out")
         return
     except OSError as e:
         found.notes.append(f"nvidia-smi could not run: {e}")
+        found.sources.append("nvidia-smi: could not run")
         return
+    found.sources.append(f"nvidia-smi: exit {code}")
     first = next((line.strip() for line in out.splitlines() if line.strip()), "")
     if code != 0:
         if "compute_cap" in out:
@@ -1086,23 +1108,33 @@ def _amd_gpu(device: str, name: str | None, gfx: str | None, data: dict) -> Gpu:
 
 def windows_adapters(run: Runner, found: Detected, data: dict) -> None:
     """AMD GPUs from Win32_VideoController's PnP device IDs; NVIDIA adapters noted only
-    (nvidia-smi says more)."""
+    (nvidia-smi says more). A tool that is missing, fails, hangs or prints nothing (wine's
+    powershell.exe is a stub that prints nothing) gives way to the next."""
     out = None
     for argv in WINDOWS_QUERIES:
         try:
             code, text = run(argv, TIMEOUT_S)
         except FileNotFoundError:
+            found.sources.append(f"{argv[0]}: not found")
             continue
         except subprocess.TimeoutExpired:
             found.notes.append(f"{argv[0]} did not answer within {TIMEOUT_S} s")
+            found.sources.append(f"{argv[0]}: timed out")
             continue
         except OSError as e:
             found.notes.append(f"{argv[0]} could not run: {e}")
+            found.sources.append(f"{argv[0]}: could not run")
             continue
-        if code == 0:
-            out = text
-            break
-        found.notes.append(f"{argv[0]} failed (exit {code})")
+        if code != 0:
+            found.notes.append(f"{argv[0]} failed (exit {code})")
+            found.sources.append(f"{argv[0]}: exit {code}")
+            continue
+        if not text.strip():
+            found.sources.append(f"{argv[0]}: printed nothing")
+            continue
+        out = text
+        found.sources.append(f"{argv[0]}: listed the display adapters")
+        break
     if out is None:
         found.notes.append("the display adapters could not be listed (PowerShell, wmic)")
         return
@@ -1113,13 +1145,25 @@ def windows_adapters(run: Runner, found: Detected, data: dict) -> None:
             continue
         seen = True
         vendor, device = match.group(1).lower(), match.group(2).lower()
-        name = line.split("|", 1)[1].strip() if "|" in line else None
+        if "|" in line:
+            name = line.split("|", 1)[1].strip()
+        elif "," in line:  # wmic /format:csv: Node,Name,PNPDeviceID or Node,PNPDeviceID,Name
+            cells = [c.strip() for c in line.split(",")]
+            name = next((c for c in cells[1:] if c and not PCI_ID.search(c)), "")
+        else:  # wmic's table (wine ignores /format:csv): Name, then PNPDeviceID
+            name = line[: match.start()].strip()
         if vendor == "1002":
             found.gpus.append(_amd_gpu(device, name or None, None, data))
-        elif vendor == "10de" and not any(g.vendor == "nvidia" for g in found.gpus):
+        elif vendor == "10de":
+            if not any(g.vendor == "nvidia" for g in found.gpus):
+                found.notes.append(
+                    f"an NVIDIA adapter ({name or '10de:' + device}) is there but nvidia-smi did "
+                    "not report it: install or repair the NVIDIA driver"
+                )
+        else:
             found.notes.append(
-                f"an NVIDIA adapter ({name or '10de:' + device}) is there but nvidia-smi did not "
-                "report it: install or repair the NVIDIA driver"
+                f"display adapter {name or 'without a name'} (PCI {vendor}:{device}) is not an "
+                "AMD or NVIDIA GPU"
             )
     if not seen:
         found.notes.append("no PCI display adapter listed")
@@ -1304,7 +1348,7 @@ def choose(
             return Answer(
                 SCHEMA_VERSION, plat, None, None, None, None,
                 f"no variant is built for {plat}", None, [asdict(g) for g in found.gpus],
-                reasons + found.notes,
+                reasons + found.notes, list(found.sources),
             )
         variant, build = cpu, cpu["builds"][0]
         said = reasons or found.notes or ["no GPU found"]
@@ -1323,6 +1367,7 @@ def choose(
         chosen_gpu,
         [asdict(g) for g in found.gpus],
         reasons + found.notes,
+        list(found.sources),
     )
 
 

@@ -4,8 +4,10 @@ use std::process::ExitCode;
 
 use anyhow::Result;
 
-pub fn run(json: bool) -> Result<ExitCode> {
-    let report = crate::doctor::examine();
+pub fn run(workspace: &crate::support::workspace::Workspace, json: bool) -> Result<ExitCode> {
+    let catalog = crate::variant::Catalog::load(&workspace.root, &[])?;
+    let coverage = crate::variant::coverage::of_catalog(&catalog)?;
+    let report = crate::doctor::examine(&coverage);
     if json {
         println!("{}", serde_json::to_string_pretty(&report)?);
     } else {

@@ -104,7 +104,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
             json,
             variant: None,
             ..
-        } => doctor::run(json),
+        } => doctor::run(workspace, json),
         Command::Doctor {
             variant: Some(variant),
             platform,

@@ -2,12 +2,16 @@
 //! and what to do next. Most failures in this field are environment failures with
 //! misleading messages; the checks here are the maintainers' findings (docs/gpu-setup.md).
 
+mod choice;
 mod facts;
 mod parse;
 mod verdict;
 
 use serde::Serialize;
 
+use crate::variant::coverage::Coverage;
+
+pub use choice::{Choice, Chosen, choose};
 pub use facts::{Facts, collect};
 pub use parse::{AmdGpu, NvidiaGpu, hipinfo, nvidia_smi_csv, nvidia_smi_cuda_version, rocminfo};
 pub use verdict::{Verdict, recommend};
@@ -18,9 +22,11 @@ pub struct Report {
     pub verdict: Verdict,
 }
 
-pub fn examine() -> Report {
+/// This machine's facts and the verdict on them; `coverage` is which GPUs each variant serves
+/// (`variant::coverage`, what `variants --json` prints and the selector's data is).
+pub fn examine(coverage: &Coverage) -> Report {
     let facts = collect();
-    let verdict = recommend(&facts);
+    let verdict = recommend(&facts, coverage);
     Report { facts, verdict }
 }
 
@@ -132,6 +138,9 @@ impl Report {
             if v.ready { "" } else { " (not ready yet)" },
             v.why
         ));
+        if let Some(requirement) = &v.requirement {
+            out.push_str(&format!("  wheel: {requirement}\n"));
+        }
         for note in &v.notes {
             out.push_str(&format!("  note: {}\n", note.replace('\n', "\n        ")));
         }

@@ -1,16 +1,23 @@
-//! From the facts to a verdict: the variant for this machine (gfx1010 → `rocm-gfx1010`,
-//! gfx1030 and newer → `rocm`, NVIDIA → `cuda`, else `cpu`), whether it can be built or used
-//! here, and the exact next steps.
+//! From the facts to a verdict: the variant the coverage names for this machine's GPUs (the
+//! selector's rule, `choice.rs`: gfx1010 → `rocm-gfx1010`, the `rocm` wheel's targets →
+//! `rocm` where it is built, NVIDIA → `cuda`, a GPU no build serves → `cpu` with why), whether
+//! it can be built or used here, and the exact next steps.
 
 use serde::Serialize;
 
+use super::choice::{self, Chosen};
 use super::facts::{DriverRuntime, Facts};
-use super::parse::AmdGpu;
+use super::parse::{AmdGpu, NvidiaGpu};
 use crate::sdk::hip::{self, HipInstall};
+use crate::variant::coverage::Coverage;
 
 #[derive(Debug, Clone, Serialize)]
 pub struct Verdict {
+    /// The variant's name, or `none` when no variant is built for this platform.
     pub variant: String,
+    /// Its wheel's local version (`cu12`, `rocm72`) and requirement, as the selector names them.
+    pub local_version: Option<String>,
+    pub requirement: Option<String>,
     /// Why this variant, in a sentence.
     pub why: String,
     /// Whether it can be built or used here as things are.
@@ -20,45 +27,59 @@ pub struct Verdict {
     pub notes: Vec<String>,
 }
 
-/// The targets the official ROCm wheel (and so the `rocm` variant) has kernels for.
-const ROCM_WHEEL_TARGETS: [&str; 8] = [
-    "gfx1030", "gfx1100", "gfx1101", "gfx1102", "gfx1150", "gfx1151", "gfx1200", "gfx1201",
-];
-
-pub fn recommend(f: &Facts) -> Verdict {
-    if !f.nvidia_gpus.is_empty() {
-        let mut v = cuda(f);
-        if !f.amd_gpus.is_empty() {
-            v.notes.push(format!(
-                "there is an AMD GPU too ({}); run with CUDA_VISIBLE_DEVICES to pick",
-                names(&f.amd_gpus)
-            ));
+pub fn recommend(f: &Facts, coverage: &Coverage) -> Verdict {
+    let choice = choice::choose(f, coverage);
+    let mut verdict = match (choice.variant.as_deref(), choice.gpu) {
+        (None, _) => Verdict {
+            variant: "none".into(),
+            local_version: None,
+            requirement: None,
+            why: format!("no variant is built for {}", choice.platform),
+            ready: false,
+            next_steps: Vec::new(),
+            notes: Vec::new(),
+        },
+        (Some("cuda"), Some(Chosen::Nvidia(i))) => cuda(f, &f.nvidia_gpus[i], &choice),
+        (Some("rocm-gfx1010"), Some(Chosen::Amd(i))) => rdna1(f, &f.amd_gpus[i]),
+        (Some("rocm"), Some(Chosen::Amd(i))) => rocm(f, &f.amd_gpus[i], &choice.platform),
+        (Some(other), Some(gpu)) => Verdict {
+            variant: other.into(),
+            local_version: None,
+            requirement: None,
+            why: format!(
+                "{} is served by {other}",
+                choice::describe(f, gpu, coverage)
+            ),
+            ready: true,
+            next_steps: vec![format!("build it: cargo xtask build --variant {other}")],
+            notes: Vec::new(),
+        },
+        (Some(_), None) => cpu(f, &choice),
+    };
+    verdict.local_version = choice.local_version.clone();
+    verdict.requirement = choice.requirement.clone();
+    if let Some(chosen) = choice.gpu {
+        let others = (0..f.nvidia_gpus.len())
+            .map(Chosen::Nvidia)
+            .chain((0..f.amd_gpus.len()).map(Chosen::Amd))
+            .filter(|g| *g != chosen);
+        for other in others {
+            verdict
+                .notes
+                .push(match choice.unused.iter().find(|(g, _)| *g == other) {
+                    Some((_, why)) => format!("also found: {why}"),
+                    None => format!(
+                        "also found: {}, served too; CUDA_VISIBLE_DEVICES or HIP_VISIBLE_DEVICES \
+                         picks the GPU an app uses",
+                        choice::describe(f, other, coverage)
+                    ),
+                });
         }
-        return v;
     }
-    if let Some(gpu) = f.amd_gpus.iter().find(|g| g.gfx.starts_with("gfx101")) {
-        return rdna1(f, gpu);
-    }
-    if let Some(gpu) = f.amd_gpus.iter().find(|g| rdna2_or_newer(&g.gfx)) {
-        return rocm(f, gpu);
-    }
-    cpu(f)
+    verdict
 }
 
-fn names(gpus: &[AmdGpu]) -> String {
-    gpus.iter()
-        .map(|g| format!("{} ({})", g.name, g.gfx))
-        .collect::<Vec<_>>()
-        .join(", ")
-}
-
-fn rdna2_or_newer(gfx: &str) -> bool {
-    let digits = gfx.trim_start_matches("gfx");
-    digits.len() == 4 && digits.as_bytes()[0] == b'1' && digits[..3] >= *"103"
-}
-
-fn cuda(f: &Facts) -> Verdict {
-    let gpu = &f.nvidia_gpus[0];
+fn cuda(f: &Facts, gpu: &NvidiaGpu, choice: &choice::Choice) -> Verdict {
     let driver_cuda = f.nvidia_driver_cuda.as_deref();
     let mut why = format!(
         "{} (compute capability {}), driver {}",
@@ -66,6 +87,15 @@ fn cuda(f: &Facts) -> Verdict {
     );
     if let Some(cuda) = driver_cuda {
         why.push_str(&format!(", which supports CUDA up to {cuda}"));
+    }
+    let label = choice.local_version.as_deref().unwrap_or("?");
+    if choice.how.as_deref() == Some("ptx") {
+        why.push_str(&format!(
+            "; the +{label} build runs on it through PTX, compiled by the driver at first use (a \
+             slow first start)"
+        ));
+    } else {
+        why.push_str(&format!("; the +{label} build has code for it"));
     }
     let mut next_steps = Vec::new();
     let old_driver = driver_cuda
@@ -106,6 +136,8 @@ fn cuda(f: &Facts) -> Verdict {
     }
     Verdict {
         variant: "cuda".into(),
+        local_version: None,
+        requirement: None,
         why,
         ready: !old_driver,
         next_steps,
@@ -161,6 +193,8 @@ fn rdna1(f: &Facts, gpu: &AmdGpu) -> Verdict {
     );
     let mut verdict = Verdict {
         variant: "rocm-gfx1010".into(),
+        local_version: None,
+        requirement: None,
         why,
         ready: false,
         next_steps: Vec::new(),
@@ -252,54 +286,80 @@ fn rdna1_install_steps(windows: bool, installs: &[HipInstall], needs: &hip::Need
     steps
 }
 
-fn rocm(f: &Facts, gpu: &AmdGpu) -> Verdict {
+fn rocm(f: &Facts, gpu: &AmdGpu, platform: &str) -> Verdict {
     let mut verdict = Verdict {
         variant: "rocm".into(),
+        local_version: None,
+        requirement: None,
         why: format!(
-            "{} is {} (RDNA 2 or newer), which the official ROCm 7.2 wheel supports",
+            "{} is {}, which the official ROCm 7.2 wheel has kernels for",
             gpu.name, gpu.gfx
         ),
-        ready: f.os == "windows",
+        ready: true,
         next_steps: Vec::new(),
         notes: Vec::new(),
     };
-    if !ROCM_WHEEL_TARGETS.contains(&gpu.gfx.as_str()) {
-        verdict.why = format!(
-            "{} is {} (RDNA 2 or newer); the official wheel has no kernels for {} itself, but \
-             for its family's first target",
-            gpu.name, gpu.gfx, gpu.gfx
-        );
-        verdict.notes.push(format!(
-            "{} is not in the wheel's targets ({}): rocBLAS may not find kernels for it",
-            gpu.gfx,
-            ROCM_WHEEL_TARGETS.join(", ")
-        ));
-    }
-    if f.os == "windows" {
-        verdict.next_steps.push(format!(
-            "build it: cargo xtask build --variant rocm --platform windows-x86_64 --gpu-targets {}",
-            gpu.gfx
-        ));
+    let target = if f.os == "windows" {
+        ""
+    } else {
+        " --platform windows-x86_64"
+    };
+    verdict.next_steps.push(format!(
+        "build it: cargo xtask build --variant rocm{target} --gpu-targets {}",
+        gpu.gfx
+    ));
+    if platform.starts_with("windows") {
         verdict.notes.push(
             "the rocm wheel carries its ROCm DLLs: no HIP SDK or HIP_PATH is needed".to_string(),
-        );
-    } else {
-        verdict.next_steps.push(
-            "the rocm variant is Windows-only for now; on Linux, install ROCm 7 and the \
-             official ctranslate2 ROCm wheel for Linux"
-                .to_string(),
         );
     }
     verdict
 }
 
-fn cpu(f: &Facts) -> Verdict {
-    let mut missing = Vec::new();
+/// `cpu`: no GPU, or none that a build serves here (each said with why, as the selector says
+/// it), with what would change that.
+fn cpu(f: &Facts, choice: &choice::Choice) -> Verdict {
+    let mut missing: Vec<String> = choice.unused.iter().map(|(_, why)| why.clone()).collect();
     if f.nvidia_gpus.is_empty() {
-        missing.push("no NVIDIA GPU (nvidia-smi is not installed or reports none)");
+        missing.push("no NVIDIA GPU (nvidia-smi is not installed or reports none)".into());
     }
     if f.amd_gpus.is_empty() {
-        missing.push("no AMD GPU (neither rocminfo nor hipinfo reports one)");
+        missing.push("no AMD GPU (neither rocminfo nor hipinfo reports one)".into());
+    }
+    let mut notes = Vec::new();
+    let mut first_steps = Vec::new();
+    for (gpu, why) in &choice.unused {
+        let elsewhere = choice.served_elsewhere.contains(gpu);
+        match *gpu {
+            Chosen::Nvidia(_) if elsewhere => {
+                if why.contains("needs NVIDIA driver") && first_steps.is_empty() {
+                    first_steps.push(
+                        "update the NVIDIA driver (the version above), then run cargo xtask \
+                         doctor again: the cuda variant is for this GPU"
+                            .to_string(),
+                    );
+                }
+            }
+            Chosen::Nvidia(i) => notes.push(format!(
+                "no release serves compute capability {cc}; a cuda build of your own can: \
+                 cargo xtask build --variant cuda --cuda-arch {cc} with a CUDA 12 toolkit (CUDA \
+                 13 dropped compute capabilities below 7.5)",
+                cc = f.nvidia_gpus[i].compute_capability
+            )),
+            Chosen::Amd(i) if elsewhere && f.os == "linux" => notes.push(format!(
+                "on Linux, ROCm 7 and the official ctranslate2 ROCm wheel for Linux may use {}",
+                f.amd_gpus[i].gfx
+            )),
+            Chosen::Amd(i) if f.amd_gpus[i].gfx.starts_with("gfx101") && !elsewhere => {
+                notes.push(format!(
+                    "no release serves {gfx}; rocm-gfx1010 builds for one RDNA 1 target, so a \
+                     build of your own may: cargo xtask build --variant rocm-gfx1010 \
+                     --gpu-targets {gfx} (untested)",
+                    gfx = f.amd_gpus[i].gfx
+                ))
+            }
+            Chosen::Amd(_) => {}
+        }
     }
     // Windows builds compile with MSVC x64 only (variants/defaults.toml names cl).
     let msvc = f
@@ -332,15 +392,18 @@ fn cpu(f: &Facts) -> Verdict {
                 .to_string(),
         );
     }
+    first_steps.extend(next_steps);
     Verdict {
         variant: "cpu".into(),
+        local_version: None,
+        requirement: None,
         why: format!(
             "{}: the cpu build (oneDNN + OpenMP) is what runs here",
             missing.join(", and ")
         ),
         ready: true,
-        next_steps,
-        notes: Vec::new(),
+        next_steps: first_steps,
+        notes,
     }
 }
 
@@ -374,6 +437,20 @@ mod cuda_tests {
     }
 
     const CL: &str = "Microsoft (R) C/C++ Optimizing Compiler Version 19.44.35207 for x64";
+
+    fn cuda(f: &Facts) -> Verdict {
+        let choice = choice::Choice {
+            platform: "windows-x86_64".into(),
+            variant: Some("cuda".into()),
+            local_version: Some("cu12".into()),
+            requirement: Some("ctranslate2==4.7.1+cu12".into()),
+            how: Some("native".into()),
+            gpu: Some(Chosen::Nvidia(0)),
+            unused: Vec::new(),
+            served_elsewhere: Vec::new(),
+        };
+        super::cuda(f, &f.nvidia_gpus[0], &choice)
+    }
 
     #[test]
     fn a_cuda_that_cannot_compile_with_this_msvc_is_said_instead_of_build_it() {

@@ -3,7 +3,9 @@
 //! `variants --json` / `--markdown` print now (`CT2V_UPDATE_SELECTOR=1` rewrites both); the
 //! selector passes its fixtures (xtask/tests/python/, recorded outputs in
 //! xtask/tests/data/gpu_select/) under the system python3; bad variant data is refused with
-//! the file named; `release` writes `variants.json` into the manifest and SHA256SUMS.
+//! the file named; `release` writes `variants.json` into the manifest and SHA256SUMS; `doctor`
+//! names what the selector names on every card; the selector answers `cpu` cleanly in
+//! python.org's Windows CPython under wine 8.
 
 use std::fs;
 use std::path::Path;
@@ -232,4 +234,341 @@ fn a_release_carries_its_selector_data() {
     );
     let answer: serde_json::Value = serde_json::from_slice(&answer.stdout).unwrap();
     assert_eq!(answer["requirement"], "ctranslate2==4.7.1+cpu");
+}
+
+/// A GPU as both tools see it: the doctor's facts (nvidia-smi's query, rocminfo/hipinfo's gfx)
+/// and the selector's recorded outputs (nvidia-smi's query, the PnP device ID on Windows, the
+/// PCI IDs in sysfs on Linux).
+#[derive(Debug, Clone)]
+enum Gpu {
+    Nvidia { cc: String, driver: String },
+    Amd { gfx: String },
+}
+
+/// The selector's answer (`--json`) on `platform` for a machine with `gpus`: a fake
+/// `nvidia-smi` and `powershell.exe` on a PATH of their own, a sysfs tree as `--root`.
+fn selector_answer(
+    python: &Path,
+    platform: &str,
+    gpus: &[Gpu],
+    pci: &dyn Fn(&str) -> String,
+) -> serde_json::Value {
+    let dir = tempfile::tempdir().unwrap();
+    let bin = dir.path().join("bin");
+    let root = dir.path().join("root");
+    fs::create_dir_all(&bin).unwrap();
+    fs::create_dir_all(&root).unwrap();
+    let fake = |name: &str, text: &str| {
+        use std::os::unix::fs::PermissionsExt;
+        let out = bin.join(format!("{name}.out"));
+        fs::write(&out, text).unwrap();
+        let script = bin.join(name);
+        fs::write(
+            &script,
+            format!("#!/bin/sh\nexec /bin/cat '{}'\n", out.display()),
+        )
+        .unwrap();
+        fs::set_permissions(&script, fs::Permissions::from_mode(0o755)).unwrap();
+    };
+    let smi: String = gpus
+        .iter()
+        .filter_map(|g| match g {
+            Gpu::Nvidia { cc, driver } => Some(format!("NVIDIA Test {cc}, {cc}, {driver}\n")),
+            Gpu::Amd { .. } => None,
+        })
+        .collect();
+    if !smi.is_empty() {
+        fake("nvidia-smi", &smi);
+    }
+    let amd: Vec<String> = gpus
+        .iter()
+        .filter_map(|g| match g {
+            Gpu::Amd { gfx } => Some(pci(gfx)),
+            Gpu::Nvidia { .. } => None,
+        })
+        .collect();
+    if platform.starts_with("windows") {
+        let lines: String = amd
+            .iter()
+            .map(|d| {
+                format!(
+                    "PCI\\VEN_1002&DEV_{}&SUBSYS_0&REV_00\\6&0|AMD Test\r\n",
+                    d.to_uppercase()
+                )
+            })
+            .collect();
+        fake(
+            "powershell.exe",
+            &format!("ROOT\\BASICDISPLAY\\0000|Microsoft Basic Display Adapter\r\n{lines}"),
+        );
+    } else {
+        for (n, device) in amd.iter().enumerate() {
+            let card = root.join(format!("sys/class/drm/card{n}/device"));
+            fs::create_dir_all(&card).unwrap();
+            fs::write(card.join("vendor"), "0x1002\n").unwrap();
+            fs::write(card.join("device"), format!("0x{device}\n")).unwrap();
+        }
+    }
+    let out = Command::new(python)
+        .arg("-B")
+        .arg(repo_root().join(SELECTOR))
+        .args(["--json", "--platform", platform, "--root"])
+        .arg(&root)
+        .env("PATH", &bin)
+        .env("PYTHONDONTWRITEBYTECODE", "1")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+/// The doctor's verdict and the selector's answer name the same variant and build for every
+/// card of the coverage table, on every platform a variant is built for, and for a few
+/// machines with several GPUs, an old driver or none; an unserved card is "not served yet" in
+/// the doctor's words, with the reason.
+#[test]
+fn the_doctor_and_the_selector_agree_on_every_card() {
+    use xtask::doctor::{AmdGpu, Chosen, Facts, NvidiaGpu, recommend};
+    // The interpreter itself (a pyenv shim needs a PATH the selector's runs do not have).
+    let python = Command::new("python3")
+        .args(["-c", "import sys; print(sys.executable)"])
+        .output()
+        .ok()
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+        .filter(|p| !p.is_empty());
+    let Some(python) = python.map(std::path::PathBuf::from) else {
+        eprintln!("skipped: no python3");
+        return;
+    };
+    let catalog = xtask::variant::Catalog::load(&repo_root(), &[]).unwrap();
+    let coverage = xtask::variant::coverage::of_catalog(&catalog).unwrap();
+    let pci = |gfx: &str| -> String {
+        coverage
+            .amd_pci_ids
+            .devices
+            .iter()
+            .find(|d| d.gfx == gfx)
+            .unwrap_or_else(|| panic!("no PCI ID for {gfx}"))
+            .device
+            .clone()
+    };
+    let nvidia = |cc: &str, driver: &str| Gpu::Nvidia {
+        cc: cc.into(),
+        driver: driver.into(),
+    };
+    let amd = |gfx: &str| Gpu::Amd { gfx: gfx.into() };
+    let mut machines: Vec<Vec<Gpu>> = coverage
+        .cards
+        .iter()
+        .map(|card| {
+            vec![if card.vendor == "NVIDIA" {
+                nvidia(&card.target, "999.99")
+            } else {
+                amd(&card.target)
+            }]
+        })
+        .collect();
+    assert!(machines.len() > 20, "{}", machines.len());
+    machines.extend([
+        vec![],
+        vec![nvidia("8.6", "500.10")],
+        vec![nvidia("5.2", "999.99"), amd("gfx1010")],
+        vec![nvidia("8.6", "999.99"), amd("gfx1032")],
+        vec![nvidia("12.0", "999.99"), amd("gfx1100")],
+        vec![amd("gfx1103"), amd("gfx1100")],
+        vec![amd("gfx1151"), amd("gfx1100")],
+        vec![amd("gfx1032"), amd("gfx1030")],
+    ]);
+    let platforms: std::collections::BTreeSet<&str> = coverage
+        .variants
+        .iter()
+        .flat_map(|v| v.platforms.iter().map(String::as_str))
+        .collect();
+    let mut compared = 0;
+    for platform in platforms {
+        let (os, arch) = platform.split_once('-').unwrap();
+        for gpus in &machines {
+            let facts = Facts {
+                os: os.into(),
+                arch: arch.into(),
+                nvidia_gpus: gpus
+                    .iter()
+                    .filter_map(|g| match g {
+                        Gpu::Nvidia { cc, driver } => Some(NvidiaGpu {
+                            name: format!("NVIDIA Test {cc}"),
+                            compute_capability: cc.clone(),
+                            driver: driver.clone(),
+                            memory: "8192 MiB".into(),
+                        }),
+                        Gpu::Amd { .. } => None,
+                    })
+                    .collect(),
+                amd_gpus: gpus
+                    .iter()
+                    .filter_map(|g| match g {
+                        Gpu::Amd { gfx } => Some(AmdGpu {
+                            name: "AMD Test".into(),
+                            gfx: gfx.clone(),
+                            arch: gfx.clone(),
+                        }),
+                        Gpu::Nvidia { .. } => None,
+                    })
+                    .collect(),
+                ..Facts::default()
+            };
+            let verdict = recommend(&facts, &coverage);
+            let answer = selector_answer(&python, platform, gpus, &pci);
+            let what = format!("{gpus:?} on {platform}: doctor {verdict:#?}\nselector {answer:#}");
+            assert_eq!(
+                answer["variant"].as_str(),
+                Some(verdict.variant.as_str()),
+                "{what}"
+            );
+            assert_eq!(
+                answer["local_version"].as_str(),
+                verdict.local_version.as_deref(),
+                "{what}"
+            );
+            assert_eq!(
+                answer["requirement"].as_str(),
+                verdict.requirement.as_deref(),
+                "{what}"
+            );
+            // The same GPU, of several.
+            let chosen = match xtask::doctor::choose(&facts, &coverage).gpu {
+                Some(Chosen::Nvidia(i)) => Some(facts.nvidia_gpus[i].compute_capability.clone()),
+                Some(Chosen::Amd(i)) => Some(facts.amd_gpus[i].gfx.clone()),
+                None => None,
+            };
+            let answered = ["compute_capability", "gfx"]
+                .iter()
+                .find_map(|k| answer["gpu"][k].as_str().map(str::to_string));
+            assert_eq!(answered, chosen, "{what}");
+            let reasons: Vec<&str> = answer["reasons"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter_map(|r| r.as_str())
+                .collect();
+            let said = format!("{}\n{}", verdict.why, verdict.notes.join("\n"));
+            for reason in &reasons {
+                if reason.ends_with("no variant serves it yet") {
+                    assert!(said.contains("not served yet: no build has"), "{what}");
+                }
+                if let Some((_, problem)) = reason.split_once("): ")
+                    && (problem.contains("is built for") || problem.contains("needs NVIDIA driver"))
+                {
+                    assert!(said.contains(problem), "`{problem}`: {what}");
+                }
+            }
+            compared += 1;
+        }
+    }
+    assert!(compared >= 2 * machines.len(), "{compared}");
+}
+
+/// NETWORK TEST (the interpreter, once into the shared cache): the selector in python.org's
+/// Windows CPython 3.12 under wine 8, in a prefix of its own. Wine has no NVIDIA driver, and
+/// the display adapter it lists is not a GPU any variant serves, so the answer is `cpu` with
+/// the reason, no traceback, in bounded time; `sources` says which detection path ran (under
+/// wine 8: no nvidia-smi, a powershell.exe stub that prints nothing, then wmic's UTF-16 table).
+#[test]
+fn the_selector_answers_cpu_in_the_windows_python_under_wine() {
+    use std::time::{Duration, Instant};
+    use xtask::check::winpython::{Session, wine::windows_path};
+    crate::needs_network!(&["files.pythonhosted.org:443"]);
+    if !crate::common::mingw::available(true)
+        || crate::common::skip::missing_from_path("osslsigncode", "apt-get install osslsigncode")
+    {
+        return;
+    }
+    let workspace = xtask::support::workspace::Workspace::locate(
+        Some(repo_root()),
+        Some(crate::common::winwheels::cache_dir()),
+    )
+    .unwrap();
+    let work = tempfile::tempdir().unwrap();
+    let options = xtask::inputs::download::Options {
+        progress: false,
+        ..Default::default()
+    };
+    let session = Session::start(&workspace, "3.12", work.path(), &options).unwrap();
+    let limit = Duration::from_secs(180);
+    let guard = session.wine.watchdog(limit);
+    let started = Instant::now();
+    let out = Command::new("wine")
+        .arg(session.python.python_exe())
+        .arg(windows_path(&repo_root().join(SELECTOR)))
+        .arg("--json")
+        .envs(session.env())
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    let took = started.elapsed();
+    assert!(!guard.fired(), "stopped after {} s", limit.as_secs());
+    drop(guard);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let both = format!("stdout:\n{stdout}\nstderr:\n{stderr}");
+    assert!(out.status.success(), "{both}");
+    assert!(!stderr.contains("Traceback"), "{both}");
+    let answer: serde_json::Value = serde_json::from_str(&stdout).expect(&both);
+    assert_eq!(answer["platform"], "windows-x86_64", "{both}");
+    assert_eq!(answer["variant"], "cpu", "{both}");
+    assert_eq!(answer["gpu"], serde_json::Value::Null, "{both}");
+    assert!(
+        answer["requirement"]
+            .as_str()
+            .is_some_and(|r| r.starts_with("ctranslate2==") && r.ends_with("+cpu")),
+        "{both}"
+    );
+    let sentence = answer["sentence"].as_str().unwrap();
+    assert!(
+        sentence.ends_with("; cpu") && sentence.len() > "; cpu".len(),
+        "{both}"
+    );
+    let reasons: Vec<&str> = answer["reasons"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|r| r.as_str())
+        .collect();
+    assert!(
+        reasons.contains(&"nvidia-smi not found (no NVIDIA driver)"),
+        "{both}"
+    );
+    let sources: Vec<&str> = answer["sources"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|s| s.as_str())
+        .collect();
+    eprintln!(
+        "the selector under wine answered in {:.1} s; detection path: {}",
+        took.as_secs_f64(),
+        sources.join(" -> ")
+    );
+    assert_eq!(sources.first(), Some(&"nvidia-smi: not found"), "{both}");
+    // The adapters were listed by one of the two tools, or the answer says they could not be.
+    let listed = sources
+        .iter()
+        .any(|s| s.ends_with(": listed the display adapters"));
+    if listed {
+        assert!(
+            reasons
+                .iter()
+                .any(|r| r.contains("is not an AMD or NVIDIA GPU")
+                    || r.contains("no PCI display adapter")),
+            "{both}"
+        );
+    } else {
+        assert!(
+            reasons.iter().any(|r| r.contains("could not be listed")),
+            "{both}"
+        );
+    }
 }

@@ -161,6 +161,30 @@ class AmdWindows(unittest.TestCase):
         a = pick("windows", **{"powershell.exe": subprocess.TimeoutExpired("powershell.exe", 10)})
         self.assertIn("powershell.exe did not answer", a.sentence)
 
+    def test_under_wine_an_empty_powershell_gives_way_to_wmic_in_utf_16(self):
+        # Recorded under wine 8: its powershell.exe is a stub that prints nothing and exits 0;
+        # its wmic ignores /format:csv and writes a UTF-16 table into a pipe.
+        raw = (FIXTURES / "windows" / "wmic-wine8.txt").read_bytes()
+        self.assertTrue(raw.startswith(b"\xff\xfe"))
+        text = sel.decode_output(raw)
+        self.assertIn("VideoController1", text)
+        a = pick("windows", **{"powershell.exe": (0, ""), "wmic": text})
+        self.assertEqual(a.variant, "cpu", a.sentence)
+        self.assertIn(
+            "display adapter VideoController1 (PCI 0000:0000) is not an AMD or NVIDIA GPU", a.sentence
+        )
+        self.assertEqual(
+            a.sources,
+            ["nvidia-smi: not found", "powershell.exe: printed nothing", "wmic: listed the display adapters"],
+        )
+
+    def test_output_is_decoded_whatever_its_encoding(self):
+        self.assertEqual(sel.decode_output("PCI\\VEN_1002".encode("utf-16")), "PCI\\VEN_1002")
+        self.assertEqual(sel.decode_output("ab\r\n".encode("utf-16-le")), "ab\r\n")
+        self.assertEqual(sel.decode_output("Radeon™".encode("utf-8")), "Radeon™")
+        self.assertEqual(sel.decode_output(b""), "")
+        self.assertTrue(sel.decode_output(b"Radeon\x99 8.6"))  # a code page's byte: no error
+
     def test_an_nvidia_adapter_without_nvidia_smi_says_to_install_the_driver(self):
         a = self.win("nvidia-only.txt")
         self.assertEqual(a.variant, "cpu")

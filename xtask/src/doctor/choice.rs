@@ -1,0 +1,272 @@
+//! The variant this machine's GPUs get from the coverage (`variant::coverage`), by the rule of
+//! the selector an app runs (`xtask/python/ct2_variant_select.py`), so the doctor and the
+//! selector name the same build: tests/it/gpu_select.rs compares them on every card.
+//!
+//! The rule: each GPU's options are the builds that serve it on this platform (an NVIDIA
+//! driver at least the build's minimum); of all options, one served natively before one
+//! through PTX, a discrete GPU before an integrated one, then the lowest CUDA major; the first
+//! such wins (NVIDIA GPUs are looked at before AMD ones). No option: `cpu`, with why each GPU is
+//! not used; no `cpu` for this platform: no variant.
+
+use serde::Serialize;
+
+use super::facts::Facts;
+use crate::variant::coverage::{BuildCoverage, Coverage, VariantCoverage, serves_cc};
+
+/// Which GPU of the facts was chosen.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(tag = "vendor", content = "index", rename_all = "lowercase")]
+pub enum Chosen {
+    Nvidia(usize),
+    Amd(usize),
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Choice {
+    /// `linux-x86_64`, from the facts' OS and architecture.
+    pub platform: String,
+    /// `None`: no variant is built for this platform.
+    pub variant: Option<String>,
+    pub local_version: Option<String>,
+    pub requirement: Option<String>,
+    /// `native` or `ptx` when a GPU was chosen.
+    pub how: Option<String>,
+    pub gpu: Option<Chosen>,
+    /// Each GPU that is not used, and why (`NAME (gfx1032, RDNA 2): not served yet: …`).
+    pub unused: Vec<(Chosen, String)>,
+    /// The unused GPUs whose only obstacle is this platform or the driver: a variant serves
+    /// them elsewhere or with a newer driver.
+    pub served_elsewhere: Vec<Chosen>,
+}
+
+struct Candidate<'a> {
+    gpu: Chosen,
+    variant: &'a VariantCoverage,
+    build: &'a BuildCoverage,
+    how: &'static str,
+    integrated: bool,
+}
+
+impl Candidate<'_> {
+    fn rank(&self) -> (bool, bool, i64) {
+        let cuda = self.build.nvidia.as_ref().map_or(0, |n| n.cuda_major);
+        (self.how == "native", !self.integrated, -i64::from(cuda))
+    }
+}
+
+/// `560.94` → `[560, 94]`: the digit runs, compared as the selector compares them.
+fn version_key(text: &str) -> Vec<u64> {
+    text.split(|c: char| !c.is_ascii_digit())
+        .filter(|p| !p.is_empty())
+        .filter_map(|p| p.parse().ok())
+        .collect()
+}
+
+/// How the selector describes a GPU: `NAME (compute capability X, driver Y)` or
+/// `NAME (gfx1032, RDNA 2)`.
+pub fn describe(f: &Facts, gpu: Chosen, coverage: &Coverage) -> String {
+    match gpu {
+        Chosen::Nvidia(i) => {
+            let g = &f.nvidia_gpus[i];
+            format!(
+                "{} (compute capability {}, driver {})",
+                g.name, g.compute_capability, g.driver
+            )
+        }
+        Chosen::Amd(i) => {
+            let g = &f.amd_gpus[i];
+            match card_of(coverage, &g.gfx) {
+                Some(card) => format!("{} ({}, {})", g.name, g.gfx, card.generation),
+                None => format!("{} ({})", g.name, g.gfx),
+            }
+        }
+    }
+}
+
+fn card_of<'a>(coverage: &'a Coverage, target: &str) -> Option<&'a crate::variant::coverage::Card> {
+    coverage.cards.iter().find(|c| c.target == target)
+}
+
+/// Why no build serves `gpu` at all, with what the builds do serve.
+fn not_served(f: &Facts, gpu: Chosen, coverage: &Coverage) -> String {
+    let builds = coverage
+        .variants
+        .iter()
+        .flat_map(|v| v.builds.iter().map(move |b| (v, b)));
+    match gpu {
+        Chosen::Nvidia(i) => {
+            let from: Vec<String> = builds
+                .filter_map(|(v, b)| {
+                    let n = b.nvidia.as_ref()?;
+                    Some(format!("{} +{} from {}", v.name, b.local_version, n.cc_min))
+                })
+                .collect();
+            format!(
+                "not served yet: no build has code for compute capability {} ({})",
+                f.nvidia_gpus[i].compute_capability,
+                if from.is_empty() {
+                    "no variant is for NVIDIA GPUs".to_string()
+                } else {
+                    from.join(", ")
+                }
+            )
+        }
+        Chosen::Amd(i) => {
+            let has: Vec<String> = builds
+                .filter_map(|(v, b)| {
+                    let a = b.amd.as_ref()?;
+                    Some(format!("{}: {}", v.name, a.gfx.join(", ")))
+                })
+                .collect();
+            format!(
+                "not served yet: no build has kernels for {} ({})",
+                f.amd_gpus[i].gfx,
+                if has.is_empty() {
+                    "no variant is for AMD GPUs".to_string()
+                } else {
+                    has.join("; ")
+                }
+            )
+        }
+    }
+}
+
+fn options<'a>(
+    f: &Facts,
+    gpu: Chosen,
+    platform: &str,
+    coverage: &'a Coverage,
+    problems: &mut Vec<String>,
+) -> Vec<Candidate<'a>> {
+    let os = platform.split('-').next().unwrap_or_default();
+    let mut found = Vec::new();
+    for variant in &coverage.variants {
+        let built_here = variant.platforms.iter().any(|p| p == platform);
+        for build in &variant.builds {
+            match gpu {
+                Chosen::Nvidia(i) => {
+                    let g = &f.nvidia_gpus[i];
+                    let Some(nvidia) = &build.nvidia else {
+                        continue;
+                    };
+                    let Some(how) = serves_cc(nvidia, &g.compute_capability) else {
+                        continue;
+                    };
+                    if !built_here {
+                        problems.push(format!("`{}` is not built for {platform}", variant.name));
+                        continue;
+                    }
+                    let need = match os {
+                        "windows" => Some(&nvidia.driver_min_windows),
+                        "linux" => Some(&nvidia.driver_min_linux),
+                        _ => None,
+                    };
+                    if let Some(need) = need
+                        && version_key(&g.driver) < version_key(need)
+                    {
+                        let mut os_name = os.to_string();
+                        os_name[..1].make_ascii_uppercase();
+                        problems.push(format!(
+                            "`{}` +{} needs NVIDIA driver >= {need} on {os_name}, this one is {}: \
+                             update it",
+                            variant.name, build.local_version, g.driver
+                        ));
+                        continue;
+                    }
+                    found.push(Candidate {
+                        gpu,
+                        variant,
+                        build,
+                        how,
+                        integrated: false,
+                    });
+                }
+                Chosen::Amd(i) => {
+                    let g = &f.amd_gpus[i];
+                    if !build.amd.as_ref().is_some_and(|a| a.gfx.contains(&g.gfx)) {
+                        continue;
+                    }
+                    if !built_here {
+                        let shown = if variant.platforms.is_empty() {
+                            "no platform".to_string()
+                        } else {
+                            variant.platforms.join(", ")
+                        };
+                        problems.push(format!(
+                            "`{}` serves it but is built for {shown} only",
+                            variant.name
+                        ));
+                        continue;
+                    }
+                    found.push(Candidate {
+                        gpu,
+                        variant,
+                        build,
+                        how: "native",
+                        integrated: card_of(coverage, &g.gfx).is_some_and(|c| c.integrated),
+                    });
+                }
+            }
+        }
+    }
+    found
+}
+
+/// The variant for the GPUs of `f` on its platform, as the selector chooses.
+pub fn choose(f: &Facts, coverage: &Coverage) -> Choice {
+    let platform = format!("{}-{}", f.os, f.arch);
+    let gpus = (0..f.nvidia_gpus.len())
+        .map(Chosen::Nvidia)
+        .chain((0..f.amd_gpus.len()).map(Chosen::Amd));
+    let mut all = Vec::new();
+    let mut unused = Vec::new();
+    let mut served_elsewhere = Vec::new();
+    for gpu in gpus {
+        let mut problems = Vec::new();
+        let mine = options(f, gpu, &platform, coverage, &mut problems);
+        if mine.is_empty() {
+            let why = if problems.is_empty() {
+                not_served(f, gpu, coverage)
+            } else {
+                served_elsewhere.push(gpu);
+                problems.join("; ")
+            };
+            unused.push((gpu, format!("{}: {why}", describe(f, gpu, coverage))));
+        }
+        all.extend(mine);
+    }
+    // The first of the best, as Python's max() keeps it.
+    let mut best: Option<&Candidate> = None;
+    for option in &all {
+        if best.is_none_or(|b| option.rank() > b.rank()) {
+            best = Some(option);
+        }
+    }
+    if let Some(best) = best {
+        return Choice {
+            platform,
+            variant: Some(best.variant.name.clone()),
+            local_version: Some(best.build.local_version.clone()),
+            requirement: Some(best.build.requirement.clone()),
+            how: Some(best.how.to_string()),
+            gpu: Some(best.gpu),
+            unused,
+            served_elsewhere,
+        };
+    }
+    let cpu = coverage
+        .variants
+        .iter()
+        .find(|v| v.name == "cpu" && v.platforms.contains(&platform))
+        .and_then(|v| v.builds.first());
+    Choice {
+        variant: cpu.map(|_| "cpu".to_string()),
+        local_version: cpu.map(|b| b.local_version.clone()),
+        requirement: cpu.map(|b| b.requirement.clone()),
+        platform,
+        how: None,
+        gpu: None,
+        unused,
+        served_elsewhere,
+    }
+}
