@@ -567,8 +567,17 @@ fn each_lane_builds_its_own_native_jobs_then_its_wheels() {
     assert_eq!(names.len(), every["include"].as_array().unwrap().len());
 
     let build = yaml(&format!("{WORKFLOWS}/build.yml"));
-    let run = run_of(&steps(&build["jobs"]["matrix"])[2]).to_string();
+    let matrix_steps = steps(&build["jobs"]["matrix"]);
+    let at = |id_or_run: &str| {
+        matrix_steps
+            .iter()
+            .position(|s| s["id"] == id_or_run || run_of(s).contains(id_or_run))
+            .unwrap_or_else(|| panic!("no step `{id_or_run}` in build.yml's matrix job"))
+    };
+    let run = run_of(&matrix_steps[at("matrix")]).to_string();
     assert!(run.contains("for lane in main gpu"), "{run}");
+    // Version facts are checked against upstream before any build is asked for.
+    assert!(at("cargo xtask upstream --check") < at("matrix"));
     for lane in ["main", "gpu"] {
         let job = &build["jobs"][lane];
         assert_eq!(job["uses"], "./.github/workflows/lane.yml");
