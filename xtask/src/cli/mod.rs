@@ -395,12 +395,16 @@ pub enum Command {
         long_about = "Start CTranslate2 VERSION from the previous version's file: write \
                       variants/ctranslate2/VERSION.toml with every URL and wheel path that names \
                       the old version renamed (their pins dropped) and [source] set to --source \
-                      (a ct2rs crate's CTranslate2 folder is found by itself), copy each patch \
-                      series to patches/ctranslate2-VERSION/, then pin every input that can be \
-                      reached (as `pin` does), run `patch --check` for the variants with a series, \
-                      and print what is left to do by hand. Nothing is replaced: an existing \
-                      version file stops it.",
-        after_help = "Examples:\n  cargo xtask bump --ctranslate2 4.8.5 \\\n      --source https://static.crates.io/crates/ct2rs/ct2rs-0.10.4.crate\n  \
+                      (a ct2rs crate's CTranslate2 folder is found by itself) or, with --from-tag, \
+                      to the tag's GitHub archive plus one archive per submodule at the commit the \
+                      tag records (read through GitHub's API), copy each patch series to \
+                      patches/ctranslate2-VERSION/, then pin every input that can be reached (as \
+                      `pin` does), run `patch --check` for the variants with a series, print the \
+                      facts the new version's own tree declares next to ours (as `upstream \
+                      --check` does), and print what is left to do by hand. Nothing is replaced: \
+                      an existing version file stops it.",
+        after_help = "Examples:\n  cargo xtask bump --ctranslate2 4.8.5 --from-tag v4.8.5\n  \
+                      cargo xtask bump --ctranslate2 4.8.5 \\\n      --source https://static.crates.io/crates/ct2rs/ct2rs-0.10.4.crate\n  \
                       cargo xtask bump --ctranslate2 4.9.0 --no-pin\n\n\
                       Exit codes: 0 the version is ready to build, 1 something is left to do by \
                       hand (listed), 2 bad input."
