@@ -158,7 +158,116 @@ DATA = json.loads(r"""
           "amd": {
             "gfx": [
               "gfx1010"
-            ]
+            ],
+            "hip_sdk": "6.2"
+          }
+        }
+      ]
+    },
+    {
+      "name": "rocm-gfx1012",
+      "description": "AMD RDNA 1 Navi 14 and 12 (RX 5500 XT gfx1012, Pro 5600M gfx1011): from source against HIP SDK 6.2 with the community rocBLAS",
+      "ctranslate2": "4.7.1",
+      "platforms": [
+        "linux-x86_64",
+        "windows-x86_64"
+      ],
+      "builds": [
+        {
+          "local_version": "gfx1012",
+          "requirement": "ctranslate2==4.7.1+gfx1012",
+          "amd": {
+            "gfx": [
+              "gfx1011",
+              "gfx1012"
+            ],
+            "hip_sdk": "6.2"
+          }
+        }
+      ]
+    },
+    {
+      "name": "rocm-gfx1031",
+      "description": "AMD RDNA 2 Navi 22 (RX 6700 XT, gfx1031): from source against HIP SDK 6.2 with the community rocBLAS",
+      "ctranslate2": "4.7.1",
+      "platforms": [
+        "linux-x86_64",
+        "windows-x86_64"
+      ],
+      "builds": [
+        {
+          "local_version": "gfx1031",
+          "requirement": "ctranslate2==4.7.1+gfx1031",
+          "amd": {
+            "gfx": [
+              "gfx1031"
+            ],
+            "hip_sdk": "6.2"
+          }
+        }
+      ]
+    },
+    {
+      "name": "rocm-gfx1032",
+      "description": "AMD RDNA 2 Navi 23 (RX 6600, gfx1032): from source against HIP SDK 6.2 with the community rocBLAS",
+      "ctranslate2": "4.7.1",
+      "platforms": [
+        "linux-x86_64",
+        "windows-x86_64"
+      ],
+      "builds": [
+        {
+          "local_version": "gfx1032",
+          "requirement": "ctranslate2==4.7.1+gfx1032",
+          "amd": {
+            "gfx": [
+              "gfx1032"
+            ],
+            "hip_sdk": "6.2"
+          }
+        }
+      ]
+    },
+    {
+      "name": "rocm-gfx1034",
+      "description": "AMD RDNA 2 Navi 24 and iGPUs (RX 6500 XT gfx1034, 680M gfx1035, Ryzen 7000 gfx1036): from source against HIP SDK 6.2 with the community rocBLAS",
+      "ctranslate2": "4.7.1",
+      "platforms": [
+        "linux-x86_64",
+        "windows-x86_64"
+      ],
+      "builds": [
+        {
+          "local_version": "gfx1034",
+          "requirement": "ctranslate2==4.7.1+gfx1034",
+          "amd": {
+            "gfx": [
+              "gfx1034",
+              "gfx1035",
+              "gfx1036"
+            ],
+            "hip_sdk": "6.2"
+          }
+        }
+      ]
+    },
+    {
+      "name": "rocm-gfx1103",
+      "description": "AMD RDNA 3 iGPUs (Radeon 780M, gfx1103): from source against HIP SDK 6.2 with the community rocBLAS",
+      "ctranslate2": "4.7.1",
+      "platforms": [
+        "linux-x86_64",
+        "windows-x86_64"
+      ],
+      "builds": [
+        {
+          "local_version": "gfx1103",
+          "requirement": "ctranslate2==4.7.1+gfx1103",
+          "amd": {
+            "gfx": [
+              "gfx1103"
+            ],
+            "hip_sdk": "6.2"
           }
         }
       ]
@@ -376,7 +485,13 @@ DATA = json.loads(r"""
       "target": "gfx1011",
       "products": "Radeon Pro V520, Pro 5600M",
       "integrated": false,
-      "served_by": []
+      "served_by": [
+        {
+          "variant": "rocm-gfx1012",
+          "local_version": "gfx1012",
+          "how": "native"
+        }
+      ]
     },
     {
       "vendor": "AMD",
@@ -384,7 +499,13 @@ DATA = json.loads(r"""
       "target": "gfx1012",
       "products": "RX 5500 XT, 5500, 5300",
       "integrated": false,
-      "served_by": []
+      "served_by": [
+        {
+          "variant": "rocm-gfx1012",
+          "local_version": "gfx1012",
+          "how": "native"
+        }
+      ]
     },
     {
       "vendor": "AMD",
@@ -406,7 +527,13 @@ DATA = json.loads(r"""
       "target": "gfx1031",
       "products": "RX 6750 XT, 6700 XT, 6700",
       "integrated": false,
-      "served_by": []
+      "served_by": [
+        {
+          "variant": "rocm-gfx1031",
+          "local_version": "gfx1031",
+          "how": "native"
+        }
+      ]
     },
     {
       "vendor": "AMD",
@@ -414,7 +541,13 @@ DATA = json.loads(r"""
       "target": "gfx1032",
       "products": "RX 6650 XT, 6600 XT, 6600",
       "integrated": false,
-      "served_by": []
+      "served_by": [
+        {
+          "variant": "rocm-gfx1032",
+          "local_version": "gfx1032",
+          "how": "native"
+        }
+      ]
     },
     {
       "vendor": "AMD",
@@ -430,7 +563,13 @@ DATA = json.loads(r"""
       "target": "gfx1034",
       "products": "RX 6500 XT, 6400",
       "integrated": false,
-      "served_by": []
+      "served_by": [
+        {
+          "variant": "rocm-gfx1034",
+          "local_version": "gfx1034",
+          "how": "native"
+        }
+      ]
     },
     {
       "vendor": "AMD",
@@ -438,7 +577,13 @@ DATA = json.loads(r"""
       "target": "gfx1035",
       "products": "Radeon 680M, 660M (Rembrandt)",
       "integrated": true,
-      "served_by": []
+      "served_by": [
+        {
+          "variant": "rocm-gfx1034",
+          "local_version": "gfx1034",
+          "how": "native"
+        }
+      ]
     },
     {
       "vendor": "AMD",
@@ -446,7 +591,13 @@ DATA = json.loads(r"""
       "target": "gfx1036",
       "products": "Radeon Graphics of Ryzen 7000/9000 desktop (Raphael, Granite Ridge)",
       "integrated": true,
-      "served_by": []
+      "served_by": [
+        {
+          "variant": "rocm-gfx1034",
+          "local_version": "gfx1034",
+          "how": "native"
+        }
+      ]
     },
     {
       "vendor": "AMD",
@@ -496,7 +647,13 @@ DATA = json.loads(r"""
       "target": "gfx1103",
       "products": "Radeon 780M, 760M, 740M (Phoenix, Hawk Point)",
       "integrated": true,
-      "served_by": []
+      "served_by": [
+        {
+          "variant": "rocm-gfx1103",
+          "local_version": "gfx1103",
+          "how": "native"
+        }
+      ]
     },
     {
       "vendor": "AMD",
@@ -1303,8 +1460,9 @@ def _options(gpu: Gpu, plat: str, data: dict, problems: list) -> list:
 def _rank(option: _Option) -> tuple:
     cuda = (option.build.get("nvidia") or {}).get("cuda_major", 0)
     # A GPU served natively over one served through PTX; a discrete GPU over an integrated
-    # one; then the lowest CUDA major that serves it (the widest driver range).
-    return (option.how == "native", not option.gpu.integrated, -cuda)
+    # one; an NVIDIA GPU over an AMD one (the order GPUs are looked at); then the lowest CUDA
+    # major that serves it (the widest driver range).
+    return (option.how == "native", not option.gpu.integrated, option.gpu.vendor == "nvidia", -cuda)
 
 
 def choose(
@@ -1337,6 +1495,12 @@ def choose(
                 "; its kernels are compiled from PTX by the driver at first use (a slow first "
                 "start, and the driver must be at least as new as the CUDA toolkit the wheel "
                 "was built with)"
+            )
+        hip_sdk = (build.get("amd") or {}).get("hip_sdk")
+        if hip_sdk:
+            sentence += (
+                f"; it uses the HIP runtime of the AMD display driver (Adrenalin), which must be "
+                f"at least HIP {hip_sdk}"
             )
         others = [g.describe() for g in found.gpus if g is not best.gpu]
         if others:

@@ -19,6 +19,9 @@ pub struct SdkEnv {
     pub found: Option<sdk::Found>,
     /// CUDA: the `CUDA_ARCH_LIST` for the toolkit found (`{sdk.cuda-arch}`).
     pub cuda_arch: Option<String>,
+    /// This run stops before the bundle step (`--until install-ctranslate2`: the native
+    /// library only), so the SDK need not hold the rocBLAS kernels the bundle would take.
+    pub before_bundle: bool,
 }
 
 /// The file an install step leaves in its prefix naming the SDK the library was compiled
@@ -72,9 +75,11 @@ impl SdkEnv {
             return Ok(Some(found.clone()));
         }
         // The SDK must have rocBLAS kernels for the targets only where the bundle takes them
-        // from it (Linux); the Windows gfx1010 bundle takes the community build's instead.
+        // from it (Linux) and this run bundles; the Windows HIP SDK bundles take the community
+        // build's instead.
         let gpu_targets: Vec<String> = plan
             .bundle_action()
+            .filter(|_| !self.before_bundle)
             .filter(|b| {
                 b.data
                     .iter()

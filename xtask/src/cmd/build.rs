@@ -77,7 +77,10 @@ fn build(
             toolchain: None,
             sdk_version: None,
         },
-        sdk: Default::default(),
+        sdk: crate::build::sdk_env::SdkEnv {
+            before_bundle: stops_before_bundle(plan, part.until.as_deref()),
+            ..Default::default()
+        },
         msvc: None,
         prebuilt_native: part.prebuilt_native,
     };
@@ -106,4 +109,16 @@ fn build(
         println!("{artifact}");
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Whether `--until STEP` ends the run before the plan's bundle step.
+fn stops_before_bundle(plan: &plan::Plan, until: Option<&str>) -> bool {
+    let position = |wanted: &dyn Fn(&plan::Step) -> bool| plan.steps.iter().position(wanted);
+    match (
+        until.and_then(|u| position(&|s| s.id == u)),
+        position(&|s| matches!(s.action, plan::Action::Bundle { .. })),
+    ) {
+        (Some(last), Some(bundle)) => last < bundle,
+        _ => false,
+    }
 }

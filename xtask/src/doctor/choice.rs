@@ -4,8 +4,8 @@
 //!
 //! The rule: each GPU's options are the builds that serve it on this platform (an NVIDIA
 //! driver at least the build's minimum); of all options, one served natively before one
-//! through PTX, a discrete GPU before an integrated one, then the lowest CUDA major; the first
-//! such wins (NVIDIA GPUs are looked at before AMD ones). No option: `cpu`, with why each GPU is
+//! through PTX, a discrete GPU before an integrated one, an NVIDIA GPU before an AMD one, then
+//! the lowest CUDA major; the first such wins. No option: `cpu`, with why each GPU is
 //! not used; no `cpu` for this platform: no variant.
 
 use serde::Serialize;
@@ -48,9 +48,15 @@ struct Candidate<'a> {
 }
 
 impl Candidate<'_> {
-    fn rank(&self) -> (bool, bool, i64) {
+    fn rank(&self) -> (bool, bool, bool, i64) {
         let cuda = self.build.nvidia.as_ref().map_or(0, |n| n.cuda_major);
-        (self.how == "native", !self.integrated, -i64::from(cuda))
+        let nvidia = matches!(self.gpu, Chosen::Nvidia(_));
+        (
+            self.how == "native",
+            !self.integrated,
+            nvidia,
+            -i64::from(cuda),
+        )
     }
 }
 

@@ -1,7 +1,8 @@
 //! From the facts to a verdict: the variant the coverage names for this machine's GPUs (the
-//! selector's rule, `choice.rs`: gfx1010 → `rocm-gfx1010`, the `rocm` wheel's targets →
-//! `rocm` where it is built, NVIDIA → `cuda`, a GPU no build serves → `cpu` with why), whether
-//! it can be built or used here, and the exact next steps.
+//! selector's rule, `choice.rs`: a target a HIP SDK build names → that build (gfx1010 →
+//! `rocm-gfx1010`, gfx1032 → `rocm-gfx1032`), the `rocm` wheel's targets → `rocm` where it is
+//! built, NVIDIA → `cuda`, a GPU no build serves → `cpu` with why), whether it can be built or
+//! used here, and the exact next steps.
 
 use serde::Serialize;
 
@@ -40,7 +41,10 @@ pub fn recommend(f: &Facts, coverage: &Coverage) -> Verdict {
             notes: Vec::new(),
         },
         (Some("cuda"), Some(Chosen::Nvidia(i))) => cuda(f, &f.nvidia_gpus[i], &choice),
-        (Some("rocm-gfx1010"), Some(Chosen::Amd(i))) => rdna1(f, &f.amd_gpus[i]),
+        (Some(v), Some(Chosen::Amd(i))) if hip_sdk_of(coverage, v).is_some() => {
+            let sdk = hip_sdk_of(coverage, v).unwrap_or_default();
+            from_hip_sdk(f, i, v, sdk, coverage)
+        }
         (Some("rocm"), Some(Chosen::Amd(i))) => rocm(f, &f.amd_gpus[i], &choice.platform),
         (Some(other), Some(gpu)) => Verdict {
             variant: other.into(),
@@ -145,16 +149,27 @@ fn cuda(f: &Facts, gpu: &NvidiaGpu, choice: &choice::Choice) -> Verdict {
     }
 }
 
+/// The HIP SDK a variant built from source is compiled against, per the coverage (`None` for
+/// a wheel that carries its runtime, and for a variant that is not for AMD GPUs).
+fn hip_sdk_of<'a>(coverage: &'a Coverage, variant: &str) -> Option<&'a str> {
+    coverage
+        .variants
+        .iter()
+        .find(|v| v.name == variant)?
+        .builds
+        .iter()
+        .find_map(|b| b.amd.as_ref()?.hip_sdk.as_deref())
+}
+
 /// The wheel uses the driver's HIP runtime (variants/rocm-gfx1010.toml says why): it must be
 /// there, and no older than the HIP SDK 6.2 the wheel is built with (AMD keeps newer runtimes
 /// backward compatible, not older ones forward).
-fn driver_runtime_problem(runtime: Option<&DriverRuntime>) -> Option<String> {
+fn driver_runtime_problem(runtime: Option<&DriverRuntime>, variant: &str) -> Option<String> {
     match runtime {
-        None => Some(
+        None => Some(format!(
             "no HIP 6 runtime from the display driver (no amdhip64_6.dll in System32): the \
-             rocm-gfx1010 wheel does not bundle one, as AMD's deployment guidelines ask"
-                .to_string(),
-        ),
+             {variant} wheel does not bundle one, as AMD's deployment guidelines ask"
+        )),
         Some(r) => match r.version {
             Some([major, minor, ..]) if (major, minor) < (6, 2) => Some(format!(
                 "the display driver's HIP runtime {} is {}, older than the HIP SDK 6.2 the \
@@ -167,15 +182,18 @@ fn driver_runtime_problem(runtime: Option<&DriverRuntime>) -> Option<String> {
     }
 }
 
-fn rdna1(f: &Facts, gpu: &AmdGpu) -> Verdict {
+/// A variant built from source against a HIP SDK (`rocm-gfx1010`, `rocm-gfx1032`…) for the
+/// facts' AMD GPU `index`.
+fn from_hip_sdk(f: &Facts, index: usize, variant: &str, sdk: &str, coverage: &Coverage) -> Verdict {
+    let gpu = &f.amd_gpus[index];
     let (runtime, sdk_name) = if f.windows_layout {
-        ("amdhip64_6.dll", "HIP SDK 6.2")
+        ("amdhip64_6.dll", format!("HIP SDK {sdk}"))
     } else {
-        ("libamdhip64.so.6", "ROCm 6.x")
+        ("libamdhip64.so.6", "ROCm 6.x".to_string())
     };
     let requires = vec!["amd_comgr".to_string()];
     // Windows: the build bundles the community rocBLAS (a pinned input of the variant), so
-    // the stock SDK needs no gfx1010 kernels; ROCm on Linux must have them.
+    // the stock SDK needs no kernels for the target; ROCm on Linux must have them.
     let targets = if f.windows_layout {
         Vec::new()
     } else {
@@ -187,12 +205,12 @@ fn rdna1(f: &Facts, gpu: &AmdGpu) -> Verdict {
         gpu_targets: &targets,
     };
     let why = format!(
-        "{} is {} (RDNA 1), which only a HIP 6 runtime sees and which the official ROCm wheel \
-         has no kernels for",
-        gpu.name, gpu.gfx
+        "{}, which the official ROCm wheel has no kernels for: {variant} is built for it from \
+         source against HIP {sdk} and runs on the display driver's HIP 6 runtime",
+        choice::describe(f, Chosen::Amd(index), coverage)
     );
     let mut verdict = Verdict {
-        variant: "rocm-gfx1010".into(),
+        variant: variant.into(),
         local_version: None,
         requirement: None,
         why,
@@ -201,7 +219,7 @@ fn rdna1(f: &Facts, gpu: &AmdGpu) -> Verdict {
         notes: Vec::new(),
     };
     let runtime_problem = if f.windows_layout {
-        driver_runtime_problem(f.driver_hip_runtime.as_ref())
+        driver_runtime_problem(f.driver_hip_runtime.as_ref(), variant)
     } else {
         None
     };
@@ -219,21 +237,17 @@ fn rdna1(f: &Facts, gpu: &AmdGpu) -> Verdict {
                      take --sdk-dir instead)"
                 ));
             }
-            let gpu_targets = if gpu.gfx == "gfx1010" {
-                String::new()
-            } else {
-                format!(" --gpu-targets {}", gpu.gfx)
-            };
             verdict.next_steps.push(format!(
-                "build it: cargo xtask build --variant rocm-gfx1010 --sdk-dir \"{root}\"{gpu_targets}"
+                "build it: cargo xtask build --variant {variant} --sdk-dir \"{root}\""
             ));
         }
         Err(why) => {
             verdict.notes.push(why);
-            verdict.next_steps.extend(rdna1_install_steps(
+            verdict.next_steps.extend(hip_install_steps(
                 f.windows_layout,
                 &f.hip_installs,
                 &needs,
+                &gpu.gfx,
             ));
         }
     }
@@ -249,8 +263,13 @@ fn rdna1(f: &Facts, gpu: &AmdGpu) -> Verdict {
     verdict
 }
 
-/// What to install for RDNA 1, given what each install lacks.
-fn rdna1_install_steps(windows: bool, installs: &[HipInstall], needs: &hip::Needs) -> Vec<String> {
+/// What to install for a build against HIP 6, given what each install lacks.
+fn hip_install_steps(
+    windows: bool,
+    installs: &[HipInstall],
+    needs: &hip::Needs,
+    gfx: &str,
+) -> Vec<String> {
     let lacking: Vec<String> = installs
         .iter()
         .flat_map(|i| hip::problems(i, needs))
@@ -261,8 +280,8 @@ fn rdna1_install_steps(windows: bool, installs: &[HipInstall], needs: &hip::Need
         .any(|i| needs.runtime.is_some_and(|r| i.has(r)));
     if !has_runtime {
         steps.push(if windows {
-            "install AMD HIP SDK 6.2 (not 7.x: with 7.x the HIP runtime sees 0 devices on RDNA 1), \
-             with the HIP Runtime Compiler component"
+            "install AMD HIP SDK 6.2 (not 7.x: HIP SDK 7 supports no RDNA 1 or RDNA 2 card on \
+             Windows), with the HIP Runtime Compiler component"
                 .to_string()
         } else {
             "install ROCm 6.x (e.g. /opt/rocm-6.2), or pass --rocm-path to where it is".to_string()
@@ -276,11 +295,10 @@ fn rdna1_install_steps(windows: bool, installs: &[HipInstall], needs: &hip::Need
         );
     }
     if lacking.iter().any(|p| p.contains("rocBLAS")) {
-        steps.push(
-            "use a ROCm whose rocBLAS has kernels for gfx1010 (Debian's does; AMD's /opt/rocm \
-             does not): see docs/gpu-setup.md"
-                .to_string(),
-        );
+        steps.push(format!(
+            "use a ROCm whose rocBLAS has kernels for {gfx} (Debian's builds for many targets; \
+             AMD's /opt/rocm has none for RDNA 1): see docs/gpu-setup.md"
+        ));
     }
     steps.push("then run cargo xtask doctor again".to_string());
     steps
@@ -352,8 +370,8 @@ fn cpu(f: &Facts, choice: &choice::Choice) -> Verdict {
             )),
             Chosen::Amd(i) if f.amd_gpus[i].gfx.starts_with("gfx101") && !elsewhere => {
                 notes.push(format!(
-                    "no release serves {gfx}; rocm-gfx1010 builds for one RDNA 1 target, so a \
-                     build of your own may: cargo xtask build --variant rocm-gfx1010 \
+                    "no release serves {gfx}; rocm-gfx1010 builds for the RDNA 1 targets it \
+                     names, so a build of your own may: cargo xtask build --variant rocm-gfx1010 \
                      --gpu-targets {gfx} (untested)",
                     gfx = f.amd_gpus[i].gfx
                 ))

@@ -285,6 +285,11 @@ pub struct NvidiaCoverage {
 #[derive(Debug, Clone, Serialize)]
 pub struct AmdCoverage {
     pub gfx: Vec<String>,
+    /// The HIP SDK a build from source is compiled against (`6.2`): its wheel uses the HIP
+    /// runtime of the display driver, which must be at least that new. `None`: the wheel
+    /// carries its ROCm runtime (`rocm`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hip_sdk: Option<String>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -573,6 +578,7 @@ fn of_variant(catalog: &Catalog, name: &str) -> Result<VariantCoverage, InputErr
             }
             let amd = AmdCoverage {
                 gfx: resolved.gpu_targets.clone(),
+                hip_sdk: resolved.sdk.as_ref().map(|s| s.version.clone()),
             };
             vec![build(label, None, Some(amd))]
         }

@@ -22,6 +22,10 @@ pub type CMakeOptions = BTreeMap<String, Loc<toml::Value>>;
 pub struct Layer {
     /// One line for `cargo xtask variants`.
     pub description: Option<String>,
+    /// Only in a variant file: the variant whose file (and whose `[variant.<name>]` tables in
+    /// the version files) this one is stacked on, saying only what differs (`rocm-gfx1032` is
+    /// `rocm-gfx1010` with other GPU targets and another rocBLAS).
+    pub extends: Option<Loc<String>>,
     /// The CTranslate2 version this variant produces.
     pub ctranslate2: Option<Loc<String>>,
     /// Python versions to build wheels for, e.g. `["3.11", "3.12"]`.
@@ -348,6 +352,7 @@ impl<K: Ord, V> Stack for BTreeMap<K, V> {
 stack_fields!(Layer {
     replace: [
         description,
+        extends,
         ctranslate2,
         python,
         platforms,

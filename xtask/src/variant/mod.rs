@@ -4,6 +4,7 @@
 pub mod bump;
 pub mod coverage;
 pub mod download_url;
+mod extends;
 mod layer;
 mod loc;
 mod resolve;
@@ -92,6 +93,8 @@ pub struct Catalog {
     pub files: Files,
     defaults: Layer,
     variants: BTreeMap<String, Layer>,
+    /// The files of the variants that loaded ones extend (`extends`), by name.
+    bases: BTreeMap<String, Layer>,
     /// The CTranslate2 version each loaded variant is resolved for.
     chosen: BTreeMap<String, String>,
     /// The version files those need, by version.
@@ -178,13 +181,17 @@ impl Catalog {
             variants.insert(name.clone(), parse_layer(&mut files, &path)?);
         }
         check_no_variant_tables(&files, &defaults, &variants)?;
-        let (chosen, versions) =
-            load_versions(&mut files, root, &names, &defaults, &variants, version)?;
+        extends::refuse_outside_variants(&files, &defaults, DEFAULTS_FILE)?;
+        let bases = extends::load_bases(&mut files, &names, &variants)?;
+        let (chosen, versions) = load_versions(
+            &mut files, root, &names, &defaults, &variants, &bases, version,
+        )?;
         Ok(Catalog {
             root: root.to_path_buf(),
             files,
             defaults,
             variants,
+            bases,
             chosen,
             versions,
         })
@@ -198,7 +205,7 @@ impl Catalog {
     /// Whether `name` is resolved for its default version (its file's or defaults.toml's
     /// `ctranslate2`); builds of other versions keep their work in folders of their own.
     pub fn is_default_version(&self, name: &str) -> bool {
-        default_version(&self.variants[name], &self.defaults)
+        default_version(&self.variants[name], &self.bases, &self.defaults)
             .is_some_and(|v| v.value == self.version_of(name))
     }
 
@@ -211,6 +218,7 @@ impl Catalog {
         self.variants[name]
             .description
             .as_deref()
+            .or(self.base_layer(name).and_then(|b| b.description.as_deref()))
             .or(self.defaults.description.as_deref())
             .unwrap_or("")
     }
@@ -218,41 +226,52 @@ impl Catalog {
     /// The variant's layers stacked for no particular platform (used to read the
     /// platform and Python lists before a platform is chosen).
     fn base(&self, name: &str) -> Layer {
-        let (version, for_variant) = self.version_layers(name);
-        self.defaults
-            .clone()
-            .stack(version)
-            .stack(self.variants[name].clone())
-            .stack(for_variant)
+        self.layers(name)
+            .into_iter()
+            .fold(Layer::default(), Layer::stack)
     }
 
-    /// The version file's layer shared by every variant, and its `[variant.<name>]` table.
-    fn version_layers(&self, name: &str) -> (Layer, Layer) {
+    /// The file of the variant `name` extends, if it extends one.
+    fn base_layer(&self, name: &str) -> Option<&Layer> {
+        let base = self.variants[name].extends.as_ref()?;
+        self.bases.get(&base.value)
+    }
+
+    /// The layers of `name` from the bottom up, before any platform table: defaults, the
+    /// version file, then for the variant it extends (if any) and for itself, the variant's
+    /// file and the version file's `[variant.<name>]`.
+    fn layers(&self, name: &str) -> Vec<Layer> {
         let mut version = self.versions[self.version_of(name)].clone();
-        let for_variant = version
-            .variant
-            .remove(name)
-            .map(|l| l.value)
-            .unwrap_or_default();
+        let mut for_variant = |n: &str| {
+            version
+                .variant
+                .remove(n)
+                .map(|l| l.value)
+                .unwrap_or_default()
+        };
+        let mut own = Vec::new();
+        if let Some(base) = &self.variants[name].extends {
+            own.push(self.bases[&base.value].clone());
+            own.push(for_variant(&base.value));
+        }
+        own.push(self.variants[name].clone());
+        own.push(for_variant(name));
         version.variant.clear();
-        (version, for_variant)
+        [self.defaults.clone(), version]
+            .into_iter()
+            .chain(own)
+            .collect()
     }
 
-    /// The variant's layers stacked for `platform`: defaults, the version file, the variant,
-    /// the version file's `[variant.<name>]`, each followed by its platform table.
+    /// The variant's layers ([`Catalog::layers`]) stacked for `platform`, each followed by its
+    /// platform table.
     fn stacked(&self, name: &str, platform: &str) -> Layer {
-        let variant = &self.variants[name];
-        let (version, for_variant) = self.version_layers(name);
-        let pick = |layer: &Layer| layer.platform.get(platform).map(|l| l.value.clone());
-        self.defaults
-            .clone()
-            .stack(pick(&self.defaults).unwrap_or_default())
-            .stack(version.clone())
-            .stack(pick(&version).unwrap_or_default())
-            .stack(variant.clone())
-            .stack(pick(variant).unwrap_or_default())
-            .stack(for_variant.clone())
-            .stack(pick(&for_variant).unwrap_or_default())
+        self.layers(name)
+            .into_iter()
+            .fold(Layer::default(), |below, layer| {
+                let table = layer.platform.get(platform).map(|l| l.value.clone());
+                below.stack(layer).stack(table.unwrap_or_default())
+            })
     }
 
     /// The Python versions a variant builds for on `platform`, or `None` when the variant
@@ -325,12 +344,13 @@ fn load_versions(
     names: &[String],
     defaults: &Layer,
     variants: &BTreeMap<String, Layer>,
+    bases: &BTreeMap<String, Layer>,
     version: Option<&str>,
 ) -> Result<Versions, InputError> {
     let mut chosen = BTreeMap::new();
     let mut versions = BTreeMap::new();
     for (name, layer) in variants {
-        let from_file = default_version(layer, defaults);
+        let from_file = default_version(layer, bases, defaults);
         let wanted = match (version, from_file) {
             (Some(v), _) => v.to_string(),
             (None, Some(v)) => v.value.clone(),
@@ -381,6 +401,7 @@ fn load_version(
         )));
     }
     let layer = parse_layer(files, &path)?;
+    extends::refuse_outside_variants(files, &layer, "a version file")?;
     if let Some(v) = &layer.ctranslate2 {
         return Err(files
             .error_at(
@@ -411,11 +432,18 @@ pub fn is_version(text: &str) -> bool {
             .all(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()))
 }
 
-/// A variant's own CTranslate2 version, else defaults.toml's.
-fn default_version<'a>(variant: &'a Layer, defaults: &'a Layer) -> Option<&'a Loc<String>> {
+/// A variant's own CTranslate2 version, else that of the variant it extends, else
+/// defaults.toml's.
+fn default_version<'a>(
+    variant: &'a Layer,
+    bases: &'a BTreeMap<String, Layer>,
+    defaults: &'a Layer,
+) -> Option<&'a Loc<String>> {
+    let base = variant.extends.as_ref().and_then(|b| bases.get(&b.value));
     variant
         .ctranslate2
         .as_ref()
+        .or(base.and_then(|b| b.ctranslate2.as_ref()))
         .or(defaults.ctranslate2.as_ref())
 }
 

@@ -219,7 +219,8 @@ fn with_hip_sdk_6_2_and_7_1_and_hip_path_at_7_1_gfx1010_gets_6_2_and_hip_path_is
         "runtime: amdhip64_6.dll",
         "runtime: amdhip64_7.dll",
         "Verdict: rocm-gfx1010\n",
-        "only a HIP 6 runtime sees",
+        "which the official ROCm wheel has no kernels for: rocm-gfx1010 is built for it from \
+         source against HIP 6.2",
         &format!(
             "HIP_PATH is {}, which has amdhip64_7.dll, not amdhip64_6.dll",
             v71.display()

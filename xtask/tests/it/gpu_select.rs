@@ -86,9 +86,22 @@ fn the_coverage_says_what_the_maintainers_know() {
             .collect()
     };
     assert_eq!(served("gfx1010"), ["rocm-gfx1010+gfx1010"]);
-    assert!(served("gfx1012").is_empty(), "RX 5500: not served");
+    for rdna1 in ["gfx1011", "gfx1012"] {
+        assert_eq!(served(rdna1), ["rocm-gfx1012+gfx1012"], "{rdna1}");
+    }
     assert_eq!(served("gfx1030"), ["rocm+rocm72"]);
-    for unserved in ["gfx1031", "gfx1032", "gfx1034", "5.0", "5.2"] {
+    // The RDNA 2 cards and iGPUs the official wheel skips: a HIP SDK 6.2 build each.
+    for (target, build) in [
+        ("gfx1031", "rocm-gfx1031+gfx1031"),
+        ("gfx1032", "rocm-gfx1032+gfx1032"),
+        ("gfx1034", "rocm-gfx1034+gfx1034"),
+        ("gfx1035", "rocm-gfx1034+gfx1034"),
+        ("gfx1036", "rocm-gfx1034+gfx1034"),
+        ("gfx1103", "rocm-gfx1103+gfx1103"),
+    ] {
+        assert_eq!(served(target), [build], "{target}");
+    }
+    for unserved in ["gfx1033", "gfx1152", "5.0", "5.2"] {
         assert!(
             served(unserved).is_empty(),
             "{unserved}: {:?}",
@@ -119,8 +132,9 @@ fn the_coverage_says_what_the_maintainers_know() {
     assert_eq!(cuda["builds"][1]["nvidia"]["driver_min_windows"], "580");
     let markdown = xtask(&["variants", "--markdown"]).stdout;
     assert!(
-        markdown
-            .contains("| AMD RDNA 2: RX 6650 XT, 6600 XT, 6600 | gfx1032 | not served: `cpu` |"),
+        markdown.contains(
+            "| AMD RDNA 2: RX 6650 XT, 6600 XT, 6600 | gfx1032 | `rocm-gfx1032` (`+gfx1032`) |"
+        ),
         "{markdown}"
     );
     assert!(

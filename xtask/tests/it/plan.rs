@@ -24,7 +24,7 @@ fn step<'a>(plan: &'a Value, id: &str) -> &'a Value {
 }
 
 #[test]
-fn variants_lists_the_four() {
+fn variants_lists_every_variant_file() {
     let run = xtask(&["variants"]);
     assert_eq!(run.code, 0, "{}", run.stderr);
     let names: Vec<&str> = run
@@ -32,7 +32,20 @@ fn variants_lists_the_four() {
         .lines()
         .map(|l| l.split_whitespace().next().unwrap())
         .collect();
-    assert_eq!(names, ["cpu", "cuda", "rocm", "rocm-gfx1010"]);
+    assert_eq!(
+        names,
+        [
+            "cpu",
+            "cuda",
+            "rocm",
+            "rocm-gfx1010",
+            "rocm-gfx1012",
+            "rocm-gfx1031",
+            "rocm-gfx1032",
+            "rocm-gfx1034",
+            "rocm-gfx1103"
+        ]
+    );
     assert!(
         run.stdout.lines().all(|l| l.split_whitespace().count() > 3),
         "each has a description"
@@ -61,6 +74,116 @@ fn plan_snapshots_for_every_variant_and_platform() {
                 portable(&text.stdout)
             );
         });
+    }
+}
+
+/// Every variant that `extends` rocm-gfx1010 plans exactly as rocm-gfx1010 does, step for step
+/// and flag for flag, but for its own GPU targets, community rocBLAS and labels.
+#[test]
+fn the_hip_sdk_builds_plan_as_rocm_gfx1010_for_their_own_targets_and_rocblas() {
+    let derived = [
+        ("rocm-gfx1012", "gfx1011;gfx1012", None),
+        (
+            "rocm-gfx1031",
+            "gfx1031",
+            Some("rocm.gfx1031.for.hip.sdk.6.2.4.littlewu.s.logic.7z"),
+        ),
+        (
+            "rocm-gfx1032",
+            "gfx1032",
+            Some("rocm.gfx1032.for.hip.sdk.6.2.4.navi21.logic.7z"),
+        ),
+        (
+            "rocm-gfx1034",
+            "gfx1034;gfx1035;gfx1036",
+            Some("rocm.gfx1034-gfx1035-gfx1036.for.hip.sdk.6.2.4.7z"),
+        ),
+        (
+            "rocm-gfx1103",
+            "gfx1103",
+            Some("rocm.gfx1103.AMD.780M.phoenix.V5.0.for.hip.sdk.6.2.4.7z"),
+        ),
+    ];
+    for platform in ["windows-x86_64", "linux-x86_64"] {
+        let base = plan_json("rocm-gfx1010", platform);
+        for (name, targets, rocblas) in derived {
+            let plan = plan_json(name, platform);
+            let quoted: Vec<String> = targets.split(';').map(|t| format!("\"{t}\"")).collect();
+            let expected = serde_json::to_string(&base)
+                .unwrap()
+                .replace("rocm-gfx1010", name)
+                .replace("=gfx1010\"", &format!("={targets}\""))
+                .replace("[\"gfx1010\"]", &format!("[{}]", quoted.join(",")));
+            let mut expected: Value = serde_json::from_str(&expected).unwrap();
+            let mut plan = plan.clone();
+            for p in [&mut expected, &mut plan] {
+                comparable(p);
+            }
+            for (got, want) in plan["steps"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .zip(expected["steps"].as_array().unwrap())
+            {
+                assert_eq!(got, want, "{name} on {platform}: step {}", want["id"]);
+            }
+            assert_eq!(plan, expected, "{name} on {platform}");
+            let rocblas_url = plan_json(name, platform)["inputs"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|i| i["name"] == "community-rocblas")
+                .map(|i| i["url"].as_str().unwrap().to_string());
+            match (platform, rocblas) {
+                ("windows-x86_64", Some(asset)) => {
+                    let url = rocblas_url.unwrap();
+                    assert!(
+                        url.ends_with(&format!("/v0.6.2.4/{asset}")),
+                        "{name}: {url}"
+                    )
+                }
+                ("windows-x86_64", None) => assert!(
+                    rocblas_url
+                        .unwrap()
+                        .contains("gfx1010-xnack-gfx1011-xnack-gfx1012-xnack-"),
+                    "{name}: rocm-gfx1010's asset serves gfx1011 and gfx1012 too"
+                ),
+                _ => assert_eq!(rocblas_url, None, "{name} on Linux: rocBLAS is the SDK's"),
+            }
+        }
+    }
+}
+
+/// A plan as [`the_hip_sdk_builds_plan_as_rocm_gfx1010_for_their_own_targets_and_rocblas`]
+/// compares it: without what names the variant in words and the fingerprints, the community
+/// rocBLAS input's URL, file name and package as placeholders wherever they are said.
+fn comparable(plan: &mut Value) {
+    let object = plan.as_object_mut().unwrap();
+    for key in ["description", "local_version", "notes"] {
+        object.remove(key);
+    }
+    let inputs = object["inputs"].as_array_mut().unwrap();
+    let rocblas = inputs
+        .iter()
+        .position(|i| i["name"] == "community-rocblas")
+        .map(|at| inputs.remove(at));
+    for step in object["steps"].as_array_mut().unwrap() {
+        step.as_object_mut().unwrap().remove("fingerprint");
+    }
+    if let Some(rocblas) = rocblas {
+        for key in ["url", "file_name", "package"] {
+            let text = rocblas[key].as_str().unwrap();
+            replace_strings(plan, text, &format!("<community-rocblas {key}>"));
+        }
+    }
+}
+
+fn replace_strings(value: &mut Value, from: &str, to: &str) {
+    match value {
+        Value::String(s) => *s = s.replace(from, to),
+        Value::Array(items) => items.iter_mut().for_each(|v| replace_strings(v, from, to)),
+        Value::Object(map) => map.values_mut().for_each(|v| replace_strings(v, from, to)),
+        _ => {}
     }
 }
 
@@ -379,7 +502,7 @@ fn matrix_has_one_entry_per_variant_platform_and_python() {
     for needle in [
         "note: left out of the matrix: rocm windows-x86_64 py3.12: inputs not pinned yet: ctranslate2-wheels",
         "--include-unpinned",
-        "note: left out of the matrix: rocm-gfx1010 windows-x86_64 py3.12: inputs not pinned yet: hip-sdk-installer, rocblas-gfx1010",
+        "note: left out of the matrix: rocm-gfx1010 windows-x86_64 py3.12: inputs not pinned yet: community-rocblas, hip-sdk-installer",
         "note: left out of the matrix: rocm-gfx1010 linux-x86_64 py3.12: needs a self-hosted runner labelled",
         "--include-self-hosted",
     ] {
@@ -400,8 +523,9 @@ fn matrix_has_one_entry_per_variant_platform_and_python() {
     );
     let matrix: Value = serde_json::from_str(&run.stdout).unwrap();
     let include = matrix["include"].as_array().unwrap();
-    // cpu, cuda and rocm-gfx1010: 2 platforms × 5 Pythons; rocm: Windows × 5 Pythons.
-    assert_eq!(include.len(), 3 * 2 * 5 + 5);
+    // cpu, cuda and the six HIP SDK builds (rocm-gfx*): 2 platforms × 5 Pythons; rocm:
+    // Windows × 5 Pythons.
+    assert_eq!(include.len(), 8 * 2 * 5 + 5);
     let mut keys: Vec<String> = include
         .iter()
         .map(|e| format!("{} {} {}", e["variant"], e["platform"], e["python"]))
@@ -412,7 +536,8 @@ fn matrix_has_one_entry_per_variant_platform_and_python() {
     // Hosted runners by name; HIP source builds on a self-hosted runner with that SDK, except
     // where the variant installs the SDK unattended (Windows).
     for e in include {
-        if e["variant"] == "rocm-gfx1010" && e["platform"] == "linux-x86_64" {
+        let hip_sdk_build = e["variant"].as_str().unwrap().starts_with("rocm-gfx");
+        if hip_sdk_build && e["platform"] == "linux-x86_64" {
             assert_eq!(e["runs-on"][0], "self-hosted", "{e}");
             assert_eq!(e["runs-on"][3], "hip-sdk-6.2", "{e}");
         } else {

@@ -93,9 +93,9 @@ fn the_hip_6_2_closure_with_gfx1010_kernels_only_is_bundled_and_loads_under_wine
     let Some(asset) = common::gfx1010::community_7z(dir.path(), &built.join("rocblas.dll")) else {
         return;
     };
-    let community = work.join("deps/rocblas-gfx1010");
+    let community = work.join("deps/community-rocblas");
     xtask::inputs::unpack::unpack_input(
-        "rocblas-gfx1010",
+        "community-rocblas",
         &asset,
         common::gfx1010::ASSET,
         "https://github.com/…",
@@ -304,7 +304,7 @@ fn the_hip_6_2_closure_with_gfx1010_kernels_only_is_bundled_and_loads_under_wine
         .iter()
         .find(|b| b["path"] == "_rocm_sdk_core/bin/rocblas.dll")
         .unwrap();
-    assert_eq!(rocblas["input"], "rocblas-gfx1010");
+    assert_eq!(rocblas["input"], "community-rocblas");
 
     // Loaded with the folders CTranslate2's __init__.py adds with os.add_dll_directory
     // (ctranslate2/ and ../_rocm_sdk_core/bin), the HIP runtime in System32 as the driver

@@ -442,3 +442,80 @@ fn a_local_version_that_is_not_pep_440_names_file_and_line() {
         ],
     );
 }
+
+/// `extends` names a variant that exists, never itself, one level only, and only in a variant
+/// file; each mistake is named at its line.
+#[test]
+fn an_extends_that_cannot_be_stacked_is_refused_at_its_line() {
+    let scratch = Scratch::new();
+    scratch.edit(
+        "variants/rocm-gfx1032.toml",
+        "extends = \"rocm-gfx1010\"",
+        "extends = \"rocm-gfx101\"",
+    );
+    assert_input_error(
+        &plan(&scratch, "rocm-gfx1032", "windows-x86_64"),
+        &[
+            "`extends`: there is no variant `rocm-gfx101`",
+            "variants/rocm-gfx1032.toml:",
+            "did you mean `rocm-gfx1010`?",
+        ],
+    );
+    assert_input_error(
+        &scratch.run(&["variants"]),
+        &["variants/rocm-gfx1032.toml:", "no variant `rocm-gfx101`"],
+    );
+
+    let scratch = Scratch::new();
+    scratch.edit(
+        "variants/rocm-gfx1032.toml",
+        "extends = \"rocm-gfx1010\"",
+        "extends = \"rocm-gfx1032\"",
+    );
+    assert_input_error(
+        &plan(&scratch, "rocm-gfx1032", "windows-x86_64"),
+        &["variant `rocm-gfx1032` extends itself"],
+    );
+
+    let scratch = Scratch::new();
+    scratch.edit(
+        "variants/rocm-gfx1032.toml",
+        "extends = \"rocm-gfx1010\"",
+        "extends = \"rocm-gfx1031\"",
+    );
+    assert_input_error(
+        &plan(&scratch, "rocm-gfx1032", "windows-x86_64"),
+        &[
+            "`rocm-gfx1032` extends `rocm-gfx1031`, which extends `rocm-gfx1010`: only one level is allowed",
+            "extend `rocm-gfx1010` directly",
+        ],
+    );
+
+    let scratch = Scratch::new();
+    scratch.edit(
+        "variants/defaults.toml",
+        "\nctranslate2 = ",
+        "\nextends = \"cpu\"\nctranslate2 = ",
+    );
+    assert_input_error(
+        &plan(&scratch, "cpu", "linux-x86_64"),
+        &[
+            "`extends` belongs in a variant file, not in defaults.toml",
+            "variants/defaults.toml:",
+        ],
+    );
+
+    let scratch = Scratch::new();
+    scratch.edit(
+        "variants/ctranslate2/4.7.1.toml",
+        "[source]",
+        "extends = \"cpu\"\n\n[source]",
+    );
+    assert_input_error(
+        &plan(&scratch, "cpu", "linux-x86_64"),
+        &[
+            "`extends` belongs in a variant file, not in a version file",
+            "variants/ctranslate2/4.7.1.toml:",
+        ],
+    );
+}

@@ -233,7 +233,7 @@ fn cpu_and_rocm_gfx1010_builds_get_past_patch_to_the_missing_windows_python() {
     // The community rocBLAS: fetched, pinned, unpacked from its folder inside the .7z.
     let unpacked = scratch
         .path()
-        .join("target/xtask/rocm-gfx1010/windows-x86_64/deps/rocblas-gfx1010");
+        .join("target/xtask/rocm-gfx1010/windows-x86_64/deps/community-rocblas");
     assert!(unpacked.join("rocblas.dll").is_file());
     assert!(
         unpacked

@@ -712,7 +712,8 @@ fn gfx1010_builds_on_a_hosted_windows_runner_once_pinned() {
         "unpinned inputs keep it out of the default matrix"
     );
     assert!(
-        default.stderr.contains("hip-sdk-installer") && default.stderr.contains("rocblas-gfx1010"),
+        default.stderr.contains("hip-sdk-installer")
+            && default.stderr.contains("community-rocblas"),
         "{}",
         default.stderr
     );

@@ -128,11 +128,13 @@ class AmdWindows(unittest.TestCase):
         a = self.win("rx6800xt.txt")
         self.assertEqual((a.variant, a.local_version), ("rocm", "rocm72"))
 
-    def test_rx_6600_is_not_served_yet(self):
+    def test_rx_6600_gets_its_own_hip_sdk_build(self):
         a = self.win("rx6600.txt")
-        self.assertEqual(a.variant, "cpu")
+        self.assertEqual((a.variant, a.local_version), ("rocm-gfx1032", "gfx1032"))
         self.assertEqual(
-            a.sentence, "AMD Radeon RX 6600 (gfx1032, RDNA 2): no variant serves it yet; cpu"
+            a.sentence,
+            "AMD Radeon RX 6600 (gfx1032, RDNA 2): rocm-gfx1032 (+gfx1032); it uses the HIP "
+            "runtime of the AMD display driver (Adrenalin), which must be at least HIP 6.2",
         )
 
     def test_a_discrete_gpu_is_preferred_to_an_integrated_one(self):
@@ -210,7 +212,8 @@ class AmdLinux(unittest.TestCase):
         self.assertEqual(sel.gfx_of_target_version(110501), "gfx1151")
         a = self.linux("rx6600xt")
         self.assertEqual(a.gpus[0]["gfx"], "gfx1032")
-        self.assertIn("(gfx1032, RDNA 2): no variant serves it yet; cpu", a.sentence)
+        self.assertEqual(a.variant, "rocm-gfx1032")
+        self.assertIn("(gfx1032, RDNA 2): rocm-gfx1032 (+gfx1032)", a.sentence)
 
     def test_without_kfd_the_pci_table_answers(self):
         a = self.linux("rx5700xt-no-kfd")
@@ -227,7 +230,7 @@ class AmdLinux(unittest.TestCase):
                 self.assertEqual(a.variant, "cpu")
                 self.assertIn("no GPU in /sys/class/drm or /sys/class/kfd", a.sentence)
 
-    def test_nvidia_on_linux_beats_an_unserved_amd_gpu(self):
+    def test_nvidia_on_linux_beats_an_amd_gpu_served_as_well(self):
         a = self.linux("rx6600xt", **{"nvidia-smi": fixture("nvidia-smi/rtx3060.txt")})
         self.assertEqual(a.variant, "cuda")
         self.assertIn("also found: AMD Radeon RX 6600/6600 XT/6600M (gfx1032, RDNA 2)", a.sentence)
