@@ -173,12 +173,13 @@ fn cpu_and_rocm_gfx1010_builds_get_past_patch_to_the_missing_windows_python() {
             loads: &[],
         }],
     );
-    let Some(asset) = common::gfx1010::community_7z(dir.path(), &rocblas[0]) else {
+    let rdna1 = &common::community_rocblas::RDNA1;
+    let Some(asset) = rdna1.write_7z(dir.path(), &rocblas[0]) else {
         return;
     };
     let server = common::server::Server::start();
     server.serve(
-        &format!("{}{}", common::gfx1010::ASSET_PATH, common::gfx1010::ASSET),
+        &format!("{}{}", common::community_rocblas::ASSET_PATH, rdna1.name),
         std::sync::Arc::new(fs::read(&asset).unwrap()),
     );
     let mirror = format!("https://github.com/={}/github.com/", server.base());

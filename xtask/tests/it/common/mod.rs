@@ -1,8 +1,8 @@
 //! Runs the real `xtask` binary, as `cargo xtask` would.
 
 pub mod binaries;
+pub mod community_rocblas;
 pub mod fuzz;
-pub mod gfx1010;
 pub mod mingw;
 pub mod network;
 pub mod rocm;

@@ -1,11 +1,11 @@
-//! The `rocm-gfx1010` Windows bundle, through the variant's own bundle step, on a stand-in
-//! for what a build leaves and for a stock HIP SDK 6.2: real PE DLLs (mingw-w64) with the
-//! HIP 6 names and import graph, the SDK's rocBLAS with kernels for other targets only (as
-//! 6.2 ships), the community rocBLAS for gfx1010 as a `.7z` written by 7-Zip
-//! (common/gfx1010.rs) and unpacked by the unpack step's code, Intel OpenMP from the
-//! `intel-openmp` wheel's folder. The fat wheel is then loaded by wine from the package
-//! folder alone, as CTranslate2's `__init__.py` adds it, with the HIP runtime in System32 as
-//! the display driver installs it.
+//! The Windows bundles of the variants built against HIP SDK 6.2 (`rocm-gfx1010` and those
+//! that extend it), through each variant's own bundle step, on a stand-in for what a build
+//! leaves and for a stock HIP SDK 6.2: real PE DLLs (mingw-w64) with the HIP 6 names and import
+//! graph, the SDK's rocBLAS with kernels for other targets only (as 6.2 ships), the variant's
+//! community rocBLAS as a `.7z` written by 7-Zip (common/community_rocblas.rs) and unpacked by
+//! the unpack step's code, Intel OpenMP from the `intel-openmp` wheel's folder. The fat wheel
+//! is then loaded by wine from the package folder alone, as CTranslate2's `__init__.py` adds
+//! it, with the HIP runtime in System32 as the display driver installs it.
 
 use crate::common;
 
@@ -13,22 +13,125 @@ use std::fs;
 use std::path::Path;
 
 use common::Scratch;
+use common::community_rocblas::{self, Asset};
 use common::mingw::{self, Dll};
 use common::wheel::{ct2_dist_info, read_report, unzip, zip_names, zip_wheel};
 
 const WHEEL: &str = "ctranslate2-4.7.1-cp312-cp312-win_amd64.whl";
 const EXT: &str = "_ext.cp312-win_amd64.pyd";
-const WORK: &str = "target/xtask/rocm-gfx1010/windows-x86_64";
 
 fn place(from: &Path, name: &str, to: &Path) {
     fs::create_dir_all(to).unwrap();
     fs::copy(from.join(name), to.join(name)).unwrap();
 }
 
+/// A variant built against HIP SDK 6.2, as the bundle test takes it.
+struct Case {
+    variant: &'static str,
+    targets: &'static [&'static str],
+    asset: &'static Asset,
+    /// The `package` of its community-rocblas input.
+    package: &'static str,
+}
+
+/// What [`bundle`] leaves for more checks.
+struct Bundled {
+    scratch: Scratch,
+    /// The report's package of the community files (`<package>, from <asset>`).
+    community: String,
+}
+
 #[test]
 fn the_hip_6_2_closure_with_gfx1010_kernels_only_is_bundled_and_loads_under_wine() {
-    if !mingw::available(true) {
+    let Some(Bundled { scratch, community }) = bundle(&Case {
+        variant: "rocm-gfx1010",
+        targets: &["gfx1010"],
+        asset: &community_rocblas::RDNA1,
+        package: "ROCmLibs v0.6.2.4 rocBLAS for gfx1010, gfx1011, gfx1012 (community build for HIP SDK 6.2.4, xnack-)",
+    }) else {
         return;
+    };
+    // The release names the archive, its URL and its pin for those files.
+    let out = scratch.path().join("target/dist/4.7.1");
+    let release = scratch.run(&[
+        "release",
+        "--variants",
+        "rocm-gfx1010",
+        "--platforms",
+        "windows-x86_64",
+        "--pythons",
+        "3.12",
+        "--out",
+        out.to_str().unwrap(),
+        "--include-self-hosted",
+        "--include-unpinned",
+    ]);
+    assert_eq!(release.code, 0, "{}", release.stderr);
+    let notes = fs::read_to_string(out.join("RELEASE_NOTES.md")).unwrap();
+    assert!(
+        notes.contains(&format!(
+            "bundles `_rocm_sdk_core/bin/rocblas.dll` from {community} \
+             (https://github.com/likelovewant/ROCmLibs-for-gfx1103-AMD780M-APU/releases/download/v0.6.2.4/{}, \
+             sha256 not pinned)",
+            community_rocblas::RDNA1.name
+        )),
+        "{notes}"
+    );
+    let manifest: serde_json::Value =
+        serde_json::from_str(&fs::read_to_string(out.join("manifest.json")).unwrap()).unwrap();
+    let wheel = manifest["artifacts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|a| a["kind"] == "wheel")
+        .unwrap();
+    let rocblas = wheel["bundled"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|b| b["path"] == "_rocm_sdk_core/bin/rocblas.dll")
+        .unwrap();
+    assert_eq!(rocblas["input"], "community-rocblas");
+}
+
+/// `rocm-gfx1012` shares rocm-gfx1010's asset and keeps the other two targets' kernels.
+#[test]
+fn rdna1_navi_14_and_12_take_their_kernels_from_the_shared_asset() {
+    bundle(&Case {
+        variant: "rocm-gfx1012",
+        targets: &["gfx1011", "gfx1012"],
+        asset: &community_rocblas::RDNA1,
+        package: "ROCmLibs v0.6.2.4 rocBLAS for gfx1010, gfx1011, gfx1012 (community build for HIP SDK 6.2.4, xnack-)",
+    });
+}
+
+#[test]
+fn rdna2_navi_23_takes_its_own_asset() {
+    bundle(&Case {
+        variant: "rocm-gfx1032",
+        targets: &["gfx1032"],
+        asset: &community_rocblas::GFX1032,
+        package: "ROCmLibs v0.6.2.4 rocBLAS for gfx1032 (community build for HIP SDK 6.2.4, Navi 21's Tensile logic)",
+    });
+}
+
+/// One asset and one wheel for three targets, two of them iGPUs.
+#[test]
+fn rdna2_navi_24_and_its_igpus_share_one_asset() {
+    bundle(&Case {
+        variant: "rocm-gfx1034",
+        targets: &["gfx1034", "gfx1035", "gfx1036"],
+        asset: &community_rocblas::GFX1034,
+        package: "ROCmLibs v0.6.2.4 rocBLAS for gfx1034, gfx1035, gfx1036 (community build for HIP SDK 6.2.4)",
+    });
+}
+
+/// Bundles `case`'s variant from the stand-ins with `cargo xtask bundle`, checks the fat wheel,
+/// the frozen-app layout and the report, and loads the result under wine; `None` where a tool
+/// is missing (the test is skipped, or fails under CI).
+fn bundle(case: &Case) -> Option<Bundled> {
+    if !mingw::available(true) {
+        return None;
     }
     let dir = tempfile::tempdir().unwrap();
     let built = dir.path().join("dlls");
@@ -65,7 +168,9 @@ fn the_hip_6_2_closure_with_gfx1010_kernels_only_is_bundled_and_loads_under_wine
 
     // What the build leaves: the wheel CTranslate2's python/ makes, and the prefix.
     let scratch = Scratch::new();
-    let work = scratch.path().join(WORK);
+    let work = scratch
+        .path()
+        .join(format!("target/xtask/{}/windows-x86_64", case.variant));
     let tree = dir.path().join("wheel-tree");
     place(&built, "ctranslate2.dll", &tree.join("ctranslate2"));
     place(&built, EXT, &tree.join("ctranslate2"));
@@ -89,22 +194,22 @@ fn the_hip_6_2_closure_with_gfx1010_kernels_only_is_bundled_and_loads_under_wine
     );
 
     // The community rocBLAS, unpacked as the variant's unpack step does (same code, same
-    // input definition: subdir and expect from variants/rocm-gfx1010.toml).
-    let Some(asset) = common::gfx1010::community_7z(dir.path(), &built.join("rocblas.dll")) else {
-        return;
-    };
+    // input definition: subdir and expect from the variant file).
+    let asset = case
+        .asset
+        .write_7z(dir.path(), &built.join("rocblas.dll"))?;
     let community = work.join("deps/community-rocblas");
     xtask::inputs::unpack::unpack_input(
         "community-rocblas",
         &asset,
-        common::gfx1010::ASSET,
+        case.asset.name,
         "https://github.com/…",
         Some(xtask::inputs::unpack::ANY_TOP_FOLDER),
         &community,
     )
     .unwrap();
     xtask::inputs::unpack::check_expected(
-        common::gfx1010::ASSET,
+        case.asset.name,
         "https://github.com/…",
         Some(xtask::inputs::unpack::ANY_TOP_FOLDER),
         &community,
@@ -113,8 +218,8 @@ fn the_hip_6_2_closure_with_gfx1010_kernels_only_is_bundled_and_loads_under_wine
     .unwrap();
 
     // HIP SDK 6.2 as installed: everything in bin\, kernels in bin\rocblas\library, but
-    // none for gfx1010 (the stock SDK's rocBLAS), and a rocblas.dll other than the
-    // community one.
+    // none for the variant's targets (the stock SDK's rocBLAS), and a rocblas.dll other than
+    // the community one.
     let sdk = dir.path().join("AMD/ROCm/6.2");
     for name in [
         "amdhip64_6.dll",
@@ -141,7 +246,7 @@ fn the_hip_6_2_closure_with_gfx1010_kernels_only_is_bundled_and_loads_under_wine
     let run = scratch.run(&[
         "bundle",
         "--variant",
-        "rocm-gfx1010",
+        case.variant,
         "--platform",
         "windows-x86_64",
         "--python",
@@ -166,15 +271,18 @@ fn the_hip_6_2_closure_with_gfx1010_kernels_only_is_bundled_and_loads_under_wine
     ] {
         assert!(names.contains(name), "{name} in {names:?}");
     }
-    // Exactly the community build's kernels for gfx1010 (with its `-xnack-` code objects and
-    // the fallback library every arch needs), nothing of the SDK's.
+    // Exactly the community build's kernels for the variant's targets (with their `-xnack-`
+    // code objects and the fallback library every arch needs), nothing of the SDK's.
     let kernels: Vec<&str> = names
         .iter()
         .filter_map(|n| n.strip_prefix("_rocm_sdk_core/bin/rocblas/library/"))
         .collect();
-    let mut kept = common::gfx1010::KEPT.to_vec();
-    kept.sort();
-    assert_eq!(kernels, kept);
+    let kept = case.asset.kept(case.targets);
+    assert!(
+        kept.len() > 2,
+        "{kept:?}: the stand-in has kernels for each target"
+    );
+    assert_eq!(kernels, kept, "{}", case.variant);
     let site = dir.path().join("site");
     unzip(&fat, &site);
     assert_eq!(
@@ -197,16 +305,12 @@ fn the_hip_6_2_closure_with_gfx1010_kernels_only_is_bundled_and_loads_under_wine
         fs::read(portable.join("rocblas.dll")).unwrap(),
         fs::read(built.join("rocblas.dll")).unwrap()
     );
-    assert!(
-        portable
-            .join("rocblas/library/TensileLibrary_lazy_gfx1010.dat")
-            .is_file()
-    );
-    assert!(
-        !portable
-            .join("rocblas/library/TensileLibrary_lazy_gfx1012.dat")
-            .exists()
-    );
+    let mut in_portable: Vec<String> = fs::read_dir(portable.join("rocblas/library"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    in_portable.sort();
+    assert_eq!(in_portable, kept);
     assert!(!portable.join("amdhip64_6.dll").exists());
     let in_package: Vec<&String> = names
         .iter()
@@ -247,64 +351,21 @@ fn the_hip_6_2_closure_with_gfx1010_kernels_only_is_bundled_and_loads_under_wine
     );
     assert_eq!(package_of("_rocm_sdk_core/bin/hipblas.dll"), "HIP SDK 6.2");
     // The report names the archive each of those files came from.
-    let community = format!(
-        "ROCmLibs v0.6.2.4 rocBLAS for gfx1010 (community build for HIP SDK 6.2.4), from {}",
-        common::gfx1010::ASSET
-    );
+    let community = format!("{}, from {}", case.package, case.asset.name);
     assert_eq!(
         package_of("_rocm_sdk_core/bin/rocblas.dll"),
         community.as_str()
     );
-    assert_eq!(
-        package_of("_rocm_sdk_core/bin/rocblas/library/TensileLibrary_lazy_gfx1010.dat"),
-        community.as_str()
-    );
+    for kernel in &kept {
+        assert_eq!(
+            package_of(&format!("_rocm_sdk_core/bin/rocblas/library/{kernel}")),
+            community.as_str()
+        );
+    }
     assert_eq!(
         report["assumed_present"],
         serde_json::json!(["amdhip64_6.dll"])
     );
-
-    // The release names the archive, its URL and its pin for those files.
-    let out = scratch.path().join("target/dist/4.7.1");
-    let release = scratch.run(&[
-        "release",
-        "--variants",
-        "rocm-gfx1010",
-        "--platforms",
-        "windows-x86_64",
-        "--pythons",
-        "3.12",
-        "--out",
-        out.to_str().unwrap(),
-        "--include-self-hosted",
-        "--include-unpinned",
-    ]);
-    assert_eq!(release.code, 0, "{}", release.stderr);
-    let notes = fs::read_to_string(out.join("RELEASE_NOTES.md")).unwrap();
-    assert!(
-        notes.contains(&format!(
-            "bundles `_rocm_sdk_core/bin/rocblas.dll` from {community} \
-             (https://github.com/likelovewant/ROCmLibs-for-gfx1103-AMD780M-APU/releases/download/v0.6.2.4/{}, \
-             sha256 not pinned)",
-            common::gfx1010::ASSET
-        )),
-        "{notes}"
-    );
-    let manifest: serde_json::Value =
-        serde_json::from_str(&fs::read_to_string(out.join("manifest.json")).unwrap()).unwrap();
-    let wheel = manifest["artifacts"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|a| a["kind"] == "wheel")
-        .unwrap();
-    let rocblas = wheel["bundled"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|b| b["path"] == "_rocm_sdk_core/bin/rocblas.dll")
-        .unwrap();
-    assert_eq!(rocblas["input"], "community-rocblas");
 
     // Loaded with the folders CTranslate2's __init__.py adds with os.add_dll_directory
     // (ctranslate2/ and ../_rocm_sdk_core/bin), the HIP runtime in System32 as the driver
@@ -320,4 +381,5 @@ fn the_hip_6_2_closure_with_gfx1010_kernels_only_is_bundled_and_loads_under_wine
         &[package.clone(), site.join("_rocm_sdk_core/bin")],
     );
     assert!(load.loaded, "{}", load.output);
+    Some(Bundled { scratch, community })
 }
