@@ -445,3 +445,75 @@ fn doctor_for_a_variant_names_what_that_build_lacks_here() {
         );
     }
 }
+
+/// An RX 6600 (gfx1032) on Windows with HIP SDK 6.2 installed: the verdict is the variant the
+/// coverage names for it, built with that SDK; without the driver's HIP 6 runtime, installing
+/// the driver comes first and the note names the variant.
+#[test]
+fn an_rdna2_card_the_official_wheel_skips_gets_its_hip_sdk_build() {
+    use std::collections::BTreeSet;
+    use xtask::doctor::{AmdGpu, DriverRuntime, Facts, recommend};
+    use xtask::sdk::hip::HipInstall;
+    let catalog = xtask::variant::Catalog::load(&common::repo_root(), &[]).unwrap();
+    let coverage = xtask::variant::coverage::of_catalog(&catalog).unwrap();
+    let sdk = HipInstall {
+        root: PathBuf::from(r"C:\Program Files\AMD\ROCm\6.2"),
+        version: Some("6.2".into()),
+        lib_dir: Some(PathBuf::from(r"C:\Program Files\AMD\ROCm\6.2\bin")),
+        runtime: vec!["amdhip64_6.dll".into()],
+        comgr: vec!["amd_comgr_2.dll".into()],
+        rocblas_library: Some(PathBuf::from(
+            r"C:\Program Files\AMD\ROCm\6.2\bin\rocblas\library",
+        )),
+        rocblas_targets: BTreeSet::from(["gfx1030".to_string(), "gfx1100".to_string()]),
+        device_libs: None,
+    };
+    let mut facts = Facts {
+        os: "windows".into(),
+        arch: "x86_64".into(),
+        amd_gpus: vec![AmdGpu {
+            name: "AMD Radeon RX 6600".into(),
+            gfx: "gfx1032".into(),
+            arch: "gfx1032".into(),
+        }],
+        windows_layout: true,
+        hip_installs: vec![sdk],
+        driver_hip_runtime: Some(DriverRuntime {
+            path: PathBuf::from(r"C:\Windows\System32\amdhip64_6.dll"),
+            version: Some([6, 4, 43482, 7]),
+        }),
+        ..Facts::default()
+    };
+    let verdict = recommend(&facts, &coverage);
+    assert_eq!(verdict.variant, "rocm-gfx1032");
+    assert_eq!(verdict.local_version.as_deref(), Some("gfx1032"));
+    assert!(verdict.ready, "{verdict:#?}");
+    assert!(
+        verdict.why.starts_with(
+            "AMD Radeon RX 6600 (gfx1032, RDNA 2), which the official ROCm wheel has no kernels \
+             for: rocm-gfx1032 is built for it from source against HIP 6.2"
+        ),
+        "{verdict:#?}"
+    );
+    assert_eq!(
+        verdict.next_steps,
+        [
+            r#"build it: cargo xtask build --variant rocm-gfx1032 --sdk-dir "C:\Program Files\AMD\ROCm\6.2""#
+        ]
+    );
+
+    facts.driver_hip_runtime = None;
+    let verdict = recommend(&facts, &coverage);
+    assert!(!verdict.ready);
+    assert!(
+        verdict.next_steps[0].starts_with("install or update the AMD Adrenalin display driver"),
+        "{verdict:#?}"
+    );
+    assert!(
+        verdict
+            .notes
+            .iter()
+            .any(|n| n.contains("the rocm-gfx1032 wheel does not bundle one")),
+        "{verdict:#?}"
+    );
+}
