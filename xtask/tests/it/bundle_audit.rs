@@ -12,7 +12,7 @@
 //!
 //! They need gcc, patchelf, python3 with headers and a shared libpython (PyInstaller's
 //! requirement) and https to pypi.org; without them (or with `CT2V_SKIP_NETWORK_TESTS=1`)
-//! each test prints why it was skipped and passes. The tools are installed into a venv under
+//! each test is skipped and counted (under `CI=true` a missing tool or host fails it). The tools are installed into a venv under
 //! target/tmp, reused between runs.
 
 use crate::common;

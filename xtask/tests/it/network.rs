@@ -2,7 +2,8 @@
 //! this project can reach (crates.io, PyPI), verified, and unpacked.
 //!
 //! They need https to static.crates.io and files.pythonhosted.org. Without it (or with
-//! `CT2V_SKIP_NETWORK_TESTS=1`) each test prints why it was skipped and passes.
+//! `CT2V_SKIP_NETWORK_TESTS=1`) each test is skipped and counted; under `CI=true` an unreachable
+//! host fails it (common/network.rs).
 
 use crate::common;
 use crate::needs_network;

@@ -1,6 +1,7 @@
 //! NETWORK TESTS (crates.io): `cargo xtask patch` on the real pinned CTranslate2 4.7.1
 //! source (the ct2rs 0.9.17 crate, downloaded once into the checkout's cache). Without
-//! static.crates.io (or with `CT2V_SKIP_NETWORK_TESTS=1`) they say why and pass.
+//! static.crates.io (or with `CT2V_SKIP_NETWORK_TESTS=1`) they are skipped and counted; under
+//! `CI=true` an unreachable host fails them.
 
 use crate::common;
 use crate::needs_network;

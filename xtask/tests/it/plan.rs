@@ -74,6 +74,21 @@ fn plan_snapshots_for_every_variant_and_platform() {
                 portable(&text.stdout)
             );
         });
+        // The other CTranslate2 version's plan too (JSON: the text says the same).
+        let args = plan_args(
+            variant,
+            platform,
+            PYTHON,
+            &["--json", "--ctranslate2", "4.8.4"],
+        );
+        let run = xtask(&args);
+        assert_eq!(run.code, 0, "{}", run.stderr);
+        snapshots().bind(|| {
+            insta::assert_snapshot!(
+                format!("plan__plan-{variant}-{platform}@4.8.4"),
+                portable(&run.stdout)
+            );
+        });
     }
 }
 

@@ -234,6 +234,29 @@ fn missing_builds_and_bad_wheels_stop_the_release_before_anything_is_written() {
     assert!(!out.exists(), "nothing half-written");
 }
 
+/// An entry's folder holding a second wheel (a left-over older build, a copy) is bad input
+/// named with both files, not a silent pick in directory order; nothing is written.
+#[test]
+fn two_wheels_for_one_entry_are_refused_with_both_named() {
+    let scratch = Scratch::new();
+    let wheel = fake_build(&scratch, "3.12");
+    let second = wheel.with_file_name("ctranslate2-4.7.0-cp312-cp312-manylinux_2_28_x86_64.whl");
+    fs::copy(&wheel, &second).unwrap();
+    let out = scratch.path().join("target/dist/4.7.1");
+    let run = release(&scratch, &out, "3.12");
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    for needle in [
+        "cpu linux-x86_64 py3.12 has 2 wheels, where a build leaves one",
+        &wheel.display().to_string(),
+        &second.display().to_string(),
+        "remove the ones that are not this entry's build",
+    ] {
+        assert!(run.stderr.contains(needle), "`{needle}` in {}", run.stderr);
+    }
+    assert!(!out.exists(), "nothing written");
+    assert!(wheel.is_file() && second.is_file(), "nothing deleted");
+}
+
 #[test]
 fn linux_tagged_wheels_are_refused_unless_asked_and_zips_keep_exec_bits() {
     let scratch = Scratch::new();

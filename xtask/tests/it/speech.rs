@@ -4,7 +4,7 @@
 //! The stand-in test runs the whole path on every commit with the official CTranslate2 4.7.1
 //! wheel from PyPI in place of a build (bundled by the real bundler into the build's output
 //! folder: fat wheel and portable/), so it needs https to PyPI; without it (or with
-//! `CT2V_SKIP_NETWORK_TESTS=1`) it says why and passes. The built-wheel test runs the same on
+//! `CT2V_SKIP_NETWORK_TESTS=1`) it is skipped and counted (under `CI=true` it fails). The built-wheel test runs the same on
 //! this checkout's own cpu build when there is one, and is counted as skipped when not.
 
 use std::fs;

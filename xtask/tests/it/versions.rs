@@ -41,6 +41,34 @@ fn cpu_for_4_8_4_builds_ct2rs_0_10_3_in_a_folder_of_its_own() {
     );
 }
 
+/// Each version's tools venv takes the pybind11 its own python/install_requirements.txt pins
+/// (4.7.1: 2.11.1; 4.8.4: 2.13.6), hash-pinned, in a venv of its own.
+#[test]
+fn each_version_builds_with_the_pybind11_it_pins() {
+    for (version, pybind11) in [("4.7.1", "2.11.1"), ("4.8.4", "2.13.6")] {
+        for platform in ["linux-x86_64", "windows-x86_64"] {
+            let args = plan_args(
+                "cpu",
+                platform,
+                "3.12",
+                &["--json", "--ctranslate2", version],
+            );
+            let plan = plan_json(&args);
+            let venv = common::plan_step(&plan, "venv");
+            let requirements = venv["requirements"].as_str().unwrap();
+            let text = std::fs::read_to_string(requirements).unwrap();
+            assert!(
+                text.contains(&format!("pybind11=={pybind11} \\")),
+                "{version} {platform}: {requirements} pins pybind11 {pybind11}"
+            );
+            assert!(
+                text.contains("--hash=sha256:"),
+                "{requirements} is hash-pinned"
+            );
+        }
+    }
+}
+
 #[test]
 fn rocm_gfx1010_takes_the_series_of_its_version() {
     for (version, series) in [

@@ -1,5 +1,7 @@
-//! Network tests: each needs https to some hosts and, where they cannot be reached (or with
-//! `CT2V_SKIP_NETWORK_TESTS=1`), prints why it was skipped and passes.
+//! Network tests: each needs https to some hosts (PyPI, crates.io, which CI's machine reaches).
+//! Where one cannot be reached the test is skipped and counted (`scripts/skipped-checks`),
+//! except under `CI=true`, where that fails the test: CI runs every check. An explicit
+//! `CT2V_SKIP_NETWORK_TESTS=1` skips them anywhere (a machine known to be offline), counted too.
 
 use std::net::{TcpStream, ToSocketAddrs};
 use std::time::Duration;
@@ -23,15 +25,22 @@ pub fn skip_reason(hosts: &[&str]) -> Option<String> {
     None
 }
 
-/// Whether a network test needing `hosts` can run; prints why it is skipped when it cannot.
+/// Whether a network test needing `hosts` can run; a skip is said and counted, and under
+/// `CI=true` an unreachable host (not an explicit opt-out) fails the test.
 pub fn available(hosts: &[&str]) -> bool {
-    match skip_reason(hosts) {
-        Some(reason) => {
-            eprintln!("SKIPPED (network test): {reason}");
-            false
-        }
-        None => true,
+    let Some(reason) = skip_reason(hosts) else {
+        return true;
+    };
+    let opted_out = std::env::var_os("CT2V_SKIP_NETWORK_TESTS").is_some();
+    let ci = std::env::var("CI").is_ok_and(|v| v == "true");
+    if ci && !opted_out {
+        panic!(
+            "CI=true and {reason}: CI must run the network tests (set CT2V_SKIP_NETWORK_TESTS=1 \
+             only on a machine known to be offline)"
+        );
     }
+    super::skip::record_network(&reason);
+    false
 }
 
 /// `needs_network!(HOSTS)`: returns from the test, saying why, unless `HOSTS` can be reached.

@@ -60,6 +60,15 @@ fn record_skip(line: &str, record: &Path) {
     }
 }
 
+/// Records a network test skipped because `reason` (a host cannot be reached, or the opt-out).
+pub fn record_network(reason: &str) {
+    let test = std::thread::current()
+        .name()
+        .unwrap_or("a test")
+        .to_string();
+    record_skip(&format!("{test}: network test: {reason}"), &record_file());
+}
+
 /// Records a check skipped because a heavy artifact (a full build's wheel) is not there. Not
 /// a failure under CI either: full builds stay out of the default test run, so CI never has
 /// one; the skip is still counted and printed by `scripts/skipped-checks`.
