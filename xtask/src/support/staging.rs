@@ -2,8 +2,8 @@
 //! that stages (unpack, bundle, release, the speech assets, the Windows Python).
 //!
 //! A staging folder `<prefix><pid>-XXXXXX` is made next to its destination (so that the final
-//! rename stays on one file system) with a marker file inside naming the folder and a random
-//! token. An old folder moved aside by `fsx::replace` (`.<name>.old-<pid>`) gets the
+//! rename stays on one file system) with a marker file inside naming the folder, a random
+//! token and the folder's path. An old folder moved aside by `fsx::replace` (`.<name>.old-<pid>`) gets the
 //! same marker once it is ours to delete. The next run of the same command removes such a
 //! folder only when its process is gone **and** its marker is there and names it: a folder
 //! that merely looks like ours (a user's `.bundle-notes`, a `.out.old-1` someone made) is never
@@ -29,11 +29,18 @@ pub fn create(parent: &Path, prefix: &str) -> io::Result<TempDir> {
     Ok(dir)
 }
 
-/// Writes the marker into `dir` (a folder this process made, or moved aside to delete).
+/// Writes the marker into `dir` (a folder this process made, or moved aside to delete): its
+/// name, a random token and where it is, so that a copy or a move of it elsewhere is not ours.
 pub fn mark(dir: &Path) -> io::Result<()> {
     let name = dir.file_name().unwrap_or_default().to_string_lossy();
+    let at = dunce::canonicalize(dir)?;
     let mut file = fs::File::create(dir.join(MARKER))?;
-    writeln!(file, "ct2-variants xtask made {name} ({})", token())
+    writeln!(
+        file,
+        "ct2-variants xtask made {name} ({}) at {}",
+        token(),
+        at.display()
+    )
 }
 
 /// Takes the marker out of a staging folder that is about to become the destination itself.
@@ -80,11 +87,17 @@ pub fn sweep(parent: &Path, prefix: &str) -> Vec<PathBuf> {
 }
 
 /// Whether `dir` holds this tool's marker naming `dir` itself (a copy or a renamed folder
-/// does not count).
-fn marked(dir: &Path) -> bool {
+/// does not count): the proof that a folder found where this tool works is its own.
+pub fn marked(dir: &Path) -> bool {
     let name = dir.file_name().unwrap_or_default().to_string_lossy();
-    fs::read_to_string(dir.join(MARKER))
-        .is_ok_and(|text| text.starts_with(&format!("ct2-variants xtask made {name} (")))
+    let Ok(at) = dunce::canonicalize(dir) else {
+        return false;
+    };
+    fs::read_to_string(dir.join(MARKER)).is_ok_and(|text| {
+        let line = text.lines().next().unwrap_or_default();
+        line.starts_with(&format!("ct2-variants xtask made {name} ("))
+            && line.ends_with(&format!(") at {}", at.display()))
+    })
 }
 
 /// 128 random bits from the operating system, as hex (a name `tempfile` would not reuse).
@@ -193,5 +206,20 @@ mod tests {
             fs::read_to_string(a.path().join(MARKER)).unwrap(),
             fs::read_to_string(b.path().join(MARKER)).unwrap()
         );
+    }
+
+    /// A folder of the same name elsewhere with a copy of the marker (a copied or moved
+    /// prefix, `…/prefix` in another check's folder) is not ours.
+    #[test]
+    fn a_copy_of_the_same_name_elsewhere_is_not_ours() {
+        let dir = tempfile::tempdir().unwrap();
+        let ours = dir.path().join("one/prefix");
+        let copy = dir.path().join("two/prefix");
+        fs::create_dir_all(&ours).unwrap();
+        fs::create_dir_all(&copy).unwrap();
+        mark(&ours).unwrap();
+        fs::copy(ours.join(MARKER), copy.join(MARKER)).unwrap();
+        assert!(marked(&ours));
+        assert!(!marked(&copy));
     }
 }

@@ -560,3 +560,51 @@ fn wine_missing_or_a_folder_that_is_not_ours_stops_before_any_work() {
         "a user's file"
     );
 }
+
+/// A wine prefix a killed check left (its marker names it) is stopped and removed, and said;
+/// a copy of one elsewhere (the marker names another folder) is refused and kept.
+#[test]
+fn a_killed_checks_wine_prefix_is_removed_and_a_copy_of_one_is_not() {
+    use xtask::check::winpython::wine::Wine;
+    use xtask::support::staging;
+    if !tools_present() {
+        return;
+    }
+    let scratch = Scratch::new();
+    let workspace =
+        xtask::support::workspace::Workspace::locate(Some(scratch.path().to_path_buf()), None)
+            .unwrap();
+    let wine_dir = scratch.path().join("target/xtask/cpu/windows-x86_64/wine");
+    let left = wine_dir.join("verify-py3.12/prefix");
+    fs::create_dir_all(left.join("drive_c")).unwrap();
+    staging::mark(&left).unwrap();
+    fs::write(left.join("drive_c/half-made.txt"), "from the killed run").unwrap();
+    let copy = wine_dir.join("copied/prefix");
+    fs::create_dir_all(copy.parent().unwrap()).unwrap();
+    xtask::support::fsx::copy_tree(&left, &copy).unwrap();
+
+    let wine = Wine::start(&workspace, &left).unwrap();
+    assert!(
+        !left.join("drive_c/half-made.txt").exists(),
+        "the leftover is gone"
+    );
+    assert!(staging::marked(&left), "the new prefix is marked as ours");
+    assert!(
+        left.join("drive_c/windows/system32/bcryptprimitives.dll")
+            .is_file()
+    );
+    drop(wine);
+
+    let refused = Wine::start(&workspace, &copy)
+        .err()
+        .expect("a copy is not ours");
+    assert!(
+        format!("{refused:#}").contains("is not a wine prefix this tool made"),
+        "{refused:#}"
+    );
+    assert_eq!(
+        fs::read_to_string(copy.join("drive_c/half-made.txt")).unwrap(),
+        "from the killed run",
+        "kept"
+    );
+}

@@ -36,10 +36,11 @@ impl Interpreter {
         self.dir.join("Lib").join("site-packages")
     }
 
-    /// A fresh copy in `dest` (replaced when it is a copy made before: it holds our marker).
+    /// A fresh copy in `dest` (replaced when it is a copy this tool made there before: its
+    /// marker names it, `support::staging`).
     pub fn copy_to(&self, dest: &Path) -> Result<Interpreter> {
         if dest.exists() {
-            if !dest.join(MARKER).is_file() {
+            if !crate::support::staging::marked(dest) {
                 return Err(crate::support::diagnostic::InputError::new(format!(
                     "{} exists and is not a Windows Python this tool made: remove it, or \
                      choose another folder",
@@ -51,6 +52,7 @@ impl Interpreter {
                 .with_context(|| format!("cannot replace {}", dest.display()))?;
         }
         crate::support::fsx::copy_tree(&self.dir, dest)?;
+        crate::support::staging::mark(dest)?;
         Ok(Interpreter {
             dir: dest.to_path_buf(),
             ..self.clone()
@@ -147,8 +149,13 @@ pub fn prepare(
     fs::File::create(staged.join(MARKER))?.write_all(python.version.as_bytes())?;
 
     if dir.exists() {
-        // A folder of ours without its marker: an interrupted older preparation.
-        fs::remove_dir_all(&dir).with_context(|| format!("cannot replace {}", dir.display()))?;
+        // Never ours: a preparation is renamed into place only after its marker is written.
+        return Err(crate::support::diagnostic::InputError::new(format!(
+            "{} exists and is not a Windows Python this tool prepared (no {MARKER} in it): \
+             remove it, then run this again",
+            dir.display()
+        ))
+        .into());
     }
     fs::rename(&staged, &dir).with_context(|| format!("cannot rename to {}", dir.display()))?;
     eprintln!(

@@ -12,6 +12,7 @@ use anyhow::{Context, Result, bail};
 
 use crate::support::diagnostic::InputError;
 use crate::support::process::{Command, run_logged};
+use crate::support::staging;
 use crate::support::workspace::Workspace;
 
 /// What wine 8 needs that Windows does not, and why (each applied by the harness).
@@ -31,13 +32,11 @@ pub struct Wine {
     env: BTreeMap<String, String>,
 }
 
-/// Marks a prefix folder as made by this tool (so a later run may remove it).
-const MARKER: &str = ".ct2v-wine-prefix";
-
 impl Wine {
-    /// A new prefix at `prefix` (a leftover of a killed run there, marked as ours, is
-    /// stopped and removed first; anything else there is refused), with the ProcessPrng
-    /// stand-in built from the checkout's `scripts/wine/` into its system32.
+    /// A new prefix at `prefix` (a leftover of a killed run there, whose marker proves it ours
+    /// (`support::staging`), is stopped and removed first; anything else there is refused),
+    /// with the ProcessPrng stand-in built from the checkout's `scripts/wine/` into its
+    /// system32.
     pub fn start(workspace: &Workspace, prefix: &Path) -> Result<Wine> {
         for (tool, package) in [
             ("wine", "wine wine64"),
@@ -52,7 +51,7 @@ impl Wine {
             }
         }
         if prefix.exists() {
-            if !prefix.join(MARKER).is_file() {
+            if !staging::marked(prefix) {
                 return Err(InputError::new(format!(
                     "{} exists and is not a wine prefix this tool made: remove it, or choose \
                      another folder",
@@ -70,7 +69,7 @@ impl Wine {
         }
         std::fs::create_dir_all(prefix)
             .with_context(|| format!("cannot create {}", prefix.display()))?;
-        std::fs::write(prefix.join(MARKER), "")?;
+        staging::mark(prefix)?;
         let mut env = BTreeMap::new();
         env.insert("WINEPREFIX".to_string(), prefix.display().to_string());
         env.insert("WINEDEBUG".to_string(), "-all".to_string());
