@@ -86,6 +86,37 @@ fn a_cuda_windows_wheel_verifies_and_transcribes_in_the_windows_python() {
     assert_exit(&run, 0, &[LABEL, "WER 0.000", "accommodations"]);
     assert!(run.stdout.to_lowercase().contains(JFK), "{}", run.stdout);
     assert!(run.stdout.contains("cpu compute types: "), "{}", run.stdout);
+    // Frozen with PyInstaller under wine, run from a fresh copy: the same sentence, with
+    // CTranslate2 loaded from the app's _internal folder.
+    let frozen = xtask(
+        &scratch,
+        &[
+            "smoke",
+            "--frozen",
+            "--wheel",
+            wheel.to_str().unwrap(),
+            "--compute-type",
+            "int8",
+        ],
+    );
+    assert_exit(
+        &frozen,
+        0,
+        &["the frozen app transcribed like the wheel", "WER 0.000"],
+    );
+    assert!(
+        frozen.stdout.to_lowercase().contains(JFK),
+        "{}",
+        frozen.stdout
+    );
+    assert!(
+        frozen
+            .stdout
+            .replace('\\', "/")
+            .contains("_internal/ctranslate2/ctranslate2.dll"),
+        "{}",
+        frozen.stdout
+    );
     // Bad input: a cp312 wheel asked for as 3.11, and no variant for an unlabelled wheel.
     let wrong = xtask(
         &scratch,
