@@ -55,7 +55,7 @@ impl ArchiveUrl {
     pub fn parse(url: &str) -> Option<ArchiveUrl> {
         let path = url.split(['?', '#']).next()?;
         let (before, file) = path.rsplit_once("/archive/")?;
-        let repo_name = before.rsplit('/').next()?.to_string();
+        let repo_name = crate::support::paths::last_segment(before).to_string();
         let stem = file.strip_suffix(".tar.gz")?;
         let reference = match stem.strip_prefix("refs/tags/") {
             Some(tag) if !tag.is_empty() => ArchiveRef::Tag(tag.to_string()),
@@ -73,7 +73,7 @@ impl ArchiveUrl {
     pub fn top_folder(&self) -> String {
         match &self.reference {
             ArchiveRef::Tag(tag) => {
-                let tag = tag.rsplit('/').next().unwrap_or(tag);
+                let tag = crate::support::paths::last_segment(tag);
                 let name = tag.strip_prefix('v').unwrap_or(tag);
                 format!("{}-{name}", self.repo_name)
             }
