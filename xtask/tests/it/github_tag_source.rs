@@ -431,6 +431,18 @@ fn a_tag_with_its_submodules_is_bumped_pinned_assembled_and_patched() {
         run.stdout,
         run.stderr
     );
+    // Unpinned (--no-pin), the facts cannot be read yet: said, with the step that reads them.
+    for needle in [
+        "== upstream facts of CTranslate2 4.8.5",
+        "could not read the facts",
+        "cargo xtask upstream --check --ctranslate2 4.8.5",
+    ] {
+        assert!(
+            run.stdout.contains(needle),
+            "`{needle}` in:\n{}",
+            run.stdout
+        );
+    }
     let file = fs::read_to_string(scratch.path().join("variants/ctranslate2/4.8.5.toml")).unwrap();
     assert!(file.contains("kind = \"github-tag\""), "{file}");
     assert!(
@@ -487,6 +499,31 @@ fn a_tag_with_its_submodules_is_bumped_pinned_assembled_and_patched() {
         if expected.iter().any(|n| input["name"] == n.as_str()) {
             assert!(input["sha256"].is_string(), "not pinned: {input}");
         }
+    }
+
+    // Pinned, the facts are read from the assembled tag + submodule tree, each with its file
+    // and line, and the data bump copied from 4.8.4 agrees with them (the tree is 4.8.4's).
+    let run = scratch.run(&[
+        "upstream",
+        "--check",
+        "--ctranslate2",
+        "4.8.5",
+        "--mirror",
+        &mirror,
+    ]);
+    assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
+    for needle in [
+        "(python/install_requirements.txt:",
+        "(python/tools/prepare_build_environment_windows_rocm.sh:",
+        "(python/ctranslate2/__init__.py:",
+        "upstream --check: no drift",
+    ] {
+        assert!(
+            run.stdout.contains(needle) || run.stderr.contains(needle),
+            "`{needle}` in:\n{}{}",
+            run.stdout,
+            run.stderr
+        );
     }
 
     // (b) The assembled tree has every file of the crate's tree, byte for byte.
