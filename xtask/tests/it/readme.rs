@@ -304,13 +304,15 @@ fn the_facts_the_docs_state_agree_with_the_code() {
     for page in doc_pages() {
         let text = fs::read_to_string(&page).unwrap();
         let lower = text.to_lowercase();
-        for (at, _) in lower.match_indices("issue ") {
-            let next = lower[at + 6..].chars().next().unwrap_or(' ');
-            assert!(
-                !next.is_ascii_digit(),
-                "{}: an issue number",
-                page.display()
-            );
+        for word in ["issue ", "issues "] {
+            for (at, _) in lower.match_indices(word) {
+                let next = lower[at + word.len()..].chars().next().unwrap_or(' ');
+                assert!(
+                    !next.is_ascii_digit(),
+                    "{}: an issue number",
+                    page.display()
+                );
+            }
         }
     }
 }
