@@ -113,12 +113,13 @@ fn build(
 
 /// Whether `--until STEP` ends the run before the plan's bundle step.
 fn stops_before_bundle(plan: &plan::Plan, until: Option<&str>) -> bool {
-    let position = |wanted: &dyn Fn(&plan::Step) -> bool| plan.steps.iter().position(wanted);
-    match (
-        until.and_then(|u| position(&|s| s.id == u)),
-        position(&|s| matches!(s.action, plan::Action::Bundle { .. })),
-    ) {
-        (Some(last), Some(bundle)) => last < bundle,
-        _ => false,
-    }
+    let Some(until) = until else {
+        return false;
+    };
+    let last = plan.steps.iter().position(|s| s.id == until);
+    let bundle = plan
+        .steps
+        .iter()
+        .position(|s| matches!(s.action, plan::Action::Bundle { .. }));
+    matches!((last, bundle), (Some(last), Some(bundle)) if last < bundle)
 }

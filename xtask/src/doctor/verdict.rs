@@ -30,8 +30,12 @@ pub struct Verdict {
 
 pub fn recommend(f: &Facts, coverage: &Coverage) -> Verdict {
     let choice = choice::choose(f, coverage);
-    let mut verdict = match (choice.variant.as_deref(), choice.gpu) {
-        (None, _) => Verdict {
+    let hip_sdk = choice
+        .variant
+        .as_deref()
+        .and_then(|v| hip_sdk_of(coverage, v));
+    let mut verdict = match (choice.variant.as_deref(), choice.gpu, hip_sdk) {
+        (None, _, _) => Verdict {
             variant: "none".into(),
             local_version: None,
             requirement: None,
@@ -40,13 +44,10 @@ pub fn recommend(f: &Facts, coverage: &Coverage) -> Verdict {
             next_steps: Vec::new(),
             notes: Vec::new(),
         },
-        (Some("cuda"), Some(Chosen::Nvidia(i))) => cuda(f, &f.nvidia_gpus[i], &choice),
-        (Some(v), Some(Chosen::Amd(i))) if hip_sdk_of(coverage, v).is_some() => {
-            let sdk = hip_sdk_of(coverage, v).unwrap_or_default();
-            from_hip_sdk(f, i, v, sdk, coverage)
-        }
-        (Some("rocm"), Some(Chosen::Amd(i))) => rocm(f, &f.amd_gpus[i], &choice.platform),
-        (Some(other), Some(gpu)) => Verdict {
+        (Some("cuda"), Some(Chosen::Nvidia(i)), _) => cuda(f, &f.nvidia_gpus[i], &choice),
+        (Some(v), Some(Chosen::Amd(i)), Some(sdk)) => from_hip_sdk(f, i, v, sdk, coverage),
+        (Some("rocm"), Some(Chosen::Amd(i)), _) => rocm(f, &f.amd_gpus[i], &choice.platform),
+        (Some(other), Some(gpu), _) => Verdict {
             variant: other.into(),
             local_version: None,
             requirement: None,
@@ -58,7 +59,7 @@ pub fn recommend(f: &Facts, coverage: &Coverage) -> Verdict {
             next_steps: vec![format!("build it: cargo xtask build --variant {other}")],
             notes: Vec::new(),
         },
-        (Some(_), None) => cpu(f, &choice),
+        (Some(_), None, _) => cpu(f, &choice),
     };
     verdict.local_version = choice.local_version.clone();
     verdict.requirement = choice.requirement.clone();
@@ -296,8 +297,9 @@ fn hip_install_steps(
     }
     if lacking.iter().any(|p| p.contains("rocBLAS")) {
         steps.push(format!(
-            "use a ROCm whose rocBLAS has kernels for {gfx} (Debian's builds for many targets; \
-             AMD's /opt/rocm has none for RDNA 1): see docs/gpu-setup.md"
+            "use a ROCm whose rocBLAS has kernels for {gfx} (Debian's has gfx1010's, AMD's \
+             /opt/rocm none below gfx1030, TheRock's gfx101X/gfx103X wheels these): see \
+             docs/variants.md"
         ));
     }
     steps.push("then run cargo xtask doctor again".to_string());

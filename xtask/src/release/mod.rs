@@ -8,10 +8,11 @@ pub mod pages;
 pub mod pep503;
 mod verify;
 
+pub use verify::verify;
+
 use std::collections::BTreeMap;
 use std::fs;
 use std::path::{Path, PathBuf};
-pub use verify::verify;
 
 use anyhow::{Context, Result, bail};
 use serde::{Deserialize, Serialize};

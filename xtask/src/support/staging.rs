@@ -3,8 +3,8 @@
 //!
 //! A staging folder `<prefix><pid>-XXXXXX` is made next to its destination (so that the final
 //! rename stays on one file system) with a marker file inside naming the folder, a random
-//! token and the folder's path. An old folder moved aside by `fsx::replace` (`.<name>.old-<pid>`) gets the
-//! same marker once it is ours to delete. The next run of the same command removes such a
+//! token and the folder's path. An old folder moved aside by `fsx::replace`
+//! (`.<name>.old-<pid>`) gets the same marker once it is ours to delete. The next run of the same command removes such a
 //! folder only when its process is gone **and** its marker is there and names it: a folder
 //! that merely looks like ours (a user's `.bundle-notes`, a `.out.old-1` someone made) is never
 //! touched. Every removal is said on stderr.

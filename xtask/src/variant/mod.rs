@@ -218,7 +218,6 @@ impl Catalog {
         self.variants[name]
             .description
             .as_deref()
-            .or(self.base_layer(name).and_then(|b| b.description.as_deref()))
             .or(self.defaults.description.as_deref())
             .unwrap_or("")
     }
@@ -229,12 +228,6 @@ impl Catalog {
         self.layers(name)
             .into_iter()
             .fold(Layer::default(), Layer::stack)
-    }
-
-    /// The file of the variant `name` extends, if it extends one.
-    fn base_layer(&self, name: &str) -> Option<&Layer> {
-        let base = self.variants[name].extends.as_ref()?;
-        self.bases.get(&base.value)
     }
 
     /// The layers of `name` from the bottom up, before any platform table: defaults, the
