@@ -49,6 +49,29 @@ fn xtask(scratch: &Scratch, args: &[&str]) -> Run {
     scratch.run(&all)
 }
 
+/// `smoke --frozen --wheel W` (int8): the frozen app from a fresh copy transcribes the JFK clip
+/// as the wheel did. Returns its output with `/` separators (the DLLs it loaded, from where).
+fn smoke_frozen(scratch: &Scratch, wheel: &Path) -> String {
+    let run = xtask(
+        scratch,
+        &[
+            "smoke",
+            "--frozen",
+            "--wheel",
+            wheel.to_str().unwrap(),
+            "--compute-type",
+            "int8",
+        ],
+    );
+    assert_exit(
+        &run,
+        0,
+        &["the frozen app transcribed like the wheel", "WER 0.000"],
+    );
+    assert!(run.stdout.to_lowercase().contains(JFK), "{}", run.stdout);
+    run.stdout.replace('\\', "/")
+}
+
 /// A copy of `wheel` relabelled `+label`, as `release` names it.
 fn labelled(wheel: &Path, label: &str, dir: &Path) -> PathBuf {
     fs::create_dir_all(dir).unwrap();
@@ -88,34 +111,10 @@ fn a_cuda_windows_wheel_verifies_and_transcribes_in_the_windows_python() {
     assert!(run.stdout.contains("cpu compute types: "), "{}", run.stdout);
     // Frozen with PyInstaller under wine, run from a fresh copy: the same sentence, with
     // CTranslate2 loaded from the app's _internal folder.
-    let frozen = xtask(
-        &scratch,
-        &[
-            "smoke",
-            "--frozen",
-            "--wheel",
-            wheel.to_str().unwrap(),
-            "--compute-type",
-            "int8",
-        ],
-    );
-    assert_exit(
-        &frozen,
-        0,
-        &["the frozen app transcribed like the wheel", "WER 0.000"],
-    );
+    let loaded = smoke_frozen(&scratch, &wheel);
     assert!(
-        frozen.stdout.to_lowercase().contains(JFK),
-        "{}",
-        frozen.stdout
-    );
-    assert!(
-        frozen
-            .stdout
-            .replace('\\', "/")
-            .contains("_internal/ctranslate2/ctranslate2.dll"),
-        "{}",
-        frozen.stdout
+        loaded.contains("_internal/ctranslate2/ctranslate2.dll"),
+        "{loaded}"
     );
     // Bad input: a cp312 wheel asked for as 3.11, and no variant for an unlabelled wheel.
     let wrong = xtask(
@@ -243,23 +242,7 @@ fn the_rocm_stand_in_imports_with_no_sdk_names_a_missing_dll_and_runs_frozen() {
 
     // Frozen: PyInstaller's _internal\_rocm_sdk_core\bin is where the package's
     // importlib.resources.files() path leads (../_rocm_sdk_core/bin), with no SDK anywhere.
-    let run = xtask(
-        &scratch,
-        &[
-            "smoke",
-            "--frozen",
-            "--wheel",
-            wheel.to_str().unwrap(),
-            "--compute-type",
-            "int8",
-        ],
-    );
-    assert_exit(
-        &run,
-        0,
-        &["the frozen app transcribed like the wheel", "WER 0.000"],
-    );
-    let loaded = run.stdout.replace('\\', "/");
+    let loaded = smoke_frozen(&scratch, &wheel);
     for dll in [
         "_internal/_rocm_sdk_core/bin/amdhip64_7.dll",
         "_internal/_rocm_sdk_libraries_custom/bin/hipblas.dll",
@@ -267,8 +250,7 @@ fn the_rocm_stand_in_imports_with_no_sdk_names_a_missing_dll_and_runs_frozen() {
     ] {
         assert!(
             loaded.contains(dll),
-            "{dll} not loaded from the app:\n{}",
-            run.stdout
+            "{dll} not loaded from the app:\n{loaded}"
         );
     }
 }
@@ -637,5 +619,73 @@ fn a_killed_checks_wine_prefix_is_removed_and_a_copy_of_one_is_not() {
         fs::read_to_string(copy.join("drive_c/half-made.txt")).unwrap(),
         "from the killed run",
         "kept"
+    );
+}
+
+/// Wine 8's first boot of a prefix can fail on a loaded machine ("could not load kernel32.dll",
+/// after its boot wait timed out): the prefix is made again, once, and the check goes on.
+#[test]
+fn a_prefix_whose_first_boot_fails_is_made_again_once() {
+    needs_network!(HOSTS);
+    if !tools_present() {
+        return;
+    }
+    let scratch = Scratch::new();
+    let dir = tempfile::tempdir().unwrap();
+    let failed_once = dir.path().join("failed-once");
+    let bin = dir.path().join("bin");
+    fs::create_dir_all(&bin).unwrap();
+    let real = xtask::support::host::which("wine").unwrap();
+    let wine = bin.join("wine");
+    fs::write(
+        &wine,
+        format!(
+            "#!/bin/sh\n\
+             if [ \"$1\" = wineboot ] && [ ! -e '{flag}' ]; then\n  \
+               touch '{flag}'\n  \
+               echo 'wine: could not load kernel32.dll, status c0000135' >&2\n  \
+               exit 53\n\
+             fi\n\
+             exec '{real}' \"$@\"\n",
+            flag = failed_once.display(),
+            real = real.display()
+        ),
+    )
+    .unwrap();
+    fs::set_permissions(&wine, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let wheel = dir
+        .path()
+        .join("ctranslate2-4.7.1+cpu-cp312-cp312-win_amd64.whl");
+    fs::write(&wheel, "not a zip: pip in the Windows Python refuses it").unwrap();
+    let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap());
+    let cache = cache();
+    let run = common::xtask_with_env(
+        scratch.path(),
+        &[
+            "--cache-dir",
+            &cache,
+            "verify",
+            "--wheel",
+            wheel.to_str().unwrap(),
+        ],
+        &[("PATH", path.as_str())],
+        &[],
+    );
+    assert_exit(
+        &run,
+        1,
+        &[
+            "could not load kernel32.dll",
+            "trying once more in a new one",
+            "is invalid",
+        ],
+    );
+    assert!(failed_once.exists(), "the first boot was the failing one");
+    assert!(
+        !scratch
+            .path()
+            .join("target/xtask/cpu/windows-x86_64/wine/verify-py3.12/prefix")
+            .exists(),
+        "the prefix is removed when the check ends"
     );
 }

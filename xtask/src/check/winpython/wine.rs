@@ -63,13 +63,7 @@ impl Wine {
                 "removing the wine prefix {}, left by an interrupted run",
                 prefix.display()
             );
-            kill_prefix(prefix);
-            std::fs::remove_dir_all(prefix)
-                .with_context(|| format!("cannot remove {}", prefix.display()))?;
         }
-        std::fs::create_dir_all(prefix)
-            .with_context(|| format!("cannot create {}", prefix.display()))?;
-        staging::mark(prefix)?;
         let mut env = BTreeMap::new();
         env.insert("WINEPREFIX".to_string(), prefix.display().to_string());
         env.insert("WINEDEBUG".to_string(), "-all".to_string());
@@ -82,18 +76,39 @@ impl Wine {
             prefix: prefix.to_path_buf(),
             env,
         };
-        let log = prefix.join("wineboot.log");
-        run_logged(
-            &Command::new("wine").args(["wineboot", "--init"]),
-            &wine.env,
-            &log,
-            &mut |_| {},
-        )
-        .context("wine could not make its prefix")?;
+        if let Err(first) = wine.boot() {
+            eprintln!(
+                "wine could not make its prefix ({first:#}); trying once more in a new one \
+                 (wine 8's first boot can time out on a loaded machine)"
+            );
+            wine.boot()
+                .context("wine could not make its prefix, twice")?;
+        }
         let system32 = prefix.join("drive_c/windows/system32");
         std::fs::copy(shim(workspace)?, system32.join("bcryptprimitives.dll"))
             .context("cannot put the ProcessPrng stand-in into the prefix")?;
         Ok(wine)
+    }
+
+    /// A new, empty prefix folder (what was there is ours: marked, or made by this run), made a
+    /// Windows system by `wineboot --init`.
+    fn boot(&self) -> Result<()> {
+        let prefix = &self.prefix;
+        if prefix.exists() {
+            kill_prefix(prefix);
+            std::fs::remove_dir_all(prefix)
+                .with_context(|| format!("cannot remove {}", prefix.display()))?;
+        }
+        std::fs::create_dir_all(prefix)
+            .with_context(|| format!("cannot create {}", prefix.display()))?;
+        staging::mark(prefix)?;
+        run_logged(
+            &Command::new("wine").args(["wineboot", "--init"]),
+            &self.env,
+            &prefix.join("wineboot.log"),
+            &mut |_| {},
+        )?;
+        Ok(())
     }
 
     /// The environment every program of this prefix gets (added to this process's).
