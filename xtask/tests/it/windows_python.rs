@@ -622,8 +622,8 @@ fn a_killed_checks_wine_prefix_is_removed_and_a_copy_of_one_is_not() {
     );
 }
 
-/// Wine 8's first boot of a prefix can fail on a loaded machine ("could not load kernel32.dll",
-/// after its boot wait timed out): the prefix is made again, once, and the check goes on.
+/// Wine 8's first boot of a prefix can fail on a loaded machine ("could not load kernel32.dll,
+/// status c0000135", seen once in CI): the prefix is made again, once, and the check goes on.
 #[test]
 fn a_prefix_whose_first_boot_fails_is_made_again_once() {
     needs_network!(HOSTS);

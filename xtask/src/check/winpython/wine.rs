@@ -79,7 +79,7 @@ impl Wine {
         if let Err(first) = wine.boot() {
             eprintln!(
                 "wine could not make its prefix ({first:#}); trying once more in a new one \
-                 (wine 8's first boot can time out on a loaded machine)"
+                 (wine 8's first boot fails now and then on a loaded machine)"
             );
             wine.boot()
                 .context("wine could not make its prefix, twice")?;
