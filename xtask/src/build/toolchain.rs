@@ -32,15 +32,32 @@ pub fn check_python(plan: &Plan, step: &Step, needs: &str) -> Result<()> {
     // Started, not just found: a pyenv shim exists for versions it cannot run.
     let args = launcher.args.iter().map(String::as_str);
     let version = args.take_while(|a| *a != "-m").chain(["--version"]);
-    if process::capture(&launcher.program, version).is_ok_and(|o| o.success) {
-        return Ok(());
-    }
+    let said = match process::capture(&launcher.program, version) {
+        Ok(o) if o.success => return Ok(()),
+        Ok(o) => said_by_launcher(&o.stderr),
+        Err(_) => String::new(),
+    };
     bail!(
-        "`{}` (Python {}) cannot be started; {needs} needs it. Install it \
-         (Debian/Ubuntu: sudo apt-get install python{}-venv; Windows: the python.org \
-         installer, which provides the `py` launcher), or pick an installed version with --python",
+        "`{}` (Python {}) cannot be started; {needs} needs it.{said} Install it \
+         (where the distribution packages it: sudo apt-get install python{}-venv, Debian 12 \
+         has 3.11 only; pyenv: name it beside the default, `pyenv global <default> <{} version>`; \
+         Windows: the python.org installer, which provides the `py` launcher), or pick an \
+         installed version with --python",
         launcher.program,
+        plan.python,
         plan.python,
         plan.python
     )
+}
+
+/// What a launcher that ran but failed said (a pyenv shim names the versions that have the
+/// command), on one line, for the message.
+fn said_by_launcher(stderr: &str) -> String {
+    let words: Vec<&str> = stderr.split_whitespace().collect();
+    if words.is_empty() {
+        return String::new();
+    }
+    let text = words.join(" ");
+    let text: String = text.chars().take(300).collect();
+    format!(" It said: \"{text}\".")
 }

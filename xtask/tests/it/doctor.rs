@@ -422,10 +422,38 @@ fn doctor_for_a_variant_names_what_that_build_lacks_here() {
     );
     let found = doctor(
         &["--variant", "cuda", "--python", &python],
-        &[("PATH", path)],
+        &[("PATH", path.clone())],
         &GPU_ENV,
     );
     assert_eq!(found.code, 0, "{}{}", found.stdout, found.stderr);
+
+    // A pyenv shim for a version pyenv has but does not select: its own words are passed on.
+    let shim = bin.bin.join("python3.12");
+    fs::write(
+        &shim,
+        "#!/bin/sh\necho \"pyenv: python3.12: command not found\" >&2\n\
+         echo \"The \\`python3.12' command exists in these Python versions:\" >&2\n\
+         echo '  3.12.1' >&2\nexit 127\n",
+    )
+    .unwrap();
+    fs::set_permissions(&shim, fs::Permissions::from_mode(0o755)).unwrap();
+    let shimmed = doctor(
+        &["--variant", "cpu", "--python", "3.12"],
+        &[("PATH", path)],
+        &GPU_ENV,
+    );
+    assert_eq!(shimmed.code, 1, "{}", shimmed.stdout);
+    for needle in [
+        "`python3.12` (Python 3.12) cannot be started",
+        "It said: \"pyenv: python3.12: command not found The `python3.12' command exists in these Python versions: 3.12.1\"",
+        "`pyenv global <default> <3.12 version>`",
+    ] {
+        assert!(
+            shimmed.stdout.contains(needle),
+            "`{needle}` in:\n{}",
+            shimmed.stdout
+        );
+    }
 
     let windows = doctor(
         &["--variant", "rocm", "--platform", "windows-x86_64"],
