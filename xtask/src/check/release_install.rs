@@ -44,16 +44,50 @@ pub struct InstallTarget {
     pub version: String,
 }
 
-/// The wheels of `request` in the release's manifest.
-pub fn targets(request: &InstallRequest) -> Result<Vec<InstallTarget>> {
-    let path = request.dir.join(MANIFEST);
+fn read_manifest(dir: &Path) -> Result<Manifest> {
+    let path = dir.join(MANIFEST);
     let text = std::fs::read_to_string(&path).map_err(|e| {
         InputError::new(format!("{}: {e}", path.display()))
             .note("give a folder `cargo xtask release` wrote")
     })?;
-    let manifest: Manifest = serde_json::from_str(&text).map_err(|e| {
+    Ok(serde_json::from_str(&text).map_err(|e| {
         InputError::new(format!("{} is not a release manifest: {e}", path.display()))
-    })?;
+    })?)
+}
+
+/// The Pythons the release has `platform` wheels for (of `variants`; empty: any).
+pub fn pythons_held(
+    dir: &Path,
+    platform: Platform,
+    variants: &[String],
+) -> Result<std::collections::BTreeSet<String>> {
+    Ok(read_manifest(dir)?
+        .artifacts
+        .iter()
+        .filter(|a| a.kind == "wheel" && a.platform == platform.name())
+        .filter(|a| variants.is_empty() || variants.contains(&a.variant))
+        .map(|a| a.python.clone())
+        .collect())
+}
+
+/// The Python to install with when none is asked: `preferred` (the host's, or the Windows
+/// check's default) when the release has wheels for it, else the one Python it has wheels for.
+pub fn default_python(
+    dir: &Path,
+    platform: Platform,
+    variants: &[String],
+    preferred: String,
+) -> Result<String> {
+    let held = pythons_held(dir, platform, variants)?;
+    Ok(match held.len() {
+        1 if !held.contains(&preferred) => held.into_iter().next().unwrap_or(preferred),
+        _ => preferred,
+    })
+}
+
+/// The wheels of `request` in the release's manifest.
+pub fn targets(request: &InstallRequest) -> Result<Vec<InstallTarget>> {
+    let manifest = read_manifest(request.dir)?;
     let fits = |a: &&Artifact| {
         a.kind == "wheel"
             && a.platform == request.platform.name()
@@ -76,8 +110,9 @@ pub fn targets(request: &InstallRequest) -> Result<Vec<InstallTarget>> {
         });
     }
     if out.is_empty() {
+        let held = pythons_held(request.dir, request.platform, request.variants)?;
         return Err(InputError::new(format!(
-            "{} has no {} wheel for Python {}{}",
+            "{} has no {} wheel for Python {}{} (it has {} wheels for: {})",
             request.dir.display(),
             request.platform,
             request.python,
@@ -85,6 +120,12 @@ pub fn targets(request: &InstallRequest) -> Result<Vec<InstallTarget>> {
                 String::new()
             } else {
                 format!(" of {}", request.variants.join(", "))
+            },
+            request.platform,
+            if held.is_empty() {
+                "none".to_string()
+            } else {
+                held.into_iter().collect::<Vec<_>>().join(", ")
             }
         ))
         .note("see its manifest.json for what it holds; --platform and --python choose")
@@ -326,4 +367,61 @@ pub fn native_venv(python: &str, dir: &Path, log: &Path) -> Result<PathBuf> {
     crate::support::process::run_logged(&command, &Default::default(), log, &mut |_| {})?;
     let host = Platform::host().unwrap_or(Platform::LinuxX86_64);
     Ok(dir.join(host.venv_bin()).join(host.exe("python")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn release_with(pythons: &[(&str, &str)]) -> tempfile::TempDir {
+        let dir = tempfile::tempdir().unwrap();
+        let artifacts = pythons
+            .iter()
+            .map(|(platform, python)| Artifact {
+                path: format!("ctranslate2-4.7.1+cpu-cp{}-x.whl", python.replace('.', "")),
+                kind: "wheel".into(),
+                variant: "cpu".into(),
+                description: String::new(),
+                platform: platform.to_string(),
+                python: python.to_string(),
+                ctranslate2: "4.7.1".into(),
+                size: 0,
+                sha256: String::new(),
+                inputs: Vec::new(),
+                sdk: None,
+                bundled: Vec::new(),
+                toolchain: None,
+            })
+            .collect();
+        let manifest = Manifest {
+            schema_version: 1,
+            version: "4.7.1".into(),
+            artifacts,
+            index_base_url: None,
+        };
+        std::fs::write(
+            dir.path().join(MANIFEST),
+            serde_json::to_string(&manifest).unwrap(),
+        )
+        .unwrap();
+        dir
+    }
+
+    #[test]
+    fn the_default_python_is_the_preferred_one_unless_the_release_has_one_other_only() {
+        let linux = Platform::LinuxX86_64;
+        let only_312 = release_with(&[("linux-x86_64", "3.12"), ("windows-x86_64", "3.11")]);
+        let pick = |dir: &Path| default_python(dir, linux, &[], "3.11".into()).unwrap();
+        assert_eq!(pick(only_312.path()), "3.12");
+        let both = release_with(&[("linux-x86_64", "3.12"), ("linux-x86_64", "3.11")]);
+        assert_eq!(pick(both.path()), "3.11");
+        let two_others = release_with(&[("linux-x86_64", "3.12"), ("linux-x86_64", "3.13")]);
+        assert_eq!(pick(two_others.path()), "3.11", "no guess among several");
+        let cuda_only = default_python(only_312.path(), linux, &["cuda".into()], "3.11".into());
+        assert_eq!(
+            cuda_only.unwrap(),
+            "3.11",
+            "nothing of that variant: the error comes later"
+        );
+    }
 }

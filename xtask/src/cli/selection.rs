@@ -90,7 +90,7 @@ pub struct InstallArgs {
     #[arg(long, value_name = "PLATFORM", requires = "install")]
     pub platform: Option<PlatformArg>,
     /// With --install: the Python of the wheels (default: 3.12 for Windows, the host's python3
-    /// for Linux)
+    /// for Linux; when the release has wheels for one other Python only, that one)
     #[arg(long, value_name = "X.Y", requires = "install")]
     pub python: Option<String>,
     /// With --install: only these variants (repeatable; default: every one the release has)

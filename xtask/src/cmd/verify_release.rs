@@ -47,8 +47,14 @@ pub fn run(workspace: &Workspace, dir: &Path, args: &InstallArgs) -> Result<Exit
         .unwrap_or(Platform::LinuxX86_64);
     let python = match (&args.python, platform.is_windows()) {
         (Some(p), _) => p.clone(),
-        (None, true) => crate::check::winpython::spec::Spec::load(&workspace.root)?.default,
-        (None, false) => crate::support::host::python_version().unwrap_or_else(|| "3.12".into()),
+        (None, windows) => {
+            let preferred = if windows {
+                crate::check::winpython::spec::Spec::load(&workspace.root)?.default
+            } else {
+                crate::support::host::python_version().unwrap_or_else(|| "3.12".into())
+            };
+            install::default_python(dir, platform, &args.variants, preferred)?
+        }
     };
     let request = InstallRequest {
         dir,
