@@ -7,13 +7,14 @@
 //! import and transcribe. On Linux with the host's Python in a venv; a Windows wheel on a
 //! Linux host in python.org's Windows Python under wine.
 
+use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
 
 use crate::check::serve::Server;
 use crate::check::winpython::Session;
-use crate::release::{Artifact, MANIFEST, Manifest};
+use crate::release::{Artifact, Manifest};
 use crate::support::diagnostic::InputError;
 use crate::support::platform::Platform;
 use crate::support::workspace::Workspace;
@@ -44,58 +45,41 @@ pub struct InstallTarget {
     pub version: String,
 }
 
-fn read_manifest(dir: &Path) -> Result<Manifest> {
-    let path = dir.join(MANIFEST);
-    let text = std::fs::read_to_string(&path).map_err(|e| {
-        InputError::new(format!("{}: {e}", path.display()))
-            .note("give a folder `cargo xtask release` wrote")
-    })?;
-    Ok(serde_json::from_str(&text).map_err(|e| {
-        InputError::new(format!("{} is not a release manifest: {e}", path.display()))
-    })?)
-}
-
-/// The Pythons the release has `platform` wheels for (of `variants`; empty: any).
-pub fn pythons_held(
-    dir: &Path,
+/// The manifest's `platform` wheels (of `variants`; empty: any), for every Python.
+fn wheels_for<'a>(
+    manifest: &'a Manifest,
     platform: Platform,
-    variants: &[String],
-) -> Result<std::collections::BTreeSet<String>> {
-    Ok(read_manifest(dir)?
-        .artifacts
-        .iter()
-        .filter(|a| a.kind == "wheel" && a.platform == platform.name())
-        .filter(|a| variants.is_empty() || variants.contains(&a.variant))
-        .map(|a| a.python.clone())
-        .collect())
+    variants: &'a [String],
+) -> impl Iterator<Item = &'a Artifact> {
+    manifest.artifacts.iter().filter(move |a| {
+        a.kind == "wheel"
+            && a.platform == platform.name()
+            && (variants.is_empty() || variants.contains(&a.variant))
+    })
 }
 
 /// The Python to install with when none is asked: `preferred` (the host's, or the Windows
 /// check's default) when the release has wheels for it, else the one Python it has wheels for.
 pub fn default_python(
-    dir: &Path,
+    manifest: &Manifest,
     platform: Platform,
     variants: &[String],
     preferred: String,
-) -> Result<String> {
-    let held = pythons_held(dir, platform, variants)?;
-    Ok(match held.len() {
-        1 if !held.contains(&preferred) => held.into_iter().next().unwrap_or(preferred),
+) -> String {
+    let mut held: BTreeSet<&str> = wheels_for(manifest, platform, variants)
+        .map(|a| a.python.as_str())
+        .collect();
+    match held.pop_first() {
+        Some(only) if held.is_empty() && only != preferred => only.to_string(),
         _ => preferred,
-    })
+    }
 }
 
-/// The wheels of `request` in the release's manifest.
-pub fn targets(request: &InstallRequest) -> Result<Vec<InstallTarget>> {
-    let manifest = read_manifest(request.dir)?;
-    let fits = |a: &&Artifact| {
-        a.kind == "wheel"
-            && a.platform == request.platform.name()
-            && a.python == request.python
-            && (request.variants.is_empty() || request.variants.contains(&a.variant))
-    };
+/// The wheels of `request` in the release's `manifest`.
+pub fn targets(request: &InstallRequest, manifest: &Manifest) -> Result<Vec<InstallTarget>> {
+    let of_platform = || wheels_for(manifest, request.platform, request.variants);
     let mut out = Vec::new();
-    for a in manifest.artifacts.iter().filter(fits) {
+    for a in of_platform().filter(|a| a.python == request.python) {
         let name = WheelName::parse(Path::new(&a.path))?;
         let version = match &name.local {
             Some(local) => format!("{}+{local}", name.public_version),
@@ -110,7 +94,7 @@ pub fn targets(request: &InstallRequest) -> Result<Vec<InstallTarget>> {
         });
     }
     if out.is_empty() {
-        let held = pythons_held(request.dir, request.platform, request.variants)?;
+        let held: BTreeSet<&str> = of_platform().map(|a| a.python.as_str()).collect();
         return Err(InputError::new(format!(
             "{} has no {} wheel for Python {}{} (it has {} wheels for: {})",
             request.dir.display(),
@@ -373,8 +357,7 @@ pub fn native_venv(python: &str, dir: &Path, log: &Path) -> Result<PathBuf> {
 mod tests {
     use super::*;
 
-    fn release_with(pythons: &[(&str, &str)]) -> tempfile::TempDir {
-        let dir = tempfile::tempdir().unwrap();
+    fn release_with(pythons: &[(&str, &str)]) -> Manifest {
         let artifacts = pythons
             .iter()
             .map(|(platform, python)| Artifact {
@@ -393,34 +376,27 @@ mod tests {
                 toolchain: None,
             })
             .collect();
-        let manifest = Manifest {
+        Manifest {
             schema_version: 1,
             version: "4.7.1".into(),
             artifacts,
             index_base_url: None,
-        };
-        std::fs::write(
-            dir.path().join(MANIFEST),
-            serde_json::to_string(&manifest).unwrap(),
-        )
-        .unwrap();
-        dir
+        }
     }
 
     #[test]
     fn the_default_python_is_the_preferred_one_unless_the_release_has_one_other_only() {
         let linux = Platform::LinuxX86_64;
         let only_312 = release_with(&[("linux-x86_64", "3.12"), ("windows-x86_64", "3.11")]);
-        let pick = |dir: &Path| default_python(dir, linux, &[], "3.11".into()).unwrap();
-        assert_eq!(pick(only_312.path()), "3.12");
+        let pick = |manifest: &Manifest| default_python(manifest, linux, &[], "3.11".into());
+        assert_eq!(pick(&only_312), "3.12");
         let both = release_with(&[("linux-x86_64", "3.12"), ("linux-x86_64", "3.11")]);
-        assert_eq!(pick(both.path()), "3.11");
+        assert_eq!(pick(&both), "3.11");
         let two_others = release_with(&[("linux-x86_64", "3.12"), ("linux-x86_64", "3.13")]);
-        assert_eq!(pick(two_others.path()), "3.11", "no guess among several");
-        let cuda_only = default_python(only_312.path(), linux, &["cuda".into()], "3.11".into());
+        assert_eq!(pick(&two_others), "3.11", "no guess among several");
+        let cuda_only = default_python(&only_312, linux, &["cuda".into()], "3.11".into());
         assert_eq!(
-            cuda_only.unwrap(),
-            "3.11",
+            cuda_only, "3.11",
             "nothing of that variant: the error comes later"
         );
     }

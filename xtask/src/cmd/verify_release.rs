@@ -45,15 +45,16 @@ pub fn run(workspace: &Workspace, dir: &Path, args: &InstallArgs) -> Result<Exit
         .map(Platform::from)
         .or_else(Platform::host)
         .unwrap_or(Platform::LinuxX86_64);
-    let python = match (&args.python, platform.is_windows()) {
-        (Some(p), _) => p.clone(),
-        (None, windows) => {
-            let preferred = if windows {
+    let manifest = crate::release::Manifest::read(dir)?;
+    let python = match &args.python {
+        Some(p) => p.clone(),
+        None => {
+            let preferred = if platform.is_windows() {
                 crate::check::winpython::spec::Spec::load(&workspace.root)?.default
             } else {
                 crate::support::host::python_version().unwrap_or_else(|| "3.12".into())
             };
-            install::default_python(dir, platform, &args.variants, preferred)?
+            install::default_python(&manifest, platform, &args.variants, preferred)
         }
     };
     let request = InstallRequest {
@@ -74,7 +75,7 @@ pub fn run(workspace: &Workspace, dir: &Path, args: &InstallArgs) -> Result<Exit
             .into());
         }
     }
-    let targets = install::targets(&request)?;
+    let targets = install::targets(&request, &manifest)?;
     for target in &targets {
         install::check_index_is_local(dir, &target.variant)?;
     }

@@ -42,6 +42,26 @@ pub struct Manifest {
     pub index_base_url: Option<String>,
 }
 
+impl Manifest {
+    /// `dir/manifest.json`, with the file named when it cannot be read or is not a manifest.
+    pub fn read(dir: &Path) -> Result<Manifest> {
+        let source = dir.join(MANIFEST);
+        let text = fs::read_to_string(&source).map_err(|e| {
+            crate::support::diagnostic::InputError::new(format!(
+                "cannot read {}: {e}",
+                source.display()
+            ))
+            .note("a release folder is what `cargo xtask release` wrote, with its manifest.json")
+        })?;
+        Ok(serde_json::from_str(&text).map_err(|e| {
+            crate::support::diagnostic::InputError::new(format!(
+                "{}: not a release manifest: {e}",
+                source.display()
+            ))
+        })?)
+    }
+}
+
 #[derive(Debug, Serialize, Deserialize)]
 pub struct Artifact {
     /// Relative to the release folder, `/`-separated.

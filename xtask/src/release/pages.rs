@@ -28,18 +28,10 @@ pub struct Release {
 
 /// Reads `dir/manifest.json` as the release `tag`.
 pub fn read_release(dir: &Path, tag: &str) -> Result<Release> {
-    let source = dir.join(MANIFEST);
-    let text = fs::read_to_string(&source).map_err(|e| {
-        InputError::new(format!("cannot read {}: {e}", source.display()))
-            .note("a release folder is what `cargo xtask release` wrote, with its manifest.json")
-    })?;
-    let manifest: Manifest = serde_json::from_str(&text).map_err(|e| {
-        InputError::new(format!("{}: not a release manifest: {e}", source.display()))
-    })?;
     Ok(Release {
         tag: tag.to_string(),
-        manifest,
-        source,
+        manifest: Manifest::read(dir)?,
+        source: dir.join(MANIFEST),
     })
 }
 

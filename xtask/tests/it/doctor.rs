@@ -7,7 +7,6 @@
 use crate::common;
 
 use std::fs;
-use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
 use xtask::doctor;
@@ -116,9 +115,7 @@ impl FakeBin {
             ));
         }
         script.push_str(&format!("cat '{}'\n", out.display()));
-        let path = self.bin.join(name);
-        fs::write(&path, script).unwrap();
-        fs::set_permissions(&path, fs::Permissions::from_mode(0o755)).unwrap();
+        common::write_script(&self.bin.join(name), &script);
     }
 
     /// PATH with only these tools and the system's basic folders (no real GPU tools).
@@ -428,15 +425,12 @@ fn doctor_for_a_variant_names_what_that_build_lacks_here() {
     assert_eq!(found.code, 0, "{}{}", found.stdout, found.stderr);
 
     // A pyenv shim for a version pyenv has but does not select: its own words are passed on.
-    let shim = bin.bin.join("python3.12");
-    fs::write(
-        &shim,
+    common::write_script(
+        &bin.bin.join("python3.12"),
         "#!/bin/sh\necho \"pyenv: python3.12: command not found\" >&2\n\
          echo \"The \\`python3.12' command exists in these Python versions:\" >&2\n\
          echo '  3.12.1' >&2\nexit 127\n",
-    )
-    .unwrap();
-    fs::set_permissions(&shim, fs::Permissions::from_mode(0o755)).unwrap();
+    );
     let shimmed = doctor(
         &["--variant", "cpu", "--python", "3.12"],
         &[("PATH", path)],

@@ -273,16 +273,12 @@ fn selector_answer(
     fs::create_dir_all(&bin).unwrap();
     fs::create_dir_all(&root).unwrap();
     let fake = |name: &str, text: &str| {
-        use std::os::unix::fs::PermissionsExt;
         let out = bin.join(format!("{name}.out"));
         fs::write(&out, text).unwrap();
-        let script = bin.join(name);
-        fs::write(
-            &script,
-            format!("#!/bin/sh\nexec /bin/cat '{}'\n", out.display()),
-        )
-        .unwrap();
-        fs::set_permissions(&script, fs::Permissions::from_mode(0o755)).unwrap();
+        crate::common::write_script(
+            &bin.join(name),
+            &format!("#!/bin/sh\nexec /bin/cat '{}'\n", out.display()),
+        );
     };
     let smi: String = gpus
         .iter()

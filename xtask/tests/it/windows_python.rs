@@ -636,10 +636,9 @@ fn a_prefix_whose_first_boot_fails_is_made_again_once() {
     let bin = dir.path().join("bin");
     fs::create_dir_all(&bin).unwrap();
     let real = xtask::support::host::which("wine").unwrap();
-    let wine = bin.join("wine");
-    fs::write(
-        &wine,
-        format!(
+    common::write_script(
+        &bin.join("wine"),
+        &format!(
             "#!/bin/sh\n\
              if [ \"$1\" = wineboot ] && [ ! -e '{flag}' ]; then\n  \
                touch '{flag}'\n  \
@@ -650,9 +649,7 @@ fn a_prefix_whose_first_boot_fails_is_made_again_once() {
             flag = failed_once.display(),
             real = real.display()
         ),
-    )
-    .unwrap();
-    fs::set_permissions(&wine, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    );
     let wheel = dir
         .path()
         .join("ctranslate2-4.7.1+cpu-cp312-cp312-win_amd64.whl");

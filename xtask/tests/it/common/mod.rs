@@ -183,6 +183,13 @@ pub fn plan_step<'a>(plan: &'a serde_json::Value, id: &str) -> &'a serde_json::V
         .unwrap_or_else(|| panic!("no step `{id}`"))
 }
 
+/// Writes `text` to `path` as an executable script (a stand-in for a tool on PATH).
+pub fn write_script(path: &Path, text: &str) {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::write(path, text).unwrap();
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).unwrap();
+}
+
 pub fn copy_tree(from: &Path, to: &Path) {
     std::fs::create_dir_all(to).unwrap();
     for entry in std::fs::read_dir(from).unwrap() {

@@ -210,17 +210,10 @@ pub fn fat_wheel(scratch: &Scratch, variant: &str) -> Fat {
 fn fake_cuda(root: &Path) {
     let bin = root.join("bin");
     fs::create_dir_all(&bin).unwrap();
-    let nvcc = bin.join("nvcc");
-    fs::write(
-        &nvcc,
+    super::write_script(
+        &bin.join("nvcc"),
         "#!/bin/sh\necho 'nvcc: NVIDIA (R) Cuda compiler driver'\necho 'Cuda compilation tools, release 12.8, V12.8.93'\n",
-    )
-    .unwrap();
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        fs::set_permissions(&nvcc, fs::Permissions::from_mode(0o755)).unwrap();
-    }
+    );
 }
 
 /// A folder holding a stand-in of NVIDIA's `nvidia-cublas-cu12` 12.8.4.1 win_amd64 wheel:
