@@ -102,6 +102,11 @@ pub struct ReleaseArgs {
     /// to the release folder, for hosting the folder as it is)
     #[arg(long, value_name = "URL")]
     pub index_base_url: Option<String>,
+    /// Release the variants whose entries all have their artifacts and name the others (in
+    /// the notes, the manifest and on stderr) instead of stopping; a variant with any entry
+    /// missing is left out whole. For CI, where one failed job must not withhold the rest
+    #[arg(long)]
+    pub partial: bool,
     #[command(flatten)]
     pub include: IncludeArgs,
 }

@@ -21,6 +21,7 @@ pub fn run(workspace: &Workspace, args: ReleaseArgs) -> Result<ExitCode> {
         out,
         allow_linux_tag,
         index_base_url,
+        partial,
         include,
     } = args;
     if let Some(url) = &index_base_url
@@ -71,8 +72,11 @@ pub fn run(workspace: &Workspace, args: ReleaseArgs) -> Result<ExitCode> {
         &built,
         &version,
         &out,
-        allow_linux_tag,
-        index_base_url.as_deref(),
+        &crate::release::ReleaseOptions {
+            allow_linux_tag,
+            index_base_url: index_base_url.as_deref(),
+            partial,
+        },
         &coverage,
     )?;
     for a in &manifest.artifacts {

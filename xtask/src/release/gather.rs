@@ -13,6 +13,10 @@ use crate::support::platform::Platform;
 use crate::support::workspace::Workspace;
 use crate::variant::{Catalog, Choices};
 
+/// The artifact name prefix under which CI uploads an entry whose check failed (its build and
+/// logs, to look at): never released.
+pub const FAILED_PREFIX: &str = "failed-";
+
 /// What `release` was asked for; an empty list means all.
 pub struct Asked {
     pub variants: Vec<String>,
@@ -72,7 +76,17 @@ pub fn builds(workspace: &Workspace, asked: &Asked) -> Result<Vec<Built>> {
                 .join("dist")
                 .join(format!("py{}", entry.python)),
         };
-        built.push(Built { plan, dist });
+        let failed_check = asked
+            .from
+            .as_ref()
+            .map(|dir| dir.join(format!("{FAILED_PREFIX}{}", entry.artifact)))
+            .filter(|dir| dir.is_dir());
+        built.push(Built {
+            plan,
+            dist,
+            job: entry.name.clone(),
+            failed_check,
+        });
     }
     Ok(built)
 }

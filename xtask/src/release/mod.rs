@@ -3,7 +3,7 @@
 //! SHA256SUMS, staged in a temp folder and renamed into place; and the check of such a folder.
 
 pub mod gather;
-mod notes;
+pub mod notes;
 pub mod pages;
 pub mod pep503;
 mod verify;
@@ -40,6 +40,18 @@ pub struct Manifest {
     /// Where the pip index links the wheels (`--index-base-url`); absent: relative links.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub index_base_url: Option<String>,
+    /// The matrix entries this release was asked for but does not hold (`--partial`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub left_out: Vec<LeftOut>,
+}
+
+/// A matrix entry a `--partial` release does not publish, and why.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+pub struct LeftOut {
+    pub variant: String,
+    /// The entry's job name, as a CI run shows it.
+    pub job: String,
+    pub reason: String,
 }
 
 impl Manifest {
@@ -108,6 +120,11 @@ pub struct ManifestLibrary {
 pub struct Built {
     pub plan: Plan,
     pub dist: PathBuf,
+    /// The matrix entry's job name (what a CI run shows), for what a release leaves out.
+    pub job: String,
+    /// Where CI put the entry's build and logs when its check failed (`failed-<artifact>`
+    /// beside the artifacts), if it is there.
+    pub failed_check: Option<PathBuf>,
 }
 
 /// Gathers `built` into `dest` (which must not exist or be empty). Returns the manifest.
@@ -124,47 +141,28 @@ pub fn check_dest(dest: &Path) -> Result<(), crate::support::diagnostic::InputEr
 }
 
 /// A Linux wheel still tagged `linux_x86_64` is refused unless `allow_linux_tag`.
+/// With `partial`, a variant with any entry missing is left out whole (its index would lack a
+/// Python or platform) and named in the manifest and notes; without it, any missing entry stops
+/// the release.
 pub fn release(
     built: &[Built],
     version: &str,
     dest: &Path,
-    allow_linux_tag: bool,
-    index_base_url: Option<&str>,
+    options: &ReleaseOptions,
     coverage: &Coverage,
 ) -> Result<Manifest> {
+    let ReleaseOptions {
+        allow_linux_tag,
+        index_base_url,
+        partial,
+    } = *options;
     check_dest(dest)?;
-    let missing: Vec<String> = built
-        .iter()
-        .filter(|b| wheel_in(&b.dist).is_none())
-        .map(|b| {
-            format!(
-                "  {} {} py{}: no wheel in {} (build it: cargo xtask build --variant {} \
-                 --ctranslate2 {} --platform {} --python {})",
-                b.plan.variant,
-                b.plan.platform,
-                b.plan.python,
-                b.dist.display(),
-                b.plan.variant,
-                b.plan.ctranslate2,
-                b.plan.platform,
-                b.plan.python
-            )
-        })
-        .collect();
-    for b in built {
+    let (built, left_out) = complete_variants(built, partial)?;
+    for b in &built {
         check_dist(b)?;
     }
-    if !missing.is_empty() {
-        bail!(
-            "{} matrix {} no artifacts:\n{}",
-            missing.len(),
-            if missing.len() == 1 {
-                "entry has"
-            } else {
-                "entries have"
-            },
-            missing.join("\n")
-        );
+    for l in &left_out {
+        eprintln!("note: left out of this release: {}: {}", l.job, l.reason);
     }
 
     let linux_tagged: Vec<String> = built
@@ -183,7 +181,11 @@ pub fn release(
             linux_tagged.join("\n")
         );
     }
-    let too_new: Vec<String> = built.iter().filter_map(newer_than_policy).collect();
+    let too_new: Vec<String> = built
+        .iter()
+        .copied()
+        .filter_map(newer_than_policy)
+        .collect();
     if !too_new.is_empty() && !allow_linux_tag {
         bail!(
             "{} wheel(s) need a newer glibc than their variant's manylinux policy (built on a \
@@ -228,6 +230,7 @@ pub fn release(
         version: version.to_string(),
         artifacts,
         index_base_url: index_base_url.map(str::to_string),
+        left_out,
     };
     fs::write(
         staging.path().join(MANIFEST),
@@ -243,6 +246,101 @@ pub fn release(
         .with_context(|| format!("cannot move the release to {}", dest.display()))?;
     let _ = staging.keep();
     Ok(manifest)
+}
+
+/// How `release` treats what it finds.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ReleaseOptions<'a> {
+    /// Release Linux wheels tagged `linux_x86_64` or newer than their policy.
+    pub allow_linux_tag: bool,
+    /// Where the pip index links the wheels; `None`: relative links.
+    pub index_base_url: Option<&'a str>,
+    /// Release the variants whose entries are all there, naming the rest.
+    pub partial: bool,
+}
+
+/// The entries of the variants whose every entry has its wheel, and what is left out. Without
+/// `partial` any missing entry is an error naming each with the command that builds it.
+fn complete_variants(built: &[Built], partial: bool) -> Result<(Vec<&Built>, Vec<LeftOut>)> {
+    let missing: Vec<&Built> = built
+        .iter()
+        .filter(|b| wheel_in(&b.dist).is_none())
+        .collect();
+    if !partial && !missing.is_empty() {
+        let lines: Vec<String> = missing
+            .iter()
+            .map(|b| format!("  {}", missing_reason(b)))
+            .collect();
+        bail!(
+            "{} matrix {} no artifacts:\n{}\n(--partial releases the variants whose entries are \
+             all there and names the others)",
+            missing.len(),
+            if missing.len() == 1 {
+                "entry has"
+            } else {
+                "entries have"
+            },
+            lines.join("\n")
+        );
+    }
+    let incomplete: Vec<&str> = missing.iter().map(|b| b.plan.variant.as_str()).collect();
+    let mut kept = Vec::new();
+    let mut left_out = Vec::new();
+    for b in built {
+        if !incomplete.contains(&b.plan.variant.as_str()) {
+            kept.push(b);
+            continue;
+        }
+        let reason = if missing.iter().any(|m| std::ptr::eq(*m, b)) {
+            missing_reason(b)
+        } else {
+            format!(
+                "held back: another entry of `{}` is missing, and its index would lack it",
+                b.plan.variant
+            )
+        };
+        left_out.push(LeftOut {
+            variant: b.plan.variant.clone(),
+            job: b.job.clone(),
+            reason,
+        });
+    }
+    if kept.is_empty() {
+        bail!(
+            "no variant has all its entries, so nothing can be released:\n  {}",
+            left_out
+                .iter()
+                .map(|l| format!("{}: {}", l.job, l.reason))
+                .collect::<Vec<_>>()
+                .join("\n  ")
+        );
+    }
+    Ok((kept, left_out))
+}
+
+/// Why an entry has no wheel: its check failed (CI kept its build apart), or it was not built.
+fn missing_reason(b: &Built) -> String {
+    match &b.failed_check {
+        Some(dir) => format!(
+            "{} {} py{}: its check failed; its build and logs are in {}",
+            b.plan.variant,
+            b.plan.platform,
+            b.plan.python,
+            dir.display()
+        ),
+        None => format!(
+            "{} {} py{}: no wheel in {} (build it: cargo xtask build --variant {} \
+             --ctranslate2 {} --platform {} --python {})",
+            b.plan.variant,
+            b.plan.platform,
+            b.plan.python,
+            b.dist.display(),
+            b.plan.variant,
+            b.plan.ctranslate2,
+            b.plan.platform,
+            b.plan.python
+        ),
+    }
 }
 
 /// The coverage of what `artifacts` released: per variant only the local versions that have

@@ -54,8 +54,28 @@ pub fn notes(manifest: &Manifest) -> String {
             }
         }
     }
+    text.push_str(&left_out(manifest));
     text
 }
+
+/// The section naming each matrix entry a `--partial` release does not hold; last in the
+/// notes, so that a workflow can copy it from its heading to the end. Empty when none is.
+pub fn left_out(manifest: &Manifest) -> String {
+    if manifest.left_out.is_empty() {
+        return String::new();
+    }
+    let mut text = format!(
+        "\n{LEFT_OUT_HEADING}\n\nThese builds did not pass; a re-run of their jobs and of \
+         `release` adds them to this release and its index.\n\n"
+    );
+    for l in &manifest.left_out {
+        text.push_str(&format!("- `{}`: {}\n", l.job, l.reason));
+    }
+    text
+}
+
+/// The heading of [`left_out`]'s section.
+pub const LEFT_OUT_HEADING: &str = "## Not in this release";
 
 /// What a user must have besides Python and pip, from what the build needed and bundled.
 fn needs(a: &Artifact) -> &'static str {

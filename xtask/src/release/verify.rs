@@ -98,10 +98,30 @@ pub fn verify(dir: &Path) -> Result<Vec<String>> {
                 }
             }
             problems.extend(check_indexes(dir, &manifest)?);
+            problems.extend(check_notes(dir, &manifest)?);
         }
         Err(e) => problems.push(format!("cannot read {MANIFEST}: {e:#}")),
     }
     Ok(problems)
+}
+
+/// RELEASE_NOTES.md is not a published asset (it is the release's text), so SHA256SUMS does
+/// not cover it: it must be what `release` writes for the manifest.
+fn check_notes(dir: &Path, manifest: &Manifest) -> Result<Vec<String>> {
+    let found = match read_regular(&dir.join(super::NOTES)) {
+        Ok(text) => text,
+        Err(e) => return Ok(vec![format!("cannot read {}: {e:#}", super::NOTES)]),
+    };
+    let wanted = super::notes::notes(manifest);
+    Ok(first_difference(&wanted, &found)
+        .map(|diff| {
+            format!(
+                "{}: not what release writes for the manifest: {diff}",
+                super::NOTES
+            )
+        })
+        .into_iter()
+        .collect())
 }
 
 /// The pip index must be exactly what `release` writes for the manifest's wheels (every page

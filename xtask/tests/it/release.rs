@@ -764,3 +764,185 @@ fn a_wheel_that_expands_past_its_limit_is_refused_not_read_whole() {
     assert!(!out.exists(), "nothing released");
     assert!(started.elapsed().as_secs() < 60);
 }
+
+/// CI's artifacts folder (`release --from`): each given entry's dist folder copied under its
+/// artifact name, as the download step lays them out.
+fn artifacts_of(scratch: &Scratch, entries: &[&serde_json::Value], into: &Path) {
+    for entry in entries {
+        let dist = scratch.path().join(format!(
+            "target/xtask/{}/{}/dist/py{}",
+            entry["slot"].as_str().unwrap(),
+            entry["platform"].as_str().unwrap(),
+            entry["python"].as_str().unwrap()
+        ));
+        let to = into.join(entry["artifact"].as_str().unwrap());
+        for name in common::wheel::files_below(&dist) {
+            fs::create_dir_all(to.join(&name).parent().unwrap()).unwrap();
+            fs::copy(dist.join(&name), to.join(&name)).unwrap();
+        }
+    }
+}
+
+/// One failed job withholds only its own variant: `--partial` publishes every variant whose
+/// entries are all there, names each left-out entry with its job and why (a check that failed
+/// is told apart from a job that left nothing) in the manifest, the notes and on stderr, and
+/// the release verifies; once the failed job has run again, a second release holds them all.
+#[test]
+fn a_partial_release_publishes_the_complete_variants_and_a_rerun_adds_the_rest() {
+    let scratch = Scratch::new();
+    let matrix = scratch.run(&["matrix", "--json"]);
+    assert_eq!(matrix.code, 0, "{}", matrix.stderr);
+    let matrix: serde_json::Value = serde_json::from_str(&matrix.stdout).unwrap();
+    let pick = |variant: &str| -> Vec<serde_json::Value> {
+        matrix["include"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|e| e["variant"] == variant && e["platform"] == "linux-x86_64")
+            .filter(|e| e["python"] == "3.11" || e["python"] == "3.12")
+            .cloned()
+            .collect()
+    };
+    let (cpu, cuda) = (pick("cpu"), pick("cuda"));
+    assert_eq!((cpu.len(), cuda.len()), (2, 2), "{matrix:#}");
+    for entry in cpu.iter().chain(&cuda) {
+        fake_entry(&scratch, entry);
+    }
+    let artifacts = scratch.path().join("artifacts");
+    // cuda py3.11's check failed (CI uploaded its build under failed-…); cuda py3.12 passed.
+    artifacts_of(&scratch, &[&cpu[0], &cpu[1], &cuda[1]], &artifacts);
+    let failed = format!("failed-{}", cuda[0]["artifact"].as_str().unwrap());
+    fs::create_dir_all(artifacts.join(&failed)).unwrap();
+    fs::write(artifacts.join(&failed).join("verify.log"), "FAILED\n").unwrap();
+
+    let release_from = |out: &Path, extra: &[&str]| {
+        let mut args = vec![
+            "release",
+            "--variants",
+            "cpu,cuda",
+            "--platforms",
+            "linux-x86_64",
+            "--pythons",
+            "3.11,3.12",
+            "--from",
+            artifacts.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+        ];
+        args.extend(extra);
+        scratch.run(&args)
+    };
+    // Without --partial a missing entry still stops the release, and says how to go on.
+    let strict = release_from(&scratch.path().join("dist/strict"), &[]);
+    assert_eq!(strict.code, 1, "{}", strict.stderr);
+    assert!(strict.stderr.contains("--partial"), "{}", strict.stderr);
+    assert!(!scratch.path().join("dist/strict").exists());
+
+    let first = scratch.path().join("dist/first");
+    let run = release_from(&first, &["--partial"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let cuda_jobs: Vec<&str> = cuda.iter().map(|e| e["name"].as_str().unwrap()).collect();
+    for job in &cuda_jobs {
+        assert!(
+            run.stderr
+                .contains(&format!("note: left out of this release: {job}:")),
+            "{job} named:\n{}",
+            run.stderr
+        );
+    }
+    assert!(run.stderr.contains("its check failed"), "{}", run.stderr);
+    assert!(run.stderr.contains(&failed), "{}", run.stderr);
+    assert!(run.stderr.contains("held back"), "{}", run.stderr);
+    let files = common::wheel::files_below(&first);
+    assert_eq!(
+        files.iter().filter(|n| n.ends_with(".whl")).count(),
+        2,
+        "{files:?}"
+    );
+    assert!(!files.iter().any(|n| n.contains("+cu")), "{files:?}");
+    assert!(files.iter().any(|n| n == "whl/cpu/ctranslate2/index.html"));
+    assert!(
+        !files.iter().any(|n| n.starts_with("whl/cuda")),
+        "{files:?}"
+    );
+    let manifest: serde_json::Value =
+        serde_json::from_str(&fs::read_to_string(first.join("manifest.json")).unwrap()).unwrap();
+    let left: Vec<&str> = manifest["left_out"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| l["job"].as_str().unwrap())
+        .collect();
+    assert_eq!(left, cuda_jobs);
+    let notes = fs::read_to_string(first.join("RELEASE_NOTES.md")).unwrap();
+    let section = &notes[notes.find("## Not in this release").expect("the section")..];
+    for job in &cuda_jobs {
+        assert!(section.contains(job), "{section}");
+    }
+    let ok = verify(&scratch, &first);
+    assert_eq!(ok.code, 0, "{}", ok.stderr);
+    // The notes are checked too: the section is not a free-text file beside the manifest.
+    fs::write(
+        first.join("RELEASE_NOTES.md"),
+        notes.replace("its check failed", "it passed"),
+    )
+    .unwrap();
+    let bad = verify(&scratch, &first);
+    assert_eq!(bad.code, 1, "{}", bad.stderr);
+    assert!(bad.stderr.contains("RELEASE_NOTES.md"), "{}", bad.stderr);
+
+    // The failed job ran again and passed: the same command releases everything.
+    fs::remove_dir_all(artifacts.join(&failed)).unwrap();
+    artifacts_of(&scratch, &[&cuda[0]], &artifacts);
+    let second = scratch.path().join("dist/second");
+    let run = release_from(&second, &["--partial"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(!run.stderr.contains("left out"), "{}", run.stderr);
+    let files = common::wheel::files_below(&second);
+    assert_eq!(
+        files.iter().filter(|n| n.ends_with(".whl")).count(),
+        4,
+        "{files:?}"
+    );
+    // What the first release published is published again byte for byte (the re-run uploads
+    // over the same assets), and the notes lose their section.
+    for name in fs::read_dir(&first)
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+    {
+        let name = name.to_string_lossy();
+        if name.ends_with(".whl") || name.ends_with(".zip") {
+            assert_eq!(
+                fs::read(first.join(&*name)).unwrap(),
+                fs::read(second.join(&*name)).unwrap(),
+                "{name}"
+            );
+        }
+    }
+    let notes = fs::read_to_string(second.join("RELEASE_NOTES.md")).unwrap();
+    assert!(!notes.contains("## Not in this release"), "{notes}");
+    assert_eq!(verify(&scratch, &second).code, 0);
+
+    // Nothing complete: nothing released, every entry named.
+    fs::create_dir_all(scratch.path().join("empty")).unwrap();
+    let none = scratch.run(&[
+        "release",
+        "--variants",
+        "cuda",
+        "--platforms",
+        "linux-x86_64",
+        "--pythons",
+        "3.11,3.12",
+        "--from",
+        scratch.path().join("empty").to_str().unwrap(),
+        "--out",
+        scratch.path().join("dist/none").to_str().unwrap(),
+        "--partial",
+    ]);
+    assert_ne!(none.code, 0, "{}", none.stderr);
+    assert!(
+        none.stderr.contains("nothing can be released"),
+        "{}",
+        none.stderr
+    );
+}
