@@ -9,6 +9,7 @@ pub mod exec;
 pub mod fetch;
 pub mod index_page;
 pub mod info;
+pub mod jobs;
 pub mod long_paths;
 pub mod progress;
 pub mod readiness;

@@ -9,6 +9,7 @@ use anyhow::{Context, Result, bail};
 
 use super::bundle_spec;
 use super::info::{first_line, write_build_info};
+use super::jobs;
 use super::progress::run_commands;
 use super::sdk_env::SdkEnv;
 use super::toolchain::{check_compiler, check_python};
@@ -92,7 +93,15 @@ impl Handler for Runner {
             }
             Action::Build { .. } => {
                 let (step, env) = self.sdk.fill(plan, step, &mut self.folders)?;
-                let env = self.with_msvc(plan, &env)?;
+                let mut env = self.with_msvc(plan, &env)?;
+                let per_job = match plan.sdk.as_ref().map(|s| s.kind) {
+                    Some(crate::variant::SdkKind::Cuda) => jobs::GIB_PER_NVCC_JOB,
+                    _ => jobs::GIB_PER_CXX_JOB,
+                };
+                if let Some((n, why)) = jobs::for_host(per_job) {
+                    eprintln!("      {why}");
+                    env.insert(jobs::PARALLEL_ENV.to_string(), n.to_string());
+                }
                 run_commands(&step, &env, log)
             }
             Action::Verify => {

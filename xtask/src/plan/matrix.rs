@@ -52,6 +52,16 @@ pub struct Entry {
     /// `gpu` when the native job compiles GPU kernels (nvcc for every CUDA architecture takes
     /// hours), else `main`: build.yml runs the lanes apart so that no cpu job waits for them.
     pub lane: &'static str,
+    /// The key of the cache holding this build's C++ library (`plan::cache_key`): equal
+    /// exactly when the same library would be compiled, so a run whose C++ inputs did not
+    /// change restores it and compiles nothing. "" for repackaging entries.
+    #[serde(rename = "native-key")]
+    pub native_key: String,
+    /// The key of the cache holding the installed GPU SDK: the installer's sha256 (one SDK,
+    /// one cache entry, whichever variants install it), "" when the SDK has no installer or it
+    /// is not pinned yet.
+    #[serde(rename = "sdk-key")]
+    pub sdk_key: String,
     /// The inputs without a sha256 pin: such a job stops at its first step.
     #[serde(skip)]
     pub unpinned: Vec<String>,
@@ -196,6 +206,10 @@ pub fn matrix(root: &Path, versions: &[String]) -> Result<Matrix, InputError> {
 
 /// The entries of the variants a catalog holds, each for the version it was loaded for.
 pub fn entries(catalog: &Catalog) -> Result<Vec<Entry>, InputError> {
+    let workspace = crate::support::workspace::Workspace {
+        root: catalog.root.clone(),
+        cache_dir: catalog.root.join("target").join("xtask").join("cache"),
+    };
     let mut include = Vec::new();
     for name in catalog.variant_names() {
         let mut listed = false;
@@ -243,6 +257,15 @@ pub fn entries(catalog: &Catalog) -> Result<Vec<Entry>, InputError> {
                 } else {
                     String::new()
                 };
+                let plan = crate::plan::plan(&workspace, &resolved);
+                let native_key = crate::plan::cache_key::native_key(&plan)
+                    .map_err(|e| InputError::new(format!("{name} {platform}: {e:#}")))?
+                    .unwrap_or_default();
+                let sdk_key = plan
+                    .sdk_installer
+                    .as_ref()
+                    .and_then(|i| i.sha256.clone())
+                    .unwrap_or_default();
                 let sdk = resolved.sdk.as_ref();
                 let needs_sdk = sdk.is_some() && (!compiles || resolved.bundle.takes_from_sdk());
                 include.push(Entry {
@@ -268,6 +291,8 @@ pub fn entries(catalog: &Catalog) -> Result<Vec<Entry>, InputError> {
                         "main"
                     },
                     compiles,
+                    native_key,
+                    sdk_key,
                     unpinned,
                 });
             }

@@ -5,6 +5,7 @@
 //! The JSON form is documented in docs/plan-json.md; bump [`SCHEMA_VERSION`] on any change
 //! that could break a reader.
 
+pub mod cache_key;
 pub mod matrix;
 mod render;
 mod step_id;

@@ -640,3 +640,72 @@ fn a_crlf_checkout_keeps_the_hashed_bytes_and_plans_the_same() {
         );
     }
 }
+
+/// The native jobs' cache keys, by job name.
+fn native_keys(scratch: &common::Scratch) -> std::collections::BTreeMap<String, String> {
+    let run = scratch.run(&["matrix", "--json", "--native"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let matrix: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+    matrix["include"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| {
+            let key = e["native-key"].as_str().unwrap().to_string();
+            assert_eq!(key.len(), 32, "{e}");
+            (e["name"].as_str().unwrap().to_string(), key)
+        })
+        .collect()
+}
+
+/// CI restores a native job's C++ library by its key: a change to what the C++ library is
+/// compiled from (a CMake flag, a patch's content, the build-tools pins) changes the key of
+/// exactly the builds it affects; a change to nothing compiled (a README, the speech-check
+/// pins) keeps every key, so a re-tag compiles no C++.
+#[test]
+fn the_native_cache_key_follows_the_cpp_inputs_and_nothing_else() {
+    let scratch = common::Scratch::new();
+    let before = native_keys(&scratch);
+    assert!(before.len() >= 4, "{before:#?}");
+
+    std::fs::write(scratch.path().join("README.md"), "# edited\n").unwrap();
+    let docs = scratch.path().join("docs");
+    std::fs::create_dir_all(&docs).unwrap();
+    std::fs::write(docs.join("ci.md"), "edited\n").unwrap();
+    let transcribe = scratch.path().join("wheels/transcribe.txt");
+    let text = std::fs::read_to_string(&transcribe).unwrap();
+    std::fs::write(&transcribe, format!("{text}\n# a comment\n")).unwrap();
+    assert_eq!(native_keys(&scratch), before, "nothing compiled changed");
+
+    // A oneDNN flag: every build that compiles oneDNN (all of them) gets a new key.
+    scratch.edit(
+        "variants/defaults.toml",
+        "ONEDNN_BUILD_GRAPH = false",
+        "ONEDNN_BUILD_GRAPH = false\nONEDNN_VERBOSE = false",
+    );
+    let flag = native_keys(&scratch);
+    for (job, key) in &flag {
+        assert_ne!(key, &before[job], "{job}");
+    }
+
+    // A patch's content (same file name): only the cuda builds apply that series.
+    let patch = scratch
+        .path()
+        .join("patches/ctranslate2-4.7.1/0003-cuda-load-cublas-from-the-nvidia-wheel.patch");
+    let text = std::fs::read_to_string(&patch).unwrap();
+    std::fs::write(&patch, format!("A changed description line.\n{text}")).unwrap();
+    let patched = native_keys(&scratch);
+    for (job, key) in &patched {
+        assert_eq!(key != &flag[job], job.starts_with("cuda "), "{job}");
+    }
+
+    // The build-tools pins (CMake, ninja) of the native job's venv.
+    let tools = scratch.path().join("wheels/build-tools.txt");
+    let text = std::fs::read_to_string(&tools).unwrap();
+    std::fs::write(&tools, format!("{text}\n# another pin set\n")).unwrap();
+    let retooled = native_keys(&scratch);
+    assert!(
+        retooled.iter().all(|(job, key)| key != &patched[job]),
+        "{retooled:#?}"
+    );
+}

@@ -265,10 +265,15 @@ fn sdk_installs_are_bounded_and_fail_clearly() {
         "timeout 1800 ./cuda.exe -s nvcc_12.8 cudart_12.8 cublas_dev_12.8 curand_dev_12.8",
         "::error title=CUDA download::",
         "::error title=CUDA install::",
-        "CUDA_PATH=",
     ] {
         assert!(run.contains(needle), "`{needle}` in:\n{run}");
     }
+    // Found after the install or the cache restore alike.
+    let found = run_of(step_named(&setup, "CUDA 12.8 found (Windows)"));
+    assert!(
+        found.contains("CUDA_PATH=") && found.contains("::error"),
+        "{found}"
+    );
     // Upstream PR #1862/#1871: Git Bash's curl fails "(26) .netrc error" on `-n`.
     assert!(!run.contains(" -n "), "{run}");
     let linux = run_of(step_named(&setup, "Install CUDA 12.8 (Linux)"));
@@ -283,7 +288,7 @@ fn sdk_installs_are_bounded_and_fail_clearly() {
     assert!(xtask::sdk::cuda_msvc::problem("12.8", "Version 19.44.35207 for x64").is_none());
     // The unattended SDK install is the tool's (bounded there, tests/it/install_sdk.rs).
     let hip = step_named(&setup, "Install the GPU SDK (unattended)");
-    assert!(run_of(hip).contains("cargo xtask install-sdk"), "{hip}");
+    assert!(run_of(hip).contains("xtask install-sdk"), "{hip}");
     assert_eq!(
         hip["if"],
         "inputs.needs-sdk == 'true' && inputs.sdk-installer == 'true'"
@@ -373,12 +378,14 @@ fn privileged_jobs_pin_every_action_to_a_commit() {
             assert!(line.contains(" # "), "{line}: say which tag the commit is");
         }
     }
-    assert!(checked >= 7, "{checked}");
+    assert!(checked >= 5, "{checked}");
 }
 
 /// A re-run of a failed release must not trip over what the first run already did: nothing
-/// is uploaded after the release is created (the Pages artifact before it; the deployment is
-/// its own job after it), and creating is skipped when the release exists.
+/// is uploaded after the release is created but the pip index pushed to gh-pages (its pages
+/// link to the assets, which must exist); creating is skipped when the release exists, and
+/// then the notes are rewritten (a re-run adds the variants that were left out); every
+/// artifact upload overwrites one of its name from an earlier attempt (no 409).
 #[test]
 fn nothing_is_uploaded_after_the_release_is_published() {
     let release = yaml(&format!("{WORKFLOWS}/release.yml"));
@@ -388,58 +395,87 @@ fn nothing_is_uploaded_after_the_release_is_published() {
         .iter()
         .position(|s| run_of(s).contains("gh release create"))
         .expect("a publish step");
-    assert!(
-        all[publish + 1..].is_empty(),
-        "steps after publishing: {:?}",
-        &all[publish + 1..]
-    );
+    let after: Vec<&str> = all[publish + 1..]
+        .iter()
+        .map(|s| s["name"].as_str().unwrap_or("?"))
+        .collect();
+    assert_eq!(after, ["Publish the pip index (gh-pages)"]);
     let run = run_of(&all[publish]);
+    for needle in [
+        "gh release view",
+        "--clobber",
+        "gh release edit \"$GITHUB_REF_NAME\" --notes-file",
+        "! -name RELEASE_NOTES.md",
+    ] {
+        assert!(run.contains(needle), "`{needle}` in {run}");
+    }
+    let gather = run_of(step_named(all, "Gather the release"));
     assert!(
-        run.contains("gh release view") && run.contains("--clobber"),
-        "{run}"
-    );
-    assert!(
-        run.contains("! -name RELEASE_NOTES.md"),
-        "the notes are the text: {run}"
-    );
-    let pages_artifact = all
-        .iter()
-        .position(|s| {
-            s["uses"]
-                .as_str()
-                .is_some_and(|u| u.starts_with("actions/upload-pages-artifact@"))
-        })
-        .expect("the Pages artifact");
-    assert!(pages_artifact < publish);
-    // Deployed after the assets exist (its pages link to them).
-    let pages = &release["jobs"]["pages"];
-    assert_eq!(pages["needs"], "release");
-    assert_eq!(pages["environment"]["name"], "github-pages");
-    assert_eq!(pages["permissions"]["pages"], "write");
-    assert_eq!(pages["permissions"]["id-token"], "write");
-    let deploy = steps(pages)[0]["uses"].as_str().unwrap();
-    assert!(deploy.starts_with("actions/deploy-pages@"), "{deploy}");
-    // Pages off in the repository: a notice, not a failure; a variable turns it off.
-    let configure = all
-        .iter()
-        .find(|s| {
-            s["uses"]
-                .as_str()
-                .is_some_and(|u| u.starts_with("actions/configure-pages@"))
-        })
-        .expect("configure-pages");
-    assert_eq!(configure["continue-on-error"], true);
-    let decision = run_of(step_named(all, "Pages decision"));
-    assert!(decision.contains("::notice"), "{decision}");
-    assert!(
-        serde_json::to_string(job)
-            .unwrap()
-            .contains("vars.CT2V_PAGES")
+        gather.contains("xtask release --partial --from artifacts"),
+        "{gather}"
     );
     let site = run_of(step_named(all, "The pip index site (every release)"));
     assert!(
-        site.contains("cargo xtask pages") && site.contains("--earlier"),
+        site.contains("xtask pages") && site.contains("--earlier"),
         "{site}"
+    );
+    // Every upload of an artifact in the build workflows replaces one of its name.
+    let mut uploads = 0;
+    let files = [
+        format!("{WORKFLOWS}/build.yml"),
+        format!("{WORKFLOWS}/lane.yml"),
+    ];
+    for path in &files {
+        for (job_name, job) in jobs(&yaml(path)) {
+            for step in steps(job) {
+                if step["uses"]
+                    .as_str()
+                    .is_some_and(|u| u.starts_with("actions/upload-artifact@"))
+                {
+                    uploads += 1;
+                    assert_eq!(step["with"]["overwrite"], true, "{path} {job_name}: {step}");
+                }
+            }
+        }
+    }
+    assert!(uploads >= 5, "{uploads}");
+}
+
+/// Pages from a tag: no Pages artifact and no `github-pages` environment (which admits only
+/// the default branch unless a tag rule is added: actions/deploy-pages#76); the site is pushed
+/// to gh-pages, and a preflight job, the first of the run, checks the setting that needs. The
+/// release job's Pages steps and the preflight are off together with `CT2V_PAGES=false`.
+#[test]
+fn the_index_goes_live_from_a_tag_and_the_pages_setting_is_checked_first() {
+    let release = yaml(&format!("{WORKFLOWS}/release.yml"));
+    for (job_name, job) in jobs(&release) {
+        assert!(
+            job["environment"].is_null(),
+            "{job_name} deploys to an environment"
+        );
+        for step in steps(job) {
+            let uses = step["uses"].as_str().unwrap_or("");
+            for gone in ["deploy-pages", "upload-pages-artifact", "configure-pages"] {
+                assert!(!uses.contains(gone), "{job_name} uses {uses}");
+            }
+        }
+    }
+    let preflight = &release["jobs"]["preflight"];
+    assert!(preflight["needs"].is_null(), "the first job");
+    assert_eq!(preflight["permissions"]["pages"], "read");
+    assert_eq!(release["jobs"]["build"]["needs"], "preflight");
+    let check = step_named(steps(preflight), "Pages publishes the gh-pages branch");
+    assert!(run_of(check).starts_with(".github/scripts/pages-preflight "));
+    assert_eq!(check["if"], "vars.CT2V_PAGES != 'false'");
+    let all = steps(&release["jobs"]["release"]);
+    let push = step_named(all, "Publish the pip index (gh-pages)");
+    assert!(run_of(push).contains(".github/scripts/publish-site site "));
+    assert_eq!(push["if"], "vars.CT2V_PAGES != 'false'");
+    // docs/ci.md lists the one setting the preflight asks for.
+    let ci = read("docs/ci.md");
+    assert!(
+        ci.contains("Source: **Deploy from a branch**") && ci.contains("`gh-pages`"),
+        "docs/ci.md names the Pages setting"
     );
 }
 
@@ -452,7 +488,10 @@ fn the_release_depends_on_the_builds_not_on_the_tools_tests() {
         release["jobs"]["build"]["uses"],
         "./.github/workflows/build.yml"
     );
-    assert_eq!(release["jobs"]["release"]["needs"], "build");
+    assert_eq!(
+        release["jobs"]["release"]["needs"],
+        serde_json::json!(["preflight", "build"])
+    );
     let called = [".github/workflows/build.yml", ".github/workflows/lane.yml"];
     for path in called {
         for (job_name, job) in jobs(&yaml(path)) {
@@ -577,7 +616,7 @@ fn each_lane_builds_its_own_native_jobs_then_its_wheels() {
     let run = run_of(&matrix_steps[at("matrix")]).to_string();
     assert!(run.contains("for lane in main gpu"), "{run}");
     // Version facts are checked against upstream before any build is asked for.
-    assert!(at("cargo xtask upstream --check") < at("matrix"));
+    assert!(at("xtask upstream --check") < at("matrix"));
     for lane in ["main", "gpu"] {
         let job = &build["jobs"][lane];
         assert_eq!(job["uses"], "./.github/workflows/lane.yml");
@@ -830,11 +869,447 @@ fn windows_wheel_jobs_transcribe_and_freeze_on_the_runner() {
     );
     let run = run_of(step);
     assert!(
-        run.contains("cargo xtask verify \"${args[@]}\" --transcribe --device cpu"),
+        run.contains("xtask verify \"${args[@]}\" --transcribe --device cpu"),
         "{run}"
     );
     assert!(
-        run.contains("cargo xtask smoke \"${args[@]}\" --frozen --device cpu"),
+        run.contains("xtask smoke \"${args[@]}\" --frozen --device cpu"),
         "{run}"
+    );
+}
+
+/// An entry is uploaded under the name `release` takes only after every check passed; a
+/// failed build or check uploads what it built and its logs under `failed-<artifact>`, which
+/// `release` never takes but names (tests/it/release.rs). The same for a native job's logs.
+#[test]
+fn a_failed_check_keeps_its_entry_out_and_its_build_and_logs_for_a_look() {
+    let lane = yaml(&format!("{WORKFLOWS}/lane.yml"));
+    let all = steps(&lane["jobs"]["build"]);
+    let position = |f: &dyn Fn(&Value) -> bool| all.iter().position(f);
+    let check = position(&|s| s["name"] == "Speech check (Windows)").unwrap();
+    let passed = position(&|s| {
+        s["uses"]
+            .as_str()
+            .is_some_and(|u| u.starts_with("actions/upload-artifact@"))
+            && s["with"]["name"] == "${{ matrix.artifact }}"
+    })
+    .expect("the entry's upload");
+    assert!(check < passed, "the upload comes after the checks");
+    assert!(
+        all[passed]["if"].is_null(),
+        "only when every step before passed"
+    );
+    let failed = &all[position(&|s| s["with"]["name"] == "failed-${{ matrix.artifact }}")
+        .expect("the failed entry's upload")];
+    assert_eq!(failed["if"], "failure()");
+    let paths = failed["with"]["path"].as_str().unwrap();
+    assert!(
+        paths.contains("/dist/py${{ matrix.python }}/") && paths.contains("target/xtask/logs/"),
+        "{paths}"
+    );
+    let native = steps(&lane["jobs"]["native"]);
+    assert!(native.iter().any(|s| s["with"]["name"] == "failed-${{ matrix.artifact }}" && s["if"] == "failure()"));
+    // release.yml downloads both kinds (`*-py*`); `release` takes only the passed ones.
+    assert_eq!(xtask::release::gather::FAILED_PREFIX, "failed-");
+}
+
+/// Every `run:` step runs in bash with pipefail: GitHub runs a step with no `shell:` as
+/// `bash -e {0}`, where `cmd | tee -a log || status=1` never sets status (the pin gate could
+/// not fail); `shell: bash` is `bash --noprofile --norc -eo pipefail {0}` (GitHub docs,
+/// workflow syntax). A step that pipes must get it from the workflow's `defaults`, its job's,
+/// or its own `shell: bash` (composite actions must name a shell on every step).
+#[test]
+fn every_step_that_pipes_runs_with_pipefail() {
+    let pipes = |run: &str| {
+        run.lines()
+            .any(|l| l.replace("||", "").contains('|') && !l.trim_start().starts_with('#'))
+    };
+    let mut found = Vec::new();
+    for (name, workflow) in workflows() {
+        let default = &workflow["defaults"]["run"]["shell"];
+        for (job_name, job) in jobs(&workflow) {
+            let job_default = &job["defaults"]["run"]["shell"];
+            for step in steps(job) {
+                let shell = [&step["shell"], job_default, default]
+                    .into_iter()
+                    .find(|s| !s.is_null());
+                let pipefail =
+                    shell == Some(&Value::from("bash")) || run_of(step).contains("set -o pipefail");
+                if step.get("run").is_some()
+                    && !pipefail
+                    && (pipes(run_of(step)) || shell.is_none())
+                {
+                    found.push(format!("{name} {job_name}: {}", step["name"]));
+                }
+            }
+        }
+    }
+    for step in setup_steps() {
+        if step.get("run").is_some() && step["shell"] != "bash" {
+            found.push(format!("{SETUP}: {}", step["name"]));
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "steps without pipefail:\n{}",
+        found.join("\n")
+    );
+}
+
+/// A file written with a truncating redirect inside a loop keeps only the last round (the
+/// matrix job's notes lost the first lane's left-out entries): append, or truncate once
+/// before the loop.
+#[test]
+fn no_loop_truncates_a_file_it_writes_each_round() {
+    let mut found = Vec::new();
+    let mut scripts: Vec<(String, String)> = Vec::new();
+    for (name, workflow) in workflows() {
+        for (job_name, job) in jobs(&workflow) {
+            for step in steps(job) {
+                scripts.push((format!("{name} {job_name}"), run_of(step).to_string()));
+            }
+        }
+    }
+    for (at, run) in scripts {
+        let mut depth = 0usize;
+        for line in run.lines().map(str::trim) {
+            if line.starts_with("for ") || line.starts_with("while ") {
+                depth += 1;
+            }
+            if line == "done" || line.starts_with("done ") {
+                depth = depth.saturating_sub(1);
+            }
+            if depth == 0 {
+                continue;
+            }
+            let words = line.replace(">>", " ").replace(">&", " ");
+            for (i, _) in words.match_indices('>') {
+                let target = words[i + 1..].trim_start();
+                let target = target.split_whitespace().next().unwrap_or("");
+                if !target.is_empty() && !target.starts_with("/dev/") && !target.contains('$') {
+                    found.push(format!("{at}: {line}"));
+                }
+            }
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "truncated in a loop:\n{}",
+        found.join("\n")
+    );
+}
+
+/// Nothing native is rebuilt that an earlier run built: the native job restores its C++
+/// library by the plan's `native-key` (tests/it/plan.rs: it follows the C++ inputs only)
+/// before any SDK install, and skips both on a hit; the Windows CUDA toolkit is cached by its
+/// installer (the URL's file and the sub-packages), the HIP SDK by the installer's sha256 (one
+/// entry for every variant that installs it, not one per variant).
+#[test]
+fn native_libraries_and_sdks_are_cached_by_what_they_are_made_from() {
+    let lane = yaml(&format!("{WORKFLOWS}/lane.yml"));
+    let native = steps(&lane["jobs"]["native"]);
+    let cache = step_named(native, "The C++ library of an earlier run");
+    assert_eq!(
+        cache["with"]["key"],
+        "native-${{ matrix.slot }}-${{ matrix.platform }}-${{ matrix.native-key }}"
+    );
+    let hit = "steps.native-cache.outputs.cache-hit != 'true'";
+    let setup = native
+        .iter()
+        .position(|s| s["uses"] == "./.github/actions/build-setup")
+        .unwrap();
+    let at = native
+        .iter()
+        .position(|s| s["id"] == "native-cache")
+        .unwrap();
+    assert!(at < setup);
+    assert_eq!(native[setup]["if"], hit);
+    assert_eq!(step_named(native, "Build the C++ library")["if"], hit);
+    for job in ["native", "build"] {
+        let setup = steps(&lane["jobs"][job])
+            .iter()
+            .find(|s| s["uses"] == "./.github/actions/build-setup")
+            .unwrap();
+        assert_eq!(setup["with"]["sdk-key"], "${{ matrix.sdk-key }}");
+    }
+    let setup = setup_steps();
+    let cuda = step_named(&setup, "CUDA 12.8 of an earlier run (Windows)");
+    let key = cuda["with"]["key"].as_str().unwrap();
+    let install = run_of(step_named(&setup, "Install CUDA 12.8 (Windows)"));
+    let installer = "cuda_12.8.1_572.61_windows.exe";
+    assert!(
+        key.contains(installer) && install.contains(installer),
+        "{key}"
+    );
+    for package in ["nvcc", "cudart", "cublas_dev", "curand_dev"] {
+        assert!(
+            key.contains(package) && install.contains(&format!("{package}_12.8")),
+            "{key}"
+        );
+    }
+    assert!(
+        step_named(&setup, "Install CUDA 12.8 (Windows)")["if"]
+            .as_str()
+            .unwrap()
+            .contains("steps.cuda-cache.outputs.cache-hit != 'true'")
+    );
+    let hip = step_named(&setup, "GPU SDK cache");
+    assert_eq!(
+        hip["with"]["key"],
+        "sdk-${{ inputs.platform }}-${{ inputs.sdk-key }}"
+    );
+
+    // The matrix gives every variant that installs the same SDK the same key: its installer's
+    // sha256 (here a made-up pin of the HIP SDK installer every rocm-gfx* variant shares).
+    let scratch = common::Scratch::new();
+    let pin = format!("sha256 = \"{}\"\nsize = 1\n", "cd".repeat(32));
+    scratch.edit(
+        "variants/rocm-gfx1010.toml",
+        "-For-HIP.exe\"\n",
+        &format!("-For-HIP.exe\"\n{pin}"),
+    );
+    let matrix = json_of(&scratch, &["matrix", "--json", "--include-unpinned"]);
+    let keys: BTreeSet<&str> = matrix["include"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["sdk-installer"] == true)
+        .map(|e| e["sdk-key"].as_str().unwrap())
+        .collect();
+    assert_eq!(keys, BTreeSet::from(["cd".repeat(32).as_str()]), "{matrix}");
+}
+
+/// The tool is compiled once per run and OS (build.yml's `tool` job; Linux in the manylinux
+/// image so that the binary runs in it) and every other job of a build or release runs that
+/// binary: none of them sets up Rust or runs cargo.
+#[test]
+fn the_tool_is_built_once_per_run_and_handed_to_every_job() {
+    let build = yaml(&format!("{WORKFLOWS}/build.yml"));
+    let tool = &build["jobs"]["tool"];
+    let oses: Vec<&Value> = tool["strategy"]["matrix"]["include"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| &e["os"])
+        .collect();
+    assert_eq!(oses, [&Value::from("Linux"), &Value::from("Windows")]);
+    assert_eq!(
+        tool["strategy"]["matrix"]["include"][0]["container"],
+        "quay.io/pypa/manylinux_2_28_x86_64"
+    );
+    assert_eq!(build["jobs"]["matrix"]["needs"], "tool");
+    let mut files: Vec<(String, Value)> = ["build.yml", "lane.yml", "release.yml"]
+        .iter()
+        .map(|n| (n.to_string(), yaml(&format!("{WORKFLOWS}/{n}"))))
+        .collect();
+    files.push((
+        SETUP.to_string(),
+        serde_json::json!({"jobs": {"setup": {"steps": setup_steps()}}}),
+    ));
+    for (name, workflow) in &files {
+        for (job_name, job) in jobs(workflow) {
+            if name == "build.yml" && job_name == "tool" {
+                continue;
+            }
+            for step in steps(job) {
+                let uses = step["uses"].as_str().unwrap_or("");
+                assert!(
+                    !uses.starts_with("dtolnay/rust-toolchain"),
+                    "{name} {job_name}"
+                );
+                assert!(
+                    !run_of(step).contains("cargo "),
+                    "{name} {job_name}: {step}"
+                );
+            }
+        }
+    }
+    let action = read(".github/actions/tool/action.yml");
+    assert!(action.contains("name: xtask-${{ runner.os }}"), "{action}");
+}
+
+/// A bare git repository standing in for GitHub, and a `gh` that answers the Pages API as
+/// GitHub does: canned JSON, or `HTTP 404` on stderr with exit 1.
+struct FakeGithub {
+    dir: tempfile::TempDir,
+}
+
+impl FakeGithub {
+    fn new(pages: Option<&str>) -> FakeGithub {
+        let dir = tempfile::tempdir().unwrap();
+        common::run_ok(
+            std::process::Command::new("git")
+                .args(["init", "-q", "--bare"])
+                .arg(dir.path().join("remote.git")),
+        );
+        let bin = dir.path().join("bin");
+        std::fs::create_dir_all(&bin).unwrap();
+        let pages = match pages {
+            Some(json) => format!("echo '{json}'"),
+            None => "echo 'gh: Not Found (HTTP 404)' >&2; exit 1".to_string(),
+        };
+        let remote = dir.path().join("remote.git");
+        common::write_script(
+            &bin.join("gh"),
+            &format!(
+                "#!/bin/sh\necho \"$*\" >> \"{log}\"\ncase \"$2\" in\n  */pages) {pages} ;;\n  */branches/gh-pages) git --git-dir=\"{remote}\" rev-parse -q --verify refs/heads/gh-pages >/dev/null || {{ echo 'gh: Branch not found (HTTP 404)' >&2; exit 1; }} ;;\n  *) exit 9 ;;\nesac\n",
+                log = dir.path().join("gh.log").display(),
+                remote = remote.display()
+            ),
+        );
+        FakeGithub { dir }
+    }
+
+    fn remote(&self) -> String {
+        self.dir.path().join("remote.git").display().to_string()
+    }
+
+    fn script(&self, name: &str, args: &[&str]) -> std::process::Output {
+        let path = format!(
+            "{}:{}",
+            self.dir.path().join("bin").display(),
+            std::env::var("PATH").unwrap()
+        );
+        std::process::Command::new(common::repo_root().join(".github/scripts").join(name))
+            .args(args)
+            .env("PATH", path)
+            .output()
+            .unwrap()
+    }
+
+    /// The files of the remote's gh-pages branch.
+    fn published(&self) -> Vec<String> {
+        let out = common::run_ok(std::process::Command::new("git").args([
+            "--git-dir",
+            &self.remote(),
+            "ls-tree",
+            "-r",
+            "--name-only",
+            "gh-pages",
+        ]));
+        String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .map(str::to_string)
+            .collect()
+    }
+}
+
+/// publish-site pushes exactly the folder (plus `.nojekyll`) as the branch, replacing what it
+/// held; a second run of the same folder is harmless; a folder that is not a site is exit 2
+/// with nothing pushed.
+#[test]
+fn publish_site_replaces_the_branch_with_exactly_the_site() {
+    if common::skip::missing("git", "apt-get install git") {
+        return;
+    }
+    let github = FakeGithub::new(None);
+    let site = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(site.path().join("whl/cpu/ctranslate2")).unwrap();
+    std::fs::write(site.path().join("index.html"), "<!DOCTYPE html>").unwrap();
+    std::fs::write(site.path().join("whl/cpu/ctranslate2/index.html"), "links").unwrap();
+    let site_arg = site.path().to_str().unwrap();
+    let remote = github.remote();
+    for _ in 0..2 {
+        let out = github.script("publish-site", &[site_arg, &remote, "gh-pages", "index"]);
+        assert!(out.status.success(), "{}", common::stdout_and_stderr(&out));
+    }
+    assert_eq!(
+        github.published(),
+        [".nojekyll", "index.html", "whl/cpu/ctranslate2/index.html"]
+    );
+    std::fs::remove_file(site.path().join("whl/cpu/ctranslate2/index.html")).unwrap();
+    let out = github.script("publish-site", &[site_arg, &remote, "gh-pages", "index"]);
+    assert!(out.status.success());
+    assert_eq!(
+        github.published(),
+        [".nojekyll", "index.html"],
+        "replaced, not merged"
+    );
+
+    let empty = tempfile::tempdir().unwrap();
+    let out = github.script(
+        "publish-site",
+        &[empty.path().to_str().unwrap(), &remote, "gh-pages", "x"],
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "{}",
+        common::stdout_and_stderr(&out)
+    );
+    assert!(String::from_utf8_lossy(&out.stderr).contains("nothing was pushed"));
+    let out = github.script("publish-site", &[site_arg, &remote, "bad..name", "x"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(github.published(), [".nojekyll", "index.html"]);
+}
+
+/// pages-preflight, against each state of a repository's Pages: off on a fresh repository
+/// (it creates the gh-pages branch there is then to choose, and names the exact setting),
+/// publishing from GitHub Actions or another branch (names the setting), and right (passes,
+/// saying where the index will be).
+#[test]
+fn the_pages_preflight_names_the_setting_to_change() {
+    if common::skip::missing("git", "apt-get install git")
+        || common::skip::missing("jq", "apt-get install jq")
+    {
+        return;
+    }
+    let setting = "Source: Deploy from a branch; Branch: gh-pages, / (root)";
+    let repo = "owner/repo";
+
+    let fresh = FakeGithub::new(None);
+    let out = fresh.script("pages-preflight", &[repo, &fresh.remote()]);
+    let said = common::stdout_and_stderr(&out);
+    assert_eq!(out.status.code(), Some(1), "{said}");
+    assert!(
+        said.contains("::error title=Pages is off::") && said.contains(setting),
+        "{said}"
+    );
+    assert!(said.contains("CT2V_PAGES=false"), "{said}");
+    assert_eq!(
+        fresh.published(),
+        [".nojekyll", "index.html"],
+        "the branch to choose"
+    );
+    // Run again: the branch is there, so nothing is pushed over it.
+    let head = |g: &FakeGithub| {
+        common::run_ok(std::process::Command::new("git").args([
+            "--git-dir",
+            &g.remote(),
+            "rev-parse",
+            "gh-pages",
+        ]))
+        .stdout
+    };
+    let before = head(&fresh);
+    let _ = fresh.script("pages-preflight", &[repo, &fresh.remote()]);
+    assert_eq!(head(&fresh), before);
+
+    for (json, says) in [
+        (
+            r#"{"build_type":"workflow","source":{"branch":"main","path":"/"}}"#,
+            "builds from workflow",
+        ),
+        (
+            r#"{"build_type":"legacy","source":{"branch":"main","path":"/docs"}}"#,
+            "branch main, folder /docs",
+        ),
+    ] {
+        let github = FakeGithub::new(Some(json));
+        let out = github.script("pages-preflight", &[repo, &github.remote()]);
+        let said = common::stdout_and_stderr(&out);
+        assert_eq!(out.status.code(), Some(1), "{said}");
+        assert!(said.contains(says) && said.contains(setting), "{said}");
+    }
+
+    let right = FakeGithub::new(Some(
+        r#"{"build_type":"legacy","html_url":"https://owner.github.io/repo/","source":{"branch":"gh-pages","path":"/"}}"#,
+    ));
+    let out = right.script("pages-preflight", &[repo, &right.remote()]);
+    let said = common::stdout_and_stderr(&out);
+    assert!(out.status.success(), "{said}");
+    assert!(
+        said.contains("https://owner.github.io/repo/whl/<variant>/"),
+        "{said}"
     );
 }
