@@ -381,6 +381,7 @@ mod tests {
             version: "4.7.1".into(),
             artifacts,
             index_base_url: None,
+            left_out: Vec::new(),
         }
     }
 
