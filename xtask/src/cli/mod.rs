@@ -346,9 +346,14 @@ pub enum Command {
                       manifest.json, as `gh release download TAG -p manifest.json` leaves it), \
                       by absolute URL to the release asset (<download-base><tag>/<file>) with \
                       its sha256. A Pages deployment replaces the whole site, so an older \
-                      version stays installable only if the site lists it too.",
+                      version stays installable only if the site lists it too. The front page, \
+                      index.html, says which variant serves which GPU (the card table of this \
+                      release's variants.json; without one, no table) and, per variant, the pip, \
+                      uv and PyApp commands and its wheels; then every release, newest first. \
+                      An empty .nojekyll keeps GitHub Pages from dropping files named _*.",
         after_help = "Example:\n  cargo xtask pages --release dist/4.7.1 --tag v4.7.1 --earlier earlier/ \\\n      \
-                      --download-base https://github.com/OWNER/REPO/releases/download/ --out site\n\n\
+                      --download-base https://github.com/OWNER/REPO/releases/download/ \\\n      \
+                      --site-url https://OWNER.github.io/REPO --out site\n\n\
                       Exit codes: 0 written, 1 failure, 2 bad input."
     )]
     Pages {
@@ -364,6 +369,10 @@ pub enum Command {
         /// Where release assets are downloaded from, ending in `/`; the tag follows
         #[arg(long, value_name = "URL")]
         download_base: String,
+        /// The site's own URL (https; http only to loopback), written into the front page's
+        /// install commands (`<URL>/whl/<variant>`); absent: https://OWNER.github.io/REPO
+        #[arg(long, value_name = "URL")]
+        site_url: Option<String>,
         /// The site folder to write (new, or empty)
         #[arg(long, value_name = "DIR")]
         out: PathBuf,

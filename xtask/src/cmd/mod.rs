@@ -87,8 +87,16 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
             tag,
             earlier,
             download_base,
+            site_url,
             out,
-        } => pages::run(&release, &tag, earlier.as_deref(), &download_base, &out),
+        } => pages::run(
+            &release,
+            &tag,
+            earlier.as_deref(),
+            &download_base,
+            site_url.as_deref(),
+            &out,
+        ),
         Command::InstallSdk {
             selection,
             download,

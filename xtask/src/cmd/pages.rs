@@ -12,6 +12,7 @@ pub fn run(
     tag: &str,
     earlier: Option<&Path>,
     download_base: &str,
+    site_url: Option<&str>,
     out: &Path,
 ) -> Result<ExitCode> {
     out_folder::check_out("--out", out, out_folder::Existing::MustBeEmpty)?;
@@ -25,7 +26,21 @@ pub fn run(
     };
     releases.retain(|r| r.tag != tag);
     releases.push(pages::read_release(release, tag)?);
-    let site = pages::write_site(&releases, download_base, out)?;
+    let site = pages::write_site(&releases, download_base, site_url, out)?;
+    if site_url.is_none() {
+        eprintln!(
+            "no --site-url: the front page's install commands name the index at {}/whl/<variant>; \
+             give the site's URL to write it",
+            pages::SITE_PLACEHOLDER
+        );
+    }
+    if releases.last().is_some_and(|r| r.coverage.is_none()) {
+        eprintln!(
+            "{} has no {}: the front page has no card table",
+            release.display(),
+            crate::release::SELECTOR_DATA
+        );
+    }
     for (variant, wheels) in &site.variants {
         println!("{}/whl/{variant}/  {wheels} wheel(s)", out.display());
     }

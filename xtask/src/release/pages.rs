@@ -6,7 +6,12 @@
 //! variant of every release, by absolute URL to the release's asset (a site may hold 1 GB, the
 //! wheels are already assets), with the `#sha256=` of the manifest. So
 //! `pip install --index-url https://OWNER.github.io/REPO/whl/<variant> "ctranslate2==X+<local>"`
-//! keeps working for an older version after a newer release.
+//! keeps working for an older version after a newer release. The front page
+//! ([`front_page`]) says which variant serves which GPU and the command that installs it.
+
+mod front_page;
+
+pub use front_page::{SITE_PLACEHOLDER, check_site_url};
 
 use std::collections::BTreeMap;
 use std::fs;
@@ -15,24 +20,48 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result, bail};
 
 use crate::release::pep503::{self, Link};
-use crate::release::{MANIFEST, Manifest};
+use crate::release::{MANIFEST, Manifest, SELECTOR_DATA};
 use crate::support::diagnostic::InputError;
+use crate::variant::coverage::Coverage;
 
 /// One release the site links: its tag (the download URL's folder) and its manifest.
 pub struct Release {
     pub tag: String,
     pub manifest: Manifest,
+    /// Its `variants.json`, when the folder has one (an earlier release's folder holds only
+    /// the manifest the workflow downloads).
+    pub coverage: Option<Coverage>,
     /// The file it was read from, for errors.
     pub source: PathBuf,
 }
 
-/// Reads `dir/manifest.json` as the release `tag`.
+/// Reads `dir/manifest.json` as the release `tag`, and `dir/variants.json` if it is there.
 pub fn read_release(dir: &Path, tag: &str) -> Result<Release> {
     Ok(Release {
         tag: tag.to_string(),
         manifest: Manifest::read(dir)?,
+        coverage: read_coverage(dir)?,
         source: dir.join(MANIFEST),
     })
+}
+
+/// `dir/variants.json` (the released coverage), `None` when the folder has none.
+pub fn read_coverage(dir: &Path) -> Result<Option<Coverage>> {
+    let source = dir.join(SELECTOR_DATA);
+    let text = match fs::read_to_string(&source) {
+        Ok(text) => text,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => {
+            return Err(InputError::new(format!("cannot read {}: {e}", source.display())).into());
+        }
+    };
+    let coverage = serde_json::from_str(&text).map_err(|e| {
+        InputError::new(format!(
+            "{}: not the coverage `cargo xtask release` writes: {e}",
+            source.display()
+        ))
+    })?;
+    Ok(Some(coverage))
 }
 
 /// The earlier releases below `dir`: one folder per tag, each holding that release's
@@ -59,30 +88,83 @@ pub struct Site {
 
 /// Writes the site into `out` (which must not exist, or be empty): `whl/<variant>/…` for
 /// every variant of `releases`, each wheel linked at `<download_base><tag>/<file>`, and an
-/// `index.html` saying how to install. Two releases with one wheel name but other bytes are
-/// refused: pip could not tell them apart.
-pub fn write_site(releases: &[Release], download_base: &str, out: &Path) -> Result<Site> {
-    if let Err(why) = pep503::check_base_url(download_base) {
-        return Err(InputError::new(format!(
-            "--download-base `{}` is not allowed: {why}",
-            download_base.escape_debug()
-        ))
-        .into());
-    }
-    if !download_base.ends_with('/') {
-        return Err(InputError::new(format!(
-            "--download-base `{download_base}` must end with `/` (e.g. \
-             https://github.com/OWNER/REPO/releases/download/)"
-        ))
-        .into());
-    }
+/// `index.html` saying which variant serves which GPU and how to install it (its commands
+/// name the index at `site_url`, or at [`SITE_PLACEHOLDER`]), and an empty `.nojekyll` (a
+/// Jekyll build of the site would drop files named `_…`). Two releases with one wheel name
+/// but other bytes are refused: pip could not tell them apart.
+pub fn write_site(
+    releases: &[Release],
+    download_base: &str,
+    site_url: Option<&str>,
+    out: &Path,
+) -> Result<Site> {
+    check_urls(download_base, site_url)?;
     crate::support::out_folder::check_out(
         "--out",
         out,
         crate::support::out_folder::Existing::MustBeEmpty,
     )?;
-    let mut by_variant: BTreeMap<String, BTreeMap<String, (String, String, &Release)>> =
-        BTreeMap::new();
+    let by_variant = wheels_by_variant(releases, download_base)?;
+    fs::create_dir_all(out).with_context(|| format!("cannot create {}", out.display()))?;
+    let mut site = Site {
+        variants: BTreeMap::new(),
+    };
+    for (variant, wheels) in &by_variant {
+        let links: Vec<Link> = wheels
+            .iter()
+            .map(|(file, (sha256, base, _))| Link {
+                file: file.clone(),
+                sha256: sha256.clone(),
+                base: base.clone(),
+            })
+            .collect();
+        pep503::write(out, variant, &links)?;
+        site.variants.insert(variant.clone(), links.len());
+    }
+    let page = front_page::FrontPage {
+        releases,
+        coverage: releases.last().and_then(|r| r.coverage.as_ref()),
+        variants: &site.variants,
+        download_base,
+        site_url: site_url.unwrap_or(SITE_PLACEHOLDER).trim_end_matches('/'),
+    };
+    fs::write(out.join("index.html"), front_page::render(&page))?;
+    fs::write(out.join(".nojekyll"), "")?;
+    Ok(site)
+}
+
+/// `--download-base` an absolute URL ending in `/`, `--site-url` https or loopback http.
+fn check_urls(download_base: &str, site_url: Option<&str>) -> Result<(), InputError> {
+    if let Some(url) = site_url
+        && let Err(why) = check_site_url(url)
+    {
+        return Err(InputError::new(format!(
+            "--site-url `{}` is not allowed: {why}",
+            url.escape_debug()
+        )));
+    }
+    if let Err(why) = pep503::check_base_url(download_base) {
+        return Err(InputError::new(format!(
+            "--download-base `{}` is not allowed: {why}",
+            download_base.escape_debug()
+        )));
+    }
+    if !download_base.ends_with('/') {
+        return Err(InputError::new(format!(
+            "--download-base `{download_base}` must end with `/` (e.g. \
+             https://github.com/OWNER/REPO/releases/download/)"
+        )));
+    }
+    Ok(())
+}
+
+/// Per variant, its wheels of every release by file name: sha256, the download folder and
+/// the release.
+type Wheels<'a> = BTreeMap<String, BTreeMap<String, (String, String, &'a Release)>>;
+
+/// The wheels of `releases`, each once; a name in two releases with other bytes is refused.
+fn wheels_by_variant<'a>(releases: &'a [Release], download_base: &str) -> Result<Wheels<'a>> {
+    let mut by_variant = Wheels::new();
     for release in releases {
         for a in release
             .manifest
@@ -115,47 +197,7 @@ pub fn write_site(releases: &[Release], download_base: &str, out: &Path) -> Resu
             );
         }
     }
-    fs::create_dir_all(out).with_context(|| format!("cannot create {}", out.display()))?;
-    let mut site = Site {
-        variants: BTreeMap::new(),
-    };
-    for (variant, wheels) in &by_variant {
-        let links: Vec<Link> = wheels
-            .iter()
-            .map(|(file, (sha256, base, _))| Link {
-                file: file.clone(),
-                sha256: sha256.clone(),
-                base: base.clone(),
-            })
-            .collect();
-        pep503::write(out, variant, &links)?;
-        site.variants.insert(variant.clone(), links.len());
-    }
-    fs::write(out.join("index.html"), landing_page(releases, &site))?;
-    Ok(site)
-}
-
-fn landing_page(releases: &[Release], site: &Site) -> String {
-    let mut html = String::from(
-        "<!DOCTYPE html>\n<html>\n<head><title>CTranslate2 variants</title></head>\n<body>\n\
-         <h1>CTranslate2 variants: pip indexes</h1>\n<ul>\n",
-    );
-    for (variant, wheels) in &site.variants {
-        html.push_str(&format!(
-            "<li><a href=\"{}/{}/\">{}</a> ({wheels} wheels)</li>\n",
-            pep503::DIR,
-            pep503::html_escape(variant),
-            pep503::html_escape(variant)
-        ));
-    }
-    html.push_str("</ul>\n<p>Releases: ");
-    let tags: Vec<String> = releases
-        .iter()
-        .map(|r| pep503::html_escape(&r.tag))
-        .collect();
-    html.push_str(&tags.join(", "));
-    html.push_str("</p>\n</body>\n</html>\n");
-    html
+    Ok(by_variant)
 }
 
 /// A tag as one URL path segment: RFC 3986's unreserved characters kept, the rest

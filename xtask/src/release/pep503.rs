@@ -23,7 +23,7 @@ pub struct Link {
 
 /// `+` (a local version) escaped, as PyTorch's index writes it; the other characters of a
 /// wheel name need no escaping.
-fn href_name(file: &str) -> String {
+pub fn href_name(file: &str) -> String {
     file.replace('+', "%2B")
 }
 

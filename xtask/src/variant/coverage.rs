@@ -27,7 +27,7 @@
 
 use std::collections::BTreeMap;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::support::diagnostic::InputError;
 use crate::support::platform::Platform;
@@ -232,7 +232,7 @@ pub const NVIDIA_CARDS: &[(&str, &str, &str)] = &[
     ("12.0", "Blackwell", "RTX 50 series"),
 ];
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Coverage {
     pub schema_version: u32,
     pub variants: Vec<VariantCoverage>,
@@ -242,7 +242,7 @@ pub struct Coverage {
     pub amd_pci_ids: PciIds,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct VariantCoverage {
     pub name: String,
     pub description: String,
@@ -252,7 +252,7 @@ pub struct VariantCoverage {
     pub builds: Vec<BuildCoverage>,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct BuildCoverage {
     pub local_version: String,
     /// `ctranslate2==<version>+<local>`.
@@ -263,11 +263,11 @@ pub struct BuildCoverage {
     pub amd: Option<AmdCoverage>,
     /// Platform → the largest released wheel's size in bytes; filled by `release` only (the
     /// variant files do not know what a built wheel weighs).
-    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub download_size: BTreeMap<String, u64>,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct NvidiaCoverage {
     pub cuda_major: u32,
     /// The `CUDA_ARCH_LIST` the build gets (`Common` written out for this major).
@@ -282,7 +282,7 @@ pub struct NvidiaCoverage {
     pub driver_min_windows: String,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct AmdCoverage {
     pub gfx: Vec<String>,
     /// The HIP SDK a build from source is compiled against (`6.2`): its wheel uses the HIP
@@ -292,7 +292,7 @@ pub struct AmdCoverage {
     pub hip_sdk: Option<String>,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Card {
     pub vendor: String,
     pub generation: String,
@@ -303,7 +303,7 @@ pub struct Card {
     pub served_by: Vec<ServedBy>,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct ServedBy {
     pub variant: String,
     pub local_version: String,
@@ -311,14 +311,14 @@ pub struct ServedBy {
     pub how: String,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct CudaDriver {
     pub cuda_major: u32,
     pub linux: String,
     pub windows: String,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct PciIds {
     pub source: String,
     pub version: String,
@@ -326,7 +326,7 @@ pub struct PciIds {
     pub devices: Vec<PciDevice>,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct PciDevice {
     /// Four lower-case hex digits, as in `PCI\VEN_1002&DEV_73FF` (upper-cased there) and sysfs.
     pub device: String,
@@ -629,69 +629,133 @@ fn of_variant(catalog: &Catalog, name: &str) -> Result<VariantCoverage, InputErr
     })
 }
 
-/// The card table of the README: one row per card, the builds that serve it or `cpu`.
-pub fn markdown(coverage: &Coverage) -> String {
-    let mut out = String::from("| GPU | target | served by |\n|---|---|---|\n");
-    let platforms_of = |variant: &str| {
-        coverage
+/// One row of the card table, in words: the README's markdown ([`markdown`]) and the Pages
+/// site's HTML render the same rows.
+pub struct CardRow {
+    /// `NVIDIA Pascal: GTX 1080 Ti … 1050, Titan Xp`.
+    pub gpu: String,
+    /// `cc 6.1` or `gfx1030`.
+    pub target: String,
+    /// The variants that serve the card, in the order of its builds; empty: only `cpu`.
+    pub served: Vec<ServedCell>,
+}
+
+/// One variant serving a card: its builds that do, and the platforms when not all.
+pub struct ServedCell {
+    pub variant: String,
+    /// `(local version, through PTX)`.
+    pub builds: Vec<(String, bool)>,
+    /// `Windows` when the variant is released for fewer than every platform.
+    pub only: Option<String>,
+}
+
+/// How [`CardRow::served_text`] writes code (a variant, `+cu12`) and plain words.
+pub struct Style {
+    pub code: fn(&str) -> String,
+    pub text: fn(&str) -> String,
+}
+
+impl CardRow {
+    /// The "served by" cell: ``None`: `cpu` `` or `` `cuda` (`+cu12` through PTX) ``.
+    pub fn served_text(&self, style: &Style) -> String {
+        if self.served.is_empty() {
+            return format!("{}{}", (style.text)("not served: "), (style.code)("cpu"));
+        }
+        let cells: Vec<String> = self
+            .served
+            .iter()
+            .map(|cell| {
+                let labels: Vec<String> = cell
+                    .builds
+                    .iter()
+                    .map(|(local, ptx)| {
+                        let label = (style.code)(&format!("+{local}"));
+                        if *ptx { label + " through PTX" } else { label }
+                    })
+                    .collect();
+                let only = match &cell.only {
+                    Some(only) => format!(", {} only", (style.text)(only)),
+                    None => String::new(),
+                };
+                format!(
+                    "{} ({}{only})",
+                    (style.code)(&cell.variant),
+                    labels.join(", ")
+                )
+            })
+            .collect();
+        cells.join("; ")
+    }
+}
+
+/// The card table's rows: one per card of `coverage`.
+pub fn card_rows(coverage: &Coverage) -> Vec<CardRow> {
+    let all = Platform::names().len();
+    let only = |variant: &str| {
+        let platforms = coverage
             .variants
             .iter()
             .find(|v| v.name == variant)
             .map(|v| v.platforms.clone())
-            .unwrap_or_default()
-    };
-    let all = Platform::names().len();
-    for card in &coverage.cards {
-        let target = if card.vendor == "NVIDIA" {
-            format!("cc {}", card.target)
-        } else {
-            card.target.clone()
-        };
-        let kind = if card.integrated { " (integrated)" } else { "" };
-        let served = if card.served_by.is_empty() {
-            "not served: `cpu`".to_string()
-        } else {
-            let mut by_variant: Vec<(String, Vec<String>)> = Vec::new();
-            for s in &card.served_by {
-                let label = if s.how == "ptx" {
-                    format!("`+{}` through PTX", s.local_version)
-                } else {
-                    format!("`+{}`", s.local_version)
-                };
-                match by_variant.iter_mut().find(|(v, _)| *v == s.variant) {
-                    Some((_, labels)) => labels.push(label),
-                    None => by_variant.push((s.variant.clone(), vec![label])),
-                }
-            }
-            by_variant
-                .into_iter()
-                .map(|(variant, labels)| {
-                    let platforms = platforms_of(&variant);
-                    let only = if platforms.len() < all {
-                        format!(
-                            ", {} only",
-                            platforms
-                                .iter()
-                                .map(|p| p.split('-').next().unwrap_or(p))
-                                .map(|p| match p {
-                                    "windows" => "Windows",
-                                    "linux" => "Linux",
-                                    other => other,
-                                })
-                                .collect::<Vec<_>>()
-                                .join(", ")
-                        )
-                    } else {
-                        String::new()
-                    };
-                    format!("`{variant}` ({}{only})", labels.join(", "))
+            .unwrap_or_default();
+        (platforms.len() < all).then(|| {
+            platforms
+                .iter()
+                .map(|p| match p.split('-').next().unwrap_or(p) {
+                    "windows" => "Windows",
+                    "linux" => "Linux",
+                    other => other,
                 })
                 .collect::<Vec<_>>()
-                .join("; ")
-        };
+                .join(", ")
+        })
+    };
+    let mut rows = Vec::new();
+    for card in &coverage.cards {
+        let mut served: Vec<ServedCell> = Vec::new();
+        for s in &card.served_by {
+            let build = (s.local_version.clone(), s.how == "ptx");
+            match served.iter_mut().find(|c| c.variant == s.variant) {
+                Some(cell) => cell.builds.push(build),
+                None => served.push(ServedCell {
+                    variant: s.variant.clone(),
+                    builds: vec![build],
+                    only: only(&s.variant),
+                }),
+            }
+        }
+        rows.push(CardRow {
+            gpu: format!(
+                "{} {}{}: {}",
+                card.vendor,
+                card.generation,
+                if card.integrated { " (integrated)" } else { "" },
+                card.products
+            ),
+            target: if card.vendor == "NVIDIA" {
+                format!("cc {}", card.target)
+            } else {
+                card.target.clone()
+            },
+            served,
+        });
+    }
+    rows
+}
+
+/// The card table of the README: one row per card, the builds that serve it or `cpu`.
+pub fn markdown(coverage: &Coverage) -> String {
+    let style = Style {
+        code: |t| format!("`{t}`"),
+        text: str::to_string,
+    };
+    let mut out = String::from("| GPU | target | served by |\n|---|---|---|\n");
+    for row in card_rows(coverage) {
         out.push_str(&format!(
-            "| {} {}{kind}: {} | {target} | {served} |\n",
-            card.vendor, card.generation, card.products
+            "| {} | {} | {} |\n",
+            row.gpu,
+            row.target,
+            row.served_text(&style)
         ));
     }
     out
