@@ -167,8 +167,17 @@ fn every_job_that_runs_the_tests_under_ci_installs_what_ci_run_installs() {
                 continue;
             }
             checked += 1;
+            // A job that runs only the tests driving the Windows binary (`-- windows`) needs
+            // neither the browser (the Pages front page test) nor jq (the Pages scripts' test);
+            // Ubuntu ships Chromium as a snap, which a runner's apt-get cannot install.
+            let only_windows = steps(job)
+                .iter()
+                .any(|s| run_of(s).contains("cargo test") && run_of(s).ends_with("-- windows"));
             let installed = apt_packages(job);
-            let missing: Vec<&String> = wanted.difference(&installed).collect();
+            let missing: Vec<&String> = wanted
+                .difference(&installed)
+                .filter(|p| !(only_windows && ["chromium", "jq"].contains(&p.as_str())))
+                .collect();
             assert!(
                 missing.is_empty(),
                 "{name} job {job_name} runs the tests with CI=true but does not install {missing:?} (.ci/run does)"
