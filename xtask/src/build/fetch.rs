@@ -4,10 +4,11 @@
 use std::path::PathBuf;
 use std::time::Instant;
 
-use anyhow::{Result, bail};
+use anyhow::{Context, Result, bail};
 
 use crate::inputs::cache::{Cache, Pin};
 use crate::inputs::download::{self, Fetched, Options, Request};
+use crate::inputs::payload::{self, Claim, Kind};
 use crate::inputs::pin::{self, Lock, Pinned};
 use crate::plan::matrix;
 use crate::plan::{self, Plan, PlannedInput};
@@ -250,17 +251,19 @@ pub fn pin_inputs(
     let files = variant_files(root)?;
     let mut seen = std::collections::BTreeSet::new();
     let mut outcomes = Vec::new();
-    for input in plans
-        .iter()
-        .flat_map(|p| p.inputs.iter().chain(&p.sdk_installer))
-    {
+    for (plan, input) in plans.iter().flat_map(|p| {
+        p.inputs
+            .iter()
+            .chain(&p.sdk_installer)
+            .map(move |input| (p, input))
+    }) {
         if !seen.insert(input.url.clone()) {
             continue;
         }
         let result = if lock.confirms(&input.url, input.sha256.as_deref()) {
             Ok(PinAction::Confirmed)
         } else {
-            pin_one(cache, input, options, &files).map(|(pinned, written)| {
+            pin_one(cache, plan, input, options, &files).map(|(pinned, written)| {
                 lock.pins.insert(input.url.clone(), pinned);
                 if written.is_empty() {
                     PinAction::Verified
@@ -281,6 +284,7 @@ pub fn pin_inputs(
 
 fn pin_one(
     cache: &Cache,
+    plan: &Plan,
     input: &PlannedInput,
     options: &Options,
     files: &[PathBuf],
@@ -288,9 +292,10 @@ fn pin_one(
     if let Some(wheel) = &input.index
         && input.url == crate::variant::wheel_name::project_page(&wheel.index, &wheel.project)
     {
-        return pin_from_index(cache, input, wheel, options, files);
+        return pin_from_index(cache, plan, input, wheel, options, files);
     }
     let (sha256, size) = download::download_unpinned(cache, &input.name, &input.url, options)?;
+    check_payload(cache, plan, input, &input.url, &sha256)?;
     if let Some(old) = &input.sha256
         && old != &sha256
     {
@@ -309,6 +314,7 @@ fn pin_one(
 /// the table that names the same index and package.
 fn pin_from_index(
     cache: &Cache,
+    plan: &Plan,
     input: &PlannedInput,
     wheel: &crate::variant::IndexedWheel,
     options: &Options,
@@ -337,11 +343,51 @@ fn pin_from_index(
             link.file
         );
     }
+    check_payload(cache, plan, input, &link.url, &sha256)?;
     let pinned = Pinned { sha256, size };
     let package = format!("{} {}", wheel.project, wheel.version);
     let written = pin::record_from_index(files, &wheel.index, &package, &link.url, &pinned)?;
     eprintln!("{}: {} on {}", input.name, link.file, wheel.index);
     Ok((pinned, written))
+}
+
+/// Refuses the download of `input` from `url` when it is not the kind of file it claims to
+/// be (a page a server sent instead, a truncated file), or an archive without the paths its
+/// unpack step expects. The bytes stay in the cache: nothing pins their sha256, so no fetch
+/// can take them.
+fn check_payload(
+    cache: &Cache,
+    plan: &Plan,
+    input: &PlannedInput,
+    url: &str,
+    sha256: &str,
+) -> Result<()> {
+    let installer = plan.sdk_installer.as_ref();
+    let kind = if installer.is_some_and(|i| i.url == input.url) {
+        Kind::Exe
+    } else {
+        Kind::from_name(crate::variant::download_url::file_name(url))
+    };
+    let (subdir, expect) = plan
+        .steps
+        .iter()
+        .find_map(|step| match &step.action {
+            plan::Action::Unpack {
+                input: name,
+                subdir,
+                expect,
+                ..
+            } if *name == input.name => Some((subdir.as_deref(), expect.as_slice())),
+            _ => None,
+        })
+        .unwrap_or((None, &[]));
+    let claim = Claim {
+        kind,
+        subdir,
+        expect,
+    };
+    payload::check(&cache.path_for(sha256), url, &claim)
+        .with_context(|| format!("input `{}`", input.name))
 }
 
 /// The plans of every matrix entry of `variant`: each platform it builds for, each Python.

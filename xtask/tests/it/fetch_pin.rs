@@ -30,6 +30,27 @@ fn bytes(len: usize, seed: u8) -> Arc<Vec<u8>> {
     )
 }
 
+/// A real `.crate` (a gzip-compressed tar) holding `data`: `pin` refuses anything else.
+fn crate_of(data: &[u8]) -> Arc<Vec<u8>> {
+    let gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    let mut tar = tar::Builder::new(gz);
+    let mut header = tar::Header::new_gnu();
+    header.set_size(data.len() as u64);
+    header.set_mode(0o644);
+    tar.append_data(&mut header, "pkg/data.bin", data).unwrap();
+    Arc::new(tar.into_inner().unwrap().finish().unwrap())
+}
+
+/// A real zip (a wheel, a release asset) holding `data`.
+fn zip_of(data: &[u8]) -> Arc<Vec<u8>> {
+    use std::io::Write;
+    let mut zip = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
+    let options = zip::write::SimpleFileOptions::default();
+    zip.start_file("pkg/data.bin", options).unwrap();
+    zip.write_all(data).unwrap();
+    Arc::new(zip.finish().unwrap().into_inner())
+}
+
 fn sha256(data: &[u8]) -> String {
     xtask::inputs::cache::hex(&Sha256::digest(data))
 }
@@ -64,6 +85,19 @@ fn fetch_args<'a>(cache: &'a str, mirror: &'a str, extra: &[&'a str]) -> Vec<&'a
     let mut args = fetch_cpu_args(cache, "linux-x86_64", &["--mirror", mirror]);
     args.extend_from_slice(extra);
     args
+}
+
+fn pin_cpu(scratch: &Scratch, cache: &str, mirror: &str) -> Run {
+    let args = [
+        "--cache-dir",
+        cache,
+        "pin",
+        "--variant",
+        "cpu",
+        "--mirror",
+        mirror,
+    ];
+    xtask_in(scratch.path(), &args)
 }
 
 fn assert_ok(run: &Run) {
@@ -297,7 +331,7 @@ fn pin_writes_a_missing_pin_into_the_variant_file_and_the_lock() {
     let cache = tempfile::tempdir().unwrap();
     let cache_dir = cache.path().to_str().unwrap();
     let server = Server::start();
-    let ct2 = bytes(300_000, 7);
+    let ct2 = crate_of(&bytes(300_000, 7));
     server.serve(CT2_URL_PATH, ct2.clone());
     let mirror = mirror(&server);
 
@@ -310,16 +344,7 @@ fn pin_writes_a_missing_pin_into_the_variant_file_and_the_lock() {
         unpinned.stderr
     );
 
-    let pin_args = [
-        "--cache-dir",
-        cache_dir,
-        "pin",
-        "--variant",
-        "cpu",
-        "--mirror",
-        &mirror,
-    ];
-    let run = xtask_in(scratch.path(), &pin_args);
+    let run = pin_cpu(&scratch, cache_dir, &mirror);
     assert_ok(&run);
     assert!(run.stdout.contains("ctranslate2-source"), "{}", run.stdout);
     assert!(
@@ -359,7 +384,7 @@ fn pin_writes_a_missing_pin_into_the_variant_file_and_the_lock() {
     let plan = xtask_in(scratch.path(), &["plan", "--variant", "cpu", "--json"]);
     assert_ok(&plan);
     assert!(plan.stdout.contains(&sha256(&ct2)), "{}", plan.stdout);
-    let again = xtask_in(scratch.path(), &pin_args);
+    let again = pin_cpu(&scratch, cache_dir, &mirror);
     assert_ok(&again);
     assert!(!again.stdout.contains("pinned in"), "{}", again.stdout);
     assert_eq!(
@@ -375,22 +400,10 @@ fn pin_downloads_again_when_a_url_changes() {
     let defaults = "variants/defaults.toml";
     scratch.edit(defaults, "onednn-src-0.1.0.crate", "onednn-src-0.1.1.crate");
     let server = Server::start();
-    let newer = bytes(150_000, 11);
+    let newer = crate_of(&bytes(150_000, 11));
     server.serve("/crates/onednn-src/onednn-src-0.1.1.crate", newer.clone());
     let cache = tempfile::tempdir().unwrap();
-    let mirror = mirror(&server);
-    let run = xtask_in(
-        scratch.path(),
-        &[
-            "--cache-dir",
-            cache.path().to_str().unwrap(),
-            "pin",
-            "--variant",
-            "cpu",
-            "--mirror",
-            &mirror,
-        ],
-    );
+    let run = pin_cpu(&scratch, cache.path().to_str().unwrap(), &mirror(&server));
     assert_ok(&run);
     assert!(
         run.stderr.contains("onednn changed"),
@@ -410,9 +423,17 @@ fn pin_downloads_again_when_a_url_changes() {
 type AmdIndex = (Server, Vec<String>, Arc<Vec<u8>>, Arc<Vec<u8>>);
 
 fn amd_index(core_digest: Option<&str>) -> AmdIndex {
+    amd_index_serving(core_digest, |archive| archive)
+}
+
+/// [`amd_index`], each archive served as `served` makes it (the pages list what is served).
+fn amd_index_serving(
+    core_digest: Option<&str>,
+    served: impl Fn(Arc<Vec<u8>>) -> Arc<Vec<u8>>,
+) -> AmdIndex {
     let server = Server::start();
-    let core = bytes(120_000, 3);
-    let libraries = bytes(90_000, 5);
+    let core = served(zip_of(&bytes(120_000, 3)));
+    let libraries = served(zip_of(&bytes(90_000, 5)));
     let page = |file: &str, sha: &str, other: &str| {
         format!(
             "<!DOCTYPE html><html><body>\n\
@@ -454,7 +475,7 @@ fn amd_index(core_digest: Option<&str>) -> AmdIndex {
     );
     server.serve(
         "/github/OpenNMT/CTranslate2/releases/download/v4.8.4/rocm-python-wheels-Windows.zip",
-        bytes(40_000, 9),
+        served(zip_of(&bytes(40_000, 9))),
     );
     let mirrors = vec![
         "--mirror".to_string(),
@@ -593,4 +614,102 @@ fn an_index_whose_digest_differs_from_the_download_pins_nothing_for_that_wheel()
         .unwrap();
     assert!(!core_table.contains("url ="), "{core_table}");
     assert!(after.len() >= before.len());
+}
+
+/// The variant files and the lock, byte for byte, to compare after a refused `pin`.
+fn pinned_files(scratch: &Scratch) -> Vec<(String, Vec<u8>)> {
+    let mut files = Vec::new();
+    for dir in ["variants", "variants/ctranslate2"] {
+        for entry in std::fs::read_dir(scratch.path().join(dir)).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_file() {
+                files.push((path.display().to_string(), std::fs::read(&path).unwrap()));
+            }
+        }
+    }
+    files.sort();
+    files
+}
+
+#[test]
+fn pin_refuses_a_page_served_as_the_file_and_writes_nothing() {
+    let scratch = Scratch::new();
+    scratch.edit(
+        "variants/ctranslate2/4.7.1.toml",
+        &format!("sha256 = \"{CT2_SHA}\"\nsize = 6151405\n"),
+        "",
+    );
+    let before = pinned_files(&scratch);
+    let server = Server::start();
+    let page = "<!DOCTYPE html>\n<html><head><title>Service Unavailable</title></head></html>\n";
+    let page = Arc::new(page.as_bytes().to_vec());
+    server.route(CT2_URL_PATH, move |_, _| {
+        Reply::ok(page.clone()).header("Content-Type", "text/html")
+    });
+    let cache = tempfile::tempdir().unwrap();
+    let run = pin_cpu(&scratch, cache.path().to_str().unwrap(), &mirror(&server));
+    assert_eq!(run.code, 1, "{}\n{}", run.stdout, run.stderr);
+    assert!(
+        run.stderr.contains(
+            "error: input `ctranslate2-source`: \
+             https://static.crates.io/crates/ct2rs/ct2rs-0.9.17.crate answered with a page, \
+             not the file: it starts with `<!DOCTYPE html>\\n<html>"
+        ) && run.stderr.contains("nothing was written"),
+        "{}",
+        run.stderr
+    );
+    assert_eq!(server.hits(CT2_URL_PATH).len(), 1);
+    assert!(
+        pinned_files(&scratch) == before,
+        "no variant file nor the lock changed"
+    );
+}
+
+#[test]
+fn pin_refuses_truncated_wheels_and_zips_and_writes_nothing() {
+    let scratch = Scratch::new();
+    let cache = tempfile::tempdir().unwrap();
+    let cut = |archive: Arc<Vec<u8>>| Arc::new(archive[..archive.len() - 100].to_vec());
+    let (_server, mirrors, core, _) = amd_index_serving(None, cut);
+    let before = pinned_files(&scratch);
+    let run = pin_rocm_484(&scratch, cache.path().to_str().unwrap(), &mirrors);
+    assert_eq!(run.code, 1, "{}\n{}", run.stdout, run.stderr);
+    for (input, url) in [
+        (
+            "rocm-sdk-core",
+            "https://stable.repo.amd.com/rocm/core/rocm_sdk_core-10.0.0-py3-none-win_amd64.whl",
+        ),
+        (
+            "rocm-sdk-libraries",
+            "https://stable.repo.amd.com/rocm/core/rocm_sdk_libraries-10.0.0-py3-none-win_amd64.whl",
+        ),
+        (
+            "ctranslate2-wheels",
+            "https://github.com/OpenNMT/CTranslate2/releases/download/v4.8.4/rocm-python-wheels-Windows.zip",
+        ),
+    ] {
+        let line = format!("error: input `{input}`: {url} is not a zip archive (.zip, .whl): ");
+        assert!(run.stderr.contains(&line), "{line}\n{}", run.stderr);
+    }
+    let core_line = run
+        .stderr
+        .lines()
+        .find(|l| l.starts_with("error: input `rocm-sdk-core`"))
+        .unwrap();
+    assert!(
+        core_line.contains("zip directory does not read")
+            && core_line.contains(&format!("({} bytes", core.len()))
+            && core_line.contains("truncated or damaged download"),
+        "{core_line}"
+    );
+    assert!(
+        run.stderr
+            .contains("input(s) could not be pinned; nothing was written"),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        pinned_files(&scratch) == before,
+        "no variant file nor the lock changed"
+    );
 }
