@@ -5,7 +5,8 @@
 //! The rule: each GPU's options are the builds that serve it on this platform (an NVIDIA
 //! driver at least the build's minimum); of all options, one served natively before one
 //! through PTX, a discrete GPU before an integrated one, an NVIDIA GPU before an AMD one, then
-//! the lowest CUDA major; the first such wins. No option: `cpu`, with why each GPU is
+//! the lowest CUDA major, then for an AMD card the build that fits its generation best
+//! (`AmdCoverage::fit`); the first such wins. No option: `cpu`, with why each GPU is
 //! not used; no `cpu` for this platform: no variant.
 
 use serde::Serialize;
@@ -45,17 +46,25 @@ struct Candidate<'a> {
     build: &'a BuildCoverage,
     how: &'static str,
     integrated: bool,
+    /// The card's generation (`RDNA 1`), "" when the card table has none.
+    generation: &'a str,
 }
 
 impl Candidate<'_> {
-    fn rank(&self) -> (bool, bool, bool, i64) {
+    fn rank(&self) -> (bool, bool, bool, i64, u32) {
         let cuda = self.build.nvidia.as_ref().map_or(0, |n| n.cuda_major);
         let nvidia = matches!(self.gpu, Chosen::Nvidia(_));
+        let fit = self
+            .build
+            .amd
+            .as_ref()
+            .map_or(0, |a| a.fit(self.generation));
         (
             self.how == "native",
             !self.integrated,
             nvidia,
             -i64::from(cuda),
+            fit,
         )
     }
 }
@@ -185,6 +194,7 @@ fn options<'a>(
                         build,
                         how,
                         integrated: false,
+                        generation: "",
                     });
                 }
                 Chosen::Amd(i) => {
@@ -204,12 +214,14 @@ fn options<'a>(
                         ));
                         continue;
                     }
+                    let card = card_of(coverage, &g.gfx);
                     found.push(Candidate {
                         gpu,
                         variant,
                         build,
                         how: "native",
-                        integrated: card_of(coverage, &g.gfx).is_some_and(|c| c.integrated),
+                        integrated: card.is_some_and(|c| c.integrated),
+                        generation: card.map_or("", |c| c.generation.as_str()),
                     });
                 }
             }

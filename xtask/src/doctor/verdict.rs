@@ -45,7 +45,14 @@ pub fn recommend(f: &Facts, coverage: &Coverage) -> Verdict {
             notes: Vec::new(),
         },
         (Some("cuda"), Some(Chosen::Nvidia(i)), _) => cuda(f, &f.nvidia_gpus[i], &choice),
-        (Some(v), Some(Chosen::Amd(i)), Some(sdk)) => from_hip_sdk(f, i, v, sdk, coverage),
+        (Some(v), Some(Chosen::Amd(i)), Some(sdk)) => {
+            let mut verdict = from_hip_sdk(f, i, v, sdk, coverage);
+            verdict.notes.extend(rocm_alternatives(f, i, v, coverage));
+            verdict
+        }
+        (Some(v), Some(Chosen::Amd(i)), None) if rocm_of(coverage, v).is_some() => {
+            family_wheel(f, i, v, coverage)
+        }
         (Some("rocm"), Some(Chosen::Amd(i)), _) => rocm(f, &f.amd_gpus[i], &choice.platform),
         (Some(other), Some(gpu), _) => Verdict {
             variant: other.into(),
@@ -81,6 +88,7 @@ pub fn recommend(f: &Facts, coverage: &Coverage) -> Verdict {
                 });
         }
     }
+    verdict.notes.extend(f.tool_problems.iter().cloned());
     verdict
 }
 
@@ -160,6 +168,65 @@ fn hip_sdk_of<'a>(coverage: &'a Coverage, variant: &str) -> Option<&'a str> {
         .builds
         .iter()
         .find_map(|b| b.amd.as_ref()?.hip_sdk.as_deref())
+}
+
+/// The ROCm of TheRock's wheels a variant carries its runtime from (`rocm-rdna2`: 10.0.0).
+fn rocm_of<'a>(coverage: &'a Coverage, variant: &str) -> Option<&'a str> {
+    coverage
+        .variants
+        .iter()
+        .find(|v| v.name == variant)?
+        .builds
+        .iter()
+        .find_map(|b| b.amd.as_ref()?.rocm.as_deref())
+        .filter(|_| variant != "rocm")
+}
+
+/// A ROCm 10 family wheel (`rocm-rdna2`…): it carries its ROCm runtime and exactly its family's
+/// kernels, so the display driver is all a user installs; building it takes TheRock's devel
+/// wheel.
+fn family_wheel(f: &Facts, index: usize, variant: &str, coverage: &Coverage) -> Verdict {
+    let gpu = choice::describe(f, Chosen::Amd(index), coverage);
+    let rocm = rocm_of(coverage, variant).unwrap_or("?");
+    let driver = if f.windows_layout {
+        "the Adrenalin display driver"
+    } else {
+        "the amdgpu kernel driver (no ROCm install)"
+    };
+    Verdict {
+        variant: variant.into(),
+        local_version: None,
+        requirement: None,
+        why: format!(
+            "{gpu} is served by {variant}, its family's wheel built against ROCm {rocm}: it              carries the ROCm runtime and this family's kernels, so it needs {driver} only              (not yet run on an AMD GPU by this project)"
+        ),
+        ready: true,
+        next_steps: vec![format!(
+            "build it: pip install --index-url https://stable.repo.amd.com/rocm/whl-next/              \"rocm[libraries,devel]=={rocm}\" into a venv, then cargo xtask build --variant              {variant} --sdk-dir \"$(rocm-sdk path --root)\""
+        )],
+        notes: Vec::new(),
+    }
+}
+
+/// For a card kept on a HIP 6 build (RDNA 1), the ROCm 10 wheels that also serve it, named as
+/// the alternative until one is run on such a card.
+fn rocm_alternatives(f: &Facts, index: usize, chosen: &str, coverage: &Coverage) -> Vec<String> {
+    let gfx = &f.amd_gpus[index].gfx;
+    coverage
+        .variants
+        .iter()
+        .filter(|v| v.name != chosen && rocm_of(coverage, &v.name).is_some())
+        .flat_map(|v| v.builds.iter().map(move |b| (v, b)))
+        .filter(|(_, b)| b.amd.as_ref().is_some_and(|a| a.gfx.contains(gfx)))
+        .map(|(v, b)| {
+            format!(
+                "the alternative: {} (+{}), built against ROCm {}, not yet run on this                  generation; {chosen} is the one run on such a card",
+                v.name,
+                b.local_version,
+                b.amd.as_ref().and_then(|a| a.rocm.as_deref()).unwrap_or("?")
+            )
+        })
+        .collect()
 }
 
 /// The wheel uses the driver's HIP runtime (variants/rocm-gfx1010.toml says why): it must be

@@ -199,18 +199,25 @@ fn device_libs(root: &Path) -> Option<PathBuf> {
         .find(|bitcode| bitcode.is_dir())
 }
 
-/// The clang that compiles HIP code: `llvm/bin` (AMD's /opt/rocm), else the LLVM whose
-/// clang resource folder has the device libraries (Debian: `lib/llvm-21/bin`).
+/// The clang that compiles HIP code: `llvm/bin` (AMD's /opt/rocm), `lib/llvm/bin` (TheRock's
+/// `rocm-sdk-devel` wheel, as CTranslate2's Windows ROCm script calls
+/// `_rocm_sdk_devel/lib/llvm/bin/clang.exe`), else the LLVM whose clang resource folder has the
+/// device libraries (Debian: `lib/llvm-21/bin`).
 pub fn clang_dir(root: &Path) -> Option<PathBuf> {
-    let amd = root.join("llvm").join("bin");
-    if amd.join("clang++").is_file() {
-        return Some(amd);
+    let has_clang = |bin: &Path| bin.join("clang++").is_file() || bin.join("clang++.exe").is_file();
+    for amd in [
+        root.join("llvm").join("bin"),
+        root.join("lib").join("llvm").join("bin"),
+    ] {
+        if has_clang(&amd) {
+            return Some(amd);
+        }
     }
     let bitcode = device_libs(root)?;
     // <llvm>/lib/clang/<v>/amdgcn/bitcode → <llvm>/bin
     let llvm = bitcode.ancestors().nth(5)?;
     let bin = llvm.join("bin");
-    bin.join("clang++").is_file().then_some(bin)
+    has_clang(&bin).then_some(bin)
 }
 
 /// The environment a HIP compile needs beyond `ROCM_PATH`: `HIP_DEVICE_LIB_PATH` when the

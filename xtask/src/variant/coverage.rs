@@ -211,6 +211,8 @@ pub const AMD_CARDS: &[(&str, &str, &str, bool)] = &[
         true,
     ),
     ("gfx1152", "RDNA 3.5", "Radeon 860M, 840M (Krackan)", true),
+    // ROCm/TheRock cmake/therock_amdgpu_targets.cmake: `gfx1153 "AMD Radeon 820M iGPU"`.
+    ("gfx1153", "RDNA 3.5", "Radeon 820M", true),
     ("gfx1200", "RDNA 4", "RX 9060 XT", false),
     ("gfx1201", "RDNA 4", "RX 9070 XT, 9070, 9070 GRE", false),
 ];
@@ -290,6 +292,30 @@ pub struct AmdCoverage {
     /// carries its ROCm runtime (`rocm`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub hip_sdk: Option<String>,
+    /// The ROCm of TheRock's Python wheels the build carries its runtime from (the version of
+    /// its `rocm-sdk-core` input: `10.0.0`, `7.2.0`); `None` for a HIP SDK build.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rocm: Option<String>,
+}
+
+impl AmdCoverage {
+    /// How well this build fits a card of `generation`, higher first. RDNA 1: a build on the
+    /// HIP 6 runtime (the one run on an RX 5700 XT; HIP 7 sees no RDNA 1 device, the maintainers
+    /// report), until ROCm 10 is run on one. Others: the newest ROCm the wheel carries (ROCm
+    /// 7.2's runtime hangs or misses RDNA 2 cards on Windows: PinW/whisper-key-local PR #57,
+    /// ROCm/hip#3899), a HIP SDK build last.
+    pub fn fit(&self, generation: &str) -> u32 {
+        let major = |v: &Option<String>| {
+            v.as_deref()
+                .and_then(|v| v.split('.').next()?.parse::<u32>().ok())
+                .unwrap_or(0)
+        };
+        if generation == "RDNA 1" {
+            u32::from(major(&self.hip_sdk) == 6)
+        } else {
+            major(&self.rocm)
+        }
+    }
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -576,9 +602,20 @@ fn of_variant(catalog: &Catalog, name: &str) -> Result<VariantCoverage, InputErr
                 ))
                 .note("add `gpu-targets = [\"gfx1030\", …]`"));
             }
+            let rocm = resolved
+                .inputs
+                .get("rocm-sdk-core")
+                .and_then(|i| i.package.as_deref())
+                .and_then(|p| p.split_whitespace().nth(1))
+                .map(str::to_string);
             let amd = AmdCoverage {
                 gfx: resolved.gpu_targets.clone(),
-                hip_sdk: resolved.sdk.as_ref().map(|s| s.version.clone()),
+                hip_sdk: resolved
+                    .sdk
+                    .as_ref()
+                    .filter(|_| rocm.is_none())
+                    .map(|s| s.version.clone()),
+                rocm,
             };
             vec![build(label, None, Some(amd))]
         }

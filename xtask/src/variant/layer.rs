@@ -48,6 +48,9 @@ pub struct Layer {
     /// Other pinned downloads, by name.
     #[serde(default)]
     pub inputs: BTreeMap<String, Loc<InputSpec>>,
+    /// One wheel per kept GPU target from a PEP 503 index (TheRock's
+    /// `rocm-sdk-device-gfxNNNN`): each becomes the input `device-<target>`.
+    pub device_wheels: Option<Loc<DeviceWheelsSpec>>,
     pub onednn: Option<OneDnnSpec>,
     pub openmp: Option<OpenMpSpec>,
     pub mkl: Option<MklSpec>,
@@ -152,7 +155,7 @@ pub struct SubmoduleSpec {
 }
 
 /// A remote file pinned by sha256 and size. A missing pin means "not pinned yet".
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Default, Clone, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
 pub struct InputSpec {
     /// Where the file is. With `index` instead, `pin` finds the wheel named by `package` on
@@ -176,6 +179,15 @@ pub struct InputSpec {
     /// Where the sha256 came from when it was not downloaded by `cargo xtask pin` (e.g. a
     /// digest the publisher listed): a mismatch on the first download then says so.
     pub pin_source: Option<String>,
+}
+
+/// `[device-wheels]`: the index and the `package` line, with `{target}` standing for each
+/// kept GPU target (`"rocm-sdk-device-{target} 10.0.0"`).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct DeviceWheelsSpec {
+    pub index: Loc<String>,
+    pub package: Loc<String>,
 }
 
 #[derive(Debug, Default, Clone, Deserialize)]
@@ -361,7 +373,8 @@ stack_fields!(Layer {
         local_version,
         source,
         build_tools,
-        patches
+        patches,
+        device_wheels
     ],
     merge: [
         inputs, onednn, openmp, mkl, sdk, cmake, env, bundle, verify, platform, variant, upstream

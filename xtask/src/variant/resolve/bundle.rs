@@ -4,6 +4,7 @@
 use std::collections::BTreeMap;
 
 use super::checks::{checked, missing_key};
+use super::inputs::{DEVICE_INPUT_PREFIX, DEVICE_WHEELS};
 use super::{Bundle, Data, Input, LibrarySource, Search};
 use crate::support::diagnostic::InputError;
 use crate::support::safe_path;
@@ -75,7 +76,10 @@ fn from_spec(
             .unwrap_or_default()
             .iter()
             .map(|d| data(files, d, inputs))
-            .collect::<Result<_, InputError>>()?,
+            .collect::<Result<Vec<Vec<Data>>, InputError>>()?
+            .into_iter()
+            .flatten()
+            .collect(),
         outputs: match spec.outputs {
             Some(outputs) if outputs.value.is_empty() => {
                 return Err(files
@@ -107,16 +111,45 @@ fn search(
     })
 }
 
-fn data(files: &Files, d: &DataSpec, inputs: &BTreeMap<String, Input>) -> Result<Data, InputError> {
-    Ok(Data {
-        from: library_source(files, &d.from, inputs)?,
-        glob: checked(files, &d.glob, "data glob", safe_path::check_nonempty)?,
-        dest: checked(files, &d.dest, "dest", safe_path::check_relative)?,
-        filter: d.filter,
-    })
+/// One entry, or with `from = "device-wheels"` one per device wheel input (`device-<target>`).
+/// A device wheel holds its one target's files, so its entries take all they match (no
+/// `filter`); the library TheRock does not build for a target (hipBLASLt for gfx1102, …) is
+/// not asked of that target's wheel.
+fn data(
+    files: &Files,
+    d: &DataSpec,
+    inputs: &BTreeMap<String, Input>,
+) -> Result<Vec<Data>, InputError> {
+    let glob = checked(files, &d.glob, "data glob", safe_path::check_nonempty)?;
+    let dest = checked(files, &d.dest, "dest", safe_path::check_relative)?;
+    if d.from.value != DEVICE_WHEELS {
+        return Ok(vec![Data {
+            from: library_source(files, &d.from, inputs)?,
+            glob,
+            dest,
+            filter: d.filter,
+        }]);
+    }
+    let library = glob
+        .split('/')
+        .rev()
+        .skip_while(|s| *s != "library")
+        .nth(1)
+        .unwrap_or("");
+    Ok(inputs
+        .keys()
+        .filter_map(|n| Some((n, n.strip_prefix(DEVICE_INPUT_PREFIX)?)))
+        .filter(|(_, target)| !crate::gpu_targets::excluded(target, library))
+        .map(|(name, _)| Data {
+            from: LibrarySource::Input(name.clone()),
+            glob: glob.clone(),
+            dest: dest.clone(),
+            filter: None,
+        })
+        .collect())
 }
 
-const SOURCE_KEYWORDS: [&str; 4] = ["wheel", "prefix", "toolchain", "sdk"];
+const SOURCE_KEYWORDS: [&str; 5] = ["wheel", "prefix", "toolchain", "sdk", DEVICE_WHEELS];
 
 fn library_source(
     files: &Files,

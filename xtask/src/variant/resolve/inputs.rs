@@ -8,9 +8,10 @@ use super::{IndexedWheel, Input};
 use crate::support::diagnostic::InputError;
 use crate::support::platform::Platform;
 use crate::support::safe_path;
+use crate::variant::Files;
+use crate::variant::Loc;
 use crate::variant::download_url;
 use crate::variant::layer::{InputSpec, Layer, SourceSpec};
-use crate::variant::{Files, Loc};
 
 /// Every input the stacked layers declare.
 pub(super) fn declared(
@@ -33,6 +34,51 @@ pub(super) fn declared(
             ))
         })
         .collect()
+}
+
+/// The input name of the device wheel of `target`, and the `from` keyword that stands for all
+/// of them in `[bundle] data`.
+pub const DEVICE_INPUT_PREFIX: &str = "device-";
+pub const DEVICE_WHEELS: &str = "device-wheels";
+
+/// `[device-wheels]` as one input per kept GPU target, `device-<target>`, found on the index
+/// by `pin` like any `index` + `package` input.
+pub(super) fn device_wheels(
+    files: &Files,
+    layer: &Layer,
+    platform: Platform,
+    gpu_targets: &[String],
+) -> Result<BTreeMap<String, Input>, InputError> {
+    let Some(spec) = &layer.device_wheels else {
+        return Ok(BTreeMap::new());
+    };
+    if !spec.value.package.value.contains("{target}") {
+        return Err(files
+            .error_at(
+                &spec.value.package,
+                "[device-wheels] package names no `{target}`: one wheel per GPU target",
+            )
+            .note("e.g. package = \"rocm-sdk-device-{target} 10.0.0\""));
+    }
+    let mut inputs = BTreeMap::new();
+    for target in gpu_targets {
+        let name = format!("{DEVICE_INPUT_PREFIX}{target}");
+        let package = spec.value.package.value.replace("{target}", target);
+        let input = Loc {
+            value: InputSpec {
+                index: Some(spec.value.index.clone()),
+                package: Some(package),
+                ..InputSpec::default()
+            },
+            file: spec.file,
+            span: spec.span.clone(),
+        };
+        inputs.insert(
+            name.clone(),
+            checked_input(files, &name, &input, false, Some(platform))?,
+        );
+    }
+    Ok(inputs)
 }
 
 /// `runnable`: the input is the SDK's installer, run rather than unpacked (any file name).

@@ -310,10 +310,16 @@ pub(super) fn resolve(
     let layer = catalog.stacked(name, platform.name());
     let mut notes = Vec::new();
     let python = targets::python(files, name, &layer, choices, &mut notes)?;
-    let inputs = inputs::declared(files, &layer, platform)?;
+    let mut inputs = inputs::declared(files, &layer, platform)?;
     let build = source::build(catalog, name, &layer, &python, &inputs)?;
     let compiles = matches!(build, Build::FromSource(_));
     let gpu_targets = targets::gpu_targets(files, &layer, choices, compiles, &mut notes)?;
+    inputs.extend(inputs::device_wheels(
+        files,
+        &layer,
+        platform,
+        &gpu_targets,
+    )?);
     let sdk = sdk::sdk(files, name, layer.sdk.as_ref(), &inputs)?;
     let sdk_dir = match &choices.sdk_dir {
         Some(dir) => Some(sdk::sdk_dir(name, dir, sdk.is_some(), &inputs)?),
