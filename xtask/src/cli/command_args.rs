@@ -134,8 +134,8 @@ pub struct BundleArgs {
     /// With --variant: the CTranslate2 version (default: the variant's)
     #[arg(long, value_name = "VERSION", requires = "variant")]
     pub ctranslate2: Option<String>,
-    /// With --variant: the GPU SDK on disk (as for `build --sdk-dir`)
-    #[arg(long, value_name = "DIR", requires = "variant", visible_aliases = ["sdk-root", "rocm-path"])]
+    /// With --variant: the GPU SDK on disk (as for `build --sdk-dir`; also $CT2V_SDK_DIR)
+    #[arg(long, value_name = "DIR", visible_aliases = ["sdk-root", "rocm-path"], env = "CT2V_SDK_DIR")]
     pub sdk_dir: Option<PathBuf>,
     /// With --variant: the compiler runtime folder for `from = "toolchain"` sources
     #[arg(long, value_name = "DIR", requires = "variant")]

@@ -71,7 +71,7 @@ pub struct Selection {
     /// Use the GPU SDK already on disk instead of downloading or discovering it: an installed
     /// SDK (CUDA toolkit, C:\Program Files\AMD\ROCm\<ver>, /opt/rocm) or a folder with the
     /// SDK wheels unpacked (site-packages with _rocm_sdk_core/)
-    #[arg(long, value_name = "DIR", visible_aliases = ["sdk-root", "rocm-path"])]
+    #[arg(long, value_name = "DIR", visible_aliases = ["sdk-root", "rocm-path"], env = "CT2V_SDK_DIR")]
     pub sdk_dir: Option<PathBuf>,
     /// Put a compiler cache in front of the compilers: auto uses ccache, else sccache, when
     /// one is on PATH

@@ -49,6 +49,12 @@ pub struct Entry {
     /// installer for this platform).
     #[serde(rename = "sdk-installer")]
     pub sdk_installer: bool,
+    /// The SDK as pip installs it (the variant's `[sdk] pip`), "" when it has none: the job
+    /// installs it into a venv from `sdk-pip-index` and builds with `rocm-sdk path --root`.
+    #[serde(rename = "sdk-pip")]
+    pub sdk_pip: String,
+    #[serde(rename = "sdk-pip-index")]
+    pub sdk_pip_index: String,
     /// `gpu` when the native job compiles GPU kernels (nvcc for every CUDA architecture takes
     /// hours), else `main`: build.yml runs the lanes apart so that no cpu job waits for them.
     pub lane: &'static str,
@@ -158,12 +164,15 @@ fn unpinned(resolved: &crate::variant::Resolved) -> Vec<String> {
 
 /// Hosted runners have no HIP SDK: a source build against one runs on a hosted runner only
 /// where the variant names an unattended installer for that platform (`install-sdk`, as
-/// ggml-org/llama.cpp installs AMD's on windows-2022), else on a self-hosted runner labelled
+/// ggml-org/llama.cpp installs AMD's on windows-2022) or the pip wheels it comes as (ROCm 10,
+/// as CTranslate2 4.8.4 builds its Windows ROCm wheel), else on a self-hosted runner labelled
 /// with the SDK it has, e.g. `hip-sdk-6.2`.
 fn runs_on(resolved: &crate::variant::Resolved, platform: Platform) -> serde_json::Value {
     match (&resolved.build, &resolved.sdk) {
         (crate::variant::Build::FromSource(_), Some(sdk))
-            if sdk.kind == crate::variant::SdkKind::Hip && sdk.installer.is_none() =>
+            if sdk.kind == crate::variant::SdkKind::Hip
+                && sdk.installer.is_none()
+                && sdk.pip.is_none() =>
         {
             let os = if platform.is_windows() {
                 "windows"
@@ -285,6 +294,12 @@ pub fn entries(catalog: &Catalog) -> Result<Vec<Entry>, InputError> {
                     }),
                     needs_sdk,
                     sdk_installer: sdk.is_some_and(|s| s.installer.is_some()),
+                    sdk_pip: sdk
+                        .and_then(|s| s.pip.as_ref())
+                        .map_or(String::new(), |(_, r)| r.clone()),
+                    sdk_pip_index: sdk
+                        .and_then(|s| s.pip.as_ref())
+                        .map_or(String::new(), |(i, _)| i.clone()),
                     lane: if compiles && sdk.is_some() {
                         "gpu"
                     } else {

@@ -264,6 +264,10 @@ pub struct SdkSpec {
     pub installer_args: Option<Vec<String>>,
     /// Minutes the unattended install may take before it is stopped.
     pub installer_minutes: Option<u64>,
+    /// The SDK as pip installs it (`rocm[libraries,devel]==10.0.0`), from `pip-index`: how a
+    /// hosted CI runner gets it (`rocm-sdk path --root` is then the `--sdk-dir`).
+    pub pip: Option<Loc<String>>,
+    pub pip_index: Option<Loc<String>>,
 }
 
 #[derive(Debug, Default, Clone, Deserialize)]
@@ -404,6 +408,8 @@ stack_fields!(SdkSpec {
         requires,
         install_hint,
         installer,
+        pip,
+        pip_index,
         installer_args,
         installer_minutes
     ],

@@ -43,7 +43,12 @@ fn variants_lists_every_variant_file() {
             "rocm-gfx1031",
             "rocm-gfx1032",
             "rocm-gfx1034",
-            "rocm-gfx1103"
+            "rocm-gfx1103",
+            "rocm-rdna1",
+            "rocm-rdna2",
+            "rocm-rdna3",
+            "rocm-rdna35",
+            "rocm-rdna4"
         ]
     );
     assert!(
@@ -62,6 +67,16 @@ fn plan_snapshots_for_every_variant_and_platform() {
         ("rocm", "windows-x86_64"),
         ("rocm-gfx1010", "linux-x86_64"),
         ("rocm-gfx1010", "windows-x86_64"),
+        ("rocm-rdna1", "linux-x86_64"),
+        ("rocm-rdna1", "windows-x86_64"),
+        ("rocm-rdna2", "linux-x86_64"),
+        ("rocm-rdna2", "windows-x86_64"),
+        ("rocm-rdna3", "linux-x86_64"),
+        ("rocm-rdna3", "windows-x86_64"),
+        ("rocm-rdna35", "linux-x86_64"),
+        ("rocm-rdna35", "windows-x86_64"),
+        ("rocm-rdna4", "linux-x86_64"),
+        ("rocm-rdna4", "windows-x86_64"),
     ];
     for (variant, platform) in combos {
         let json = serde_json::to_string_pretty(&plan_json(variant, platform)).unwrap();
@@ -538,9 +553,9 @@ fn matrix_has_one_entry_per_variant_platform_and_python() {
     );
     let matrix: Value = serde_json::from_str(&run.stdout).unwrap();
     let include = matrix["include"].as_array().unwrap();
-    // cpu, cuda and the six HIP SDK builds (rocm-gfx*): 2 platforms × 5 Pythons; rocm:
-    // Windows × 5 Pythons.
-    assert_eq!(include.len(), 8 * 2 * 5 + 5);
+    // cpu, cuda, the six HIP SDK builds (rocm-gfx*) and the five ROCm 10 families
+    // (rocm-rdna*): 2 platforms × 5 Pythons; rocm: Windows × 5 Pythons.
+    assert_eq!(include.len(), 13 * 2 * 5 + 5);
     let mut keys: Vec<String> = include
         .iter()
         .map(|e| format!("{} {} {}", e["variant"], e["platform"], e["python"]))
@@ -557,6 +572,16 @@ fn matrix_has_one_entry_per_variant_platform_and_python() {
             assert_eq!(e["runs-on"][3], "hip-sdk-6.2", "{e}");
         } else {
             assert!(e["runs-on"].is_string(), "{e}");
+        }
+        // The ROCm 10 families build on hosted runners, the SDK from pip.
+        if e["variant"].as_str().unwrap().starts_with("rocm-rdna") {
+            let hosted = if e["platform"] == "linux-x86_64" {
+                "ubuntu-24.04"
+            } else {
+                "windows-2022"
+            };
+            assert_eq!(e["runs-on"], hosted, "{e}");
+            assert_eq!(e["sdk-pip"], "rocm[libraries,devel]==10.0.0", "{e}");
         }
     }
     snapshots().bind(|| {

@@ -212,6 +212,8 @@ pub struct Sdk {
     pub install_hint: Option<String>,
     /// How `install-sdk` installs it unattended, where the variant says.
     pub installer: Option<SdkInstaller>,
+    /// The SDK from a PEP 503 index with pip: (index, requirement).
+    pub pip: Option<(String, String)>,
 }
 
 /// The SDK's installer: an input of the variant (pinned like any other, never fetched by a

@@ -31,7 +31,31 @@ pub(super) fn sdk(
         requires: spec.requires.clone().unwrap_or_default(),
         install_hint: spec.install_hint.clone(),
         installer: sdk_installer(files, name, spec, inputs)?,
+        pip: sdk_pip(files, name, spec)?,
     }))
+}
+
+/// `pip` and `pip-index` go together: a requirement is installed from one index.
+fn sdk_pip(
+    files: &Files,
+    name: &str,
+    spec: &SdkSpec,
+) -> Result<Option<(String, String)>, InputError> {
+    match (&spec.pip_index, &spec.pip) {
+        (None, None) => Ok(None),
+        (Some(index), Some(pip)) => {
+            crate::release::pep503::check_base_url(&index.value).map_err(|why| {
+                files.error_at(index, format!("[sdk] pip-index of variant `{name}`: {why}"))
+            })?;
+            Ok(Some((index.value.clone(), pip.value.clone())))
+        }
+        (Some(at), None) | (None, Some(at)) => Err(files
+            .error_at(
+                at,
+                format!("[sdk] of variant `{name}` needs both `pip` and `pip-index`"),
+            )
+            .note("e.g. pip = \"rocm[libraries,devel]==10.0.0\" with pip-index = \"https://stable.repo.amd.com/rocm/whl-next/\"")),
+    }
 }
 
 /// An installer's input must be one of the variant's inputs for that platform.
