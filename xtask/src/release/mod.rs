@@ -6,6 +6,7 @@ pub mod gather;
 pub mod notes;
 pub mod pages;
 pub mod pep503;
+pub mod selector_wheel;
 mod verify;
 
 pub use verify::verify;
@@ -31,6 +32,8 @@ pub const NOTES: &str = "RELEASE_NOTES.md";
 pub const SELECTOR_DATA: &str = "variants.json";
 /// The manifest's `kind` of [`SELECTOR_DATA`].
 pub const SELECTOR_DATA_KIND: &str = "selector-data";
+/// The manifest's `kind` of the selector's wheel (`selector_wheel`).
+pub const SELECTOR_WHEEL_KIND: &str = "selector-wheel";
 
 #[derive(Debug, Serialize, Deserialize)]
 pub struct Manifest {
@@ -201,30 +204,36 @@ pub fn release(
     let staging = crate::support::staging::create(parent, ".release-")
         .with_context(|| format!("cannot create a staging folder in {}", parent.display()))?;
     let mut artifacts = Vec::new();
-    for b in built {
+    for b in &built {
         artifacts.extend(gather(b, staging.path())?);
     }
-    write_indexes(staging.path(), &artifacts, index_base_url)?;
     let released = released_coverage(coverage, &artifacts)?;
     let selector = staging.path().join(SELECTOR_DATA);
     fs::write(&selector, serde_json::to_string_pretty(&released)? + "\n")?;
-    let (sha256, size) = crate::inputs::cache::sha256_file(&selector)?;
-    artifacts.push(Artifact {
-        path: SELECTOR_DATA.to_string(),
-        kind: SELECTOR_DATA_KIND.to_string(),
-        variant: String::new(),
-        description: "which GPUs each released variant serves, for ct2_variant_select --data"
-            .to_string(),
-        platform: String::new(),
-        python: String::new(),
-        ctranslate2: version.to_string(),
-        size,
-        sha256,
-        inputs: Vec::new(),
-        sdk: None,
-        bundled: Vec::new(),
-        toolchain: None,
-    });
+    artifacts.push(release_file(
+        staging.path(),
+        SELECTOR_DATA,
+        SELECTOR_DATA_KIND,
+        "which GPUs each released variant serves, for ct2_variant_select --data",
+        version,
+    )?);
+    let ctranslate2 = built
+        .first()
+        .map_or(version, |b| b.plan.ctranslate2.as_str());
+    let selector_wheel = selector_wheel::write(
+        &fs::read_to_string(&selector)?,
+        &selector_wheel::version_for(version, ctranslate2),
+        staging.path(),
+    )?;
+    artifacts.push(release_file(
+        staging.path(),
+        &selector_wheel,
+        SELECTOR_WHEEL_KIND,
+        "the GPU selector with this release's variants.json: pip install ct2-variant-select from \
+         any variant's index, then python -m ct2_variant_select",
+        version,
+    )?);
+    write_indexes(staging.path(), &artifacts, index_base_url)?;
     let manifest = Manifest {
         schema_version: SCHEMA_VERSION,
         version: version.to_string(),
@@ -246,6 +255,32 @@ pub fn release(
         .with_context(|| format!("cannot move the release to {}", dest.display()))?;
     let _ = staging.keep();
     Ok(manifest)
+}
+
+/// A file of the release itself (not of one entry), as its manifest row.
+fn release_file(
+    dir: &Path,
+    name: &str,
+    kind: &str,
+    description: &str,
+    version: &str,
+) -> Result<Artifact> {
+    let (sha256, size) = crate::inputs::cache::sha256_file(&dir.join(name))?;
+    Ok(Artifact {
+        path: name.to_string(),
+        kind: kind.to_string(),
+        variant: String::new(),
+        description: description.to_string(),
+        platform: String::new(),
+        python: String::new(),
+        ctranslate2: version.to_string(),
+        size,
+        sha256,
+        inputs: Vec::new(),
+        sdk: None,
+        bundled: Vec::new(),
+        toolchain: None,
+    })
 }
 
 /// How `release` treats what it finds.
@@ -660,23 +695,30 @@ fn relabel(wheel: &Path, label: &str, folder: &Path) -> Result<String> {
     Ok(new_name)
 }
 
-/// One PEP 503 index per variant (`whl/<slot>/`), of the wheels in `artifacts`.
+/// One PEP 503 index per variant (`whl/<slot>/`), of the wheels in `artifacts`, each with the
+/// selector's wheel beside CTranslate2's.
 fn write_indexes(dir: &Path, artifacts: &[Artifact], base_url: Option<&str>) -> Result<()> {
+    let link = |a: &Artifact| crate::release::pep503::Link {
+        file: a.path.clone(),
+        sha256: a.sha256.clone(),
+        base: base_url
+            .unwrap_or(crate::release::pep503::RELATIVE_BASE)
+            .to_string(),
+    };
     let mut by_variant: BTreeMap<&str, Vec<crate::release::pep503::Link>> = BTreeMap::new();
     for a in artifacts.iter().filter(|a| a.kind == "wheel") {
         by_variant
             .entry(a.variant.as_str())
             .or_default()
-            .push(crate::release::pep503::Link {
-                file: a.path.clone(),
-                sha256: a.sha256.clone(),
-                base: base_url
-                    .unwrap_or(crate::release::pep503::RELATIVE_BASE)
-                    .to_string(),
-            });
+            .push(link(a));
     }
+    let selector: Vec<crate::release::pep503::Link> = artifacts
+        .iter()
+        .filter(|a| a.kind == SELECTOR_WHEEL_KIND)
+        .map(link)
+        .collect();
     for (variant, links) in by_variant {
-        crate::release::pep503::write(dir, variant, &links)?;
+        crate::release::pep503::write(dir, variant, &links, &selector)?;
     }
     Ok(())
 }

@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use super::{Artifact, Manifest, SELECTOR_DATA, SELECTOR_DATA_KIND};
+use super::{Artifact, Manifest, SELECTOR_DATA, SELECTOR_DATA_KIND, SELECTOR_WHEEL_KIND};
 
 /// Release notes: per variant, what it is for and what the user installs.
 pub fn notes(manifest: &Manifest) -> String {
@@ -11,14 +11,16 @@ pub fn notes(manifest: &Manifest) -> String {
     for a in manifest
         .artifacts
         .iter()
-        .filter(|a| a.kind != SELECTOR_DATA_KIND)
+        .filter(|a| a.kind != SELECTOR_DATA_KIND && a.kind != SELECTOR_WHEEL_KIND)
     {
         by_variant.entry(&a.variant).or_default().push(a);
     }
     let mut text = format!(
         "# CTranslate2 {} builds\n\nVerify the downloads with `sha256sum -c SHA256SUMS`. \
          `manifest.json` lists every file with its pinned inputs and bundled libraries; \
-         `{SELECTOR_DATA}` says which GPUs each variant serves.\n",
+         `{SELECTOR_DATA}` says which GPUs each variant serves; every variant's index also has \
+         the selector, `pip install ct2-variant-select` then `python -m ct2_variant_select`, which \
+         answers with this release's variants.\n",
         manifest.version
     );
     for (variant, artifacts) in by_variant {

@@ -105,6 +105,7 @@ pub fn write_site(
         crate::support::out_folder::Existing::MustBeEmpty,
     )?;
     let by_variant = wheels_by_variant(releases, download_base)?;
+    let selector = selector_wheels(releases, download_base);
     fs::create_dir_all(out).with_context(|| format!("cannot create {}", out.display()))?;
     let mut site = Site {
         variants: BTreeMap::new(),
@@ -118,7 +119,7 @@ pub fn write_site(
                 base: base.clone(),
             })
             .collect();
-        pep503::write(out, variant, &links)?;
+        pep503::write(out, variant, &links, &selector)?;
         site.variants.insert(variant.clone(), links.len());
     }
     let page = front_page::FrontPage {
@@ -202,6 +203,25 @@ fn wheels_by_variant<'a>(releases: &'a [Release], download_base: &str) -> Result
 
 /// A tag as one URL path segment: RFC 3986's unreserved characters kept, the rest
 /// percent-encoded (a git tag may hold `"`, `<`, `>`, `%`, `#`).
+/// Every release's selector wheel (each release's has its own version), linked in every
+/// variant's index.
+fn selector_wheels(releases: &[Release], download_base: &str) -> Vec<Link> {
+    releases
+        .iter()
+        .flat_map(|r| {
+            r.manifest
+                .artifacts
+                .iter()
+                .filter(|a| a.kind == crate::release::SELECTOR_WHEEL_KIND)
+                .map(move |a| Link {
+                    file: a.path.clone(),
+                    sha256: a.sha256.clone(),
+                    base: format!("{download_base}{}/", url_segment(&r.tag)),
+                })
+        })
+        .collect()
+}
+
 fn url_segment(tag: &str) -> String {
     tag.bytes()
         .map(|b| match b {

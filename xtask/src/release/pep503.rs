@@ -12,6 +12,9 @@ use anyhow::Result;
 
 pub const DIR: &str = "whl";
 pub const PROJECT: &str = "ctranslate2";
+/// The selector's pure-Python wheel, listed in every variant's index beside CTranslate2 so an
+/// app installs it from the URL it installs CTranslate2 from.
+pub const SELECTOR_PROJECT: &str = "ct2-variant-select";
 
 /// One wheel of the index, downloaded from `base` + its file name (`base` ends in `/`: a
 /// release's download URL, or a path relative to the project page).
@@ -64,9 +67,9 @@ pub fn check_base_url(url: &str) -> Result<(), String> {
     Ok(())
 }
 
-pub fn project_page(links: &[Link]) -> String {
+pub fn project_page(project: &str, links: &[Link]) -> String {
     let mut html = format!(
-        "<!DOCTYPE html>\n<html>\n<head><meta name=\"pypi:repository-version\" content=\"1.0\"><title>Links for {PROJECT}</title></head>\n<body>\n<h1>Links for {PROJECT}</h1>\n"
+        "<!DOCTYPE html>\n<html>\n<head><meta name=\"pypi:repository-version\" content=\"1.0\"><title>Links for {project}</title></head>\n<body>\n<h1>Links for {project}</h1>\n"
     );
     for link in links {
         html.push_str(&format!(
@@ -81,22 +84,35 @@ pub fn project_page(links: &[Link]) -> String {
     html
 }
 
-pub fn root_page() -> String {
-    format!(
-        "<!DOCTYPE html>\n<html>\n<head><meta name=\"pypi:repository-version\" content=\"1.0\"><title>Simple index</title></head>\n<body>\n<a href=\"{PROJECT}/\">{PROJECT}</a><br/>\n</body>\n</html>\n"
-    )
+pub fn root_page(projects: &[&str]) -> String {
+    let mut html = String::from(
+        "<!DOCTYPE html>\n<html>\n<head><meta name=\"pypi:repository-version\" content=\"1.0\"><title>Simple index</title></head>\n<body>\n",
+    );
+    for project in projects {
+        html.push_str(&format!("<a href=\"{project}/\">{project}</a><br/>\n"));
+    }
+    html.push_str("</body>\n</html>\n");
+    html
 }
 
 /// The base of a link to a wheel at the top of the folder that holds `whl/`.
 pub const RELATIVE_BASE: &str = "../../../";
 
-/// Writes the index of `variant` below `dir` (`dir/whl/<variant>/`).
-pub fn write(dir: &Path, variant: &str, links: &[Link]) -> Result<()> {
+/// Writes the index of `variant` below `dir` (`dir/whl/<variant>/`): CTranslate2's `links`,
+/// and the selector's wheels when there are any.
+pub fn write(dir: &Path, variant: &str, links: &[Link], selector: &[Link]) -> Result<()> {
     let root = dir.join(DIR).join(variant);
-    let project = root.join(PROJECT);
-    fs::create_dir_all(&project)?;
-    fs::write(root.join("index.html"), root_page())?;
-    fs::write(project.join("index.html"), project_page(links))?;
+    let mut projects = vec![(PROJECT, links)];
+    if !selector.is_empty() {
+        projects.push((SELECTOR_PROJECT, selector));
+    }
+    for (project, links) in &projects {
+        let folder = root.join(project);
+        fs::create_dir_all(&folder)?;
+        fs::write(folder.join("index.html"), project_page(project, links))?;
+    }
+    let names: Vec<&str> = projects.iter().map(|(p, _)| *p).collect();
+    fs::write(root.join("index.html"), root_page(&names))?;
     Ok(())
 }
 
@@ -111,7 +127,7 @@ mod tests {
             sha256: "ab".repeat(32),
             base: "https://x/\"><script>/".into(),
         }];
-        let page = project_page(&links);
+        let page = project_page(PROJECT, &links);
         assert!(
             !page.contains("<script>") && page.contains("&lt;script&gt;"),
             "{page}"
@@ -144,7 +160,7 @@ mod tests {
                 base: "https://github.com/o/r/releases/download/v4.7.1/".into(),
             },
         ];
-        let page = project_page(&links);
+        let page = project_page(PROJECT, &links);
         assert!(page.contains(&format!(
             "<a href=\"../../../ctranslate2-4.7.1%2Bcpu-cp312-cp312-win_amd64.whl#sha256={}\">ctranslate2-4.7.1+cpu-cp312-cp312-win_amd64.whl</a>",
             "ab".repeat(32)
@@ -153,6 +169,6 @@ mod tests {
         assert!(page.contains(
             "href=\"https://github.com/o/r/releases/download/v4.7.1/ctranslate2-4.7.1%2Bcpu-cp311"
         ));
-        assert!(root_page().contains("<a href=\"ctranslate2/\">"));
+        assert!(root_page(&[PROJECT]).contains("<a href=\"ctranslate2/\">"));
     }
 }

@@ -143,7 +143,8 @@ fn every_link_of_the_site_reaches_a_published_asset_and_old_versions_stay_instal
             }
         }
     }
-    assert_eq!(wheels, 2, "one wheel per release");
+    // Per release: its CTranslate2 wheel, and its selector wheel in both variants' indexes.
+    assert_eq!(wheels, 2 + 2, "one wheel and one selector per release");
 
     // pip from the site: the older release's wheel (py3.12, v4.7.1) and the newer one's.
     for python in ["3.12", "3.11"] {

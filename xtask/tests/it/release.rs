@@ -540,9 +540,9 @@ fn every_variant_publishes_unique_names_a_flat_sha256sums_and_a_pip_index() {
     let mut unique = published.clone();
     unique.dedup();
     assert_eq!(published, unique);
-    // Four files per entry (wheel, portable zip, two reports), and the four of the release
-    // (manifest, notes, SHA256SUMS, variants.json).
-    assert_eq!(published.len(), entries.len() * 4 + 4, "{published:#?}");
+    // Four files per entry (wheel, portable zip, two reports), and the five of the release
+    // (manifest, notes, SHA256SUMS, variants.json, the selector's wheel).
+    assert_eq!(published.len(), entries.len() * 4 + 5, "{published:#?}");
     assert!(
         published.iter().any(|n| n == "variants.json"),
         "{published:#?}"
@@ -628,6 +628,46 @@ fn pip_installs_from_the_index(out: &Path) {
         common::stdout_and_stderr(&installed)
     );
     assert_eq!(import(target.path()), "cpu 4.7.1+cpu");
+
+    // The selector from the same index, as an app installs it, answering with this release's
+    // variants only (its data block is the release's variants.json).
+    let selector = tempfile::tempdir().unwrap();
+    let mut args = target_args(selector.path());
+    args.extend([
+        "--index-url".into(),
+        format!("file://{}/whl/cpu", out.display()),
+        "ct2-variant-select==4.7.1".into(),
+    ]);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let installed = pip(&args);
+    assert!(
+        installed.status.success(),
+        "{}",
+        common::stdout_and_stderr(&installed)
+    );
+    let answer = std::process::Command::new("python3")
+        .args([
+            "-c",
+            "import ct2_variant_select as s; print(sorted(v['name'] for v in s.DATA['variants']))",
+        ])
+        .env("PYTHONPATH", selector.path())
+        .output()
+        .unwrap();
+    let released: serde_json::Value =
+        serde_json::from_str(&fs::read_to_string(out.join("variants.json")).unwrap()).unwrap();
+    let mut names: Vec<String> = released["variants"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| format!("'{}'", v["name"].as_str().unwrap()))
+        .collect();
+    names.sort();
+    assert_eq!(
+        String::from_utf8_lossy(&answer.stdout).trim(),
+        format!("[{}]", names.join(", ")),
+        "{}",
+        common::stdout_and_stderr(&answer)
+    );
 
     // HTTP: the release folder served as it is.
     let server = common::HttpDir::serve(out);
@@ -854,11 +894,13 @@ fn a_partial_release_publishes_the_complete_variants_and_a_rerun_adds_the_rest()
     assert!(run.stderr.contains(&failed), "{}", run.stderr);
     assert!(run.stderr.contains("held back"), "{}", run.stderr);
     let files = common::wheel::files_below(&first);
-    assert_eq!(
-        files.iter().filter(|n| n.ends_with(".whl")).count(),
-        2,
-        "{files:?}"
-    );
+    let ct2_wheels = |files: &std::collections::BTreeSet<String>| {
+        files
+            .iter()
+            .filter(|n| n.starts_with("ctranslate2-") && n.ends_with(".whl"))
+            .count()
+    };
+    assert_eq!(ct2_wheels(&files), 2, "{files:?}");
     assert!(!files.iter().any(|n| n.contains("+cu")), "{files:?}");
     assert!(files.iter().any(|n| n == "whl/cpu/ctranslate2/index.html"));
     assert!(
@@ -899,24 +941,19 @@ fn a_partial_release_publishes_the_complete_variants_and_a_rerun_adds_the_rest()
     assert_eq!(run.code, 0, "{}", run.stderr);
     assert!(!run.stderr.contains("left out"), "{}", run.stderr);
     let files = common::wheel::files_below(&second);
-    assert_eq!(
-        files.iter().filter(|n| n.ends_with(".whl")).count(),
-        4,
-        "{files:?}"
-    );
-    // What the first release published is published again byte for byte (the re-run uploads
-    // over the same assets), and the notes lose their section.
+    assert_eq!(ct2_wheels(&files), 4, "{files:?}");
+    // What the first release published of each entry is published again byte for byte (the
+    // re-run uploads over the same assets; the selector's wheel changes: its data gains the
+    // added variant), and the notes lose their section.
     for name in fs::read_dir(&first)
         .unwrap()
         .map(|e| e.unwrap().file_name())
     {
         let name = name.to_string_lossy();
-        if name.ends_with(".whl") || name.ends_with(".zip") {
-            assert_eq!(
-                fs::read(first.join(&*name)).unwrap(),
-                fs::read(second.join(&*name)).unwrap(),
-                "{name}"
-            );
+        if name.starts_with("ctranslate2-") || name.ends_with(".zip") {
+            let same =
+                fs::read(first.join(&*name)).unwrap() == fs::read(second.join(&*name)).unwrap();
+            assert!(same, "{name} differs");
         }
     }
     let notes = fs::read_to_string(second.join("RELEASE_NOTES.md")).unwrap();
