@@ -21,6 +21,12 @@ What it looks at, and nothing else (no marketing names are matched):
 - AMD on Linux: `/sys/class/kfd/kfd/topology/nodes/*/properties` (`gfx_target_version`,
   `device_id`) and `/sys/class/drm/card*/device/{vendor,device}`.
 
+Every tool is given TIMEOUT_S (10 s; the variable CT2V_PROBE_TIMEOUT_S sets it, for tests)
+and MAX_OUTPUT (1 MiB) of output; a tool that hangs, prints without end or leaves a process
+holding its output is stopped with everything it started, and the answer is `cpu` with the
+reason. Sysfs files are read only when they are small regular files. Whatever goes wrong, the
+answer is a variant and a reason, never a traceback.
+
 Detection is injectable: `detect(root=..., run=..., system=...)` takes the file-system root and
 a command runner, so tests replay recorded outputs.
 """
@@ -32,14 +38,32 @@ import json
 import os
 import platform as _platform
 import re
+import signal
+import stat
 import subprocess
 import sys
+import threading
+import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Callable
 
 SCHEMA_VERSION = 1
-TIMEOUT_S = 10
+
+
+def _timeout_from_env(default: float = 10) -> float:
+    try:
+        value = float(os.environ.get("CT2V_PROBE_TIMEOUT_S", default))
+    except ValueError:
+        return default
+    return value if 0 < value < 86400 else default
+
+
+TIMEOUT_S = _timeout_from_env()
+MAX_OUTPUT = 1 << 20  # bytes kept of a tool's stdout, and of its stderr
+SYSFS_LIMIT = 16384  # a sysfs/KFD file longer than this is not one the kernel wrote
+# After a tool exits, how long its pipes may stay open (only what it left behind holds them).
+HELD_OPEN_GRACE_S = 0.5
 
 # The block between these markers is generated (`cargo xtask variants --json`); a test fails
 # when it differs, and `CT2V_UPDATE_SELECTOR=1 cargo test -p xtask --test it -- gpu_select`
@@ -1068,7 +1092,8 @@ DATA = json.loads(r"""
 """)
 # --- generated data: end ---
 
-Runner = Callable[[list, float], "tuple[int, str]"]
+# (exit code, output), or (exit code, output, a note on what had to be stopped).
+Runner = Callable[[list, float], "tuple"]
 
 
 def decode_output(raw: bytes) -> str:
@@ -1086,20 +1111,205 @@ def decode_output(raw: bytes) -> str:
         return raw.decode(locale.getpreferredencoding(False) or "latin-1", errors="replace")
 
 
-def run_command(argv: list, timeout: float) -> tuple[int, str]:
-    """Runs argv without a console window; returns (exit code, stdout + stderr).
+class OutputTooLong(OSError):
+    """A tool printed more than MAX_OUTPUT bytes on one stream (it was stopped there)."""
 
-    Raises FileNotFoundError when the program is missing, subprocess.TimeoutExpired when it
-    does not answer in time."""
-    flags = 0x08000000 if os.name == "nt" else 0  # CREATE_NO_WINDOW
-    done = subprocess.run(
+    def __init__(self):
+        super().__init__(f"printed more than {MAX_OUTPUT} bytes")
+
+
+class _Capped:
+    """One pipe read on a daemon thread up to MAX_OUTPUT bytes; past them it stops reading and
+    sets `flooded`. The thread is left behind if the pipe never closes."""
+
+    def __init__(self, pipe):
+        self.kept = bytearray()
+        self.flooded = False
+        self.closed = threading.Event()
+        threading.Thread(target=self._read, args=(pipe,), daemon=True).start()
+
+    def _read(self, pipe) -> None:
+        try:
+            while not self.flooded:
+                chunk = os.read(pipe.fileno(), 65536)
+                if not chunk:
+                    break
+                self.flooded = len(self.kept) + len(chunk) > MAX_OUTPUT
+                self.kept += chunk[: max(0, MAX_OUTPUT - len(self.kept))]
+        except OSError:
+            pass
+        finally:
+            pipe.close()
+            self.closed.set()
+
+
+def _pipe_ids(proc) -> list:
+    """`pipe:[inode]` of the child's pipes, what /proc/<pid>/fd/<n> reads in any process
+    holding one (Linux)."""
+    ids = []
+    for pipe in (proc.stdout, proc.stderr):
+        try:
+            ids.append(os.readlink(f"/proc/self/fd/{pipe.fileno()}"))
+        except (OSError, ValueError):
+            pass
+    return ids
+
+
+def _kill_holders(pipes: list) -> None:
+    """Kills every process still holding one of `pipes`: one that left the tool's process
+    group (setsid) is reached this way only."""
+    me = str(os.getpid())
+    try:
+        pids = [p for p in os.listdir("/proc") if p.isdigit() and p != me] if pipes else []
+    except OSError:
+        return
+    for pid in pids:
+        try:
+            fds = os.listdir(f"/proc/{pid}/fd")
+        except OSError:
+            continue
+        for fd in fds:
+            try:
+                held = os.readlink(f"/proc/{pid}/fd/{fd}") in pipes
+            except OSError:
+                continue
+            if held:
+                try:
+                    os.kill(int(pid), signal.SIGKILL)
+                except OSError:
+                    pass
+                break
+
+
+def _stop(proc, pipes: list) -> None:
+    """Stops the tool, its process group or tree, and what holds its pipes; reaps it if it
+    goes within a second (one stuck in a driver call is not waited for)."""
+    if os.name == "nt":
+        try:
+            subprocess.run(
+                ["taskkill", "/T", "/F", "/PID", str(proc.pid)],
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+                timeout=5,
+                creationflags=0x08000000,
+            )
+        except (OSError, subprocess.SubprocessError):
+            pass
+    else:
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except OSError:
+            pass
+    try:
+        proc.kill()
+    except OSError:
+        pass
+    _kill_holders(pipes)
+    try:
+        proc.wait(1)
+    except subprocess.TimeoutExpired:
+        pass
+
+
+def _wait(proc, timeout: float, readers: tuple) -> bool:
+    """Whether proc exited within timeout (False: it did not, or one of its streams flooded)."""
+    deadline = time.monotonic() + timeout
+    pause = 0.002
+    while proc.poll() is None:
+        left = deadline - time.monotonic()
+        if left <= 0 or any(r.flooded for r in readers):
+            return False
+        time.sleep(min(pause, left))
+        pause = min(pause * 2, 0.05)
+    return not any(r.flooded for r in readers)
+
+
+def run_command(argv: list, timeout: float) -> tuple:
+    """Runs argv without a console window, in a process group of its own; returns (exit code,
+    stdout + stderr), and a note when a process it left holding its output was stopped.
+
+    Raises FileNotFoundError when the program is missing; subprocess.TimeoutExpired when it
+    does not answer in time, OutputTooLong when it prints more than MAX_OUTPUT, both after
+    stopping it and what it started. Never waits for its pipes to close."""
+    if os.name == "nt":
+        spawn = {"creationflags": 0x08000000 | 0x00000200}  # NO_WINDOW | NEW_PROCESS_GROUP
+    else:
+        spawn = {"start_new_session": True}
+    proc = subprocess.Popen(
         argv,
-        capture_output=True,
-        timeout=timeout,
         stdin=subprocess.DEVNULL,
-        creationflags=flags,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        **spawn,
     )
-    return done.returncode, decode_output(done.stdout or b"") + decode_output(done.stderr or b"")
+    pipes = _pipe_ids(proc)
+    readers = (_Capped(proc.stdout), _Capped(proc.stderr))
+    if not _wait(proc, timeout, readers):
+        _stop(proc, pipes)
+        if any(r.flooded for r in readers):
+            raise OutputTooLong()
+        raise subprocess.TimeoutExpired(argv, timeout)
+    grace = time.monotonic() + HELD_OPEN_GRACE_S
+    held = [r for r in readers if not r.closed.wait(max(0.0, grace - time.monotonic()))]
+    text = "".join(decode_output(bytes(r.kept)) for r in readers)
+    if held:
+        _stop(proc, pipes)
+        return proc.returncode, text, (
+            f"{argv[0]} exited but left a process holding its output open; it was stopped"
+        )
+    return proc.returncode, text
+
+
+def read_small(path: Path, limit: int = SYSFS_LIMIT) -> str:
+    """A small regular file's text (sysfs, KFD), undecodable bytes replaced: a FIFO, a device
+    (a link to /dev/zero) or a longer file is an OSError saying so, never waited for."""
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0)
+    fd = os.open(path, flags)
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(f"{path} is not a regular file")
+        data = b""
+        while len(data) <= limit:
+            chunk = os.read(fd, limit + 1 - len(data))
+            if not chunk:
+                break
+            data += chunk
+    finally:
+        os.close(fd)
+    if len(data) > limit:
+        raise OSError(f"{path} is longer than {limit} bytes")
+    return data.decode("utf-8", errors="replace")
+
+
+def _secs(value: float) -> str:
+    return f"{value:g}"
+
+
+def ask(run: "Runner", argv: list, found: "Detected", missing: str | None = None):
+    """(exit code, output) of argv, or None with what went wrong in found's notes and sources
+    (`missing`: the note when the program is not there)."""
+    name = argv[0]
+    try:
+        answered = run(argv, TIMEOUT_S)
+        if len(answered) > 2:
+            found.notes.append(answered[2])
+        return answered[0], answered[1]
+    except FileNotFoundError:
+        if missing:
+            found.notes.append(missing)
+        found.sources.append(f"{name}: not found")
+    except subprocess.TimeoutExpired:
+        found.notes.append(f"{name} did not answer within {_secs(TIMEOUT_S)} s")
+        found.sources.append(f"{name}: timed out")
+        found.stalled.append(name)
+    except OutputTooLong as e:
+        found.notes.append(f"{name} {e}; it was stopped and its output not used")
+        found.sources.append(f"{name}: printed too much")
+    except OSError as e:
+        found.notes.append(f"{name} could not run: {e}")
+        found.sources.append(f"{name}: could not run")
+    return None
 
 
 @dataclass
@@ -1132,6 +1342,8 @@ class Detected:
     notes: list = field(default_factory=list)
     # Each source looked at and what it gave ("nvidia-smi: not found", "wmic: 1 adapter").
     sources: list = field(default_factory=list)
+    # The tools that did not answer in time.
+    stalled: list = field(default_factory=list)
 
 
 @dataclass
@@ -1175,20 +1387,10 @@ NVIDIA_SMI = [
 
 
 def nvidia_gpus(run: Runner, found: Detected, data: dict) -> None:
-    try:
-        code, out = run(NVIDIA_SMI, TIMEOUT_S)
-    except FileNotFoundError:
-        found.notes.append("nvidia-smi not found (no NVIDIA driver)")
-        found.sources.append("nvidia-smi: not found")
+    answered = ask(run, NVIDIA_SMI, found, "nvidia-smi not found (no NVIDIA driver)")
+    if answered is None:
         return
-    except subprocess.TimeoutExpired:
-        found.notes.append(f"nvidia-smi did not answer within {TIMEOUT_S} s")
-        found.sources.append("nvidia-smi: timed out")
-        return
-    except OSError as e:
-        found.notes.append(f"nvidia-smi could not run: {e}")
-        found.sources.append("nvidia-smi: could not run")
-        return
+    code, out = answered
     found.sources.append(f"nvidia-smi: exit {code}")
     first = next((line.strip() for line in out.splitlines() if line.strip()), "")
     if code != 0:
@@ -1269,19 +1471,10 @@ def windows_adapters(run: Runner, found: Detected, data: dict) -> None:
     powershell.exe is a stub that prints nothing) gives way to the next."""
     out = None
     for argv in WINDOWS_QUERIES:
-        try:
-            code, text = run(argv, TIMEOUT_S)
-        except FileNotFoundError:
-            found.sources.append(f"{argv[0]}: not found")
+        answered = ask(run, argv, found)
+        if answered is None:
             continue
-        except subprocess.TimeoutExpired:
-            found.notes.append(f"{argv[0]} did not answer within {TIMEOUT_S} s")
-            found.sources.append(f"{argv[0]}: timed out")
-            continue
-        except OSError as e:
-            found.notes.append(f"{argv[0]} could not run: {e}")
-            found.sources.append(f"{argv[0]}: could not run")
-            continue
+        code, text = answered
         if code != 0:
             found.notes.append(f"{argv[0]} failed (exit {code})")
             found.sources.append(f"{argv[0]}: exit {code}")
@@ -1313,10 +1506,7 @@ def windows_adapters(run: Runner, found: Detected, data: dict) -> None:
             found.gpus.append(_amd_gpu(device, name or None, None, data))
         elif vendor == "10de":
             if not any(g.vendor == "nvidia" for g in found.gpus):
-                found.notes.append(
-                    f"an NVIDIA adapter ({name or '10de:' + device}) is there but nvidia-smi did "
-                    "not report it: install or repair the NVIDIA driver"
-                )
+                found.notes.append(_unreported_nvidia(f"adapter ({name or '10de:' + device})", found))
         else:
             found.notes.append(
                 f"display adapter {name or 'without a name'} (PCI {vendor}:{device}) is not an "
@@ -1326,9 +1516,22 @@ def windows_adapters(run: Runner, found: Detected, data: dict) -> None:
         found.notes.append("no PCI display adapter listed")
 
 
+def _unreported_nvidia(what: str, found: Detected) -> str:
+    if "nvidia-smi" in found.stalled:
+        return (
+            f"an NVIDIA {what} is there but nvidia-smi did not answer within "
+            f"{_secs(TIMEOUT_S)} s: its driver may be hung; restart the machine or reinstall "
+            "the NVIDIA driver"
+        )
+    return (
+        f"an NVIDIA {what} is there but nvidia-smi did not report it: install or repair the "
+        "NVIDIA driver"
+    )
+
+
 def _properties(path: Path) -> dict:
     values = {}
-    for line in path.read_text(errors="replace").splitlines():
+    for line in read_small(path).splitlines():
         parts = line.split()
         if len(parts) == 2 and parts[1].isdigit():
             values[parts[0]] = int(parts[1])
@@ -1342,38 +1545,54 @@ def gfx_of_target_version(value: int) -> str:
     return f"gfx{major}{minor:x}{stepping:x}"
 
 
+def _listing(folder: Path, found: Detected) -> list:
+    """The entries of a sysfs folder, sorted; none (with a note) when it cannot be listed."""
+    try:
+        return sorted(folder.iterdir()) if folder.is_dir() else []
+    except OSError as e:
+        found.notes.append(f"{folder} could not be listed: {e}")
+        return []
+
+
+def _pci_ids(card: Path) -> tuple:
+    """(vendor, device) of a DRM card, four lower-case hex digits each; OSError saying why not."""
+    ids = []
+    for name in ("vendor", "device"):
+        text = read_small(card / "device" / name).strip().lower().removeprefix("0x")
+        if not re.fullmatch(r"[0-9a-f]{4}", text):
+            raise OSError(f"{card / 'device' / name} is not a PCI ID: {text[:40]!r}")
+        ids.append(text)
+    return tuple(ids)
+
+
 def linux_gpus(root: Path, found: Detected, data: dict) -> None:
     kfd = {}
-    nodes = root / "sys/class/kfd/kfd/topology/nodes"
-    if nodes.is_dir():
-        for node in sorted(nodes.iterdir()):
-            try:
-                props = _properties(node / "properties")
-            except OSError:
-                continue
-            target = props.get("gfx_target_version", 0)
-            if target and props.get("vendor_id") == 0x1002:
-                kfd[f"{props.get('device_id', 0):04x}"] = gfx_of_target_version(target)
-    drm = root / "sys/class/drm"
+    for node in _listing(root / "sys/class/kfd/kfd/topology/nodes", found):
+        try:
+            props = _properties(node / "properties")
+        except FileNotFoundError:
+            continue
+        except OSError as e:
+            found.notes.append(f"skipped a KFD node: {e}")
+            continue
+        target = props.get("gfx_target_version", 0)
+        if target and props.get("vendor_id") == 0x1002:
+            kfd[f"{props.get('device_id', 0):04x}"] = gfx_of_target_version(target)
     pci = []
-    if drm.is_dir():
-        for card in sorted(drm.iterdir()):
-            if not re.fullmatch(r"card\d+", card.name):
-                continue
-            try:
-                vendor = (card / "device/vendor").read_text().strip().lower()
-                device = (card / "device/device").read_text().strip().lower()
-            except OSError:
-                continue
-            pci.append((vendor.removeprefix("0x"), device.removeprefix("0x")))
+    for card in _listing(root / "sys/class/drm", found):
+        if not re.fullmatch(r"card\d+", card.name):
+            continue
+        try:
+            pci.append(_pci_ids(card))
+        except FileNotFoundError:
+            continue
+        except OSError as e:
+            found.notes.append(f"skipped {card.name}: {e}")
     for vendor, device in pci:
         if vendor == "1002":
             found.gpus.append(_amd_gpu(device, None, kfd.pop(device, None), data))
         elif vendor == "10de" and not any(g.vendor == "nvidia" for g in found.gpus):
-            found.notes.append(
-                f"an NVIDIA GPU (10de:{device}) is there but nvidia-smi did not report it: "
-                "install the NVIDIA driver"
-            )
+            found.notes.append(_unreported_nvidia(f"GPU (10de:{device})", found))
     for device, gfx in kfd.items():  # a compute node with no DRM card (headless)
         found.gpus.append(_amd_gpu(device, None, gfx, data))
     if not pci and not kfd:
@@ -1389,11 +1608,16 @@ def detect(
     data = data if data is not None else DATA
     system = (system or _platform.system()).lower()
     found = Detected()
-    nvidia_gpus(run, found, data)
+    checks = [("the NVIDIA check", lambda: nvidia_gpus(run, found, data))]
     if system == "windows":
-        windows_adapters(run, found, data)
+        checks.append(("the AMD check", lambda: windows_adapters(run, found, data)))
     elif system == "linux":
-        linux_gpus(Path(root), found, data)
+        checks.append(("the AMD check", lambda: linux_gpus(Path(root), found, data)))
+    for what, check in checks:
+        try:
+            check()
+        except Exception as e:  # a failed check is a reason, never a traceback
+            found.notes.append(f"{what} failed: {type(e).__name__}: {str(e)[:200]}")
     return found
 
 
@@ -1541,7 +1765,7 @@ def choose(
 def load_data(path: str) -> dict:
     """A release's variants.json; a clear error (SystemExit 2) naming the file and key."""
     try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
+        data = json.loads(read_small(Path(path), 64 << 20))
     except OSError as e:
         raise SystemExit(f"error: cannot read --data {path}: {e.strerror or e}") from None
     except ValueError as e:
@@ -1578,18 +1802,36 @@ def main(argv=None, root="/", run: Runner = run_command, system=None) -> int:
     except SystemExit as e:
         print(e.code, file=sys.stderr)
         return 2
-    plat = args.platform or this_platform(system)
-    found = detect(args.root, run, system or plat.split("-")[0], data)
-    answer = choose(found, plat, data, args.index_base)
-    if args.json:
-        print(json.dumps(asdict(answer), indent=2))
-    else:
-        print(answer.sentence)
-        if answer.variant:
-            print(f"variant:     {answer.variant}")
-            print(f"index:       {answer.index_url}")
-            print(f"requirement: {answer.requirement}")
+    plat = args.platform
+    try:
+        plat = plat or this_platform(system)
+        found = detect(args.root, run, system or plat.split("-")[0], data)
+        answer = choose(found, plat, data, args.index_base)
+    except Exception as e:  # whatever went wrong, the app gets cpu and why
+        reason = f"the GPU check failed: {type(e).__name__}: {str(e)[:200]}"
+        answer = fallback(plat, data, args.index_base, reason)
+    try:
+        if args.json:
+            print(json.dumps(asdict(answer), indent=2))
+        else:
+            print(answer.sentence)
+            if answer.variant:
+                print(f"variant:     {answer.variant}")
+                print(f"index:       {answer.index_url}")
+                print(f"requirement: {answer.requirement}")
+    except OSError:
+        return 1
     return 0
+
+
+def fallback(plat: str | None, data: dict, index_base: str | None, reason: str) -> Answer:
+    """`cpu` with `reason`, from `data` if it can say it, else from the built-in data."""
+    for source in (data, DATA):
+        try:
+            return choose(Detected(notes=[reason]), plat or "unknown", source, index_base)
+        except Exception:
+            continue
+    return Answer(SCHEMA_VERSION, plat, "cpu", "cpu", None, None, f"{reason}; cpu", None, [], [reason])
 
 
 if __name__ == "__main__":

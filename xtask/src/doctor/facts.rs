@@ -8,7 +8,7 @@ use serde::Serialize;
 use super::parse::{self, AmdGpu, NvidiaGpu};
 use crate::sdk::hip::{self, HipInstall};
 use crate::support::host;
-use crate::support::process::probe;
+use crate::support::process::{Limits, Probed, probe_bounded};
 
 #[derive(Debug, Clone, Serialize)]
 pub struct Tool {
@@ -80,13 +80,32 @@ pub struct Facts {
     /// Windows: `LongPathsEnabled` (None elsewhere), and the line that says it.
     pub long_paths: Option<bool>,
     pub long_paths_said: Option<String>,
+    /// A tool that did not answer in time, printed too much or left a process behind, and
+    /// what was not read because of it: one sentence each.
+    pub tool_problems: Vec<String>,
 }
 
-fn tool(name: &str, version_arg: &str) -> Tool {
+/// `probe`'s stdout, or `None`; its problem, if any, is said with `skipped` (what was not
+/// read because of it) when its output is unusable.
+fn answer(probe: &Probed, skipped: &str, problems: &mut Vec<String>) -> Option<String> {
+    let out = probe.stdout().map(str::to_string);
+    if let Some(problem) = probe.problem() {
+        problems.push(match out {
+            Some(_) => problem,
+            None => format!("{problem}; {skipped}"),
+        });
+    }
+    out
+}
+
+fn tool(name: &str, version_arg: &str, problems: &mut Vec<String>) -> Tool {
     let path = host::which(name);
     let version = path
         .as_ref()
-        .and_then(|p| probe(p, [version_arg]))
+        .and_then(|p| {
+            let probed = probe_bounded(p, [version_arg], Limits::gpu_tool());
+            answer(&probed, "its version was not read", problems)
+        })
         .and_then(|text| {
             text.lines()
                 .find(|l| !l.trim().is_empty())
@@ -130,6 +149,7 @@ fn msvc() -> Tool {
 }
 
 pub fn collect() -> Facts {
+    let mut problems = Vec::new();
     let mut tools = vec![msvc()];
     for (name, arg) in [
         ("gcc", "--version"),
@@ -141,19 +161,9 @@ pub fn collect() -> Facts {
             "--version",
         ),
     ] {
-        tools.push(tool(name, arg));
+        tools.push(tool(name, arg, &mut problems));
     }
-
-    let nvidia_smi = host::which("nvidia-smi");
-    let nvidia_gpus = nvidia_smi
-        .as_ref()
-        .and_then(|smi| probe(smi, parse::NVIDIA_SMI_QUERY))
-        .map(|text| parse::nvidia_smi_csv(&text))
-        .unwrap_or_default();
-    let nvidia_driver_cuda = nvidia_smi
-        .as_ref()
-        .and_then(|smi| probe::<&str>(smi, []))
-        .and_then(|text| parse::nvidia_smi_cuda_version(&text));
+    let (nvidia_gpus, nvidia_driver_cuda) = nvidia(&mut problems);
 
     let hip_path = std::env::var_os("HIP_PATH").map(PathBuf::from);
     // The Windows installs are read wherever %ProgramFiles% is set (so a copied Program
@@ -170,7 +180,7 @@ pub fn collect() -> Facts {
         .map(|r| hip::inspect(r, windows_layout))
         .collect();
 
-    let (amd_gpus, amd_gpus_from) = amd_gpus(&hip_installs);
+    let (amd_gpus, amd_gpus_from) = amd_gpus(&hip_installs, &mut problems);
     Facts {
         os: std::env::consts::OS.to_string(),
         driver_hip_runtime: windows_layout
@@ -189,7 +199,37 @@ pub fn collect() -> Facts {
         windows_layout,
         hip_installs,
         hip_path,
+        tool_problems: problems,
     }
+}
+
+/// The GPUs `nvidia-smi` lists and the newest CUDA its driver supports; when its query does
+/// not answer, the table is not asked for.
+fn nvidia(problems: &mut Vec<String>) -> (Vec<NvidiaGpu>, Option<String>) {
+    let Some(smi) = host::which("nvidia-smi") else {
+        return (Vec::new(), None);
+    };
+    let query = probe_bounded(&smi, parse::NVIDIA_SMI_QUERY, Limits::gpu_tool());
+    let skipped = "the NVIDIA GPUs and the CUDA version their driver supports were not read";
+    let Some(text) = answer(&query, skipped, problems) else {
+        return (Vec::new(), None);
+    };
+    let gpus = parse::nvidia_smi_csv(&text);
+    let seen: Vec<String> = gpus
+        .iter()
+        .map(|g| format!("{}, driver {}", g.name, g.driver))
+        .collect();
+    let skipped = if seen.is_empty() {
+        "the CUDA version the driver supports was not read".to_string()
+    } else {
+        format!(
+            "the CUDA version the driver supports was not read (it listed {})",
+            seen.join("; ")
+        )
+    };
+    let table = probe_bounded(&smi, [] as [&str; 0], Limits::gpu_tool());
+    let cuda = answer(&table, &skipped, problems).and_then(|t| parse::nvidia_smi_cuda_version(&t));
+    (gpus, cuda)
 }
 
 fn cuda_toolkit() -> Option<CudaToolkit> {
@@ -203,8 +243,12 @@ fn cuda_toolkit() -> Option<CudaToolkit> {
 
 /// `rocminfo`, else `hipinfo` (on PATH, else in each install's `bin`), else the names
 /// Windows gives the display adapters.
-fn amd_gpus(installs: &[HipInstall]) -> (Vec<AmdGpu>, Option<String>) {
-    if let Some(text) = host::which("rocminfo").and_then(|p| probe::<&str>(&p, [])) {
+fn amd_gpus(installs: &[HipInstall], problems: &mut Vec<String>) -> (Vec<AmdGpu>, Option<String>) {
+    let ask = |program: &std::path::Path, args: &[&str], problems: &mut Vec<String>| {
+        let probed = probe_bounded(program, args, Limits::gpu_tool());
+        answer(&probed, "the GPUs it would list were not read", problems)
+    };
+    if let Some(text) = host::which("rocminfo").and_then(|p| ask(&p, &[], problems)) {
         let gpus = parse::rocminfo(&text);
         if !gpus.is_empty() {
             return (gpus, Some("rocminfo".to_string()));
@@ -217,7 +261,7 @@ fn amd_gpus(installs: &[HipInstall]) -> (Vec<AmdGpu>, Option<String>) {
             .filter(|p| p.is_file()),
     );
     for hipinfo in hipinfos {
-        if let Some(text) = probe::<&str>(&hipinfo, []) {
+        if let Some(text) = ask(&hipinfo, &[], problems) {
             let gpus = parse::hipinfo(&text);
             if !gpus.is_empty() {
                 return (gpus, Some(format!("hipinfo ({})", hipinfo.display())));
@@ -225,13 +269,14 @@ fn amd_gpus(installs: &[HipInstall]) -> (Vec<AmdGpu>, Option<String>) {
         }
     }
     if cfg!(windows) {
-        let names = probe(
-            "powershell",
-            [
+        let names = ask(
+            std::path::Path::new("powershell"),
+            &[
                 "-NoProfile",
                 "-Command",
                 "(Get-CimInstance Win32_VideoController).Name",
             ],
+            problems,
         )
         .unwrap_or_default();
         let gpus: Vec<AmdGpu> = names

@@ -582,3 +582,177 @@ fn the_selector_answers_cpu_in_the_windows_python_under_wine() {
         );
     }
 }
+
+/// The interpreter behind `python3` (a pyenv shim needs a PATH the selector's runs lack).
+fn python_exe() -> Option<std::path::PathBuf> {
+    Command::new("python3")
+        .args(["-c", "import sys; print(sys.executable)"])
+        .output()
+        .ok()
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+        .filter(|p| !p.is_empty())
+        .map(std::path::PathBuf::from)
+}
+
+/// The selector's `--json` answer on linux-x86_64 with `root` as `/` and `path` as PATH, its
+/// tools given `timeout_s`; it must exit 0 without a traceback within `limit`.
+fn select_within(
+    root: &Path,
+    path: &str,
+    timeout_s: u64,
+    limit: std::time::Duration,
+) -> Option<(serde_json::Value, std::time::Duration)> {
+    let Some(python) = python_exe() else {
+        eprintln!("skipped: no python3");
+        return None;
+    };
+    let mut command = Command::new(python);
+    command
+        .arg("-B")
+        .arg(repo_root().join(SELECTOR))
+        .args(["--json", "--platform", "linux-x86_64", "--root"])
+        .arg(root)
+        .env("PATH", path)
+        .env("CT2V_PROBE_TIMEOUT_S", timeout_s.to_string())
+        .env("PYTHONDONTWRITEBYTECODE", "1");
+    let (code, stdout, stderr, took) = crate::doctor::run_within(command, limit);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(!stderr.contains("Traceback"), "{stderr}");
+    let answer = serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("{e}: {stdout}"));
+    Some((answer, took))
+}
+
+/// The selector with a misbehaving `nvidia-smi` (1 s timeout): it answers within the timeout
+/// and a margin, says what happened, uses the card where the tool printed it, and leaves
+/// nothing running.
+fn selector_survives(how: crate::doctor::Misbehaviour, said: &str) {
+    use crate::doctor::{HangingTool, Misbehaviour};
+    let tool = HangingTool::new("nvidia-smi", how, "NVIDIA GeForce RTX 3060, 8.6, 560.94");
+    let root = tempfile::tempdir().unwrap();
+    let limit = std::time::Duration::from_secs(30);
+    let Some((answer, took)) = select_within(root.path(), &tool.path(), 1, limit) else {
+        return;
+    };
+    eprintln!("the selector with an nvidia-smi that {how:?}: {took:.2?}");
+    assert!(
+        took < std::time::Duration::from_secs(1 + 4),
+        "took {took:?}"
+    );
+    let reasons = answer["reasons"].to_string();
+    assert!(reasons.contains(said), "`{said}` not in {answer:#}");
+    let expected = match how {
+        Misbehaviour::LeavesAChildHoldingItsOutput | Misbehaviour::DetachesAChild => "cuda",
+        Misbehaviour::Sleeps | Misbehaviour::Prints300Mb => "cpu",
+    };
+    assert_eq!(answer["variant"], expected, "{answer:#}");
+    tool.assert_none_left();
+}
+
+#[test]
+fn the_selector_stops_an_nvidia_smi_that_sleeps_at_the_timeout() {
+    selector_survives(
+        crate::doctor::Misbehaviour::Sleeps,
+        "nvidia-smi did not answer within 1 s",
+    );
+}
+
+#[test]
+fn the_selector_is_not_hung_by_a_child_holding_nvidia_smis_output() {
+    selector_survives(
+        crate::doctor::Misbehaviour::LeavesAChildHoldingItsOutput,
+        "nvidia-smi exited but left a process holding its output open; it was stopped",
+    );
+}
+
+#[test]
+fn the_selector_is_not_hung_by_a_child_nvidia_smi_detached() {
+    selector_survives(
+        crate::doctor::Misbehaviour::DetachesAChild,
+        "nvidia-smi exited but left a process holding its output open; it was stopped",
+    );
+}
+
+#[test]
+fn the_selector_stops_an_nvidia_smi_printing_300_mb_at_the_cap() {
+    selector_survives(
+        crate::doctor::Misbehaviour::Prints300Mb,
+        "nvidia-smi printed more than 1048576 bytes; it was stopped",
+    );
+}
+
+/// A sysfs tree with a FIFO where `vendor` is, a `device` that links to /dev/zero, non-UTF-8
+/// bytes, and KFD `properties` that are a FIFO and a link to /dev/zero: each is skipped with a
+/// reason, an RX 6600 beside them is still found, and with none of it the answer is `cpu`; in
+/// bounded time, no traceback.
+#[test]
+fn odd_sysfs_files_are_skipped_with_a_reason_not_waited_for() {
+    let mkfifo = |path: &Path| {
+        let ok = Command::new("mkfifo").arg(path).status().unwrap();
+        assert!(ok.success(), "mkfifo {}", path.display());
+    };
+    let card = |root: &Path, n: usize| {
+        let dir = root.join(format!("sys/class/drm/card{n}/device"));
+        fs::create_dir_all(&dir).unwrap();
+        dir
+    };
+    let odd_tree = |root: &Path| {
+        let fifo = card(root, 0);
+        mkfifo(&fifo.join("vendor"));
+        fs::write(fifo.join("device"), "0x73ff\n").unwrap();
+        let zero = card(root, 1);
+        fs::write(zero.join("vendor"), "0x1002\n").unwrap();
+        std::os::unix::fs::symlink("/dev/zero", zero.join("device")).unwrap();
+        let bytes = card(root, 2);
+        fs::write(bytes.join("vendor"), b"\xff\xfe\x80\x00\x10\x02").unwrap();
+        fs::write(bytes.join("device"), "0x73ff\n").unwrap();
+        let nodes = root.join("sys/class/kfd/kfd/topology/nodes");
+        for n in ["1", "2", "3"] {
+            fs::create_dir_all(nodes.join(n)).unwrap();
+        }
+        mkfifo(&nodes.join("1/properties"));
+        std::os::unix::fs::symlink("/dev/zero", nodes.join("2/properties")).unwrap();
+        fs::write(
+            nodes.join("3/properties"),
+            b"vendor_id \xff\xff\ngfx\x80 1\n",
+        )
+        .unwrap();
+    };
+    let limit = std::time::Duration::from_secs(20);
+    let path = "/nonexistent-ct2v";
+
+    let odd = tempfile::tempdir().unwrap();
+    odd_tree(odd.path());
+    let Some((answer, took)) = select_within(odd.path(), path, 1, limit) else {
+        return;
+    };
+    assert_eq!(answer["variant"], "cpu", "{answer:#}");
+    let reasons = answer["reasons"].to_string();
+    for said in [
+        "skipped card0: ",
+        "device/vendor is not a regular file",
+        "skipped card1: ",
+        "device/device is not a regular file",
+        "skipped card2: ",
+        "is not a PCI ID",
+        "skipped a KFD node: ",
+        "1/properties is not a regular file",
+        "2/properties is not a regular file",
+    ] {
+        assert!(reasons.contains(said), "`{said}` not in {answer:#}");
+    }
+    assert!(took < std::time::Duration::from_secs(5), "took {took:?}");
+
+    let with_card = tempfile::tempdir().unwrap();
+    odd_tree(with_card.path());
+    let good = card(with_card.path(), 3);
+    fs::write(good.join("vendor"), "0x1002\n").unwrap();
+    fs::write(good.join("device"), "0x73ff\n").unwrap();
+    let (answer, took) = select_within(with_card.path(), path, 1, limit).unwrap();
+    assert_eq!(answer["gpu"]["gfx"], "gfx1032", "{answer:#}");
+    assert_ne!(answer["variant"], "cpu", "{answer:#}");
+    assert!(
+        answer["reasons"].to_string().contains("skipped card0: "),
+        "{answer:#}"
+    );
+    eprintln!("the selector on odd sysfs files: {took:.2?}");
+}

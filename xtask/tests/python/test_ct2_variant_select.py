@@ -115,6 +115,48 @@ class Nvidia(unittest.TestCase):
             self.assertIn("nvidia-smi did not answer within 1 s", found.notes)
 
 
+    def test_a_flooding_or_lingering_nvidia_smi_is_stopped_and_said(self):
+        with tempfile.TemporaryDirectory() as bin_dir:
+            fake = Path(bin_dir) / "nvidia-smi"
+            fake.write_text("#!/bin/sh\nhead -c 5000000 /dev/zero | tr '\\0' a\n")
+            fake.chmod(fake.stat().st_mode | stat.S_IEXEC)
+            with self.assertRaises(sel.OutputTooLong):
+                sel.run_command([str(fake)], 5)
+            fake.write_text("#!/bin/sh\necho 'GPU, 8.6, 560.94'\nsleep 30 &\n")
+            code, out, note = sel.run_command([str(fake)], 5)
+            self.assertEqual((code, out), (0, "GPU, 8.6, 560.94\n"))
+            self.assertIn("left a process holding its output open", note)
+
+    def test_a_check_that_raises_is_a_reason_not_a_traceback(self):
+        a = pick("linux", **{"nvidia-smi": RuntimeError("boom")})
+        self.assertEqual(a.variant, "cpu")
+        self.assertIn("the NVIDIA check failed: RuntimeError: boom", a.sentence)
+
+
+class OddFiles(unittest.TestCase):
+    """Sysfs and KFD files are read only when they are small regular files."""
+
+    def test_a_fifo_a_device_and_a_long_file_are_refused_not_waited_for(self):
+        with tempfile.TemporaryDirectory() as d:
+            fifo = Path(d, "fifo")
+            os.mkfifo(fifo)
+            zero = Path(d, "zero")
+            zero.symlink_to("/dev/zero")
+            long = Path(d, "long")
+            long.write_bytes(b"a" * (sel.SYSFS_LIMIT + 1))
+            for path, said in [(fifo, "not a regular file"), (zero, "not a regular file"),
+                               (long, "longer than")]:
+                with self.subTest(path=path.name), self.assertRaises(OSError) as e:
+                    sel.read_small(path)
+                self.assertIn(said, str(e.exception))
+
+    def test_undecodable_bytes_are_replaced(self):
+        with tempfile.TemporaryDirectory() as d:
+            path = Path(d, "vendor")
+            path.write_bytes(b"0x10\xff02\n")
+            self.assertEqual(sel.read_small(path), "0x10\ufffd02\n")
+
+
 class AmdWindows(unittest.TestCase):
     def win(self, name, **more):
         return pick("windows", **{"powershell.exe": fixture(f"windows/{name}")}, **more)
@@ -333,6 +375,20 @@ class CommandLine(unittest.TestCase):
             code, out, _ = self.run_main("--json", "--data", str(path), "--platform", "linux-x86_64",
                                          **{"nvidia-smi": "NVIDIA GeForce RTX 3060, 8.6, 580.82.07\n"})
             self.assertEqual(json.loads(out)["local_version"], "cu13")
+
+    def test_data_that_breaks_the_choice_still_answers_cpu_with_the_reason(self):
+        data = json.loads(json.dumps(sel.DATA))
+        data["variants"] = ["not a variant"]
+        with tempfile.TemporaryDirectory() as d:
+            path = Path(d, "variants.json")
+            path.write_text(json.dumps(data))
+            code, out, err = self.run_main("--json", "--data", str(path), "--platform", "linux-x86_64",
+                                           **{"nvidia-smi": "NVIDIA GeForce RTX 3060, 8.6, 580.82.07\n"})
+        self.assertEqual(code, 0, err)
+        self.assertNotIn("Traceback", err)
+        answer = json.loads(out)
+        self.assertEqual(answer["variant"], "cpu")
+        self.assertIn("the GPU check failed: AttributeError", answer["sentence"])
 
     def test_a_bad_index_base_is_refused(self):
         with self.assertRaises(SystemExit) as e, redirect_stderr(io.StringIO()):
