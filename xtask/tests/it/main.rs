@@ -31,6 +31,7 @@ mod patch_safety;
 mod plan;
 mod readme;
 mod release;
+mod rocm10_bundle;
 mod rocm_variant;
 mod speech;
 mod test_skips;

@@ -6,6 +6,7 @@ pub mod fuzz;
 pub mod mingw;
 pub mod network;
 pub mod rocm;
+pub mod rocm10;
 pub mod server;
 pub mod skip;
 pub mod wheel;

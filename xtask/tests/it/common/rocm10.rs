@@ -1,0 +1,458 @@
+//! A stand-in for ROCm 10's Python wheels as TheRock builds them in kpack-split mode:
+//! `rocm-sdk-core` (`_rocm_sdk_core/`), the architecture-neutral `rocm-sdk-libraries`
+//! (`_rocm_sdk_libraries/`) and one `rocm-sdk-device-gfxNNNN` per GPU target, which has no
+//! folder of its own but overlays `_rocm_sdk_libraries/` (`.kpack/`, Tensile files, its
+//! `.devel_links/<target>.json`). On Windows the libraries are real PE DLLs (mingw-w64) with
+//! the import graph of the real ones and decoys the closure must leave out; the Linux wheels
+//! hold small ELF files (gcc) with the SONAMEs and DT_NEEDED of the real ones. Every fact it
+//! follows is listed with its source in `rocm10-facts.md`, next to this file.
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::Arc;
+
+use super::mingw::{self, Dll};
+use super::server::Server;
+use super::wheel::zip_wheel;
+
+pub const VERSION: &str = "10.0.0";
+pub const CORE: &str = "_rocm_sdk_core";
+pub const LIBS: &str = "_rocm_sdk_libraries";
+/// TheRock's index, as the variants name it, and where the loopback server serves it.
+pub const INDEX: &str = "https://stable.repo.amd.com/rocm/whl-next/";
+const SERVED: &str = "/amd/rocm/whl-next/";
+/// The CTranslate2 whose `__init__.py` adds `_rocm_sdk_libraries*/bin` (4.8.3+).
+pub const CT2: &str = "4.8.4";
+/// The size of each stand-in device file (a real `blas_lib_gfx1201.kpack` is ~43 MB).
+pub const DEVICE_BYTES: usize = 8 * 1024;
+
+/// A ROCm 10 variant and its GPU targets (variants/rocm-<family>.toml).
+pub struct Family {
+    pub variant: &'static str,
+    pub targets: &'static [&'static str],
+}
+
+pub const FAMILIES: [Family; 5] = [
+    Family {
+        variant: "rocm-rdna1",
+        targets: &["gfx1010", "gfx1011", "gfx1012"],
+    },
+    Family {
+        variant: "rocm-rdna2",
+        targets: &[
+            "gfx1030", "gfx1031", "gfx1032", "gfx1033", "gfx1034", "gfx1035", "gfx1036",
+        ],
+    },
+    Family {
+        variant: "rocm-rdna3",
+        targets: &["gfx1100", "gfx1101", "gfx1102", "gfx1103"],
+    },
+    Family {
+        variant: "rocm-rdna35",
+        targets: &["gfx1150", "gfx1151", "gfx1152", "gfx1153"],
+    },
+    Family {
+        variant: "rocm-rdna4",
+        targets: &["gfx1200", "gfx1201"],
+    },
+];
+
+pub fn family(variant: &str) -> &'static Family {
+    FAMILIES.iter().find(|f| f.variant == variant).unwrap()
+}
+
+/// Whether TheRock builds hipBLASLt for `target`: cmake/therock_amdgpu_targets.cmake lists
+/// hipBLASLt in EXCLUDE_TARGET_PROJECTS of gfx1010-gfx1012 and gfx1030-gfx1036 only (gfx1102
+/// was added to its build by TheRock#2908).
+pub fn therock_builds_hipblaslt(target: &str) -> bool {
+    !(target.starts_with("gfx101") || target.starts_with("gfx103"))
+}
+
+/// The artifacts whose device code a device wheel carries as `.kpack/<artifact>_lib_<t>.kpack`
+/// (a subset of build_python_packages.py's device_artifact_filter; RELEASES.md lists
+/// `blas_lib_gfx1100.kpack fft_lib_gfx1100.kpack rand_lib_gfx1100.kpack ...`).
+pub const KPACK_ARTIFACTS: [&str; 3] = ["blas", "fft", "rand"];
+
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Os {
+    Windows,
+    Linux,
+}
+
+impl Os {
+    pub fn tag(self) -> &'static str {
+        match self {
+            Os::Windows => "win_amd64",
+            Os::Linux => "linux_x86_64",
+        }
+    }
+
+    /// `bin` on Windows, `lib` on Linux (`_dist_info.py`: windows_relpath, posix_relpath).
+    pub fn dir(self) -> &'static str {
+        match self {
+            Os::Windows => "bin",
+            Os::Linux => "lib",
+        }
+    }
+}
+
+/// The host libraries of each wheel on Windows: `(name, imports, loads by name)`.
+/// ctranslate2.dll's closure is amdhip64_7 + hipblas, rocblas, rocsolver, libhipblaslt and
+/// rocm_kpack; amd_comgr and rocm_kpack are also loaded by name by the HIP runtime.
+pub const WINDOWS_CORE: [(&str, &[&str], &[&str]); 6] = [
+    ("amd_comgr.dll", &[], &[]),
+    ("rocm_kpack.dll", &[], &[]),
+    ("amdhip64_7.dll", &[], &["amd_comgr.dll", "rocm_kpack.dll"]),
+    ("hiprtc-builtins0715.dll", &[], &[]),
+    (
+        "hiprtc0715.dll",
+        &["amdhip64_7.dll", "hiprtc-builtins0715.dll"],
+        &[],
+    ),
+    ("rocm-openblas.dll", &[], &[]),
+];
+
+pub const WINDOWS_LIBS: [(&str, &[&str], &[&str]); 12] = [
+    ("libhipblaslt.dll", &["amdhip64_7.dll"], &[]),
+    (
+        "rocblas.dll",
+        &["amdhip64_7.dll", "libhipblaslt.dll", "rocm_kpack.dll"],
+        &[],
+    ),
+    ("rocsolver.dll", &["rocblas.dll", "amdhip64_7.dll"], &[]),
+    (
+        "hipblas.dll",
+        &["rocblas.dll", "rocsolver.dll", "amdhip64_7.dll"],
+        &[],
+    ),
+    // Decoys: in the wheel, not in ctranslate2.dll's closure.
+    ("rocsparse.dll", &["amdhip64_7.dll"], &[]),
+    ("hipsparse.dll", &["rocsparse.dll", "amdhip64_7.dll"], &[]),
+    ("hipsolver.dll", &["rocsolver.dll", "rocblas.dll"], &[]),
+    ("rocfft.dll", &["amdhip64_7.dll"], &[]),
+    ("hipfft.dll", &["rocfft.dll"], &[]),
+    ("MIOpen.dll", &["amdhip64_7.dll", "rocblas.dll"], &[]),
+    ("rocrand.dll", &["amdhip64_7.dll"], &[]),
+    ("hiprand.dll", &["rocrand.dll"], &[]),
+];
+
+/// What ctranslate2.dll needs of each wheel (the closure, forced DLLs included).
+pub const WINDOWS_CORE_CLOSURE: [&str; 3] = ["amd_comgr.dll", "amdhip64_7.dll", "rocm_kpack.dll"];
+pub const WINDOWS_LIBS_CLOSURE: [&str; 4] = [
+    "hipblas.dll",
+    "libhipblaslt.dll",
+    "rocblas.dll",
+    "rocsolver.dll",
+];
+
+pub const EXT: &str = "_ext.cp312-win_amd64.pyd";
+
+/// Builds every Windows DLL of the stand-in into `dir`: the SDK's, and what a build leaves
+/// (ctranslate2.dll, `_ext`, Intel OpenMP, the VC++ runtime).
+pub fn windows_dlls(dir: &Path) {
+    let mut dlls: Vec<Dll> = WINDOWS_CORE
+        .iter()
+        .chain(WINDOWS_LIBS.iter())
+        .map(|(name, imports, loads)| Dll {
+            name,
+            imports,
+            loads,
+        })
+        .collect();
+    for (name, imports) in [
+        ("libiomp5md.dll", &[][..]),
+        ("MSVCP140.dll", &[][..]),
+        ("python312.dll", &[][..]),
+        (
+            "ctranslate2.dll",
+            &[
+                "amdhip64_7.dll",
+                "hipblas.dll",
+                "libiomp5md.dll",
+                "MSVCP140.dll",
+            ][..],
+        ),
+        (EXT, &["ctranslate2.dll", "python312.dll"][..]),
+    ] {
+        dlls.push(Dll {
+            name,
+            imports,
+            loads: &[],
+        });
+    }
+    mingw::build(dir, &dlls);
+}
+
+/// The host libraries of each wheel on Linux: `(file name = SONAME, DT_NEEDED)`. The files
+/// carry their SONAME as their name, as TheRock's runtime wheels keep only the SONAME file
+/// (py_packaging.py, populate_runtime_files).
+pub const LINUX_CORE: [(&str, &[&str]); 4] = [
+    ("libamd_comgr.so.3", &[]),
+    ("librocm_kpack.so.0", &[]),
+    ("libamdhip64.so.7", &[]),
+    ("libhiprtc.so.7", &["libamdhip64.so.7"]),
+];
+
+pub const LINUX_LIBS: [(&str, &[&str]); 8] = [
+    ("libhipblaslt.so.1", &["libamdhip64.so.7"]),
+    (
+        "librocblas.so.5",
+        &[
+            "libamdhip64.so.7",
+            "libhipblaslt.so.1",
+            "librocm_kpack.so.0",
+        ],
+    ),
+    (
+        "librocsolver.so.0",
+        &["librocblas.so.5", "libamdhip64.so.7"],
+    ),
+    (
+        "libhipblas.so.3",
+        &["librocblas.so.5", "librocsolver.so.0", "libamdhip64.so.7"],
+    ),
+    ("librocsparse.so.1", &["libamdhip64.so.7"]),
+    ("libhipsparse.so.4", &["librocsparse.so.1"]),
+    ("librocfft.so.0", &["libamdhip64.so.7"]),
+    ("libMIOpen.so.1", &["libamdhip64.so.7", "librocblas.so.5"]),
+];
+
+/// Builds the Linux shared libraries into `dir` with gcc, each with its SONAME and its
+/// DT_NEEDED (linked against the libraries it needs), plus `libctranslate2.so.4` that needs
+/// the HIP runtime and hipBLAS. Each exports `f_<stem>()`, which calls what it needs.
+pub fn linux_libs(dir: &Path) {
+    fs::create_dir_all(dir).unwrap();
+    let ct2: (&str, &[&str]) = (
+        "libctranslate2.so.4",
+        &["libamdhip64.so.7", "libhipblas.so.3"],
+    );
+    for (name, needed) in LINUX_CORE
+        .iter()
+        .chain(LINUX_LIBS.iter())
+        .chain(std::iter::once(&ct2))
+    {
+        let mut c = String::new();
+        for n in *needed {
+            c.push_str(&format!("int {}(void);\n", elf_symbol(n)));
+        }
+        c.push_str(&format!("int {}(void) {{ return 1", elf_symbol(name)));
+        for n in *needed {
+            c.push_str(&format!(" + {}()", elf_symbol(n)));
+        }
+        c.push_str("; }\n");
+        let source = dir.join(format!("{}.c", elf_symbol(name)));
+        fs::write(&source, c).unwrap();
+        let mut cmd = Command::new("gcc");
+        cmd.args(["-shared", "-fPIC", "-o"])
+            .arg(dir.join(name))
+            .arg(&source)
+            .arg(format!("-Wl,-soname,{name}"))
+            .arg("-Wl,--no-as-needed");
+        for n in *needed {
+            cmd.arg(dir.join(n));
+        }
+        super::run_ok(&mut cmd);
+        fs::remove_file(source).unwrap();
+    }
+}
+
+/// `f_<stem>` of a library file name (`librocblas.so.5` → `f_librocblas`).
+pub fn elf_symbol(name: &str) -> String {
+    let stem = name.split(".so").next().unwrap();
+    let clean: String = stem
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
+        .collect();
+    format!("f_{clean}")
+}
+
+fn write(path: &Path, data: &[u8]) {
+    fs::create_dir_all(path.parent().unwrap()).unwrap();
+    fs::write(path, data).unwrap();
+}
+
+/// Opaque device data of `len` bytes naming `what`.
+fn device_data(what: &str) -> Vec<u8> {
+    let line = format!("stand-in device code: {what}\n");
+    line.repeat(DEVICE_BYTES / line.len() + 1).into_bytes()
+}
+
+/// A wheel's `.dist-info`: METADATA (with `requires`), WHEEL with its tag.
+fn dist_info(tree: &Path, dist: &str, tag: &str, requires: &[String]) {
+    let info = tree.join(format!("{dist}-{VERSION}.dist-info"));
+    let name = dist.replace('_', "-");
+    let mut metadata = format!("Metadata-Version: 2.1\nName: {name}\nVersion: {VERSION}\n");
+    for r in requires {
+        metadata.push_str(&format!("Requires-Dist: {r}\n"));
+    }
+    write(&info.join("METADATA"), metadata.as_bytes());
+    write(
+        &info.join("WHEEL"),
+        format!("Wheel-Version: 1.0\nGenerator: bdist_wheel\nRoot-Is-Purelib: false\nTag: py3-none-{tag}\n")
+            .as_bytes(),
+    );
+}
+
+/// The device files of `target` in its device wheel, relative to `_rocm_sdk_libraries/`.
+pub fn device_files(target: &str, os: Os) -> Vec<String> {
+    let dir = os.dir();
+    let mut files: Vec<String> = KPACK_ARTIFACTS
+        .iter()
+        .map(|a| format!(".kpack/{a}_lib_{target}.kpack"))
+        .collect();
+    files.push(format!(
+        "{dir}/rocblas/library/TensileLibrary_lazy_{target}.dat"
+    ));
+    files.push(format!(
+        "{dir}/rocblas/library/Kernels.so-000-{target}.hsaco"
+    ));
+    files.push(format!(
+        "{dir}/rocblas/library/TensileLibrary_Type_HH_Contraction_l_Ailk_Bljk_Cijk_Dijk_{target}.co"
+    ));
+    if therock_builds_hipblaslt(target) {
+        files.push(format!(
+            "{dir}/hipblaslt/library/TensileLibrary_lazy_{target}.dat"
+        ));
+        files.push(format!("{dir}/hipblaslt/library/extop_{target}.co"));
+    }
+    files
+}
+
+/// The wheel file name of project `dist` (`rocm_sdk_core`) for `os`.
+pub fn wheel_name(dist: &str, os: Os) -> String {
+    format!("{dist}-{VERSION}-py3-none-{}.whl", os.tag())
+}
+
+/// The three kinds of wheel, as trees under `dir` zipped into wheels (bytes by project name).
+pub struct Wheels {
+    /// `rocm-sdk-core`, `rocm-sdk-libraries`, `rocm-sdk-device-gfxNNNN` → (file name, bytes).
+    pub by_project: BTreeMap<String, (String, Arc<Vec<u8>>)>,
+}
+
+/// Builds the wheels for `os` and `targets` from the libraries in `built` (see
+/// [`windows_dlls`], [`linux_libs`]), their trees under `dir`.
+pub fn wheels(dir: &Path, built: &Path, os: Os, targets: &[&str]) -> Wheels {
+    let mut by_project = BTreeMap::new();
+    let mut add = |project: &str, dist: &str, tree: &Path| {
+        let name = wheel_name(dist, os);
+        let out = dir.join("wheels").join(&name);
+        zip_wheel(tree, &out);
+        by_project.insert(
+            project.to_string(),
+            (name, Arc::new(fs::read(&out).unwrap())),
+        );
+    };
+    let (core_libs, libs_libs): (Vec<&str>, Vec<&str>) = match os {
+        Os::Windows => (
+            WINDOWS_CORE.iter().map(|l| l.0).collect(),
+            WINDOWS_LIBS.iter().map(|l| l.0).collect(),
+        ),
+        Os::Linux => (
+            LINUX_CORE.iter().map(|l| l.0).collect(),
+            LINUX_LIBS.iter().map(|l| l.0).collect(),
+        ),
+    };
+    let place = |names: &[&str], to: &Path| {
+        for name in names {
+            write(&to.join(name), &fs::read(built.join(name)).unwrap());
+        }
+    };
+
+    let core = dir.join(format!("tree-{}-core", os.tag()));
+    write(&core.join(CORE).join("__init__.py"), b"");
+    place(&core_libs, &core.join(CORE).join(os.dir()));
+    dist_info(&core, "rocm_sdk_core", os.tag(), &[]);
+    add("rocm-sdk-core", "rocm_sdk_core", &core);
+
+    let libs = dir.join(format!("tree-{}-libraries", os.tag()));
+    write(&libs.join(LIBS).join("__init__.py"), b"");
+    place(&libs_libs, &libs.join(LIBS).join(os.dir()));
+    // The generic artifacts' kpack manifests (artifact_builder.py force-includes
+    // `.kpack/{artifact}_{component}.kpm`).
+    for artifact in KPACK_ARTIFACTS {
+        write(
+            &libs.join(LIBS).join(format!(".kpack/{artifact}_lib.kpm")),
+            format!("stand-in manifest of {artifact}_lib").as_bytes(),
+        );
+    }
+    dist_info(
+        &libs,
+        "rocm_sdk_libraries",
+        os.tag(),
+        &[format!("rocm-sdk-core=={VERSION}")],
+    );
+    add("rocm-sdk-libraries", "rocm_sdk_libraries", &libs);
+
+    for target in targets {
+        let tree = dir.join(format!("tree-{}-device-{target}", os.tag()));
+        let overlay = tree.join(LIBS);
+        write(&overlay.join("__init__.py"), b"");
+        let mut links = Vec::new();
+        for file in device_files(target, os) {
+            write(&overlay.join(&file), &device_data(&file));
+            links.push(format!(
+                "{{\"relpath\": \"{file}\", \"target\": \"{}/{LIBS}/{file}\"}}",
+                vec![".."; file.split('/').count()].join("/")
+            ));
+        }
+        write(
+            &overlay.join(format!(".devel_links/{target}.json")),
+            format!(
+                "{{\"version\": \"{VERSION}\", \"links\": [{}]}}\n",
+                links.join(", ")
+            )
+            .as_bytes(),
+        );
+        let dist = format!("rocm_sdk_device_{target}");
+        dist_info(
+            &tree,
+            &dist,
+            os.tag(),
+            &[format!("rocm-sdk-libraries=={VERSION}")],
+        );
+        add(&format!("rocm-sdk-device-{target}"), &dist, &tree);
+    }
+    Wheels { by_project }
+}
+
+/// Serves `wheels` (both platforms) as TheRock's index: a PEP 503 page per project linking
+/// its files, relative to the page, with `#sha256=`. Returns the `--mirror` flag's value.
+pub fn serve_index(server: &Server, wheels: &[&Wheels]) -> String {
+    let mut pages: BTreeMap<&str, String> = BTreeMap::new();
+    for w in wheels {
+        for (project, (file, bytes)) in &w.by_project {
+            pages.entry(project).or_default().push_str(&format!(
+                "<a href=\"../../whl/{file}#sha256={}\">{file}</a><br/>\n",
+                super::rocm::sha256(bytes)
+            ));
+            server.serve(&format!("/amd/rocm/whl/{file}"), bytes.clone());
+        }
+    }
+    for (project, links) in pages {
+        server.serve(
+            &format!("{SERVED}{project}/"),
+            Arc::new(format!("<!DOCTYPE html><html><body>\n{links}</body></html>\n").into_bytes()),
+        );
+    }
+    format!("https://stable.repo.amd.com/={}/amd/", server.base())
+}
+
+/// Unpacks the wheel of `project` into `dest` with the unpack step's code, as a build's
+/// `unpack` step leaves an input (`deps/<input>`).
+pub fn unpack(wheels: &Wheels, project: &str, input: &str, work: &Path, dest: &Path) -> PathBuf {
+    let (file, bytes) = &wheels.by_project[project];
+    let archive = work.join("downloads").join(file);
+    write(&archive, bytes);
+    xtask::inputs::unpack::unpack_input(
+        input,
+        &archive,
+        file,
+        &format!("https://stable.repo.amd.com/rocm/whl/{file}"),
+        None,
+        dest,
+    )
+    .unwrap();
+    dest.to_path_buf()
+}
