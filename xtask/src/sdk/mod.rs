@@ -199,6 +199,7 @@ mod tests {
             requires: vec![],
             install_hint: Some("install CUDA".into()),
             installer: None,
+            pip: None,
         };
         let found = |v: &str| Found {
             root: "/usr/local/cuda".into(),
