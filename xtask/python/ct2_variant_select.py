@@ -162,7 +162,8 @@ DATA = json.loads(r"""
               "gfx1151",
               "gfx1200",
               "gfx1201"
-            ]
+            ],
+            "rocm": "7.2.0.dev0"
           }
         }
       ]
@@ -292,6 +293,126 @@ DATA = json.loads(r"""
               "gfx1103"
             ],
             "hip_sdk": "6.2"
+          }
+        }
+      ]
+    },
+    {
+      "name": "rocm-rdna1",
+      "description": "AMD RDNA 1 (RX 5000 series, gfx1010–gfx1012): from source against ROCm 10's Python wheels, not yet run on an RDNA 1 card (rocm-gfx1010 is the proven one)",
+      "ctranslate2": "4.7.1",
+      "platforms": [
+        "linux-x86_64",
+        "windows-x86_64"
+      ],
+      "builds": [
+        {
+          "local_version": "rocm10.rdna1",
+          "requirement": "ctranslate2==4.7.1+rocm10.rdna1",
+          "amd": {
+            "gfx": [
+              "gfx1010",
+              "gfx1011",
+              "gfx1012"
+            ],
+            "rocm": "10.0.0"
+          }
+        }
+      ]
+    },
+    {
+      "name": "rocm-rdna2",
+      "description": "AMD RDNA 2 (RX 6000 series, Radeon 680M/660M, Steam Deck; gfx1030–gfx1036): from source against ROCm 10's Python wheels, this family's kernels only",
+      "ctranslate2": "4.7.1",
+      "platforms": [
+        "linux-x86_64",
+        "windows-x86_64"
+      ],
+      "builds": [
+        {
+          "local_version": "rocm10.rdna2",
+          "requirement": "ctranslate2==4.7.1+rocm10.rdna2",
+          "amd": {
+            "gfx": [
+              "gfx1030",
+              "gfx1031",
+              "gfx1032",
+              "gfx1033",
+              "gfx1034",
+              "gfx1035",
+              "gfx1036"
+            ],
+            "rocm": "10.0.0"
+          }
+        }
+      ]
+    },
+    {
+      "name": "rocm-rdna3",
+      "description": "AMD RDNA 3 (RX 7000 series, Radeon 780M/760M/740M; gfx1100–gfx1103): from source against ROCm 10's Python wheels, this family's kernels only",
+      "ctranslate2": "4.7.1",
+      "platforms": [
+        "linux-x86_64",
+        "windows-x86_64"
+      ],
+      "builds": [
+        {
+          "local_version": "rocm10.rdna3",
+          "requirement": "ctranslate2==4.7.1+rocm10.rdna3",
+          "amd": {
+            "gfx": [
+              "gfx1100",
+              "gfx1101",
+              "gfx1102",
+              "gfx1103"
+            ],
+            "rocm": "10.0.0"
+          }
+        }
+      ]
+    },
+    {
+      "name": "rocm-rdna35",
+      "description": "AMD RDNA 3.5 (Radeon 890M/880M, 8060S/8050S, 860M/840M; gfx1150–gfx1153): from source against ROCm 10's Python wheels, this family's kernels only",
+      "ctranslate2": "4.7.1",
+      "platforms": [
+        "linux-x86_64",
+        "windows-x86_64"
+      ],
+      "builds": [
+        {
+          "local_version": "rocm10.rdna35",
+          "requirement": "ctranslate2==4.7.1+rocm10.rdna35",
+          "amd": {
+            "gfx": [
+              "gfx1150",
+              "gfx1151",
+              "gfx1152",
+              "gfx1153"
+            ],
+            "rocm": "10.0.0"
+          }
+        }
+      ]
+    },
+    {
+      "name": "rocm-rdna4",
+      "description": "AMD RDNA 4 (RX 9070 XT, 9070, 9060 XT; gfx1200–gfx1201): from source against ROCm 10's Python wheels, this family's kernels only",
+      "ctranslate2": "4.7.1",
+      "platforms": [
+        "linux-x86_64",
+        "windows-x86_64"
+      ],
+      "builds": [
+        {
+          "local_version": "rocm10.rdna4",
+          "requirement": "ctranslate2==4.7.1+rocm10.rdna4",
+          "amd": {
+            "gfx": [
+              "gfx1200",
+              "gfx1201"
+            ],
+            "rocm": "10.0.0"
           }
         }
       ]
@@ -500,6 +621,11 @@ DATA = json.loads(r"""
           "variant": "rocm-gfx1010",
           "local_version": "gfx1010",
           "how": "native"
+        },
+        {
+          "variant": "rocm-rdna1",
+          "local_version": "rocm10.rdna1",
+          "how": "native"
         }
       ]
     },
@@ -513,6 +639,11 @@ DATA = json.loads(r"""
         {
           "variant": "rocm-gfx1012",
           "local_version": "gfx1012",
+          "how": "native"
+        },
+        {
+          "variant": "rocm-rdna1",
+          "local_version": "rocm10.rdna1",
           "how": "native"
         }
       ]
@@ -528,6 +659,11 @@ DATA = json.loads(r"""
           "variant": "rocm-gfx1012",
           "local_version": "gfx1012",
           "how": "native"
+        },
+        {
+          "variant": "rocm-rdna1",
+          "local_version": "rocm10.rdna1",
+          "how": "native"
         }
       ]
     },
@@ -541,6 +677,11 @@ DATA = json.loads(r"""
         {
           "variant": "rocm",
           "local_version": "rocm72",
+          "how": "native"
+        },
+        {
+          "variant": "rocm-rdna2",
+          "local_version": "rocm10.rdna2",
           "how": "native"
         }
       ]
@@ -556,6 +697,11 @@ DATA = json.loads(r"""
           "variant": "rocm-gfx1031",
           "local_version": "gfx1031",
           "how": "native"
+        },
+        {
+          "variant": "rocm-rdna2",
+          "local_version": "rocm10.rdna2",
+          "how": "native"
         }
       ]
     },
@@ -570,6 +716,11 @@ DATA = json.loads(r"""
           "variant": "rocm-gfx1032",
           "local_version": "gfx1032",
           "how": "native"
+        },
+        {
+          "variant": "rocm-rdna2",
+          "local_version": "rocm10.rdna2",
+          "how": "native"
         }
       ]
     },
@@ -579,7 +730,13 @@ DATA = json.loads(r"""
       "target": "gfx1033",
       "products": "Steam Deck (Van Gogh)",
       "integrated": true,
-      "served_by": []
+      "served_by": [
+        {
+          "variant": "rocm-rdna2",
+          "local_version": "rocm10.rdna2",
+          "how": "native"
+        }
+      ]
     },
     {
       "vendor": "AMD",
@@ -591,6 +748,11 @@ DATA = json.loads(r"""
         {
           "variant": "rocm-gfx1034",
           "local_version": "gfx1034",
+          "how": "native"
+        },
+        {
+          "variant": "rocm-rdna2",
+          "local_version": "rocm10.rdna2",
           "how": "native"
         }
       ]
@@ -606,6 +768,11 @@ DATA = json.loads(r"""
           "variant": "rocm-gfx1034",
           "local_version": "gfx1034",
           "how": "native"
+        },
+        {
+          "variant": "rocm-rdna2",
+          "local_version": "rocm10.rdna2",
+          "how": "native"
         }
       ]
     },
@@ -619,6 +786,11 @@ DATA = json.loads(r"""
         {
           "variant": "rocm-gfx1034",
           "local_version": "gfx1034",
+          "how": "native"
+        },
+        {
+          "variant": "rocm-rdna2",
+          "local_version": "rocm10.rdna2",
           "how": "native"
         }
       ]
@@ -634,6 +806,11 @@ DATA = json.loads(r"""
           "variant": "rocm",
           "local_version": "rocm72",
           "how": "native"
+        },
+        {
+          "variant": "rocm-rdna3",
+          "local_version": "rocm10.rdna3",
+          "how": "native"
         }
       ]
     },
@@ -647,6 +824,11 @@ DATA = json.loads(r"""
         {
           "variant": "rocm",
           "local_version": "rocm72",
+          "how": "native"
+        },
+        {
+          "variant": "rocm-rdna3",
+          "local_version": "rocm10.rdna3",
           "how": "native"
         }
       ]
@@ -662,6 +844,11 @@ DATA = json.loads(r"""
           "variant": "rocm",
           "local_version": "rocm72",
           "how": "native"
+        },
+        {
+          "variant": "rocm-rdna3",
+          "local_version": "rocm10.rdna3",
+          "how": "native"
         }
       ]
     },
@@ -675,6 +862,11 @@ DATA = json.loads(r"""
         {
           "variant": "rocm-gfx1103",
           "local_version": "gfx1103",
+          "how": "native"
+        },
+        {
+          "variant": "rocm-rdna3",
+          "local_version": "rocm10.rdna3",
           "how": "native"
         }
       ]
@@ -690,6 +882,11 @@ DATA = json.loads(r"""
           "variant": "rocm",
           "local_version": "rocm72",
           "how": "native"
+        },
+        {
+          "variant": "rocm-rdna35",
+          "local_version": "rocm10.rdna35",
+          "how": "native"
         }
       ]
     },
@@ -704,6 +901,11 @@ DATA = json.loads(r"""
           "variant": "rocm",
           "local_version": "rocm72",
           "how": "native"
+        },
+        {
+          "variant": "rocm-rdna35",
+          "local_version": "rocm10.rdna35",
+          "how": "native"
         }
       ]
     },
@@ -713,7 +915,27 @@ DATA = json.loads(r"""
       "target": "gfx1152",
       "products": "Radeon 860M, 840M (Krackan)",
       "integrated": true,
-      "served_by": []
+      "served_by": [
+        {
+          "variant": "rocm-rdna35",
+          "local_version": "rocm10.rdna35",
+          "how": "native"
+        }
+      ]
+    },
+    {
+      "vendor": "AMD",
+      "generation": "RDNA 3.5",
+      "target": "gfx1153",
+      "products": "Radeon 820M",
+      "integrated": true,
+      "served_by": [
+        {
+          "variant": "rocm-rdna35",
+          "local_version": "rocm10.rdna35",
+          "how": "native"
+        }
+      ]
     },
     {
       "vendor": "AMD",
@@ -725,6 +947,11 @@ DATA = json.loads(r"""
         {
           "variant": "rocm",
           "local_version": "rocm72",
+          "how": "native"
+        },
+        {
+          "variant": "rocm-rdna4",
+          "local_version": "rocm10.rdna4",
           "how": "native"
         }
       ]
@@ -739,6 +966,11 @@ DATA = json.loads(r"""
         {
           "variant": "rocm",
           "local_version": "rocm72",
+          "how": "native"
+        },
+        {
+          "variant": "rocm-rdna4",
+          "local_version": "rocm10.rdna4",
           "how": "native"
         }
       ]
@@ -1681,12 +1913,40 @@ def _options(gpu: Gpu, plat: str, data: dict, problems: list) -> list:
     return options
 
 
-def _rank(option: _Option) -> tuple:
+def _major(version) -> int:
+    head = str(version or "").split(".")[0]
+    return int(head) if head.isdigit() else 0
+
+
+def amd_fit(amd: dict, generation: str) -> int:
+    """How well an AMD build fits a card of `generation`, higher first. RDNA 1: a build on the
+    HIP 6 runtime (run on an RX 5700 XT; HIP 7 sees no RDNA 1 device, the maintainers report).
+    Others: the newest ROCm the wheel carries (`rocm`), a HIP SDK build last."""
+    if generation == "RDNA 1":
+        return int(_major(amd.get("hip_sdk")) == 6)
+    return _major(amd.get("rocm"))
+
+
+def _generation(data: dict, gfx) -> str:
+    card = next((c for c in data.get("cards", []) if c.get("target") == gfx), None)
+    return (card or {}).get("generation", "")
+
+
+def _rank(option: _Option, data: dict) -> tuple:
     cuda = (option.build.get("nvidia") or {}).get("cuda_major", 0)
+    amd = option.build.get("amd")
+    fit = amd_fit(amd, _generation(data, option.gpu.gfx)) if amd else 0
     # A GPU served natively over one served through PTX; a discrete GPU over an integrated
     # one; an NVIDIA GPU over an AMD one (the order GPUs are looked at); then the lowest CUDA
-    # major that serves it (the widest driver range).
-    return (option.how == "native", not option.gpu.integrated, option.gpu.vendor == "nvidia", -cuda)
+    # major that serves it (the widest driver range); then the AMD build that fits the card's
+    # generation best.
+    return (
+        option.how == "native",
+        not option.gpu.integrated,
+        option.gpu.vendor == "nvidia",
+        -cuda,
+        fit,
+    )
 
 
 def choose(
@@ -1711,9 +1971,18 @@ def choose(
             else:
                 reasons.append(f"{gpu.describe()}: no variant serves it yet")
     if options:
-        best = max(options, key=_rank)
+        best = max(options, key=lambda o: _rank(o, data))
         variant, build = best.variant, best.build
         sentence = f"{best.gpu.describe()}: {variant['name']} (+{build['local_version']})"
+        alternatives = [
+            f"{o.variant['name']} (+{o.build['local_version']}, ROCm {o.build['amd']['rocm']}, "
+            "not yet run on an RDNA 1 card)"
+            for o in options
+            if o.gpu is best.gpu and o.variant is not variant and (o.build.get("amd") or {}).get("rocm")
+            and _generation(data, best.gpu.gfx) == "RDNA 1"
+        ]
+        if alternatives:
+            sentence += "; the alternative: " + ", ".join(alternatives)
         if best.how == "ptx":
             sentence += (
                 "; its kernels are compiled from PTX by the driver at first use (a slow first "

@@ -307,20 +307,21 @@ fn with_hip_sdk_6_2_and_7_1_and_hip_path_at_7_1_gfx1010_gets_6_2_and_hip_path_is
     }
 }
 
-/// The rocm variant serves gfx1100 but is built for Windows only, so on this Linux host the
-/// doctor answers cpu, as the selector does, and says why (the verdict on Windows is compared
-/// with the selector's in gpu_select.rs).
+/// An RX 7900 XTX (gfx1100) on this Linux host: its ROCm 10 family wheel, which carries the ROCm
+/// runtime (the official ROCm wheel is Windows-only), as the selector answers (gpu_select.rs
+/// compares them on every card).
 #[test]
-fn an_rdna3_card_on_linux_gets_cpu_since_the_rocm_wheel_is_windows_only() {
+fn an_rdna3_card_on_linux_gets_its_rocm_10_family_wheel() {
     let bin = FakeBin::new();
     bin.tool("hipinfo", &data("hipinfo-gfx1100.txt"), None);
     let run = doctor(&[], &[("PATH", bin.path())], &GPU_ENV);
     assert_eq!(run.code, 0, "{}", run.stdout);
     for needle in [
-        "Verdict: cpu\n",
-        "(gfx1100, RDNA 3): `rocm` serves it but is built for windows-x86_64 only",
-        "the official ctranslate2 ROCm wheel for Linux may use gfx1100",
-        "  wheel: ctranslate2==",
+        "Verdict: rocm-rdna3\n",
+        "(gfx1100, RDNA 3) is served by rocm-rdna3, its family's wheel built against ROCm 10.0.0",
+        "the amdgpu kernel driver (no ROCm install)",
+        "rocm-sdk path --root",
+        "  wheel: ctranslate2==4.7.1+rocm10.rdna3",
     ] {
         assert!(
             run.stdout.contains(needle),
@@ -469,11 +470,13 @@ fn doctor_for_a_variant_names_what_that_build_lacks_here() {
     }
 }
 
-/// An RX 6600 (gfx1032) on Windows with HIP SDK 6.2 installed: the verdict is the variant the
-/// coverage names for it, built with that SDK; without the driver's HIP 6 runtime, installing
-/// the driver comes first and the note names the variant.
+/// An RX 5500 XT (gfx1012, RDNA 1) on Windows with HIP SDK 6.2 installed: the verdict is the
+/// HIP 6 build the coverage names for it (RDNA 1 stays on the HIP 6 runtime), built with that
+/// SDK, with the ROCm 10 family wheel named as the alternative; without the driver's HIP 6
+/// runtime, installing the driver comes first and the note names the variant. An RX 6600
+/// (RDNA 2) gets its ROCm 10 family wheel instead.
 #[test]
-fn an_rdna2_card_the_official_wheel_skips_gets_its_hip_sdk_build() {
+fn an_rdna1_card_the_official_wheel_skips_gets_its_hip_sdk_build() {
     use std::collections::BTreeSet;
     use xtask::doctor::{AmdGpu, DriverRuntime, Facts, recommend};
     use xtask::sdk::hip::HipInstall;
@@ -495,9 +498,9 @@ fn an_rdna2_card_the_official_wheel_skips_gets_its_hip_sdk_build() {
         os: "windows".into(),
         arch: "x86_64".into(),
         amd_gpus: vec![AmdGpu {
-            name: "AMD Radeon RX 6600".into(),
-            gfx: "gfx1032".into(),
-            arch: "gfx1032".into(),
+            name: "AMD Radeon RX 5500 XT".into(),
+            gfx: "gfx1012".into(),
+            arch: "gfx1012".into(),
         }],
         windows_layout: true,
         hip_installs: vec![sdk],
@@ -508,21 +511,38 @@ fn an_rdna2_card_the_official_wheel_skips_gets_its_hip_sdk_build() {
         ..Facts::default()
     };
     let verdict = recommend(&facts, &coverage);
-    assert_eq!(verdict.variant, "rocm-gfx1032");
-    assert_eq!(verdict.local_version.as_deref(), Some("gfx1032"));
+    assert_eq!(verdict.variant, "rocm-gfx1012");
+    assert_eq!(verdict.local_version.as_deref(), Some("gfx1012"));
     assert!(verdict.ready, "{verdict:#?}");
     assert!(
         verdict.why.starts_with(
-            "AMD Radeon RX 6600 (gfx1032, RDNA 2), which the official ROCm wheel has no kernels \
-             for: rocm-gfx1032 is built for it from source against HIP 6.2"
+            "AMD Radeon RX 5500 XT (gfx1012, RDNA 1), which the official ROCm wheel has no \
+             kernels for: rocm-gfx1012 is built for it from source against HIP 6.2"
         ),
         "{verdict:#?}"
     );
     assert_eq!(
         verdict.next_steps,
         [
-            r#"build it: cargo xtask build --variant rocm-gfx1032 --sdk-dir "C:\Program Files\AMD\ROCm\6.2""#
+            r#"build it: cargo xtask build --variant rocm-gfx1012 --sdk-dir "C:\Program Files\AMD\ROCm\6.2""#
         ]
+    );
+    assert!(
+        verdict.notes.iter().any(|n| n
+            .starts_with("the alternative: rocm-rdna1 (+rocm10.rdna1), built against ROCm 10.0.0")),
+        "{verdict:#?}"
+    );
+    let mut rx6600 = facts.clone();
+    rx6600.amd_gpus[0] = AmdGpu {
+        name: "AMD Radeon RX 6600".into(),
+        gfx: "gfx1032".into(),
+        arch: "gfx1032".into(),
+    };
+    let verdict = recommend(&rx6600, &coverage);
+    assert_eq!(verdict.variant, "rocm-rdna2", "{verdict:#?}");
+    assert!(
+        verdict.why.contains("the Adrenalin display driver only"),
+        "{verdict:#?}"
     );
 
     facts.driver_hip_runtime = None;
@@ -536,7 +556,7 @@ fn an_rdna2_card_the_official_wheel_skips_gets_its_hip_sdk_build() {
         verdict
             .notes
             .iter()
-            .any(|n| n.contains("the rocm-gfx1032 wheel does not bundle one")),
+            .any(|n| n.contains("the rocm-gfx1012 wheel does not bundle one")),
         "{verdict:#?}"
     );
 }

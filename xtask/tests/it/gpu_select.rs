@@ -85,33 +85,59 @@ fn the_coverage_says_what_the_maintainers_know() {
             })
             .collect()
     };
-    assert_eq!(served("gfx1010"), ["rocm-gfx1010+gfx1010"]);
+    // Every target of TheRock's `[device-*]` table has its ROCm 10 family wheel; RDNA 1 beside
+    // the HIP SDK 6.2 builds that doctor and the selector keep choosing for it.
+    assert_eq!(
+        served("gfx1010"),
+        ["rocm-gfx1010+gfx1010", "rocm-rdna1+rocm10.rdna1"]
+    );
     for rdna1 in ["gfx1011", "gfx1012"] {
-        assert_eq!(served(rdna1), ["rocm-gfx1012+gfx1012"], "{rdna1}");
+        assert_eq!(
+            served(rdna1),
+            ["rocm-gfx1012+gfx1012", "rocm-rdna1+rocm10.rdna1"],
+            "{rdna1}"
+        );
     }
-    assert_eq!(served("gfx1030"), ["rocm+rocm72"]);
-    // The RDNA 2 cards and iGPUs the official wheel skips: a HIP SDK 6.2 build each.
-    for (target, build) in [
-        ("gfx1031", "rocm-gfx1031+gfx1031"),
-        ("gfx1032", "rocm-gfx1032+gfx1032"),
-        ("gfx1034", "rocm-gfx1034+gfx1034"),
-        ("gfx1035", "rocm-gfx1034+gfx1034"),
-        ("gfx1036", "rocm-gfx1034+gfx1034"),
-        ("gfx1103", "rocm-gfx1103+gfx1103"),
+    let family = |target: &str| -> &'static str {
+        match &target[..6] {
+            "gfx103" => "rocm-rdna2+rocm10.rdna2",
+            "gfx110" => "rocm-rdna3+rocm10.rdna3",
+            "gfx115" => "rocm-rdna35+rocm10.rdna35",
+            _ => "rocm-rdna4+rocm10.rdna4",
+        }
+    };
+    for (target, others) in [
+        ("gfx1030", &["rocm+rocm72"][..]),
+        ("gfx1031", &["rocm-gfx1031+gfx1031"]),
+        ("gfx1032", &["rocm-gfx1032+gfx1032"]),
+        ("gfx1033", &[]),
+        ("gfx1034", &["rocm-gfx1034+gfx1034"]),
+        ("gfx1035", &["rocm-gfx1034+gfx1034"]),
+        ("gfx1036", &["rocm-gfx1034+gfx1034"]),
+        ("gfx1100", &["rocm+rocm72"]),
+        ("gfx1101", &["rocm+rocm72"]),
+        ("gfx1102", &["rocm+rocm72"]),
+        ("gfx1103", &["rocm-gfx1103+gfx1103"]),
+        ("gfx1150", &["rocm+rocm72"]),
+        ("gfx1151", &["rocm+rocm72"]),
+        ("gfx1152", &[]),
+        ("gfx1153", &[]),
+        ("gfx1200", &["rocm+rocm72"]),
+        ("gfx1201", &["rocm+rocm72"]),
     ] {
-        assert_eq!(served(target), [build], "{target}");
+        let mut want: Vec<String> = others.iter().map(|s| s.to_string()).collect();
+        want.push(family(target).to_string());
+        want.sort();
+        let mut got = served(target);
+        got.sort();
+        assert_eq!(got, want, "{target}");
     }
-    for unserved in ["gfx1033", "gfx1152", "5.0", "5.2"] {
+    for unserved in ["5.0", "5.2"] {
         assert!(
             served(unserved).is_empty(),
             "{unserved}: {:?}",
             served(unserved)
         );
-    }
-    for rocm in [
-        "gfx1100", "gfx1101", "gfx1102", "gfx1150", "gfx1151", "gfx1200", "gfx1201",
-    ] {
-        assert_eq!(served(rocm), ["rocm+rocm72"], "{rocm}");
     }
     assert_eq!(served("6.1"), ["cuda+cu12"], "CUDA 13 dropped Pascal");
     assert_eq!(served("8.6"), ["cuda+cu12", "cuda+cu13"]);
@@ -133,7 +159,7 @@ fn the_coverage_says_what_the_maintainers_know() {
     let markdown = xtask(&["variants", "--markdown"]).stdout;
     assert!(
         markdown.contains(
-            "| AMD RDNA 2: RX 6650 XT, 6600 XT, 6600 | gfx1032 | `rocm-gfx1032` (`+gfx1032`) |"
+            "| AMD RDNA 2: RX 6650 XT, 6600 XT, 6600 | gfx1032 | `rocm-gfx1032` (`+gfx1032`); `rocm-rdna2` (`+rocm10.rdna2`) |"
         ),
         "{markdown}"
     );
@@ -371,9 +397,12 @@ fn the_doctor_and_the_selector_agree_on_every_card() {
         driver: driver.into(),
     };
     let amd = |gfx: &str| Gpu::Amd { gfx: gfx.into() };
+    // pci.ids has no device of the Radeon 820M (gfx1153) yet: a machine cannot show it to the
+    // selector by its PCI ID, so it is left out here (the selector's own test names it).
     let mut machines: Vec<Vec<Gpu>> = coverage
         .cards
         .iter()
+        .filter(|card| card.target != "gfx1153")
         .map(|card| {
             vec![if card.vendor == "NVIDIA" {
                 nvidia(&card.target, "999.99")
