@@ -3,8 +3,9 @@
 //! installed package's DLLs are followed through their import tables over the folders its
 //! `__init__.py` adds with `os.add_dll_directory` (OpenNMT/CTranslate2 v4.7.1
 //! python/ctranslate2/__init__.py: the package folder, `../_rocm_sdk_core/bin`,
-//! `../_rocm_sdk_libraries_custom/bin`) and Windows' own DLLs; what is found nowhere is named
-//! with the DLL that imports it.
+//! `../_rocm_sdk_libraries_custom/bin`; 4.8.3 and later, and our 0004 patch: every
+//! `../_rocm_sdk_libraries*/bin`, so ROCm 10's `_rocm_sdk_libraries/bin` too) and Windows' own
+//! DLLs; what is found nowhere is named with the DLL that imports it.
 
 use std::path::Path;
 
@@ -13,10 +14,11 @@ use crate::package::bundle::policy::SystemLibraries;
 use crate::package::bundle::{Policy, glob, run::read_imports};
 
 /// The folders, relative to site-packages, that CTranslate2's `__init__.py` adds.
-pub const DLL_FOLDERS: [&str; 3] = [
+pub const DLL_FOLDERS: [&str; 4] = [
     "ctranslate2",
     "_rocm_sdk_core/bin",
     "_rocm_sdk_libraries_custom/bin",
+    "_rocm_sdk_libraries/bin",
 ];
 
 /// The DLLs the package in `site_packages` imports and the loader would not find, one line
