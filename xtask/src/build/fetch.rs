@@ -346,7 +346,13 @@ fn pin_from_index(
     check_payload(cache, plan, input, &link.url, &sha256)?;
     let pinned = Pinned { sha256, size };
     let package = format!("{} {}", wheel.project, wheel.version);
-    let written = pin::record_from_index(files, &wheel.index, &package, &link.url, &pinned)?;
+    let found = pin::IndexWheel {
+        input: &input.name,
+        index: &wheel.index,
+        package: &package,
+        platform: wheel.platform.name(),
+    };
+    let written = pin::record_from_index(files, &found, &link.url, &pinned)?;
     eprintln!("{}: {} on {}", input.name, link.file, wheel.index);
     Ok((pinned, written))
 }

@@ -121,38 +121,119 @@ fn edit_each(files: &[PathBuf], edit: impl Fn(&mut DocumentMut) -> bool) -> Resu
 }
 
 /// Sets `url`, `sha256` and `size` in every table of `files` that takes `package` from the
-/// PEP 503 `index` and has no `url` yet. Returns the files that changed.
+/// PEP 503 `index`, has no `url` yet and applies to `platform` (a table below
+/// `[platform.<other>]` is another platform's: its wheel is another file). A device wheel
+/// (`[device-wheels]`, input `device-<target>`) has no table of its own until then: one is
+/// written, `[platform.<platform>.inputs.<input>]`, into the file that declares the
+/// `[device-wheels]` it comes from. Returns the files that changed.
 pub fn record_from_index(
     files: &[PathBuf],
-    index: &str,
-    package: &str,
+    wheel: &IndexWheel,
     url: &str,
     pin: &Pinned,
 ) -> Result<Vec<PathBuf>> {
-    edit_each(files, |doc| {
-        let found = set_url_in(doc.as_table_mut(), index, package, url);
+    let changed = edit_each(files, |doc| {
+        let found = set_url_in(doc.as_table_mut(), wheel, url, true);
         if found {
             set_in(doc.as_table_mut(), url, pin);
         }
         found
-    })
+    })?;
+    if !changed.is_empty() || !wheel.input.starts_with(DEVICE_INPUT_PREFIX) {
+        return Ok(changed);
+    }
+    edit_each(files, |doc| add_device_table(doc, wheel, url, pin))
 }
 
-fn set_url_in(table: &mut dyn TableLike, index: &str, package: &str, url: &str) -> bool {
+/// What `pin` found on an index for one input.
+pub struct IndexWheel<'a> {
+    pub input: &'a str,
+    pub index: &'a str,
+    /// `NAME VERSION`, as the variant files write `package`.
+    pub package: &'a str,
+    pub platform: &'a str,
+}
+
+const DEVICE_INPUT_PREFIX: &str = "device-";
+
+fn set_url_in(table: &mut dyn TableLike, wheel: &IndexWheel, url: &str, here: bool) -> bool {
     let mut changed = false;
-    if table.get("index").and_then(Item::as_str) == Some(index)
-        && table.get("package").and_then(Item::as_str) == Some(package)
+    if here
+        && table.get("index").and_then(Item::as_str) == Some(wheel.index)
+        && table.get("package").and_then(Item::as_str) == Some(wheel.package)
         && table.get("url").is_none()
     {
         table.insert("url", Item::Value(url.into()));
         changed = true;
     }
-    for (_, item) in table.iter_mut() {
+    let is_platforms = table.get("platform").is_some();
+    for (key, item) in table.iter_mut() {
         if let Item::Table(t) = item {
-            changed |= set_url_in(t, index, package, url);
+            // Below `platform`, only this platform's table.
+            if is_platforms && key == "platform" {
+                for (name, sub) in t.iter_mut() {
+                    if let Item::Table(sub) = sub {
+                        changed |= set_url_in(sub, wheel, url, here && name == wheel.platform);
+                    }
+                }
+                continue;
+            }
+            changed |= set_url_in(t, wheel, url, here);
         }
     }
     changed
+}
+
+/// The device wheel's own table, in the file whose `[device-wheels]` has this index and a
+/// `package` that becomes this wheel's with its target.
+fn add_device_table(doc: &mut DocumentMut, wheel: &IndexWheel, url: &str, pin: &Pinned) -> bool {
+    let Some(target) = wheel.input.strip_prefix(DEVICE_INPUT_PREFIX) else {
+        return false;
+    };
+    let declares = doc
+        .get("device-wheels")
+        .and_then(Item::as_table_like)
+        .is_some_and(|t| {
+            t.get("index").and_then(Item::as_str) == Some(wheel.index)
+                && t.get("package")
+                    .and_then(Item::as_str)
+                    .is_some_and(|p| p.replace("{target}", target) == wheel.package)
+        });
+    if !declares {
+        return false;
+    }
+    let mut entry = Table::new();
+    entry.insert("index", value(wheel.index));
+    entry.insert("package", value(wheel.package));
+    entry.insert("url", value(url));
+    entry.insert("sha256", value(pin.sha256.as_str()));
+    entry.insert("size", value(pin.size as i64));
+    let platforms = doc
+        .entry("platform")
+        .or_insert(Item::Table(implicit_table()));
+    let Some(platforms) = platforms.as_table_mut() else {
+        return false;
+    };
+    let this = platforms
+        .entry(wheel.platform)
+        .or_insert(Item::Table(implicit_table()));
+    let Some(this) = this.as_table_mut() else {
+        return false;
+    };
+    let inputs = this
+        .entry("inputs")
+        .or_insert(Item::Table(implicit_table()));
+    let Some(inputs) = inputs.as_table_mut() else {
+        return false;
+    };
+    inputs.insert(wheel.input, Item::Table(entry));
+    true
+}
+
+fn implicit_table() -> Table {
+    let mut table = Table::new();
+    table.set_implicit(true);
+    table
 }
 
 fn set_in(table: &mut dyn TableLike, url: &str, pin: &Pinned) -> bool {
@@ -225,6 +306,66 @@ mod tests {
         assert!(!out.contains("old"));
         // Recording the same pin again changes nothing.
         assert!(record(&[file], URL, &pin()).unwrap().is_empty());
+    }
+
+    /// A wheel found for one platform goes only into that platform's tables; a device wheel
+    /// gets a table of its own beside the `[device-wheels]` it comes from.
+    #[test]
+    fn an_index_wheel_is_recorded_for_its_platform_and_a_device_wheel_gets_its_table() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("v.toml");
+        let text = "[device-wheels]\nindex = \"https://i/\"\npackage = \"rocm-sdk-device-{target} 10.0.0\"\n\n[platform.windows-x86_64.inputs.core]\nindex = \"https://i/\"\npackage = \"rocm-sdk-core 10.0.0\"\n\n[platform.linux-x86_64.inputs.core]\nindex = \"https://i/\"\npackage = \"rocm-sdk-core 10.0.0\"\n";
+        fs::write(&file, text).unwrap();
+        let wheel = IndexWheel {
+            input: "core",
+            index: "https://i/",
+            package: "rocm-sdk-core 10.0.0",
+            platform: "linux-x86_64",
+        };
+        let url = "https://i/core-10.0.0-py3-none-manylinux_2_28_x86_64.whl";
+        let changed = record_from_index(std::slice::from_ref(&file), &wheel, url, &pin()).unwrap();
+        assert_eq!(changed.len(), 1);
+        let doc: DocumentMut = fs::read_to_string(&file).unwrap().parse().unwrap();
+        let core = |p: &str| {
+            doc["platform"][p]["inputs"]["core"]
+                .get("url")
+                .and_then(Item::as_str)
+                .map(str::to_string)
+        };
+        assert_eq!(core("linux-x86_64").as_deref(), Some(url));
+        assert_eq!(
+            core("windows-x86_64"),
+            None,
+            "the Windows table waits for its own wheel"
+        );
+
+        let device = IndexWheel {
+            input: "device-gfx1100",
+            index: "https://i/",
+            package: "rocm-sdk-device-gfx1100 10.0.0",
+            platform: "windows-x86_64",
+        };
+        let url = "https://i/rocm_sdk_device_gfx1100-10.0.0-py3-none-win_amd64.whl";
+        record_from_index(std::slice::from_ref(&file), &device, url, &pin()).unwrap();
+        let doc: DocumentMut = fs::read_to_string(&file).unwrap().parse().unwrap();
+        let table = &doc["platform"]["windows-x86_64"]["inputs"]["device-gfx1100"];
+        assert_eq!(table["url"].as_str(), Some(url));
+        assert_eq!(
+            table["package"].as_str(),
+            Some("rocm-sdk-device-gfx1100 10.0.0")
+        );
+        assert_eq!(table["size"].as_integer(), Some(42));
+        // A package no [device-wheels] makes is not given a table.
+        let stray = IndexWheel {
+            input: "device-gfx9999",
+            package: "other 1.0",
+            ..device
+        };
+        assert!(
+            record_from_index(&[file], &stray, url, &pin())
+                .unwrap()
+                .is_empty()
+        );
     }
 
     #[test]
