@@ -184,49 +184,57 @@ fn set_url_in(table: &mut dyn TableLike, wheel: &IndexWheel, url: &str, here: bo
     changed
 }
 
-/// The device wheel's own table, in the file whose `[device-wheels]` has this index and a
-/// `package` that becomes this wheel's with its target.
+/// The device wheel's own table, beside the `[device-wheels]` (a variant file's, or a version
+/// file's `[variant.<name>.device-wheels]`) that has this index and a `package` that becomes
+/// this wheel's with its target.
 fn add_device_table(doc: &mut DocumentMut, wheel: &IndexWheel, url: &str, pin: &Pinned) -> bool {
     let Some(target) = wheel.input.strip_prefix(DEVICE_INPUT_PREFIX) else {
         return false;
     };
-    let declares = doc
-        .get("device-wheels")
-        .and_then(Item::as_table_like)
-        .is_some_and(|t| {
-            t.get("index").and_then(Item::as_str) == Some(wheel.index)
-                && t.get("package")
-                    .and_then(Item::as_str)
-                    .is_some_and(|p| p.replace("{target}", target) == wheel.package)
-        });
-    if !declares {
-        return false;
+    let declares = |layer: &dyn TableLike| {
+        layer
+            .get("device-wheels")
+            .and_then(Item::as_table_like)
+            .is_some_and(|t| {
+                t.get("index").and_then(Item::as_str) == Some(wheel.index)
+                    && t.get("package")
+                        .and_then(Item::as_str)
+                        .is_some_and(|p| p.replace("{target}", target) == wheel.package)
+            })
+    };
+    if declares(doc.as_table()) {
+        return insert_device_table(doc.as_table_mut(), wheel, url, pin);
     }
+    let Some(variants) = doc.get_mut("variant").and_then(Item::as_table_mut) else {
+        return false;
+    };
+    for (_, layer) in variants.iter_mut() {
+        if let Some(layer) = layer.as_table_mut()
+            && declares(layer)
+        {
+            return insert_device_table(layer, wheel, url, pin);
+        }
+    }
+    false
+}
+
+/// `[platform.<platform>.inputs.<input>]` below `layer`.
+fn insert_device_table(layer: &mut Table, wheel: &IndexWheel, url: &str, pin: &Pinned) -> bool {
     let mut entry = Table::new();
     entry.insert("index", value(wheel.index));
     entry.insert("package", value(wheel.package));
     entry.insert("url", value(url));
     entry.insert("sha256", value(pin.sha256.as_str()));
     entry.insert("size", value(pin.size as i64));
-    let platforms = doc
-        .entry("platform")
-        .or_insert(Item::Table(implicit_table()));
-    let Some(platforms) = platforms.as_table_mut() else {
-        return false;
-    };
-    let this = platforms
-        .entry(wheel.platform)
-        .or_insert(Item::Table(implicit_table()));
-    let Some(this) = this.as_table_mut() else {
-        return false;
-    };
-    let inputs = this
-        .entry("inputs")
-        .or_insert(Item::Table(implicit_table()));
-    let Some(inputs) = inputs.as_table_mut() else {
-        return false;
-    };
-    inputs.insert(wheel.input, Item::Table(entry));
+    let mut at = layer;
+    for key in ["platform", wheel.platform, "inputs"] {
+        let next = at.entry(key).or_insert(Item::Table(implicit_table()));
+        let Some(next) = next.as_table_mut() else {
+            return false;
+        };
+        at = next;
+    }
+    at.insert(wheel.input, Item::Table(entry));
     true
 }
 
@@ -355,6 +363,16 @@ mod tests {
             Some("rocm-sdk-device-gfx1100 10.0.0")
         );
         assert_eq!(table["size"].as_integer(), Some(42));
+        // A version file's [variant.<name>.device-wheels] gets it beside it.
+        let version_file = dir.path().join("4.8.4.toml");
+        fs::write(&version_file, "[variant.rocm.device-wheels]\nindex = \"https://i/\"\npackage = \"rocm-sdk-device-{target} 10.0.0\"\n").unwrap();
+        record_from_index(std::slice::from_ref(&version_file), &device, url, &pin()).unwrap();
+        let doc: DocumentMut = fs::read_to_string(&version_file).unwrap().parse().unwrap();
+        assert_eq!(
+            doc["variant"]["rocm"]["platform"]["windows-x86_64"]["inputs"]["device-gfx1100"]["url"]
+                .as_str(),
+            Some(url)
+        );
         // A package no [device-wheels] makes is not given a table.
         let stray = IndexWheel {
             input: "device-gfx9999",
