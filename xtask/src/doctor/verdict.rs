@@ -158,28 +158,31 @@ fn cuda(f: &Facts, gpu: &NvidiaGpu, choice: &choice::Choice) -> Verdict {
     }
 }
 
+/// What the coverage says of a variant's AMD builds (the first that has `field`).
+fn amd_field<'a>(
+    coverage: &'a Coverage,
+    variant: &str,
+    field: impl Fn(&'a crate::variant::coverage::AmdCoverage) -> Option<&'a String>,
+) -> Option<&'a str> {
+    coverage
+        .variants
+        .iter()
+        .find(|v| v.name == variant)?
+        .builds
+        .iter()
+        .find_map(|b| field(b.amd.as_ref()?).map(String::as_str))
+}
+
 /// The HIP SDK a variant built from source is compiled against, per the coverage (`None` for
 /// a wheel that carries its runtime, and for a variant that is not for AMD GPUs).
 fn hip_sdk_of<'a>(coverage: &'a Coverage, variant: &str) -> Option<&'a str> {
-    coverage
-        .variants
-        .iter()
-        .find(|v| v.name == variant)?
-        .builds
-        .iter()
-        .find_map(|b| b.amd.as_ref()?.hip_sdk.as_deref())
+    amd_field(coverage, variant, |a| a.hip_sdk.as_ref())
 }
 
-/// The ROCm of TheRock's wheels a variant carries its runtime from (`rocm-rdna2`: 10.0.0).
+/// The ROCm of TheRock's wheels a variant built from source carries its runtime from
+/// (`rocm-rdna2`: 10.0.0); not the official wheel's (`rocm`), which doctor treats apart.
 fn rocm_of<'a>(coverage: &'a Coverage, variant: &str) -> Option<&'a str> {
-    coverage
-        .variants
-        .iter()
-        .find(|v| v.name == variant)?
-        .builds
-        .iter()
-        .find_map(|b| b.amd.as_ref()?.rocm.as_deref())
-        .filter(|_| variant != "rocm")
+    amd_field(coverage, variant, |a| a.rocm.as_ref()).filter(|_| variant != "rocm")
 }
 
 /// A ROCm 10 family wheel (`rocm-rdna2`…): it carries its ROCm runtime and exactly its family's

@@ -612,39 +612,30 @@ fn pip_installs_from_the_index(out: &Path) {
         String::from_utf8_lossy(&out.stdout).trim().to_string()
     };
 
-    // file://, by local version.
-    let target = tempfile::tempdir().unwrap();
-    let mut args = target_args(target.path());
-    args.extend([
-        "--index-url".into(),
-        format!("file://{}/whl/cpu", out.display()),
-        "ctranslate2==4.7.1+cpu".into(),
-    ]);
-    let args: Vec<&str> = args.iter().map(String::as_str).collect();
-    let installed = pip(&args);
-    assert!(
-        installed.status.success(),
-        "{}",
-        common::stdout_and_stderr(&installed)
-    );
+    // file://, by local version: into a fresh folder, from the cpu index.
+    let install_from_cpu_index = |requirement: &str| {
+        let target = tempfile::tempdir().unwrap();
+        let mut args = target_args(target.path());
+        args.extend([
+            "--index-url".into(),
+            format!("file://{}/whl/cpu", out.display()),
+            requirement.to_string(),
+        ]);
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let installed = pip(&args);
+        assert!(
+            installed.status.success(),
+            "{}",
+            common::stdout_and_stderr(&installed)
+        );
+        target
+    };
+    let target = install_from_cpu_index("ctranslate2==4.7.1+cpu");
     assert_eq!(import(target.path()), "cpu 4.7.1+cpu");
 
     // The selector from the same index, as an app installs it, answering with this release's
     // variants only (its data block is the release's variants.json).
-    let selector = tempfile::tempdir().unwrap();
-    let mut args = target_args(selector.path());
-    args.extend([
-        "--index-url".into(),
-        format!("file://{}/whl/cpu", out.display()),
-        "ct2-variant-select==4.7.1".into(),
-    ]);
-    let args: Vec<&str> = args.iter().map(String::as_str).collect();
-    let installed = pip(&args);
-    assert!(
-        installed.status.success(),
-        "{}",
-        common::stdout_and_stderr(&installed)
-    );
+    let selector = install_from_cpu_index("ct2-variant-select==4.7.1");
     let answer = std::process::Command::new("python3")
         .args([
             "-c",
