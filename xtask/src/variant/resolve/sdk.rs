@@ -44,9 +44,11 @@ fn sdk_pip(
     match (&spec.pip_index, &spec.pip) {
         (None, None) => Ok(None),
         (Some(index), Some(pip)) => {
-            crate::release::pep503::check_base_url(&index.value).map_err(|why| {
-                files.error_at(index, format!("[sdk] pip-index of variant `{name}`: {why}"))
-            })?;
+            if let Some((why, note)) = crate::variant::download_url::index_problem(&index.value) {
+                return Err(files
+                    .error_at(index, format!("[sdk] pip-index of variant `{name}`: {why}"))
+                    .note(note));
+            }
             Ok(Some((index.value.clone(), pip.value.clone())))
         }
         (Some(at), None) | (None, Some(at)) => Err(files
