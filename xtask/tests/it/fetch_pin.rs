@@ -422,6 +422,11 @@ fn pin_downloads_again_when_a_url_changes() {
 /// The server, the `--mirror` flags, and the bytes of the two SDK wheels.
 type AmdIndex = (Server, Vec<String>, Arc<Vec<u8>>, Arc<Vec<u8>>);
 
+/// The GPU targets of the rocm variant (variants/rocm.toml).
+const ROCM_TARGETS: [&str; 8] = [
+    "gfx1030", "gfx1100", "gfx1101", "gfx1102", "gfx1150", "gfx1151", "gfx1200", "gfx1201",
+];
+
 fn amd_index(core_digest: Option<&str>) -> AmdIndex {
     amd_index_serving(core_digest, |archive| archive)
 }
@@ -473,6 +478,23 @@ fn amd_index_serving(
         "/amd/rocm/core/rocm_sdk_libraries-10.0.0-py3-none-win_amd64.whl",
         libraries.clone(),
     );
+    // One device wheel per target rocm keeps (`[variant.rocm.device-wheels]`).
+    for target in ROCM_TARGETS {
+        let file = format!("rocm_sdk_device_{target}-10.0.0-py3-none-win_amd64.whl");
+        let wheel = served(zip_of(target.as_bytes()));
+        server.serve(
+            &format!("/amd/rocm/whl-next/rocm-sdk-device-{target}/"),
+            Arc::new(
+                page(
+                    &file,
+                    &sha256(&wheel),
+                    &format!("rocm_sdk_device_{target}-10.0.0-py3-none-linux_x86_64.whl"),
+                )
+                .into_bytes(),
+            ),
+        );
+        server.serve(&format!("/amd/rocm/core/{file}"), wheel);
+    }
     server.serve(
         "/github/OpenNMT/CTranslate2/releases/download/v4.8.4/rocm-python-wheels-Windows.zip",
         served(zip_of(&bytes(40_000, 9))),
@@ -511,7 +533,7 @@ fn pin_finds_an_sdk_wheel_on_its_index_and_writes_its_url_and_pin() {
     assert!(
         matrix
             .stderr
-            .contains("rocm 4.8.4 windows-x86_64 py3.12: inputs not pinned yet: ctranslate2-wheels, rocm-sdk-core, rocm-sdk-libraries"),
+            .contains("rocm 4.8.4 windows-x86_64 py3.12: inputs not pinned yet: ctranslate2-wheels, device-gfx1030, device-gfx1100, device-gfx1101, device-gfx1102, device-gfx1150, device-gfx1151, device-gfx1200, device-gfx1201, rocm-sdk-core, rocm-sdk-libraries"),
         "{}",
         matrix.stderr
     );
@@ -547,12 +569,29 @@ fn pin_finds_an_sdk_wheel_on_its_index_and_writes_its_url_and_pin() {
             assert!(table.contains(&line), "`{line}` in {project}:\n{table}");
         }
     }
-    // Only the pins were added: every line of the file before is still there, in order.
-    let kept: Vec<&str> = text
-        .lines()
-        .filter(|l| before.lines().any(|b| b == *l))
-        .collect();
-    assert_eq!(kept, before.lines().collect::<Vec<_>>());
+    // Each device wheel got its own table beside [variant.rocm.device-wheels], for Windows.
+    let doc: toml_edit::DocumentMut = text.parse().unwrap();
+    for target in ROCM_TARGETS {
+        let table = &doc["variant"]["rocm"]["platform"]["windows-x86_64"]["inputs"]
+            [format!("device-{target}").as_str()];
+        assert_eq!(
+            table["url"].as_str(),
+            Some(format!("https://stable.repo.amd.com/rocm/core/rocm_sdk_device_{target}-10.0.0-py3-none-win_amd64.whl").as_str()),
+            "{text}"
+        );
+        assert_eq!(
+            table["package"].as_str(),
+            Some(format!("rocm-sdk-device-{target} 10.0.0").as_str())
+        );
+    }
+    // Only pins were added: every line of the file before is still there, in order.
+    let mut after = text.lines();
+    for line in before.lines() {
+        assert!(
+            after.any(|l| l == line),
+            "`{line}` is gone or moved:\n{text}"
+        );
+    }
 
     // The plan now names the wheels found, and the matrix takes rocm 4.8.4 in.
     let plan = xtask_in(
@@ -579,7 +618,7 @@ fn pin_finds_an_sdk_wheel_on_its_index_and_writes_its_url_and_pin() {
         &["matrix", "--ctranslate2", "4.8.4", "--json"],
     );
     assert_ok(&matrix);
-    assert!(matrix.stdout.contains("\"rocm\""), "{}", matrix.stdout);
+    assert!(matrix.stdout.contains("\"rocm\""), "{}", matrix.stderr);
     assert_eq!(
         server
             .hits("/amd/rocm/core/rocm_sdk_core-10.0.0-py3-none-win_amd64.whl")

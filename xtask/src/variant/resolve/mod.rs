@@ -316,12 +316,17 @@ pub(super) fn resolve(
     let build = source::build(catalog, name, &layer, &python, &inputs)?;
     let compiles = matches!(build, Build::FromSource(_));
     let gpu_targets = targets::gpu_targets(files, &layer, choices, compiles, &mut notes)?;
-    inputs.extend(inputs::device_wheels(
-        files,
-        &layer,
-        platform,
-        &gpu_targets,
-    )?);
+    // Device wheels: one per kept target, `pin` writing each its own table once found (which
+    // then stands for the generated one); a table for a target not kept is left out.
+    if layer.device_wheels.is_some() {
+        inputs.retain(|name, _| {
+            name.strip_prefix(inputs::DEVICE_INPUT_PREFIX)
+                .is_none_or(|t| gpu_targets.iter().any(|k| k == t))
+        });
+    }
+    for (name, input) in inputs::device_wheels(files, &layer, platform, &gpu_targets)? {
+        inputs.entry(name).or_insert(input);
+    }
     let sdk = sdk::sdk(files, name, layer.sdk.as_ref(), &inputs)?;
     let sdk_dir = match &choices.sdk_dir {
         Some(dir) => Some(sdk::sdk_dir(name, dir, sdk.is_some(), &inputs)?),
