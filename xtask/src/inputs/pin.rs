@@ -154,7 +154,9 @@ pub struct IndexWheel<'a> {
     pub platform: &'a str,
 }
 
-const DEVICE_INPUT_PREFIX: &str = "device-";
+/// The input name of a device wheel is this and its target (`device-gfx1100`); the variant
+/// files' `[device-wheels]` make them.
+pub const DEVICE_INPUT_PREFIX: &str = "device-";
 
 fn set_url_in(table: &mut dyn TableLike, wheel: &IndexWheel, url: &str, here: bool) -> bool {
     let mut changed = false;

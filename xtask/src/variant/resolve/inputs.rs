@@ -36,9 +36,9 @@ pub(super) fn declared(
         .collect()
 }
 
-/// The input name of the device wheel of `target`, and the `from` keyword that stands for all
-/// of them in `[bundle] data`.
-pub const DEVICE_INPUT_PREFIX: &str = "device-";
+/// The input name of the device wheel of `target` (`pin` writes its table by that name), and
+/// the `from` keyword that stands for all of them in `[bundle] data`.
+pub use crate::inputs::pin::DEVICE_INPUT_PREFIX;
 pub const DEVICE_WHEELS: &str = "device-wheels";
 
 /// `[device-wheels]` as one input per kept GPU target, `device-<target>`, found on the index
