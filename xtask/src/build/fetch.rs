@@ -6,6 +6,7 @@ use std::time::Instant;
 
 use anyhow::{Context, Result, bail};
 
+use super::index_page;
 use crate::inputs::cache::{Cache, Pin};
 use crate::inputs::download::{self, Fetched, Options, Request};
 use crate::inputs::payload::{self, Claim, Kind};
@@ -320,10 +321,8 @@ fn pin_from_index(
     options: &Options,
     files: &[PathBuf],
 ) -> Result<(Pinned, Vec<PathBuf>)> {
-    let (page_sha, _) = download::download_unpinned(cache, &input.name, &input.url, options)?;
-    let html = std::fs::read(cache.path_for(&page_sha))?;
-    let html = String::from_utf8_lossy(&html);
-    let link = super::index_page::find_wheel(
+    let html = index_page_text(&input.name, &input.url, options)?;
+    let link = index_page::find_wheel(
         &input.url,
         &html,
         &wheel.project,
@@ -355,6 +354,25 @@ fn pin_from_index(
     let written = pin::record_from_index(files, &found, &link.url, &pinned)?;
     eprintln!("{}: {} on {}", input.name, link.file, wheel.index);
     Ok((pinned, written))
+}
+
+/// The project page of an index, as text: at most [`index_page::MAX_PAGE_BYTES`], and UTF-8
+/// (a link read from other bytes would be another URL).
+fn index_page_text(input: &str, url: &str, options: &Options) -> Result<String> {
+    let accept = "application/vnd.pypi.simple.v1+html, text/html;q=0.1";
+    let body = download::get_small(url, options, index_page::MAX_PAGE_BYTES, accept)
+        .with_context(|| format!("input `{input}`: reading the index page {url}"))?
+        .with_context(|| {
+            format!("input `{input}`: {url} answered 404: the index has no page for this project")
+        })?;
+    String::from_utf8(body).map_err(|e| {
+        let at = e.utf8_error().valid_up_to();
+        anyhow::anyhow!(
+            "input `{input}`: {url} is not UTF-8 text (byte {:#04x} at offset {at}): a PEP 503 \
+             page is UTF-8 HTML, and a link read from other bytes would be another URL",
+            e.as_bytes()[at]
+        )
+    })
 }
 
 /// Refuses the download of `input` from `url` when it is not the kind of file it claims to

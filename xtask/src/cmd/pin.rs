@@ -7,6 +7,7 @@ use anyhow::Result;
 use crate::build::fetch::{self, PinAction};
 use crate::cli::DownloadArgs;
 use crate::inputs::cache::Cache;
+use crate::support::diagnostic::printable;
 use crate::support::workspace::Workspace;
 use crate::variant::Catalog;
 
@@ -44,7 +45,7 @@ pub fn run(
             }
             Err(e) => {
                 failed += 1;
-                eprintln!("error: {e:#}");
+                eprintln!("error: {}", printable(&format!("{e:#}")));
             }
         }
     }

@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
 
-use super::github::parse_gitmodules;
+use super::gitmodules;
 use super::unpack::{self, Unpacked, archive_commit};
 use crate::support::diagnostic::InputError;
 
@@ -149,7 +149,8 @@ fn check_gitmodules(tree: &Path, at: &str, part: &Part, paths: &[&str]) -> Resul
     };
     let file = crate::support::paths::join_slashed(tree, &format!("{prefix}.gitmodules"));
     let listed: BTreeSet<String> = match std::fs::read_to_string(&file) {
-        Ok(text) => parse_gitmodules(&text)
+        Ok(text) => gitmodules::parse(&text)
+            .map_err(|why| InputError::new(format!("{}: {why}", file.display())))?
             .into_iter()
             .map(|m| format!("{prefix}{}", m.path))
             .collect(),

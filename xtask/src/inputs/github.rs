@@ -82,48 +82,18 @@ impl ArchiveUrl {
     }
 }
 
-/// One `[submodule "…"]` section of a `.gitmodules` file.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct GitModule {
-    pub name: String,
-    pub path: String,
-    pub url: String,
-}
-
-/// The submodules `.gitmodules` lists (git-config syntax: sections, `key = value`, `#`/`;`
-/// comments, optional quotes); sections without a path are skipped.
-pub fn parse_gitmodules(text: &str) -> Vec<GitModule> {
-    let mut modules: Vec<GitModule> = Vec::new();
-    let mut current: Option<GitModule> = None;
-    let unquote = |v: &str| v.trim().trim_matches('"').to_string();
-    for line in text.lines() {
-        let line = line.trim();
-        if line.is_empty() || line.starts_with(['#', ';']) {
-            continue;
-        }
-        if let Some(section) = line.strip_prefix('[') {
-            modules.extend(current.take().filter(|m| !m.path.is_empty()));
-            let section = section.trim_end_matches(']').trim();
-            if let Some(name) = section.strip_prefix("submodule") {
-                current = Some(GitModule {
-                    name: unquote(name),
-                    path: String::new(),
-                    url: String::new(),
-                });
-            }
-            continue;
-        }
-        let (Some(module), Some((key, value))) = (current.as_mut(), line.split_once('=')) else {
-            continue;
-        };
-        match key.trim() {
-            "path" => module.path = unquote(value).trim_end_matches('/').to_string(),
-            "url" => module.url = unquote(value),
-            _ => {}
-        }
-    }
-    modules.extend(current.filter(|m| !m.path.is_empty()));
-    modules
+/// Whether `text` is `OWNER/REPO` as GitHub spells them: two parts of letters, digits, `-`,
+/// `_` and `.`, neither of them `.` or `..` (so that it stays one path in a URL).
+pub fn is_owner_repo(text: &str) -> bool {
+    let parts: Vec<&str> = text.split('/').collect();
+    parts.len() == 2
+        && parts.iter().all(|p| {
+            !p.is_empty()
+                && *p != "."
+                && *p != ".."
+                && p.bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || b"-_.".contains(&b))
+        })
 }
 
 /// `OWNER/REPO` of a GitHub git URL (`https://github.com/O/R(.git)`, `git@github.com:O/R.git`).
@@ -134,11 +104,37 @@ pub fn github_repo(url: &str) -> Option<String> {
         .or_else(|| url.strip_prefix("git@github.com:"))
         .or_else(|| url.strip_prefix("ssh://git@github.com/"))?;
     let rest = rest.trim_end_matches('/');
-    let rest = rest.strip_suffix(".git").unwrap_or(rest);
-    let mut parts = rest.split('/');
-    let (owner, repo) = (parts.next()?, parts.next()?);
-    (parts.next().is_none() && !owner.is_empty() && !repo.is_empty())
-        .then(|| format!("{owner}/{repo}"))
+    let repo = rest.strip_suffix(".git").unwrap_or(rest);
+    is_owner_repo(repo).then(|| repo.to_string())
+}
+
+/// The repository a submodule's `url` names, a relative one (`../other.git`) resolved against
+/// its parent's `https://github.com/<parent>` as git resolves it; `Err` says why it is none
+/// on github.com.
+pub fn submodule_repo(parent: &str, url: &str) -> Result<String, String> {
+    let not_github = || format!("`{}` is not a repository on github.com", url.escape_debug());
+    if !(url.starts_with("./") || url.starts_with("../")) {
+        return github_repo(url).ok_or_else(not_github);
+    }
+    let mut base: Vec<&str> = parent.split('/').collect();
+    let mut rest = url;
+    loop {
+        if let Some(after) = rest.strip_prefix("./") {
+            rest = after;
+        } else if let Some(after) = rest.strip_prefix("../") {
+            if base.pop().is_none() {
+                return Err(format!(
+                    "`{}`, relative to https://github.com/{parent}, leads off github.com",
+                    url.escape_debug()
+                ));
+            }
+            rest = after;
+        } else {
+            break;
+        }
+    }
+    base.push(rest);
+    github_repo(&format!("https://github.com/{}", base.join("/"))).ok_or_else(not_github)
 }
 
 /// A tag read through the API: its commit and every submodule, nested ones after their parent.
@@ -164,10 +160,16 @@ pub struct TagSubmodule {
 const API: &str = "https://api.github.com/repos";
 /// No API answer this tool reads is near this size.
 const MAX_ANSWER: u64 = 4 << 20;
+/// Submodules nested deeper than this, or more of them in all, are not read: real trees
+/// stay far below (CTranslate2 4.8 has 9, two levels), and a server inventing new ones at
+/// every answer would otherwise be asked forever.
+const MAX_DEPTH: usize = 8;
+const MAX_SUBMODULES: usize = 100;
 
 /// The tag's commit, `.gitmodules` and gitlinks, recursively, from the GitHub REST API
 /// (through the download code: mirrors and the URL policy apply). A tag the API does not
-/// know is an [`InputError`] naming it.
+/// know, or whose submodules cannot be taken (see [`refused`]), is an [`InputError`]; an
+/// answer that is not what the API answers is an error of the server.
 pub fn read_tag(repo: &str, tag: &str, options: &Options) -> Result<TagSource> {
     let commits_url = format!("{API}/{repo}/commits/{tag}");
     let answer = get_json(&commits_url, options)?.ok_or_else(|| {
@@ -185,7 +187,12 @@ pub fn read_tag(repo: &str, tag: &str, options: &Options) -> Result<TagSource> {
         .map(|a| a.top_folder())
         .context("the tag archive URL has the documented form")?;
     let mut submodules = Vec::new();
-    walk(repo, &commit, "", options, &mut submodules, 0)?;
+    let mut above = vec![Above {
+        repo: repo.to_string(),
+        commit: commit.clone(),
+        path: String::new(),
+    }];
+    walk(options, &mut above, &mut submodules)?;
     Ok(TagSource {
         repo: repo.to_string(),
         tag: tag.to_string(),
@@ -196,75 +203,148 @@ pub fn read_tag(repo: &str, tag: &str, options: &Options) -> Result<TagSource> {
     })
 }
 
-/// Appends the submodules of `repo` at `reference` (below `prefix`), then theirs.
-fn walk(
-    repo: &str,
-    reference: &str,
-    prefix: &str,
-    options: &Options,
-    out: &mut Vec<TagSubmodule>,
-    depth: usize,
-) -> Result<()> {
-    anyhow::ensure!(
-        depth < 8,
-        "submodules nested more than 8 deep below {repo}: a loop?"
-    );
-    let gitmodules_url = format!("{API}/{repo}/contents/.gitmodules?ref={reference}");
+/// A repository at a commit on the way down to a submodule, and its path in the tree ("" for
+/// the tag's).
+struct Above {
+    repo: String,
+    commit: String,
+    path: String,
+}
+
+/// A tag whose submodules the tool will not take, as the API's well-formed answers say: the
+/// same answers would come again, so the tag (or the source) is what must change.
+fn refused(message: String) -> anyhow::Error {
+    InputError::new(message)
+        .note(
+            "nothing was written; a github-tag source takes submodules on github.com, inside \
+             the tree, as git reads its .gitmodules",
+        )
+        .note(
+            "bump another tag, or give an archive that carries the submodules with --source \
+             (e.g. the ct2rs crate)",
+        )
+        .into()
+}
+
+/// Appends the submodules of the last of `above` (its repository at its commit), then
+/// theirs, depth first.
+fn walk(options: &Options, above: &mut Vec<Above>, out: &mut Vec<TagSubmodule>) -> Result<()> {
+    let parent = above.last().expect("the tag is above every submodule");
+    let (repo, reference) = (parent.repo.clone(), parent.commit.clone());
+    let prefix = match parent.path.as_str() {
+        "" => String::new(),
+        path => format!("{path}/"),
+    };
+    let gitmodules_url = contents_url(&repo, ".gitmodules", &reference);
     let Some(answer) = get_json(&gitmodules_url, options)? else {
         return Ok(());
     };
     let text = file_content(&answer, &gitmodules_url)?;
-    for module in parse_gitmodules(&text) {
+    let modules = crate::inputs::gitmodules::parse(&text)
+        .map_err(|why| refused(format!("{gitmodules_url}: .gitmodules {why}")))?;
+    if !modules.is_empty() && above.len() > MAX_DEPTH {
+        return Err(refused(format!(
+            "{gitmodules_url}: submodules nested more than {MAX_DEPTH} deep below {}",
+            above[0].repo
+        )));
+    }
+    if out.len() + modules.len() > MAX_SUBMODULES {
+        return Err(refused(format!(
+            "{gitmodules_url}: more than {MAX_SUBMODULES} submodules below {}",
+            above[0].repo
+        )));
+    }
+    for module in modules {
+        let at = |key: &str, line: usize| {
+            format!(
+                "{gitmodules_url}: .gitmodules line {line}: submodule.{}.{key}",
+                module.name.escape_debug()
+            )
+        };
         crate::support::safe_path::check_nonempty(&module.path).map_err(|why| {
-            anyhow::anyhow!(
-                "{gitmodules_url}: submodule path `{}` is not allowed: {why}",
+            refused(format!(
+                "{} `{}` is not allowed: {why}",
+                at("path", module.path_line),
                 module.path.escape_debug()
-            )
+            ))
         })?;
-        let sub_repo = github_repo(&module.url).ok_or_else(|| {
-            anyhow::anyhow!(
-                "{gitmodules_url}: submodule `{}` has the URL `{}`, not a github.com repository; \
-                 a github-tag source takes GitHub archives only",
-                module.path,
-                module.url
-            )
-        })?;
-        let link_url = format!("{API}/{repo}/contents/{}?ref={reference}", module.path);
-        let link = get_json(&link_url, options)?.ok_or_else(|| {
-            anyhow::anyhow!(
-                "{link_url} answered 404: .gitmodules lists `{}` but the tree has no gitlink there",
-                module.path
-            )
-        })?;
-        if link.get("type").and_then(|t| t.as_str()) != Some("submodule") {
-            anyhow::bail!(
-                "{link_url}: `{}` is not a submodule (type {}), though .gitmodules lists it",
-                module.path,
-                link.get("type").unwrap_or(&serde_json::Value::Null)
-            );
-        }
-        let commit = sha_of(&link, &link_url)?;
         let path = format!("{prefix}{}", module.path);
+        if out.iter().any(|s| s.path == path) {
+            return Err(refused(format!(
+                "{}: the path `{}` is given twice",
+                at("path", module.path_line),
+                path.escape_debug()
+            )));
+        }
+        let sub_repo = submodule_repo(&repo, &module.url)
+            .map_err(|why| refused(format!("{}: {why}", at("url", module.url_line))))?;
+        let commit = gitlink(&repo, &reference, &module.path, options)?;
+        if let Some(same) = above
+            .iter()
+            .find(|a| a.repo == sub_repo && a.commit == commit)
+        {
+            return Err(refused(format!(
+                "submodule `{}` is {sub_repo} at {commit}, which {} above it already is: a \
+                 cycle of gitlinks (git cannot make one)",
+                path.escape_debug(),
+                match same.path.as_str() {
+                    "" => "the tag".to_string(),
+                    other => format!("`{}`", other.escape_debug()),
+                }
+            )));
+        }
         out.push(TagSubmodule {
             path: path.clone(),
             repo: sub_repo.clone(),
             url: commit_archive_url(&sub_repo, &commit),
             commit: commit.clone(),
         });
-        walk(
-            &sub_repo,
-            &commit,
-            &format!("{path}/"),
-            options,
-            out,
-            depth + 1,
-        )?;
+        above.push(Above {
+            repo: sub_repo,
+            commit,
+            path,
+        });
+        walk(options, above, out)?;
+        above.pop();
     }
     Ok(())
 }
 
+/// The commit the gitlink at `path` of `repo` at `reference` records.
+fn gitlink(repo: &str, reference: &str, path: &str, options: &Options) -> Result<String> {
+    let link_url = contents_url(repo, path, reference);
+    let link = get_json(&link_url, options)?.ok_or_else(|| {
+        refused(format!(
+            "{link_url} answered 404: .gitmodules lists `{}` but the tree has no gitlink there",
+            path.escape_debug()
+        ))
+    })?;
+    if link.get("type").and_then(|t| t.as_str()) != Some("submodule") {
+        return Err(refused(format!(
+            "{link_url}: `{}` is not a submodule (type {}), though .gitmodules lists it",
+            path.escape_debug(),
+            link.get("type").unwrap_or(&serde_json::Value::Null)
+        )));
+    }
+    sha_of(&link, &link_url)
+}
+
+/// `{API}/{repo}/contents/{path}?ref={reference}`, each byte of the path other than letters,
+/// digits, `-._~` and `/` percent-encoded: a `?`, `#` or `%` in a path stays in the path.
+fn contents_url(repo: &str, path: &str, reference: &str) -> String {
+    let path: String = path
+        .bytes()
+        .map(|b| match b {
+            b if b.is_ascii_alphanumeric() || b"-._~/".contains(&b) => char::from(b).to_string(),
+            b => format!("%{b:02X}"),
+        })
+        .collect();
+    format!("{API}/{repo}/contents/{path}?ref={reference}")
+}
+
 fn get_json(url: &str, options: &Options) -> Result<Option<serde_json::Value>> {
-    let Some(body) = download::get_small(url, options, MAX_ANSWER)? else {
+    let Some(body) = download::get_small(url, options, MAX_ANSWER, "application/vnd.github+json")?
+    else {
         return Ok(None);
     };
     let value =
@@ -284,6 +364,11 @@ fn file_content(answer: &serde_json::Value, url: &str) -> Result<String> {
         .get("content")
         .and_then(|c| c.as_str())
         .with_context(|| format!("{url}: the answer has no `content`"))?;
+    let encoding = answer.get("encoding").unwrap_or(&serde_json::Value::Null);
+    anyhow::ensure!(
+        encoding == "base64",
+        "{url}: the answer's `encoding` is {encoding}, not \"base64\""
+    );
     let bytes =
         base64_decode(encoded).with_context(|| format!("{url}: `content` is not base64"))?;
     String::from_utf8(bytes).with_context(|| format!("{url}: `content` is not UTF-8"))
@@ -337,16 +422,38 @@ mod tests {
     }
 
     #[test]
-    fn gitmodules_and_git_urls_are_read() {
-        let text = "[submodule \"third_party/ruy\"]\n\tpath = third_party/ruy\n\turl = https://github.com/google/ruy.git\n# c\n[submodule \"x\"]\n\tpath = \"a/b\"\n\turl = git@github.com:o/r.git\n[core]\n\tpath = no\n";
-        let m = parse_gitmodules(text);
-        assert_eq!(m.len(), 2);
-        assert_eq!(m[0].path, "third_party/ruy");
-        assert_eq!(github_repo(&m[0].url).as_deref(), Some("google/ruy"));
-        assert_eq!(m[1].path, "a/b");
-        assert_eq!(github_repo(&m[1].url).as_deref(), Some("o/r"));
-        assert!(parse_gitmodules("").is_empty());
-        assert_eq!(github_repo("https://gitlab.com/o/r.git"), None);
+    fn git_urls_name_their_github_repository() {
+        assert_eq!(
+            github_repo("https://github.com/google/ruy.git").as_deref(),
+            Some("google/ruy")
+        );
+        assert_eq!(
+            github_repo("git@github.com:o/r.git").as_deref(),
+            Some("o/r")
+        );
+        for bad in [
+            "https://gitlab.com/o/r.git",
+            "https://github.com/o/../r",
+            "https://github.com/o/r?x=1",
+            "https://github.com/o/r/tree",
+            "https://github.com.evil.example/o/r",
+            "file:///srv/o/r",
+        ] {
+            assert_eq!(github_repo(bad), None, "{bad}");
+        }
+        let parent = "OpenNMT/CTranslate2";
+        assert_eq!(
+            submodule_repo(parent, "../x.git").as_deref(),
+            Ok("OpenNMT/x")
+        );
+        assert_eq!(submodule_repo(parent, "./../../o/r").as_deref(), Ok("o/r"));
+        for bad in ["../../../x.git", "./x", "../../o/..", "../"] {
+            assert!(submodule_repo(parent, bad).is_err(), "{bad}");
+        }
+        assert_eq!(
+            contents_url("o/r", "a b/c?d#e%", "ff"),
+            format!("{API}/o/r/contents/a%20b/c%3Fd%23e%25?ref=ff")
+        );
     }
 
     #[test]

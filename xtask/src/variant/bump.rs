@@ -156,15 +156,7 @@ fn check_source(request: &BumpRequest) -> Result<(), InputError> {
             )
             .note("give one of them"));
         }
-        let repo_ok = from_tag.repo.split('/').count() == 2
-            && from_tag.repo.split('/').all(|p| {
-                !p.is_empty()
-                    && p != "."
-                    && p != ".."
-                    && p.bytes()
-                        .all(|b| b.is_ascii_alphanumeric() || b"-_.".contains(&b))
-            });
-        if !repo_ok {
+        if !github::is_owner_repo(&from_tag.repo) {
             return Err(InputError::new(format!(
                 "--repo `{}` is not OWNER/REPO",
                 from_tag.repo.escape_debug()

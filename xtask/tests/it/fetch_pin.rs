@@ -18,7 +18,7 @@ const ONEDNN_URL_PATH: &str = "/crates/onednn-src/onednn-src-0.1.0.crate";
 const CT2_SHA: &str = "616201b950832f4dd5fe95fd34fb557e3187233641235a5bb98f9432fe513bb1";
 const ONEDNN_SHA: &str = "c9422f8af979ab9dca0fc4b58677897208c591a7dddb34bd3bf3963aa4255f21";
 
-fn bytes(len: usize, seed: u8) -> Arc<Vec<u8>> {
+pub(crate) fn bytes(len: usize, seed: u8) -> Arc<Vec<u8>> {
     Arc::new(
         (0..len)
             .map(|i| {
@@ -42,7 +42,7 @@ fn crate_of(data: &[u8]) -> Arc<Vec<u8>> {
 }
 
 /// A real zip (a wheel, a release asset) holding `data`.
-fn zip_of(data: &[u8]) -> Arc<Vec<u8>> {
+pub(crate) fn zip_of(data: &[u8]) -> Arc<Vec<u8>> {
     use std::io::Write;
     let mut zip = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
     let options = zip::write::SimpleFileOptions::default();
@@ -51,7 +51,7 @@ fn zip_of(data: &[u8]) -> Arc<Vec<u8>> {
     Arc::new(zip.finish().unwrap().into_inner())
 }
 
-fn sha256(data: &[u8]) -> String {
+pub(crate) fn sha256(data: &[u8]) -> String {
     xtask::inputs::cache::hex(&Sha256::digest(data))
 }
 
@@ -420,7 +420,7 @@ fn pin_downloads_again_when_a_url_changes() {
 /// project (links relative to the page, with `#sha256=` as TheRock's index pages give them)
 /// and the official zip. Returns the server, the mirror flags and the two SDK wheels' bytes.
 /// The server, the `--mirror` flags, and the bytes of the two SDK wheels.
-type AmdIndex = (Server, Vec<String>, Arc<Vec<u8>>, Arc<Vec<u8>>);
+pub(crate) type AmdIndex = (Server, Vec<String>, Arc<Vec<u8>>, Arc<Vec<u8>>);
 
 /// The GPU targets of the rocm variant (variants/rocm.toml).
 const ROCM_TARGETS: [&str; 8] = [
@@ -432,7 +432,7 @@ fn amd_index(core_digest: Option<&str>) -> AmdIndex {
 }
 
 /// [`amd_index`], each archive served as `served` makes it (the pages list what is served).
-fn amd_index_serving(
+pub(crate) fn amd_index_serving(
     core_digest: Option<&str>,
     served: impl Fn(Arc<Vec<u8>>) -> Arc<Vec<u8>>,
 ) -> AmdIndex {
@@ -508,7 +508,7 @@ fn amd_index_serving(
     (server, mirrors, core, libraries)
 }
 
-fn pin_rocm_484(scratch: &Scratch, cache: &str, mirrors: &[String]) -> Run {
+pub(crate) fn pin_rocm_484(scratch: &Scratch, cache: &str, mirrors: &[String]) -> Run {
     let mut args = vec![
         "--cache-dir",
         cache,
@@ -656,7 +656,7 @@ fn an_index_whose_digest_differs_from_the_download_pins_nothing_for_that_wheel()
 }
 
 /// The variant files and the lock, byte for byte, to compare after a refused `pin`.
-fn pinned_files(scratch: &Scratch) -> Vec<(String, Vec<u8>)> {
+pub(crate) fn pinned_files(scratch: &Scratch) -> Vec<(String, Vec<u8>)> {
     let mut files = Vec::new();
     for dir in ["variants", "variants/ctranslate2"] {
         for entry in std::fs::read_dir(scratch.path().join(dir)).unwrap() {

@@ -155,7 +155,7 @@ pub(super) fn redirect_target(url: &str, from: &str, to: String) -> String {
 
 /// Text from the server (a header value, a URL it named), for a message: escaped, and cut
 /// when long.
-pub(super) fn shown(value: &[u8]) -> String {
+pub fn shown(value: &[u8]) -> String {
     const MOST: usize = 200;
     let text = String::from_utf8_lossy(value);
     let mut shown: String = text

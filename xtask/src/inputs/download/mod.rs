@@ -17,7 +17,8 @@
 //! - `pace.rs`: whether a download is getting anywhere, across its attempts
 //! - `progress.rs`: bars on a terminal, plain lines otherwise
 //! - `error.rs`: `FetchError` with its hints, and `describe` for any error chain
-//! - `small.rs`: small answers (API JSON) read into memory under the same URL policy
+//! - `small.rs`: small answers (API JSON, index pages) read into memory under the same URL
+//!   policy, with a cap
 
 mod body;
 mod error;
@@ -44,9 +45,9 @@ use error::{combine, input, io_error};
 use progress::ProgressSink;
 use worker::{Failure, Target, Worker};
 
-pub use error::{FetchError, Missing, describe};
+pub use error::{FetchError, Missing, describe, shown};
 pub use small::get_small;
-pub use url_policy::{ANY_HOST, effective_url};
+pub use url_policy::{ANY_HOST, effective_url, is_loopback};
 
 #[derive(Debug, Clone)]
 pub struct Options {

@@ -78,7 +78,7 @@ pub(super) fn redirect_refusal(to: &Url, allow_http: bool) -> Option<String> {
 }
 
 /// 127.0.0.0/8, ::1 and `localhost`.
-pub(super) fn is_loopback(url: &Url) -> bool {
+pub fn is_loopback(url: &Url) -> bool {
     let Some(host) = url.host_str() else {
         return false;
     };

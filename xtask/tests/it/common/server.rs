@@ -95,6 +95,8 @@ pub type Handler = Arc<dyn Fn(&Hit, usize) -> Reply + Send + Sync>;
 pub struct Server {
     pub port: u16,
     routes: Arc<Mutex<HashMap<String, Handler>>>,
+    /// What answers a path no route names (404 when none).
+    fallback: Arc<Mutex<Option<Handler>>>,
     hits: Arc<Mutex<Vec<Hit>>>,
     stop: Arc<AtomicBool>,
 }
@@ -104,22 +106,24 @@ impl Server {
         let listener = TcpListener::bind("127.0.0.1:0").expect("bind a loopback port");
         let port = listener.local_addr().unwrap().port();
         let routes: Arc<Mutex<HashMap<String, Handler>>> = Arc::default();
+        let fallback: Arc<Mutex<Option<Handler>>> = Arc::default();
         let hits: Arc<Mutex<Vec<Hit>>> = Arc::default();
         let stop = Arc::new(AtomicBool::new(false));
-        let (r, h, s) = (routes.clone(), hits.clone(), stop.clone());
+        let (r, f, h, s) = (routes.clone(), fallback.clone(), hits.clone(), stop.clone());
         thread::spawn(move || {
             for stream in listener.incoming() {
                 if s.load(Ordering::SeqCst) {
                     break;
                 }
                 let Ok(stream) = stream else { continue };
-                let (r, h) = (r.clone(), h.clone());
-                thread::spawn(move || serve(stream, &r, &h));
+                let (r, f, h) = (r.clone(), f.clone(), h.clone());
+                thread::spawn(move || serve(stream, &r, &f, &h));
             }
         });
         Server {
             port,
             routes,
+            fallback,
             hits,
             stop,
         }
@@ -143,6 +147,11 @@ impl Server {
             .lock()
             .unwrap()
             .insert(path.to_string(), Arc::new(handler));
+    }
+
+    /// What answers every path no route names.
+    pub fn fallback(&self, handler: impl Fn(&Hit, usize) -> Reply + Send + Sync + 'static) {
+        *self.fallback.lock().unwrap() = Some(Arc::new(handler));
     }
 
     /// The same reply to every request for `path`.
@@ -169,7 +178,12 @@ impl Drop for Server {
     }
 }
 
-fn serve(stream: TcpStream, routes: &Mutex<HashMap<String, Handler>>, hits: &Mutex<Vec<Hit>>) {
+fn serve(
+    stream: TcpStream,
+    routes: &Mutex<HashMap<String, Handler>>,
+    fallback: &Mutex<Option<Handler>>,
+    hits: &Mutex<Vec<Hit>>,
+) {
     let mut reader = BufReader::new(stream.try_clone().unwrap());
     let mut request_line = String::new();
     if reader.read_line(&mut request_line).unwrap_or(0) == 0 {
@@ -195,7 +209,12 @@ fn serve(stream: TcpStream, routes: &Mutex<HashMap<String, Handler>>, hits: &Mut
         }
     }
     let hit = Hit { path, range_start };
-    let handler = routes.lock().unwrap().get(&hit.path).cloned();
+    let handler = routes
+        .lock()
+        .unwrap()
+        .get(&hit.path)
+        .cloned()
+        .or_else(|| fallback.lock().unwrap().clone());
     let nth = {
         let mut hits = hits.lock().unwrap();
         let nth = hits.iter().filter(|h| h.path == hit.path).count();
