@@ -480,6 +480,22 @@ mod tests {
         }
         let loopback = format!("<a href=\"http://127.0.0.1:8080/{file}\">x</a>");
         assert!(find(&loopback, Platform::WindowsX86_64).is_ok());
+        // An index given as http may link its own files over http, not another host's.
+        let page = "http://index.example/simple/rocm-sdk-core/";
+        for (href, ok) in [
+            (format!("/files/{file}"), true),
+            (format!("http://other.example/{file}"), false),
+        ] {
+            let html = format!("<a href=\"{href}\">x</a>");
+            let found = find_wheel(
+                page,
+                &html,
+                "rocm-sdk-core",
+                "10.0.0",
+                Platform::WindowsX86_64,
+            );
+            assert_eq!(found.is_ok(), ok, "{href}: {found:?}");
+        }
     }
 
     /// One file linked twice with other digests is ambiguous; the same link twice is not.

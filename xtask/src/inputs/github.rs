@@ -167,9 +167,11 @@ const MAX_DEPTH: usize = 8;
 const MAX_SUBMODULES: usize = 100;
 
 /// The tag's commit, `.gitmodules` and gitlinks, recursively, from the GitHub REST API
-/// (through the download code: mirrors and the URL policy apply). A tag the API does not
-/// know, or whose submodules cannot be taken (see [`refused`]), is an [`InputError`]; an
-/// answer that is not what the API answers is an error of the server.
+/// (through the download code: mirrors and the URL policy apply). `commits/{tag}` answers
+/// the commit an annotated tag, or a chain of them, points to: no tag object is followed
+/// here, so a chain cannot loop (a redirect loop ends as any does). A tag the API does not
+/// know, or whose submodules cannot be taken (`refused`), is an [`InputError`]; an answer
+/// that is not what the API answers is an error of the server.
 pub fn read_tag(repo: &str, tag: &str, options: &Options) -> Result<TagSource> {
     let commits_url = format!("{API}/{repo}/commits/{tag}");
     let answer = get_json(&commits_url, options)?.ok_or_else(|| {

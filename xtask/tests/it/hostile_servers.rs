@@ -25,9 +25,9 @@ const CORE_PAGE_PATH: &str = "/amd/rocm/whl-next/rocm-sdk-core/";
 const CORE_WHEEL: &str = "rocm_sdk_core-10.0.0-py3-none-win_amd64.whl";
 const VERSION_FILE: &str = "variants/ctranslate2/4.8.4.toml";
 
-/// `pin` of rocm 4.8.4 against the loopback AMD index of `fetch_pin`, its rocm-sdk-core page
-/// answered by `page` (given the core wheel's sha256), for one GPU target. The index also serves the core wheel
-/// at `https://files.example.org/core/…`, another host. Returns the run and the scratch.
+/// `pin` of rocm 4.8.4 (one GPU target) against the loopback AMD index of `fetch_pin`, its
+/// rocm-sdk-core page answered by `page` (given the core wheel's sha256). The index also
+/// serves the core wheel as `https://files.example.org/core/…`, another host.
 fn pin_with_core_page(page: impl Fn(&str) -> Reply + Send + Sync + 'static) -> (Run, Scratch) {
     let scratch = Scratch::new();
     // One GPU target, one device wheel: the run stays short.
@@ -52,6 +52,17 @@ fn pin_with_core_page(page: impl Fn(&str) -> Reply + Send + Sync + 'static) -> (
 
 fn html(body: String) -> Reply {
     Reply::ok(Arc::new(body.into_bytes())).header("Content-Type", "text/html")
+}
+
+/// Neither the rocm-sdk-core table nor the lock got a pin for the core wheel.
+fn assert_core_unpinned(scratch: &Scratch) {
+    assert_eq!(core_url(scratch), None);
+    let lock =
+        std::fs::read_to_string(scratch.path().join("variants/pins.lock")).unwrap_or_default();
+    assert!(
+        !lock.contains(CORE_PAGE) && !lock.contains(CORE_WHEEL),
+        "{lock}"
+    );
 }
 
 /// The `url` pin wrote into the rocm-sdk-core table, if it wrote one.
@@ -151,7 +162,7 @@ fn pin_refuses_a_wheel_linked_outside_https_naming_the_page_and_the_link() {
         for needle in [CORE_PAGE, href.as_str(), why] {
             assert!(line.contains(needle), "`{needle}` not in: {line}");
         }
-        assert_eq!(core_url(&scratch), None, "{href}");
+        assert_core_unpinned(&scratch);
     }
 }
 
@@ -179,7 +190,7 @@ fn pin_refuses_two_digests_for_one_file_and_links_to_another_project() {
             run.stderr
         );
     }
-    assert_eq!(core_url(&scratch), None);
+    assert_core_unpinned(&scratch);
 
     let (run, scratch) = pin_with_core_page(move |sha| {
         html(format!(
@@ -196,7 +207,7 @@ fn pin_refuses_two_digests_for_one_file_and_links_to_another_project() {
         "{}",
         run.stderr
     );
-    assert_eq!(core_url(&scratch), None);
+    assert_core_unpinned(&scratch);
 }
 
 /// Names a page gives, with control characters in them, reach the terminal escaped.
@@ -240,7 +251,7 @@ fn a_page_that_is_not_utf8_is_refused_naming_the_page() {
             run.stderr
         );
     }
-    assert_eq!(core_url(&scratch), None);
+    assert_core_unpinned(&scratch);
 }
 
 /// 10,000 links are read in bounded time; a page that never ends is cut at the cap.
@@ -278,7 +289,7 @@ fn a_page_of_ten_thousand_links_is_read_and_an_endless_page_is_cut_at_the_cap() 
             run.stderr
         );
     }
-    assert_eq!(core_url(&scratch), None);
+    assert_core_unpinned(&scratch);
 }
 
 /// A page that is missing, fails, or redirects in a loop: exit 1 naming it, at once.
@@ -305,7 +316,7 @@ fn a_missing_failing_or_looping_page_fails_naming_it() {
             .find(|l| l.starts_with("error: input `rocm-sdk-core`"))
             .unwrap_or_else(|| panic!("no error for rocm-sdk-core:\n{}", run.stderr));
         assert!(line.contains(needle), "`{needle}` not in: {line}");
-        assert_eq!(core_url(&scratch), None);
+        assert_core_unpinned(&scratch);
         assert!(started.elapsed() < Duration::from_secs(10));
     }
 }
@@ -583,6 +594,7 @@ fn submodule_urls_off_github_are_refused_and_relative_ones_resolved() {
         "https://github.com/google/x?ref=main",
         "../../../x.git",
         "./x",
+        "https://evil.example/\u{1b}[2J\u{7}",
     ] {
         let server = github_with(
             &format!("[submodule \"x\"]\n\tpath = third_party/x\n\turl = {url}\n"),
@@ -593,7 +605,11 @@ fn submodule_urls_off_github_are_refused_and_relative_ones_resolved() {
             &scratch,
             &run,
             2,
-            &["contents/.gitmodules", "submodule.x.url", url],
+            &[
+                "contents/.gitmodules",
+                "submodule.x.url",
+                &url.escape_debug().to_string(),
+            ],
         );
     }
     for (url, repo) in [
