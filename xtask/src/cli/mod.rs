@@ -133,7 +133,10 @@ pub enum Command {
                       changing the tree. Without --check, apply it to --source DIR: all or \
                       nothing, and a tree that already has the series is left as it is. A patch \
                       that does not apply is reported with its file, hunk, the lines it expected \
-                      and the lines the file has.",
+                      and the lines the file has. A patch that is no well-formed unified diff (a \
+                      hunk whose body does not match the counts in its header, a file with no \
+                      hunk, a hunk that changes nothing) is bad input naming its file and line, \
+                      refused before anything is fetched or changed.",
         after_help = "Examples:\n  cargo xtask patch --check --variant rocm-gfx1010\n  \
                       cargo xtask patch --check --variant rocm-gfx1010 --source ~/src/CTranslate2\n  \
                       cargo xtask patch --variant rocm-gfx1010 --source ~/src/CTranslate2\n\n\

@@ -1,6 +1,6 @@
 //! `patch`: check (or apply) a variant's patch series against CTranslate2's source.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::Result;
@@ -8,10 +8,14 @@ use anyhow::Result;
 use super::make_plan;
 use crate::cli::{DownloadArgs, PatchArgs, Selection};
 use crate::inputs::cache::Cache;
+use crate::support::diagnostic::InputError;
 use crate::support::workspace::Workspace;
 use crate::{build::fetch, plan};
 
 pub fn run(workspace: &Workspace, args: PatchArgs) -> Result<ExitCode> {
+    if let Some(dir) = &args.source {
+        source_folder(dir)?;
+    }
     let selection = Selection {
         platform: args.platform,
         ctranslate2: args.ctranslate2,
@@ -21,6 +25,22 @@ pub fn run(workspace: &Workspace, args: PatchArgs) -> Result<ExitCode> {
     patch_command(workspace, &plan, args.check, args.source, &args.download)
 }
 
+/// `--source` must be a folder: checked before the plan is made or anything is written.
+fn source_folder(dir: &Path) -> Result<(), InputError> {
+    let why = match std::fs::metadata(dir) {
+        Ok(meta) if meta.is_dir() => return Ok(()),
+        Ok(_) => "is not a folder".to_string(),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => "does not exist".to_string(),
+        Err(e) => format!("cannot be read: {e}"),
+    };
+    Err(InputError::new(format!(
+        "--source {} {why}",
+        crate::support::paths::shown(dir)
+    ))
+    .note("give the CTranslate2 source tree to patch (a folder); with --check, leave --source out to use the pinned source"))
+}
+
+/// `source`, when given, is a folder ([`run`] checks it first).
 pub fn patch_command(
     workspace: &Workspace,
     plan: &plan::Plan,
@@ -34,7 +54,7 @@ pub fn patch_command(
         } => Some((series.clone(), patches.clone())),
         _ => None,
     }) else {
-        return Err(crate::support::diagnostic::InputError::new(format!(
+        return Err(InputError::new(format!(
             "variant `{}` has no patch series (`patches = \"…/series\"` in its variant file)",
             plan.variant
         ))
@@ -47,8 +67,7 @@ pub fn patch_command(
     std::fs::write(&log, "")?;
     let unpacked;
     let tree = match source {
-        Some(dir) if dir.is_dir() => dir,
-        Some(dir) => anyhow::bail!("--source {} is not a folder", dir.display()),
+        Some(dir) => dir,
         None => {
             unpacked = pinned_source(workspace, plan, download)?;
             unpacked.path().join("ctranslate2")

@@ -28,6 +28,7 @@ mod install_sdk;
 mod network;
 mod pages;
 mod patch_check;
+mod patch_hostile;
 mod patch_safety;
 mod plan;
 mod readme;

@@ -1,7 +1,8 @@
 //! Hostile patch files and source trees for `cargo xtask patch`: a symbolic link in the tree
 //! is never followed (exit 2, nothing written), numbers in hunk headers never overflow, and
 //! a few hundred random and mutated unified diffs (`CT2V_FUZZ_CASES`, default 300) are
-//! parsed and applied to a small tree without a panic or a write outside it. A failing fuzz
+//! parsed and applied to a small tree without a panic or a write outside it, and none whose
+//! hunk bodies do not match their counts (a mutated count, a doubled line) is applied. A failing fuzz
 //! case is printed with its mutations and saved under `target/tmp/patch-fuzz-failures/`.
 
 use crate::common;
@@ -444,6 +445,53 @@ fn case(rng: &mut Rng, seeds: &[String]) -> (Vec<u8>, String) {
     (bytes, said.join("; "))
 }
 
+/// The first hunk of `text` whose body does not match the counts in its header, read as git
+/// reads one: by the counts it must not end early, and after them (blank lines and `\ No
+/// newline` aside) it must not go on with a ` `, `+` or `-` line, unless that is a file
+/// header's `--- ` or the `-- ` of a `git format-patch` signature.
+fn count_mismatch(text: &str) -> Option<String> {
+    let lines: Vec<&str> = text.lines().map(|l| l.trim_end_matches('\r')).collect();
+    for (at, header) in lines.iter().enumerate() {
+        if !header.starts_with("@@ ") {
+            continue;
+        }
+        let count = |sign: char| -> Option<usize> {
+            let word = header.split(' ').find_map(|w| w.strip_prefix(sign))?;
+            word.split(',').nth(1).map_or(Some(1), |n| n.parse().ok())
+        };
+        let (Some(mut old), Some(mut new)) = (count('-'), count('+')) else {
+            return Some(format!("line {}: `{header}` has no counts", at + 1));
+        };
+        let mut i = at + 1;
+        while old + new > 0 {
+            match lines.get(i).map(|l| l.chars().next()) {
+                Some(None | Some(' ')) if old > 0 && new > 0 => (old, new) = (old - 1, new - 1),
+                Some(Some('-')) if old > 0 => old -= 1,
+                Some(Some('+')) if new > 0 => new -= 1,
+                Some(Some('\\')) => {}
+                _ => return Some(format!("line {}: `{header}` ends early", at + 1)),
+            }
+            i += 1;
+        }
+        let next = (i..lines.len()).find(|&n| !lines[n].is_empty() && !lines[n].starts_with('\\'));
+        if let Some(n) = next {
+            let line = lines[n];
+            let file_header =
+                line.starts_with("--- ") && lines.get(n + 1).is_some_and(|l| l.starts_with("+++ "));
+            let more = line.starts_with([' ', '+'])
+                || (line.starts_with('-') && !file_header && line != "-- ");
+            if more {
+                return Some(format!(
+                    "line {}: `{header}` goes on at line {}",
+                    at + 1,
+                    n + 1
+                ));
+            }
+        }
+    }
+    None
+}
+
 /// Puts back what a failed case changed outside the tree (`after`, as `snapshot` says), so
 /// that the next case starts from `before`.
 fn restore(after: &BTreeMap<PathBuf, String>, before: &BTreeMap<PathBuf, String>) {
@@ -518,6 +566,11 @@ fn random_and_mutated_patches_never_panic_nor_write_outside_the_tree() {
                     _ => "did not apply",
                 };
                 *counts.entry(kind).or_default() += 1;
+                if kind == "applied"
+                    && let Some(mismatch) = count_mismatch(&String::from_utf8_lossy(&bytes))
+                {
+                    problems.push(format!("applied, but {mismatch}"));
+                }
                 let errors = [checked.err(), applied.err()];
                 for err in errors.iter().flatten() {
                     let shown = format!("{err:#}");

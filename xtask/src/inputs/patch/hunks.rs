@@ -2,6 +2,8 @@
 //! and a report of a hunk that does not apply that a maintainer can act on: the file, the
 //! hunk, the lines the patch expected and the lines the file has there.
 
+use std::fmt;
+
 /// One `@@ -start,len +start,len @@` block of a file in a unified diff.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Hunk {
@@ -48,70 +50,125 @@ pub struct Diff {
     pub files: Vec<FileDiff>,
 }
 
-/// Parses a unified diff. Lines before the first `--- `/`+++ ` pair (a mail header, the
-/// patch's explanation) are ignored; a hunk's body is read by the counts in its header, so a
-/// removed line that itself starts with `-- ` is not taken for a new file. Line ends are
-/// dropped (a patch checked out with CRLF reads as the same diff).
-pub fn parse(text: &str) -> Result<Diff, String> {
+/// A unified diff that cannot be read as one: the line (from 1) where it goes wrong, and why.
+#[derive(Debug, PartialEq, Eq)]
+pub struct Malformed {
+    pub line: usize,
+    pub why: String,
+}
+
+impl fmt::Display for Malformed {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "line {}: {}", self.line, self.why)
+    }
+}
+
+/// The problem at `lines[at]`.
+fn malformed(at: usize, why: String) -> Malformed {
+    Malformed { line: at + 1, why }
+}
+
+/// Parses a unified diff by `git apply`'s rules, stricter where a line could belong to a hunk.
+/// Lines before the first `--- `/`+++ ` pair (a mail header, the patch's explanation) are
+/// ignored, and so are lines after a file's last hunk that no hunk could have (`diff --git`,
+/// `index …`, `git format-patch`'s `-- ` signature). A hunk's body is read by the counts in
+/// its header, so a removed line that itself starts with `-- ` is not taken for a new file.
+/// Refused, naming the line: a file header with no hunk, a hunk that does not follow its file
+/// header or the hunk before directly (git's "patch fragment without header"), a hunk whose
+/// body is shorter or longer than its counts (where git would drop the rest silently), a hunk
+/// that changes nothing. Line ends are dropped (a patch checked out with CRLF reads as the
+/// same diff).
+pub fn parse(text: &str) -> Result<Diff, Malformed> {
     let lines: Vec<&str> = text
         .lines()
         .map(|l| l.strip_suffix('\r').unwrap_or(l))
         .collect();
     let mut diff = Diff::default();
+    // Whether the line before `i` ends a file header or a hunk, which a hunk may follow.
+    let mut joined = false;
     let mut i = 0;
     while i < lines.len() {
-        let line = lines[i];
-        if let (Some(old), Some(new)) = (
-            line.strip_prefix("--- "),
-            lines.get(i + 1).and_then(|l| l.strip_prefix("+++ ")),
-        ) {
-            let creates = strip_time(old) == "/dev/null";
-            if strip_time(new) == "/dev/null" {
-                return Err(format!(
-                    "line {}: the patch deletes {}, which is not supported",
-                    i + 1,
-                    p1(strip_time(old))
-                ));
-            }
-            diff.files.push(FileDiff {
-                path: p1(strip_time(new)).to_string(),
-                creates,
-                hunks: Vec::new(),
-            });
+        if starts_file_header(&lines, i) {
+            let file = file_header(&lines, i)?;
+            diff.files.push(file);
             i += 2;
-        } else if line.starts_with("@@ ") {
-            let Some(file) = diff.files.last_mut() else {
-                return Err(format!("line {}: a hunk before any `+++ ` line", i + 1));
+        } else if lines[i].starts_with("@@ ") {
+            let file = match diff.files.last_mut() {
+                Some(file) if joined => file,
+                None => {
+                    return Err(malformed(
+                        i,
+                        "a hunk before any file header (`--- a/…` and `+++ b/…` lines)".into(),
+                    ));
+                }
+                Some(_) => {
+                    return Err(malformed(
+                        i,
+                        format!(
+                            "the hunk `{}` follows no file header or hunk: line {i} is part of \
+                             neither (do the counts of the hunk before match its body?)",
+                            lines[i]
+                        ),
+                    ));
+                }
             };
-            let (hunk, next) = hunk_at(&lines, i)?;
+            let (hunk, next) = hunk_at(&lines, i, file)?;
             file.hunks.push(hunk);
             i = next;
         } else {
+            joined = false;
             i += 1;
+            continue;
         }
+        joined = true;
     }
     Ok(diff)
 }
 
-/// The hunk whose header is `lines[at]`, and the index of the line after it.
-fn hunk_at(lines: &[&str], at: usize) -> Result<(Hunk, usize), String> {
+/// Whether `lines[at]` and the next line are a file header (`--- a/x`, `+++ b/x`).
+fn starts_file_header(lines: &[&str], at: usize) -> bool {
+    lines[at].starts_with("--- ") && lines.get(at + 1).is_some_and(|l| l.starts_with("+++ "))
+}
+
+/// The file whose header starts at `lines[at]`; a hunk must follow it.
+fn file_header(lines: &[&str], at: usize) -> Result<FileDiff, Malformed> {
+    let (old, new) = (strip_time(&lines[at][4..]), strip_time(&lines[at + 1][4..]));
+    if new == "/dev/null" {
+        return Err(malformed(
+            at,
+            format!("the patch deletes {}, which is not supported", p1(old)),
+        ));
+    }
+    let path = p1(new).to_string();
+    if !lines.get(at + 2).is_some_and(|l| l.starts_with("@@ ")) {
+        return Err(malformed(
+            at,
+            format!(
+                "the file header of {path} has no hunk: a `@@ -start,count +start,count @@` \
+                 line must follow its `+++` line"
+            ),
+        ));
+    }
+    Ok(FileDiff {
+        path,
+        creates: old == "/dev/null",
+        hunks: Vec::new(),
+    })
+}
+
+/// The hunk whose header is `lines[at]`, of `file`, and the index of the line after it.
+fn hunk_at(lines: &[&str], at: usize, file: &FileDiff) -> Result<(Hunk, usize), Malformed> {
     let header = lines[at];
-    let bad = || format!("line {}: cannot read the hunk header `{header}`", at + 1);
-    let mut words = header.split_whitespace().skip(1);
-    let (old_start, mut old_left) =
-        range(words.next().and_then(|w| w.strip_prefix('-'))).ok_or_else(bad)?;
-    let (new_start, mut new_left) =
-        range(words.next().and_then(|w| w.strip_prefix('+'))).ok_or_else(bad)?;
-    // Any start and count that fit add up to a line number the applying code can offset by
-    // a signed amount without overflow.
-    for (start, count) in [(old_start, old_left), (new_start, new_left)] {
-        if start.checked_add(count).is_none_or(|end| end > MAX_LINE) {
-            return Err(format!(
-                "line {}: the hunk header `{header}` names {count} line(s) from line {start}, \
-                 past the last line number there can be ({MAX_LINE}): fix the header",
-                at + 1
-            ));
-        }
+    let [(old_start, old_count), (_, new_count)] = header_ranges(header, at)?;
+    if file.creates && old_count > 0 {
+        return Err(malformed(
+            at,
+            format!(
+                "the hunk `{header}` has {old_count} old line(s), but the patch creates {} \
+                 (`--- /dev/null`): a new file's hunk is `@@ -0,0 +1,count @@`",
+                file.path
+            ),
+        ));
     }
     let mut hunk = Hunk {
         header: header.to_string(),
@@ -121,6 +178,7 @@ fn hunk_at(lines: &[&str], at: usize) -> Result<(Hunk, usize), String> {
         old_ends_without_newline: false,
         new_ends_without_newline: false,
     };
+    let (mut old_left, mut new_left) = (old_count, new_count);
     let mut i = at + 1;
     // Which side(s) the last line belonged to, for `\ No newline at end of file`.
     let mut last = (false, false);
@@ -153,14 +211,110 @@ fn hunk_at(lines: &[&str], at: usize) -> Result<(Hunk, usize), String> {
         }
         i += 1;
     }
-    if old_left > 0 || new_left > 0 {
-        return Err(format!(
-            "line {}: the hunk `{header}` ends early ({old_left} old and {new_left} new \
-             line(s) missing)",
-            at + 1
+    if old_left > 0 || new_left > 0 || body_goes_on(lines, i) {
+        let (old, new, end) = body_run(lines, at + 1);
+        let span = match end - (at + 1) {
+            0 => String::new(),
+            1 => format!(" (line {end})"),
+            _ => format!(" (lines {}-{end})", at + 2),
+        };
+        return Err(malformed(
+            at,
+            format!(
+                "the hunk `{header}` says {old_count} old and {new_count} new line(s), but its \
+                 body has {old} old and {new} new line(s){span}: fix its counts (old: its ` ` \
+                 and `-` lines, new: its ` ` and `+` lines)"
+            ),
+        ));
+    }
+    if hunk.expected == hunk.replacement
+        && hunk.old_ends_without_newline == hunk.new_ends_without_newline
+    {
+        return Err(malformed(
+            at,
+            format!(
+                "the hunk `{header}` changes nothing: its new lines are its old lines (context \
+                 only, or it adds back what it removes)"
+            ),
         ));
     }
     Ok((hunk, i))
+}
+
+/// The (start, count) of the old and new sides of the hunk header `header` (`lines[at]`).
+fn header_ranges(header: &str, at: usize) -> Result<[(usize, usize); 2], Malformed> {
+    let bad = || malformed(at, format!("cannot read the hunk header `{header}`"));
+    let mut words = header.split_whitespace().skip(1);
+    let old = range(words.next().and_then(|w| w.strip_prefix('-'))).ok_or_else(bad)?;
+    let new = range(words.next().and_then(|w| w.strip_prefix('+'))).ok_or_else(bad)?;
+    if words.next() != Some("@@") {
+        return Err(bad());
+    }
+    for (start, count) in [old, new] {
+        // Any start and count that fit add up to a line number the applying code can offset
+        // by a signed amount without overflow.
+        if start.checked_add(count).is_none_or(|end| end > MAX_LINE) {
+            return Err(malformed(
+                at,
+                format!(
+                    "the hunk header `{header}` names {count} line(s) from line {start}, past \
+                     the last line number there can be ({MAX_LINE}): fix the header"
+                ),
+            ));
+        }
+        if start == 0 && count > 0 {
+            return Err(malformed(
+                at,
+                format!(
+                    "the hunk header `{header}` names {count} line(s) from line 0, but lines \
+                     are numbered from 1: only a count of 0 (no line) goes with line 0"
+                ),
+            ));
+        }
+    }
+    Ok([old, new])
+}
+
+/// Whether the lines after a hunk whose counts are used up go on as more of its body (where
+/// `git apply` and GNU patch would drop them). Blank lines are skipped, as one may stand for
+/// an empty context line; a file header and `git format-patch`'s signature (`-- `, then the
+/// git version) are no body.
+fn body_goes_on(lines: &[&str], from: usize) -> bool {
+    let Some(next) = (from..lines.len()).find(|&n| !lines[n].is_empty()) else {
+        return false;
+    };
+    match lines[next].chars().next() {
+        Some(' ' | '+') => true,
+        Some('-') => !(starts_file_header(lines, next) || lines[next] == "-- "),
+        _ => false,
+    }
+}
+
+/// What the body starting at `lines[from]` has, counts aside: its old and new lines and the
+/// index after its last line. It runs while lines could be a hunk's, up to a file or hunk
+/// header; blank lines count as context, except at its end.
+fn body_run(lines: &[&str], from: usize) -> (usize, usize, usize) {
+    let (mut old, mut new, mut end) = (0, 0, from);
+    let mut blanks = 0;
+    for (n, line) in lines.iter().enumerate().skip(from) {
+        if starts_file_header(lines, n) {
+            break;
+        }
+        match line.chars().next() {
+            None => {
+                blanks += 1;
+                continue;
+            }
+            Some(' ') => (old, new) = (old + 1, new + 1),
+            Some('-') => old += 1,
+            Some('+') => new += 1,
+            Some('\\') => {}
+            Some(_) => break,
+        }
+        (old, new, blanks) = (old + blanks, new + blanks, 0);
+        end = n + 1;
+    }
+    (old, new, end)
 }
 
 /// The largest line number a hunk header may name.
@@ -357,12 +511,183 @@ mod tests {
     #[test]
     fn a_truncated_hunk_or_a_deletion_is_an_error_naming_the_line() {
         let err = parse("--- a/x\n+++ b/x\n@@ -1,3 +1,3 @@\n one\n").unwrap_err();
+        assert_eq!(err.line, 3);
         assert!(
-            err.contains("line 3") && err.contains("ends early"),
+            err.why.contains("but its body has 1 old and 1 new"),
             "{err}"
         );
         let err = parse("--- a/x\n+++ /dev/null\n@@ -1 +0,0 @@\n-x\n").unwrap_err();
-        assert!(err.contains("deletes x"), "{err}");
+        assert!(err.why.contains("deletes x"), "{err}");
+    }
+
+    /// The error `parse` gives for a diff of src `x` with `hunks` after its file header (line
+    /// 3 on), as written and with CRLF line ends (the same error).
+    fn refusal(hunks: &str) -> Malformed {
+        let text = format!("--- a/x\n+++ b/x\n{hunks}");
+        let err = parse(&text).expect_err(hunks);
+        assert_eq!(parse(&text.replace('\n', "\r\n")).unwrap_err(), err);
+        err
+    }
+
+    #[test]
+    fn a_hunk_whose_body_does_not_match_its_counts_is_refused_with_what_each_says() {
+        for (hunks, line, says) in [
+            (
+                "@@ -1 +1 @@\n-a\n+A\n-b\n+B\n",
+                3,
+                (1, 1, 2, 2, " (lines 4-7)"),
+            ),
+            ("@@ -0,0 +0,0 @@\n-a\n+A\n", 3, (0, 0, 1, 1, " (lines 4-5)")),
+            ("@@ -1 +1 @@\n a\n-b\n+B\n", 3, (1, 1, 2, 2, " (lines 4-6)")),
+            (
+                "@@ -1 +1 @@\n-a\n+A\n\n\n b\n",
+                3,
+                (1, 1, 4, 4, " (lines 4-8)"),
+            ),
+            (
+                "@@ -1,3 +1,3 @@\n-a\n+A\n b\n",
+                3,
+                (3, 3, 2, 2, " (lines 4-6)"),
+            ),
+            ("@@ -1 +1 @@\n", 3, (1, 1, 0, 0, "")),
+            ("@@ -1 +1 @@\n+A\n", 3, (1, 1, 0, 1, " (line 4)")),
+            (
+                "@@ -1 +1,2 @@\n-a\n-b\n+A\n+B\n",
+                3,
+                (1, 2, 2, 2, " (lines 4-7)"),
+            ),
+            (
+                "@@ -1 +1 @@\n-a\n+A\n@@ -5,2 +5,2 @@\n-e\n+E\ndiff --git a/y b/y\n",
+                6,
+                (2, 2, 1, 1, " (lines 7-8)"),
+            ),
+        ] {
+            let err = refusal(hunks);
+            let (old, new, body_old, body_new, span) = says;
+            assert_eq!(err.line, line, "{hunks:?}: {err}");
+            let said = format!(
+                "says {old} old and {new} new line(s), but its body has {body_old} old and \
+                 {body_new} new line(s){span}: "
+            );
+            assert!(err.why.contains(&said), "{hunks:?}: `{said}` in {err}");
+        }
+    }
+
+    #[test]
+    fn a_hunk_of_a_later_file_is_checked_and_named_by_its_line() {
+        let err =
+            refusal("@@ -1 +1 @@\n-a\n+A\n--- a/y\n+++ b/y\n@@ -1,1 +1,1 @@\n-y\n+Y\n-z\n+Z\n");
+        assert_eq!(err.line, 8, "{err}");
+        assert!(
+            err.why.starts_with("the hunk `@@ -1,1 +1,1 @@` says"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn a_file_header_with_no_hunk_or_a_hunk_after_stray_lines_is_refused() {
+        for (hunks, line, says) in [
+            ("", 1, "the file header of x has no hunk"),
+            (
+                "--- a/y\n+++ b/y\n@@ -1 +1 @@\n-a\n+b\n",
+                1,
+                "of x has no hunk",
+            ),
+            (
+                "@@ -1 +1 @@\n-a\n+b\n--- a/y\n+++ b/y\n",
+                6,
+                "of y has no hunk",
+            ),
+            ("index 1..2\n@@ -1 +1 @@\n-a\n+b\n", 1, "of x has no hunk"),
+            (
+                "@@ -1 +1 @@\n-a\n+b\n\n@@ -3 +3 @@\n-c\n+C\n",
+                7,
+                "follows no file header or hunk: line 6 is part of neither",
+            ),
+            (
+                "@@ -1 +1 @@\n-a\n+b\n-- \n2.43.0\n@@ -3 +3 @@\n-c\n+C\n",
+                8,
+                "follows no file header or hunk: line 7 is part of neither",
+            ),
+        ] {
+            let err = refusal(hunks);
+            assert_eq!(err.line, line, "{hunks:?}: {err}");
+            assert!(err.why.contains(says), "{hunks:?}: `{says}` in {err}");
+        }
+        let err = parse("Subject: x\n\n@@ -1 +1 @@\n-a\n+b\n").unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "line 3: a hunk before any file header (`--- a/…` and `+++ b/…` lines)"
+        );
+    }
+
+    #[test]
+    fn a_hunk_that_changes_nothing_is_refused() {
+        for hunks in [
+            "@@ -1,2 +1,2 @@\n a\n b\n",
+            "@@ -2 +2 @@\n-b\n+b\n",
+            "@@ -1,2 +1,2 @@\n a\n-b\n+b\n",
+            "@@ -1,0 +1,0 @@\n",
+        ] {
+            let err = refusal(hunks);
+            assert_eq!(err.line, 3, "{err}");
+            assert!(err.why.contains("changes nothing"), "{hunks:?}: {err}");
+        }
+        // Only the newline at the end: a change.
+        let diff =
+            parse("--- a/x\n+++ b/x\n@@ -1 +1 @@\n-a\n+a\n\\ No newline at end of file\n").unwrap();
+        assert!(diff.files[0].hunks[0].new_ends_without_newline);
+    }
+
+    #[test]
+    fn line_0_goes_only_with_a_count_of_0_and_a_new_file_has_no_old_lines() {
+        for (text, says) in [
+            (
+                "--- a/x\n+++ b/x\n@@ -0,1 +1 @@\n-a\n+b\n",
+                "names 1 line(s) from line 0",
+            ),
+            (
+                "--- a/x\n+++ b/x\n@@ -1 +0,2 @@\n-a\n+b\n+c\n",
+                "names 2 line(s) from line 0",
+            ),
+            (
+                "--- /dev/null\n+++ b/x\n@@ -1 +1,2 @@\n-a\n+b\n+c\n",
+                "has 1 old line(s), but the patch creates x (`--- /dev/null`)",
+            ),
+            (
+                "--- a/x\n+++ b/x\n@@ -1 +1\n-a\n+b\n",
+                "cannot read the hunk header `@@ -1 +1`",
+            ),
+        ] {
+            let err = parse(text).unwrap_err();
+            assert_eq!(err.line, 3, "{err}");
+            assert!(err.why.contains(says), "{text:?}: `{says}` in {err}");
+        }
+        for valid in [
+            "--- /dev/null\n+++ b/x\n@@ -0,0 +1,2 @@\n+a\n+b\n",
+            "--- a/x\n+++ b/x\n@@ -3,0 +4,1 @@\n+d\n",
+            "--- a/x\n+++ b/x\n@@ -0,0 +1 @@\n+first\n",
+            "--- a/x\n+++ b/x\n@@ -2 +1,0 @@\n-b\n",
+            "--- a/x\n+++ b/x\n@@ -1,2 +0,0 @@\n-a\n-b\n",
+        ] {
+            parse(valid).unwrap_or_else(|e| panic!("{valid:?}: {e}"));
+        }
+    }
+
+    #[test]
+    fn lines_after_a_file_s_last_hunk_that_no_hunk_could_have_are_skipped() {
+        let text = "From 1234 Mon Sep 17 00:00:00 2001\nSubject: x\n\n- a bullet\n---\n x | 2 +-\n\n\
+                    diff --git a/x b/x\nindex 1..2 100644\n--- a/x\n+++ b/x\n@@ -1 +1 @@\n-a\n+A\n\
+                    \\ No newline at end of file\n\n\
+                    diff --git a/y b/y\nindex 3..4 100644\n--- a/y\n+++ b/y\n@@ -2,2 +2,2 @@\n b\n-c\n+C\n\
+                    \n\n-- \n2.43.0\n\n";
+        for text in [text.to_string(), text.replace('\n', "\r\n")] {
+            let diff = parse(&text).unwrap();
+            let paths: Vec<&str> = diff.files.iter().map(|f| f.path.as_str()).collect();
+            assert_eq!(paths, ["x", "y"]);
+            assert!(diff.files[0].hunks[0].new_ends_without_newline);
+            assert_eq!(diff.files[1].hunks[0].replacement, ["b", "C"]);
+        }
     }
 
     #[test]
@@ -397,7 +722,9 @@ mod tests {
             ("-1, +1", "cannot read the hunk header"),
             ("-1 +1,-0", "cannot read the hunk header"),
         ] {
-            let err = parse(&format!("--- a/x\n+++ b/x\n@@ {range} @@\n-a\n+b\n")).unwrap_err();
+            let err = parse(&format!("--- a/x\n+++ b/x\n@@ {range} @@\n-a\n+b\n"))
+                .unwrap_err()
+                .to_string();
             assert!(
                 err.starts_with("line 3: ") && err.contains(why),
                 "{range}: {err}"

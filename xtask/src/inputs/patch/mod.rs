@@ -18,7 +18,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
 
-use crate::support::diagnostic::InputError;
+use crate::support::diagnostic::{InputError, Location};
 use apply::Overlay;
 
 const MARKER: &str = ".ct2v-patches";
@@ -102,27 +102,38 @@ pub fn check(patch: &Path, tree: &Path, log: &Path) -> Result<Check> {
     step(&mut Overlay::new(tree), patch, log)
 }
 
-/// Applies `patch` to the overlay when it applies; says what it did.
-fn step(overlay: &mut Overlay, patch: &Path, log: &Path) -> Result<Check> {
-    let shown = crate::support::paths::shown(patch);
-    let bytes = fs::read(patch).with_context(|| format!("cannot read {}", patch.display()))?;
+/// The patch at `path` as a diff (`shown` is how errors name it): a file that is not UTF-8
+/// text, not a well-formed unified diff ([`hunks::parse`]) or changes no file is bad input
+/// naming the patch and its line.
+fn read(path: &Path, shown: &Path) -> Result<hunks::Diff, InputError> {
+    let text = crate::support::diagnostic::read_text(path, shown)?;
     let not_a_diff = |why: String| {
-        InputError::new(format!("{shown}: {why}")).note(
+        InputError::new(format!("{}: {why}", shown.display())).note(
             "a patch is a unified diff (as `git diff` or `git format-patch` writes it): fix it \
              or take it out of its series",
         )
     };
-    let text = String::from_utf8(bytes).map_err(|e| {
-        let at = e.utf8_error().valid_up_to();
-        let line = e.as_bytes()[..at].iter().filter(|&&b| b == b'\n').count() + 1;
-        not_a_diff(format!("line {line}: not UTF-8 text (byte {at})"))
+    let diff = hunks::parse(&text).map_err(|problem| {
+        not_a_diff(problem.to_string()).at(Location::line(shown, &text, problem.line))
     })?;
-    let diff = hunks::parse(&text).map_err(not_a_diff)?;
     if diff.files.is_empty() {
-        return Err(
-            not_a_diff("it changes no file (no `--- a/…` and `+++ b/…` lines)".into()).into(),
-        );
+        return Err(not_a_diff(
+            "it changes no file (no `--- a/…` and `+++ b/…` lines)".into(),
+        ));
     }
+    Ok(diff)
+}
+
+/// Checks that the patch at `path` is one applying it would read: a well-formed unified diff
+/// that changes something. A series is checked so when its variant is read, before any work.
+pub fn check_form(path: &Path, shown: &Path) -> Result<(), InputError> {
+    read(path, shown).map(drop)
+}
+
+/// Applies `patch` to the overlay when it applies; says what it did.
+fn step(overlay: &mut Overlay, patch: &Path, log: &Path) -> Result<Check> {
+    let shown = crate::support::paths::shown(patch);
+    let diff = read(patch, Path::new(&shown))?;
     for file in &diff.files {
         if let Err(problem) = overlay.text(&file.path)
             && let Some(why) = problem.refusal()
@@ -321,6 +332,53 @@ mod tests {
         assert_eq!(fs::read_to_string(tree.join("src/a.txt")).unwrap(), "one\n");
     }
 
+    /// What the build's patch step runs (`apply_series`) and `patch --check` refuse a patch
+    /// whose hunks do not match their counts, has no hunk or changes nothing, as bad input
+    /// naming its line, after a patch that applies: nothing is written.
+    #[test]
+    fn a_malformed_patch_after_a_good_one_is_bad_input_and_nothing_is_written() {
+        let dir = tempfile::tempdir().unwrap();
+        let tree = tree_with(dir.path(), "one\ntwo\nthree\n");
+        let good = patch_file(dir.path(), "1.patch", "one", "ONE");
+        let bad = dir.path().join("2.patch");
+        let log = dir.path().join("patch.log");
+        let header = "--- a/src/a.txt\n+++ b/src/a.txt\n";
+        for (hunks, line, says) in [
+            (
+                "@@ -2 +2 @@\n-two\n+TWO\n-three\n+THREE\n",
+                3,
+                "says 1 old and 1 new",
+            ),
+            ("@@ -2,2 +2,2 @@\n-two\n+TWO\n", 3, "says 2 old and 2 new"),
+            ("", 1, "has no hunk"),
+            ("@@ -1,2 +1,2 @@\n one\n two\n", 3, "changes nothing"),
+        ] {
+            for line_end in ["\n", "\r\n"] {
+                let text = format!("{header}{hunks}").replace('\n', line_end);
+                fs::write(&bad, text).unwrap();
+                let both = [good.clone(), bad.clone()];
+                for err in [
+                    check_series(&both, &tree, &log).unwrap_err(),
+                    apply_series(&both, &tree, &log).unwrap_err(),
+                ] {
+                    let shown = input_error(&err);
+                    for needle in [
+                        format!("2.patch: line {line}: "),
+                        format!("2.patch:{line}:1"),
+                        says.into(),
+                    ] {
+                        assert!(shown.contains(&needle), "`{needle}` in {shown}");
+                    }
+                }
+            }
+        }
+        assert_eq!(
+            fs::read_to_string(tree.join("src/a.txt")).unwrap(),
+            "one\ntwo\nthree\n"
+        );
+        assert!(!tree.join(MARKER).exists());
+    }
+
     #[test]
     fn a_patch_that_is_no_diff_is_bad_input_naming_the_file_and_line() {
         let dir = tempfile::tempdir().unwrap();
@@ -335,7 +393,7 @@ mod tests {
             ),
             (
                 b"--- a/src/a.txt\n+++ b/src/a.txt\n@@ -1 +1 @@\n-one\xff\n+two\n",
-                "1.patch: line 4: not UTF-8",
+                "1.patch is not UTF-8 text: byte 0xff at offset 48",
             ),
             (b"just some text\n", "1.patch: it changes no file"),
             (

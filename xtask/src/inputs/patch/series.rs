@@ -17,8 +17,10 @@ pub struct Series {
 }
 
 impl Series {
-    /// Reads a series and checks that every patch it lists exists. `path` is relative to
-    /// `root`; errors name the series file and line.
+    /// Reads a series and checks that every patch it lists exists and is a well-formed diff
+    /// that changes something (what applying it checks first), so that a malformed patch is
+    /// refused when the variant is read, before any download. `path` is relative to `root`;
+    /// errors name the series file and line, or the patch and its line.
     pub fn load(root: &Path, path: &Path) -> Result<Series, InputError> {
         let text = crate::support::diagnostic::read_text(&root.join(path), path)?;
         let dir = path.parent().unwrap_or(Path::new(""));
@@ -51,6 +53,8 @@ impl Series {
                     patch.display()
                 )));
             }
+            super::check_form(&root.join(&patch), &patch)
+                .map_err(|e| e.note(format!("listed in {}, line {}", path.display(), index + 1)))?;
             patches.push(patch);
         }
         Ok(Series {
@@ -76,13 +80,15 @@ fn patch_files(dir: &Path) -> Vec<String> {
 mod tests {
     use super::*;
 
+    const PATCH: &str = "--- a/x\n+++ b/x\n@@ -1 +1 @@\n-a\n+b\n";
+
     #[test]
     fn reads_patches_in_order_and_skips_comments() {
         let root = tempfile::tempdir().unwrap();
         let dir = root.path().join("patches/v");
         fs::create_dir_all(&dir).unwrap();
-        fs::write(dir.join("0001-a.patch"), "").unwrap();
-        fs::write(dir.join("0002-b.patch"), "").unwrap();
+        fs::write(dir.join("0001-a.patch"), PATCH).unwrap();
+        fs::write(dir.join("0002-b.patch"), PATCH).unwrap();
         fs::write(
             dir.join("series"),
             "# why\n0002-b.patch\n\n0001-a.patch  # later\n",
@@ -103,11 +109,34 @@ mod tests {
         let root = tempfile::tempdir().unwrap();
         let dir = root.path().join("patches/v");
         fs::create_dir_all(&dir).unwrap();
-        fs::write(dir.join("0001-fix.patch"), "").unwrap();
+        fs::write(dir.join("0001-fix.patch"), PATCH).unwrap();
         fs::write(dir.join("series"), "# c\n0001-fx.patch\n").unwrap();
         let err = Series::load(root.path(), Path::new("patches/v/series")).unwrap_err();
         let shown = err.to_string();
         assert!(shown.contains("patches/v/series:2:1"), "{shown}");
         assert!(shown.contains("did you mean `0001-fix.patch`?"), "{shown}");
+    }
+
+    #[test]
+    fn a_malformed_patch_is_refused_naming_its_line_and_the_series_line() {
+        let root = tempfile::tempdir().unwrap();
+        let dir = root.path().join("patches/v");
+        fs::create_dir_all(&dir).unwrap();
+        fs::write(dir.join("0001-a.patch"), PATCH).unwrap();
+        fs::write(
+            dir.join("0002-b.patch"),
+            "--- a/x\n+++ b/x\n@@ -1 +1 @@\n-a\n+b\n-c\n+d\n",
+        )
+        .unwrap();
+        fs::write(dir.join("series"), "0001-a.patch\n0002-b.patch\n").unwrap();
+        let err = Series::load(root.path(), Path::new("patches/v/series")).unwrap_err();
+        let shown = err.to_string();
+        for needle in [
+            "patches/v/0002-b.patch: line 3: the hunk `@@ -1 +1 @@` says 1 old and 1 new",
+            "--> patches/v/0002-b.patch:3:1",
+            "listed in patches/v/series, line 2",
+        ] {
+            assert!(shown.contains(needle), "`{needle}` in {shown}");
+        }
     }
 }
