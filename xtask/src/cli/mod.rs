@@ -8,6 +8,8 @@ use std::path::PathBuf;
 
 use clap::{Parser, Subcommand};
 
+use crate::support::text_rules::{self, Refusal};
+
 pub use command_args::*;
 pub use download_args::*;
 pub use selection::*;
@@ -361,17 +363,18 @@ pub enum Command {
         #[arg(long, value_name = "DIR")]
         release: PathBuf,
         /// This release's tag (the folder of its download URL)
-        #[arg(long, value_name = "TAG")]
+        #[arg(long, value_name = "TAG", value_parser = checked(text_rules::git_tag))]
         tag: String,
         /// A folder of earlier releases: <tag>/manifest.json each
         #[arg(long, value_name = "DIR")]
         earlier: Option<PathBuf>,
-        /// Where release assets are downloaded from, ending in `/`; the tag follows
-        #[arg(long, value_name = "URL")]
+        /// Where release assets are downloaded from (https; http only to loopback), ending
+        /// in `/`; the tag follows
+        #[arg(long, value_name = "URL", value_parser = checked(text_rules::base_url))]
         download_base: String,
         /// The site's own URL (https; http only to loopback), written into the front page's
         /// install commands (`<URL>/whl/<variant>`); absent: https://OWNER.github.io/REPO
-        #[arg(long, value_name = "URL")]
+        #[arg(long, value_name = "URL", value_parser = checked(text_rules::web_url))]
         site_url: Option<String>,
         /// The site folder to write (new, or empty)
         #[arg(long, value_name = "DIR")]
@@ -430,7 +433,7 @@ pub enum Command {
         source: Option<String>,
         /// Take the source from this git tag of --repo instead: its GitHub archive and one
         /// archive per submodule (nested ones too), read through the GitHub API
-        #[arg(long, value_name = "TAG")]
+        #[arg(long, value_name = "TAG", value_parser = checked(text_rules::git_tag))]
         from_tag: Option<String>,
         /// The GitHub repository of --from-tag
         #[arg(
@@ -509,6 +512,14 @@ pub enum Command {
         #[command(flatten)]
         include: IncludeArgs,
     },
+}
+
+/// A flag's value checked by `rule` as clap parses it: a refused value is bad input (exit 2)
+/// that `main` names with its flag, before any work.
+pub fn checked(
+    rule: fn(&str) -> Result<(), Refusal>,
+) -> impl Fn(&str) -> Result<String, Refusal> + Clone + Send + Sync + 'static {
+    move |text: &str| rule(text).map(|()| text.to_string())
 }
 
 #[cfg(test)]

@@ -21,7 +21,7 @@ pub use loc::Loc;
 pub use resolve::{
     Build, Bundle, Choices, Data, GithubTag, IndexedWheel, Input, LibrarySource, OneDnn, OpenMp,
     Resolved, SDK_MAJOR, Sdk, SdkInstaller, Search, Source, SourceBuild, Submodule, Verify,
-    check_local_version, sdk_major, submodule_input,
+    sdk_major, submodule_input,
 };
 pub use template::{Placeholder, expand};
 
