@@ -15,7 +15,7 @@ pub struct PatchArgs {
     #[arg(long, value_name = "NAME")]
     pub variant: String,
     /// The CTranslate2 version (default: the variant's)
-    #[arg(long, value_name = "VERSION")]
+    #[arg(long, value_name = "VERSION", value_parser = checked(text_rules::ctranslate2_version))]
     pub ctranslate2: Option<String>,
     /// The platform whose plan is used (default: this host)
     #[arg(long, value_name = "PLATFORM")]
@@ -86,7 +86,7 @@ pub struct ReleaseArgs {
     #[arg(long, value_name = "DIR")]
     pub from: Option<PathBuf>,
     /// The CTranslate2 version to release (default: each variant's)
-    #[arg(long, value_name = "VERSION")]
+    #[arg(long, value_name = "VERSION", value_parser = checked(text_rules::ctranslate2_version))]
     pub ctranslate2: Option<String>,
     /// The release's version, PEP 440 (default: the CTranslate2 version), e.g. 4.7.1-2
     #[arg(long, value_name = "VERSION", value_parser = checked(text_rules::release_version))]
@@ -134,7 +134,7 @@ pub struct BundleArgs {
     #[arg(long, value_name = "X.Y", requires = "variant")]
     pub python: Option<String>,
     /// With --variant: the CTranslate2 version (default: the variant's)
-    #[arg(long, value_name = "VERSION", requires = "variant")]
+    #[arg(long, value_name = "VERSION", requires = "variant", value_parser = checked(text_rules::ctranslate2_version))]
     pub ctranslate2: Option<String>,
     /// With --variant: the GPU SDK on disk (as for `build --sdk-dir`; also $CT2V_SDK_DIR)
     #[arg(long, value_name = "DIR", visible_aliases = ["sdk-root", "rocm-path"], env = "CT2V_SDK_DIR")]

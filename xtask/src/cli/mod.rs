@@ -117,7 +117,7 @@ pub enum Command {
         #[arg(long, value_name = "X.Y", requires = "variant")]
         python: Option<String>,
         /// With --variant: the CTranslate2 version
-        #[arg(long, value_name = "VERSION", requires = "variant")]
+        #[arg(long, value_name = "VERSION", requires = "variant", value_parser = checked(text_rules::ctranslate2_version))]
         ctranslate2: Option<String>,
         /// With --variant: the GPU SDK on disk to check instead of searching for one
         #[arg(long, value_name = "DIR", requires = "variant")]
@@ -290,7 +290,7 @@ pub enum Command {
         #[arg(long, value_name = "NAME")]
         variant: String,
         /// The CTranslate2 version (default: the variant's)
-        #[arg(long, value_name = "VERSION")]
+        #[arg(long, value_name = "VERSION", value_parser = checked(text_rules::ctranslate2_version))]
         ctranslate2: Option<String>,
         #[command(flatten)]
         download: DownloadArgs,
@@ -423,10 +423,10 @@ pub enum Command {
     )]
     Bump {
         /// The new CTranslate2 version
-        #[arg(long, value_name = "VERSION")]
+        #[arg(long, value_name = "VERSION", value_parser = checked(text_rules::ctranslate2_version))]
         ctranslate2: String,
         /// The version file to start from (default: the newest one below VERSION)
-        #[arg(long, value_name = "VERSION")]
+        #[arg(long, value_name = "VERSION", value_parser = checked(text_rules::ctranslate2_version))]
         from: Option<String>,
         /// The source archive with every submodule (e.g. a ct2rs crate on crates.io)
         #[arg(long, value_name = "URL", conflicts_with = "from_tag")]
@@ -479,7 +479,7 @@ pub enum Command {
         #[arg(long)]
         check: bool,
         /// Only this CTranslate2 version (default: every file in variants/ctranslate2/)
-        #[arg(long, value_name = "VERSION")]
+        #[arg(long, value_name = "VERSION", value_parser = checked(text_rules::ctranslate2_version))]
         ctranslate2: Option<String>,
         /// Print the facts and verdicts as JSON
         #[arg(long)]
@@ -503,7 +503,7 @@ pub enum Command {
         #[arg(long)]
         native: bool,
         /// CTranslate2 versions to span, e.g. 4.7.1,4.8.4 (default: each variant's)
-        #[arg(long, value_name = "LIST", value_delimiter = ',')]
+        #[arg(long, value_name = "LIST", value_delimiter = ',', value_parser = checked(text_rules::ctranslate2_version))]
         ctranslate2: Vec<String>,
         /// Only the entries of one lane: `gpu` (the native job compiles GPU kernels, hours
         /// for CUDA) or `main` (the rest); build.yml runs each lane's jobs apart

@@ -97,13 +97,13 @@ pub struct Site {
 }
 
 /// Writes the site into `out` (which must not exist, or be empty): `whl/<variant>/…` for
-/// every variant of `releases`, each wheel linked at `<download_base><tag>/<file>`
-/// (`download_base` a [`text_rules::base_url`], `site_url` a [`text_rules::web_url`]: the
-/// command line checks them), and an
+/// every variant of `releases`, each wheel linked at `<download_base><tag>/<file>`, and an
 /// `index.html` saying which variant serves which GPU and how to install it (its commands
 /// name the index at `site_url`, or at [`SITE_PLACEHOLDER`]), and an empty `.nojekyll` (a
 /// Jekyll build of the site would drop files named `_…`). Two releases with one wheel name
-/// but other bytes are refused: pip could not tell them apart.
+/// but other bytes are refused: pip could not tell them apart. `download_base` is a
+/// [`text_rules::base_url`] and `site_url` a [`text_rules::web_url`], as the command line
+/// checks them.
 pub fn write_site(
     releases: &[Release],
     download_base: &str,

@@ -46,6 +46,7 @@ pub fn refused(flag: &str, value: &str, refusal: &Refusal) -> InputError {
     .note(format!("give {}", refusal.instead))
 }
 
+const CTRANSLATE2: &str = "a CTranslate2 version: numbers and dots, e.g. 4.8.4";
 const VERSION: &str = "a PEP 440 version, e.g. 4.7.1, 4.7.1-2, 4.7.1rc1 or 4.7.1+rocm10.rdna2";
 const LOCAL: &str = "a PEP 440 local version label: lower-case letters and digits, parts \
                      separated by dots (e.g. cpu, cu12, rocm10.rdna2)";
@@ -53,6 +54,23 @@ const TAG: &str = "a git tag name, e.g. v4.7.1";
 const WEB_URL: &str = "an https:// URL, e.g. https://github.com/OWNER/REPO/releases/download/ \
                        (plain http:// only to 127.0.0.1, ::1 or localhost)";
 const DOWNLOAD_URL: &str = "the http(s) URL of the file, e.g. https://host/path/x-1.0.tar.gz";
+
+/// A CTranslate2 version, which names its data file (`variants/ctranslate2/<version>.toml`):
+/// numbers and dots, at most 32 characters.
+pub fn ctranslate2_version(text: &str) -> Result<(), Refusal> {
+    let numbers_and_dots = text.len() <= 32
+        && text
+            .split('.')
+            .all(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()));
+    if numbers_and_dots {
+        Ok(())
+    } else {
+        Err(Refusal {
+            why: "it is not a CTranslate2 version (numbers and dots)".into(),
+            instead: CTRANSLATE2,
+        })
+    }
+}
 
 /// A release's version, as pip reads it (PEP 440): `4.7.1`, `4.7.1-2` (a post release),
 /// `4.7.1rc1`, `1!4.7.1.dev3`, with a local label as the project writes them
@@ -343,6 +361,24 @@ mod tests {
         ] {
             let refusal = release_version(bad).unwrap_err();
             assert!(refusal.why.contains(why), "{bad:?}: {}", refusal.why);
+        }
+    }
+
+    #[test]
+    fn ctranslate2_versions_are_numbers_and_dots() {
+        for good in ["4.7.1", "4.8.4", "10"] {
+            assert_eq!(ctranslate2_version(good), Ok(()), "{good}");
+        }
+        for bad in [
+            "",
+            "4.8.4/../4.7.1",
+            "../x",
+            "4..8",
+            "4.8.",
+            "4.8.4\n",
+            &"1".repeat(33),
+        ] {
+            assert!(ctranslate2_version(bad).is_err(), "{bad:?}");
         }
     }
 

@@ -75,5 +75,15 @@ mod tests {
         ] {
             assert!(problem(bad, false).is_some(), "{bad}");
         }
+        assert!(index_problem("https://pypi.org/simple/").is_none());
+        assert!(index_problem("http://127.0.0.1:8080/simple/").is_none());
+        for bad in [
+            "https://pypi.org/simple/?x",
+            "https://u:p@pypi.org/simple/",
+            "https://pypi.org/sim ple/",
+            "file:///simple/",
+        ] {
+            assert!(index_problem(bad).is_some(), "{bad}");
+        }
     }
 }

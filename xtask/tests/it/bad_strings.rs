@@ -306,3 +306,49 @@ fn a_variant_url_with_credentials_control_characters_or_spaces_is_refused() {
         assert!(!run.stderr.contains('\u{1b}'), "{}", run.stderr);
     }
 }
+
+/// `--ctranslate2` names a data file (and `bump`'s new one, and the matrix's entries): every
+/// command that takes one refuses a value that is not numbers and dots, naming the flag.
+#[test]
+fn every_ctranslate2_flag_refuses_what_is_not_a_version_naming_the_flag() {
+    let long_version = long("4.");
+    let commands: [&[&str]; 12] = [
+        &["plan", "--variant", "cpu"],
+        &["build", "--variant", "cpu", "--dry-run"],
+        &["fetch", "--variant", "cpu", "--offline"],
+        &["pin", "--variant", "cpu", "--offline"],
+        &["patch", "--check", "--variant", "cpu", "--offline"],
+        &["bundle", "--variant", "cpu"],
+        &["verify", "--variant", "cpu"],
+        &["doctor", "--variant", "cpu"],
+        &["release", "--variants", "cpu"],
+        &["upstream", "--offline"],
+        &["matrix", "--json"],
+        &["bump", "--no-pin", "--ctranslate2", "4.8.9"],
+    ];
+    for value in ["4.8.4\u{1b}[2J", "4.8.4\n", "../../x", "", &long_version] {
+        for command in commands {
+            let flag = if command[0] == "bump" {
+                "--from"
+            } else {
+                "--ctranslate2"
+            };
+            let mut args = command.to_vec();
+            let given = format!("{flag}={value}");
+            args.push(&given);
+            let run = common::xtask(&args);
+            common::assert_exit(
+                &run,
+                2,
+                &[&format!("{flag} `"), "is not a CTranslate2 version"],
+            );
+            assert!(
+                !run.stderr.contains('\u{1b}') && run.stderr.len() < 1_000,
+                "{args:?}: {}",
+                run.stderr
+            );
+        }
+    }
+    let run = common::xtask(&["bump", "--no-pin", "--ctranslate2=4.8.9\u{1b}[2J"]);
+    common::assert_exit(&run, 2, &["--ctranslate2 `4.8.9\\u{1b}[2J`"]);
+}
