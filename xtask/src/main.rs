@@ -3,13 +3,18 @@
 use std::process::ExitCode;
 
 use clap::Parser;
+use clap::error::{ContextKind, ContextValue};
 
 use xtask::cli::Cli;
 use xtask::inputs::download;
 use xtask::support::diagnostic::{InputError, printable};
+use xtask::support::text_rules::{Refusal, refused};
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(err) => return usage_error(err),
+    };
     match xtask::cmd::run(cli) {
         Ok(code) => code,
         Err(err) if stdout_closed(&err) => ExitCode::SUCCESS,
@@ -33,4 +38,27 @@ fn stdout_closed(err: &anyhow::Error) -> bool {
         e.downcast_ref::<std::io::Error>()
             .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
     })
+}
+
+/// A flag's value refused by its rule (`cli::checked`) is said as all bad input is: the flag,
+/// the value escaped and cut (clap would print it raw and whole), why and what to give; exit
+/// 2. Anything else clap says itself (help, an unknown flag: exit 2, or 0 for help).
+fn usage_error(err: clap::Error) -> ExitCode {
+    let refusal = std::error::Error::source(&err).and_then(|e| e.downcast_ref::<Refusal>());
+    match (
+        refusal,
+        err.get(ContextKind::InvalidArg),
+        err.get(ContextKind::InvalidValue),
+    ) {
+        (Some(refusal), Some(ContextValue::String(arg)), Some(ContextValue::String(value))) => {
+            // clap names the argument with its value name: `--tag <TAG>`.
+            let flag = arg.split(' ').next().unwrap_or(arg);
+            eprint!(
+                "error: {}",
+                printable(&refused(flag, value, refusal).to_string())
+            );
+            ExitCode::from(2)
+        }
+        _ => err.exit(),
+    }
 }

@@ -10,7 +10,8 @@ use std::collections::HashSet;
 
 use reqwest::Url;
 
-use crate::inputs::download::{is_loopback, shown};
+use crate::inputs::download::shown;
+use crate::support::text_rules::is_loopback;
 use crate::support::platform::Platform;
 use crate::variant::wheel_name::{WheelName, normalize};
 

@@ -5,7 +5,8 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use super::{DownloadArgs, IncludeArgs, PlatformArg, Selection};
+use super::{DownloadArgs, IncludeArgs, PlatformArg, Selection, checked};
+use crate::support::text_rules;
 
 // `patch` (a struct, so that its command takes one value).
 #[derive(Args)]
@@ -14,7 +15,7 @@ pub struct PatchArgs {
     #[arg(long, value_name = "NAME")]
     pub variant: String,
     /// The CTranslate2 version (default: the variant's)
-    #[arg(long, value_name = "VERSION")]
+    #[arg(long, value_name = "VERSION", value_parser = checked(text_rules::ctranslate2_version))]
     pub ctranslate2: Option<String>,
     /// The platform whose plan is used (default: this host)
     #[arg(long, value_name = "PLATFORM")]
@@ -85,10 +86,10 @@ pub struct ReleaseArgs {
     #[arg(long, value_name = "DIR")]
     pub from: Option<PathBuf>,
     /// The CTranslate2 version to release (default: each variant's)
-    #[arg(long, value_name = "VERSION")]
+    #[arg(long, value_name = "VERSION", value_parser = checked(text_rules::ctranslate2_version))]
     pub ctranslate2: Option<String>,
-    /// The release's version label (default: the CTranslate2 version)
-    #[arg(long, value_name = "VERSION")]
+    /// The release's version, PEP 440 (default: the CTranslate2 version), e.g. 4.7.1-2
+    #[arg(long, value_name = "VERSION", value_parser = checked(text_rules::release_version))]
     pub version: Option<String>,
     /// The release folder (default: target/dist/<version>)
     #[arg(long, value_name = "DIR")]
@@ -98,9 +99,10 @@ pub struct ReleaseArgs {
     #[arg(long)]
     pub allow_linux_tag: bool,
     /// Where the wheels are downloaded from, for the links of the pip index (`whl/<variant>/`),
-    /// e.g. https://github.com/OWNER/REPO/releases/download/v4.7.1/ (default: links relative
-    /// to the release folder, for hosting the folder as it is)
-    #[arg(long, value_name = "URL")]
+    /// ending in `/` (https; http only to loopback), e.g.
+    /// https://github.com/OWNER/REPO/releases/download/v4.7.1/ (default: links relative to
+    /// the release folder, for hosting the folder as it is)
+    #[arg(long, value_name = "URL", value_parser = checked(text_rules::base_url))]
     pub index_base_url: Option<String>,
     /// Release the variants whose entries all have their artifacts and name the others (in
     /// the notes, the manifest and on stderr) instead of stopping; a variant with any entry
@@ -132,7 +134,7 @@ pub struct BundleArgs {
     #[arg(long, value_name = "X.Y", requires = "variant")]
     pub python: Option<String>,
     /// With --variant: the CTranslate2 version (default: the variant's)
-    #[arg(long, value_name = "VERSION", requires = "variant")]
+    #[arg(long, value_name = "VERSION", requires = "variant", value_parser = checked(text_rules::ctranslate2_version))]
     pub ctranslate2: Option<String>,
     /// With --variant: the GPU SDK on disk (as for `build --sdk-dir`; also $CT2V_SDK_DIR)
     #[arg(long, value_name = "DIR", visible_aliases = ["sdk-root", "rocm-path"], env = "CT2V_SDK_DIR")]

@@ -8,6 +8,8 @@ use std::path::PathBuf;
 
 use clap::{Parser, Subcommand};
 
+use crate::support::text_rules::{self, Refusal};
+
 pub use command_args::*;
 pub use download_args::*;
 pub use selection::*;
@@ -115,7 +117,7 @@ pub enum Command {
         #[arg(long, value_name = "X.Y", requires = "variant")]
         python: Option<String>,
         /// With --variant: the CTranslate2 version
-        #[arg(long, value_name = "VERSION", requires = "variant")]
+        #[arg(long, value_name = "VERSION", requires = "variant", value_parser = checked(text_rules::ctranslate2_version))]
         ctranslate2: Option<String>,
         /// With --variant: the GPU SDK on disk to check instead of searching for one
         #[arg(long, value_name = "DIR", requires = "variant")]
@@ -291,7 +293,7 @@ pub enum Command {
         #[arg(long, value_name = "NAME")]
         variant: String,
         /// The CTranslate2 version (default: the variant's)
-        #[arg(long, value_name = "VERSION")]
+        #[arg(long, value_name = "VERSION", value_parser = checked(text_rules::ctranslate2_version))]
         ctranslate2: Option<String>,
         #[command(flatten)]
         download: DownloadArgs,
@@ -364,17 +366,18 @@ pub enum Command {
         #[arg(long, value_name = "DIR")]
         release: PathBuf,
         /// This release's tag (the folder of its download URL)
-        #[arg(long, value_name = "TAG")]
+        #[arg(long, value_name = "TAG", value_parser = checked(text_rules::git_tag))]
         tag: String,
         /// A folder of earlier releases: <tag>/manifest.json each
         #[arg(long, value_name = "DIR")]
         earlier: Option<PathBuf>,
-        /// Where release assets are downloaded from, ending in `/`; the tag follows
-        #[arg(long, value_name = "URL")]
+        /// Where release assets are downloaded from (https; http only to loopback), ending
+        /// in `/`; the tag follows
+        #[arg(long, value_name = "URL", value_parser = checked(text_rules::base_url))]
         download_base: String,
         /// The site's own URL (https; http only to loopback), written into the front page's
         /// install commands (`<URL>/whl/<variant>`); absent: https://OWNER.github.io/REPO
-        #[arg(long, value_name = "URL")]
+        #[arg(long, value_name = "URL", value_parser = checked(text_rules::web_url))]
         site_url: Option<String>,
         /// The site folder to write (new, or empty)
         #[arg(long, value_name = "DIR")]
@@ -423,17 +426,17 @@ pub enum Command {
     )]
     Bump {
         /// The new CTranslate2 version
-        #[arg(long, value_name = "VERSION")]
+        #[arg(long, value_name = "VERSION", value_parser = checked(text_rules::ctranslate2_version))]
         ctranslate2: String,
         /// The version file to start from (default: the newest one below VERSION)
-        #[arg(long, value_name = "VERSION")]
+        #[arg(long, value_name = "VERSION", value_parser = checked(text_rules::ctranslate2_version))]
         from: Option<String>,
         /// The source archive with every submodule (e.g. a ct2rs crate on crates.io)
         #[arg(long, value_name = "URL", conflicts_with = "from_tag")]
         source: Option<String>,
         /// Take the source from this git tag of --repo instead: its GitHub archive and one
         /// archive per submodule (nested ones too), read through the GitHub API
-        #[arg(long, value_name = "TAG")]
+        #[arg(long, value_name = "TAG", value_parser = checked(text_rules::git_tag))]
         from_tag: Option<String>,
         /// The GitHub repository of --from-tag
         #[arg(
@@ -479,7 +482,7 @@ pub enum Command {
         #[arg(long)]
         check: bool,
         /// Only this CTranslate2 version (default: every file in variants/ctranslate2/)
-        #[arg(long, value_name = "VERSION")]
+        #[arg(long, value_name = "VERSION", value_parser = checked(text_rules::ctranslate2_version))]
         ctranslate2: Option<String>,
         /// Print the facts and verdicts as JSON
         #[arg(long)]
@@ -503,7 +506,7 @@ pub enum Command {
         #[arg(long)]
         native: bool,
         /// CTranslate2 versions to span, e.g. 4.7.1,4.8.4 (default: each variant's)
-        #[arg(long, value_name = "LIST", value_delimiter = ',')]
+        #[arg(long, value_name = "LIST", value_delimiter = ',', value_parser = checked(text_rules::ctranslate2_version))]
         ctranslate2: Vec<String>,
         /// Only the entries of one lane: `gpu` (the native job compiles GPU kernels, hours
         /// for CUDA) or `main` (the rest); build.yml runs each lane's jobs apart
@@ -512,6 +515,14 @@ pub enum Command {
         #[command(flatten)]
         include: IncludeArgs,
     },
+}
+
+/// A flag's value checked by `rule` as clap parses it: a refused value is bad input (exit 2)
+/// that `main` names with its flag, before any work.
+pub fn checked(
+    rule: fn(&str) -> Result<(), Refusal>,
+) -> impl Fn(&str) -> Result<String, Refusal> + Clone + Send + Sync + 'static {
+    move |text: &str| rule(text).map(|()| text.to_string())
 }
 
 #[cfg(test)]

@@ -8,7 +8,8 @@ use clap::Args;
 use crate::support::host;
 use crate::support::platform::Platform;
 
-use super::DownloadArgs;
+use super::{DownloadArgs, checked};
+use crate::support::text_rules;
 
 #[derive(Args, Clone, Default)]
 pub struct PartArgs {
@@ -58,7 +59,7 @@ pub struct Selection {
     pub python: Option<String>,
     /// The CTranslate2 version: a file variants/ctranslate2/<version>.toml (default: the
     /// variant's, else variants/defaults.toml's `ctranslate2`)
-    #[arg(long, value_name = "VERSION")]
+    #[arg(long, value_name = "VERSION", value_parser = checked(text_rules::ctranslate2_version))]
     pub ctranslate2: Option<String>,
     /// CUDA architectures for CUDA_ARCH_LIST, e.g. "9.0" for a quick H100-only build
     #[arg(long, value_name = "LIST")]
@@ -130,7 +131,7 @@ pub struct CheckSelection {
     #[arg(long, value_name = "X.Y")]
     pub python: Option<String>,
     /// The CTranslate2 version (default: the wheel's, else the variant's)
-    #[arg(long, value_name = "VERSION")]
+    #[arg(long, value_name = "VERSION", value_parser = checked(text_rules::ctranslate2_version))]
     pub ctranslate2: Option<String>,
     /// CUDA architectures the build was made for (its folder does not depend on them)
     #[arg(long, value_name = "LIST")]

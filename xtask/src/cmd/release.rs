@@ -5,10 +5,9 @@ use std::process::ExitCode;
 use anyhow::Result;
 
 use crate::cli::ReleaseArgs;
-use crate::support::diagnostic::InputError;
+use crate::support::out_folder;
 use crate::support::platform::Platform;
 use crate::support::workspace::Workspace;
-use crate::{support::out_folder, support::safe_path};
 
 pub fn run(workspace: &Workspace, args: ReleaseArgs) -> Result<ExitCode> {
     let ReleaseArgs {
@@ -24,30 +23,13 @@ pub fn run(workspace: &Workspace, args: ReleaseArgs) -> Result<ExitCode> {
         partial,
         include,
     } = args;
-    if let Some(url) = &index_base_url
-        && let Err(why) = crate::release::pep503::check_base_url(url)
-    {
-        return Err(InputError::new(format!(
-            "--index-base-url `{}` is not allowed: {why}",
-            url.escape_debug()
-        ))
-        .note("e.g. --index-base-url https://github.com/OWNER/REPO/releases/download/v4.7.1/ (percent-encode a tag's special characters)")
-        .into());
-    }
     if let Some(out) = &out {
         crate::release::check_dest(out)?;
     }
     if let Some(from) = &from {
         out_folder::check_in("--from", from)?;
     }
-    let index_base_url = index_base_url.map(|u| if u.ends_with('/') { u } else { format!("{u}/") });
     let platforms: Vec<Platform> = platforms.into_iter().map(Platform::from).collect();
-    if let Some(version) = &version {
-        safe_path::check_name(version).map_err(|why| {
-            InputError::new(format!("--version `{version}` is not allowed: {why}"))
-                .note("a version label names one folder, e.g. --version 4.7.1-1")
-        })?;
-    }
     let catalog = crate::variant::Catalog::load_for(&workspace.root, &[], ctranslate2.as_deref())?;
     let built = crate::release::gather::builds(
         workspace,

@@ -11,7 +11,7 @@
 
 mod front_page;
 
-pub use front_page::{SITE_PLACEHOLDER, check_site_url};
+pub use front_page::SITE_PLACEHOLDER;
 
 use std::collections::BTreeMap;
 use std::fs;
@@ -21,7 +21,8 @@ use anyhow::{Context, Result, bail};
 
 use crate::release::pep503::{self, Link};
 use crate::release::{MANIFEST, Manifest, SELECTOR_DATA};
-use crate::support::diagnostic::InputError;
+use crate::support::diagnostic::{InputError, quoted};
+use crate::support::text_rules;
 use crate::variant::coverage::Coverage;
 
 /// One release the site links: its tag (the download URL's folder) and its manifest.
@@ -75,6 +76,15 @@ pub fn read_earlier(dir: &Path) -> Result<Vec<Release>> {
             continue;
         }
         let tag = entry.file_name().to_string_lossy().into_owned();
+        text_rules::git_tag(&tag).map_err(|refusal| {
+            InputError::new(format!(
+                "{}: the folder {} is not a release's tag: {}",
+                dir.display(),
+                quoted(&tag),
+                refusal.why
+            ))
+            .note("each folder of --earlier is named by its release's tag, e.g. v4.7.1")
+        })?;
         releases.push(read_release(&entry.path(), &tag)?);
     }
     releases.sort_by(|a, b| a.tag.cmp(&b.tag));
@@ -91,14 +101,15 @@ pub struct Site {
 /// `index.html` saying which variant serves which GPU and how to install it (its commands
 /// name the index at `site_url`, or at [`SITE_PLACEHOLDER`]), and an empty `.nojekyll` (a
 /// Jekyll build of the site would drop files named `_…`). Two releases with one wheel name
-/// but other bytes are refused: pip could not tell them apart.
+/// but other bytes are refused: pip could not tell them apart. `download_base` is a
+/// [`text_rules::base_url`] and `site_url` a [`text_rules::web_url`], as the command line
+/// checks them.
 pub fn write_site(
     releases: &[Release],
     download_base: &str,
     site_url: Option<&str>,
     out: &Path,
 ) -> Result<Site> {
-    check_urls(download_base, site_url)?;
     crate::support::out_folder::check_out(
         "--out",
         out,
@@ -132,31 +143,6 @@ pub fn write_site(
     fs::write(out.join("index.html"), front_page::render(&page))?;
     fs::write(out.join(".nojekyll"), "")?;
     Ok(site)
-}
-
-/// `--download-base` an absolute URL ending in `/`, `--site-url` https or loopback http.
-fn check_urls(download_base: &str, site_url: Option<&str>) -> Result<(), InputError> {
-    if let Some(url) = site_url
-        && let Err(why) = check_site_url(url)
-    {
-        return Err(InputError::new(format!(
-            "--site-url `{}` is not allowed: {why}",
-            url.escape_debug()
-        )));
-    }
-    if let Err(why) = pep503::check_base_url(download_base) {
-        return Err(InputError::new(format!(
-            "--download-base `{}` is not allowed: {why}",
-            download_base.escape_debug()
-        )));
-    }
-    if !download_base.ends_with('/') {
-        return Err(InputError::new(format!(
-            "--download-base `{download_base}` must end with `/` (e.g. \
-             https://github.com/OWNER/REPO/releases/download/)"
-        )));
-    }
-    Ok(())
 }
 
 /// Per variant, its wheels of every release by file name: sha256, the download folder and

@@ -167,11 +167,34 @@ pub fn printable(text: &str) -> std::borrow::Cow<'_, str> {
     text.chars()
         .map(|c| match c {
             '\n' | '\t' => c.to_string(),
-            c if c.is_control() => c.escape_default().to_string(),
-            c => c.to_string(),
+            c => escaped(c),
         })
         .collect::<String>()
         .into()
+}
+
+/// The most of a value [`quoted`] shows.
+const QUOTED: usize = 60;
+
+/// A value as a message names it: in backticks, every control character escaped (a newline
+/// too, so that the value stays on its line), cut after [`QUOTED`] characters.
+pub fn quoted(text: &str) -> String {
+    let shown: String = text.chars().take(QUOTED).map(escaped).collect();
+    let length = text.chars().count();
+    if length > QUOTED {
+        format!("`{shown}…` ({length} characters)")
+    } else {
+        format!("`{shown}`")
+    }
+}
+
+/// A control character as its escape (`\u{1b}`), any other as it is.
+fn escaped(c: char) -> String {
+    if c.is_control() {
+        c.escape_default().to_string()
+    } else {
+        c.to_string()
+    }
 }
 
 /// The most of a line shown under an error: a longer one (a minified or hostile file) is
@@ -277,6 +300,16 @@ mod tests {
     fn printable_escapes_control_characters_but_keeps_lines() {
         assert_eq!(printable("a\nb\tc"), "a\nb\tc");
         assert_eq!(printable("x\u{1b}[2J\ry\u{7}"), "x\\u{1b}[2J\\ry\\u{7}");
+    }
+
+    #[test]
+    fn quoted_values_stay_on_one_line_and_are_cut() {
+        assert_eq!(quoted("v1\n\u{1b}"), "`v1\\n\\u{1b}`");
+        let long = quoted(&"x".repeat(5_000));
+        assert!(
+            long.ends_with("…` (5000 characters)") && long.len() < 100,
+            "{long}"
+        );
     }
 
     #[test]

@@ -11,5 +11,6 @@ pub mod platform;
 pub mod process;
 pub mod safe_path;
 pub mod staging;
+pub mod text_rules;
 pub mod units;
 pub mod workspace;

@@ -14,9 +14,9 @@ use toml_edit::{DocumentMut, Item, TableLike, Value};
 
 use crate::inputs::download::Options;
 use crate::inputs::github::{self, TagSource};
-use crate::support::diagnostic::InputError;
+use crate::support::diagnostic::{InputError, quoted};
 use crate::support::fsx::write_atomically;
-use crate::support::safe_path;
+use crate::support::{safe_path, text_rules};
 use crate::variant::{Catalog, VERSIONS_DIR, download_url, is_version};
 
 #[derive(Debug, Clone)]
@@ -163,19 +163,17 @@ fn check_source(request: &BumpRequest) -> Result<(), InputError> {
             ))
             .note("e.g. --repo OpenNMT/CTranslate2"));
         }
-        let tag_ok = !from_tag.tag.is_empty()
-            && !from_tag
-                .tag
-                .split('/')
-                .any(|p| p.is_empty() || p == "." || p == "..")
-            && from_tag
-                .tag
-                .bytes()
-                .all(|b| b.is_ascii_alphanumeric() || b"-_.+/".contains(&b));
-        if !tag_ok {
+        text_rules::git_tag(&from_tag.tag)
+            .map_err(|refusal| text_rules::refused("--from-tag", &from_tag.tag, &refusal))?;
+        // The tag goes into GitHub's URLs as it is: only what a URL path holds unescaped.
+        if !from_tag
+            .tag
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"-_.+/".contains(&b))
+        {
             return Err(InputError::new(format!(
-                "--from-tag `{}` is not a tag name this tool takes",
-                from_tag.tag.escape_debug()
+                "--from-tag {} is not a tag name this tool takes",
+                quoted(&from_tag.tag)
             ))
             .note("letters, digits and - _ . + /, e.g. --from-tag v4.8.5"));
         }

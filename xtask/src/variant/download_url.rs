@@ -1,14 +1,15 @@
 //! What a download URL must be, for an input in a variant file and for `bump --source`.
 
-use crate::support::safe_path;
+use crate::support::diagnostic::quoted;
+use crate::support::{safe_path, text_rules};
 
 /// Why `url` cannot be downloaded as an input, with the note that says what would do;
 /// `runnable` inputs (an SDK installer) may have any file name, the others must be archives.
 pub fn problem(url: &str, runnable: bool) -> Option<(String, &'static str)> {
-    if !(url.starts_with("https://") || url.starts_with("http://")) {
+    if let Err(refusal) = text_rules::download_url(url) {
         return Some((
-            format!("`{url}` is not an http(s) URL"),
-            "inputs are downloaded; for a tree on disk use [source] kind = \"path\"",
+            format!("{} is not allowed: {}", quoted(url), refusal.why),
+            "an http(s) URL (inputs are downloaded; for a tree on disk use [source] kind = \"path\")",
         ));
     }
     let name = file_name(url);
@@ -29,13 +30,15 @@ pub fn problem(url: &str, runnable: bool) -> Option<(String, &'static str)> {
 
 /// Why `url` cannot be a PEP 503 index (the `index` of an input), with what would do.
 pub fn index_problem(url: &str) -> Option<(String, &'static str)> {
-    if !(url.starts_with("https://") || url.starts_with("http://")) || url.contains(['?', '#']) {
-        return Some((
-            format!("`{url}` is not an http(s) index URL"),
-            "an index is the URL pip takes as --index-url, e.g. https://pypi.org/simple/",
-        ));
-    }
-    None
+    let why = match text_rules::download_url(url) {
+        Err(refusal) => refusal.why,
+        Ok(()) if url.contains(['?', '#']) => "it has a query or fragment".into(),
+        Ok(()) => return None,
+    };
+    Some((
+        format!("{} is not an http(s) index URL: {why}", quoted(url)),
+        "an index is the URL pip takes as --index-url, e.g. https://pypi.org/simple/",
+    ))
 }
 
 /// The last part of the URL's path: the name the download is kept under.
@@ -66,8 +69,21 @@ mod tests {
             "https://host/..",
             "https://host/page.html",
             "../..",
+            "https://user:pw@host/x.zip",
+            "https://host/x\u{1b}[2J.zip",
+            "https://host/x y.zip",
         ] {
             assert!(problem(bad, false).is_some(), "{bad}");
+        }
+        assert!(index_problem("https://pypi.org/simple/").is_none());
+        assert!(index_problem("http://127.0.0.1:8080/simple/").is_none());
+        for bad in [
+            "https://pypi.org/simple/?x",
+            "https://u:p@pypi.org/simple/",
+            "https://pypi.org/sim ple/",
+            "file:///simple/",
+        ] {
+            assert!(index_problem(bad).is_some(), "{bad}");
         }
     }
 }

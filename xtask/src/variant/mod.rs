@@ -21,7 +21,7 @@ pub use loc::Loc;
 pub use resolve::{
     Build, Bundle, Choices, Data, GithubTag, IndexedWheel, Input, LibrarySource, OneDnn, OpenMp,
     Resolved, SDK_MAJOR, Sdk, SdkInstaller, Search, Source, SourceBuild, Submodule, Verify,
-    check_local_version, sdk_major, submodule_input,
+    sdk_major, submodule_input,
 };
 pub use template::{Placeholder, expand};
 
@@ -418,11 +418,7 @@ fn load_version(
 
 /// `4.8.4`: numbers separated by dots, nothing that could be a path.
 pub fn is_version(text: &str) -> bool {
-    !text.is_empty()
-        && text.len() <= 32
-        && text
-            .split('.')
-            .all(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()))
+    crate::support::text_rules::ctranslate2_version(text).is_ok()
 }
 
 /// A variant's own CTranslate2 version, else that of the variant it extends, else

@@ -8,6 +8,7 @@ mod common;
 
 mod architecture;
 mod archive_fuzz;
+mod bad_strings;
 mod binary_fuzz;
 mod bundle_audit;
 mod bundle_elf;

@@ -327,7 +327,8 @@ fn the_front_page_in_a_browser_shows_the_cards_and_each_variants_commands_and_li
     let web = scratch.path().join("web");
     two_releases(&scratch, &web);
     let (assets, site) = (web.join(ASSETS), scratch.path().join("site"));
-    let base = format!("file://{}/", assets.display());
+    let server = HttpDir::serve(&web);
+    let base = server.url(&format!("/{ASSETS}/"));
     let run = pages_after_two_releases(
         &scratch,
         &web,

@@ -47,7 +47,7 @@ use worker::{Failure, Target, Worker};
 
 pub use error::{FetchError, Missing, describe, shown};
 pub use small::get_small;
-pub use url_policy::{ANY_HOST, effective_url, is_loopback};
+pub use url_policy::{ANY_HOST, effective_url};
 
 #[derive(Debug, Clone)]
 pub struct Options {

@@ -1,11 +1,10 @@
 //! Which URL is downloaded: mirrors applied, then https only (http to loopback hosts, or
 //! anywhere with `--allow-http`).
 
-use std::net::IpAddr;
-
 use reqwest::Url;
 
 use super::{FetchError, Options};
+use crate::support::text_rules::is_loopback;
 
 /// The mirror prefix that stands for every host: `--mirror URL` with no `FROM=`.
 pub const ANY_HOST: &str = "*";
@@ -74,20 +73,5 @@ pub(super) fn redirect_refusal(to: &Url, allow_http: bool) -> Option<String> {
              file, or add a mirror that serves the file over https"
                 .into(),
         ),
-    }
-}
-
-/// 127.0.0.0/8, ::1 and `localhost`.
-pub fn is_loopback(url: &Url) -> bool {
-    let Some(host) = url.host_str() else {
-        return false;
-    };
-    let bare = host.trim_start_matches('[').trim_end_matches(']');
-    match bare.parse::<IpAddr>() {
-        Ok(ip) => ip.is_loopback(),
-        Err(_) => bare
-            .strip_suffix('.')
-            .unwrap_or(bare)
-            .eq_ignore_ascii_case("localhost"),
     }
 }

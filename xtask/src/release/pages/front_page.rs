@@ -34,26 +34,6 @@ pub struct FrontPage<'a> {
     pub site_url: &'a str,
 }
 
-/// Whether `url` may be the site's URL in the commands: https, or http to a loopback host,
-/// with no character a URL cannot hold unescaped ([`pep503::check_base_url`]).
-pub fn check_site_url(url: &str) -> Result<(), String> {
-    pep503::check_base_url(url)?;
-    if url.starts_with("https://") {
-        return Ok(());
-    }
-    let loopback = ["http://127.0.0.1", "http://localhost", "http://[::1]"]
-        .iter()
-        .any(|host| {
-            url.strip_prefix(host)
-                .is_some_and(|rest| rest.is_empty() || rest.starts_with([':', '/']))
-        });
-    if loopback {
-        Ok(())
-    } else {
-        Err("it is not an https:// URL (http:// only to 127.0.0.1, localhost or [::1])".into())
-    }
-}
-
 /// The front page as HTML.
 pub fn render(page: &FrontPage) -> String {
     let mut html = String::from(HEAD);
@@ -366,28 +346,5 @@ mod tests {
                 .count(),
             coverage.cards.len()
         );
-    }
-
-    #[test]
-    fn the_site_url_is_https_or_loopback_http() {
-        for good in [
-            "https://o.github.io/r",
-            "https://o.github.io/r/",
-            "http://127.0.0.1:8000/site",
-            "http://localhost",
-            "http://[::1]:8080/",
-        ] {
-            assert!(check_site_url(good).is_ok(), "{good}");
-        }
-        for bad in [
-            "http://example.com/r",
-            "http://localhost.example.com/",
-            "file:///tmp/site",
-            "https://o.github.io/r\"><script>",
-            "https://o.github.io/ r",
-            "o.github.io/r",
-        ] {
-            assert!(check_site_url(bad).is_err(), "{bad}");
-        }
     }
 }

@@ -27,7 +27,7 @@ use crate::support::diagnostic::InputError;
 use crate::support::platform::Platform;
 
 pub use github_tag::submodule_input;
-pub use sdk::{SDK_MAJOR, check_local_version, sdk_major};
+pub use sdk::{SDK_MAJOR, sdk_major};
 
 /// What the user chose on the command line.
 #[derive(Debug, Clone, Default)]

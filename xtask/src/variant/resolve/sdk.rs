@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 
 use super::{Input, Sdk, SdkInstaller};
 use crate::support::diagnostic::InputError;
+use crate::support::text_rules;
 use crate::variant::layer::SdkSpec;
 use crate::variant::{Files, Loc};
 
@@ -119,7 +120,7 @@ pub(super) fn local_version(
     let Some(label) = label else {
         return Ok(None);
     };
-    check_local_version(&label.value.replace(SDK_MAJOR, "12")).map_err(|_| {
+    text_rules::local_version_label(&label.value.replace(SDK_MAJOR, "12")).map_err(|_| {
         files.error_at(
             label,
             format!(
@@ -143,22 +144,4 @@ pub fn sdk_major(version: &str) -> Option<&str> {
         .split('.')
         .next()
         .filter(|m| !m.is_empty() && m.bytes().all(|b| b.is_ascii_digit()))
-}
-
-/// A PEP 440 local version label: ASCII letters and digits in parts separated by dots
-/// (`cpu`, `cu12`, `rocm72`); lower case, as pip compares them normalised.
-pub fn check_local_version(label: &str) -> Result<(), String> {
-    let part_ok = |p: &str| {
-        !p.is_empty()
-            && p.bytes()
-                .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit())
-    };
-    if label.split('.').all(part_ok) {
-        Ok(())
-    } else {
-        Err(format!(
-            "`{label}` is not a PEP 440 local version label: lower-case letters and digits, \
-             parts separated by dots (e.g. cpu, cu12, rocm72)"
-        ))
-    }
 }
