@@ -21,18 +21,44 @@ use crate::support::diagnostic::escaped;
 
 /// Re-checks a release folder. Returns the problems found, one line each, escaped.
 pub fn verify(dir: &Path) -> Result<Vec<String>> {
-    let top = top_level(dir)?;
-    let sums = read_sums(dir)?;
-    let mut problems = top.refused;
-    problems.extend(sums.problems);
-    for name in &top.files {
-        if name != checksums::FILE_NAME && !sums.listed.contains_key(name) {
+    let TopLevel {
+        files,
+        mut problems,
+    } = top_level(dir)?;
+    let Sums {
+        listed,
+        problems: form,
+    } = read_sums(dir)?;
+    problems.extend(form);
+    for name in &files {
+        if name != checksums::FILE_NAME && !listed.contains_key(name) {
             problems.push(format!("{name} is not in SHA256SUMS"));
         }
     }
+    let sizes = check_listed(dir, &listed, &files, &mut problems)?;
+    match read_regular(&dir.join(MANIFEST)) {
+        Ok(text) => {
+            let manifest: Manifest = serde_json::from_str(&text)
+                .with_context(|| format!("{MANIFEST} is not a release manifest"))?;
+            problems.extend(check_manifest(&text, &manifest, &listed, &sizes)?);
+            problems.extend(regenerated(dir, &manifest)?);
+        }
+        Err(e) => problems.push(format!("cannot read {MANIFEST}: {e:#}")),
+    }
+    Ok(problems.iter().map(|p| escaped(p).into_owned()).collect())
+}
+
+/// Each file SHA256SUMS lists against its sha256 (a wheel's RECORD too), when it may be read;
+/// returns the size of each file read.
+fn check_listed(
+    dir: &Path,
+    listed: &BTreeMap<String, String>,
+    files: &BTreeSet<String>,
+    problems: &mut Vec<String>,
+) -> Result<BTreeMap<String, u64>> {
     let mut sizes = BTreeMap::new();
-    for (name, expected) in &sums.listed {
-        if let Err(why) = readable(dir, name, &top.files) {
+    for (name, expected) in listed {
+        if let Err(why) = readable(dir, name, files) {
             problems.push(why);
             continue;
         }
@@ -50,16 +76,7 @@ pub fn verify(dir: &Path) -> Result<Vec<String>> {
         }
         sizes.insert(name.clone(), size);
     }
-    match read_regular(&dir.join(MANIFEST)) {
-        Ok(text) => {
-            let manifest: Manifest = serde_json::from_str(&text)
-                .with_context(|| format!("{MANIFEST} is not a release manifest"))?;
-            problems.extend(check_manifest(&text, &manifest, &sums.listed, &sizes)?);
-            problems.extend(regenerated(dir, &manifest)?);
-        }
-        Err(e) => problems.push(format!("cannot read {MANIFEST}: {e:#}")),
-    }
-    Ok(problems.iter().map(|p| escaped(p).into_owned()).collect())
+    Ok(sizes)
 }
 
 /// What release writes from the manifest, written again and compared: the index (when every
@@ -112,13 +129,13 @@ impl fmt::Display for Kind {
 /// `whl/` folder (a folder, link or special file, which release never writes there).
 struct TopLevel {
     files: BTreeSet<String>,
-    refused: Vec<String>,
+    problems: Vec<String>,
 }
 
 fn top_level(dir: &Path) -> Result<TopLevel> {
     let mut top = TopLevel {
         files: BTreeSet::new(),
-        refused: Vec::new(),
+        problems: Vec::new(),
     };
     for entry in fs::read_dir(dir).with_context(|| format!("cannot list {}", dir.display()))? {
         let entry = entry?;
@@ -128,7 +145,7 @@ fn top_level(dir: &Path) -> Result<TopLevel> {
                 top.files.insert(name);
             }
             Kind::Folder if name == DIR => {}
-            kind => top.refused.push(format!(
+            kind => top.problems.push(format!(
                 "{name}: not a file release writes (a {kind}); nothing is read from it"
             )),
         }
@@ -374,10 +391,11 @@ fn check_selector(dir: &Path, manifest: &Manifest) -> Result<Vec<String>> {
         .collect())
 }
 
-/// Every entry below `dir/sub` (folders too), by its path relative to `dir`, `/`-separated;
-/// a link is listed, never followed. Empty when `dir/sub` is not there.
+/// The entries of a tree, by their `/`-separated path relative to the release folder.
 type Entries = BTreeMap<String, Kind>;
 
+/// Every entry below `dir/sub` (folders too); a link is listed, never followed. Empty when
+/// `dir/sub` is not there.
 fn entries_below(dir: &Path, sub: &str) -> Result<Entries> {
     let mut out = Entries::new();
     let mut stack = vec![dir.join(sub)];
