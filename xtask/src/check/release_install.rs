@@ -14,8 +14,9 @@ use anyhow::{Context, Result, bail};
 
 use crate::check::serve::Server;
 use crate::check::winpython::Session;
+use crate::release::links::{Target, links};
 use crate::release::{Artifact, Manifest};
-use crate::support::diagnostic::InputError;
+use crate::support::diagnostic::{InputError, escaped};
 use crate::support::platform::Platform;
 use crate::support::workspace::Workspace;
 use crate::variant::wheel_name::WheelName;
@@ -129,27 +130,41 @@ pub fn targets(request: &InstallRequest, manifest: &Manifest) -> Result<Vec<Inst
     Ok(out)
 }
 
-/// The index must link the wheels relatively (or to this server): a release made for
-/// GitHub (`--index-base-url`) links its assets there, which loopback cannot serve.
+/// Every link of the variant's index must lead into the release folder, which this check
+/// serves on loopback: pip installs from nothing else. Checked before any install. A release
+/// made for GitHub (`--index-base-url`) links its assets there by absolute URL, which is bad
+/// input here; any other link out of the folder is a broken release.
 pub fn check_index_is_local(dir: &Path, variant: &str) -> Result<()> {
-    let page = dir
-        .join(crate::release::pep503::DIR)
-        .join(variant)
-        .join(crate::release::pep503::PROJECT)
-        .join("index.html");
-    let text = std::fs::read_to_string(&page)
-        .map_err(|e| InputError::new(format!("{}: {e}", page.display())))?;
-    if let Some(absolute) = text
-        .split("href=\"")
-        .skip(1)
-        .map(|rest| rest.split('"').next().unwrap_or_default())
-        .find(|href| href.contains("://"))
-    {
+    let index = format!("{}/{variant}", crate::release::pep503::DIR);
+    let mut absolute = Vec::new();
+    let mut outside = Vec::new();
+    for (name, path) in crate::support::fsx::files_below(&dir.join(&index))? {
+        let page = format!("{index}/{name}");
+        let text = std::fs::read_to_string(&path)
+            .with_context(|| format!("cannot read {}", path.display()))?;
+        for (href, target) in links(&page, &text) {
+            let link = format!("{}: link `{}`", dir.join(&page).display(), escaped(&href));
+            match target {
+                Ok(Target::Inside) => {}
+                Ok(Target::Absolute) => absolute.push(link),
+                Err(why) => outside.push(format!("{link} {why}")),
+            }
+        }
+    }
+    if !outside.is_empty() {
+        bail!(
+            "the index of `{variant}` links out of the release, so nothing is installed from \
+             it:\n  {}",
+            outside.join("\n  ")
+        );
+    }
+    if !absolute.is_empty() {
         return Err(InputError::new(format!(
-            "{} links its wheels by absolute URL ({absolute}): this check serves the folder \
-             on loopback, so release it without --index-base-url to check it here",
-            page.display()
+            "the index of `{variant}` links by absolute URL, where this check serves the \
+             release folder on loopback:\n  {}",
+            absolute.join("\n  ")
         ))
+        .note("release it without --index-base-url to check it here")
         .into());
     }
     Ok(())

@@ -108,7 +108,7 @@ pub fn run(
         onboarding.push(target.requirement.clone());
         eprintln!(
             "  the consumer's onboarding: ct2-speech-app.exe {}",
-            onboarding.join(" ")
+            crate::support::diagnostic::escaped(&onboarding.join(" "))
         );
         run(&onboarding)?;
         let requirements = workspace
@@ -122,7 +122,10 @@ pub fn run(
         run(&speech)?;
         let after = reported(&run(&[])?);
         install::expect_version(&after, target, "the PyApp exe after onboarding")?;
-        eprintln!("  the app reports ctranslate2 {after}");
+        eprintln!(
+            "  the app reports ctranslate2 {}",
+            crate::support::diagnostic::escaped(&after)
+        );
         if request.transcribe {
             transcribe(workspace, request, target, &run, &work)?;
         }

@@ -13,6 +13,7 @@ use crate::check::release_install::{
 use crate::check::speech::{self, Prepared};
 use crate::check::winpython::{self, Session, check};
 use crate::cli::{InstallArgs, Selection};
+use crate::support::diagnostic::escaped;
 use crate::support::platform::Platform;
 use crate::support::workspace::Workspace;
 
@@ -201,7 +202,8 @@ fn native(
 fn consumer_flow(install: &Install, target: &InstallTarget, label: &str) -> Result<()> {
     eprintln!(
         "{}: {label} with PyPI's {}",
-        target.variant, target.baseline
+        target.variant,
+        escaped(&target.baseline)
     );
     install.baseline(target)?;
     let baseline = target.baseline.trim_start_matches("ctranslate2==");
@@ -210,13 +212,18 @@ fn consumer_flow(install: &Install, target: &InstallTarget, label: &str) -> Resu
         anyhow::bail!("the baseline install left ctranslate2 {found}, not {baseline}");
     }
     let args = install.onboarding_args(target);
-    eprintln!("  the consumer's command: python {}", args.join(" "));
+    eprintln!(
+        "  the consumer's command: python {}",
+        escaped(&args.join(" "))
+    );
     install.run(&args)?;
     let found = install.installed_version()?;
     install::expect_version(&found, target, "after the onboarding install")?;
     eprintln!(
-        "  installed {} ({}): reports {found}",
-        target.file, target.variant
+        "  installed {} ({}): reports {}",
+        escaped(&target.file),
+        target.variant,
+        escaped(&found)
     );
     Ok(())
 }

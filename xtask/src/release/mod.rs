@@ -3,6 +3,7 @@
 //! SHA256SUMS, staged in a temp folder and renamed into place; and the check of such a folder.
 
 pub mod gather;
+pub mod links;
 pub mod notes;
 pub mod pages;
 pub mod pep503;

@@ -1,6 +1,7 @@
 //! Errors in user input (variant files, patch series, command-line values), rendered as one
 //! screen that names the file, line, column and key, and what would be allowed instead.
 
+use std::borrow::Cow;
 use std::fmt;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
@@ -155,9 +156,31 @@ pub fn read_text(path: &Path, shown: &Path) -> Result<String, InputError> {
     })
 }
 
+/// `name` as it may be printed: control characters (ESC, `\r`, …) and the invisible ones
+/// that reorder or hide text written as escapes (`\u{1b}`), so that a name from an archive
+/// or a release folder cannot move the cursor, recolour the terminal or pass for another name.
+pub fn escaped(name: &str) -> Cow<'_, str> {
+    let hidden = |c: char| {
+        c.is_control()
+            || matches!(c, '\u{200b}'..='\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2060}'..='\u{2069}' | '\u{feff}')
+    };
+    if !name.chars().any(hidden) {
+        return Cow::Borrowed(name);
+    }
+    let mut out = String::with_capacity(name.len() + 8);
+    for c in name.chars() {
+        if hidden(c) {
+            out.extend(c.escape_default());
+        } else {
+            out.push(c);
+        }
+    }
+    Cow::Owned(out)
+}
+
 /// `text` as it may reach a terminal: control characters other than newline and tab (an
 /// archive entry named with ESC or `\r`, say) are written as escapes, never interpreted.
-pub fn printable(text: &str) -> std::borrow::Cow<'_, str> {
+pub fn printable(text: &str) -> Cow<'_, str> {
     if !text
         .chars()
         .any(|c| c.is_control() && c != '\n' && c != '\t')

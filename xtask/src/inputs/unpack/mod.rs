@@ -15,7 +15,6 @@ mod zip_file;
 
 use tree::{Node, Tree};
 
-use std::borrow::Cow;
 use std::collections::HashMap;
 use std::ffi::OsString;
 use std::fmt;
@@ -261,27 +260,7 @@ impl std::error::Error for UnpackError {
     }
 }
 
-/// `name` as it may be printed: control characters (ESC, `\r`, …) and the invisible ones
-/// that reorder or hide text written as escapes (`\u{1b}`), so that an entry name from an
-/// archive cannot move the cursor, recolour the terminal or pass for another name.
-pub fn escaped(name: &str) -> Cow<'_, str> {
-    let hidden = |c: char| {
-        c.is_control()
-            || matches!(c, '\u{200b}'..='\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2060}'..='\u{2069}' | '\u{feff}')
-    };
-    if !name.chars().any(hidden) {
-        return Cow::Borrowed(name);
-    }
-    let mut out = String::with_capacity(name.len() + 8);
-    for c in name.chars() {
-        if hidden(c) {
-            out.extend(c.escape_default());
-        } else {
-            out.push(c);
-        }
-    }
-    Cow::Owned(out)
-}
+pub use crate::support::diagnostic::escaped;
 
 /// Why an entry was refused.
 #[derive(Debug, Clone, PartialEq, Eq)]
