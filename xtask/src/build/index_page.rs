@@ -11,8 +11,8 @@ use std::collections::HashSet;
 use reqwest::Url;
 
 use crate::inputs::download::shown;
-use crate::support::text_rules::is_loopback;
 use crate::support::platform::Platform;
+use crate::support::text_rules::is_loopback;
 use crate::variant::wheel_name::{WheelName, normalize};
 
 pub use crate::variant::wheel_name::project_page;

@@ -4,8 +4,6 @@
 //! `release --index-base-url` writes); anything else (`javascript:`, `file:` without a host,
 //! `//host/`, `/path`, `..` past the release folder) leads out of it.
 
-use super::pep503;
-
 /// Where a link leads, when it is one release may write.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Target {
@@ -28,7 +26,7 @@ pub fn links(page: &str, text: &str) -> Vec<(String, Result<Target, String>)> {
 }
 
 /// The `href` values of an HTML page, quoted or not, with the entities
-/// [`pep503::html_escape`] writes decoded.
+/// [`super::pep503::html_escape`] writes decoded.
 fn hrefs(text: &str) -> Vec<String> {
     // ASCII lower-casing keeps every byte offset.
     let lower = text.to_ascii_lowercase();
@@ -68,7 +66,8 @@ fn target(page: &str, href: &str) -> Result<Target, String> {
         );
     }
     if has_scheme(href) || href.starts_with("//") {
-        return pep503::check_base_url(href)
+        let url = href.split('#').next().unwrap_or_default();
+        return crate::support::text_rules::web_url(url)
             .map(|()| Target::Absolute)
             .map_err(|why| format!("leads out of the release: {why}"));
     }
@@ -150,7 +149,7 @@ mod tests {
         }
         for href in [
             "https://github.com/o/r/releases/download/v4.7.1/x.whl#sha256=ab",
-            "file:///srv/release/x.whl",
+            "http://127.0.0.1:8000/x.whl",
         ] {
             assert_eq!(target(PAGE, href), Ok(Target::Absolute), "{href}");
         }
@@ -167,6 +166,8 @@ mod tests {
             "javascript:alert(1)",
             "JavaScript:alert(1)",
             "file:/etc/x.whl",
+            "file:///srv/release/x.whl",
+            "http://example.com/x.whl",
             "data:text/html,x",
             "java\tscript:alert(1)",
             " https://x/y",

@@ -160,37 +160,37 @@ pub fn read_text(path: &Path, shown: &Path) -> Result<String, InputError> {
 /// that reorder or hide text written as escapes (`\u{1b}`), so that a name from an archive
 /// or a release folder cannot move the cursor, recolour the terminal or pass for another name.
 pub fn escaped(name: &str) -> Cow<'_, str> {
-    let hidden = |c: char| {
-        c.is_control()
-            || matches!(c, '\u{200b}'..='\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2060}'..='\u{2069}' | '\u{feff}')
-    };
     if !name.chars().any(hidden) {
         return Cow::Borrowed(name);
     }
-    let mut out = String::with_capacity(name.len() + 8);
-    for c in name.chars() {
-        if hidden(c) {
-            out.extend(c.escape_default());
-        } else {
-            out.push(c);
-        }
+    Cow::Owned(name.chars().map(escaped_char).collect())
+}
+
+/// Control characters and the invisible ones that reorder or hide text.
+fn hidden(c: char) -> bool {
+    c.is_control()
+        || matches!(c, '\u{200b}'..='\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2060}'..='\u{2069}' | '\u{feff}')
+}
+
+/// A [`hidden`] character as its escape (`\u{1b}`), any other as it is.
+fn escaped_char(c: char) -> String {
+    if hidden(c) {
+        c.escape_default().to_string()
+    } else {
+        c.to_string()
     }
-    Cow::Owned(out)
 }
 
 /// `text` as it may reach a terminal: control characters other than newline and tab (an
 /// archive entry named with ESC or `\r`, say) are written as escapes, never interpreted.
 pub fn printable(text: &str) -> Cow<'_, str> {
-    if !text
-        .chars()
-        .any(|c| c.is_control() && c != '\n' && c != '\t')
-    {
+    if !text.chars().any(|c| hidden(c) && c != '\n' && c != '\t') {
         return text.into();
     }
     text.chars()
         .map(|c| match c {
             '\n' | '\t' => c.to_string(),
-            c => escaped(c),
+            c => escaped_char(c),
         })
         .collect::<String>()
         .into()
@@ -202,21 +202,12 @@ const QUOTED: usize = 60;
 /// A value as a message names it: in backticks, every control character escaped (a newline
 /// too, so that the value stays on its line), cut after [`QUOTED`] characters.
 pub fn quoted(text: &str) -> String {
-    let shown: String = text.chars().take(QUOTED).map(escaped).collect();
+    let shown: String = text.chars().take(QUOTED).map(escaped_char).collect();
     let length = text.chars().count();
     if length > QUOTED {
         format!("`{shown}…` ({length} characters)")
     } else {
         format!("`{shown}`")
-    }
-}
-
-/// A control character as its escape (`\u{1b}`), any other as it is.
-fn escaped(c: char) -> String {
-    if c.is_control() {
-        c.escape_default().to_string()
-    } else {
-        c.to_string()
     }
 }
 
