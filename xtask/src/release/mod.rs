@@ -59,6 +59,32 @@ pub struct LeftOut {
 }
 
 impl Manifest {
+    /// What in the manifest would lead a path out of its folder once joined to it (the
+    /// index's `whl/<variant>/`, a download's file name): an artifact path that is not one
+    /// file name, a wheel's variant that is not a variant's name. Each names the artifact.
+    pub fn path_problems(&self) -> Vec<String> {
+        use crate::support::diagnostic::escaped;
+        let mut problems = Vec::new();
+        for a in &self.artifacts {
+            if let Err(why) = crate::support::safe_path::check_name(&a.path) {
+                problems.push(format!(
+                    "artifact `{}` in the manifest: {why}",
+                    escaped(&a.path)
+                ));
+            }
+            if a.kind == "wheel"
+                && let Err(why) = crate::variant::check_variant_name(&a.variant)
+            {
+                problems.push(format!(
+                    "{}: variant `{}` in the manifest: {why}",
+                    escaped(&a.path),
+                    escaped(&a.variant)
+                ));
+            }
+        }
+        problems
+    }
+
     /// `dir/manifest.json`, with the file named when it cannot be read or is not a manifest.
     pub fn read(dir: &Path) -> Result<Manifest> {
         let source = dir.join(MANIFEST);

@@ -38,9 +38,20 @@ pub struct Release {
 
 /// Reads `dir/manifest.json` as the release `tag`, and `dir/variants.json` if it is there.
 pub fn read_release(dir: &Path, tag: &str) -> Result<Release> {
+    let manifest = Manifest::read(dir)?;
+    let problems = manifest.path_problems();
+    if !problems.is_empty() {
+        return Err(InputError::new(format!(
+            "{}: names no release writes:\n  {}",
+            dir.join(MANIFEST).display(),
+            problems.join("\n  ")
+        ))
+        .note("give the manifest.json `cargo xtask release` wrote for that release")
+        .into());
+    }
     Ok(Release {
         tag: tag.to_string(),
-        manifest: Manifest::read(dir)?,
+        manifest,
         coverage: read_coverage(dir)?,
         source: dir.join(MANIFEST),
     })

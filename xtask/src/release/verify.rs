@@ -82,7 +82,11 @@ fn check_listed(
 /// What release writes from the manifest, written again and compared: the index (when every
 /// variant can be a folder name), the notes and the selector's wheel.
 fn regenerated(dir: &Path, manifest: &Manifest) -> Result<Vec<String>> {
-    let mut problems = bad_variant_names(manifest);
+    let mut problems: Vec<String> = manifest
+        .path_problems()
+        .into_iter()
+        .map(|p| format!("{p}; the index is not checked"))
+        .collect();
     if problems.is_empty() {
         problems.extend(check_indexes(dir, manifest)?);
     }
@@ -295,26 +299,6 @@ fn check_manifest(
         }
     }
     Ok(problems)
-}
-
-/// Each wheel's variant names a folder of the index: one that is not a variant's name is
-/// never joined to a path.
-fn bad_variant_names(manifest: &Manifest) -> Vec<String> {
-    manifest
-        .artifacts
-        .iter()
-        .filter(|a| a.kind == "wheel")
-        .filter_map(|a| {
-            crate::variant::check_variant_name(&a.variant)
-                .err()
-                .map(|why| {
-                    format!(
-                        "{}: variant `{}` in the manifest: {why}; the index is not checked",
-                        a.path, a.variant
-                    )
-                })
-        })
-        .collect()
 }
 
 /// RELEASE_NOTES.md must be what `release` writes for the manifest.

@@ -245,6 +245,31 @@ fn a_wheel_name_with_two_contents_across_releases_and_bad_flags_are_refused() {
         2,
         &["v0-clash", "manifest.json: not a release manifest"],
     );
+
+    // An earlier manifest whose names would lead the site's pages out of --out.
+    let outside = scratch.path().join("outside");
+    let up = "../".repeat(16);
+    let escape = format!("{up}{}", outside.to_str().unwrap().trim_start_matches('/'));
+    for (key, value) in [("variant", escape.as_str()), ("path", "../x.whl")] {
+        let mut hostile = newer.clone();
+        hostile["artifacts"][0][key] = value.into();
+        fs::write(earlier.join("manifest.json"), hostile.to_string()).unwrap();
+        let run = pages(&[
+            "--earlier",
+            earlier_dir.to_str().unwrap(),
+            "--download-base",
+            "https://github.com/o/r/releases/download/",
+        ]);
+        assert_exit(
+            &run,
+            2,
+            &["v0-clash", "names no release writes", "in the manifest"],
+        );
+        assert!(
+            !outside.exists() && !site.join("whl").exists(),
+            "{key}: nothing written"
+        );
+    }
 }
 
 /// The DOM of `page` as headless Chromium renders it (`--dump-dom` reads it through the
