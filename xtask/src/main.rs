@@ -42,7 +42,8 @@ fn stdout_closed(err: &anyhow::Error) -> bool {
 
 /// A flag's value refused by its rule (`cli::checked`) is said as all bad input is: the flag,
 /// the value escaped and cut (clap would print it raw and whole), why and what to give; exit
-/// 2. Anything else clap says itself (help, an unknown flag: exit 2, or 0 for help).
+/// 2. Anything else is clap's own message (help and the version on stdout, exit 0; an unknown
+/// flag or a value not among the choices, exit 2), its values escaped as every message's are.
 fn usage_error(err: clap::Error) -> ExitCode {
     let refusal = std::error::Error::source(&err).and_then(|e| e.downcast_ref::<Refusal>());
     match (
@@ -59,6 +60,10 @@ fn usage_error(err: clap::Error) -> ExitCode {
             );
             ExitCode::from(2)
         }
-        _ => err.exit(),
+        _ if !err.use_stderr() => err.exit(),
+        _ => {
+            eprint!("{}", printable(&err.render().to_string()));
+            ExitCode::from(u8::try_from(err.exit_code()).unwrap_or(2))
+        }
     }
 }

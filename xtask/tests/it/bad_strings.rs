@@ -352,3 +352,22 @@ fn every_ctranslate2_flag_refuses_what_is_not_a_version_naming_the_flag() {
     let run = common::xtask(&["bump", "--no-pin", "--ctranslate2=4.8.9\u{1b}[2J"]);
     common::assert_exit(&run, 2, &["--ctranslate2 `4.8.9\\u{1b}[2J`"]);
 }
+
+/// What clap refuses itself (a value not among a flag's choices, an unknown flag) is exit 2,
+/// and ESC or a CR from a script never reaches the terminal raw (clap drops an ANSI sequence
+/// when it renders; the rest is escaped).
+#[test]
+fn clap_refusals_print_the_value_escaped() {
+    for args in [
+        &["plan", "--variant", "cpu", "--platform", "linux\u{1b}[2J\r"][..],
+        &["plan", "--variant", "cpu", "--no-such\u{1b}[2J"][..],
+    ] {
+        let run = common::xtask(args);
+        common::assert_exit(&run, 2, &["error:"]);
+        assert!(
+            !run.stderr.contains(['\u{1b}', '\r']),
+            "{args:?}: {}",
+            run.stderr
+        );
+    }
+}
