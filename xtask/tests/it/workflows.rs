@@ -414,7 +414,7 @@ fn nothing_is_uploaded_after_the_release_is_published() {
         "gh release view",
         "--clobber",
         "gh release edit \"$GITHUB_REF_NAME\" --notes-file",
-        "! -name RELEASE_NOTES.md",
+        "find \"$dir\" -maxdepth 1 -type f | sort",
     ] {
         assert!(run.contains(needle), "`{needle}` in {run}");
     }
