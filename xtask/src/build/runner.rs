@@ -19,6 +19,7 @@ use crate::inputs::unpack;
 use crate::package::bundle::run as bundle_run;
 use crate::plan::{Action, Plan, SourceArchive, Step};
 use crate::sdk::msvc;
+use crate::support::owned_output::rerecord_after;
 use crate::{
     build::fetch, inputs::download, inputs::patch, inputs::wheelhouse, package::checksums,
 };
@@ -67,7 +68,9 @@ impl Handler for Runner {
             Action::Patch { patches, tree, .. } => {
                 let root = Path::new(&plan.root);
                 let files: Vec<PathBuf> = patches.iter().map(|p| root.join(p)).collect();
-                patch::apply_series(&files, Path::new(tree), log)
+                rerecord_after(Path::new(tree), || {
+                    patch::apply_series(&files, Path::new(tree), log)
+                })
             }
             Action::Clone { url, .. } => bail!(
                 "step `{}`: cloning {url} is not supported by `build` yet; use a pinned archive",
@@ -108,12 +111,12 @@ impl Handler for Runner {
                 check_python(plan, step, "the verify step (a fresh venv for the wheel)")?;
                 run_commands(step, &self.pip_env(step), log)
             }
-            Action::CopyDlls { files, dest } => {
+            Action::CopyDlls { files, dest } => rerecord_after(Path::new(dest), || {
                 for copied in crate::build::copy_dlls::copy(files, Path::new(dest))? {
                     eprintln!("      {}", copied.display());
                 }
                 Ok(())
-            }
+            }),
             Action::Install { .. } => {
                 let env = self.with_msvc(plan, &step.env)?;
                 run_commands(step, &env, log)?;
@@ -124,7 +127,11 @@ impl Handler for Runner {
             }
             Action::Wheel => {
                 let env = self.with_msvc(plan, &step.env)?;
-                run_commands(step, &env, log)
+                // pip builds `python/` in place: its build/ and egg-info are the tool's own.
+                match source_tree(plan) {
+                    Some(tree) => rerecord_after(&tree, || run_commands(step, &env, log)),
+                    None => run_commands(step, &env, log),
+                }
             }
         }
     }
@@ -228,6 +235,7 @@ impl Runner {
             url,
             subdir,
             Path::new(dest),
+            unpack::Kept::Recorded,
         )?;
         eprintln!(
             "      {} files, {}",
@@ -416,6 +424,17 @@ fn recorded_sdk_prefix(plan: &Plan) -> Option<PathBuf> {
 }
 
 /// The patches a plan applies to the tree unpacked at `dest`, if it patches that tree.
+/// Where the plan unpacks or assembles CTranslate2's source, if it does.
+fn source_tree(plan: &Plan) -> Option<PathBuf> {
+    plan.find_action(|a| match a {
+        Action::AssembleSource { dest, .. } => Some(PathBuf::from(dest)),
+        Action::Unpack { input, dest, .. } if input == crate::plan::SOURCE_INPUT => {
+            Some(PathBuf::from(dest))
+        }
+        _ => None,
+    })
+}
+
 fn patched_tree_series(plan: &Plan, dest: &str) -> Option<Vec<PathBuf>> {
     plan.find_action(|a| match a {
         Action::Patch { patches, tree, .. } if tree == dest => {
