@@ -79,8 +79,11 @@ impl Handler for Runner {
             Action::Bundle(_) => self.bundle(plan),
             Action::Checksum { dir, .. } => {
                 let compiler = self.compiler_banner(plan)?;
-                write_build_info(plan, self.sdk.found.as_ref(), &compiler, Path::new(dir))?;
-                checksums::write(Path::new(dir), checksums::default_jobs())?;
+                // The bundle's output folder: SHA256SUMS and build-info.json join its record.
+                rerecord_after(Path::new(dir), || {
+                    write_build_info(plan, self.sdk.found.as_ref(), &compiler, Path::new(dir))?;
+                    checksums::write(Path::new(dir), checksums::default_jobs())
+                })?;
                 Ok(())
             }
             Action::Configure { .. } => {
@@ -423,7 +426,6 @@ fn recorded_sdk_prefix(plan: &Plan) -> Option<PathBuf> {
         .map(PathBuf::from)
 }
 
-/// The patches a plan applies to the tree unpacked at `dest`, if it patches that tree.
 /// Where the plan unpacks or assembles CTranslate2's source, if it does.
 fn source_tree(plan: &Plan) -> Option<PathBuf> {
     plan.find_action(|a| match a {
@@ -435,6 +437,7 @@ fn source_tree(plan: &Plan) -> Option<PathBuf> {
     })
 }
 
+/// The patches a plan applies to the tree unpacked at `dest`, if it patches that tree.
 fn patched_tree_series(plan: &Plan, dest: &str) -> Option<Vec<PathBuf>> {
     plan.find_action(|a| match a {
         Action::Patch { patches, tree, .. } if tree == dest => {
