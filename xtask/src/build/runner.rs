@@ -446,3 +446,103 @@ fn patched_tree_series(plan: &Plan, dest: &str) -> Option<Vec<PathBuf>> {
         _ => None,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::plan::Command;
+    use crate::support::owned_output::{self, Claim, RECORD};
+    use std::fs;
+
+    fn step(id: &'static str, action: Action, commands: Vec<Command>) -> Step {
+        Step {
+            id: id.into(),
+            action,
+            description: String::new(),
+            after: vec![],
+            inputs: vec![],
+            commands,
+            env: BTreeMap::new(),
+            outputs: vec![],
+            fingerprint: String::new(),
+        }
+    }
+
+    /// A folder this tool wrote and recorded, at `dir/name`.
+    fn recorded(dir: &Path, name: &str) -> PathBuf {
+        let tree = dir.join(name);
+        fs::create_dir_all(tree.join("python")).unwrap();
+        fs::write(tree.join("python/setup.py"), "x").unwrap();
+        owned_output::record(&tree, &tree).unwrap();
+        tree
+    }
+
+    /// The steps that write into a recorded folder (the patch series and pip's in-tree build
+    /// into the source tree, the checksums into the bundle's output) record it again, so that
+    /// the next unpack or bundle may replace it.
+    #[test]
+    fn steps_writing_into_a_recorded_folder_record_it_again() {
+        let dir = tempfile::tempdir().unwrap();
+        let src = recorded(dir.path(), "src");
+        let dist = recorded(dir.path(), "dist");
+        let shown = |p: &Path| p.display().to_string();
+        let pip_build = shown(&src.join("python/build"));
+        let plan = Plan::of_steps(vec![
+            step(
+                "unpack-ctranslate2-source",
+                Action::Unpack {
+                    input: crate::plan::SOURCE_INPUT.into(),
+                    archive: String::new(),
+                    subdir: None,
+                    dest: shown(&src),
+                    expect: vec![],
+                },
+                vec![],
+            ),
+            step(
+                "patch",
+                Action::Patch {
+                    series: String::new(),
+                    patches: vec![],
+                    tree: shown(&src),
+                },
+                vec![],
+            ),
+            step(
+                "wheel",
+                Action::Wheel,
+                vec![Command::new("mkdir").args(["-p", &pip_build])],
+            ),
+            step(
+                "checksum",
+                Action::Checksum {
+                    dir: shown(&dist),
+                    file: "SHA256SUMS".into(),
+                },
+                vec![],
+            ),
+        ]);
+        let mut runner = Runner {
+            cache: Cache::new(dir.path().join("cache")),
+            download: download::Options::default(),
+            folders: bundle_spec::Folders::default(),
+            sdk: SdkEnv::default(),
+            msvc: None,
+            prebuilt_native: false,
+        };
+        let log = dir.path().join("log");
+        for step in &plan.steps[1..] {
+            runner.run(&plan, step, &log).unwrap();
+        }
+        assert!(Path::new(&pip_build).is_dir() && dist.join("SHA256SUMS").is_file());
+        for folder in [&src, &dist] {
+            let claim = owned_output::claim("", folder).unwrap();
+            assert!(matches!(claim, Claim::Ours(_)), "{}", folder.display());
+        }
+        let sums = fs::read_to_string(dist.join("SHA256SUMS")).unwrap();
+        assert!(
+            sums.contains("build-info.json") && !sums.contains(RECORD),
+            "{sums}"
+        );
+    }
+}
