@@ -137,13 +137,13 @@ pub fn replace(what: &str, staged: &Path, dest: &Path, claim: &Claim) -> Result<
     };
     if let Some(aside) = &old {
         if let Err(e) = still_claimed(what, aside, dest, &named, claim) {
-            return Err(match fs::rename(aside, dest) {
-                Ok(()) => e,
-                Err(_) => e.context(format!(
-                    "it could not be put back: it is now {} (rename it back)",
+            if fs::rename(aside, dest).is_err() {
+                bail!(
+                    "{e:#}\nit could not be put back: it is now {} (rename it back)",
                     shown(aside)
-                )),
-            });
+                );
+            }
+            return Err(e);
         }
         // Ours to delete now: a run killed before it does leaves a folder the next run
         // removes (`staging::sweep` checks this marker).
