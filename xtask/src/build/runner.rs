@@ -19,6 +19,7 @@ use crate::inputs::unpack;
 use crate::package::bundle::run as bundle_run;
 use crate::plan::{Action, Plan, SourceArchive, Step};
 use crate::sdk::msvc;
+use crate::support::owned_output::rerecord_after;
 use crate::{
     build::fetch, inputs::download, inputs::patch, inputs::wheelhouse, package::checksums,
 };
@@ -67,7 +68,9 @@ impl Handler for Runner {
             Action::Patch { patches, tree, .. } => {
                 let root = Path::new(&plan.root);
                 let files: Vec<PathBuf> = patches.iter().map(|p| root.join(p)).collect();
-                patch::apply_series(&files, Path::new(tree), log)
+                rerecord_after(Path::new(tree), || {
+                    patch::apply_series(&files, Path::new(tree), log)
+                })
             }
             Action::Clone { url, .. } => bail!(
                 "step `{}`: cloning {url} is not supported by `build` yet; use a pinned archive",
@@ -76,8 +79,11 @@ impl Handler for Runner {
             Action::Bundle(_) => self.bundle(plan),
             Action::Checksum { dir, .. } => {
                 let compiler = self.compiler_banner(plan)?;
-                write_build_info(plan, self.sdk.found.as_ref(), &compiler, Path::new(dir))?;
-                checksums::write(Path::new(dir), checksums::default_jobs())?;
+                // The bundle's output folder: SHA256SUMS and build-info.json join its record.
+                rerecord_after(Path::new(dir), || {
+                    write_build_info(plan, self.sdk.found.as_ref(), &compiler, Path::new(dir))?;
+                    checksums::write(Path::new(dir), checksums::default_jobs())
+                })?;
                 Ok(())
             }
             Action::Configure { .. } => {
@@ -108,12 +114,12 @@ impl Handler for Runner {
                 check_python(plan, step, "the verify step (a fresh venv for the wheel)")?;
                 run_commands(step, &self.pip_env(step), log)
             }
-            Action::CopyDlls { files, dest } => {
+            Action::CopyDlls { files, dest } => rerecord_after(Path::new(dest), || {
                 for copied in crate::build::copy_dlls::copy(files, Path::new(dest))? {
                     eprintln!("      {}", copied.display());
                 }
                 Ok(())
-            }
+            }),
             Action::Install { .. } => {
                 let env = self.with_msvc(plan, &step.env)?;
                 run_commands(step, &env, log)?;
@@ -124,7 +130,11 @@ impl Handler for Runner {
             }
             Action::Wheel => {
                 let env = self.with_msvc(plan, &step.env)?;
-                run_commands(step, &env, log)
+                // pip builds `python/` in place: its build/ and egg-info are the tool's own.
+                match source_tree(plan) {
+                    Some(tree) => rerecord_after(&tree, || run_commands(step, &env, log)),
+                    None => run_commands(step, &env, log),
+                }
             }
         }
     }
@@ -228,6 +238,7 @@ impl Runner {
             url,
             subdir,
             Path::new(dest),
+            unpack::Kept::Recorded,
         )?;
         eprintln!(
             "      {} files, {}",
@@ -415,6 +426,17 @@ fn recorded_sdk_prefix(plan: &Plan) -> Option<PathBuf> {
         .map(PathBuf::from)
 }
 
+/// Where the plan unpacks or assembles CTranslate2's source, if it does.
+fn source_tree(plan: &Plan) -> Option<PathBuf> {
+    plan.find_action(|a| match a {
+        Action::AssembleSource { dest, .. } => Some(PathBuf::from(dest)),
+        Action::Unpack { input, dest, .. } if input == crate::plan::SOURCE_INPUT => {
+            Some(PathBuf::from(dest))
+        }
+        _ => None,
+    })
+}
+
 /// The patches a plan applies to the tree unpacked at `dest`, if it patches that tree.
 fn patched_tree_series(plan: &Plan, dest: &str) -> Option<Vec<PathBuf>> {
     plan.find_action(|a| match a {
@@ -423,4 +445,104 @@ fn patched_tree_series(plan: &Plan, dest: &str) -> Option<Vec<PathBuf>> {
         }
         _ => None,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::plan::Command;
+    use crate::support::owned_output::{self, Claim, RECORD};
+    use std::fs;
+
+    fn step(id: &'static str, action: Action, commands: Vec<Command>) -> Step {
+        Step {
+            id: id.into(),
+            action,
+            description: String::new(),
+            after: vec![],
+            inputs: vec![],
+            commands,
+            env: BTreeMap::new(),
+            outputs: vec![],
+            fingerprint: String::new(),
+        }
+    }
+
+    /// A folder this tool wrote and recorded, at `dir/name`.
+    fn recorded(dir: &Path, name: &str) -> PathBuf {
+        let tree = dir.join(name);
+        fs::create_dir_all(tree.join("python")).unwrap();
+        fs::write(tree.join("python/setup.py"), "x").unwrap();
+        owned_output::record(&tree, &tree).unwrap();
+        tree
+    }
+
+    /// The steps that write into a recorded folder (the patch series and pip's in-tree build
+    /// into the source tree, the checksums into the bundle's output) record it again, so that
+    /// the next unpack or bundle may replace it.
+    #[test]
+    fn steps_writing_into_a_recorded_folder_record_it_again() {
+        let dir = tempfile::tempdir().unwrap();
+        let src = recorded(dir.path(), "src");
+        let dist = recorded(dir.path(), "dist");
+        let shown = |p: &Path| p.display().to_string();
+        let pip_build = shown(&src.join("python/build"));
+        let plan = Plan::of_steps(vec![
+            step(
+                "unpack-ctranslate2-source",
+                Action::Unpack {
+                    input: crate::plan::SOURCE_INPUT.into(),
+                    archive: String::new(),
+                    subdir: None,
+                    dest: shown(&src),
+                    expect: vec![],
+                },
+                vec![],
+            ),
+            step(
+                "patch",
+                Action::Patch {
+                    series: String::new(),
+                    patches: vec![],
+                    tree: shown(&src),
+                },
+                vec![],
+            ),
+            step(
+                "wheel",
+                Action::Wheel,
+                vec![Command::new("mkdir").args(["-p", &pip_build])],
+            ),
+            step(
+                "checksum",
+                Action::Checksum {
+                    dir: shown(&dist),
+                    file: "SHA256SUMS".into(),
+                },
+                vec![],
+            ),
+        ]);
+        let mut runner = Runner {
+            cache: Cache::new(dir.path().join("cache")),
+            download: download::Options::default(),
+            folders: bundle_spec::Folders::default(),
+            sdk: SdkEnv::default(),
+            msvc: None,
+            prebuilt_native: false,
+        };
+        let log = dir.path().join("log");
+        for step in &plan.steps[1..] {
+            runner.run(&plan, step, &log).unwrap();
+        }
+        assert!(Path::new(&pip_build).is_dir() && dist.join("SHA256SUMS").is_file());
+        for folder in [&src, &dist] {
+            let claim = owned_output::claim("", folder).unwrap();
+            assert!(matches!(claim, Claim::Ours(_)), "{}", folder.display());
+        }
+        let sums = fs::read_to_string(dist.join("SHA256SUMS")).unwrap();
+        assert!(
+            sums.contains("build-info.json") && !sums.contains(RECORD),
+            "{sums}"
+        );
+    }
 }

@@ -74,6 +74,7 @@ pub fn build(
         &request.pin.url,
         None,
         &source_parent,
+        unpack::Kept::Unrecorded,
     )?;
     let source = only_folder(&source_parent)?;
     let dist = inputs.work.join("python-dist.zip");

@@ -152,6 +152,7 @@ fn pinned_source(
         &input.url,
         subdir.as_deref(),
         &tree,
+        crate::inputs::unpack::Kept::Unrecorded,
     )?;
     Ok(dir)
 }

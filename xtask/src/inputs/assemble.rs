@@ -19,6 +19,10 @@ use anyhow::{Context, Result};
 use super::gitmodules;
 use super::unpack::{self, Unpacked, archive_commit};
 use crate::support::diagnostic::InputError;
+use crate::support::owned_output;
+
+/// How messages name the folder a source is assembled into.
+const DESTINATION: &str = "the assembled source's destination";
 
 /// One archive: the input it is, where the verified download is, the folder inside it, and
 /// the commit its pax header must name.
@@ -46,7 +50,9 @@ pub struct Assembly {
     pub dest: PathBuf,
 }
 
-/// The tree assembled into `assembly.dest` (replacing it), or an error and `dest` untouched.
+/// The tree assembled into `assembly.dest`, with the record that lets a later run replace it
+/// (`owned_output`: an existing `dest` is replaced only when it is such a tree, unchanged), or
+/// an error and `dest` untouched.
 pub fn assemble(assembly: &Assembly) -> Result<Unpacked> {
     let dest = &assembly.dest;
     let name = dest
@@ -60,6 +66,7 @@ pub fn assemble(assembly: &Assembly) -> Result<Unpacked> {
     };
     std::fs::create_dir_all(&parent)
         .with_context(|| format!("cannot create {}", parent.display()))?;
+    let claim = owned_output::claim(DESTINATION, dest)?;
     let staging = crate::support::staging::create(&parent, &format!(".{name}.assemble-"))
         .with_context(|| format!("cannot create a staging folder in {}", parent.display()))?;
     let tree = staging.path().join("tree");
@@ -79,8 +86,8 @@ pub fn assemble(assembly: &Assembly) -> Result<Unpacked> {
         add(&mut total, unpack_part(&sub.part, &folder)?);
         check_gitmodules(&tree, &sub.path, &sub.part, &paths)?;
     }
-    crate::support::fsx::replace(&tree, dest)
-        .with_context(|| format!("cannot move the assembled tree to {}", dest.display()))?;
+    owned_output::record(&tree, dest)?;
+    owned_output::replace(DESTINATION, &tree, dest, &claim)?;
     Ok(total)
 }
 
@@ -97,6 +104,7 @@ fn unpack_part(part: &Part, into: &Path) -> Result<Unpacked> {
         &part.url,
         Some(&part.subdir),
         into,
+        unpack::Kept::Unrecorded,
     )
 }
 

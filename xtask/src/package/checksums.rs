@@ -7,15 +7,17 @@ use std::sync::Mutex;
 use anyhow::{Context, Result};
 
 use crate::inputs::cache::sha256_file;
+use crate::support::owned_output::RECORD;
 
 pub const FILE_NAME: &str = "SHA256SUMS";
 
-/// Every file below `dir` (except an existing SHA256SUMS), as relative `/` paths, sorted.
+/// Every file below `dir` (except an existing SHA256SUMS and the folder's record, which is
+/// written again after it, `owned_output`), as relative `/` paths, sorted.
 pub fn files_below(dir: &Path) -> Result<Vec<String>> {
     Ok(crate::support::fsx::files_below(dir)?
         .into_iter()
         .map(|(relative, _)| relative)
-        .filter(|relative| relative != FILE_NAME)
+        .filter(|relative| relative != FILE_NAME && relative != RECORD)
         .collect())
 }
 
@@ -79,6 +81,7 @@ mod tests {
         std::fs::create_dir_all(dir.path().join("sub")).unwrap();
         std::fs::write(dir.path().join("b.whl"), b"wheel").unwrap();
         std::fs::write(dir.path().join("sub/a.json"), b"{}").unwrap();
+        std::fs::write(dir.path().join(RECORD), b"{}").unwrap();
         let text = write(dir.path(), 4).unwrap();
         let names: Vec<&str> = text
             .lines()

@@ -182,6 +182,35 @@ pub enum Action {
     },
 }
 
+#[cfg(test)]
+impl Plan {
+    /// A Linux plan of `steps` only, for the tests of what runs them.
+    pub(crate) fn of_steps(steps: Vec<Step>) -> Plan {
+        Plan {
+            schema_version: 1,
+            variant: "v".into(),
+            slot: "v".into(),
+            description: String::new(),
+            platform: Platform::LinuxX86_64,
+            python: "3.11".into(),
+            ctranslate2: "4.7.1".into(),
+            build: "from-source",
+            root: "/r".into(),
+            cache_dir: "/c".into(),
+            work_dir: "/w".into(),
+            notes: vec![],
+            sdk: None,
+            msvc: None,
+            cuda_arch: None,
+            local_version: None,
+            inputs: vec![],
+            sdk_installer: None,
+            steps,
+            artifacts: vec![],
+        }
+    }
+}
+
 impl Plan {
     /// The first step whose action `pick` maps to a value, and that value: the one way to look
     /// up a step by what it does.

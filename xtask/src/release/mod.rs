@@ -226,10 +226,7 @@ pub fn release(
             too_new.join("\n")
         );
     }
-    let parent = dest.parent().unwrap_or(Path::new("."));
-    fs::create_dir_all(parent).with_context(|| format!("cannot create {}", parent.display()))?;
-    let staging = crate::support::staging::create(parent, ".release-")
-        .with_context(|| format!("cannot create a staging folder in {}", parent.display()))?;
+    let staging = crate::support::out_folder::staging_beside(dest, ".release-")?;
     let mut artifacts = Vec::new();
     for b in &built {
         artifacts.extend(gather(b, staging.path())?);
@@ -274,12 +271,8 @@ pub fn release(
     )?;
     fs::write(staging.path().join(NOTES), notes::notes(&manifest))?;
     write_checksums(staging.path())?;
-    if dest.exists() {
-        fs::remove_dir(dest).with_context(|| format!("cannot replace {}", dest.display()))?;
-    }
     crate::support::staging::unmark(staging.path())?;
-    fs::rename(staging.path(), dest)
-        .with_context(|| format!("cannot move the release to {}", dest.display()))?;
+    crate::support::out_folder::put_in_place("--out", staging.path(), dest)?;
     let _ = staging.keep();
     Ok(manifest)
 }

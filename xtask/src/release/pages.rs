@@ -107,7 +107,8 @@ pub struct Site {
     pub variants: BTreeMap<String, usize>,
 }
 
-/// Writes the site into `out` (which must not exist, or be empty): `whl/<variant>/…` for
+/// Writes the site into `out` (which must not exist, or be empty; written beside it, then
+/// renamed into place, `out_folder::put_in_place`): `whl/<variant>/…` for
 /// every variant of `releases`, each wheel linked at `<download_base><tag>/<file>`, and an
 /// `index.html` saying which variant serves which GPU and how to install it (its commands
 /// name the index at `site_url`, or at [`SITE_PLACEHOLDER`]), and an empty `.nojekyll` (a
@@ -128,7 +129,9 @@ pub fn write_site(
     )?;
     let by_variant = wheels_by_variant(releases, download_base)?;
     let selector = selector_wheels(releases, download_base);
-    fs::create_dir_all(out).with_context(|| format!("cannot create {}", out.display()))?;
+    let staging = crate::support::out_folder::staging_beside(out, ".pages-")?;
+    let staged = staging.path().join("site");
+    fs::create_dir_all(&staged).with_context(|| format!("cannot create {}", staged.display()))?;
     let mut site = Site {
         variants: BTreeMap::new(),
     };
@@ -141,7 +144,7 @@ pub fn write_site(
                 base: base.clone(),
             })
             .collect();
-        pep503::write(out, variant, &links, &selector)?;
+        pep503::write(&staged, variant, &links, &selector)?;
         site.variants.insert(variant.clone(), links.len());
     }
     let page = front_page::FrontPage {
@@ -151,8 +154,9 @@ pub fn write_site(
         download_base,
         site_url: site_url.unwrap_or(SITE_PLACEHOLDER).trim_end_matches('/'),
     };
-    fs::write(out.join("index.html"), front_page::render(&page))?;
-    fs::write(out.join(".nojekyll"), "")?;
+    fs::write(staged.join("index.html"), front_page::render(&page))?;
+    fs::write(staged.join(".nojekyll"), "")?;
+    crate::support::out_folder::put_in_place("--out", &staged, out)?;
     Ok(site)
 }
 

@@ -1,8 +1,7 @@
-//! File-system moves that lose nothing: write a file atomically, put a finished folder in
-//! place of an old one, list the files below a folder.
+//! File-system moves that lose nothing: write a file atomically, the name an old folder is
+//! moved aside to, list the files below a folder.
 
 use std::fs;
-use std::io;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
@@ -42,51 +41,15 @@ pub fn write_atomically(path: &Path, text: &str) -> Result<()> {
     Ok(())
 }
 
-/// The name an old `dest` is moved aside to while [`replace`] runs: `.<name>.old-<pid>` beside
-/// it, so that `staging::sweep(parent, ".<name>.old-")` finds one a killed run left behind.
+/// The name an old `dest` is moved aside to while `owned_output::replace` runs:
+/// `.<name>.old-<pid>` beside it, so that `staging::sweep(parent, ".<name>.old-")` finds one a
+/// killed run left behind.
 pub fn aside(dest: &Path) -> PathBuf {
     dest.with_file_name(format!(
         ".{}.old-{}",
         dest.file_name().unwrap_or_default().to_string_lossy(),
         std::process::id()
     ))
-}
-
-/// Renames the complete `staged` (a file or a folder) to `dest`. An existing `dest` is moved
-/// aside first and deleted after, or put back if the rename fails; an old one that cannot be
-/// deleted is only clutter (the new one is in place), so that is no error.
-pub fn replace(staged: &Path, dest: &Path) -> io::Result<()> {
-    let aside = aside(dest);
-    let old = match fs::symlink_metadata(dest) {
-        Ok(meta) => {
-            fs::rename(dest, &aside)?;
-            // Ours to delete now: a run killed before it does leaves a folder the next run
-            // may remove (crate::support::staging::sweep checks this marker).
-            if meta.is_dir() {
-                let _ = crate::support::staging::mark(&aside);
-            }
-            Some(meta)
-        }
-        Err(e) if e.kind() == io::ErrorKind::NotFound => None,
-        Err(e) => return Err(e),
-    };
-    if let Err(e) = fs::rename(staged, dest) {
-        if old.is_some() {
-            let _ = crate::support::staging::unmark(&aside);
-            let _ = fs::rename(&aside, dest);
-        }
-        return Err(e);
-    }
-    match old {
-        Some(meta) if meta.is_dir() => {
-            let _ = fs::remove_dir_all(&aside);
-        }
-        Some(_) => {
-            let _ = fs::remove_file(&aside);
-        }
-        None => {}
-    }
-    Ok(())
 }
 
 /// Every file (not folder) below `dir`, as (`/`-separated path relative to `dir`, path),
@@ -170,28 +133,10 @@ mod tests {
     use super::*;
 
     #[test]
-    fn replace_swaps_a_folder_and_keeps_the_old_one_when_the_new_cannot_move() {
+    fn a_file_is_written_atomically() {
         let dir = tempfile::tempdir().unwrap();
-        let dest = dir.path().join("out");
-        fs::create_dir_all(dest.join("old")).unwrap();
-        let staged = dir.path().join(".staged");
-        fs::create_dir_all(staged.join("new")).unwrap();
-        replace(&staged, &dest).unwrap();
-        assert!(dest.join("new").is_dir() && !dest.join("old").exists());
-        assert!(!staged.exists() && !aside(&dest).exists());
-        // A staged folder that is not there: the rename fails and `dest` stays as it was.
-        assert!(replace(&dir.path().join("missing"), &dest).is_err());
-        assert!(dest.join("new").is_dir());
-        assert!(!aside(&dest).exists());
-    }
-
-    #[test]
-    fn replace_puts_a_file_where_nothing_was_and_writes_atomically() {
-        let dir = tempfile::tempdir().unwrap();
-        let staged = dir.path().join("a.tmp");
-        fs::write(&staged, "a").unwrap();
         let dest = dir.path().join("a");
-        replace(&staged, &dest).unwrap();
+        write_atomically(&dest, "a").unwrap();
         assert_eq!(fs::read_to_string(&dest).unwrap(), "a");
         write_atomically(&dest, "b").unwrap();
         assert_eq!(fs::read_to_string(&dest).unwrap(), "b");

@@ -2,10 +2,12 @@
 //! (`diagnostic`), safe file-system moves, paths, processes, the host, the workspace.
 
 pub mod diagnostic;
+pub mod digest;
 pub mod fsx;
 pub mod host;
 pub mod longpaths;
 pub mod out_folder;
+pub mod owned_output;
 pub mod paths;
 pub mod platform;
 pub mod process;

@@ -1,20 +1,26 @@
 //! The folder flags of commands that write a folder whole (`--out`) or read one (`--from`,
 //! `--release`): checked before any work, so that a file, a Windows device name or a release
 //! already there is bad input (exit 2) that names the flag and the path, rather than an OS
-//! error after the build.
+//! error after the build. A folder that must be empty is written beside it and renamed into
+//! place ([`put_in_place`]), so that what fills it after the check is never replaced.
 
 use std::fs;
+use std::io;
 use std::path::Path;
 
+use anyhow::Context;
+
 use crate::support::diagnostic::InputError;
+use crate::support::paths::shown;
 use crate::support::safe_path;
 
 /// What may already be at an output folder's path.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Existing {
-    /// Nothing, or an empty folder (a release, a site: never replaced).
+    /// Nothing, or an empty folder (a release, a site: never replaced; see [`put_in_place`]).
     MustBeEmpty,
-    /// A folder, replaced as a whole once the new one is complete (a bundle).
+    /// A folder, replaced as a whole once the new one is complete, when it is this tool's
+    /// output unchanged (a bundle; see `owned_output`).
     Replaced,
 }
 
@@ -49,6 +55,42 @@ pub fn check_out(flag: &str, path: &Path, existing: Existing) -> Result<(), Inpu
         .note("remove it, or give another path")),
         Err(_) => check_parent(flag, path),
     }
+}
+
+/// A new staging folder beside `dest` (on its file system, so that [`put_in_place`] is a
+/// rename), its parent made first.
+pub fn staging_beside(dest: &Path, prefix: &str) -> anyhow::Result<tempfile::TempDir> {
+    let parent = match dest.parent() {
+        Some(parent) if !parent.as_os_str().is_empty() => parent,
+        _ => Path::new("."),
+    };
+    fs::create_dir_all(parent).with_context(|| format!("cannot create {}", parent.display()))?;
+    crate::support::staging::create(parent, prefix)
+        .with_context(|| format!("cannot create a staging folder in {}", parent.display()))
+}
+
+/// Renames the finished `staged` folder to `dest`, which [`check_out`] found missing or empty
+/// ([`Existing::MustBeEmpty`]). An empty `dest` is removed first (never more: a folder that
+/// has filled since cannot be removed that way), and the rename fails where anything is at
+/// `dest` again, so nothing there is ever replaced.
+pub fn put_in_place(flag: &str, staged: &Path, dest: &Path) -> anyhow::Result<()> {
+    let filled = |e: io::Error| -> anyhow::Error {
+        InputError::new(format!(
+            "{flag} {} is not empty any more ({e}); this is written into a new folder and never \
+             replaces one",
+            shown(dest)
+        ))
+        .note("nothing there was changed: remove it, or give another folder")
+        .into()
+    };
+    match fs::remove_dir(dest) {
+        Err(e) if e.kind() != io::ErrorKind::NotFound => return Err(filled(e)),
+        _ => {}
+    }
+    fs::rename(staged, dest).map_err(|e| match fs::symlink_metadata(dest) {
+        Ok(_) => filled(e),
+        Err(_) => anyhow::Error::new(e).context(format!("cannot move it to {}", dest.display())),
+    })
 }
 
 /// `path`, given as `flag`, is a folder to read.
@@ -133,5 +175,37 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("no such folder"), "{e}");
+    }
+
+    /// A release or a site is renamed into place: onto nothing or an empty folder, never onto
+    /// one that filled after the check (as in a race with another writer).
+    #[test]
+    fn a_folder_put_in_place_never_replaces_one_that_filled_since() {
+        let dir = tempfile::tempdir().unwrap();
+        let staged = |name: &str| {
+            let staged = staging_beside(&dir.path().join("x"), ".s-").unwrap().keep();
+            fs::write(staged.join("index.html"), name).unwrap();
+            staged
+        };
+        let dest = dir.path().join("site");
+        put_in_place("--out", &staged("new"), &dest).unwrap();
+        let empty = dir.path().join("empty");
+        fs::create_dir_all(&empty).unwrap();
+        put_in_place("--out", &staged("empty"), &empty).unwrap();
+        assert_eq!(
+            fs::read_to_string(empty.join("index.html")).unwrap(),
+            "empty"
+        );
+        // Filled between the check and the rename, by a folder or a file.
+        let late = staged("late");
+        for filled in [dest.clone(), dir.path().join("file")] {
+            fs::write(dir.path().join("file"), "mine").unwrap();
+            let e = put_in_place("--out", &late, &filled).unwrap_err();
+            let input = e.downcast_ref::<InputError>().expect("bad input");
+            assert!(input.message.contains("not empty any more"), "{input}");
+            assert!(late.join("index.html").is_file());
+        }
+        assert_eq!(fs::read_to_string(dest.join("index.html")).unwrap(), "new");
+        assert_eq!(fs::read_to_string(dir.path().join("file")).unwrap(), "mine");
     }
 }

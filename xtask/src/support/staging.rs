@@ -3,7 +3,7 @@
 //!
 //! A staging folder `<prefix><pid>-XXXXXX` is made next to its destination (so that the final
 //! rename stays on one file system) with a marker file inside naming the folder, a random
-//! token and the folder's path. An old folder moved aside by `fsx::replace`
+//! token and the folder's path. An old folder moved aside by `owned_output::replace`
 //! (`.<name>.old-<pid>`) gets the same marker once it is ours to delete. The next run of the same command removes such a
 //! folder only when its process is gone **and** its marker is there and names it: a folder
 //! that merely looks like ours (a user's `.bundle-notes`, a `.out.old-1` someone made) is never
@@ -101,7 +101,7 @@ pub fn marked(dir: &Path) -> bool {
 }
 
 /// 128 random bits from the operating system, as hex (a name `tempfile` would not reuse).
-fn token() -> String {
+pub fn token() -> String {
     let file = tempfile::Builder::new().prefix("").tempfile();
     let seed = file
         .as_ref()

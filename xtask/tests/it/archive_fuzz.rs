@@ -232,8 +232,10 @@ impl Fuzz {
         let s = &self.sandbox;
         fs::write(&s.archive, bytes).unwrap();
         if setup.existing {
+            // An earlier output of this tool there: recorded, so that it may be replaced.
             fs::create_dir(&s.dest).unwrap();
             fs::write(s.dest.join(SENTINEL), b"before").unwrap();
+            xtask::support::owned_output::record(&s.dest, &s.dest).unwrap();
         }
         let result = harness::catch(|| {
             unpack::unpack(
@@ -350,6 +352,7 @@ fn as_before(dest: &Path, existing: bool) -> Option<String> {
     let names: Vec<String> = match fs::read_dir(dest) {
         Ok(entries) => entries
             .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .filter(|n| n != xtask::support::owned_output::RECORD)
             .collect(),
         Err(e) => return Some(format!("refused, and the old destination is gone: {e}")),
     };

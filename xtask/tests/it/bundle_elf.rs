@@ -176,7 +176,7 @@ fn sdk_libraries_get_origin_runpaths_and_load_without_ld_library_path() {
     let outputs: BTreeSet<String> = fs::read_dir(&out)
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .filter(|n| n != xtask::package::bundle::run::OUT_MARKER)
+        .filter(|n| n != xtask::support::owned_output::RECORD)
         .collect();
     assert_eq!(
         outputs,

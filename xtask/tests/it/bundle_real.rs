@@ -347,7 +347,7 @@ fn bundling_the_real_cuda_wheel_against_real_cublas() {
     let mut written: Vec<String> = fs::read_dir(&out)
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .filter(|n| n != xtask::package::bundle::run::OUT_MARKER)
+        .filter(|n| n != xtask::support::owned_output::RECORD)
         .collect();
     written.sort();
     assert_eq!(written, ["provenance.json", "provenance.md"]);

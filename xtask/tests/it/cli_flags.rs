@@ -10,19 +10,10 @@ use std::process::{Command, Stdio};
 
 use common::{Run, Scratch, repo_root, xtask, xtask_in};
 
-const WHEEL: &str = "ctranslate2-4.7.1-cp312-cp312-manylinux_2_28_x86_64.whl";
+const WHEEL: &str = common::wheel::SMALL_LINUX_WHEEL;
 
-/// A small Linux wheel: one ELF (a copy of `true`, which needs only libc) and a true RECORD.
 fn wheel(dir: &Path) -> PathBuf {
-    let tree = dir.join("tree");
-    fs::create_dir_all(tree.join("ctranslate2")).unwrap();
-    fs::copy("/bin/true", tree.join("ctranslate2/_ext.so")).unwrap();
-    fs::write(tree.join("ctranslate2/__init__.py"), "").unwrap();
-    common::wheel::ct2_dist_info(&tree, Some("cp312-cp312-manylinux_2_28_x86_64"));
-    let out = dir.join("in").join(WHEEL);
-    common::wheel::zip_wheel(&tree, &out);
-    fs::remove_dir_all(&tree).unwrap();
-    out
+    common::wheel::small_linux_wheel(dir)
 }
 
 fn bundle(wheel: &Path, out: &Path, extra: &[&str]) -> Run {
@@ -435,12 +426,13 @@ fn a_killed_unpacks_leftovers_are_removed_by_the_next_unpack_and_only_they() {
     }
     let lookalike = src.join(".onednn.old-999999998");
     fs::create_dir_all(&lookalike).unwrap();
-    xtask::inputs::unpack::unpack(
+    xtask::inputs::unpack::unpack_into(
         &archive,
         xtask::inputs::unpack::ArchiveFormat::Zip,
         None,
         &dest,
         &Default::default(),
+        xtask::inputs::unpack::Kept::Recorded,
     )
     .unwrap();
     assert!(dest.join("a.txt").is_file());
@@ -451,12 +443,13 @@ fn a_killed_unpacks_leftovers_are_removed_by_the_next_unpack_and_only_they() {
     assert!(!staged.exists() && !aside.exists());
     assert!(lookalike.exists());
     // A second unpack over the first replaces it and leaves nothing beside it.
-    xtask::inputs::unpack::unpack(
+    xtask::inputs::unpack::unpack_into(
         &archive,
         xtask::inputs::unpack::ArchiveFormat::Zip,
         None,
         &dest,
         &Default::default(),
+        xtask::inputs::unpack::Kept::Recorded,
     )
     .unwrap();
     let mut left: Vec<String> = fs::read_dir(&src)

@@ -206,6 +206,7 @@ fn bundle(case: &Case) -> Option<Bundled> {
         "https://github.com/…",
         Some(xtask::inputs::unpack::ANY_TOP_FOLDER),
         &community,
+        xtask::inputs::unpack::Kept::Recorded,
     )
     .unwrap();
     xtask::inputs::unpack::check_expected(

@@ -27,6 +27,7 @@ mod input_fuzz;
 mod install_layout;
 mod install_sdk;
 mod network;
+mod owned_outputs;
 mod pages;
 mod patch_check;
 mod patch_hostile;

@@ -186,28 +186,7 @@ mod tests {
     use crate::plan::{Action, Command};
 
     fn plan(steps: Vec<Step>) -> Plan {
-        Plan {
-            schema_version: 1,
-            variant: "v".into(),
-            slot: "v".into(),
-            description: String::new(),
-            platform: crate::support::platform::Platform::LinuxX86_64,
-            python: "3.11".into(),
-            ctranslate2: "4.7.1".into(),
-            build: "from-source",
-            root: "/r".into(),
-            cache_dir: "/c".into(),
-            work_dir: "/w".into(),
-            notes: vec![],
-            sdk: None,
-            msvc: None,
-            cuda_arch: None,
-            local_version: None,
-            inputs: vec![],
-            sdk_installer: None,
-            steps,
-            artifacts: vec![],
-        }
+        Plan::of_steps(steps)
     }
 
     fn step(id: &'static str, after: &[&'static str], fingerprint: &str) -> Step {

@@ -134,6 +134,7 @@ pub fn prepare(
         &requests[2].pin.url,
         None,
         &staged.join("Lib").join("site-packages"),
+        unpack::Kept::Unrecorded,
     )?;
     enable_site(&staged, python)?;
     // A wine 8 accommodation of the harness (wine lacks propsys.VariantToString, which

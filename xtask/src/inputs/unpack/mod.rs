@@ -24,6 +24,12 @@ use std::path::{Path, PathBuf};
 
 use flate2::read::GzDecoder;
 
+use crate::support::diagnostic::InputError;
+use crate::support::owned_output;
+
+/// How messages name the folder an archive is unpacked into.
+const DESTINATION: &str = "the destination";
+
 /// What each file, folder and link counts against `Limits::max_bytes` at least (about what a
 /// file system spends on the smallest file), so that an archive of millions of empty files
 /// reaches the byte limit as a large one does.
@@ -135,6 +141,16 @@ pub struct Unpacked {
     pub bytes: u64,
 }
 
+/// Whether an unpacked tree keeps the record of what was written (`owned_output`), so that a
+/// later unpack may replace it: a tree that stays where a later run unpacks again does (a
+/// build's inputs); one that becomes part of something else (a wheel's tree, a submodule of
+/// an assembled source) does not, as the record would be a file of it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kept {
+    Recorded,
+    Unrecorded,
+}
+
 #[derive(Debug)]
 pub enum UnpackError {
     Open {
@@ -177,6 +193,11 @@ pub enum UnpackError {
         path: PathBuf,
         source: io::Error,
     },
+    /// The destination holds what this tool did not write there: it is not replaced.
+    Destination {
+        archive: PathBuf,
+        refusal: InputError,
+    },
 }
 
 impl UnpackError {
@@ -189,7 +210,8 @@ impl UnpackError {
             | UnpackError::TooManyEntries { archive, .. }
             | UnpackError::NoSubdir { archive, .. }
             | UnpackError::BadSubdir { archive, .. }
-            | UnpackError::Write { archive, .. } => archive,
+            | UnpackError::Write { archive, .. }
+            | UnpackError::Destination { archive, .. } => archive,
         }
     }
 
@@ -239,6 +261,9 @@ impl UnpackError {
                 "cannot write {} while unpacking {archive}: {source}",
                 escaped(&path.display().to_string())
             ),
+            UnpackError::Destination { refusal, .. } => {
+                format!("{archive} is not unpacked: {}", refusal.message)
+            }
         }
     }
 }
@@ -409,6 +434,7 @@ pub fn unpack_input(
     url: &str,
     subdir: Option<&str>,
     dest: &Path,
+    kept: Kept,
 ) -> anyhow::Result<Unpacked> {
     let format = ArchiveFormat::from_name(file_name).ok_or_else(|| {
         anyhow::anyhow!(
@@ -416,16 +442,19 @@ pub fn unpack_input(
              .tar.gz, .tgz, .crate, .zip, .whl and .7z files"
         )
     })?;
-    unpack(archive, format, subdir, dest, &Limits::default()).map_err(|e| {
+    unpack_into(archive, format, subdir, dest, &Limits::default(), kept).map_err(|e| {
         let shown = if url.is_empty() {
             file_name.to_string()
         } else {
             format!("{file_name} ({url})")
         };
         let message = format!("input `{input}`: {}", e.message(&shown));
+        if let UnpackError::Destination { refusal, .. } = e {
+            return InputError { message, ..refusal }.into();
+        }
         let cached = format!("the download is cached as {}", archive.display());
         if e.is_about_the_archive() {
-            crate::support::diagnostic::InputError::new(message)
+            InputError::new(message)
                 .note(cached)
                 .note(
                     "the file matches the variant's pinned sha256, so the variant pins this \
@@ -444,7 +473,10 @@ impl UnpackError {
     /// entry refused, past a limit, no such folder in it), rather than the disk being
     /// written to: for an archive the user gave, bad input.
     pub fn is_about_the_archive(&self) -> bool {
-        !matches!(self, UnpackError::Write { .. })
+        !matches!(
+            self,
+            UnpackError::Write { .. } | UnpackError::Destination { .. }
+        )
     }
 }
 
@@ -549,14 +581,28 @@ fn longest(names: Vec<String>, subdir: Option<&str>) -> Option<String> {
         .max_by_key(|n| n.chars().count())
 }
 
-/// Unpacks `archive` into `dest` (only its folder `subdir`, when given), replacing whatever
-/// `dest` was, or leaving it untouched when anything fails.
+/// Unpacks `archive` into `dest` (only its folder `subdir`, when given), leaving no record in
+/// the tree ([`Kept::Unrecorded`]); see [`unpack_into`].
 pub fn unpack(
     archive: &Path,
     format: ArchiveFormat,
     subdir: Option<&str>,
     dest: &Path,
     limits: &Limits,
+) -> Result<Unpacked, UnpackError> {
+    unpack_into(archive, format, subdir, dest, limits, Kept::Unrecorded)
+}
+
+/// Unpacks `archive` into `dest` (only its folder `subdir`, when given), replacing what `dest`
+/// was only when that is nothing, an empty folder or a recorded tree of this tool unchanged
+/// (`owned_output`); `dest` is left untouched when anything fails.
+pub fn unpack_into(
+    archive: &Path,
+    format: ArchiveFormat,
+    subdir: Option<&str>,
+    dest: &Path,
+    limits: &Limits,
+    kept: Kept,
 ) -> Result<Unpacked, UnpackError> {
     let write_error = |path: &Path, source| UnpackError::Write {
         archive: archive.to_path_buf(),
@@ -584,6 +630,11 @@ pub fn unpack(
         _ => Path::new("."),
     };
     fs::create_dir_all(parent).map_err(|e| write_error(parent, e))?;
+    let refused = |refusal| UnpackError::Destination {
+        archive: archive.to_path_buf(),
+        refusal,
+    };
+    let claim = owned_output::claim(DESTINATION, dest).map_err(refused)?;
     let mut prefix = OsString::from(".");
     prefix.push(dest_name);
     prefix.push(".unpack-");
@@ -632,7 +683,16 @@ pub fn unpack(
     let unpacked = tree.finish()?;
 
     crate::support::staging::unmark(staging.path()).map_err(|e| write_error(staging.path(), e))?;
-    crate::support::fsx::replace(staging.path(), dest).map_err(|e| write_error(dest, e))?;
+    if kept == Kept::Recorded {
+        owned_output::record(staging.path(), dest)
+            .map_err(|e| write_error(staging.path(), io::Error::other(format!("{e:#}"))))?;
+    }
+    owned_output::replace(DESTINATION, staging.path(), dest, &claim).map_err(|e| match e
+        .downcast::<InputError>()
+    {
+        Ok(refusal) => refused(refusal),
+        Err(e) => write_error(dest, io::Error::other(format!("{e:#}"))),
+    })?;
     // Moved away already: nothing is left for the guard to delete.
     let _ = staging.keep();
     Ok(unpacked)

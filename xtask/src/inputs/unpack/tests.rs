@@ -733,8 +733,17 @@ fn truncated_or_garbage_archives_are_read_errors() {
 fn existing_destination_survives_a_bad_archive_and_is_replaced_by_a_good_one() {
     let dir = TempDir::new().unwrap();
     let out = dir.path().join("out");
-    fs::create_dir_all(out.join("old")).unwrap();
-    fs::write(out.join("old/file"), b"old").unwrap();
+    let old = tar_gz(&dir, &[Regular("old/file", 0o644, b"old")]);
+    let recorded = Kept::Recorded;
+    unpack_into(
+        &old,
+        ArchiveFormat::TarGz,
+        None,
+        &out,
+        &Limits::default(),
+        recorded,
+    )
+    .unwrap();
 
     let bad = tar_gz(
         &dir,
@@ -754,6 +763,14 @@ fn existing_destination_survives_a_bad_archive_and_is_replaced_by_a_good_one() {
     assert_eq!(fs::read(out.join("new")).unwrap(), b"new");
     assert!(!out.join("old").exists());
     assert_eq!(leftovers(dir.path()), Vec::<String>::new());
+    // Unrecorded, it is nobody's to replace: refused, naming what it holds.
+    let err = unpack(&good, ArchiveFormat::TarGz, None, &out, &Limits::default()).unwrap_err();
+    assert!(!err.is_about_the_archive());
+    assert!(
+        err.to_string().contains("new: not written by this tool"),
+        "{err}"
+    );
+    assert_eq!(fs::read(out.join("new")).unwrap(), b"new");
 }
 
 /// One `.7z` entry for [`seven_z`]: a file, a folder, or a file with raw attributes.
@@ -1396,6 +1413,7 @@ fn an_input_refusal_names_the_input_its_file_and_url() {
         "https://example.org/oneDNN-3.1.tar.gz",
         None,
         &dir.path().join("out"),
+        Kept::Unrecorded,
     )
     .unwrap_err();
     let input = err

@@ -15,6 +15,7 @@ use super::layout::{self, Placed};
 use super::policy::SystemLibraries;
 use super::spec::{BundleJob, SearchDir, SearchFolder, check_root};
 use crate::package::binary;
+use crate::support::diagnostic::InputError;
 use crate::support::fsx::files_below;
 
 /// The result of [`analyze`]: what the repair acts on and the report describes.
@@ -200,12 +201,16 @@ fn roots(spec: &BundleJob, tree: &Path) -> Result<Vec<(PathBuf, String)>> {
     }
     for glob in &spec.roots {
         check_root(glob)?;
-        let files = data::select(tree, glob, None).map_err(anyhow::Error::msg)?;
+        // A folder the wheel does not have (or a file taken for one) holds no match either.
+        let files = data::select(tree, glob, None).unwrap_or_default();
         if files.is_empty() {
-            bail!(
-                "root `{glob}` matches no file in {} (roots are `folder/pattern` inside the wheel)",
+            return Err(InputError::new(format!(
+                "root `{}` matches no file in {}",
+                glob.escape_debug(),
                 spec.wheel.display()
-            );
+            ))
+            .note("roots (--binary) are `folder/pattern` inside the wheel, e.g. ctranslate2/*.so")
+            .into());
         }
         let dir = parent_of(glob);
         found.extend(files.into_iter().map(|f| (f, dir.clone())));

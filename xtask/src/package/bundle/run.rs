@@ -1,7 +1,8 @@
 //! One bundle run: the input wheel checked and unpacked into a staging folder, analyzed
 //! ([`analyze`]), repaired ([`repair`]), reported, and the outputs (fat wheel, portable
-//! folder, provenance report) written there; the staging folder replaces the output folder
-//! only when everything succeeded.
+//! folder, provenance report) written there with their record (`owned_output`); the staging
+//! folder replaces the output folder only when everything succeeded, and only when that folder
+//! is new, empty, or an earlier output of this tool unchanged since.
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -17,6 +18,7 @@ use super::spec::BundleJob;
 use crate::inputs::unpack::{self, ArchiveFormat, Limits};
 use crate::support::diagnostic::InputError;
 use crate::support::fsx::files_below;
+use crate::support::owned_output;
 
 // The paths winpython/ and variant/ use.
 pub use super::analyze::read_imports;
@@ -39,12 +41,12 @@ pub const PYINSTALLER_HOOK: &str = "hook-ctranslate2.py";
 pub const REPORT_JSON: &str = "provenance.json";
 pub const REPORT_MD: &str = "provenance.md";
 
-/// A file in every output folder of `bundle`: a folder with it may be replaced by the next
-/// run; a non-empty folder without it is the user's and is never deleted.
-pub const OUT_MARKER: &str = ".ct2v-bundle";
+/// How messages name the folder a run writes (`--out`, or the plan's).
+const OUT_FOLDER: &str = "the bundle's output folder";
 
 pub fn run(spec: &BundleJob) -> Result<BundleOutput> {
     let wheel_name = check_input(spec)?;
+    let claim = owned_output::claim(OUT_FOLDER, &spec.out)?;
     let staging = create_staging(&spec.out)?;
     let tree = staging.path().join("wheel");
     unpack_input(&spec.wheel, &tree)?;
@@ -53,8 +55,8 @@ pub fn run(spec: &BundleJob) -> Result<BundleOutput> {
     let report = ProvenanceReport::of_bundle(spec, &analysis, &repaired, &tree)?;
     let out = staging.path().join("out");
     let artifacts = write_outputs(spec, &tree, &analysis.placed, &repaired, &report, &out)?;
-    crate::support::fsx::replace(&out, &spec.out)
-        .with_context(|| format!("cannot move the bundle to {}", spec.out.display()))?;
+    owned_output::record(&out, &spec.out)?;
+    owned_output::replace(OUT_FOLDER, &out, &spec.out, &claim)?;
     Ok(BundleOutput {
         analysis,
         report,
@@ -111,8 +113,8 @@ fn unpack_input(wheel: &Path, tree: &Path) -> Result<()> {
     check_input_record(wheel, tree)
 }
 
-/// The spec's outputs from the repaired `tree`, written into `out` (with [`OUT_MARKER`]);
-/// the files written, relative to `out`.
+/// The spec's outputs from the repaired `tree`, written into `out`; the files written,
+/// relative to `out`.
 fn write_outputs(
     spec: &BundleJob,
     tree: &Path,
@@ -122,10 +124,6 @@ fn write_outputs(
     out: &Path,
 ) -> Result<Vec<String>> {
     fs::create_dir_all(out)?;
-    fs::write(
-        out.join(OUT_MARKER),
-        "written by `cargo xtask bundle`; the next bundle run may replace this folder\n",
-    )?;
     let mut artifacts = Vec::new();
     for output in &spec.outputs {
         match output {
@@ -150,27 +148,15 @@ fn write_outputs(
     Ok(artifacts)
 }
 
-/// A user-chosen `--out`: new, empty, or a previous output of `bundle` (it has
-/// [`OUT_MARKER`]); anything else holds files that replacing it would delete.
+/// A user-chosen `--out`: new, empty, or a previous output of `bundle` unchanged
+/// (`owned_output`); anything else holds files that replacing it would delete.
 pub fn check_out(out: &Path) -> Result<(), InputError> {
     crate::support::out_folder::check_out(
         "--out",
         out,
         crate::support::out_folder::Existing::Replaced,
     )?;
-    if !out.is_dir() {
-        return Ok(());
-    }
-    let mut entries = fs::read_dir(out)
-        .map_err(|e| InputError::new(format!("cannot list --out {}: {e}", out.display())))?;
-    if entries.next().is_some() && !out.join(OUT_MARKER).is_file() {
-        return Err(InputError::new(format!(
-            "--out {} holds files not written by `cargo xtask bundle`; replacing it would delete them",
-            out.display()
-        ))
-        .note("choose a new or empty folder (a previous bundle output is replaced)"));
-    }
-    Ok(())
+    owned_output::claim("--out", out).map(drop)
 }
 
 /// `--out` may not be the input wheel, nor a folder that holds it: replacing it would delete
@@ -229,6 +215,8 @@ fn check_input_record(wheel: &Path, tree: &Path) -> Result<()> {
 /// Python source is listed as placed, since the bundle put them there. For checking a wheel
 /// someone downloaded (`smoke --frozen --wheel`).
 pub fn portable_of_fat_wheel(wheel: &Path, folders: &[String], out: &Path) -> Result<()> {
+    let portable = out.join(PORTABLE_DIR);
+    let claim = owned_output::claim(PORTABLE_FOLDER, &portable)?;
     let tree = tempfile::tempdir()?;
     let limits = Limits::default().for_archive(fs::metadata(wheel)?.len());
     unpack::unpack(wheel, ArchiveFormat::Zip, None, tree.path(), &limits)
@@ -250,13 +238,15 @@ pub fn portable_of_fat_wheel(wheel: &Path, folders: &[String], out: &Path) -> Re
             package: String::new(),
         });
     }
-    let portable = out.join(PORTABLE_DIR);
-    if portable.exists() {
-        fs::remove_dir_all(&portable)
-            .with_context(|| format!("cannot replace {}", portable.display()))?;
-    }
-    write_portable(tree.path(), &placed, &portable)
+    let staging = crate::support::out_folder::staging_beside(&portable, ".portable-")?;
+    let staged = staging.path().join(PORTABLE_DIR);
+    write_portable(tree.path(), &placed, &staged)?;
+    owned_output::record(&staged, &portable)?;
+    owned_output::replace(PORTABLE_FOLDER, &staged, &portable, &claim)
 }
+
+/// How messages name the portable folder [`portable_of_fat_wheel`] writes.
+const PORTABLE_FOLDER: &str = "the portable folder";
 
 /// `portable/_internal/`: the wheel's contents without its metadata, as PyInstaller lays out
 /// a one-folder app; `portable/binaries.json`: the (source, destination folder) pairs of the

@@ -151,6 +151,9 @@ impl BundleJob {
         for root in &flags.roots {
             check_root(root).map_err(|e| InputError::new(format!("--binary: {e}")))?;
         }
+        for glob in &flags.force {
+            check_force(glob)?;
+        }
         let platform = match policy {
             Policy::Windows => "windows",
             Policy::Manylinux2_28 => "linux",
@@ -295,6 +298,21 @@ fn flag_path(flag: &str, given: &str, dest: &str) -> Result<(), InputError> {
         ))
         .note("DEST is a folder inside the wheel, e.g. ctranslate2")
     })
+}
+
+/// `--force` is a file-name glob, matched against the names of the libraries in the search
+/// folders: a folder in it (`../x/*.so`, `/lib/libz.so`) would match nothing.
+fn check_force(glob: &str) -> Result<(), InputError> {
+    if glob.is_empty() || glob == "." || glob == ".." || glob.contains(['/', '\\']) {
+        return Err(InputError::new(format!(
+            "--force `{}` is not allowed: it is a file-name glob, with no folder",
+            glob.escape_debug()
+        ))
+        .note(
+            "the libraries are looked for in the --search folders, e.g. --force 'amd_comgr*.dll'",
+        ));
+    }
+    Ok(())
 }
 
 /// A root is a `folder/pattern` inside the wheel: never absolute, never through `..`.

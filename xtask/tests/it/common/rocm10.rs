@@ -452,6 +452,7 @@ pub fn unpack(wheels: &Wheels, project: &str, input: &str, work: &Path, dest: &P
         &format!("https://stable.repo.amd.com/rocm/whl/{file}"),
         None,
         dest,
+        xtask::inputs::unpack::Kept::Recorded,
     )
     .unwrap();
     dest.to_path_buf()

@@ -4,7 +4,7 @@
 use std::collections::BTreeSet;
 use std::fs;
 use std::io::Write;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// Every file below `dir`, `/`-separated and relative to it.
 pub fn files_below(dir: &Path) -> BTreeSet<String> {
@@ -44,6 +44,23 @@ pub fn ct2_dist_info(tree: &Path, tag: Option<&str>) {
         format!("Wheel-Version: 1.0\nRoot-Is-Purelib: false\n{tag}"),
     )
     .unwrap();
+}
+
+/// The name of [`small_linux_wheel`].
+pub const SMALL_LINUX_WHEEL: &str = "ctranslate2-4.7.1-cp312-cp312-manylinux_2_28_x86_64.whl";
+
+/// A small Linux wheel at `dir/in/`: one ELF (a copy of `true`, which needs only libc) and a
+/// true RECORD.
+pub fn small_linux_wheel(dir: &Path) -> PathBuf {
+    let tree = dir.join("tree");
+    fs::create_dir_all(tree.join("ctranslate2")).unwrap();
+    fs::copy("/bin/true", tree.join("ctranslate2/_ext.so")).unwrap();
+    fs::write(tree.join("ctranslate2/__init__.py"), "").unwrap();
+    ct2_dist_info(&tree, Some("cp312-cp312-manylinux_2_28_x86_64"));
+    let out = dir.join("in").join(SMALL_LINUX_WHEEL);
+    zip_wheel(&tree, &out);
+    fs::remove_dir_all(&tree).unwrap();
+    out
 }
 
 /// Zips `tree` into a wheel at `out`, with a true RECORD; returns the file names in it.

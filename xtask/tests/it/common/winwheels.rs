@@ -134,6 +134,7 @@ pub fn fat_wheel(scratch: &Scratch, variant: &str) -> Fat {
             &r.pin.url,
             None,
             Path::new(unpack.as_str().unwrap()),
+            xtask::inputs::unpack::Kept::Recorded,
         )
         .unwrap();
     }
