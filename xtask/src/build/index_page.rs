@@ -197,30 +197,7 @@ fn refusal(page: &Url, link: &Url) -> Option<String> {
 /// The file a link names: the last part of its path, percent-decoded (`%2B` is `+`).
 fn file_of(href: &str) -> String {
     let path = href.split(['#', '?']).next().unwrap_or(href);
-    percent_decoded(crate::support::paths::last_segment(path))
-}
-
-fn percent_decoded(text: &str) -> String {
-    let bytes = text.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        let hex = bytes
-            .get(i + 1..i + 3)
-            .and_then(|h| std::str::from_utf8(h).ok())
-            .and_then(|h| u8::from_str_radix(h, 16).ok());
-        match (bytes[i], hex) {
-            (b'%', Some(byte)) => {
-                out.push(byte);
-                i += 3;
-            }
-            (byte, _) => {
-                out.push(byte);
-                i += 1;
-            }
-        }
-    }
-    String::from_utf8_lossy(&out).into_owned()
+    crate::support::paths::percent_decoded(crate::support::paths::last_segment(path))
 }
 
 /// `items` shown one by one, the first [`LISTED`] of them and how many there are in all;

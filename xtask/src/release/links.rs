@@ -74,7 +74,8 @@ fn target(page: &str, href: &str) -> Result<Target, String> {
     if href.starts_with('/') {
         return Err("leads out of the release: a path from the server's root".into());
     }
-    let path = percent_decoded(href.split(['#', '?']).next().unwrap_or_default());
+    let path =
+        crate::support::paths::percent_decoded(href.split(['#', '?']).next().unwrap_or_default());
     if path.contains('\\') {
         return Err("holds a `\\`, which some servers take for a folder separator".into());
     }
@@ -106,30 +107,6 @@ fn has_scheme(href: &str) -> bool {
         && scheme
             .chars()
             .all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.'))
-}
-
-/// `%XX` escapes decoded (a server decodes them, `%2F` and `%2E%2E` included).
-fn percent_decoded(text: &str) -> String {
-    let bytes = text.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        let hex = bytes
-            .get(i + 1..i + 3)
-            .and_then(|h| std::str::from_utf8(h).ok())
-            .and_then(|h| u8::from_str_radix(h, 16).ok());
-        match (bytes[i], hex) {
-            (b'%', Some(byte)) => {
-                out.push(byte);
-                i += 3;
-            }
-            (byte, _) => {
-                out.push(byte);
-                i += 1;
-            }
-        }
-    }
-    String::from_utf8_lossy(&out).into_owned()
 }
 
 #[cfg(test)]
