@@ -22,6 +22,7 @@ use anyhow::{Context, Result, bail};
 use crate::release::pep503::{self, Link};
 use crate::release::{MANIFEST, Manifest, SELECTOR_DATA};
 use crate::support::diagnostic::InputError;
+use crate::support::fsx;
 use crate::variant::coverage::Coverage;
 
 /// One release the site links: its tag (the download URL's folder) and its manifest.
@@ -86,7 +87,8 @@ pub struct Site {
     pub variants: BTreeMap<String, usize>,
 }
 
-/// Writes the site into `out` (which must not exist, or be empty): `whl/<variant>/…` for
+/// Writes the site into `out` (which must not exist, or be empty; the site is staged beside it
+/// and renamed into place whole, one run at a time): `whl/<variant>/…` for
 /// every variant of `releases`, each wheel linked at `<download_base><tag>/<file>`, and an
 /// `index.html` saying which variant serves which GPU and how to install it (its commands
 /// name the index at `site_url`, or at [`SITE_PLACEHOLDER`]), and an empty `.nojekyll` (a
@@ -99,6 +101,8 @@ pub fn write_site(
     out: &Path,
 ) -> Result<Site> {
     check_urls(download_base, site_url)?;
+    let _lock = crate::support::out_lock::hold(out)
+        .with_context(|| format!("cannot write {}", out.display()))?;
     crate::support::out_folder::check_out(
         "--out",
         out,
@@ -106,7 +110,15 @@ pub fn write_site(
     )?;
     let by_variant = wheels_by_variant(releases, download_base)?;
     let selector = selector_wheels(releases, download_base);
-    fs::create_dir_all(out).with_context(|| format!("cannot create {}", out.display()))?;
+    let parent = match out.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    fsx::create_dir_all(parent)?;
+    let staging = crate::support::staging::create(parent, ".pages-")
+        .with_context(|| format!("cannot create a staging folder in {}", parent.display()))?;
+    let staged = staging.path().join("site");
+    fsx::create_dir_all(&staged)?;
     let mut site = Site {
         variants: BTreeMap::new(),
     };
@@ -119,7 +131,7 @@ pub fn write_site(
                 base: base.clone(),
             })
             .collect();
-        pep503::write(out, variant, &links, &selector)?;
+        pep503::write(&staged, variant, &links, &selector)?;
         site.variants.insert(variant.clone(), links.len());
     }
     let page = front_page::FrontPage {
@@ -129,8 +141,9 @@ pub fn write_site(
         download_base,
         site_url: site_url.unwrap_or(SITE_PLACEHOLDER).trim_end_matches('/'),
     };
-    fs::write(out.join("index.html"), front_page::render(&page))?;
-    fs::write(out.join(".nojekyll"), "")?;
+    fsx::write(&staged.join("index.html"), front_page::render(&page))?;
+    fsx::write(&staged.join(".nojekyll"), "")?;
+    crate::release::publish(&staged, out)?;
     Ok(site)
 }
 

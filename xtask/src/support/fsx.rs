@@ -59,11 +59,15 @@ pub fn replace(staged: &Path, dest: &Path) -> io::Result<()> {
     let aside = aside(dest);
     let old = match fs::symlink_metadata(dest) {
         Ok(meta) => {
-            fs::rename(dest, &aside)?;
-            // Ours to delete now: a run killed before it does leaves a folder the next run
-            // may remove (crate::support::staging::sweep checks this marker).
+            // Ours to delete once moved, and marked so before the move: a run killed before it
+            // deletes it leaves a folder the next run may remove (crate::support::staging::sweep
+            // checks this marker).
             if meta.is_dir() {
-                let _ = crate::support::staging::mark(&aside);
+                let _ = crate::support::staging::mark_as(dest, &aside);
+            }
+            if let Err(e) = fs::rename(dest, &aside) {
+                let _ = crate::support::staging::unmark(dest);
+                return Err(e);
             }
             Some(meta)
         }
@@ -87,6 +91,16 @@ pub fn replace(staged: &Path, dest: &Path) -> io::Result<()> {
         None => {}
     }
     Ok(())
+}
+
+/// `fs::write`, naming `path` when it fails (a full disk, a read-only one).
+pub fn write(path: &Path, contents: impl AsRef<[u8]>) -> Result<()> {
+    fs::write(path, contents).with_context(|| format!("cannot write {}", path.display()))
+}
+
+/// `fs::create_dir_all`, naming `dir` when it fails.
+pub fn create_dir_all(dir: &Path) -> Result<()> {
+    fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))
 }
 
 /// Every file (not folder) below `dir`, as (`/`-separated path relative to `dir`, path),

@@ -6,6 +6,7 @@ pub mod fsx;
 pub mod host;
 pub mod longpaths;
 pub mod out_folder;
+pub mod out_lock;
 pub mod paths;
 pub mod platform;
 pub mod process;

@@ -4,10 +4,12 @@
 //! A staging folder `<prefix><pid>-XXXXXX` is made next to its destination (so that the final
 //! rename stays on one file system) with a marker file inside naming the folder, a random
 //! token and the folder's path. An old folder moved aside by `fsx::replace`
-//! (`.<name>.old-<pid>`) gets the same marker once it is ours to delete. The next run of the same command removes such a
+//! (`.<name>.old-<pid>`) gets the same marker before it is moved aside. The next run of the same command removes such a
 //! folder only when its process is gone **and** its marker is there and names it: a folder
 //! that merely looks like ours (a user's `.bundle-notes`, a `.out.old-1` someone made) is never
-//! touched. Every removal is said on stderr.
+//! touched. A folder of that shape holding nothing but, at most, a marker (a run killed while
+//! making it, before its marker was complete) is removed too: nothing is lost with it. Every
+//! removal is said on stderr.
 
 use std::fs;
 use std::io::{self, Write as _};
@@ -33,7 +35,26 @@ pub fn create(parent: &Path, prefix: &str) -> io::Result<TempDir> {
 /// name, a random token and where it is, so that a copy or a move of it elsewhere is not ours.
 pub fn mark(dir: &Path) -> io::Result<()> {
     let name = dir.file_name().unwrap_or_default().to_string_lossy();
-    let at = dunce::canonicalize(dir)?;
+    write_marker(dir, &name, &dunce::canonicalize(dir)?)
+}
+
+/// [`mark`] for the name `dir` is about to be renamed to (`to`, beside it), so that a run
+/// killed right after the rename leaves a folder the next run knows as its own. Until then the
+/// marker names another folder, and so proves nothing about `dir`.
+pub fn mark_as(dir: &Path, to: &Path) -> io::Result<()> {
+    let name = to.file_name().unwrap_or_default().to_string_lossy();
+    let parent = match to.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    write_marker(
+        dir,
+        &name,
+        &dunce::canonicalize(parent)?.join(name.as_ref()),
+    )
+}
+
+fn write_marker(dir: &Path, name: &str, at: &Path) -> io::Result<()> {
     let mut file = fs::File::create(dir.join(MARKER))?;
     writeln!(
         file,
@@ -62,7 +83,8 @@ pub fn sweep_and_say(parent: &Path, prefix: &str) {
 }
 
 /// Removes the folders `<prefix><pid>-…` (or `<prefix><pid>`) in `parent` whose process is
-/// gone and whose marker names them; returns them.
+/// gone and whose marker names them (or that hold nothing but an unfinished marker); returns
+/// them.
 pub fn sweep(parent: &Path, prefix: &str) -> Vec<PathBuf> {
     let Ok(entries) = fs::read_dir(parent) else {
         return Vec::new();
@@ -77,7 +99,7 @@ pub fn sweep(parent: &Path, prefix: &str) -> Vec<PathBuf> {
         let is_dir = entry.file_type().is_ok_and(|t| t.is_dir());
         if is_dir
             && !alive(pid)
-            && marked(&entry.path())
+            && (marked(&entry.path()) || unfinished(&entry.path()))
             && fs::remove_dir_all(entry.path()).is_ok()
         {
             removed.push(entry.path());
@@ -97,6 +119,16 @@ pub fn marked(dir: &Path) -> bool {
         let line = text.lines().next().unwrap_or_default();
         line.starts_with(&format!("ct2-variants xtask made {name} ("))
             && line.ends_with(&format!(") at {}", at.display()))
+    })
+}
+
+/// Whether `dir` holds nothing but, at most, a marker file: a staging folder whose run was
+/// killed between making it and writing its marker.
+fn unfinished(dir: &Path) -> bool {
+    fs::read_dir(dir).is_ok_and(|entries| {
+        entries
+            .flatten()
+            .all(|e| e.file_name() == MARKER && e.file_type().is_ok_and(|t| t.is_file()))
     })
 }
 
@@ -194,6 +226,34 @@ mod tests {
         assert_eq!(sweep(dir.path(), ".release-"), vec![dead.clone()]);
         assert!(!dead.exists() && live.exists() && user.exists());
         assert!(lookalike.exists() && copied.exists());
+    }
+
+    /// A run killed while it made its staging folder leaves it empty or with a marker not yet
+    /// written: removed, as nothing is lost with it. With anything else in it, it is kept.
+    #[test]
+    fn a_staging_folder_killed_while_made_is_swept_and_an_aside_is_marked_before_the_move() {
+        let dir = tempfile::tempdir().unwrap();
+        let empty = dir.path().join(".bundle-999999999-a1");
+        let half = dir.path().join(".bundle-999999998-a2");
+        let full = dir.path().join(".bundle-999999997-a3");
+        for d in [&empty, &half, &full] {
+            fs::create_dir_all(d).unwrap();
+        }
+        fs::write(half.join(MARKER), "ct2-variants xtask ma").unwrap();
+        fs::write(full.join("mine.txt"), "a user's file").unwrap();
+        let mut swept = sweep(dir.path(), ".bundle-");
+        swept.sort();
+        assert_eq!(swept, vec![half, empty]);
+        assert!(full.join("mine.txt").is_file());
+
+        let out = dir.path().join("out");
+        fs::create_dir_all(&out).unwrap();
+        let aside = dir.path().join(".out.old-999999999");
+        mark_as(&out, &aside).unwrap();
+        assert!(!marked(&out), "the marker names the aside, not the output");
+        fs::rename(&out, &aside).unwrap();
+        assert!(marked(&aside));
+        assert_eq!(sweep(dir.path(), ".out.old-"), vec![aside]);
     }
 
     #[test]

@@ -10,19 +10,11 @@ use std::process::{Command, Stdio};
 
 use common::{Run, Scratch, repo_root, xtask, xtask_in};
 
-const WHEEL: &str = "ctranslate2-4.7.1-cp312-cp312-manylinux_2_28_x86_64.whl";
+const WHEEL: &str = common::wheel::LINUX_WHEEL;
 
 /// A small Linux wheel: one ELF (a copy of `true`, which needs only libc) and a true RECORD.
 fn wheel(dir: &Path) -> PathBuf {
-    let tree = dir.join("tree");
-    fs::create_dir_all(tree.join("ctranslate2")).unwrap();
-    fs::copy("/bin/true", tree.join("ctranslate2/_ext.so")).unwrap();
-    fs::write(tree.join("ctranslate2/__init__.py"), "").unwrap();
-    common::wheel::ct2_dist_info(&tree, Some("cp312-cp312-manylinux_2_28_x86_64"));
-    let out = dir.join("in").join(WHEEL);
-    common::wheel::zip_wheel(&tree, &out);
-    fs::remove_dir_all(&tree).unwrap();
-    out
+    common::wheel::linux_wheel(dir, &[])
 }
 
 fn bundle(wheel: &Path, out: &Path, extra: &[&str]) -> Run {

@@ -617,6 +617,7 @@ pub fn unpack(
     // A killed unpack's staging folder and the old tree it moved aside are swept here, by
     // the next unpack of the same destination (only what this tool marked as its own).
     let prefix = prefix.to_string_lossy().into_owned();
+    let _lock = crate::support::out_lock::hold(dest).map_err(|e| write_error(dest, e))?;
     let aside = format!(".{}.old-", dest_name.to_string_lossy());
     crate::support::staging::sweep_and_say(parent, &aside);
     let staging =
@@ -652,10 +653,13 @@ pub fn unpack(
     }
     let unpacked = tree.finish()?;
 
-    crate::support::staging::unmark(staging.path()).map_err(|e| write_error(staging.path(), e))?;
     crate::support::fsx::replace(staging.path(), dest).map_err(|e| write_error(dest, e))?;
     // Moved away already: nothing is left for the guard to delete.
     let _ = staging.keep();
+    // Unmarked once in place, not before: a run killed in between would leave a staging
+    // folder with no marker, which no sweep removes. The marker names the staging folder, so
+    // it never passes for proof that `dest` is ours.
+    crate::support::staging::unmark(dest).map_err(|e| write_error(dest, e))?;
     Ok(unpacked)
 }
 

@@ -45,6 +45,8 @@ pub const OUT_MARKER: &str = ".ct2v-bundle";
 
 pub fn run(spec: &BundleJob) -> Result<BundleOutput> {
     let wheel_name = check_input(spec)?;
+    let _lock = crate::support::out_lock::hold(&spec.out)
+        .with_context(|| format!("cannot write {}", spec.out.display()))?;
     let staging = create_staging(&spec.out)?;
     let tree = staging.path().join("wheel");
     unpack_input(&spec.wheel, &tree)?;
@@ -52,7 +54,8 @@ pub fn run(spec: &BundleJob) -> Result<BundleOutput> {
     let repaired = repair(spec, &analysis, &tree, &wheel_name)?;
     let report = ProvenanceReport::of_bundle(spec, &analysis, &repaired, &tree)?;
     let out = staging.path().join("out");
-    let artifacts = write_outputs(spec, &tree, &analysis.placed, &repaired, &report, &out)?;
+    let artifacts = write_outputs(spec, &tree, &analysis.placed, &repaired, &report, &out)
+        .with_context(|| format!("cannot write the bundle in {}", out.display()))?;
     crate::support::fsx::replace(&out, &spec.out)
         .with_context(|| format!("cannot move the bundle to {}", spec.out.display()))?;
     Ok(BundleOutput {
