@@ -916,6 +916,23 @@ fn scratch_unpacking(archives: &[&[Member]; 4], cache: &Path) -> (Scratch, Vec<V
     (scratch, bytes)
 }
 
+/// The symbolic links below `dir`.
+fn links_below(dir: &Path) -> Vec<String> {
+    let mut links = Vec::new();
+    let mut pending = vec![dir.to_path_buf()];
+    while let Some(at) = pending.pop() {
+        for entry in fs::read_dir(&at).unwrap().flatten() {
+            let kind = entry.file_type().unwrap();
+            if kind.is_symlink() {
+                links.push(entry.path().display().to_string());
+            } else if kind.is_dir() {
+                pending.push(entry.path());
+            }
+        }
+    }
+    links
+}
+
 /// What the unpacker gives `archive` under Windows' rules (links become copies), run here
 /// in-process on Linux: the tree the unit tests check, or the refusal's reason.
 fn windows_rules(input: &LinkInput, archive: &[u8]) -> Result<BTreeMap<String, Vec<u8>>, String> {
@@ -1014,6 +1031,11 @@ fn the_windows_binary_copies_links_as_the_unit_tests_promise() {
     for ((input, archive), dest) in LINK_INPUTS.iter().zip(&archives).zip(dests) {
         let expected = windows_rules(input, archive).unwrap();
         assert_eq!(contents(&deps.join(dest)), expected, "{}", input.name);
+        assert_eq!(
+            links_below(&deps.join(dest)),
+            Vec::<String>::new(),
+            "copies, not links"
+        );
     }
     // What the unit tests promise, said plainly: copies of files and folders, chains
     // followed, `.` copied as it was when reached, a dangling link left out.
