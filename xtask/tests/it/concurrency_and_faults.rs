@@ -107,19 +107,54 @@ fn assert_one_whole_output(
 // ---------------------------------------------------------------------------------------
 // Inputs: the scratch variants pinned to small archives served on loopback.
 
-/// A `.tar.gz` (`.crate`) of `files` below `top`.
-fn crate_of(top: &str, files: &[(String, Vec<u8>)]) -> Vec<u8> {
+/// An archive member: a file and its bytes, or a symbolic link and its target.
+enum Member<'a> {
+    File(&'a str, &'a [u8]),
+    Link(&'a str, &'a str),
+}
+
+/// A `.tar.gz` of `members`, each named below `top`.
+fn tar_gz_of(top: &str, members: &[Member]) -> Vec<u8> {
     let gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
     let mut tar = tar::Builder::new(gz);
-    for (name, data) in files {
+    for member in members {
         let mut header = tar::Header::new_gnu();
-        header.set_size(data.len() as u64);
-        header.set_mode(0o644);
         header.set_mtime(0);
-        tar.append_data(&mut header, format!("{top}/{name}"), data.as_slice())
-            .unwrap();
+        match member {
+            Member::File(name, data) => {
+                header.set_size(data.len() as u64);
+                header.set_mode(0o644);
+                tar.append_data(&mut header, format!("{top}{name}"), *data)
+                    .unwrap();
+            }
+            Member::Link(name, target) => {
+                header.set_entry_type(tar::EntryType::Symlink);
+                header.set_size(0);
+                header.set_mode(0o777);
+                tar.append_link(&mut header, format!("{top}{name}"), target)
+                    .unwrap();
+            }
+        }
     }
     tar.into_inner().unwrap().finish().unwrap()
+}
+
+/// A zip of `members`, each named below `top`.
+fn zip_of(top: &str, members: &[Member]) -> Vec<u8> {
+    let mut zip = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
+    let options = zip::write::SimpleFileOptions::default();
+    for member in members {
+        match member {
+            Member::File(name, data) => {
+                zip.start_file(format!("{top}{name}"), options).unwrap();
+                zip.write_all(data).unwrap();
+            }
+            Member::Link(name, target) => zip
+                .add_symlink(format!("{top}{name}"), *target, options)
+                .unwrap(),
+        }
+    }
+    zip.finish().unwrap().into_inner()
 }
 
 /// `n` small source files, as a source tree has many.
@@ -143,9 +178,10 @@ struct SourceCrates {
 
 fn source_crates() -> SourceCrates {
     let files = sources(200);
+    let members: Vec<Member> = files.iter().map(|(n, d)| Member::File(n, d)).collect();
     SourceCrates {
-        ct2: crate_of("ct2rs-0.9.17/CTranslate2", &files),
-        onednn: crate_of("onednn-src-0.1.0/oneDNN", &files),
+        ct2: tar_gz_of("ct2rs-0.9.17/CTranslate2/", &members),
+        onednn: tar_gz_of("onednn-src-0.1.0/oneDNN/", &members),
         files,
     }
 }
@@ -791,56 +827,6 @@ fn killed_fetches_rerun_to_the_pinned_bytes() {
 
 // ---------------------------------------------------------------------------------------
 // The Windows binary's link copies.
-
-/// An archive member: a file and its bytes, or a symbolic link and its target.
-enum Member<'a> {
-    File(&'a str, &'a [u8]),
-    Link(&'a str, &'a str),
-}
-
-/// A `.tar.gz` of `members`, each named below `top`.
-fn tar_gz_of(top: &str, members: &[Member]) -> Vec<u8> {
-    let gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
-    let mut tar = tar::Builder::new(gz);
-    for member in members {
-        let mut header = tar::Header::new_gnu();
-        header.set_mtime(0);
-        match member {
-            Member::File(name, data) => {
-                header.set_size(data.len() as u64);
-                header.set_mode(0o644);
-                tar.append_data(&mut header, format!("{top}{name}"), *data)
-                    .unwrap();
-            }
-            Member::Link(name, target) => {
-                header.set_entry_type(tar::EntryType::Symlink);
-                header.set_size(0);
-                header.set_mode(0o777);
-                tar.append_link(&mut header, format!("{top}{name}"), target)
-                    .unwrap();
-            }
-        }
-    }
-    tar.into_inner().unwrap().finish().unwrap()
-}
-
-/// A zip of `members`, each named below `top`.
-fn zip_of(top: &str, members: &[Member]) -> Vec<u8> {
-    let mut zip = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
-    let options = zip::write::SimpleFileOptions::default();
-    for member in members {
-        match member {
-            Member::File(name, data) => {
-                zip.start_file(format!("{top}{name}"), options).unwrap();
-                zip.write_all(data).unwrap();
-            }
-            Member::Link(name, target) => zip
-                .add_symlink(format!("{top}{name}"), *target, options)
-                .unwrap(),
-        }
-    }
-    zip.finish().unwrap().into_inner()
-}
 
 /// One of the four inputs the Windows cpu build unpacks (mkl off), and where its pin is.
 struct LinkInput {
