@@ -66,6 +66,8 @@ pub fn assemble(assembly: &Assembly) -> Result<Unpacked> {
     };
     std::fs::create_dir_all(&parent)
         .with_context(|| format!("cannot create {}", parent.display()))?;
+    let _lock = crate::support::out_lock::hold(dest)
+        .with_context(|| format!("cannot write {}", dest.display()))?;
     let claim = owned_output::claim(DESTINATION, dest)?;
     let staging = crate::support::staging::create(&parent, &format!(".{name}.assemble-"))
         .with_context(|| format!("cannot create a staging folder in {}", parent.display()))?;

@@ -56,13 +56,30 @@ pub enum CacheError {
     /// The pin's sha256 is not 64 lowercase hex digits, so it cannot name a cache file.
     #[error("`{sha256}` (pin of {url}) is not a sha256: expected 64 lowercase hex digits")]
     BadSha256 { url: String, sha256: String },
-    #[error("cannot {action} {}: {source}", path.display())]
+    #[error("cannot {action} {}: {source}{}", path.display(), disk_note(source))]
     Io {
         action: &'static str,
         path: PathBuf,
         #[source]
         source: io::Error,
     },
+}
+
+/// The next step, as a note line, when the cache's disk is at fault: full, read-only, or not
+/// ours to write; nothing for other errors.
+pub fn disk_note(error: &io::Error) -> &'static str {
+    match error.kind() {
+        io::ErrorKind::StorageFull | io::ErrorKind::QuotaExceeded => {
+            "\n  = the disk of the download cache is full: free some space, or give a cache folder \
+             on another disk with --cache-dir DIR (or CT2V_CACHE_DIR)"
+        }
+        io::ErrorKind::ReadOnlyFilesystem | io::ErrorKind::PermissionDenied => {
+            "\n  = the download cache cannot be written there (a read-only disk, or no \
+             permission): give one that can be written with --cache-dir DIR (or \
+             CT2V_CACHE_DIR); a read-only cache serves only a run whose files it all holds"
+        }
+        _ => "",
+    }
 }
 
 fn size_note(size: Option<u64>) -> String {

@@ -143,14 +143,17 @@ fn entry_options(time: DateTime, mode: u32, size: u64) -> SimpleFileOptions {
 /// A zip written the same way every time: entries in the order added, each with
 /// [`entry_options`] at the [`fixed_time`].
 pub struct ZipOut<W: Write + Seek> {
-    zip: ZipWriter<W>,
+    zip: ZipWriter<FailOnce<W>>,
     time: DateTime,
 }
 
 impl<W: Write + Seek> ZipOut<W> {
     pub fn new(out: W) -> ZipOut<W> {
         ZipOut {
-            zip: ZipWriter::new(out),
+            zip: ZipWriter::new(FailOnce {
+                file: out,
+                broken: None,
+            }),
             time: fixed_time(),
         }
     }
@@ -163,7 +166,60 @@ impl<W: Write + Seek> ZipOut<W> {
     }
 
     pub fn finish(self) -> Result<W> {
-        Ok(self.zip.finish()?)
+        Ok(self.zip.finish()?.file)
+    }
+}
+
+/// What a [`ZipOut`] writes through. The write that fails (a full disk) fails; after it, the
+/// file is left alone and stood in for, as if the writes went on: the zip crate finishes an
+/// archive it is dropped with, and that second try on the broken file would fail again and
+/// print its own error. The file, unfinished, is its owner's to delete.
+struct FailOnce<W> {
+    file: W,
+    /// After the failure: the position and length the file would have.
+    broken: Option<(u64, u64)>,
+}
+
+impl<W: Write + Seek> Write for FailOnce<W> {
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+        if let Some((at, len)) = &mut self.broken {
+            *at += bytes.len() as u64;
+            *len = (*len).max(*at);
+            return Ok(bytes.len());
+        }
+        let written = self.file.write(bytes);
+        if written
+            .as_ref()
+            .is_err_and(|e| e.kind() != std::io::ErrorKind::Interrupted)
+        {
+            let at = self.file.stream_position().unwrap_or(0);
+            let len = self.file.seek(std::io::SeekFrom::End(0)).unwrap_or(at);
+            self.broken = Some((at, len.max(at)));
+        }
+        written
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        match self.broken {
+            Some(_) => Ok(()),
+            None => self.file.flush(),
+        }
+    }
+}
+
+impl<W: Seek> Seek for FailOnce<W> {
+    fn seek(&mut self, to: std::io::SeekFrom) -> std::io::Result<u64> {
+        use std::io::SeekFrom;
+        let Some((at, len)) = &mut self.broken else {
+            return self.file.seek(to);
+        };
+        let moved = match to {
+            SeekFrom::Start(n) => Some(n),
+            SeekFrom::End(d) => len.checked_add_signed(d),
+            SeekFrom::Current(d) => at.checked_add_signed(d),
+        };
+        *at = moved.ok_or(std::io::ErrorKind::InvalidInput)?;
+        Ok(*at)
     }
 }
 
@@ -179,7 +235,8 @@ struct WheelOut {
 impl WheelOut {
     /// A new wheel in the folder `dir` whose `.dist-info` folder is `info`.
     fn create(dir: &Path, info: &str) -> Result<WheelOut> {
-        let temp = tempfile::NamedTempFile::new_in(dir)?;
+        let temp = tempfile::NamedTempFile::new_in(dir)
+            .with_context(|| format!("cannot create a file in {}", dir.display()))?;
         let zip = ZipOut::new(temp.reopen()?);
         Ok(WheelOut {
             temp,
@@ -196,15 +253,20 @@ impl WheelOut {
             record_hash(data),
             data.len()
         ));
-        self.zip.add(name, mode, data)
+        self.zip
+            .add(name, mode, data)
+            .with_context(|| format!("cannot write {}", self.temp.path().display()))
     }
 
     /// The wheel complete, RECORD last, in its temp file, for the caller to rename into place.
     fn finish(mut self) -> Result<tempfile::NamedTempFile> {
         self.record.push_str(&format!("{},,\n", self.record_name));
         self.zip
-            .add(&self.record_name, 0o644, self.record.as_bytes())?;
-        self.zip.finish()?;
+            .add(&self.record_name, 0o644, self.record.as_bytes())
+            .with_context(|| format!("cannot write {}", self.temp.path().display()))?;
+        self.zip
+            .finish()
+            .with_context(|| format!("cannot write {}", self.temp.path().display()))?;
         // Temp files are created private (0600); a release artifact is readable by all.
         #[cfg(unix)]
         {

@@ -21,7 +21,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::package::checksums;
 use crate::plan::Plan;
-use crate::support::fsx::files_below;
+use crate::support::fsx::{self, files_below};
 use crate::variant::LibrarySource;
 use crate::variant::coverage::Coverage;
 
@@ -186,6 +186,8 @@ pub fn release(
         index_base_url,
         partial,
     } = *options;
+    let _lock = crate::support::out_lock::hold(dest)
+        .with_context(|| format!("cannot write {}", dest.display()))?;
     check_dest(dest)?;
     let (built, left_out) = complete_variants(built, partial)?;
     for b in &built {
@@ -227,15 +229,20 @@ pub fn release(
         );
     }
     let staging = crate::support::out_folder::staging_beside(dest, ".release-")?;
+    // The release is written into a folder of the staging folder, so that what is renamed
+    // into place never holds the staging folder's marker, and a run killed at any point
+    // leaves a marked staging folder the next run sweeps.
+    let folder = staging.path().join("release");
+    fsx::create_dir_all(&folder)?;
     let mut artifacts = Vec::new();
     for b in &built {
-        artifacts.extend(gather(b, staging.path())?);
+        artifacts.extend(gather(b, &folder)?);
     }
     let released = released_coverage(coverage, &artifacts)?;
-    let selector = staging.path().join(SELECTOR_DATA);
-    fs::write(&selector, serde_json::to_string_pretty(&released)? + "\n")?;
+    let selector = folder.join(SELECTOR_DATA);
+    fsx::write(&selector, serde_json::to_string_pretty(&released)? + "\n")?;
     artifacts.push(release_file(
-        staging.path(),
+        &folder,
         SELECTOR_DATA,
         SELECTOR_DATA_KIND,
         "which GPUs each released variant serves, for ct2_variant_select --data",
@@ -247,17 +254,17 @@ pub fn release(
     let selector_wheel = selector_wheel::write(
         &fs::read_to_string(&selector)?,
         &selector_wheel::version_for(version, ctranslate2),
-        staging.path(),
+        &folder,
     )?;
     artifacts.push(release_file(
-        staging.path(),
+        &folder,
         &selector_wheel,
         SELECTOR_WHEEL_KIND,
         "the GPU selector with this release's variants.json: pip install ct2-variant-select from \
          any variant's index, then python -m ct2_variant_select",
         version,
     )?);
-    write_indexes(staging.path(), &artifacts, index_base_url)?;
+    write_indexes(&folder, &artifacts, index_base_url)?;
     let manifest = Manifest {
         schema_version: SCHEMA_VERSION,
         version: version.to_string(),
@@ -265,15 +272,13 @@ pub fn release(
         index_base_url: index_base_url.map(str::to_string),
         left_out,
     };
-    fs::write(
-        staging.path().join(MANIFEST),
+    fsx::write(
+        &folder.join(MANIFEST),
         serde_json::to_string_pretty(&manifest)?,
     )?;
-    fs::write(staging.path().join(NOTES), notes::notes(&manifest))?;
-    write_checksums(staging.path())?;
-    crate::support::staging::unmark(staging.path())?;
-    crate::support::out_folder::put_in_place("--out", staging.path(), dest)?;
-    let _ = staging.keep();
+    fsx::write(&folder.join(NOTES), notes::notes(&manifest))?;
+    write_checksums(&folder)?;
+    crate::support::out_folder::put_in_place("--out", &folder, dest)?;
     Ok(manifest)
 }
 
@@ -706,7 +711,8 @@ fn local_label(plan: &Plan, toolchain: Option<&serde_json::Value>) -> Result<Str
 /// Writes `wheel` into `folder` with the local version `label`; returns its new name.
 fn relabel(wheel: &Path, label: &str, folder: &Path) -> Result<String> {
     let name = wheel.file_name().unwrap().to_string_lossy().into_owned();
-    let staged = tempfile::tempdir_in(folder)?;
+    let staged = tempfile::tempdir_in(folder)
+        .with_context(|| format!("cannot create a folder in {}", folder.display()))?;
     let new_name = crate::package::wheel::write_with_local_version(wheel, label, staged.path())?;
     let to = folder.join(&new_name);
     refuse_taken(&to)?;
@@ -772,7 +778,8 @@ fn write_checksums(dir: &Path) -> Result<()> {
 
 fn copy_new(from: &Path, to: &Path) -> Result<()> {
     refuse_taken(to)?;
-    fs::copy(from, to).with_context(|| format!("cannot copy {}", from.display()))?;
+    fs::copy(from, to)
+        .with_context(|| format!("cannot copy {} to {}", from.display(), to.display()))?;
     // Release files are readable by all, whatever mode the build left.
     #[cfg(unix)]
     {
@@ -795,15 +802,14 @@ fn bundled_of(report: &Path) -> Result<Vec<ManifestLibrary>> {
 
 /// A zip of `dir` with sorted entries, fixed times and modes: the same folder, the same bytes.
 fn zip_dir(dir: &Path, out: &Path) -> Result<()> {
-    let mut zip = crate::package::wheel::ZipOut::new(fs::File::create(out)?);
+    let writing = || format!("cannot write {}", out.display());
+    let mut zip = crate::package::wheel::ZipOut::new(fs::File::create(out).with_context(writing)?);
     for (name, path) in files_below(dir)? {
         refuse_symlink(&path)?;
-        zip.add(
-            &name,
-            crate::package::wheel::zip_mode(&path),
-            &fs::read(&path)?,
-        )?;
+        let data = fs::read(&path).with_context(|| format!("cannot read {}", path.display()))?;
+        zip.add(&name, crate::package::wheel::zip_mode(&path), &data)
+            .with_context(writing)?;
     }
-    zip.finish()?;
+    zip.finish().with_context(writing)?;
     Ok(())
 }

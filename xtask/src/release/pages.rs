@@ -22,6 +22,7 @@ use anyhow::{Context, Result, bail};
 use crate::release::pep503::{self, Link};
 use crate::release::{MANIFEST, Manifest, SELECTOR_DATA};
 use crate::support::diagnostic::{InputError, quoted};
+use crate::support::fsx;
 use crate::support::text_rules;
 use crate::variant::coverage::Coverage;
 
@@ -107,8 +108,8 @@ pub struct Site {
     pub variants: BTreeMap<String, usize>,
 }
 
-/// Writes the site into `out` (which must not exist, or be empty; written beside it, then
-/// renamed into place, `out_folder::put_in_place`): `whl/<variant>/…` for
+/// Writes the site into `out` (which must not exist, or be empty; staged beside it and
+/// renamed into place whole, `out_folder::put_in_place`, one run at a time): `whl/<variant>/…` for
 /// every variant of `releases`, each wheel linked at `<download_base><tag>/<file>`, and an
 /// `index.html` saying which variant serves which GPU and how to install it (its commands
 /// name the index at `site_url`, or at [`SITE_PLACEHOLDER`]), and an empty `.nojekyll` (a
@@ -122,6 +123,8 @@ pub fn write_site(
     site_url: Option<&str>,
     out: &Path,
 ) -> Result<Site> {
+    let _lock = crate::support::out_lock::hold(out)
+        .with_context(|| format!("cannot write {}", out.display()))?;
     crate::support::out_folder::check_out(
         "--out",
         out,
@@ -131,7 +134,7 @@ pub fn write_site(
     let selector = selector_wheels(releases, download_base);
     let staging = crate::support::out_folder::staging_beside(out, ".pages-")?;
     let staged = staging.path().join("site");
-    fs::create_dir_all(&staged).with_context(|| format!("cannot create {}", staged.display()))?;
+    fsx::create_dir_all(&staged)?;
     let mut site = Site {
         variants: BTreeMap::new(),
     };
@@ -154,8 +157,8 @@ pub fn write_site(
         download_base,
         site_url: site_url.unwrap_or(SITE_PLACEHOLDER).trim_end_matches('/'),
     };
-    fs::write(staged.join("index.html"), front_page::render(&page))?;
-    fs::write(staged.join(".nojekyll"), "")?;
+    fsx::write(&staged.join("index.html"), front_page::render(&page))?;
+    fsx::write(&staged.join(".nojekyll"), "")?;
     crate::support::out_folder::put_in_place("--out", &staged, out)?;
     Ok(site)
 }

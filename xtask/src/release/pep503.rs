@@ -5,10 +5,11 @@
 //! release folder itself) and `pip install --index-url <that>/whl/cpu ctranslate2`; links are
 //! relative to the release folder unless a base URL (the release's download URL) is given.
 
-use std::fs;
 use std::path::Path;
 
 use anyhow::Result;
+
+use crate::support::fsx;
 
 pub const DIR: &str = "whl";
 pub const PROJECT: &str = "ctranslate2";
@@ -87,11 +88,11 @@ pub fn write(dir: &Path, variant: &str, links: &[Link], selector: &[Link]) -> Re
     }
     for (project, links) in &projects {
         let folder = root.join(project);
-        fs::create_dir_all(&folder)?;
-        fs::write(folder.join("index.html"), project_page(project, links))?;
+        fsx::create_dir_all(&folder)?;
+        fsx::write(&folder.join("index.html"), project_page(project, links))?;
     }
     let names: Vec<&str> = projects.iter().map(|(p, _)| *p).collect();
-    fs::write(root.join("index.html"), root_page(&names))?;
+    fsx::write(&root.join("index.html"), root_page(&names))?;
     Ok(())
 }
 

@@ -52,6 +52,16 @@ pub fn aside(dest: &Path) -> PathBuf {
     ))
 }
 
+/// `fs::write`, naming `path` when it fails (a full disk, a read-only one).
+pub fn write(path: &Path, contents: impl AsRef<[u8]>) -> Result<()> {
+    fs::write(path, contents).with_context(|| format!("cannot write {}", path.display()))
+}
+
+/// `fs::create_dir_all`, naming `dir` when it fails.
+pub fn create_dir_all(dir: &Path) -> Result<()> {
+    fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))
+}
+
 /// Every file (not folder) below `dir`, as (`/`-separated path relative to `dir`, path),
 /// sorted by the relative path.
 pub fn files_below(dir: &Path) -> Result<Vec<(String, PathBuf)>> {

@@ -7,6 +7,7 @@ pub mod fsx;
 pub mod host;
 pub mod longpaths;
 pub mod out_folder;
+pub mod out_lock;
 pub mod owned_output;
 pub mod paths;
 pub mod platform;

@@ -119,8 +119,8 @@ pub fn record(dir: &Path, dest: &Path) -> Result<()> {
 }
 
 /// Puts the finished `staged` folder at `dest`, whose old folder is deleted only when it is
-/// still what [`claim`] found: moved aside first, then proven (every digest) and checked to be
-/// the very output claimed; otherwise it is put back and the run stops, as bad input when it
+/// still what [`claim`] found: proven (every digest) and checked to be the very output
+/// claimed, then moved aside; otherwise the run stops with it untouched, as bad input when it
 /// holds what this tool did not write, as a failure when another run replaced it meanwhile.
 pub fn replace(what: &str, staged: &Path, dest: &Path, claim: &Claim) -> Result<()> {
     let named = location(dest).with_context(|| format!("cannot reach {}", dest.display()))?;
@@ -128,27 +128,13 @@ pub fn replace(what: &str, staged: &Path, dest: &Path, claim: &Claim) -> Result<
         Err(e) if e.kind() == io::ErrorKind::NotFound => None,
         Err(e) => return Err(e).with_context(|| format!("cannot read {}", dest.display())),
         Ok(meta) if !meta.is_dir() => return Err(not_a_folder(what, dest).into()),
-        Ok(_) => {
-            let aside = fsx::aside(dest);
-            fs::rename(dest, &aside)
-                .with_context(|| format!("cannot move {} aside", dest.display()))?;
-            Some(aside)
+        // Nothing to keep: an empty folder goes, or the rename below finds it filled.
+        Ok(_) if is_empty(dest).map_err(|e| cannot_check(what, dest, &e))? => {
+            let _ = fs::remove_dir(dest);
+            None
         }
+        Ok(_) => Some(move_aside(what, dest, &named, claim)?),
     };
-    if let Some(aside) = &old {
-        if let Err(e) = still_claimed(what, aside, dest, &named, claim) {
-            if fs::rename(aside, dest).is_err() {
-                bail!(
-                    "{e:#}\nit could not be put back: it is now {} (rename it back)",
-                    shown(aside)
-                );
-            }
-            return Err(e);
-        }
-        // Ours to delete now: a run killed before it does leaves a folder the next run
-        // removes (`staging::sweep` checks this marker).
-        let _ = staging::mark(aside);
-    }
     if let Err(e) = fs::rename(staged, dest) {
         if let Some(aside) = &old {
             let _ = staging::unmark(aside);
@@ -161,6 +147,32 @@ pub fn replace(what: &str, staged: &Path, dest: &Path, claim: &Claim) -> Result<
         let _ = fs::remove_dir_all(aside);
     }
     Ok(())
+}
+
+/// Moves the old output at `dest` aside, once proven what `claim` found, every digest, where
+/// it is. It is marked for the sweep under the name it is moved to before the move, so that a
+/// run killed at any point leaves it in place or marked for the next run to remove; what was
+/// written into it between the proof and the move (names, sizes) puts it back, refused.
+fn move_aside(what: &str, dest: &Path, named: &Path, claim: &Claim) -> Result<PathBuf> {
+    still_claimed(what, dest, named, claim)?;
+    let aside = fsx::aside(dest);
+    staging::mark_as(dest, &aside)
+        .with_context(|| format!("cannot mark {} for removal", dest.display()))?;
+    if let Err(e) = fs::rename(dest, &aside) {
+        let _ = staging::unmark(dest);
+        return Err(e).with_context(|| format!("cannot move {} aside", dest.display()));
+    }
+    if let Err(e) = prove(what, &aside, dest, named, Depth::Sizes) {
+        let _ = staging::unmark(&aside);
+        if fs::rename(&aside, dest).is_err() {
+            bail!(
+                "{e:#}\nit could not be put back: it is now {} (rename it back)",
+                shown(&aside)
+            );
+        }
+        return Err(e.into());
+    }
+    Ok(aside)
 }
 
 /// Runs `write`, a step of this tool that writes into the recorded folder holding `inside`,
@@ -196,12 +208,9 @@ enum Depth {
     Digests,
 }
 
-/// The aside folder (`dest` until just now) is what `claim` found, or empty.
-fn still_claimed(what: &str, aside: &Path, dest: &Path, named: &Path, claim: &Claim) -> Result<()> {
-    if is_empty(aside).map_err(|e| cannot_check(what, dest, &e))? {
-        return Ok(());
-    }
-    let token = prove(what, aside, dest, named, Depth::Digests)?;
+/// The output at `dest` is what `claim` found, every digest checked.
+fn still_claimed(what: &str, dest: &Path, named: &Path, claim: &Claim) -> Result<()> {
+    let token = prove(what, dest, dest, named, Depth::Digests)?;
     if *claim != Claim::Ours(token) {
         bail!(
             "{what} {} is not replaced: another run of this tool wrote it while this one \
@@ -363,7 +372,9 @@ fn walk(dir: &Path) -> io::Result<BTreeMap<String, Found>> {
             let raw = entry.file_name();
             let name = raw.to_string_lossy();
             let relative = match prefix.as_str() {
-                "" if name == RECORD => continue,
+                // A staging folder's marker names that folder, never this one: it is no
+                // part of an output (unpack takes it out once its tree is in place).
+                "" if name == RECORD || name == staging::MARKER => continue,
                 "" => name.to_string(),
                 _ => format!("{prefix}/{name}"),
             };

@@ -7,7 +7,9 @@
 //! (`.<name>.old-<pid>`) gets the same marker once it is ours to delete. The next run of the same command removes such a
 //! folder only when its process is gone **and** its marker is there and names it: a folder
 //! that merely looks like ours (a user's `.bundle-notes`, a `.out.old-1` someone made) is never
-//! touched. Every removal is said on stderr.
+//! touched. A folder of that shape holding nothing but a marker not yet written whole (a run
+//! killed while marking it) is removed too: nothing is lost with it. Every removal is said on
+//! stderr.
 
 use std::fs;
 use std::io::{self, Write as _};
@@ -33,14 +35,38 @@ pub fn create(parent: &Path, prefix: &str) -> io::Result<TempDir> {
 /// name, a random token and where it is, so that a copy or a move of it elsewhere is not ours.
 pub fn mark(dir: &Path) -> io::Result<()> {
     let name = dir.file_name().unwrap_or_default().to_string_lossy();
-    let at = dunce::canonicalize(dir)?;
+    write_marker(dir, &name, || dunce::canonicalize(dir))
+}
+
+/// [`mark`] for the name `dir` is about to be renamed to (`to`, beside it), so that a run
+/// killed right after the rename leaves a folder the next run knows as its own. Until then the
+/// marker names another folder, and so proves nothing about `dir`.
+pub fn mark_as(dir: &Path, to: &Path) -> io::Result<()> {
+    let name = to.file_name().unwrap_or_default().to_string_lossy();
+    let parent = match to.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    write_marker(dir, &name, || {
+        Ok(dunce::canonicalize(parent)?.join(name.as_ref()))
+    })
+}
+
+/// Writes the marker of `dir` as the folder `name` at `at`. The file is made first and its
+/// line written at once, so that a run killed while marking leaves an unfinished marker (see
+/// [`unfinished`]) rather than an empty folder, which could be anybody's.
+fn write_marker(
+    dir: &Path,
+    name: &str,
+    at: impl FnOnce() -> io::Result<PathBuf>,
+) -> io::Result<()> {
     let mut file = fs::File::create(dir.join(MARKER))?;
-    writeln!(
-        file,
-        "ct2-variants xtask made {name} ({}) at {}",
+    let line = format!(
+        "ct2-variants xtask made {name} ({}) at {}\n",
         token(),
-        at.display()
-    )
+        at()?.display()
+    );
+    file.write_all(line.as_bytes())
 }
 
 /// Takes the marker out of a staging folder that is about to become the destination itself.
@@ -62,7 +88,8 @@ pub fn sweep_and_say(parent: &Path, prefix: &str) {
 }
 
 /// Removes the folders `<prefix><pid>-…` (or `<prefix><pid>`) in `parent` whose process is
-/// gone and whose marker names them; returns them.
+/// gone and whose marker names them, or that hold nothing but an unfinished marker; returns
+/// them.
 pub fn sweep(parent: &Path, prefix: &str) -> Vec<PathBuf> {
     let Ok(entries) = fs::read_dir(parent) else {
         return Vec::new();
@@ -77,7 +104,7 @@ pub fn sweep(parent: &Path, prefix: &str) -> Vec<PathBuf> {
         let is_dir = entry.file_type().is_ok_and(|t| t.is_dir());
         if is_dir
             && !alive(pid)
-            && marked(&entry.path())
+            && (marked(&entry.path()) || unfinished(&entry.path()))
             && fs::remove_dir_all(entry.path()).is_ok()
         {
             removed.push(entry.path());
@@ -98,6 +125,20 @@ pub fn marked(dir: &Path) -> bool {
         line.starts_with(&format!("ct2-variants xtask made {name} ("))
             && line.ends_with(&format!(") at {}", at.display()))
     })
+}
+
+/// Whether `dir` holds nothing but a marker file whose line is not whole: a staging folder
+/// whose run was killed while it marked it.
+fn unfinished(dir: &Path) -> bool {
+    let Ok(entries) = fs::read_dir(dir) else {
+        return false;
+    };
+    let names: Vec<_> = entries.flatten().map(|e| e.file_name()).collect();
+    let marker = dir.join(MARKER);
+    names.len() == 1
+        && names[0] == MARKER
+        && fs::symlink_metadata(&marker).is_ok_and(|m| m.is_file())
+        && fs::read(&marker).is_ok_and(|text| !text.ends_with(b"\n"))
 }
 
 /// 128 random bits from the operating system, as hex (a name `tempfile` would not reuse).
@@ -194,6 +235,25 @@ mod tests {
         assert_eq!(sweep(dir.path(), ".release-"), vec![dead.clone()]);
         assert!(!dead.exists() && live.exists() && user.exists());
         assert!(lookalike.exists() && copied.exists());
+    }
+
+    /// A run killed while it marked its staging folder leaves nothing in it but a marker not
+    /// yet written whole: removed, as nothing is lost with it. An empty folder of that shape,
+    /// or one with anything else in it, is kept.
+    #[test]
+    fn a_staging_folder_killed_while_marked_is_swept() {
+        let dir = tempfile::tempdir().unwrap();
+        let empty = dir.path().join(".bundle-999999999-a1");
+        let half = dir.path().join(".bundle-999999998-a2");
+        let other = dir.path().join(".bundle-999999997-a3");
+        for d in [&empty, &half, &other] {
+            fs::create_dir_all(d).unwrap();
+        }
+        fs::write(half.join(MARKER), "ct2-variants xtask ma").unwrap();
+        fs::write(other.join(MARKER), "").unwrap();
+        fs::write(other.join("mine.txt"), "a user's file").unwrap();
+        assert_eq!(sweep(dir.path(), ".bundle-"), vec![half]);
+        assert!(empty.is_dir() && other.join("mine.txt").is_file());
     }
 
     #[test]

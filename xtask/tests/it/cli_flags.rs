@@ -10,10 +10,10 @@ use std::process::{Command, Stdio};
 
 use common::{Run, Scratch, repo_root, xtask, xtask_in};
 
-const WHEEL: &str = common::wheel::SMALL_LINUX_WHEEL;
+const WHEEL: &str = common::wheel::LINUX_WHEEL;
 
 fn wheel(dir: &Path) -> PathBuf {
-    common::wheel::small_linux_wheel(dir)
+    common::wheel::linux_wheel(dir, &[])
 }
 
 fn bundle(wheel: &Path, out: &Path, extra: &[&str]) -> Run {

@@ -13,8 +13,8 @@ use common::windows_exe::{WinXtask, win};
 use common::{Run, Scratch, fetch_cpu_args, xtask_in};
 use sha2::{Digest, Sha256};
 
-const CT2_URL_PATH: &str = "/crates/ct2rs/ct2rs-0.9.17.crate";
-const ONEDNN_URL_PATH: &str = "/crates/onednn-src/onednn-src-0.1.0.crate";
+pub(crate) const CT2_URL_PATH: &str = "/crates/ct2rs/ct2rs-0.9.17.crate";
+pub(crate) const ONEDNN_URL_PATH: &str = "/crates/onednn-src/onednn-src-0.1.0.crate";
 const CT2_SHA: &str = "616201b950832f4dd5fe95fd34fb557e3187233641235a5bb98f9432fe513bb1";
 const ONEDNN_SHA: &str = "c9422f8af979ab9dca0fc4b58677897208c591a7dddb34bd3bf3963aa4255f21";
 
@@ -57,7 +57,7 @@ pub(crate) fn sha256(data: &[u8]) -> String {
 
 /// The scratch variants with the crates.io pins replaced by those of synthetic files (and
 /// without MKL, whose wheels come from PyPI, not from the loopback crates.io mirror).
-fn scratch_pinned_to(ct2: &[u8], onednn: &[u8]) -> Scratch {
+pub(crate) fn scratch_pinned_to(ct2: &[u8], onednn: &[u8]) -> Scratch {
     let scratch = Scratch::new();
     scratch.edit(
         "variants/cpu.toml",
@@ -77,11 +77,11 @@ fn scratch_pinned_to(ct2: &[u8], onednn: &[u8]) -> Scratch {
     scratch
 }
 
-fn mirror(server: &Server) -> String {
+pub(crate) fn mirror(server: &Server) -> String {
     format!("https://static.crates.io/crates/={}/crates/", server.base())
 }
 
-fn fetch_args<'a>(cache: &'a str, mirror: &'a str, extra: &[&'a str]) -> Vec<&'a str> {
+pub(crate) fn fetch_args<'a>(cache: &'a str, mirror: &'a str, extra: &[&'a str]) -> Vec<&'a str> {
     let mut args = fetch_cpu_args(cache, "linux-x86_64", &["--mirror", mirror]);
     args.extend_from_slice(extra);
     args

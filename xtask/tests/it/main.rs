@@ -15,6 +15,7 @@ mod bundle_elf;
 mod bundle_real;
 mod bundle_wine;
 mod cli_flags;
+mod concurrency_and_faults;
 mod cublas_loader;
 mod doctor;
 mod download;

@@ -27,7 +27,7 @@ fn bundle(wheel: &Path, out: &Path, extra: &[&str]) -> Run {
 
 /// A bundle output in `dir/out`, written by a first run.
 fn bundled(dir: &Path) -> (PathBuf, PathBuf) {
-    let wheel = common::wheel::small_linux_wheel(dir);
+    let wheel = common::wheel::linux_wheel(dir, &[]);
     let out = dir.join("out");
     assert_exit(&bundle(&wheel, &out, &[]), 0, &[]);
     assert!(out.join(RECORD).is_file());
@@ -138,7 +138,7 @@ fn an_edited_file_of_the_output_stops_the_next_bundle_even_at_the_same_size() {
 #[test]
 fn a_forged_record_with_the_right_path_but_a_changed_file_is_refused() {
     let dir = tempfile::tempdir().unwrap();
-    let wheel = common::wheel::small_linux_wheel(dir.path());
+    let wheel = common::wheel::linux_wheel(dir.path(), &[]);
     let mine = dir.path().join("mine");
     fs::create_dir_all(&mine).unwrap();
     fs::write(mine.join("thesis.txt"), "years of work").unwrap();
@@ -206,7 +206,7 @@ fn assert_no_leftovers(dir: &Path) {
 #[test]
 fn a_users_folder_at_the_portable_folders_place_is_not_replaced() {
     let dir = tempfile::tempdir().unwrap();
-    let wheel = common::wheel::small_linux_wheel(dir.path());
+    let wheel = common::wheel::linux_wheel(dir.path(), &[]);
     let work = dir.path().join("work");
     let folders = ["ctranslate2".to_string()];
     let portable_of =
@@ -370,7 +370,7 @@ fn an_unpacked_tree_is_replaced_while_only_this_tool_changed_it() {
 #[test]
 fn a_force_glob_with_a_folder_is_bad_input_naming_the_flag() {
     let dir = tempfile::tempdir().unwrap();
-    let wheel = common::wheel::small_linux_wheel(dir.path());
+    let wheel = common::wheel::linux_wheel(dir.path(), &[]);
     let out = dir.path().join("out");
     for glob in ["../x/*.so", "/lib/libz.so", "sub\\x.dll", ".."] {
         let run = bundle(&wheel, &out, &["--force", glob]);
@@ -383,7 +383,7 @@ fn a_force_glob_with_a_folder_is_bad_input_naming_the_flag() {
 #[test]
 fn a_binary_glob_that_matches_nothing_names_the_wheel_not_a_staging_folder() {
     let dir = tempfile::tempdir().unwrap();
-    let wheel = common::wheel::small_linux_wheel(dir.path());
+    let wheel = common::wheel::linux_wheel(dir.path(), &[]);
     let out = dir.path().join("out");
     for glob in [
         "nothere/*.so",
@@ -391,7 +391,7 @@ fn a_binary_glob_that_matches_nothing_names_the_wheel_not_a_staging_folder() {
         "ctranslate2/__init__.py/x",
     ] {
         let run = bundle(&wheel, &out, &["--binary", glob]);
-        assert_exit(&run, 2, &[glob, common::wheel::SMALL_LINUX_WHEEL]);
+        assert_exit(&run, 2, &[glob, common::wheel::LINUX_WHEEL]);
         assert!(!run.stderr.contains(".bundle-"), "{}", run.stderr);
         assert!(!out.exists());
     }

@@ -91,7 +91,12 @@ pub enum FetchError {
         #[source]
         source: Box<CacheError>,
     },
-    #[error("{}cannot {action} {}: {source}", input(name), path.display())]
+    #[error(
+        "{}cannot {action} {}: {source}{}",
+        input(name),
+        path.display(),
+        crate::inputs::cache::disk_note(source)
+    )]
     Io {
         name: String,
         action: &'static str,

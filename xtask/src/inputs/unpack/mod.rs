@@ -647,6 +647,7 @@ pub fn unpack_into(
     // A killed unpack's staging folder and the old tree it moved aside are swept here, by
     // the next unpack of the same destination (only what this tool marked as its own).
     let prefix = prefix.to_string_lossy().into_owned();
+    let _lock = crate::support::out_lock::hold(dest).map_err(|e| write_error(dest, e))?;
     let aside = format!(".{}.old-", dest_name.to_string_lossy());
     crate::support::staging::sweep_and_say(parent, &aside);
     let staging =
@@ -682,7 +683,6 @@ pub fn unpack_into(
     }
     let unpacked = tree.finish()?;
 
-    crate::support::staging::unmark(staging.path()).map_err(|e| write_error(staging.path(), e))?;
     if kept == Kept::Recorded {
         owned_output::record(staging.path(), dest)
             .map_err(|e| write_error(staging.path(), io::Error::other(format!("{e:#}"))))?;
@@ -695,6 +695,10 @@ pub fn unpack_into(
     })?;
     // Moved away already: nothing is left for the guard to delete.
     let _ = staging.keep();
+    // Unmarked once in place, not before: a run killed in between would leave a staging
+    // folder with no marker, which no sweep removes. The marker names the staging folder, so
+    // it never passes for proof that `dest` is ours.
+    crate::support::staging::unmark(dest).map_err(|e| write_error(dest, e))?;
     Ok(unpacked)
 }
 

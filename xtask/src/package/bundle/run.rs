@@ -46,6 +46,8 @@ const OUT_FOLDER: &str = "the bundle's output folder";
 
 pub fn run(spec: &BundleJob) -> Result<BundleOutput> {
     let wheel_name = check_input(spec)?;
+    let _lock = crate::support::out_lock::hold(&spec.out)
+        .with_context(|| format!("cannot write {}", spec.out.display()))?;
     let claim = owned_output::claim(OUT_FOLDER, &spec.out)?;
     let staging = create_staging(&spec.out)?;
     let tree = staging.path().join("wheel");
@@ -54,7 +56,8 @@ pub fn run(spec: &BundleJob) -> Result<BundleOutput> {
     let repaired = repair(spec, &analysis, &tree, &wheel_name)?;
     let report = ProvenanceReport::of_bundle(spec, &analysis, &repaired, &tree)?;
     let out = staging.path().join("out");
-    let artifacts = write_outputs(spec, &tree, &analysis.placed, &repaired, &report, &out)?;
+    let artifacts = write_outputs(spec, &tree, &analysis.placed, &repaired, &report, &out)
+        .with_context(|| format!("cannot write the bundle in {}", out.display()))?;
     owned_output::record(&out, &spec.out)?;
     owned_output::replace(OUT_FOLDER, &out, &spec.out, &claim)?;
     Ok(BundleOutput {

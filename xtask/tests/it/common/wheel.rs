@@ -6,6 +6,26 @@ use std::fs;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
+/// The file name of [`linux_wheel`]'s wheel.
+pub const LINUX_WHEEL: &str = "ctranslate2-4.7.1-cp312-cp312-manylinux_2_28_x86_64.whl";
+
+/// A small Linux wheel at `dir/in/`: one ELF (a copy of `true`, which needs only libc), the
+/// files `extra` (path in the wheel, bytes) and a true RECORD.
+pub fn linux_wheel(dir: &Path, extra: &[(&str, &[u8])]) -> PathBuf {
+    let tree = dir.join("tree");
+    fs::create_dir_all(tree.join("ctranslate2")).unwrap();
+    fs::copy("/bin/true", tree.join("ctranslate2/_ext.so")).unwrap();
+    fs::write(tree.join("ctranslate2/__init__.py"), "").unwrap();
+    for (name, bytes) in extra {
+        fs::write(tree.join(name), bytes).unwrap();
+    }
+    ct2_dist_info(&tree, Some("cp312-cp312-manylinux_2_28_x86_64"));
+    let out = dir.join("in").join(LINUX_WHEEL);
+    zip_wheel(&tree, &out);
+    fs::remove_dir_all(&tree).unwrap();
+    out
+}
+
 /// Every file below `dir`, `/`-separated and relative to it.
 pub fn files_below(dir: &Path) -> BTreeSet<String> {
     let mut out = BTreeSet::new();
@@ -47,22 +67,6 @@ pub fn ct2_dist_info(tree: &Path, tag: Option<&str>) {
 }
 
 /// The name of [`small_linux_wheel`].
-pub const SMALL_LINUX_WHEEL: &str = "ctranslate2-4.7.1-cp312-cp312-manylinux_2_28_x86_64.whl";
-
-/// A small Linux wheel at `dir/in/`: one ELF (a copy of `true`, which needs only libc) and a
-/// true RECORD.
-pub fn small_linux_wheel(dir: &Path) -> PathBuf {
-    let tree = dir.join("tree");
-    fs::create_dir_all(tree.join("ctranslate2")).unwrap();
-    fs::copy("/bin/true", tree.join("ctranslate2/_ext.so")).unwrap();
-    fs::write(tree.join("ctranslate2/__init__.py"), "").unwrap();
-    ct2_dist_info(&tree, Some("cp312-cp312-manylinux_2_28_x86_64"));
-    let out = dir.join("in").join(SMALL_LINUX_WHEEL);
-    zip_wheel(&tree, &out);
-    fs::remove_dir_all(&tree).unwrap();
-    out
-}
-
 /// Zips `tree` into a wheel at `out`, with a true RECORD; returns the file names in it.
 pub fn zip_wheel(tree: &Path, out: &Path) -> BTreeSet<String> {
     let files = files_below(tree);
