@@ -447,7 +447,9 @@ fn patched_tree_series(plan: &Plan, dest: &str) -> Option<Vec<PathBuf>> {
     })
 }
 
-#[cfg(test)]
+/// On Unix only: pip's in-tree build is stood in for by `mkdir -p`, which a Windows host (or
+/// wine) does not have.
+#[cfg(all(test, unix))]
 mod tests {
     use super::*;
     use crate::plan::Command;

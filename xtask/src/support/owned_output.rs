@@ -597,13 +597,20 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let dest = dir.path().join("out");
         fs::create_dir_all(&dest).unwrap();
-        fs::write(dest.join("evil\n  forged: fine\u{1b}[2J"), "").unwrap();
+        // Windows has no file names with control characters.
+        let hostile = cfg!(unix);
+        if hostile {
+            fs::write(dest.join("evil\n  forged: fine\u{1b}[2J"), "").unwrap();
+        }
         for i in 0..20 {
             fs::write(dest.join(format!("f{i:02}")), "").unwrap();
         }
         let e = refused(claim("--out", &dest));
-        assert!(e.contains("evil\\n  forged: fine\\u{1b}[2J"), "{e}");
-        assert!(e.contains("… and 11 more"), "{e}");
+        if hostile {
+            assert!(e.contains("evil\\n  forged: fine\\u{1b}[2J"), "{e}");
+        }
+        let more = if hostile { 11 } else { 10 };
+        assert!(e.contains(&format!("… and {more} more")), "{e}");
         assert!(!e.contains('\u{1b}'), "{e}");
     }
 }

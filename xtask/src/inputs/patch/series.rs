@@ -130,7 +130,8 @@ mod tests {
         .unwrap();
         fs::write(dir.join("series"), "0001-a.patch\n0002-b.patch\n").unwrap();
         let err = Series::load(root.path(), Path::new("patches/v/series")).unwrap_err();
-        let shown = err.to_string();
+        // The patch's path as the host writes it (`patches/v\0002-b.patch` on Windows).
+        let shown = err.to_string().replace('\\', "/");
         for needle in [
             "patches/v/0002-b.patch: line 3: the hunk `@@ -1 +1 @@` says 1 old and 1 new",
             "--> patches/v/0002-b.patch:3:1",
