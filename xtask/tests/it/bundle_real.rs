@@ -502,7 +502,7 @@ fn the_windows_binary_bundles_the_official_wheel_into_the_linux_binarys_bytes() 
         common::windows_exe::mixed_separators(&run.stdout),
         Vec::<&str>::new()
     );
-    let files = common::wheel::files_below(&linux_out);
+    let files = common::wheel::output_files(&linux_out);
     for dll in ["msvcp140.dll", "vcruntime140.dll", "vcruntime140_1.dll"] {
         assert!(
             files
@@ -511,7 +511,7 @@ fn the_windows_binary_bundles_the_official_wheel_into_the_linux_binarys_bytes() 
             "{dll} in {files:?}"
         );
     }
-    assert_eq!(common::wheel::files_below(&windows_out), files);
+    assert_eq!(common::wheel::output_files(&windows_out), files);
     for file in &files {
         assert!(
             fs::read(linux_out.join(file)).unwrap() == fs::read(windows_out.join(file)).unwrap(),

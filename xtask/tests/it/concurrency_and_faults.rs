@@ -25,13 +25,10 @@ const BUSY: &str = "another run of xtask is writing it";
 /// What the OS says of a full disk (ENOSPC).
 const NO_SPACE: &str = "No space left on device";
 
-/// Every file below `dir` with its bytes, what two runs must agree on byte for byte, but the
-/// tool's record of an output it wrote (`.ct2v-owned`: a random token and the folder's path,
-/// which differ from run to run by design).
+/// Every file of the output `dir` with its bytes: what two runs must agree on, byte for byte.
 fn contents(dir: &Path) -> BTreeMap<String, Vec<u8>> {
-    common::wheel::files_below(dir)
+    common::wheel::output_files(dir)
         .into_iter()
-        .filter(|name| name != ".ct2v-owned")
         .map(|name| {
             let bytes = fs::read(dir.join(&name)).unwrap();
             (name, bytes)

@@ -450,7 +450,7 @@ fn the_windows_binary_under_wine_builds_the_same_bytes_as_the_linux_binary() {
     );
 
     let (ours, theirs) = (linux.path().join(DIST), windows.path().join(DIST));
-    let compared: BTreeSet<String> = common::wheel::files_below(&ours)
+    let compared: BTreeSet<String> = common::wheel::output_files(&ours)
         .into_iter()
         .filter(|f| !["SHA256SUMS", "build-info.json"].contains(&f.as_str()))
         .collect();
@@ -461,7 +461,7 @@ fn the_windows_binary_under_wine_builds_the_same_bytes_as_the_linux_binary() {
             .any(|f| f.starts_with("portable/_internal/"))
     );
     assert_eq!(
-        common::wheel::files_below(&theirs),
+        common::wheel::output_files(&theirs),
         compared,
         "the same files (the Windows build has not reached SHA256SUMS and build-info.json)"
     );

@@ -308,6 +308,11 @@ fn sdk_bytes(spec: &BundleJob, locations: &[LibraryFolder], placed: &[Placed]) -
     let mut total = 0;
     for root in roots {
         for (_, path) in files_below(root)? {
+            // The tool's record of an unpacked tree names its folder: no SDK byte, and its
+            // size would differ from host to host.
+            if path.file_name() == Some(crate::support::owned_output::RECORD.as_ref()) {
+                continue;
+            }
             total += fs::metadata(&path).map(|m| m.len()).unwrap_or(0);
         }
     }

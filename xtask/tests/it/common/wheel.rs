@@ -26,6 +26,17 @@ pub fn linux_wheel(dir: &Path, extra: &[(&str, &[u8])]) -> PathBuf {
     out
 }
 
+/// The record this tool writes into an output it may replace later: a random token and the
+/// folder's path, so it differs from run to run (and between two folders) by design.
+pub const OUTPUT_RECORD: &str = ".ct2v-owned";
+
+/// The files of an output folder two runs must agree on: [`files_below`] but the record.
+pub fn output_files(dir: &Path) -> BTreeSet<String> {
+    let mut files = files_below(dir);
+    files.remove(OUTPUT_RECORD);
+    files
+}
+
 /// Every file below `dir`, `/`-separated and relative to it.
 pub fn files_below(dir: &Path) -> BTreeSet<String> {
     let mut out = BTreeSet::new();
