@@ -153,7 +153,7 @@ pub fn token() -> String {
         .map_or(0, |d| d.as_nanos());
     let digest =
         <sha2::Sha256 as sha2::Digest>::digest(format!("{seed}{time}{}", std::process::id()));
-    digest[..16].iter().map(|b| format!("{b:02x}")).collect()
+    super::digest::hex(&digest[..16])
 }
 
 /// The process id in a name `<prefix><pid>-<suffix>` (or `<prefix><pid>`), if it has that shape.

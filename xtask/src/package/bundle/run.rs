@@ -5,7 +5,7 @@
 //! is new, empty, or an earlier output of this tool unchanged since.
 
 use std::fs;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use anyhow::{Context, Result};
 
@@ -88,19 +88,14 @@ fn check_input(spec: &BundleJob) -> Result<String> {
 /// A staging folder beside `out` (which it replaces at the end), once the folders a
 /// previous run left there are swept.
 fn create_staging(out: &Path) -> Result<tempfile::TempDir> {
-    let parent = match out.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
-        _ => PathBuf::from("."),
-    };
-    fs::create_dir_all(&parent).with_context(|| format!("cannot create {}", parent.display()))?;
-    if let Some(name) = out.file_name() {
+    let staging = crate::support::out_folder::staging_beside(out, ".bundle-")?;
+    if let (Some(parent), Some(name)) = (staging.path().parent(), out.file_name()) {
         crate::support::staging::sweep_and_say(
-            &parent,
+            parent,
             &format!(".{}.old-", name.to_string_lossy()),
         );
     }
-    crate::support::staging::create(&parent, ".bundle-")
-        .with_context(|| format!("cannot create a staging folder in {}", parent.display()))
+    Ok(staging)
 }
 
 fn unpack_input(wheel: &Path, tree: &Path) -> Result<()> {
