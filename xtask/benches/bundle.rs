@@ -24,10 +24,10 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 use common::{best_of, print_header, row, run_quiet, seconds};
-use xtask::package::binary;
-use xtask::package::bundle::closure::{self, Closure, Inputs, LibraryFolder};
-use xtask::package::bundle::policy::SystemLibraries;
-use xtask::variant::Policy;
+use ct2v_bundle::binary;
+use ct2v_bundle::bundle::Policy;
+use ct2v_bundle::bundle::closure::{self, Closure, Inputs, LibraryFolder};
+use ct2v_bundle::bundle::policy::SystemLibraries;
 
 const MIB: u64 = 1 << 20;
 const GCC: &str = "x86_64-w64-mingw32-gcc";

@@ -30,11 +30,11 @@ fn main() {
         std::fs::write(dir.path().join(&name), &data).unwrap();
         names.push(name);
     }
-    let jobs = xtask::package::checksums::default_jobs();
+    let jobs = ct2v_bundle::checksums::default_jobs();
     print_header();
     let (ours, theirs) = best_of(
         || {
-            xtask::package::checksums::write(dir.path(), jobs).unwrap();
+            ct2v_bundle::checksums::write(dir.path(), jobs).unwrap();
         },
         || {
             run_quiet(

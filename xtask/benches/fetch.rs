@@ -16,9 +16,9 @@ use std::process::Command;
 use std::sync::Arc;
 
 use common::{ROUNDS, best_of, print_header, row, run_quiet, seconds, timed};
+use ct2v_fetch::cache::{self, Cache, Pin};
+use ct2v_fetch::download::{self, Options, Request};
 use server::Server;
-use xtask::inputs::cache::{self, Cache, Pin};
-use xtask::inputs::download::{self, Options, Request};
 
 const GIB: usize = 1 << 30;
 

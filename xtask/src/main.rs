@@ -5,10 +5,10 @@ use std::process::ExitCode;
 use clap::Parser;
 use clap::error::{ContextKind, ContextValue};
 
+use ct2v_fetch::download;
+use ct2v_support::diagnostic::{InputError, printable};
+use ct2v_support::text_rules::{Refusal, refused};
 use xtask::cli::Cli;
-use xtask::inputs::download;
-use xtask::support::diagnostic::{InputError, printable};
-use xtask::support::text_rules::{Refusal, refused};
 
 fn main() -> ExitCode {
     let cli = match Cli::try_parse() {

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use clap::Args;
 
 use super::{DownloadArgs, IncludeArgs, PlatformArg, Selection, checked};
-use crate::support::text_rules;
+use ct2v_support::text_rules;
 
 // `patch` (a struct, so that its command takes one value).
 #[derive(Args)]

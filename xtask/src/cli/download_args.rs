@@ -4,7 +4,7 @@ use std::time::Duration;
 
 use clap::Args;
 
-use crate::inputs::download;
+use ct2v_fetch::download;
 
 /// How downloads are made.
 #[derive(Args)]

@@ -8,7 +8,7 @@ use std::path::PathBuf;
 
 use clap::{Parser, Subcommand};
 
-use crate::support::text_rules::{self, Refusal};
+use ct2v_support::text_rules::{self, Refusal};
 
 pub use command_args::*;
 pub use download_args::*;

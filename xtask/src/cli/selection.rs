@@ -5,11 +5,11 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use crate::support::host;
-use crate::support::platform::Platform;
+use ct2v_support::host;
+use ct2v_support::platform::Platform;
 
 use super::{DownloadArgs, checked};
-use crate::support::text_rules;
+use ct2v_support::text_rules;
 
 #[derive(Args, Clone, Default)]
 pub struct PartArgs {
@@ -37,8 +37,8 @@ pub struct IncludeArgs {
 }
 
 impl IncludeArgs {
-    pub fn opt(self) -> crate::plan::matrix::Opt {
-        crate::plan::matrix::Opt {
+    pub fn opt(self) -> ct2v_pipeline::plan::matrix::Opt {
+        ct2v_pipeline::plan::matrix::Opt {
             self_hosted: self.include_self_hosted,
             unpinned: self.include_unpinned,
         }

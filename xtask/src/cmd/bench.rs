@@ -6,11 +6,11 @@ use anyhow::Result;
 
 use super::make_plan;
 use crate::cli::BenchArgs;
-use crate::support::workspace::Workspace;
+use ct2v_support::workspace::Workspace;
 
 pub fn run(workspace: &Workspace, args: BenchArgs) -> Result<ExitCode> {
     let plan = make_plan(workspace, &args.selection)?;
-    let options = crate::check::bench::Options {
+    let options = ct2v_proof::bench::Options {
         size: args.size,
         threads: args
             .threads
@@ -27,7 +27,7 @@ pub fn run(workspace: &Workspace, args: BenchArgs) -> Result<ExitCode> {
     std::fs::create_dir_all(&log_dir)?;
     let log = log_dir.join("bench.log");
     std::fs::write(&log, "")?;
-    let json = crate::check::bench::run(workspace, &plan, &options, &log)?;
+    let json = ct2v_proof::bench::run(workspace, &plan, &options, &log)?;
     eprintln!("report: {} (log: {})", json.display(), log.display());
     Ok(ExitCode::SUCCESS)
 }

@@ -6,13 +6,13 @@ use std::process::ExitCode;
 use anyhow::Result;
 
 use super::{make_plan, pin_if_allowed, print_plan};
-use crate::build::Runner;
-use crate::build::bundle_spec;
-use crate::build::exec::Executor;
 use crate::cli::{DownloadArgs, PartArgs, Selection};
-use crate::inputs::cache::Cache;
-use crate::plan;
-use crate::support::workspace::Workspace;
+use ct2v_fetch::cache::Cache;
+use ct2v_pipeline::build::Runner;
+use ct2v_pipeline::build::bundle_spec;
+use ct2v_pipeline::build::exec::Executor;
+use ct2v_pipeline::plan;
+use ct2v_support::workspace::Workspace;
 
 pub fn run(
     workspace: &Workspace,
@@ -27,7 +27,7 @@ pub fn run(
         && !plan.steps.iter().any(|s| s.id == until.as_str())
     {
         let ids: Vec<&str> = plan.steps.iter().map(|s| s.id.as_str()).collect();
-        return Err(crate::support::diagnostic::InputError::new(format!(
+        return Err(ct2v_support::diagnostic::InputError::new(format!(
             "--until {until}: the plan of `{}` has no such step",
             plan.variant
         ))
@@ -39,7 +39,7 @@ pub fn run(
         return Ok(ExitCode::SUCCESS);
     }
     let plan = pin_if_allowed(workspace, &selection, plan, &download)?;
-    if let Some(problem) = crate::build::long_paths::problem(&plan) {
+    if let Some(problem) = ct2v_pipeline::build::long_paths::problem(&plan) {
         anyhow::bail!("{problem}");
     }
     build(
@@ -77,7 +77,7 @@ fn build(
             toolchain: None,
             sdk_version: None,
         },
-        sdk: crate::build::sdk_env::SdkEnv {
+        sdk: ct2v_pipeline::build::sdk_env::SdkEnv {
             before_bundle: stops_before_bundle(plan, part.until.as_deref()),
             ..Default::default()
         },

@@ -8,19 +8,19 @@ use super::make_plan;
 use super::patch::patch_command;
 use super::pin::run as pin;
 use crate::cli::{DownloadArgs, Selection};
-use crate::plan;
-use crate::support::platform::Platform;
-use crate::support::workspace::Workspace;
-use crate::variant::Catalog;
+use ct2v_pipeline::plan;
+use ct2v_pipeline::variant::Catalog;
+use ct2v_support::platform::Platform;
+use ct2v_support::workspace::Workspace;
 
 pub fn run(
     workspace: &Workspace,
-    request: &crate::variant::bump::BumpRequest,
+    request: &ct2v_upkeep::bump::BumpRequest,
     no_pin: bool,
     download: &DownloadArgs,
 ) -> Result<ExitCode> {
     let version = request.version.as_str();
-    let mut bumped = crate::variant::bump::bump(&workspace.root, request, &download.options())?;
+    let mut bumped = ct2v_upkeep::bump::bump(&workspace.root, request, &download.options())?;
     println!("wrote {} (from {})", bumped.file.display(), bumped.from);
     for (from, to) in &bumped.series {
         println!("copied {} to {}", from.display(), to.display());
@@ -112,16 +112,12 @@ fn facts_table(
     download: &DownloadArgs,
     by_hand: &mut Vec<String>,
 ) -> Result<()> {
-    let cache = crate::inputs::cache::Cache::new(&workspace.cache_dir);
+    let cache = ct2v_fetch::cache::Cache::new(&workspace.cache_dir);
     let mut options = download.options();
     options.offline |= no_pin;
     println!("== upstream facts of CTranslate2 {version}");
-    match crate::variant::upstream::report_for_new_version(
-        &workspace.root,
-        &cache,
-        &options,
-        version,
-    ) {
+    match ct2v_upkeep::upstream::report_for_new_version(&workspace.root, &cache, &options, version)
+    {
         Ok(report) => {
             print!("{}", report.table());
             if !report.passes() {

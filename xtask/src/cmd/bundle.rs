@@ -5,12 +5,12 @@ use std::process::ExitCode;
 use anyhow::Result;
 
 use super::make_plan;
-use crate::build::bundle_spec;
 use crate::cli::{BundleArgs, OutputArg, PolicyArg, Selection};
-use crate::package::bundle::run as bundle_run;
-use crate::package::bundle::spec::{BundleJob, WheelFlags};
-use crate::package::bundle::{Output, Policy};
-use crate::support::workspace::Workspace;
+use ct2v_bundle::bundle::run as bundle_run;
+use ct2v_bundle::bundle::spec::{BundleJob, WheelFlags};
+use ct2v_bundle::bundle::{Output, Policy};
+use ct2v_pipeline::build::bundle_spec;
+use ct2v_support::workspace::Workspace;
 
 pub fn run(workspace: &Workspace, args: &BundleArgs) -> Result<ExitCode> {
     let mut spec = match &args.variant {
@@ -40,8 +40,8 @@ pub fn run(workspace: &Workspace, args: &BundleArgs) -> Result<ExitCode> {
     let bundled = bundle_run::run(&spec)?;
     print!("{}", bundled.report.summary());
     for artifact in &bundled.artifacts {
-        let path = crate::support::paths::join_slashed(&spec.out, artifact);
-        println!("wrote {}", crate::support::paths::shown(&path));
+        let path = ct2v_support::paths::join_slashed(&spec.out, artifact);
+        println!("wrote {}", ct2v_support::paths::shown(&path));
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -4,10 +4,10 @@ use std::process::ExitCode;
 
 use anyhow::Result;
 
-pub fn run(workspace: &crate::support::workspace::Workspace, json: bool) -> Result<ExitCode> {
-    let catalog = crate::variant::Catalog::load(&workspace.root, &[])?;
-    let coverage = crate::variant::coverage::of_catalog(&catalog)?;
-    let report = crate::doctor::examine(&coverage);
+pub fn run(workspace: &ct2v_support::workspace::Workspace, json: bool) -> Result<ExitCode> {
+    let catalog = ct2v_pipeline::variant::Catalog::load(&workspace.root, &[])?;
+    let coverage = ct2v_pipeline::variant::coverage::of_catalog(&catalog)?;
+    let report = ct2v_pipeline::doctor::examine(&coverage);
     if json {
         println!("{}", serde_json::to_string_pretty(&report)?);
     } else {
@@ -22,13 +22,16 @@ pub fn run(workspace: &crate::support::workspace::Workspace, json: bool) -> Resu
 
 /// `doctor --variant V`: what that build needs here, each missing thing on a line.
 pub fn run_for_build(
-    workspace: &crate::support::workspace::Workspace,
+    workspace: &ct2v_support::workspace::Workspace,
     prebuilt_native: bool,
     selection: &crate::cli::Selection,
 ) -> Result<ExitCode> {
     let plan = super::make_plan(workspace, selection)?;
-    let problems =
-        crate::build::readiness::problems(&plan, selection.sdk_dir.clone(), prebuilt_native);
+    let problems = ct2v_pipeline::build::readiness::problems(
+        &plan,
+        selection.sdk_dir.clone(),
+        prebuilt_native,
+    );
     let what = format!(
         "{} for {} (Python {})",
         plan.variant, plan.platform, plan.python

@@ -5,10 +5,10 @@ use std::process::ExitCode;
 use anyhow::Result;
 
 use super::{make_plan, pin_if_allowed};
-use crate::build::fetch;
 use crate::cli::{DownloadArgs, Selection};
-use crate::inputs::cache::Cache;
-use crate::support::workspace::Workspace;
+use ct2v_fetch::cache::Cache;
+use ct2v_pipeline::build::fetch;
+use ct2v_support::workspace::Workspace;
 
 pub fn run(
     workspace: &Workspace,
@@ -29,7 +29,7 @@ pub fn run(
         && !no_wheels
         && let Some(requirements) = plan.venv_requirements()
     {
-        let missing = crate::inputs::wheelhouse::missing(
+        let missing = ct2v_fetch::wheelhouse::missing(
             &workspace.cache_dir,
             plan.platform,
             &plan.python,
@@ -38,7 +38,7 @@ pub fn run(
         if !missing.is_empty() {
             eprintln!(
                 "error: offline: the wheelhouse {} lacks {} wheel(s) the build installs: {}",
-                crate::inputs::wheelhouse::dir(&workspace.cache_dir, plan.platform, &plan.python)
+                ct2v_fetch::wheelhouse::dir(&workspace.cache_dir, plan.platform, &plan.python)
                     .display(),
                 missing.len(),
                 missing.join(", ")
@@ -57,7 +57,7 @@ pub fn run(
     {
         let log_dir = workspace.log_dir(&plan.slot, plan.platform);
         std::fs::create_dir_all(&log_dir)?;
-        let dir = crate::inputs::wheelhouse::download(
+        let dir = ct2v_fetch::wheelhouse::download(
             &workspace.cache_dir,
             plan.platform,
             &plan.python,

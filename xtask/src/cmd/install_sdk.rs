@@ -6,10 +6,10 @@ use std::time::Duration;
 use anyhow::Result;
 
 use super::make_plan;
-use crate::build::sdk_install::{Installed, install};
 use crate::cli::{DownloadArgs, Selection};
-use crate::inputs::cache::Cache;
-use crate::support::workspace::Workspace;
+use ct2v_fetch::cache::Cache;
+use ct2v_pipeline::build::sdk_install::{Installed, install};
+use ct2v_support::workspace::Workspace;
 
 pub fn run(
     workspace: &Workspace,

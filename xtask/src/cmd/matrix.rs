@@ -4,8 +4,8 @@ use std::process::ExitCode;
 
 use anyhow::Result;
 
-use crate::plan::matrix;
-use crate::support::workspace::Workspace;
+use ct2v_pipeline::plan::matrix;
+use ct2v_support::workspace::Workspace;
 
 pub fn run(
     workspace: &Workspace,

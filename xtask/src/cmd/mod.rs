@@ -6,11 +6,13 @@ use std::process::ExitCode;
 use anyhow::Result;
 
 use crate::cli::{CheckSelection, Cli, Command, DownloadArgs, Selection};
-use crate::support::diagnostic::InputError;
-use crate::support::platform::Platform;
-use crate::support::workspace::Workspace;
-use crate::variant::{Catalog, Choices};
-use crate::{build::fetch, inputs::download, support::host};
+use ct2v_fetch::download;
+use ct2v_pipeline::build::fetch;
+use ct2v_pipeline::variant::{Catalog, Choices};
+use ct2v_support::diagnostic::InputError;
+use ct2v_support::host;
+use ct2v_support::platform::Platform;
+use ct2v_support::workspace::Workspace;
 
 // stdout through these, so that a closed pipe (`| head -n1`) becomes an error that `main`
 // turns into a quiet exit 0 instead of std's panic. Defined before the modules below, so
@@ -162,12 +164,12 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
             no_pin,
             download,
         } => {
-            let request = crate::variant::bump::BumpRequest {
+            let request = ct2v_upkeep::bump::BumpRequest {
                 version: ctranslate2,
                 from,
                 source,
                 subdir,
-                from_tag: from_tag.map(|tag| crate::variant::bump::FromTag { repo, tag }),
+                from_tag: from_tag.map(|tag| ct2v_upkeep::bump::FromTag { repo, tag }),
             };
             bump::run(workspace, &request, no_pin, &download)
         }
@@ -197,7 +199,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
 /// What a check (`verify`, `smoke`) looks at: the plan of the build the wheel belongs to, and
 /// `--wheel`'s file when one is given (else the build's own wheel).
 pub struct CheckTarget {
-    pub plan: crate::plan::Plan,
+    pub plan: ct2v_pipeline::plan::Plan,
     pub wheel: Option<std::path::PathBuf>,
 }
 
@@ -212,12 +214,14 @@ pub fn check_target(workspace: &Workspace, args: &CheckSelection) -> Result<Chec
                     .into(),
             );
         }
-        Some(wheel) => Some(crate::variant::wheel_name::WheelName::parse(wheel)?),
+        Some(wheel) => Some(ct2v_fetch::wheel_name::WheelName::parse(wheel)?),
         None => None,
     };
     let variant = match (&args.variant, &name) {
         (Some(v), _) => v.clone(),
-        (None, Some(name)) => crate::variant::wheel_name::variant_for(&workspace.root, name)?,
+        (None, Some(name)) => {
+            ct2v_pipeline::variant::wheel_variant::variant_for(&workspace.root, name)?
+        }
         (None, None) => unreachable!("clap requires --variant without --wheel"),
     };
     let selection = Selection {
@@ -245,7 +249,10 @@ pub fn check_target(workspace: &Workspace, args: &CheckSelection) -> Result<Chec
     })
 }
 
-pub fn make_plan(workspace: &Workspace, selection: &Selection) -> Result<crate::plan::Plan> {
+pub fn make_plan(
+    workspace: &Workspace,
+    selection: &Selection,
+) -> Result<ct2v_pipeline::plan::Plan> {
     let catalog = Catalog::load_for(
         &workspace.root,
         &[selection.variant.as_str()],
@@ -269,7 +276,7 @@ pub fn make_plan(workspace: &Workspace, selection: &Selection) -> Result<crate::
         sdk_dir: selection.sdk_dir.clone(),
     };
     let resolved = catalog.resolve(&selection.variant, &choices)?;
-    Ok(crate::plan::plan(workspace, &resolved))
+    Ok(ct2v_pipeline::plan::plan(workspace, &resolved))
 }
 
 /// With `--allow-unpinned`, downloads the plan's unpinned inputs, records their sha256 and
@@ -277,9 +284,9 @@ pub fn make_plan(workspace: &Workspace, selection: &Selection) -> Result<crate::
 pub fn pin_if_allowed(
     workspace: &Workspace,
     selection: &Selection,
-    plan: crate::plan::Plan,
+    plan: ct2v_pipeline::plan::Plan,
     download: &DownloadArgs,
-) -> Result<crate::plan::Plan> {
+) -> Result<ct2v_pipeline::plan::Plan> {
     let unpinned = plan.inputs.iter().filter(|i| i.sha256.is_none()).count();
     if unpinned == 0 || !download.allow_unpinned {
         return Ok(plan);
@@ -288,7 +295,8 @@ pub fn pin_if_allowed(
         "warning: --allow-unpinned: pinning {unpinned} input(s) of `{}` from what the network serves now; review and commit the variant file",
         plan.variant
     );
-    let (outcomes, unpinned_plan) = fetch::pin_unpinned(workspace, plan, &download.options())?;
+    let (outcomes, unpinned_plan) =
+        ct2v_upkeep::pin_inputs::pin_unpinned(workspace, plan, &download.options())?;
     let mut errors = Vec::new();
     for outcome in outcomes {
         match outcome.result {
@@ -305,11 +313,11 @@ pub fn pin_if_allowed(
     make_plan(workspace, selection)
 }
 
-pub fn print_plan(plan: &crate::plan::Plan, json: bool) -> Result<()> {
+pub fn print_plan(plan: &ct2v_pipeline::plan::Plan, json: bool) -> Result<()> {
     if json {
         println!("{}", serde_json::to_string_pretty(plan)?);
     } else {
-        print!("{}", crate::plan::render_text(plan));
+        print!("{}", ct2v_pipeline::plan::render_text(plan));
     }
     Ok(())
 }

@@ -5,7 +5,8 @@ use std::process::ExitCode;
 
 use anyhow::Result;
 
-use crate::{release::pages, support::out_folder};
+use ct2v_pipeline::release::pages;
+use ct2v_support::out_folder;
 
 pub fn run(
     release: &Path,
@@ -38,7 +39,7 @@ pub fn run(
         eprintln!(
             "{} has no {}: the front page has no card table",
             release.display(),
-            crate::release::SELECTOR_DATA
+            ct2v_pipeline::release::SELECTOR_DATA
         );
     }
     for (variant, wheels) in &site.variants {

@@ -7,10 +7,10 @@ use anyhow::Result;
 
 use super::make_plan;
 use crate::cli::{DownloadArgs, PatchArgs, Selection};
-use crate::inputs::cache::Cache;
-use crate::support::diagnostic::InputError;
-use crate::support::workspace::Workspace;
-use crate::{build::fetch, plan};
+use ct2v_fetch::cache::Cache;
+use ct2v_pipeline::{build::fetch, plan};
+use ct2v_support::diagnostic::InputError;
+use ct2v_support::workspace::Workspace;
 
 pub fn run(workspace: &Workspace, args: PatchArgs) -> Result<ExitCode> {
     if let Some(dir) = &args.source {
@@ -35,7 +35,7 @@ fn source_folder(dir: &Path) -> Result<(), InputError> {
     };
     Err(InputError::new(format!(
         "--source {} {why}",
-        crate::support::paths::shown(dir)
+        ct2v_support::paths::shown(dir)
     ))
     .note("give the CTranslate2 source tree to patch (a folder); with --check, leave --source out to use the pinned source"))
 }
@@ -74,15 +74,15 @@ pub fn patch_command(
         }
     };
     if !check {
-        crate::inputs::patch::apply_series(&patches, &tree, &log)?;
+        ct2v_fetch::patch::apply_series(&patches, &tree, &log)?;
         println!("{} is patched with {series}", tree.display());
         return Ok(ExitCode::SUCCESS);
     }
-    let outcomes = crate::inputs::patch::check_series(&patches, &tree, &log)?;
+    let outcomes = ct2v_fetch::patch::check_series(&patches, &tree, &log)?;
     for (p, outcome) in patches.iter().zip(&outcomes) {
         let name = p.file_name().unwrap_or_default().to_string_lossy();
         let said = match outcome {
-            crate::inputs::patch::Check::AlreadyThere => "already in the tree",
+            ct2v_fetch::patch::Check::AlreadyThere => "already in the tree",
             _ => "applies",
         };
         println!("{name}: {said}");
@@ -119,8 +119,8 @@ fn pinned_source(
             submodules.len(),
             tree.display()
         );
-        let assembly = crate::build::runner::assembly(plan, tag, submodules, &tree)?;
-        crate::inputs::assemble::assemble(&assembly)?;
+        let assembly = ct2v_pipeline::build::runner::assembly(plan, tag, submodules, &tree)?;
+        ct2v_fetch::assemble::assemble(&assembly)?;
         return Ok(dir);
     }
     let Some(input) = plan
@@ -145,14 +145,14 @@ fn pinned_source(
     let tree = dir.path().join("ctranslate2");
     eprintln!("unpacking {} into {}", input.file_name, tree.display());
     let archive = PathBuf::from(input.cache_path.as_deref().unwrap_or_default());
-    crate::inputs::unpack::unpack_input(
+    ct2v_fetch::unpack::unpack_input(
         &input.name,
         &archive,
         &input.file_name,
         &input.url,
         subdir.as_deref(),
         &tree,
-        crate::inputs::unpack::Kept::Unrecorded,
+        ct2v_fetch::unpack::Kept::Unrecorded,
     )?;
     Ok(dir)
 }

@@ -4,12 +4,12 @@ use std::process::ExitCode;
 
 use anyhow::Result;
 
-use crate::build::fetch::{self, PinAction};
 use crate::cli::DownloadArgs;
-use crate::inputs::cache::Cache;
-use crate::support::diagnostic::printable;
-use crate::support::workspace::Workspace;
-use crate::variant::Catalog;
+use ct2v_fetch::cache::Cache;
+use ct2v_pipeline::variant::Catalog;
+use ct2v_support::diagnostic::printable;
+use ct2v_support::workspace::Workspace;
+use ct2v_upkeep::pin_inputs::{self, PinAction};
 
 pub fn run(
     workspace: &Workspace,
@@ -18,14 +18,14 @@ pub fn run(
     download: &DownloadArgs,
 ) -> Result<ExitCode> {
     let catalog = Catalog::load_for(&workspace.root, &[variant], ctranslate2)?;
-    let plans = fetch::plans_of_variant(workspace, &catalog, variant)?;
+    let plans = pin_inputs::plans_of_variant(workspace, &catalog, variant)?;
     let cache = Cache::new(&workspace.cache_dir);
-    let outcomes = fetch::pin_inputs(&catalog, &cache, &plans, &download.options())?;
+    let outcomes = pin_inputs::pin_inputs(&catalog, &cache, &plans, &download.options())?;
     let mut failed = 0;
     let mut written = 0;
     for outcome in &outcomes {
         // One name per platform (mkl-static for Linux and Windows): the file tells them apart.
-        let file = crate::support::paths::last_segment(&outcome.url);
+        let file = ct2v_support::paths::last_segment(&outcome.url);
         let label = format!("{} ({file})", outcome.name);
         match &outcome.result {
             Ok(PinAction::Confirmed) => println!("{label}: confirmed by the lock"),

@@ -10,11 +10,11 @@ use std::path::Path;
 
 use anyhow::{Result, bail};
 
-use crate::check::pyapp;
-use crate::check::release_install::{self as install, InstallRequest, InstallTarget};
-use crate::check::serve::Server;
-use crate::check::winpython::{STEP_LIMIT, prepare, wine::Wine};
-use crate::support::workspace::Workspace;
+use ct2v_proof::pyapp;
+use ct2v_proof::release_install::{self as install, InstallRequest, InstallTarget};
+use ct2v_proof::serve::Server;
+use ct2v_proof::winpython::{STEP_LIMIT, prepare, wine::Wine};
+use ct2v_support::workspace::Workspace;
 
 pub fn run(
     workspace: &Workspace,
@@ -27,13 +27,13 @@ pub fn run(
     std::fs::create_dir_all(&work)?;
     let log = work.join("pyapp.log");
     std::fs::write(&log, "")?;
-    let spec = crate::check::winpython::spec::Spec::load(&workspace.root)?;
+    let spec = ct2v_proof::winpython::spec::Spec::load(&workspace.root)?;
     let wheelhouse =
-        crate::inputs::wheelhouse::dir(&workspace.cache_dir, request.platform, &request.python);
+        ct2v_fetch::wheelhouse::dir(&workspace.cache_dir, request.platform, &request.python);
     let constraints = install::constraints(&work, &spec.numpy)?;
     let python = prepare::prepare(
         &workspace.root,
-        &crate::inputs::cache::Cache::new(&workspace.cache_dir),
+        &ct2v_fetch::cache::Cache::new(&workspace.cache_dir),
         &workspace.xtask_dir(),
         &request.download,
         &request.python,
@@ -101,19 +101,19 @@ pub fn run(
                 .to_vec();
         onboarding.push(server.url(&format!(
             "/{}/{}",
-            crate::release::pep503::DIR,
+            ct2v_pipeline::release::pep503::DIR,
             target.variant
         )));
         onboarding.extend(pip_args.iter().skip(1).cloned());
         onboarding.push(target.requirement.clone());
         eprintln!(
             "  the consumer's onboarding: ct2-speech-app.exe {}",
-            crate::support::diagnostic::escaped(&onboarding.join(" "))
+            ct2v_support::diagnostic::escaped(&onboarding.join(" "))
         );
         run(&onboarding)?;
         let requirements = workspace
             .root
-            .join(crate::check::speech::TRANSCRIBE_REQUIREMENTS);
+            .join(ct2v_proof::speech::TRANSCRIBE_REQUIREMENTS);
         let mut speech = ["self", "pip", "install", "--no-deps"]
             .map(String::from)
             .to_vec();
@@ -124,7 +124,7 @@ pub fn run(
         install::expect_version(&after, target, "the PyApp exe after onboarding")?;
         eprintln!(
             "  the app reports ctranslate2 {}",
-            crate::support::diagnostic::escaped(&after)
+            ct2v_support::diagnostic::escaped(&after)
         );
         if request.transcribe {
             transcribe(workspace, request, target, &run, &work)?;
@@ -141,15 +141,15 @@ fn transcribe(
     run: &dyn Fn(&[String]) -> Result<String>,
     work: &Path,
 ) -> Result<()> {
-    let spec = crate::check::speech::spec::Spec::load(&workspace.root)?;
-    let assets = crate::check::speech::assets::prepare(
+    let spec = ct2v_proof::speech::spec::Spec::load(&workspace.root)?;
+    let assets = ct2v_proof::speech::assets::prepare(
         &spec,
-        &crate::inputs::cache::Cache::new(&workspace.cache_dir),
+        &ct2v_fetch::cache::Cache::new(&workspace.cache_dir),
         &workspace.xtask_dir(),
         &request.download,
     )?;
     let report = work.join(format!("transcribe-{}.json", target.variant));
-    let job = crate::check::speech::transcriber::Job {
+    let job = ct2v_proof::speech::transcriber::Job {
         model: assets.model,
         audio: assets.audio,
         device: "cpu".into(),
@@ -159,8 +159,8 @@ fn transcribe(
     };
     run(&job.args(&report))?;
     let text = std::fs::read_to_string(&report)?;
-    let outcome: crate::check::speech::outcome::Outcome = serde_json::from_str(&text)?;
-    let wer = crate::check::speech::outcome::judge(
+    let outcome: ct2v_proof::speech::outcome::Outcome = serde_json::from_str(&text)?;
+    let wer = ct2v_proof::speech::outcome::judge(
         &outcome,
         Some(&spec.audio.reference),
         spec.audio.max_wer,
@@ -168,7 +168,7 @@ fn transcribe(
     .map_err(|e| anyhow::anyhow!("{e}"))?;
     eprintln!(
         "  the app transcribed: {}",
-        crate::check::speech::summary(&outcome, wer)
+        ct2v_proof::speech::summary(&outcome, wer)
     );
     Ok(())
 }

@@ -5,9 +5,9 @@ use std::process::ExitCode;
 use anyhow::Result;
 
 use crate::cli::ReleaseArgs;
-use crate::support::out_folder;
-use crate::support::platform::Platform;
-use crate::support::workspace::Workspace;
+use ct2v_support::out_folder;
+use ct2v_support::platform::Platform;
+use ct2v_support::workspace::Workspace;
 
 pub fn run(workspace: &Workspace, args: ReleaseArgs) -> Result<ExitCode> {
     let ReleaseArgs {
@@ -24,16 +24,17 @@ pub fn run(workspace: &Workspace, args: ReleaseArgs) -> Result<ExitCode> {
         include,
     } = args;
     if let Some(out) = &out {
-        crate::release::check_dest(out)?;
+        ct2v_pipeline::release::check_dest(out)?;
     }
     if let Some(from) = &from {
         out_folder::check_in("--from", from)?;
     }
     let platforms: Vec<Platform> = platforms.into_iter().map(Platform::from).collect();
-    let catalog = crate::variant::Catalog::load_for(&workspace.root, &[], ctranslate2.as_deref())?;
-    let built = crate::release::gather::builds(
+    let catalog =
+        ct2v_pipeline::variant::Catalog::load_for(&workspace.root, &[], ctranslate2.as_deref())?;
+    let built = ct2v_pipeline::release::gather::builds(
         workspace,
-        &crate::release::gather::Asked {
+        &ct2v_pipeline::release::gather::Asked {
             variants,
             platforms,
             pythons,
@@ -44,17 +45,17 @@ pub fn run(workspace: &Workspace, args: ReleaseArgs) -> Result<ExitCode> {
     )?;
     let mut released: Vec<&str> = built.iter().map(|b| b.plan.variant.as_str()).collect();
     released.dedup();
-    let coverage = crate::variant::coverage::of_variants(&catalog, &released)?;
+    let coverage = ct2v_pipeline::variant::coverage::of_variants(&catalog, &released)?;
     let Some(first) = built.first() else {
         anyhow::bail!("no matrix entry matches the --variants/--platforms/--pythons given");
     };
     let version = version.unwrap_or_else(|| first.plan.ctranslate2.clone());
     let out = out.unwrap_or_else(|| workspace.root.join("target").join("dist").join(&version));
-    let manifest = crate::release::release(
+    let manifest = ct2v_pipeline::release::release(
         &built,
         &version,
         &out,
-        &crate::release::ReleaseOptions {
+        &ct2v_pipeline::release::ReleaseOptions {
             allow_linux_tag,
             index_base_url: index_base_url.as_deref(),
             partial,
@@ -71,8 +72,8 @@ pub fn run(workspace: &Workspace, args: ReleaseArgs) -> Result<ExitCode> {
         manifest.artifacts.len(),
         built.len(),
         out.display(),
-        crate::release::pep503::DIR,
-        crate::release::pep503::DIR,
+        ct2v_pipeline::release::pep503::DIR,
+        ct2v_pipeline::release::pep503::DIR,
         out.display()
     );
     Ok(ExitCode::SUCCESS)

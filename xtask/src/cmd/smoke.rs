@@ -8,14 +8,14 @@ use anyhow::{Context, Result, bail};
 
 use super::verify::{speech_request, transcribe_in_verify_venv};
 use super::{CheckTarget, check_target};
-use crate::check::speech::{self, frozen, outcome};
 use crate::cli::{CheckSelection, SpeechArgs};
-use crate::package::bundle::run::{BINARIES_JSON, PORTABLE_DIR};
-use crate::plan::{Action, Plan};
-use crate::support::diagnostic::InputError;
-use crate::support::process::{Command, run_logged};
-use crate::support::units::human_size;
-use crate::support::workspace::Workspace;
+use ct2v_bundle::bundle::run::{BINARIES_JSON, PORTABLE_DIR};
+use ct2v_pipeline::plan::{Action, Plan};
+use ct2v_proof::speech::{self, frozen, outcome};
+use ct2v_support::diagnostic::InputError;
+use ct2v_support::process::{Command, run_logged};
+use ct2v_support::units::human_size;
+use ct2v_support::workspace::Workspace;
 
 pub fn run(
     workspace: &Workspace,
@@ -43,7 +43,7 @@ pub fn run(
         Some(wheel) => portable_of_wheel(&plan, wheel, &work)?,
         None => built_portable(&plan)?,
     };
-    if crate::check::winpython::under_wine(plan.platform) {
+    if ct2v_proof::winpython::under_wine(plan.platform) {
         let wheel = match wheel {
             Some(w) => w,
             None => built_wheel(&plan)?,
@@ -201,7 +201,7 @@ fn portable_of_wheel(plan: &Plan, wheel: &Path, work: &Path) -> Result<PathBuf> 
         .map(|b| b.destinations.clone())
         .unwrap_or_default();
     std::fs::create_dir_all(work)?;
-    crate::package::bundle::run::portable_of_fat_wheel(wheel, &folders, work)?;
+    ct2v_bundle::bundle::run::portable_of_fat_wheel(wheel, &folders, work)?;
     Ok(work.join(PORTABLE_DIR))
 }
 
@@ -243,7 +243,7 @@ fn freeze_venv(
     offline: bool,
     log: &Path,
 ) -> Result<String> {
-    let verify = crate::check::numerics::verify_venv(plan)?;
+    let verify = ct2v_proof::numerics::verify_venv(plan)?;
     let venv = work.join("venv");
     let python = venv
         .join(plan.platform.venv_bin())
@@ -261,7 +261,7 @@ fn freeze_venv(
         .arg(venv.display().to_string());
     run_logged(&create, &Default::default(), log, &mut |_| {})?;
     let wheelhouse =
-        crate::inputs::wheelhouse::dir(Path::new(&plan.cache_dir), plan.platform, &plan.python);
+        ct2v_fetch::wheelhouse::dir(Path::new(&plan.cache_dir), plan.platform, &plan.python);
     let mut runtime = Command::new(&python)
         .args(["-m", "pip", "install", "--quiet", "--find-links"])
         .arg(wheelhouse.display().to_string());
@@ -269,7 +269,7 @@ fn freeze_venv(
         runtime = runtime.arg("--no-index");
     }
     run_logged(
-        &runtime.args(crate::inputs::wheelhouse::RUNTIME_REQUIREMENTS),
+        &runtime.args(ct2v_fetch::wheelhouse::RUNTIME_REQUIREMENTS),
         &Default::default(),
         log,
         &mut |_| {},
@@ -294,7 +294,7 @@ pub fn print_sizes(app: &Path, portable: &Path) -> Result<()> {
             .filter(|m| m.is_file())
             .map_or(0, |m| m.len())
     };
-    let total: u64 = crate::support::fsx::files_below(app)?
+    let total: u64 = ct2v_support::fsx::files_below(app)?
         .iter()
         .map(|(_, p)| size(p))
         .sum();

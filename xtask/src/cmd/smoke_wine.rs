@@ -11,11 +11,11 @@ use anyhow::Result;
 
 use super::smoke::{judge, print_sizes};
 use super::verify::speech_request;
-use crate::check::speech::{self, frozen};
-use crate::check::winpython::{Session, check, wine};
 use crate::cli::SpeechArgs;
-use crate::plan::Plan;
-use crate::support::workspace::Workspace;
+use ct2v_pipeline::plan::Plan;
+use ct2v_proof::speech::{self, frozen};
+use ct2v_proof::winpython::{Session, check, wine};
+use ct2v_support::workspace::Workspace;
 
 pub struct Inputs<'a> {
     pub wheel: &'a Path,
@@ -72,7 +72,7 @@ pub fn run(
     // PyInstaller takes ctranslate2 from portable/ only, as in the venv without it natively.
     let requirements = workspace.root.join(frozen::FREEZE_REQUIREMENTS);
     if !offline {
-        crate::inputs::wheelhouse::download_listed(
+        ct2v_fetch::wheelhouse::download_listed(
             Path::new(&plan.cache_dir),
             plan.platform,
             &plan.python,
@@ -96,7 +96,7 @@ pub fn run(
         env: session.wine.env().clone(),
     };
     let python = session.python.python_exe().display().to_string();
-    let guard = session.wine.watchdog(crate::check::winpython::STEP_LIMIT);
+    let guard = session.wine.watchdog(ct2v_proof::winpython::STEP_LIMIT);
     let app = frozen::freeze(&frozen::FreezeInputs {
         platform: plan.platform,
         root: &workspace.root,

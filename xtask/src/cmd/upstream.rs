@@ -6,11 +6,11 @@ use std::process::ExitCode;
 use anyhow::Result;
 
 use crate::cli::DownloadArgs;
-use crate::inputs::cache::Cache;
-use crate::support::diagnostic::InputError;
-use crate::support::workspace::Workspace;
-use crate::variant::Catalog;
-use crate::variant::upstream::{self, VersionReport};
+use ct2v_fetch::cache::Cache;
+use ct2v_pipeline::variant::Catalog;
+use ct2v_support::diagnostic::InputError;
+use ct2v_support::workspace::Workspace;
+use ct2v_upkeep::upstream::{self, VersionReport};
 
 pub fn run(
     workspace: &Workspace,
@@ -72,7 +72,7 @@ pub fn run(
             unreadable.join("\n  ")
         ));
         error = error.note(
-            "the upstream file changed shape: read it, then teach xtask/src/variant/upstream/parse.rs \
+            "the upstream file changed shape: read it, then teach crates/upkeep/src/upstream/parse.rs \
              the new shape (never guess a value)",
         );
         return Err(error.into());

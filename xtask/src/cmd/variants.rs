@@ -5,9 +5,9 @@ use std::process::ExitCode;
 
 use anyhow::Result;
 
-use crate::support::workspace::Workspace;
-use crate::variant::Catalog;
-use crate::variant::coverage;
+use ct2v_pipeline::variant::Catalog;
+use ct2v_pipeline::variant::coverage;
+use ct2v_support::workspace::Workspace;
 
 pub fn run(workspace: &Workspace, json: bool, markdown: bool) -> Result<ExitCode> {
     let catalog = Catalog::load(&workspace.root, &[])?;

@@ -8,11 +8,11 @@ use std::process::ExitCode;
 use anyhow::Result;
 
 use super::{CheckTarget, check_target};
-use crate::check::winpython::{self, Session, check};
 use crate::cli::{CheckSelection, SpeechArgs};
-use crate::plan::{self, Plan};
-use crate::support::diagnostic::InputError;
-use crate::support::workspace::Workspace;
+use ct2v_pipeline::plan::{self, Plan};
+use ct2v_proof::winpython::{self, Session, check};
+use ct2v_support::diagnostic::InputError;
+use ct2v_support::workspace::Workspace;
 
 pub fn run(
     workspace: &Workspace,
@@ -30,7 +30,7 @@ pub fn run(
     }
     let CheckTarget { plan, wheel } = check_target(workspace, selection)?;
     if transcribe {
-        crate::check::speech::check_request(&plan, &speech_request(speech))?;
+        ct2v_proof::speech::check_request(&plan, &speech_request(speech))?;
     }
     let wheel = wheel_to_check(&plan, wheel)?;
     let log_dir = workspace.log_dir(&plan.slot, plan.platform);
@@ -52,7 +52,7 @@ pub fn run(
     if numerics {
         let log = log_dir.join("numerics.log");
         std::fs::write(&log, "")?;
-        crate::check::numerics::check(workspace, &plan, &log)?;
+        ct2v_proof::numerics::check(workspace, &plan, &log)?;
         eprintln!("numerics match the official wheel (log: {})", log.display());
     }
     if transcribe {
@@ -71,7 +71,7 @@ pub fn run_verify_step(plan: &Plan, wheel: &Path, log: &Path) -> Result<()> {
         for arg in command.args.iter_mut().filter(|a| **a == built) {
             *arg = wheel.display().to_string();
         }
-        crate::build::exec::run_logged(&command, &step.env, log, &mut |line| {
+        ct2v_pipeline::build::exec::run_logged(&command, &step.env, log, &mut |line| {
             if !line.starts_with("Requirement already satisfied") {
                 // A closed stdout only loses the echo; the log keeps every line.
                 use std::io::Write as _;
@@ -91,7 +91,7 @@ fn verify_step(plan: &Plan) -> Result<&plan::Step> {
 /// `--wheel`, else the wheel the build left (which must be there).
 fn wheel_to_check(plan: &Plan, given: Option<PathBuf>) -> Result<PathBuf> {
     if let Some(wheel) = given {
-        return Ok(crate::support::paths::canonical(&wheel)?);
+        return Ok(ct2v_support::paths::canonical(&wheel)?);
     }
     let built = verify_step(plan)?
         .inputs
@@ -121,7 +121,7 @@ fn verify_under_wine(
 ) -> Result<ExitCode> {
     let request = speech_request(speech);
     let prepared = transcribe
-        .then(|| crate::check::speech::prepare(workspace, plan, &request))
+        .then(|| ct2v_proof::speech::prepare(workspace, plan, &request))
         .transpose()?;
     let work = workspace
         .work_dir(&plan.slot, plan.platform)
@@ -161,20 +161,20 @@ fn verify_under_wine(
             log: &speech_log,
         },
     )?;
-    let wer = crate::check::speech::verdict(&outcome, &prepared)?;
+    let wer = ct2v_proof::speech::verdict(&outcome, &prepared)?;
     eprintln!(
         "transcribed with {} in {}: {} (report: {})",
         wheel.display(),
         session.label(),
-        crate::check::speech::summary(&outcome, wer),
+        ct2v_proof::speech::summary(&outcome, wer),
         report.display()
     );
     Ok(ExitCode::SUCCESS)
 }
 
 /// What the speech options ask for.
-pub fn speech_request(args: &SpeechArgs) -> crate::check::speech::SpeechRequest {
-    crate::check::speech::SpeechRequest {
+pub fn speech_request(args: &SpeechArgs) -> ct2v_proof::speech::SpeechRequest {
+    ct2v_proof::speech::SpeechRequest {
         model: args.model.clone(),
         audio: args.audio.clone(),
         reference: args.reference.clone(),
@@ -192,24 +192,24 @@ pub fn transcribe_in_verify_venv(
     plan: &Plan,
     speech: &SpeechArgs,
 ) -> Result<(
-    crate::check::speech::Prepared,
-    crate::check::speech::outcome::Outcome,
+    ct2v_proof::speech::Prepared,
+    ct2v_proof::speech::outcome::Outcome,
 )> {
     let request = speech_request(speech);
-    let prepared = crate::check::speech::prepare(workspace, plan, &request)?;
+    let prepared = ct2v_proof::speech::prepare(workspace, plan, &request)?;
     let log_dir = workspace.log_dir(&plan.slot, plan.platform);
     let log = log_dir.join("transcribe.log");
     std::fs::write(&log, "")?;
-    let venv = crate::check::numerics::verify_venv(plan)?;
+    let venv = ct2v_proof::numerics::verify_venv(plan)?;
     eprintln!(
         "installing faster-whisper into the verify venv (log: {})",
         log.display()
     );
-    crate::check::speech::install(
+    ct2v_proof::speech::install(
         workspace,
         plan,
         &venv.python,
-        &[crate::check::speech::TRANSCRIBE_REQUIREMENTS],
+        &[ct2v_proof::speech::TRANSCRIBE_REQUIREMENTS],
         request.download.offline,
         &log,
     )?;
@@ -220,11 +220,11 @@ pub fn transcribe_in_verify_venv(
     );
     let report = log_dir.join("transcribe.json");
     let outcome =
-        crate::check::speech::in_venv(&workspace.root, &venv.python, &prepared, &report, &log)?;
-    let wer = crate::check::speech::verdict(&outcome, &prepared)?;
+        ct2v_proof::speech::in_venv(&workspace.root, &venv.python, &prepared, &report, &log)?;
+    let wer = ct2v_proof::speech::verdict(&outcome, &prepared)?;
     eprintln!(
         "transcribed with the built wheel: {} (report: {})",
-        crate::check::speech::summary(&outcome, wer),
+        ct2v_proof::speech::summary(&outcome, wer),
         report.display()
     );
     Ok((prepared, outcome))

@@ -7,26 +7,26 @@ use std::process::ExitCode;
 use anyhow::Result;
 
 use super::make_plan;
-use crate::check::release_install::{
+use crate::cli::{InstallArgs, Selection};
+use ct2v_proof::release_install::{
     self as install, Install, InstallRequest, InstallTarget, Python,
 };
-use crate::check::speech::{self, Prepared};
-use crate::check::winpython::{self, Session, check};
-use crate::cli::{InstallArgs, Selection};
-use crate::support::diagnostic::escaped;
-use crate::support::platform::Platform;
-use crate::support::workspace::Workspace;
+use ct2v_proof::speech::{self, Prepared};
+use ct2v_proof::winpython::{self, Session, check};
+use ct2v_support::diagnostic::escaped;
+use ct2v_support::platform::Platform;
+use ct2v_support::workspace::Workspace;
 
 pub fn run(workspace: &Workspace, dir: &Path, args: &InstallArgs) -> Result<ExitCode> {
     if !dir.is_dir() {
-        return Err(crate::support::diagnostic::InputError::new(format!(
+        return Err(ct2v_support::diagnostic::InputError::new(format!(
             "{}: no such folder",
             dir.display()
         ))
         .note("give the folder `cargo xtask release` wrote, e.g. target/dist/4.7.1")
         .into());
     }
-    let problems = crate::release::verify(dir)?;
+    let problems = ct2v_pipeline::release::verify(dir)?;
     if !problems.is_empty() {
         for p in &problems {
             eprintln!("error: {p}");
@@ -46,14 +46,14 @@ pub fn run(workspace: &Workspace, dir: &Path, args: &InstallArgs) -> Result<Exit
         .map(Platform::from)
         .or_else(Platform::host)
         .unwrap_or(Platform::LinuxX86_64);
-    let manifest = crate::release::Manifest::read(dir)?;
+    let manifest = ct2v_pipeline::release::Manifest::read(dir)?;
     let python = match &args.python {
         Some(p) => p.clone(),
         None => {
             let preferred = if platform.is_windows() {
-                crate::check::winpython::spec::Spec::load(&workspace.root)?.default
+                ct2v_proof::winpython::spec::Spec::load(&workspace.root)?.default
             } else {
-                crate::support::host::python_version().unwrap_or_else(|| "3.12".into())
+                ct2v_support::host::python_version().unwrap_or_else(|| "3.12".into())
             };
             install::default_python(&manifest, platform, &args.variants, preferred)
         }
@@ -69,7 +69,7 @@ pub fn run(workspace: &Workspace, dir: &Path, args: &InstallArgs) -> Result<Exit
     };
     for folder in request.find_links {
         if !folder.is_dir() {
-            return Err(crate::support::diagnostic::InputError::new(format!(
+            return Err(ct2v_support::diagnostic::InputError::new(format!(
                 "--find-links {}: no such folder",
                 folder.display()
             ))
@@ -81,7 +81,7 @@ pub fn run(workspace: &Workspace, dir: &Path, args: &InstallArgs) -> Result<Exit
         install::check_index_is_local(dir, &target.variant)?;
     }
     if args.pyapp && !winpython::under_wine(platform) {
-        return Err(crate::support::diagnostic::InputError::new(
+        return Err(ct2v_support::diagnostic::InputError::new(
             "--pyapp builds a Windows PyApp exe and runs it under wine: give Windows wheels \
              (--platform windows-x86_64) on a Linux host",
         )
@@ -111,7 +111,7 @@ fn under_wine(
     workspace: &Workspace,
     request: &InstallRequest,
     targets: &[InstallTarget],
-    server: &crate::check::serve::Server,
+    server: &ct2v_proof::serve::Server,
     work: &Path,
     log: &Path,
 ) -> Result<()> {
@@ -154,7 +154,7 @@ fn native(
     workspace: &Workspace,
     request: &InstallRequest,
     targets: &[InstallTarget],
-    server: &crate::check::serve::Server,
+    server: &ct2v_proof::serve::Server,
     work: &Path,
     log: &Path,
 ) -> Result<()> {
@@ -169,7 +169,7 @@ fn native(
             python: Python::Native(python.clone()),
             index_url: server.url(&format!(
                 "/{}/{}",
-                crate::release::pep503::DIR,
+                ct2v_pipeline::release::pep503::DIR,
                 target.variant
             )),
             find_links,
@@ -255,7 +255,7 @@ fn plan_for(
     workspace: &Workspace,
     request: &InstallRequest,
     target: &InstallTarget,
-) -> Result<crate::plan::Plan> {
+) -> Result<ct2v_pipeline::plan::Plan> {
     let version = target.baseline.trim_start_matches("ctranslate2==");
     make_plan(
         workspace,

@@ -1,5 +1,5 @@
-//! docs/ARCHITECTURE.md lists every source file of `xtask/src` with the first sentence of its
-//! module doc, between its `files: begin`/`files: end` markers. A file added, moved or removed
+//! docs/ARCHITECTURE.md lists every source file of the workspace (`crates/*/src`, `xtask/src`)
+//! with the first sentence of its module doc, between its `files: begin`/`files: end` markers. A file added, moved or removed
 //! without the list following fails here; `CT2V_UPDATE_ARCHITECTURE=1` rewrites the list from
 //! the tree (the way rust-analyzer's tidy keeps its docs honest).
 
@@ -13,15 +13,18 @@ const END: &str = "<!-- files: end -->";
 /// Room for a description on one line of the list.
 const DESCRIPTION: usize = 88;
 
-/// Every `.rs` file below `dir`, as paths relative to `src`, sorted (a folder's `mod.rs`
-/// first).
+/// Every `.rs` file below `dir`, as paths relative to `src`, sorted (a folder's `mod.rs`, a
+/// crate's `lib.rs` first).
 fn sources(src: &Path, dir: &Path, out: &mut Vec<String>) {
     let mut entries: Vec<_> = fs::read_dir(dir)
         .unwrap()
         .flatten()
         .map(|e| e.path())
         .collect();
-    entries.sort_by_key(|p| (p.file_name().unwrap() != "mod.rs", p.is_dir(), p.clone()));
+    entries.sort_by_key(|p| {
+        let name = p.file_name().unwrap();
+        (name != "mod.rs" && name != "lib.rs", p.is_dir(), p.clone())
+    });
     for path in entries {
         if path.is_dir() {
             sources(src, &path, out);
@@ -55,56 +58,84 @@ fn summary(text: &str) -> String {
     }
 }
 
-/// The list as the tree says it should be.
-fn expected() -> (Vec<String>, String) {
-    let src = repo_root().join("xtask/src");
-    let mut files = Vec::new();
-    sources(&src, &src, &mut files);
-    let mut block = String::from("```\nxtask/src/\n");
-    let mut folder = String::new();
-    for file in &files {
-        let (dir, name) = file.rsplit_once('/').unwrap_or(("", file));
-        if dir != folder {
-            let depth = dir.matches('/').count();
-            block.push_str(&format!(
-                "{}{}/\n",
-                "  ".repeat(depth + 1),
-                dir.rsplit('/').next().unwrap()
-            ));
-            folder = dir.to_string();
-        }
-        let indent = "  ".repeat(if dir.is_empty() {
-            1
-        } else {
-            dir.matches('/').count() + 2
-        });
-        let text = fs::read_to_string(src.join(file)).unwrap();
-        block.push_str(&format!(
-            "{:<30} {}\n",
-            format!("{indent}{name}"),
-            summary(&text)
-        ));
-    }
-    block.push_str("```\n");
-    (files, block)
+/// The source folders of the workspace: each crate's `src`, the binary's last.
+fn source_roots() -> Vec<String> {
+    let mut crates: Vec<String> = fs::read_dir(repo_root().join("crates"))
+        .unwrap()
+        .flatten()
+        .filter(|e| e.path().join("src").is_dir())
+        .map(|e| format!("crates/{}/src", e.file_name().to_string_lossy()))
+        .collect();
+    crates.sort();
+    crates.push("xtask/src".to_string());
+    crates
 }
 
-/// The files the document lists, by path below `xtask/src`.
+/// The list as the tree says it should be: paths from the repository root.
+fn expected() -> (Vec<String>, String) {
+    let mut all = Vec::new();
+    let mut block = String::from("```\n");
+    for root in source_roots() {
+        let src = repo_root().join(&root);
+        let mut files = Vec::new();
+        sources(&src, &src, &mut files);
+        block.push_str(&format!("{root}/\n"));
+        let mut folder = String::new();
+        for file in &files {
+            let (dir, name) = file.rsplit_once('/').unwrap_or(("", file));
+            if dir != folder {
+                let depth = dir.matches('/').count();
+                block.push_str(&format!(
+                    "{}{}/\n",
+                    "  ".repeat(depth + 1),
+                    dir.rsplit('/').next().unwrap()
+                ));
+                folder = dir.to_string();
+            }
+            let indent = "  ".repeat(if dir.is_empty() {
+                1
+            } else {
+                dir.matches('/').count() + 2
+            });
+            let text = fs::read_to_string(src.join(file)).unwrap();
+            block.push_str(&format!(
+                "{:<30} {}\n",
+                format!("{indent}{name}"),
+                summary(&text)
+            ));
+            all.push(format!("{root}/{file}"));
+        }
+    }
+    block.push_str("```\n");
+    (all, block)
+}
+
+/// The files the document lists, by path from the repository root (a line without indent
+/// names a source folder, `crates/fetch/src/`).
 fn listed(block: &str) -> Vec<String> {
+    let mut root = String::new();
     let mut folders: Vec<String> = Vec::new();
     let mut files = Vec::new();
-    for line in block.lines().filter(|l| l.starts_with("  ")) {
+    for line in block.lines() {
+        if !line.starts_with("  ") {
+            if let Some(dir) = line.trim().strip_suffix('/') {
+                root = dir.to_string();
+                folders.clear();
+            }
+            continue;
+        }
         let depth = (line.len() - line.trim_start().len()) / 2 - 1;
         let name = line.split_whitespace().next().unwrap_or_default();
         folders.truncate(depth);
         if let Some(folder) = name.strip_suffix('/') {
             folders.push(folder.to_string());
         } else if name.ends_with(".rs") {
-            let mut path = folders.join("/");
-            if !path.is_empty() {
+            let mut path = root.clone();
+            for folder in &folders {
                 path.push('/');
+                path.push_str(folder);
             }
-            files.push(path + name);
+            files.push(format!("{path}/{name}"));
         }
     }
     files

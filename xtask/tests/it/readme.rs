@@ -369,7 +369,12 @@ fn every_test_the_docs_name_exists() {
                 continue;
             }
             named += 1;
-            let path = root.join("xtask").join(format!("{file}.rs"));
+            // `crates/<crate>/src/…` from the root; `tests/it/…` and `src/…` of xtask.
+            let path = if file.starts_with("crates/") {
+                root.join(format!("{file}.rs"))
+            } else {
+                root.join("xtask").join(format!("{file}.rs"))
+            };
             let source = fs::read_to_string(&path).unwrap_or_default();
             let is_test = source
                 .split("#[test]")

@@ -1,0 +1,21 @@
+//! The build: the executor's step runner (`runner`: step dispatch), the SDK a step needs
+//! (`sdk_env`: found once, its placeholders and environment filled in), the bundle spec a
+//! plan's bundle step hands to the bundler (`bundle_spec`), `build-info.json` (`info`), ninja
+//! progress (`progress`) and the toolchain checks (`toolchain`).
+
+pub mod bundle_spec;
+pub mod copy_dlls;
+pub mod exec;
+pub mod fetch;
+pub mod info;
+pub mod jobs;
+pub mod long_paths;
+pub mod progress;
+pub mod readiness;
+pub mod runner;
+pub mod sdk_env;
+pub mod sdk_install;
+pub mod toolchain;
+
+pub use info::BUILD_INFO;
+pub use runner::Runner;

@@ -1,0 +1,299 @@
+//! What the doctor looks at on this machine: the OS, the build tools, the CUDA toolkit, the
+//! GPUs the vendors' tools report, and every HIP SDK install.
+
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+
+use super::parse::{self, AmdGpu, NvidiaGpu};
+use crate::sdk::hip::{self, HipInstall};
+use ct2v_support::host;
+use ct2v_support::process::{Limits, Probed, probe_bounded};
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Tool {
+    pub name: String,
+    /// Where it is, or `None` when not found.
+    pub path: Option<PathBuf>,
+    /// The first line of its version output.
+    pub version: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct CudaToolkit {
+    pub root: PathBuf,
+    pub version: String,
+    pub how: String,
+}
+
+/// A HIP runtime in the system folder, and its file version when it carries one.
+#[derive(Debug, Clone, Serialize)]
+pub struct DriverRuntime {
+    pub path: PathBuf,
+    pub version: Option<[u16; 4]>,
+}
+
+impl DriverRuntime {
+    /// `System32\amdhip64_6.dll` under `system_root` (`%SystemRoot%`), if it is there.
+    pub fn find(system_root: &Path) -> Option<DriverRuntime> {
+        let path = system_root.join("System32").join("amdhip64_6.dll");
+        let path = if path.is_file() {
+            path
+        } else {
+            // wine and case-sensitive copies spell it `system32`.
+            let lower = system_root.join("system32").join("amdhip64_6.dll");
+            lower.is_file().then_some(lower)?
+        };
+        let version = ct2v_bundle::binary::version::file_version(&path)
+            .ok()
+            .flatten();
+        Some(DriverRuntime { path, version })
+    }
+
+    /// `6.4.43482.7`, or that it carries none.
+    pub fn version_text(&self) -> String {
+        self.version.map_or("no file version".to_string(), |v| {
+            format!("{}.{}.{}.{}", v[0], v[1], v[2], v[3])
+        })
+    }
+}
+
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Facts {
+    pub os: String,
+    pub arch: String,
+    pub tools: Vec<Tool>,
+    pub cuda_toolkit: Option<CudaToolkit>,
+    pub nvidia_gpus: Vec<NvidiaGpu>,
+    /// The newest CUDA the NVIDIA driver supports (`nvidia-smi`'s header).
+    pub nvidia_driver_cuda: Option<String>,
+    pub amd_gpus: Vec<AmdGpu>,
+    /// Which tool named the AMD GPUs (`rocminfo`, `hipinfo`, or the card's name).
+    pub amd_gpus_from: Option<String>,
+    /// Whether the HIP installs are laid out the Windows way (DLLs in `bin\`).
+    pub windows_layout: bool,
+    pub hip_installs: Vec<HipInstall>,
+    pub hip_path: Option<PathBuf>,
+    /// Windows: the HIP 6 runtime the display driver installed (`System32\amdhip64_6.dll`),
+    /// which the rocm-gfx1010 wheel uses rather than bundling one.
+    pub driver_hip_runtime: Option<DriverRuntime>,
+    /// Windows: `LongPathsEnabled` (None elsewhere), and the line that says it.
+    pub long_paths: Option<bool>,
+    pub long_paths_said: Option<String>,
+    /// A tool that did not answer in time, printed too much or left a process behind, and
+    /// what was not read because of it: one sentence each.
+    pub tool_problems: Vec<String>,
+}
+
+/// `probe`'s stdout, or `None`; its problem, if any, is said with `skipped` (what was not
+/// read because of it) when its output is unusable.
+fn answer(probe: &Probed, skipped: &str, problems: &mut Vec<String>) -> Option<String> {
+    let out = probe.stdout().map(str::to_string);
+    if let Some(problem) = probe.problem() {
+        problems.push(match out {
+            Some(_) => problem,
+            None => format!("{problem}; {skipped}"),
+        });
+    }
+    out
+}
+
+fn tool(name: &str, version_arg: &str, problems: &mut Vec<String>) -> Tool {
+    let path = host::which(name);
+    let version = path
+        .as_ref()
+        .and_then(|p| {
+            let probed = probe_bounded(p, [version_arg], Limits::gpu_tool());
+            answer(&probed, "its version was not read", problems)
+        })
+        .and_then(|text| {
+            text.lines()
+                .find(|l| !l.trim().is_empty())
+                .map(str::to_string)
+        });
+    Tool {
+        name: name.to_string(),
+        path,
+        version,
+    }
+}
+
+/// The x64 MSVC environment a Windows build runs in (`msvc.rs`): cl.exe for x64 targets and
+/// the PATH, INCLUDE and LIB that make it work, found the way the `cc` crate finds them.
+/// Not just a `cl.exe` on PATH: a 32-bit developer prompt's cl is refused.
+fn msvc() -> Tool {
+    let name = "msvc x64 (cl.exe + PATH/INCLUDE/LIB)".to_string();
+    if !cfg!(windows) {
+        return Tool {
+            name,
+            path: None,
+            version: None,
+        };
+    }
+    match crate::sdk::msvc::find() {
+        Ok(toolchain) => Tool {
+            name,
+            version: Some(format!(
+                "{}; {}",
+                crate::sdk::msvc::banner(&toolchain),
+                toolchain.how()
+            )),
+            path: Some(toolchain.cl),
+        },
+        Err(e) => Tool {
+            name,
+            path: None,
+            version: Some(format!("{e:#}")),
+        },
+    }
+}
+
+pub fn collect() -> Facts {
+    let mut problems = Vec::new();
+    let mut tools = vec![msvc()];
+    for (name, arg) in [
+        ("gcc", "--version"),
+        ("clang", "--version"),
+        ("cmake", "--version"),
+        ("ninja", "--version"),
+        (
+            if cfg!(windows) { "python" } else { "python3" },
+            "--version",
+        ),
+    ] {
+        tools.push(tool(name, arg, &mut problems));
+    }
+    let (nvidia_gpus, nvidia_driver_cuda) = nvidia(&mut problems);
+
+    let hip_path = std::env::var_os("HIP_PATH").map(PathBuf::from);
+    // The Windows installs are read wherever %ProgramFiles% is set (so a copied Program
+    // Files tree can be examined from Linux too).
+    let program_files = std::env::var_os("ProgramFiles").map(PathBuf::from);
+    let windows_layout = cfg!(windows) || program_files.is_some();
+    let roots = match &program_files {
+        Some(pf) => hip::windows_installs(pf),
+        None if cfg!(windows) => hip::windows_installs(&crate::sdk::program_files()),
+        None => hip::linux_installs(Path::new("/opt")),
+    };
+    let hip_installs: Vec<HipInstall> = roots
+        .iter()
+        .map(|r| hip::inspect(r, windows_layout))
+        .collect();
+
+    let (amd_gpus, amd_gpus_from) = amd_gpus(&hip_installs, &mut problems);
+    Facts {
+        os: std::env::consts::OS.to_string(),
+        driver_hip_runtime: windows_layout
+            .then(|| std::env::var_os("SystemRoot").map(PathBuf::from))
+            .flatten()
+            .and_then(|root| DriverRuntime::find(&root)),
+        long_paths: ct2v_support::longpaths::enabled(),
+        long_paths_said: ct2v_support::longpaths::describe(),
+        arch: std::env::consts::ARCH.to_string(),
+        tools,
+        cuda_toolkit: cuda_toolkit(),
+        nvidia_gpus,
+        nvidia_driver_cuda,
+        amd_gpus,
+        amd_gpus_from,
+        windows_layout,
+        hip_installs,
+        hip_path,
+        tool_problems: problems,
+    }
+}
+
+/// The GPUs `nvidia-smi` lists and the newest CUDA its driver supports; when its query does
+/// not answer, the table is not asked for.
+fn nvidia(problems: &mut Vec<String>) -> (Vec<NvidiaGpu>, Option<String>) {
+    let Some(smi) = host::which("nvidia-smi") else {
+        return (Vec::new(), None);
+    };
+    let query = probe_bounded(&smi, parse::NVIDIA_SMI_QUERY, Limits::gpu_tool());
+    let skipped = "the NVIDIA GPUs and the CUDA version their driver supports were not read";
+    let Some(text) = answer(&query, skipped, problems) else {
+        return (Vec::new(), None);
+    };
+    let gpus = parse::nvidia_smi_csv(&text);
+    let seen: Vec<String> = gpus
+        .iter()
+        .map(|g| format!("{}, driver {}", g.name, g.driver))
+        .collect();
+    let skipped = if seen.is_empty() {
+        "the CUDA version the driver supports was not read".to_string()
+    } else {
+        format!(
+            "the CUDA version the driver supports was not read (it listed {})",
+            seen.join("; ")
+        )
+    };
+    let table = probe_bounded(&smi, [] as [&str; 0], Limits::gpu_tool());
+    let cuda = answer(&table, &skipped, problems).and_then(|t| parse::nvidia_smi_cuda_version(&t));
+    (gpus, cuda)
+}
+
+fn cuda_toolkit() -> Option<CudaToolkit> {
+    let found = crate::sdk::cuda_toolkit().ok()?;
+    Some(CudaToolkit {
+        root: found.root,
+        version: found.version,
+        how: found.how,
+    })
+}
+
+/// `rocminfo`, else `hipinfo` (on PATH, else in each install's `bin`), else the names
+/// Windows gives the display adapters.
+fn amd_gpus(installs: &[HipInstall], problems: &mut Vec<String>) -> (Vec<AmdGpu>, Option<String>) {
+    let ask = |program: &std::path::Path, args: &[&str], problems: &mut Vec<String>| {
+        let probed = probe_bounded(program, args, Limits::gpu_tool());
+        answer(&probed, "the GPUs it would list were not read", problems)
+    };
+    if let Some(text) = host::which("rocminfo").and_then(|p| ask(&p, &[], problems)) {
+        let gpus = parse::rocminfo(&text);
+        if !gpus.is_empty() {
+            return (gpus, Some("rocminfo".to_string()));
+        }
+    }
+    let hipinfos = host::which("hipinfo").into_iter().chain(
+        installs
+            .iter()
+            .map(|i| i.root.join("bin").join("hipinfo.exe"))
+            .filter(|p| p.is_file()),
+    );
+    for hipinfo in hipinfos {
+        if let Some(text) = ask(&hipinfo, &[], problems) {
+            let gpus = parse::hipinfo(&text);
+            if !gpus.is_empty() {
+                return (gpus, Some(format!("hipinfo ({})", hipinfo.display())));
+            }
+        }
+    }
+    if cfg!(windows) {
+        let names = ask(
+            std::path::Path::new("powershell"),
+            &[
+                "-NoProfile",
+                "-Command",
+                "(Get-CimInstance Win32_VideoController).Name",
+            ],
+            problems,
+        )
+        .unwrap_or_default();
+        let gpus: Vec<AmdGpu> = names
+            .lines()
+            .filter_map(|name| {
+                let gfx = parse::gfx_from_marketing_name(name)?;
+                Some(AmdGpu {
+                    name: name.trim().to_string(),
+                    gfx: gfx.to_string(),
+                    // A name says nothing of the features the runtime would report.
+                    arch: gfx.to_string(),
+                })
+            })
+            .collect();
+        if !gpus.is_empty() {
+            return (gpus, Some("the display adapter's name".to_string()));
+        }
+    }
+    (Vec::new(), None)
+}

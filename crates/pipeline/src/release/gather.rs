@@ -1,0 +1,107 @@
+//! Which builds a release takes: the matrix entries asked for by variant, platform and
+//! Python, each with its plan and the folder its artifacts are in.
+
+use std::collections::BTreeSet;
+use std::path::PathBuf;
+
+use anyhow::Result;
+
+use super::Built;
+use crate::plan::{self, matrix};
+use crate::variant::{Catalog, Choices};
+use ct2v_support::diagnostic::InputError;
+use ct2v_support::platform::Platform;
+use ct2v_support::workspace::Workspace;
+
+/// The artifact name prefix under which CI uploads an entry whose check failed (its build and
+/// logs, to look at): never released.
+pub const FAILED_PREFIX: &str = "failed-";
+
+/// What `release` was asked for; an empty list means all.
+pub struct Asked {
+    pub variants: Vec<String>,
+    pub platforms: Vec<Platform>,
+    pub pythons: Vec<String>,
+    pub ctranslate2: Option<String>,
+    /// Downloaded CI artifacts: each entry's files are in `from/<artifact>/`.
+    pub from: Option<PathBuf>,
+    pub include: matrix::Opt,
+}
+
+impl Asked {
+    fn wants(&self, e: &matrix::Entry) -> bool {
+        (self.variants.is_empty() || self.variants.contains(&e.variant))
+            && (self.platforms.is_empty() || self.platforms.contains(&e.platform))
+            && (self.pythons.is_empty() || self.pythons.contains(&e.python))
+    }
+}
+
+/// The builds of the entries asked for, in matrix order. Entries that are asked for but left
+/// out of the matrix (not built) are said on stderr; an unknown variant or a Python no
+/// variant builds for is bad input.
+pub fn builds(workspace: &Workspace, asked: &Asked) -> Result<Vec<Built>> {
+    let catalog = Catalog::load_for(&workspace.root, &[], asked.ctranslate2.as_deref())?;
+    let names: Vec<&str> = catalog.variant_names().collect();
+    for v in &asked.variants {
+        if !names.contains(&v.as_str()) {
+            return Err(
+                InputError::new(format!("--variants: unknown variant `{v}`"))
+                    .allowed(v, &names)
+                    .into(),
+            );
+        }
+    }
+    let versions: Vec<String> = asked.ctranslate2.iter().cloned().collect();
+    let every = matrix::matrix(&workspace.root, &versions)?.include;
+    // Said only for what was asked for: a release of one variant does not list the others.
+    let asked_for: Vec<matrix::Entry> = every.iter().filter(|e| asked.wants(e)).cloned().collect();
+    let (_, left_out) = matrix::select(asked_for, asked.include);
+    for line in &left_out {
+        eprintln!("note: not in this release (not built): {line}");
+    }
+    let (all, _) = matrix::select(every, asked.include);
+    check_pythons(&asked.pythons, &all)?;
+    let mut built = Vec::new();
+    for entry in all.into_iter().filter(|e| asked.wants(e)) {
+        let choices = Choices {
+            platform: Some(entry.platform),
+            python: Some(entry.python.clone()),
+            ..Choices::default()
+        };
+        let plan = plan::plan(workspace, &catalog.resolve(&entry.variant, &choices)?);
+        let dist = match &asked.from {
+            Some(dir) => dir.join(&entry.artifact),
+            None => workspace
+                .work_dir(&entry.slot, entry.platform)
+                .join("dist")
+                .join(format!("py{}", entry.python)),
+        };
+        let failed_check = asked
+            .from
+            .as_ref()
+            .map(|dir| dir.join(format!("{FAILED_PREFIX}{}", entry.artifact)))
+            .filter(|dir| dir.is_dir());
+        built.push(Built {
+            plan,
+            dist,
+            job: entry.name.clone(),
+            failed_check,
+        });
+    }
+    Ok(built)
+}
+
+fn check_pythons(pythons: &[String], all: &[matrix::Entry]) -> Result<()> {
+    for p in pythons {
+        if !all.iter().any(|e| &e.python == p) {
+            let known: BTreeSet<&str> = all.iter().map(|e| e.python.as_str()).collect();
+            let known: Vec<&str> = known.into_iter().collect();
+            return Err(
+                InputError::new(format!("--pythons: no variant builds for Python {p}"))
+                    .allowed(p, &known)
+                    .into(),
+            );
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,122 @@
+//! `bench`: CPU speed of the built wheel against the official wheel of the same CTranslate2
+//! version, in one run, alternating (xtask/python/bench.py does the timing). The built wheel
+//! runs from the verify step's venv; the official one from a venv of its own, installed from
+//! the wheelhouse that `fetch` fills (so `--offline` works from a copied cache).
+
+use std::path::{Path, PathBuf};
+
+use anyhow::Result;
+
+use crate::numerics::{VerifyVenv, run_shown, verify_venv};
+use ct2v_pipeline::plan::{Command, Plan};
+use ct2v_support::diagnostic::InputError;
+use ct2v_support::workspace::Workspace;
+
+pub const SCRIPT: &str = "xtask/python/bench.py";
+pub const SIZES: [&str; 4] = ["tiny", "base", "small", "medium"];
+
+pub struct Options {
+    pub size: String,
+    pub threads: usize,
+    pub rounds: u32,
+    pub repeat: u32,
+    pub tokens: u32,
+    pub compute_types: Vec<String>,
+    /// `KEY=VALUE` set for both sides (e.g. CT2_USE_MKL=0).
+    pub env: Vec<String>,
+    pub offline: bool,
+    pub json: Option<PathBuf>,
+}
+
+/// Runs the comparison; returns the JSON report's path.
+pub fn run(workspace: &Workspace, plan: &Plan, options: &Options, log: &Path) -> Result<PathBuf> {
+    if !SIZES.contains(&options.size.as_str()) {
+        return Err(InputError::new(format!(
+            "unknown model size `{}`: one of {}",
+            options.size,
+            SIZES.join(", ")
+        ))
+        .into());
+    }
+    if let Some(bad) = options.env.iter().find(|e| !e.contains('=')) {
+        return Err(InputError::new(format!("--env `{bad}` is not KEY=VALUE")).into());
+    }
+    let VerifyVenv { launcher, python } = verify_venv(plan)?;
+    if !Path::new(&python).is_file() {
+        return Err(InputError::new(format!(
+            "{python} is not there: build the wheel first with `cargo xtask build --variant {}`",
+            plan.variant
+        ))
+        .into());
+    }
+    let dir = workspace.xtask_dir().join("bench").join(format!(
+        "{}-{}-py{}",
+        plan.variant, plan.platform, plan.python
+    ));
+    let path = |p: &Path| p.display().to_string();
+    let official_venv = dir.join("official");
+    let official = path(
+        &official_venv
+            .join(plan.platform.venv_bin())
+            .join(plan.platform.exe("python")),
+    );
+    let wheelhouse =
+        ct2v_fetch::wheelhouse::dir(Path::new(&plan.cache_dir), plan.platform, &plan.python);
+    let script = path(&Path::new(&plan.root).join(SCRIPT));
+    let model = dir.join(format!("model-{}", options.size));
+    let json = options
+        .json
+        .clone()
+        .unwrap_or_else(|| dir.join(format!("bench-{}.json", options.size)));
+
+    let run = |command: Command| run_shown(&command, log);
+    run(Command::new(&launcher[0])
+        .args(launcher[1..].iter().cloned())
+        .args(["-m", "venv", "--clear"])
+        .arg(path(&official_venv)))?;
+    let mut install = Command::new(&official).args(["-m", "pip", "install", "-q"]);
+    if wheelhouse.is_dir() {
+        install = install.args(["--find-links", &path(&wheelhouse)]);
+    }
+    if options.offline {
+        install = install.arg("--no-index");
+    }
+    run(install.arg(format!("ctranslate2=={}", plan.ctranslate2)))?;
+    if !model.join("model.bin").is_file() {
+        run(Command::new(&python).arg(&script).args([
+            "make",
+            "--size",
+            &options.size,
+            "--out",
+            &path(&model),
+        ]))?;
+    }
+    let mut bench = Command::new(&python).arg(&script).args([
+        "run",
+        "--ours",
+        &python,
+        "--official",
+        &official,
+        "--model",
+        &path(&model),
+        "--size",
+        &options.size,
+        "--threads",
+        &options.threads.to_string(),
+        "--rounds",
+        &options.rounds.to_string(),
+        "--repeat",
+        &options.repeat.to_string(),
+        "--tokens",
+        &options.tokens.to_string(),
+        "--json",
+        &path(&json),
+        "--compute-types",
+    ]);
+    bench = bench.args(options.compute_types.iter().cloned());
+    for e in &options.env {
+        bench = bench.args(["--env", e]);
+    }
+    run(bench)?;
+    Ok(json)
+}

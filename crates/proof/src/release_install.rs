@@ -1,0 +1,416 @@
+//! `verify-release DIR --install`: a release installed the way its users install it. The
+//! release folder is served over loopback HTTP (its `whl/<variant>/` index and the wheels it
+//! links), a fresh Python that already has PyPI's `ctranslate2==X` (as the consumer's app
+//! has, PinW/whisper-key-local `pyproject.toml`) runs the consumer's onboarding command
+//! (`src/whisper_key/onboarding.py`: `pip install --force-reinstall …`, here with
+//! `--index-url` and the variant's local version), and the result must report `X+<local>`,
+//! import and transcribe. On Linux with the host's Python in a venv; a Windows wheel on a
+//! Linux host in python.org's Windows Python under wine.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result, bail};
+
+use crate::serve::Server;
+use crate::winpython::Session;
+use ct2v_fetch::wheel_name::WheelName;
+use ct2v_pipeline::release::links::{Target, links};
+use ct2v_pipeline::release::{Artifact, Manifest};
+use ct2v_support::diagnostic::{InputError, escaped};
+use ct2v_support::platform::Platform;
+use ct2v_support::workspace::Workspace;
+
+/// What to install, and from where.
+pub struct InstallRequest<'a> {
+    pub dir: &'a Path,
+    /// The variants to install (empty: every variant with a wheel for the platform and Python).
+    pub variants: &'a [String],
+    pub platform: Platform,
+    pub python: String,
+    /// More folders of wheels the installs may take dependencies from (e.g. a stand-in for
+    /// NVIDIA's cuBLAS wheel).
+    pub find_links: &'a [PathBuf],
+    pub transcribe: bool,
+    pub download: ct2v_fetch::download::Options,
+}
+
+/// One wheel of the release to install: its variant and the requirement that names it.
+pub struct InstallTarget {
+    pub variant: String,
+    pub file: String,
+    /// `ctranslate2==4.7.1+cpu`
+    pub requirement: String,
+    /// `ctranslate2==4.7.1`, what PyPI has and the app starts from.
+    pub baseline: String,
+    pub version: String,
+}
+
+/// The manifest's `platform` wheels (of `variants`; empty: any), for every Python.
+fn wheels_for<'a>(
+    manifest: &'a Manifest,
+    platform: Platform,
+    variants: &'a [String],
+) -> impl Iterator<Item = &'a Artifact> {
+    manifest.artifacts.iter().filter(move |a| {
+        a.kind == "wheel"
+            && a.platform == platform.name()
+            && (variants.is_empty() || variants.contains(&a.variant))
+    })
+}
+
+/// The Python to install with when none is asked: `preferred` (the host's, or the Windows
+/// check's default) when the release has wheels for it, else the one Python it has wheels for.
+pub fn default_python(
+    manifest: &Manifest,
+    platform: Platform,
+    variants: &[String],
+    preferred: String,
+) -> String {
+    let mut held: BTreeSet<&str> = wheels_for(manifest, platform, variants)
+        .map(|a| a.python.as_str())
+        .collect();
+    match held.pop_first() {
+        Some(only) if held.is_empty() && only != preferred => only.to_string(),
+        _ => preferred,
+    }
+}
+
+/// The wheels of `request` in the release's `manifest`.
+pub fn targets(request: &InstallRequest, manifest: &Manifest) -> Result<Vec<InstallTarget>> {
+    let of_platform = || wheels_for(manifest, request.platform, request.variants);
+    let mut out = Vec::new();
+    for a in of_platform().filter(|a| a.python == request.python) {
+        let name = WheelName::parse(Path::new(&a.path))?;
+        let version = match &name.local {
+            Some(local) => format!("{}+{local}", name.public_version),
+            None => name.public_version.clone(),
+        };
+        out.push(InstallTarget {
+            variant: a.variant.clone(),
+            file: a.path.clone(),
+            requirement: format!("ctranslate2=={version}"),
+            baseline: format!("ctranslate2=={}", name.public_version),
+            version,
+        });
+    }
+    if out.is_empty() {
+        let held: BTreeSet<&str> = of_platform().map(|a| a.python.as_str()).collect();
+        return Err(InputError::new(format!(
+            "{} has no {} wheel for Python {}{} (it has {} wheels for: {})",
+            request.dir.display(),
+            request.platform,
+            request.python,
+            if request.variants.is_empty() {
+                String::new()
+            } else {
+                format!(" of {}", request.variants.join(", "))
+            },
+            request.platform,
+            if held.is_empty() {
+                "none".to_string()
+            } else {
+                held.into_iter().collect::<Vec<_>>().join(", ")
+            }
+        ))
+        .note("see its manifest.json for what it holds; --platform and --python choose")
+        .into());
+    }
+    for variant in request.variants {
+        if !out.iter().any(|t| &t.variant == variant) {
+            return Err(InputError::new(format!(
+                "{} has no {} Python {} wheel of variant `{variant}`",
+                request.dir.display(),
+                request.platform,
+                request.python
+            ))
+            .into());
+        }
+    }
+    Ok(out)
+}
+
+/// Every link of the variant's index must lead into the release folder, which this check
+/// serves on loopback: pip installs from nothing else. Checked before any install. A release
+/// made for GitHub (`--index-base-url`) links its assets there by absolute URL, which is bad
+/// input here; any other link out of the folder is a broken release.
+pub fn check_index_is_local(dir: &Path, variant: &str) -> Result<()> {
+    let index = format!("{}/{variant}", ct2v_pipeline::release::pep503::DIR);
+    let mut absolute = Vec::new();
+    let mut outside = Vec::new();
+    for (name, path) in ct2v_support::fsx::files_below(&dir.join(&index))? {
+        let page = format!("{index}/{name}");
+        let text = std::fs::read_to_string(&path)
+            .with_context(|| format!("cannot read {}", path.display()))?;
+        for (href, target) in links(&page, &text) {
+            let link = format!("{}: link `{}`", dir.join(&page).display(), escaped(&href));
+            match target {
+                Ok(Target::Inside) => {}
+                Ok(Target::Absolute) => absolute.push(link),
+                Err(why) => outside.push(format!("{link} {why}")),
+            }
+        }
+    }
+    if !outside.is_empty() {
+        bail!(
+            "the index of `{variant}` links out of the release, so nothing is installed from \
+             it:\n  {}",
+            outside.join("\n  ")
+        );
+    }
+    if !absolute.is_empty() {
+        return Err(InputError::new(format!(
+            "the index of `{variant}` links by absolute URL, where this check serves the \
+             release folder on loopback:\n  {}",
+            absolute.join("\n  ")
+        ))
+        .note("release it without --index-base-url to check it here")
+        .into());
+    }
+    Ok(())
+}
+
+/// Where one install runs, and how.
+pub enum Python<'a> {
+    /// A venv's python on this host.
+    Native(PathBuf),
+    /// The Windows Python under wine.
+    Wine(&'a Session),
+}
+
+impl Python<'_> {
+    fn run(&self, args: &[String], log: &Path) -> Result<String> {
+        let mut out = String::new();
+        let mut keep = |line: &str| {
+            out.push_str(line);
+            out.push('\n');
+        };
+        match self {
+            Python::Native(python) => {
+                let command = ct2v_support::process::Command::new(python.display().to_string())
+                    .args(args.iter().cloned());
+                ct2v_support::process::run_logged(&command, &Default::default(), log, &mut keep)?;
+            }
+            Python::Wine(session) => session.python(args, log, &mut keep)?,
+        }
+        Ok(out)
+    }
+}
+
+/// The steps of one install, with `python` already holding the app's baseline.
+pub struct Install<'a> {
+    pub python: Python<'a>,
+    pub index_url: String,
+    pub find_links: Vec<PathBuf>,
+    pub constraints: Option<PathBuf>,
+    pub log: PathBuf,
+}
+
+impl Install<'_> {
+    /// The consumer's onboarding command, as shown to the user and as run.
+    pub fn onboarding_args(&self, target: &InstallTarget) -> Vec<String> {
+        let mut args: Vec<String> = ["-m", "pip", "install", "--isolated", "--force-reinstall"]
+            .map(String::from)
+            .to_vec();
+        args.extend(["--index-url".into(), self.index_url.clone()]);
+        for dir in &self.find_links {
+            args.extend(["--find-links".into(), dir.display().to_string()]);
+        }
+        if let Some(c) = &self.constraints {
+            args.extend(["--constraint".into(), c.display().to_string()]);
+        }
+        args.push(target.requirement.clone());
+        args
+    }
+
+    /// `python args`, its output returned.
+    pub fn run(&self, args: &[String]) -> Result<String> {
+        self.python.run(args, &self.log)
+    }
+
+    /// `pip install` of the PyPI baseline (from the wheelhouse).
+    pub fn baseline(&self, target: &InstallTarget) -> Result<()> {
+        let mut args: Vec<String> = ["-m", "pip", "install", "--isolated", "--no-index"]
+            .map(String::from)
+            .to_vec();
+        for dir in &self.find_links {
+            args.extend(["--find-links".into(), dir.display().to_string()]);
+        }
+        if let Some(c) = &self.constraints {
+            args.extend(["--constraint".into(), c.display().to_string()]);
+        }
+        args.push(target.baseline.clone());
+        self.python.run(&args, &self.log)?;
+        Ok(())
+    }
+
+    /// The installed ctranslate2's version, as pip recorded it and as it imports.
+    pub fn installed_version(&self) -> Result<String> {
+        let out = self.python.run(
+            &[
+                "-c".into(),
+                "import importlib.metadata as m, ctranslate2; print('installed', m.version('ctranslate2'), ctranslate2.__version__)".into(),
+            ],
+            &self.log,
+        )?;
+        let line = out
+            .lines()
+            .find_map(|l| l.strip_prefix("installed "))
+            .with_context(|| format!("no version printed (log: {})", self.log.display()))?;
+        Ok(line
+            .split_whitespace()
+            .next()
+            .unwrap_or_default()
+            .to_string())
+    }
+}
+
+/// Checks the installed version is the target's.
+pub fn expect_version(found: &str, target: &InstallTarget, stage: &str) -> Result<()> {
+    if found != target.version {
+        bail!(
+            "{stage}: ctranslate2 {found} is installed, not {} ({})",
+            target.version,
+            target.file
+        );
+    }
+    Ok(())
+}
+
+/// The loopback server for the release folder.
+pub fn serve(dir: &Path) -> Result<Server> {
+    Server::start(dir)
+}
+
+/// The wheelhouse the installs take dependencies from: the wheel's runtime requirements and
+/// the PyPI baseline, for `platform` and `python` (numpy pinned to `numpy` under wine).
+pub fn wheelhouse(
+    workspace: &Workspace,
+    request: &InstallRequest,
+    targets: &[InstallTarget],
+    numpy: Option<&str>,
+    log: &Path,
+) -> Result<PathBuf> {
+    let cache = &workspace.cache_dir;
+    if request.download.offline {
+        return Ok(ct2v_fetch::wheelhouse::dir(
+            cache,
+            request.platform,
+            &request.python,
+        ));
+    }
+    let mut specs: Vec<String> = ct2v_fetch::wheelhouse::RUNTIME_REQUIREMENTS
+        .iter()
+        .map(|r| match (r, numpy) {
+            (&"numpy", Some(v)) => format!("numpy=={v}"),
+            _ => r.to_string(),
+        })
+        .collect();
+    specs.extend(targets.iter().map(|t| t.baseline.clone()));
+    specs.sort();
+    specs.dedup();
+    ct2v_fetch::wheelhouse::download_packages(cache, request.platform, &request.python, &specs, log)
+}
+
+/// A constraints file pinning numpy (under wine), in `work`.
+pub fn constraints(work: &Path, numpy: &str) -> Result<PathBuf> {
+    let path = work.join("constraints.txt");
+    std::fs::write(&path, format!("numpy=={numpy}\n"))?;
+    Ok(path)
+}
+
+/// An install in the session's Windows Python under wine, numpy constrained to what wine runs.
+pub fn wine_install<'a>(
+    session: &'a Session,
+    server: &Server,
+    variant: &str,
+    find_links: Vec<PathBuf>,
+    log: &Path,
+) -> Result<Install<'a>> {
+    let constraints = constraints(&session.work, &session.numpy)?;
+    Ok(Install {
+        python: Python::Wine(session),
+        index_url: server.url(&format!(
+            "/{}/{variant}",
+            ct2v_pipeline::release::pep503::DIR
+        )),
+        find_links,
+        constraints: Some(constraints),
+        log: log.to_path_buf(),
+    })
+}
+
+/// A fresh venv in `dir` of this host's Python `python` (`python3` when it is that version,
+/// else `python3.X` on PATH; on Windows `py -3.X`).
+pub fn native_venv(python: &str, dir: &Path, log: &Path) -> Result<PathBuf> {
+    let command = if cfg!(windows) {
+        ct2v_support::process::Command::new("py").arg(format!("-{python}"))
+    } else if ct2v_support::host::python_version().as_deref() == Some(python) {
+        ct2v_support::process::Command::new("python3")
+    } else if ct2v_support::host::on_path(&format!("python{python}")) {
+        ct2v_support::process::Command::new(format!("python{python}"))
+    } else {
+        return Err(InputError::new(format!(
+            "this release's wheels for Python {python} need a Python {python} here: neither \
+             python3 nor python{python} is one"
+        ))
+        .note("install it, or check the wheels of the host's Python with --python")
+        .into());
+    };
+    let command = command
+        .args(["-m", "venv", "--clear"])
+        .arg(dir.display().to_string());
+    ct2v_support::process::run_logged(&command, &Default::default(), log, &mut |_| {})?;
+    let host = Platform::host().unwrap_or(Platform::LinuxX86_64);
+    Ok(dir.join(host.venv_bin()).join(host.exe("python")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn release_with(pythons: &[(&str, &str)]) -> Manifest {
+        let artifacts = pythons
+            .iter()
+            .map(|(platform, python)| Artifact {
+                path: format!("ctranslate2-4.7.1+cpu-cp{}-x.whl", python.replace('.', "")),
+                kind: "wheel".into(),
+                variant: "cpu".into(),
+                description: String::new(),
+                platform: platform.to_string(),
+                python: python.to_string(),
+                ctranslate2: "4.7.1".into(),
+                size: 0,
+                sha256: String::new(),
+                inputs: Vec::new(),
+                sdk: None,
+                bundled: Vec::new(),
+                toolchain: None,
+            })
+            .collect();
+        Manifest {
+            schema_version: 1,
+            version: "4.7.1".into(),
+            artifacts,
+            index_base_url: None,
+            left_out: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn the_default_python_is_the_preferred_one_unless_the_release_has_one_other_only() {
+        let linux = Platform::LinuxX86_64;
+        let only_312 = release_with(&[("linux-x86_64", "3.12"), ("windows-x86_64", "3.11")]);
+        let pick = |manifest: &Manifest| default_python(manifest, linux, &[], "3.11".into());
+        assert_eq!(pick(&only_312), "3.12");
+        let both = release_with(&[("linux-x86_64", "3.12"), ("linux-x86_64", "3.11")]);
+        assert_eq!(pick(&both), "3.11");
+        let two_others = release_with(&[("linux-x86_64", "3.12"), ("linux-x86_64", "3.13")]);
+        assert_eq!(pick(&two_others), "3.11", "no guess among several");
+        let cuda_only = default_python(&only_312, linux, &["cuda".into()], "3.11".into());
+        assert_eq!(
+            cuda_only, "3.11",
+            "nothing of that variant: the error comes later"
+        );
+    }
+}
