@@ -14,6 +14,7 @@ pub mod platform;
 pub mod process;
 pub mod safe_path;
 pub mod staging;
+pub mod stdout;
 pub mod text_rules;
 pub mod units;
 pub mod workspace;

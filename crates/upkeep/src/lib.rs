@@ -4,6 +4,8 @@
 //! variant files and the lock (`pin`).
 
 pub mod bump;
+pub mod new_version;
 pub mod pin;
 pub mod pin_inputs;
+pub mod pin_variant;
 pub mod upstream;

@@ -11,7 +11,9 @@ use ct2v_fetch::cache::Cache;
 use ct2v_fetch::download::{self, Options};
 use ct2v_fetch::index_page;
 use ct2v_fetch::payload::{self, Claim, Kind};
+use ct2v_pipeline::build::fetch;
 use ct2v_pipeline::plan::matrix;
+use ct2v_pipeline::plan::request::PlanRequest;
 use ct2v_pipeline::plan::{self, Plan, PlannedInput};
 use ct2v_pipeline::variant::{Catalog, Choices};
 use ct2v_support::diagnostic::InputError;
@@ -33,6 +35,37 @@ pub enum PinAction {
     Verified,
     /// Downloaded and written into these files.
     Written(Vec<PathBuf>),
+}
+
+/// `--allow-unpinned` before a build or a fetch: downloads the plan's unpinned inputs,
+/// records their sha256 and size in the variant files (as `pin` does) and plans again
+/// (a [`ct2v_pipeline::plan::request::Pinner`]).
+pub fn pin_and_replan(
+    workspace: &Workspace,
+    request: &PlanRequest,
+    plan: Plan,
+    options: &Options,
+) -> Result<Plan> {
+    let unpinned = plan.inputs.iter().filter(|i| i.sha256.is_none()).count();
+    eprintln!(
+        "warning: --allow-unpinned: pinning {unpinned} input(s) of `{}` from what the network serves now; review and commit the variant file",
+        plan.variant
+    );
+    let (outcomes, unpinned_plan) = pin_unpinned(workspace, plan, options)?;
+    let mut errors = Vec::new();
+    for outcome in outcomes {
+        match outcome.result {
+            Ok(_) => eprintln!("pinned {} ({})", outcome.name, outcome.url),
+            Err(e) => {
+                let hints = fetch::package_hints(&unpinned_plan, &[outcome.name.as_str()]);
+                errors.push(format!("{}{hints}", download::describe(e.as_ref())));
+            }
+        }
+    }
+    if !errors.is_empty() {
+        bail!("{}\nnothing was built", errors.join("\n"));
+    }
+    request.plan(workspace)
 }
 
 /// Pins the unpinned inputs of one plan (`build --allow-unpinned`): the outcomes, and the

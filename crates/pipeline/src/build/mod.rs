@@ -3,14 +3,18 @@
 //! plan's bundle step hands to the bundler (`bundle_spec`), `build-info.json` (`info`), ninja
 //! progress (`progress`) and the toolchain checks (`toolchain`).
 
+pub mod bundle_alone;
 pub mod bundle_spec;
 pub mod copy_dlls;
+pub mod end_to_end;
 pub mod exec;
 pub mod fetch;
+pub mod fetch_all;
 pub mod info;
 pub mod jobs;
 pub mod long_paths;
 pub mod progress;
+pub mod patch_series;
 pub mod readiness;
 pub mod runner;
 pub mod sdk_env;

@@ -90,3 +90,27 @@ fn unpinned(plan: &Plan) -> Vec<String> {
         })
         .collect()
 }
+
+/// `doctor --variant V`: what that build needs here, each missing thing on a line.
+pub fn report(
+    workspace: &ct2v_support::workspace::Workspace,
+    request: &crate::plan::request::PlanRequest,
+    prebuilt_native: bool,
+) -> anyhow::Result<std::process::ExitCode> {
+    use ct2v_support::outln;
+    let plan = request.plan(workspace)?;
+    let problems = problems(&plan, request.sdk_dir.clone(), prebuilt_native);
+    let what = format!(
+        "{} for {} (Python {})",
+        plan.variant, plan.platform, plan.python
+    );
+    if problems.is_empty() {
+        outln!("ready: this machine has what building {what} needs")?;
+        return Ok(std::process::ExitCode::SUCCESS);
+    }
+    outln!("not ready to build {what}:")?;
+    for problem in &problems {
+        outln!("  - {}", problem.replace('\n', "\n    "))?;
+    }
+    Ok(std::process::ExitCode::FAILURE)
+}

@@ -160,3 +160,40 @@ fn run_bounded(program: &Path, args: &[String], log: &Path, limit: Duration) -> 
         std::thread::sleep(Duration::from_millis(200));
     }
 }
+
+/// `install-sdk`: the request's GPU SDK installed (or found), said on stdout.
+pub fn install_and_say(
+    workspace: &ct2v_support::workspace::Workspace,
+    request: &crate::plan::request::PlanRequest,
+    options: &Options,
+    force: bool,
+    timeout: Option<Duration>,
+) -> Result<std::process::ExitCode> {
+    let plan = request.plan(workspace)?;
+    let log = workspace
+        .log_dir(&plan.slot, plan.platform)
+        .join("install-sdk.log");
+    let installed = install(
+        &plan,
+        &Cache::new(&workspace.cache_dir),
+        options,
+        &log,
+        timeout,
+        force,
+    )?;
+    match installed {
+        Installed::Already(found) => ct2v_support::outln!(
+            "already installed: SDK {} at {} ({}); nothing ran (--force runs the installer)",
+            found.version,
+            found.root.display(),
+            found.how
+        )?,
+        Installed::Now { found, seconds } => ct2v_support::outln!(
+            "installed in {seconds:.0} s: SDK {} at {} ({})",
+            found.version,
+            found.root.display(),
+            found.how
+        )?,
+    }
+    Ok(std::process::ExitCode::SUCCESS)
+}

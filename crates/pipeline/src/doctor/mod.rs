@@ -159,3 +159,28 @@ fn list_or(items: &[String], none: &str) -> String {
         items.join(", ")
     }
 }
+
+/// `doctor`: this machine's report (`json`: as JSON), or with `build`, only what that build
+/// needs here. Exit 1 when it is not ready.
+pub fn report(
+    workspace: &ct2v_support::workspace::Workspace,
+    json: bool,
+    build: Option<(&crate::plan::request::PlanRequest, bool)>,
+) -> anyhow::Result<std::process::ExitCode> {
+    if let Some((request, prebuilt_native)) = build {
+        return crate::build::readiness::report(workspace, request, prebuilt_native);
+    }
+    let catalog = crate::variant::Catalog::load(&workspace.root, &[])?;
+    let coverage = crate::variant::coverage::of_catalog(&catalog)?;
+    let report = examine(&coverage);
+    if json {
+        ct2v_support::outln!("{}", serde_json::to_string_pretty(&report)?)?;
+    } else {
+        ct2v_support::out!("{}", report.text())?;
+    }
+    Ok(if report.verdict.ready {
+        std::process::ExitCode::SUCCESS
+    } else {
+        std::process::ExitCode::FAILURE
+    })
+}

@@ -315,3 +315,51 @@ pub fn entries(catalog: &Catalog) -> Result<Vec<Entry>, InputError> {
     }
     Ok(include)
 }
+
+/// What `matrix` prints: which entries, and how.
+pub struct MatrixRequest {
+    /// One line of JSON instead of a table.
+    pub json: bool,
+    /// The native jobs instead (`native`).
+    pub native: bool,
+    /// CTranslate2 versions to span (default: each variant's).
+    pub ctranslate2: Vec<String>,
+    /// Only the entries of this lane.
+    pub lane: Option<String>,
+    pub opt: Opt,
+}
+
+impl MatrixRequest {
+    /// The matrix on stdout; each entry left out is named on stderr with why.
+    pub fn print(&self, root: &Path) -> anyhow::Result<std::process::ExitCode> {
+        let mut all = matrix(root, &self.ctranslate2)?;
+        if let Some(lane) = &self.lane {
+            all.include.retain(|e| e.lane == lane.as_str());
+        }
+        let (include, left_out) = select(all.include, self.opt);
+        for line in left_out.iter().filter(|_| !self.native) {
+            eprintln!("note: left out of the matrix: {line}");
+        }
+        let include = if self.native {
+            native(&include)
+        } else {
+            include
+        };
+        let matrix = Matrix { include };
+        if self.json {
+            ct2v_support::outln!("{}", serde_json::to_string(&matrix)?)?;
+        } else {
+            for entry in &matrix.include {
+                ct2v_support::outln!(
+                    "{:<14} {:<8} {:<16} py{:<6} {}",
+                    entry.variant,
+                    entry.ctranslate2,
+                    entry.platform,
+                    entry.python,
+                    entry.runs_on
+                )?;
+            }
+        }
+        Ok(std::process::ExitCode::SUCCESS)
+    }
+}

@@ -8,6 +8,7 @@
 pub mod cache_key;
 pub mod matrix;
 mod render;
+pub mod request;
 mod step_id;
 mod steps;
 

@@ -7,6 +7,8 @@ pub mod links;
 pub mod notes;
 pub mod pages;
 pub mod pep503;
+pub mod request;
+pub mod site;
 pub mod selector_wheel;
 mod verify;
 

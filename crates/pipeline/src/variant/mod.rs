@@ -5,6 +5,7 @@ pub mod coverage;
 pub mod download_url;
 mod extends;
 pub mod layer;
+pub mod listing;
 pub mod loc;
 mod resolve;
 mod template;

@@ -23,6 +23,7 @@
 //! `[upstream.accepted]` (`"onednn.version" = "why"`, in defaults.toml or a version file);
 //! an acceptance that no longer matches a drift is reported as stale.
 
+mod compare_versions;
 mod drift;
 mod facts;
 mod ours;
@@ -36,6 +37,7 @@ use std::path::Path;
 use anyhow::{Context, Result};
 use serde::Serialize;
 
+pub use compare_versions::compare_versions;
 pub use drift::{Acceptance, Row, Verdict};
 pub use facts::{Fact, FactKind, Place, Unreadable, UpstreamFacts, Value};
 

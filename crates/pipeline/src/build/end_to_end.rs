@@ -1,0 +1,125 @@
+//! `build`: one variant end to end, step by step, through the executor.
+
+use std::process::ExitCode;
+
+use anyhow::Result;
+
+use crate::build::Runner;
+use crate::build::bundle_spec;
+use crate::build::exec::Executor;
+use crate::plan::{self, request::PlanRequest, request::Pinner};
+use ct2v_fetch::cache::Cache;
+use ct2v_fetch::download::Options;
+use ct2v_support::diagnostic::InputError;
+use ct2v_support::outln;
+use ct2v_support::workspace::Workspace;
+
+/// A build as `cargo xtask build` asks for it.
+pub struct BuildRequest {
+    pub plan: PlanRequest,
+    /// Print the plan (as JSON with `json`) and stop.
+    pub dry_run: bool,
+    pub json: bool,
+    pub download: Options,
+    /// `--allow-unpinned`: how the unpinned inputs get pinned first.
+    pub pinner: Option<Pinner>,
+    /// Stop after this step.
+    pub until: Option<String>,
+    /// The C++ library was built by another run.
+    pub prebuilt_native: bool,
+}
+
+impl BuildRequest {
+    pub fn run(&self, workspace: &Workspace) -> Result<ExitCode> {
+        let plan = self.plan.plan(workspace)?;
+        if let Some(until) = &self.until
+            && !plan.steps.iter().any(|s| s.id == until.as_str())
+        {
+            let ids: Vec<&str> = plan.steps.iter().map(|s| s.id.as_str()).collect();
+            return Err(InputError::new(format!(
+                "--until {until}: the plan of `{}` has no such step",
+                plan.variant
+            ))
+            .allowed("", &ids)
+            .into());
+        }
+        if self.dry_run {
+            plan::request::print(&plan, self.json)?;
+            return Ok(ExitCode::SUCCESS);
+        }
+        let plan = self
+            .plan
+            .pin_if_asked(workspace, plan, &self.download, self.pinner)?;
+        if let Some(problem) = crate::build::long_paths::problem(&plan) {
+            anyhow::bail!("{problem}");
+        }
+        self.execute(workspace, &plan)
+    }
+
+    fn execute(&self, workspace: &Workspace, plan: &plan::Plan) -> Result<ExitCode> {
+        eprintln!(
+            "building {} for {} (Python {}): {} steps; logs in {}",
+            plan.variant,
+            plan.platform,
+            plan.python,
+            plan.steps.len(),
+            workspace.log_dir(&plan.slot, plan.platform).display()
+        );
+        for note in &plan.notes {
+            eprintln!("note: {note}");
+        }
+        let mut runner = Runner {
+            cache: Cache::new(&workspace.cache_dir),
+            download: self.download.clone(),
+            folders: bundle_spec::Folders {
+                sdk_root: self.plan.sdk_dir.clone(),
+                toolchain: None,
+                sdk_version: None,
+            },
+            sdk: crate::build::sdk_env::SdkEnv {
+                before_bundle: stops_before_bundle(plan, self.until.as_deref()),
+                ..Default::default()
+            },
+            msvc: None,
+            prebuilt_native: self.prebuilt_native,
+        };
+        let mut executor = Executor::new(
+            plan,
+            workspace.state_dir(&plan.slot, plan.platform, &plan.python),
+            workspace.log_dir(&plan.slot, plan.platform),
+        );
+        executor.until = self.until.clone();
+        executor.prebuilt_native = self.prebuilt_native;
+        let report = executor.run(&mut runner)?;
+        eprintln!(
+            "done in {:.1} s: {} step(s) ran, {} up to date",
+            report.seconds,
+            report.ran.len(),
+            report.skipped.len()
+        );
+        for (step, why) in &report.not_run {
+            eprintln!("warning: step `{step}` did not run: {why}");
+        }
+        if let Some(until) = &self.until {
+            eprintln!("stopped after step `{until}` (--until)");
+            return Ok(ExitCode::SUCCESS);
+        }
+        for artifact in &plan.artifacts {
+            outln!("{artifact}")?;
+        }
+        Ok(ExitCode::SUCCESS)
+    }
+}
+
+/// Whether `--until STEP` ends the run before the plan's bundle step.
+fn stops_before_bundle(plan: &plan::Plan, until: Option<&str>) -> bool {
+    let Some(until) = until else {
+        return false;
+    };
+    let last = plan.steps.iter().position(|s| s.id == until);
+    let bundle = plan
+        .steps
+        .iter()
+        .position(|s| matches!(s.action, plan::Action::Bundle { .. }));
+    matches!((last, bundle), (Some(last), Some(bundle)) if last < bundle)
+}
