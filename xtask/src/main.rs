@@ -15,7 +15,7 @@ fn main() -> ExitCode {
         Ok(cli) => cli,
         Err(err) => return usage_error(err),
     };
-    match xtask::cmd::run(cli) {
+    match cli.run() {
         Ok(code) => code,
         Err(err) if stdout_closed(&err) => ExitCode::SUCCESS,
         Err(err) => match err.downcast_ref::<InputError>() {

@@ -120,8 +120,7 @@ fn facts_table(
     let mut options = download.clone();
     options.offline |= no_pin;
     outln!("== upstream facts of CTranslate2 {version}")?;
-    match crate::upstream::report_for_new_version(&workspace.root, &cache, &options, version)
-    {
+    match crate::upstream::report_for_new_version(&workspace.root, &cache, &options, version) {
         Ok(report) => {
             out!("{}", report.table())?;
             if !report.passes() {

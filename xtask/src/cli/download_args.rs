@@ -5,6 +5,7 @@ use std::time::Duration;
 use clap::Args;
 
 use ct2v_fetch::download;
+use ct2v_pipeline::plan::request::Pinner;
 
 /// How downloads are made.
 #[derive(Args)]
@@ -50,6 +51,12 @@ impl DownloadArgs {
             timeout: Duration::from_secs(self.timeout),
             ..download::Options::default()
         }
+    }
+
+    /// With `--allow-unpinned`: how a build or a fetch pins its unpinned inputs first.
+    pub fn pinner(&self) -> Option<Pinner> {
+        let pin: Pinner = ct2v_upkeep::pin_inputs::pin_and_replan;
+        self.allow_unpinned.then_some(pin)
     }
 }
 

@@ -1,18 +1,26 @@
-//! The command line's types (clap): what each command takes. `cmd/` does the work.
+//! The command line (clap): the top-level flags, the table of commands with their help, and
+//! the dispatch, one line per command. Each command's flags and its `run` are in `cmd/`.
 
 mod command_args;
 mod download_args;
 mod selection;
+mod wheel_args;
 
 use std::path::PathBuf;
+use std::process::ExitCode;
 
+use anyhow::Result;
 use clap::{Parser, Subcommand};
 
-use ct2v_support::text_rules::{self, Refusal};
+use crate::cmd;
+use ct2v_support::diagnostic::InputError;
+use ct2v_support::text_rules::Refusal;
+use ct2v_support::workspace::Workspace;
 
 pub use command_args::*;
 pub use download_args::*;
 pub use selection::*;
+pub use wheel_args::*;
 
 #[derive(Parser)]
 #[command(
@@ -45,44 +53,18 @@ pub enum Command {
                       CUDA major or AMD gfx targets, the consumer cards table and the AMD PCI IDs. \
                       `release` writes the same as variants.json."
     )]
-    Variants {
-        /// Print JSON instead of text: the variants and the GPUs each serves
-        #[arg(long, conflicts_with = "markdown")]
-        json: bool,
-        /// Print the README's table of consumer cards and the variant serving each
-        #[arg(long)]
-        markdown: bool,
-    },
+    Variants(cmd::variants::Variants),
     /// Show the ordered steps a build of one variant will run, without running them
     #[command(
         after_help = "Examples:\n  cargo xtask plan --variant cpu\n  cargo xtask plan --variant rocm --platform windows-x86_64 --json\n\n\
                             The JSON form is documented in docs/plan-json.md (schema_version 1)."
     )]
-    Plan {
-        #[command(flatten)]
-        selection: Selection,
-        /// Print the plan as JSON (stable; see docs/plan-json.md)
-        #[arg(long)]
-        json: bool,
-    },
+    Plan(cmd::plan::Plan),
     /// Build one variant end to end (fetch, unpack, patch, compile, wheel, bundle, verify)
     #[command(
         after_help = "Examples:\n  cargo xtask build --variant cpu\n  cargo xtask build --variant cuda --cuda-arch 9.0 --dry-run"
     )]
-    Build {
-        #[command(flatten)]
-        selection: Selection,
-        /// Print the plan and stop
-        #[arg(long)]
-        dry_run: bool,
-        /// With --dry-run: print the plan as JSON
-        #[arg(long, requires = "dry_run")]
-        json: bool,
-        #[command(flatten)]
-        download: DownloadArgs,
-        #[command(flatten)]
-        part: PartArgs,
-    },
+    Build(cmd::build::Build),
     /// What this machine has for GPU acceleration, which variant fits it, and what to do next
     #[command(
         long_about = "Look at this machine: OS, compilers (MSVC, gcc, clang), CMake, ninja, \
@@ -103,30 +85,7 @@ pub enum Command {
                       Exit codes: 0 the recommended variant (or the one given) can be built or \
                       used here, 1 not yet (the next steps say what is missing), 2 bad input."
     )]
-    Doctor {
-        /// Print the facts and the verdict as JSON
-        #[arg(long)]
-        json: bool,
-        /// Check only what building this variant needs on this machine
-        #[arg(long, value_name = "NAME")]
-        variant: Option<String>,
-        /// With --variant: the platform (default: this host)
-        #[arg(long, value_name = "PLATFORM", requires = "variant")]
-        platform: Option<PlatformArg>,
-        /// With --variant: the Python version (default: the host's python3)
-        #[arg(long, value_name = "X.Y", requires = "variant")]
-        python: Option<String>,
-        /// With --variant: the CTranslate2 version
-        #[arg(long, value_name = "VERSION", requires = "variant", value_parser = checked(text_rules::ctranslate2_version))]
-        ctranslate2: Option<String>,
-        /// With --variant: the GPU SDK on disk to check instead of searching for one
-        #[arg(long, value_name = "DIR", requires = "variant")]
-        sdk_dir: Option<PathBuf>,
-        /// With --variant: the C++ library comes from another run (`build --prebuilt-native`):
-        /// no SDK is needed here unless the bundle copies files from it
-        #[arg(long, requires = "variant")]
-        prebuilt_native: bool,
-    },
+    Doctor(cmd::doctor::Doctor),
     /// Check (or apply) a variant's patch series against CTranslate2's source
     #[command(
         long_about = "Check that the variant's patch series (patches/ctranslate2-<version>/series) \
@@ -144,7 +103,7 @@ pub enum Command {
                       cargo xtask patch --variant rocm-gfx1010 --source ~/src/CTranslate2\n\n\
                       Exit codes: 0 the series applies (or was applied), 1 it does not, 2 bad input."
     )]
-    Patch(PatchArgs),
+    Patch(cmd::patch::Patch),
     /// Install a built wheel into a fresh venv and check that it imports and works
     #[command(
         long_about = "Install the wheel a build left in its output folder into a fresh venv (no \
@@ -238,16 +197,7 @@ pub enum Command {
                       Exit codes: 0 all inputs verified, 1 a download or check failed (or --offline and \
                       something is missing), 2 bad input."
     )]
-    Fetch {
-        #[command(flatten)]
-        selection: Selection,
-        #[command(flatten)]
-        download: DownloadArgs,
-        /// Skip the pip wheels of the build tools and of the wheel's dependencies (fetched
-        /// into <cache>/wheels/ so that `build --offline` works from a copied cache)
-        #[arg(long)]
-        no_wheels: bool,
-    },
+    Fetch(cmd::fetch::Fetch),
     /// Install a variant's GPU SDK unattended from its pinned installer (hosted CI runners)
     #[command(
         long_about = "Install the GPU SDK a build needs, unattended, from the installer the \
@@ -264,19 +214,7 @@ pub enum Command {
                       the installer or the check afterwards failed, 2 bad input (a variant with \
                       no installer, another platform)."
     )]
-    InstallSdk {
-        #[command(flatten)]
-        selection: Selection,
-        #[command(flatten)]
-        download: DownloadArgs,
-        /// Run the installer even when a fitting SDK is found
-        #[arg(long)]
-        force: bool,
-        /// Stop the installer after this many seconds (default: the variant's
-        /// `installer-minutes`)
-        #[arg(long, value_name = "SECONDS")]
-        installer_timeout: Option<u64>,
-    },
+    InstallSdk(cmd::install_sdk::InstallSdk),
     /// Record the sha256 and size of inputs whose pin is missing or whose URL changed
     #[command(
         long_about = "Download every input of a variant (all platforms and Pythons) whose pin is \
@@ -288,16 +226,7 @@ pub enum Command {
                       Exit codes: 0 every input pinned, 1 some input could not be downloaded (the \
                       others are still written), 2 bad input."
     )]
-    Pin {
-        /// The variant: a file variants/<name>.toml (see `cargo xtask variants`)
-        #[arg(long, value_name = "NAME")]
-        variant: String,
-        /// The CTranslate2 version (default: the variant's)
-        #[arg(long, value_name = "VERSION", value_parser = checked(text_rules::ctranslate2_version))]
-        ctranslate2: Option<String>,
-        #[command(flatten)]
-        download: DownloadArgs,
-    },
+    Pin(cmd::pin::Pin),
     /// Bundle the SDK libraries a wheel's binaries load: fat wheel, portable folder, report
     #[command(
         long_about = "Find exactly the libraries a wheel's binaries load (PE import and delay-import \
@@ -321,7 +250,7 @@ pub enum Command {
                       Exit codes: 0 bundled, 1 a library could not be found or a file not read \
                       (the message lists each missing library and who imports it), 2 bad input."
     )]
-    Bundle(BundleArgs),
+    Bundle(cmd::bundle::Bundle),
     /// Gather the built artifacts of the matrix into a release folder with checksums
     #[command(
         long_about = "Gather the artifacts of each selected variant × platform × Python (the \
@@ -342,7 +271,7 @@ pub enum Command {
                       named <variant>-<platform>-py<X.Y>\n\n\
                       Exit codes: 0 released, 1 something missing or inconsistent, 2 bad input."
     )]
-    Release(ReleaseArgs),
+    Release(cmd::release::Release),
     /// Write the pip index of every release as a static site (GitHub Pages)
     #[command(
         long_about = "Write the static site that serves the pip index of every release: \
@@ -361,28 +290,7 @@ pub enum Command {
                       --site-url https://OWNER.github.io/REPO --out site\n\n\
                       Exit codes: 0 written, 1 failure, 2 bad input."
     )]
-    Pages {
-        /// This release's folder (its manifest.json)
-        #[arg(long, value_name = "DIR")]
-        release: PathBuf,
-        /// This release's tag (the folder of its download URL)
-        #[arg(long, value_name = "TAG", value_parser = checked(text_rules::git_tag))]
-        tag: String,
-        /// A folder of earlier releases: <tag>/manifest.json each
-        #[arg(long, value_name = "DIR")]
-        earlier: Option<PathBuf>,
-        /// Where release assets are downloaded from (https; http only to loopback), ending
-        /// in `/`; the tag follows
-        #[arg(long, value_name = "URL", value_parser = checked(text_rules::base_url))]
-        download_base: String,
-        /// The site's own URL (https; http only to loopback), written into the front page's
-        /// install commands (`<URL>/whl/<variant>`); absent: https://OWNER.github.io/REPO
-        #[arg(long, value_name = "URL", value_parser = checked(text_rules::web_url))]
-        site_url: Option<String>,
-        /// The site folder to write (new, or empty)
-        #[arg(long, value_name = "DIR")]
-        out: PathBuf,
-    },
+    Pages(cmd::pages::Pages),
     /// Check a release folder: SHA256SUMS, every wheel's RECORD, the manifest; --install: as users install it
     #[command(
         long_about = "Check a release folder: SHA256SUMS, every wheel's RECORD, the manifest, \
@@ -424,37 +332,7 @@ pub enum Command {
                       Exit codes: 0 the version is ready to build, 1 something is left to do by \
                       hand (listed), 2 bad input."
     )]
-    Bump {
-        /// The new CTranslate2 version
-        #[arg(long, value_name = "VERSION", value_parser = checked(text_rules::ctranslate2_version))]
-        ctranslate2: String,
-        /// The version file to start from (default: the newest one below VERSION)
-        #[arg(long, value_name = "VERSION", value_parser = checked(text_rules::ctranslate2_version))]
-        from: Option<String>,
-        /// The source archive with every submodule (e.g. a ct2rs crate on crates.io)
-        #[arg(long, value_name = "URL", conflicts_with = "from_tag")]
-        source: Option<String>,
-        /// Take the source from this git tag of --repo instead: its GitHub archive and one
-        /// archive per submodule (nested ones too), read through the GitHub API
-        #[arg(long, value_name = "TAG", value_parser = checked(text_rules::git_tag))]
-        from_tag: Option<String>,
-        /// The GitHub repository of --from-tag
-        #[arg(
-            long,
-            value_name = "OWNER/REPO",
-            default_value = "OpenNMT/CTranslate2",
-            requires = "from_tag"
-        )]
-        repo: String,
-        /// The folder inside --source that holds CTranslate2 (found for ct2rs crates)
-        #[arg(long, value_name = "DIR", conflicts_with = "from_tag")]
-        subdir: Option<String>,
-        /// Write the files only: no downloads, no patch check
-        #[arg(long)]
-        no_pin: bool,
-        #[command(flatten)]
-        download: DownloadArgs,
-    },
+    Bump(cmd::bump::Bump),
     /// Read the version facts CTranslate2's own tree declares and compare them with our data
     #[command(
         long_about = "Read, from each CTranslate2 version's [source] archive (the download cache; \
@@ -477,19 +355,7 @@ pub enum Command {
                       could not be downloaded, 2 bad input (an unknown version; with --check, \
                       an upstream file that could not be read: every such fact is listed)."
     )]
-    Upstream {
-        /// Fail (exit 1) when a fact drifts; exit 2 when one could not be read
-        #[arg(long)]
-        check: bool,
-        /// Only this CTranslate2 version (default: every file in variants/ctranslate2/)
-        #[arg(long, value_name = "VERSION", value_parser = checked(text_rules::ctranslate2_version))]
-        ctranslate2: Option<String>,
-        /// Print the facts and verdicts as JSON
-        #[arg(long)]
-        json: bool,
-        #[command(flatten)]
-        download: DownloadArgs,
-    },
+    Upstream(cmd::upstream::Upstream),
     /// Print the GitHub Actions matrix (variant × platform × Python). Entries that need a
     /// self-hosted runner or have inputs not pinned yet are left out unless asked; each one
     /// left out is named on stderr with why
@@ -497,24 +363,57 @@ pub enum Command {
         after_help = "Example (in a workflow; assign first, so that a failure stops the step):\n  \
                       matrix=$(cargo xtask matrix --json)\n  echo \"matrix=$matrix\" >> \"$GITHUB_OUTPUT\""
     )]
-    Matrix {
-        /// Print one line of JSON (for `fromJSON`) instead of a table
-        #[arg(long)]
-        json: bool,
-        /// The native jobs instead: one per variant and platform that compiles, building the
-        /// C++ library once for all its Pythons (`build --until install-ctranslate2`)
-        #[arg(long)]
-        native: bool,
-        /// CTranslate2 versions to span, e.g. 4.7.1,4.8.4 (default: each variant's)
-        #[arg(long, value_name = "LIST", value_delimiter = ',', value_parser = checked(text_rules::ctranslate2_version))]
-        ctranslate2: Vec<String>,
-        /// Only the entries of one lane: `gpu` (the native job compiles GPU kernels, hours
-        /// for CUDA) or `main` (the rest); build.yml runs each lane's jobs apart
-        #[arg(long, value_name = "LANE", value_parser = ["main", "gpu"])]
-        lane: Option<String>,
-        #[command(flatten)]
-        include: IncludeArgs,
-    },
+    Matrix(cmd::matrix::Matrix),
+}
+
+impl Cli {
+    /// Runs the parsed command line in the checkout it names (or the one around the current
+    /// folder).
+    pub fn run(self) -> Result<ExitCode> {
+        if let Some(dir) = &self.cache_dir
+            && dir.exists()
+            && !dir.is_dir()
+        {
+            return Err(
+                InputError::new(format!("--cache-dir {} is not a folder", dir.display()))
+                    .note("give a folder (it is created when missing)")
+                    .into(),
+            );
+        }
+        let workspace = &Workspace::locate(self.root, self.cache_dir)?;
+        match self.command {
+            Command::Variants(flags) => flags.run(workspace),
+            Command::Plan(flags) => flags.run(workspace),
+            Command::Build(flags) => flags.run(workspace),
+            Command::Doctor(flags) => flags.run(workspace),
+            Command::Patch(flags) => flags.run(workspace),
+            Command::Verify {
+                selection,
+                numerics,
+                transcribe,
+                speech,
+            } => cmd::verify::run(workspace, &selection, numerics, transcribe, &speech),
+            Command::Smoke {
+                selection,
+                frozen,
+                allow_outside,
+                speech,
+            } => cmd::smoke::run(workspace, &selection, frozen, &allow_outside, &speech),
+            Command::Bench(args) => cmd::bench::run(workspace, args),
+            Command::Fetch(flags) => flags.run(workspace),
+            Command::InstallSdk(flags) => flags.run(workspace),
+            Command::Pin(flags) => flags.run(workspace),
+            Command::Bundle(flags) => flags.run(workspace),
+            Command::Release(flags) => flags.run(workspace),
+            Command::Pages(flags) => flags.run(),
+            Command::VerifyRelease { dir, install } => {
+                cmd::verify_release::run(workspace, &dir, &install)
+            }
+            Command::Bump(flags) => flags.run(workspace),
+            Command::Upstream(flags) => flags.run(workspace),
+            Command::Matrix(flags) => flags.run(workspace),
+        }
+    }
 }
 
 /// A flag's value checked by `rule` as clap parses it: a refused value is bad input (exit 2)

@@ -5,12 +5,17 @@ use std::path::PathBuf;
 
 use clap::Args;
 
+use ct2v_pipeline::plan::request::PlanRequest;
+use ct2v_pipeline::release::gather::Asked;
 use ct2v_support::host;
 use ct2v_support::platform::Platform;
 
 use super::{DownloadArgs, checked};
 use ct2v_support::text_rules;
 
+/// Which part of a build runs: CI compiles the C++ library once per variant and platform
+/// (`--until install-ctranslate2`), and each Python's job builds only the wheel on top of it
+/// (`--prebuilt-native`).
 #[derive(Args, Clone, Default)]
 pub struct PartArgs {
     /// Stop after this step (a step id of `cargo xtask plan`, e.g. install-ctranslate2)
@@ -41,6 +46,40 @@ impl IncludeArgs {
         ct2v_pipeline::plan::matrix::Opt {
             self_hosted: self.include_self_hosted,
             unpinned: self.include_unpinned,
+        }
+    }
+}
+
+/// `release`: which matrix entries, and where their artifacts are.
+#[derive(Args)]
+pub struct ReleaseEntries {
+    /// Variants to release (default: all)
+    #[arg(long, value_name = "LIST", value_delimiter = ',')]
+    pub variants: Vec<String>,
+    /// Platforms to release (default: all the variants build for)
+    #[arg(long, value_name = "LIST", value_delimiter = ',')]
+    pub platforms: Vec<PlatformArg>,
+    /// Python versions to release (default: all)
+    #[arg(long, value_name = "LIST", value_delimiter = ',')]
+    pub pythons: Vec<String>,
+    /// Take each entry's artifacts from DIR/<variant>-<platform>-py<X.Y>/ (downloaded CI
+    /// artifacts) instead of this checkout's build folders
+    #[arg(long, value_name = "DIR")]
+    pub from: Option<PathBuf>,
+    /// The CTranslate2 version to release (default: each variant's)
+    #[arg(long, value_name = "VERSION", value_parser = checked(text_rules::ctranslate2_version))]
+    pub ctranslate2: Option<String>,
+}
+
+impl ReleaseEntries {
+    pub fn asked(self, include: ct2v_pipeline::plan::matrix::Opt) -> Asked {
+        Asked {
+            variants: self.variants,
+            platforms: self.platforms.into_iter().map(Platform::from).collect(),
+            pythons: self.pythons,
+            ctranslate2: self.ctranslate2,
+            from: self.from,
+            include,
         }
     }
 }
@@ -139,6 +178,20 @@ pub struct CheckSelection {
 }
 
 impl Selection {
+    /// The plan request these flags make (the compiler cache looked up on PATH for `auto`).
+    pub fn request(&self) -> PlanRequest {
+        PlanRequest {
+            variant: self.variant.clone(),
+            platform: self.platform.map(Platform::from),
+            python: self.python.clone(),
+            ctranslate2: self.ctranslate2.clone(),
+            cuda_arch: self.cuda_arch.clone(),
+            gpu_targets: self.gpu_targets.clone(),
+            sdk_dir: self.sdk_dir.clone(),
+            compiler_cache: self.compiler_cache.program(),
+        }
+    }
+
     /// A variant with every choice left to its default and no compiler cache (for commands
     /// that plan without building: patch, bump, bundle).
     pub fn only(variant: String) -> Selection {
@@ -173,8 +226,6 @@ impl CompilerCacheArg {
         }
     }
 }
-
-/// `bundle`: a variant's bundle step, or a wheel with explicit folders.
 
 #[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum PlatformArg {

@@ -1,77 +1,58 @@
 //! `bundle`: the SDK libraries a wheel's binaries load: fat wheel, portable folder, report.
 
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::Result;
+use clap::Args;
 
-use super::make_plan;
-use crate::cli::{BundleArgs, OutputArg, PolicyArg, Selection};
-use ct2v_bundle::bundle::run as bundle_run;
-use ct2v_bundle::bundle::spec::{BundleJob, WheelFlags};
-use ct2v_bundle::bundle::{Output, Policy};
-use ct2v_pipeline::build::bundle_spec;
-use ct2v_support::workspace::Workspace;
+use crate::cli::{PlatformArg, WheelArgs, checked};
+use ct2v_pipeline::build::bundle_alone::BundleSource;
+use ct2v_pipeline::plan::request::PlanRequest;
+use ct2v_support::{text_rules, workspace::Workspace};
 
-pub fn run(workspace: &Workspace, args: &BundleArgs) -> Result<ExitCode> {
-    let mut spec = match &args.variant {
-        Some(variant) => {
-            let selection = Selection {
-                platform: args.platform,
-                python: args.python.clone(),
-                ctranslate2: args.ctranslate2.clone(),
-                gpu_targets: args.gpu_targets.clone(),
-                sdk_dir: args.sdk_dir.clone(),
-                ..Selection::only(variant.clone())
-            };
-            let plan = make_plan(workspace, &selection)?;
-            bundle_spec::from_built_plan(
-                &plan,
-                args.sdk_dir.as_deref(),
-                args.toolchain_dir.as_deref(),
-            )?
-        }
-        None => BundleJob::from_flags(&wheel_flags(args))?,
-    };
-    spec.assume_present
-        .extend(args.assume_present.iter().cloned());
-    if let Some(out) = &args.out {
-        spec.set_out(out)?;
-    }
-    let bundled = bundle_run::run(&spec)?;
-    print!("{}", bundled.report.summary());
-    for artifact in &bundled.artifacts {
-        let path = ct2v_support::paths::join_slashed(&spec.out, artifact);
-        println!("wrote {}", ct2v_support::paths::shown(&path));
-    }
-    Ok(ExitCode::SUCCESS)
+#[derive(Args)]
+pub struct Bundle {
+    /// Bundle for this variant's plan (the wheel and folders a build left under target/xtask)
+    #[arg(
+        long,
+        value_name = "NAME",
+        conflicts_with = "wheel",
+        required_unless_present = "wheel"
+    )]
+    pub variant: Option<String>,
+    /// With --variant: the platform (default: this host)
+    #[arg(long, value_name = "PLATFORM", requires = "variant")]
+    pub platform: Option<PlatformArg>,
+    /// With --variant: the Python version
+    #[arg(long, value_name = "X.Y", requires = "variant")]
+    pub python: Option<String>,
+    /// With --variant: the CTranslate2 version (default: the variant's)
+    #[arg(long, value_name = "VERSION", requires = "variant", value_parser = checked(text_rules::ctranslate2_version))]
+    pub ctranslate2: Option<String>,
+    /// With --variant: the GPU SDK on disk (as for `build --sdk-dir`; also $CT2V_SDK_DIR)
+    #[arg(long, value_name = "DIR", visible_aliases = ["sdk-root", "rocm-path"], env = "CT2V_SDK_DIR")]
+    pub sdk_dir: Option<PathBuf>,
+    /// With --variant: the compiler runtime folder for `from = "toolchain"` sources
+    #[arg(long, value_name = "DIR", requires = "variant")]
+    pub toolchain_dir: Option<PathBuf>,
+    #[command(flatten)]
+    pub wheel: WheelArgs,
 }
 
-/// The flags of `bundle --wheel`, for the library to check.
-fn wheel_flags(args: &BundleArgs) -> WheelFlags {
-    WheelFlags {
-        wheel: args
-            .wheel
-            .clone()
-            .expect("clap requires --wheel without --variant"),
-        policy: args.policy.map(|p| match p {
-            PolicyArg::Windows => Policy::Windows,
-            PolicyArg::Manylinux2_28 => Policy::Manylinux2_28,
-        }),
-        roots: args.roots.clone(),
-        force: args.force.clone(),
-        search: args.search.clone(),
-        data: args.data.clone(),
-        gpu_targets: args.gpu_targets.clone(),
-        outputs: args
-            .outputs
-            .iter()
-            .map(|o| match o {
-                OutputArg::FatWheel => Output::FatWheel,
-                OutputArg::Portable => Output::Portable,
-                OutputArg::Report => Output::Report,
-            })
-            .collect(),
-        out: args.out.clone().expect("clap requires --out with --wheel"),
-        keep_linux_tag: args.keep_linux_tag,
+impl Bundle {
+    pub fn run(self, workspace: &Workspace) -> Result<ExitCode> {
+        let plan = self.variant.map(|variant| BundleSource::Plan {
+            plan: PlanRequest {
+                platform: self.platform.map(Into::into),
+                python: self.python,
+                ctranslate2: self.ctranslate2,
+                gpu_targets: self.wheel.gpu_targets.clone(),
+                sdk_dir: self.sdk_dir,
+                ..PlanRequest::only(variant)
+            },
+            toolchain_dir: self.toolchain_dir,
+        });
+        self.wheel.request(plan).run(workspace)
     }
 }

@@ -1,48 +1,55 @@
-//! `doctor`: what this machine has for GPU acceleration and which variant fits it.
+//! `doctor`: what this machine has for GPU acceleration and which variant fits it; with
+//! `--variant`, what that build needs here.
 
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::Result;
+use clap::Args;
 
-pub fn run(workspace: &ct2v_support::workspace::Workspace, json: bool) -> Result<ExitCode> {
-    let catalog = ct2v_pipeline::variant::Catalog::load(&workspace.root, &[])?;
-    let coverage = ct2v_pipeline::variant::coverage::of_catalog(&catalog)?;
-    let report = ct2v_pipeline::doctor::examine(&coverage);
-    if json {
-        println!("{}", serde_json::to_string_pretty(&report)?);
-    } else {
-        print!("{}", report.text());
-    }
-    Ok(if report.verdict.ready {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::FAILURE
-    })
+use crate::cli::{PlatformArg, checked};
+use ct2v_pipeline::plan::request::PlanRequest;
+use ct2v_support::workspace::Workspace;
+use ct2v_support::{host, text_rules};
+
+#[derive(Args)]
+pub struct Doctor {
+    /// Print the facts and the verdict as JSON
+    #[arg(long)]
+    pub json: bool,
+    /// Check only what building this variant needs on this machine
+    #[arg(long, value_name = "NAME")]
+    pub variant: Option<String>,
+    /// With --variant: the platform (default: this host)
+    #[arg(long, value_name = "PLATFORM", requires = "variant")]
+    pub platform: Option<PlatformArg>,
+    /// With --variant: the Python version (default: the host's python3)
+    #[arg(long, value_name = "X.Y", requires = "variant")]
+    pub python: Option<String>,
+    /// With --variant: the CTranslate2 version
+    #[arg(long, value_name = "VERSION", requires = "variant", value_parser = checked(text_rules::ctranslate2_version))]
+    pub ctranslate2: Option<String>,
+    /// With --variant: the GPU SDK on disk to check instead of searching for one
+    #[arg(long, value_name = "DIR", requires = "variant")]
+    pub sdk_dir: Option<PathBuf>,
+    /// With --variant: the C++ library comes from another run (`build --prebuilt-native`):
+    /// no SDK is needed here unless the bundle copies files from it
+    #[arg(long, requires = "variant")]
+    pub prebuilt_native: bool,
 }
 
-/// `doctor --variant V`: what that build needs here, each missing thing on a line.
-pub fn run_for_build(
-    workspace: &ct2v_support::workspace::Workspace,
-    prebuilt_native: bool,
-    selection: &crate::cli::Selection,
-) -> Result<ExitCode> {
-    let plan = super::make_plan(workspace, selection)?;
-    let problems = ct2v_pipeline::build::readiness::problems(
-        &plan,
-        selection.sdk_dir.clone(),
-        prebuilt_native,
-    );
-    let what = format!(
-        "{} for {} (Python {})",
-        plan.variant, plan.platform, plan.python
-    );
-    if problems.is_empty() {
-        println!("ready: this machine has what building {what} needs");
-        return Ok(ExitCode::SUCCESS);
+impl Doctor {
+    pub fn run(self, workspace: &Workspace) -> Result<ExitCode> {
+        let build = self.variant.map(|variant| PlanRequest {
+            variant,
+            platform: self.platform.map(Into::into),
+            python: self.python,
+            ctranslate2: self.ctranslate2,
+            sdk_dir: self.sdk_dir,
+            compiler_cache: host::compiler_cache(),
+            ..PlanRequest::default()
+        });
+        let build = build.as_ref().map(|b| (b, self.prebuilt_native));
+        ct2v_pipeline::doctor::report(workspace, self.json, build)
     }
-    println!("not ready to build {what}:");
-    for problem in &problems {
-        println!("  - {}", problem.replace('\n', "\n    "));
-    }
-    Ok(ExitCode::FAILURE)
 }

@@ -3,41 +3,42 @@
 use std::process::ExitCode;
 
 use anyhow::Result;
+use clap::Args;
 
-use ct2v_pipeline::plan::matrix;
+use crate::cli::{IncludeArgs, checked};
+use ct2v_pipeline::plan::matrix::MatrixRequest;
+use ct2v_support::text_rules;
 use ct2v_support::workspace::Workspace;
 
-pub fn run(
-    workspace: &Workspace,
-    json: bool,
-    native: bool,
-    ctranslate2: &[String],
-    lane: Option<&str>,
-    opt: matrix::Opt,
-) -> Result<ExitCode> {
-    let mut all = matrix::matrix(&workspace.root, ctranslate2)?;
-    if let Some(lane) = lane {
-        all.include.retain(|e| e.lane == lane);
-    }
-    let (include, left_out) = matrix::select(all.include, opt);
-    for line in left_out.iter().filter(|_| !native) {
-        eprintln!("note: left out of the matrix: {line}");
-    }
-    let include = if native {
-        matrix::native(&include)
-    } else {
-        include
-    };
-    let matrix = matrix::Matrix { include };
-    if json {
-        println!("{}", serde_json::to_string(&matrix)?);
-    } else {
-        for entry in &matrix.include {
-            println!(
-                "{:<14} {:<8} {:<16} py{:<6} {}",
-                entry.variant, entry.ctranslate2, entry.platform, entry.python, entry.runs_on
-            );
+#[derive(Args)]
+pub struct Matrix {
+    /// Print one line of JSON (for `fromJSON`) instead of a table
+    #[arg(long)]
+    pub json: bool,
+    /// The native jobs instead: one per variant and platform that compiles, building the
+    /// C++ library once for all its Pythons (`build --until install-ctranslate2`)
+    #[arg(long)]
+    pub native: bool,
+    /// CTranslate2 versions to span, e.g. 4.7.1,4.8.4 (default: each variant's)
+    #[arg(long, value_name = "LIST", value_delimiter = ',', value_parser = checked(text_rules::ctranslate2_version))]
+    pub ctranslate2: Vec<String>,
+    /// Only the entries of one lane: `gpu` (the native job compiles GPU kernels, hours
+    /// for CUDA) or `main` (the rest); build.yml runs each lane's jobs apart
+    #[arg(long, value_name = "LANE", value_parser = ["main", "gpu"])]
+    pub lane: Option<String>,
+    #[command(flatten)]
+    pub include: IncludeArgs,
+}
+
+impl Matrix {
+    pub fn run(self, workspace: &Workspace) -> Result<ExitCode> {
+        MatrixRequest {
+            json: self.json,
+            native: self.native,
+            ctranslate2: self.ctranslate2,
+            lane: self.lane,
+            opt: self.include.opt(),
         }
+        .print(&workspace.root)
     }
-    Ok(ExitCode::SUCCESS)
 }

@@ -1,58 +1,49 @@
 //! `pages`: the pip index of every release, as a static site.
 
-use std::path::Path;
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::Result;
+use clap::Args;
 
-use ct2v_pipeline::release::pages;
-use ct2v_support::out_folder;
+use crate::cli::checked;
+use ct2v_pipeline::release::site::SiteRequest;
+use ct2v_support::text_rules;
 
-pub fn run(
-    release: &Path,
-    tag: &str,
-    earlier: Option<&Path>,
-    download_base: &str,
-    site_url: Option<&str>,
-    out: &Path,
-) -> Result<ExitCode> {
-    out_folder::check_out("--out", out, out_folder::Existing::MustBeEmpty)?;
-    out_folder::check_in("--release", release)?;
-    if let Some(earlier) = earlier {
-        out_folder::check_in("--earlier", earlier)?;
+#[derive(Args)]
+pub struct Pages {
+    /// This release's folder (its manifest.json)
+    #[arg(long, value_name = "DIR")]
+    pub release: PathBuf,
+    /// This release's tag (the folder of its download URL)
+    #[arg(long, value_name = "TAG", value_parser = checked(text_rules::git_tag))]
+    pub tag: String,
+    /// A folder of earlier releases: <tag>/manifest.json each
+    #[arg(long, value_name = "DIR")]
+    pub earlier: Option<PathBuf>,
+    /// Where release assets are downloaded from (https; http only to loopback), ending
+    /// in `/`; the tag follows
+    #[arg(long, value_name = "URL", value_parser = checked(text_rules::base_url))]
+    pub download_base: String,
+    /// The site's own URL (https; http only to loopback), written into the front page's
+    /// install commands (`<URL>/whl/<variant>`); absent: https://OWNER.github.io/REPO
+    #[arg(long, value_name = "URL", value_parser = checked(text_rules::web_url))]
+    pub site_url: Option<String>,
+    /// The site folder to write (new, or empty)
+    #[arg(long, value_name = "DIR")]
+    pub out: PathBuf,
+}
+
+impl Pages {
+    pub fn run(self) -> Result<ExitCode> {
+        SiteRequest {
+            release: self.release,
+            tag: self.tag,
+            earlier: self.earlier,
+            download_base: self.download_base,
+            site_url: self.site_url,
+            out: self.out,
+        }
+        .write()
     }
-    let mut releases = match earlier {
-        Some(dir) => pages::read_earlier(dir)?,
-        None => Vec::new(),
-    };
-    releases.retain(|r| r.tag != tag);
-    releases.push(pages::read_release(release, tag)?);
-    let site = pages::write_site(&releases, download_base, site_url, out)?;
-    if site_url.is_none() {
-        eprintln!(
-            "no --site-url: the front page's install commands name the index at {}/whl/<variant>; \
-             give the site's URL to write it",
-            pages::SITE_PLACEHOLDER
-        );
-    }
-    if releases.last().is_some_and(|r| r.coverage.is_none()) {
-        eprintln!(
-            "{} has no {}: the front page has no card table",
-            release.display(),
-            ct2v_pipeline::release::SELECTOR_DATA
-        );
-    }
-    for (variant, wheels) in &site.variants {
-        println!("{}/whl/{variant}/  {wheels} wheel(s)", out.display());
-    }
-    eprintln!(
-        "{} release(s): {}",
-        releases.len(),
-        releases
-            .iter()
-            .map(|r| r.tag.as_str())
-            .collect::<Vec<_>>()
-            .join(", ")
-    );
-    Ok(ExitCode::SUCCESS)
 }

@@ -3,62 +3,32 @@
 use std::process::ExitCode;
 
 use anyhow::Result;
+use clap::Args;
 
-use crate::cli::DownloadArgs;
-use ct2v_fetch::cache::Cache;
-use ct2v_pipeline::variant::Catalog;
-use ct2v_support::diagnostic::printable;
+use crate::cli::{DownloadArgs, checked};
+use ct2v_support::text_rules;
 use ct2v_support::workspace::Workspace;
-use ct2v_upkeep::pin_inputs::{self, PinAction};
+use ct2v_upkeep::pin_variant::pin_variant;
 
-pub fn run(
-    workspace: &Workspace,
-    variant: &str,
-    ctranslate2: Option<&str>,
-    download: &DownloadArgs,
-) -> Result<ExitCode> {
-    let catalog = Catalog::load_for(&workspace.root, &[variant], ctranslate2)?;
-    let plans = pin_inputs::plans_of_variant(workspace, &catalog, variant)?;
-    let cache = Cache::new(&workspace.cache_dir);
-    let outcomes = pin_inputs::pin_inputs(&catalog, &cache, &plans, &download.options())?;
-    let mut failed = 0;
-    let mut written = 0;
-    for outcome in &outcomes {
-        // One name per platform (mkl-static for Linux and Windows): the file tells them apart.
-        let file = ct2v_support::paths::last_segment(&outcome.url);
-        let label = format!("{} ({file})", outcome.name);
-        match &outcome.result {
-            Ok(PinAction::Confirmed) => println!("{label}: confirmed by the lock"),
-            Ok(PinAction::Verified) => println!("{label}: verified, pin unchanged"),
-            Ok(PinAction::Written(files)) => {
-                let names: Vec<String> = files
-                    .iter()
-                    .map(|f| {
-                        f.strip_prefix(&workspace.root)
-                            .unwrap_or(f)
-                            .display()
-                            .to_string()
-                    })
-                    .collect();
-                written += 1;
-                println!("{label}: pinned in {}", names.join(", "));
-            }
-            Err(e) => {
-                failed += 1;
-                eprintln!("error: {}", printable(&format!("{e:#}")));
-            }
-        }
+#[derive(Args)]
+pub struct Pin {
+    /// The variant: a file variants/<name>.toml (see `cargo xtask variants`)
+    #[arg(long, value_name = "NAME")]
+    pub variant: String,
+    /// The CTranslate2 version (default: the variant's)
+    #[arg(long, value_name = "VERSION", value_parser = checked(text_rules::ctranslate2_version))]
+    pub ctranslate2: Option<String>,
+    #[command(flatten)]
+    pub download: DownloadArgs,
+}
+
+impl Pin {
+    pub fn run(self, workspace: &Workspace) -> Result<ExitCode> {
+        pin_variant(
+            workspace,
+            &self.variant,
+            self.ctranslate2.as_deref(),
+            &self.download.options(),
+        )
     }
-    if failed > 0 {
-        eprintln!(
-            "{failed} of {} input(s) could not be pinned; {}",
-            outcomes.len(),
-            match written {
-                0 => "nothing was written".to_string(),
-                n => format!("{n} new pin(s) were written"),
-            }
-        );
-        return Ok(ExitCode::FAILURE);
-    }
-    Ok(ExitCode::SUCCESS)
 }

@@ -3,16 +3,22 @@
 use std::process::ExitCode;
 
 use anyhow::Result;
+use clap::Args;
 
-use super::{make_plan, print_plan};
 use crate::cli::Selection;
 use ct2v_support::workspace::Workspace;
 
-pub fn run(workspace: &Workspace, selection: &Selection, json: bool) -> Result<ExitCode> {
-    let plan = make_plan(workspace, selection)?;
-    print_plan(&plan, json)?;
-    if let Some(problem) = ct2v_pipeline::build::long_paths::problem(&plan) {
-        eprintln!("warning: {problem}");
+#[derive(Args)]
+pub struct Plan {
+    #[command(flatten)]
+    pub selection: Selection,
+    /// Print the plan as JSON (stable; see docs/plan-json.md)
+    #[arg(long)]
+    pub json: bool,
+}
+
+impl Plan {
+    pub fn run(self, workspace: &Workspace) -> Result<ExitCode> {
+        ct2v_pipeline::plan::request::show(workspace, &self.selection.request(), self.json)
     }
-    Ok(ExitCode::SUCCESS)
 }

@@ -1,80 +1,55 @@
 //! `release`: gather the built artifacts of the matrix into a release folder with checksums.
 
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::Result;
+use clap::Args;
 
-use crate::cli::ReleaseArgs;
-use ct2v_support::out_folder;
-use ct2v_support::platform::Platform;
+use crate::cli::{IncludeArgs, ReleaseEntries, checked};
+use ct2v_pipeline::release::request::ReleaseRequest;
+use ct2v_support::text_rules;
 use ct2v_support::workspace::Workspace;
 
-pub fn run(workspace: &Workspace, args: ReleaseArgs) -> Result<ExitCode> {
-    let ReleaseArgs {
-        variants,
-        platforms,
-        pythons,
-        from,
-        ctranslate2,
-        version,
-        out,
-        allow_linux_tag,
-        index_base_url,
-        partial,
-        include,
-    } = args;
-    if let Some(out) = &out {
-        ct2v_pipeline::release::check_dest(out)?;
+#[derive(Args)]
+pub struct Release {
+    #[command(flatten)]
+    pub entries: ReleaseEntries,
+    /// The release's version, PEP 440 (default: the CTranslate2 version), e.g. 4.7.1-2
+    #[arg(long, value_name = "VERSION", value_parser = checked(text_rules::release_version))]
+    pub version: Option<String>,
+    /// The release folder (default: target/dist/<version>)
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+    /// Release Linux wheels tagged `linux_x86_64` (not proven manylinux; PyPI refuses
+    /// them) instead of stopping
+    #[arg(long)]
+    pub allow_linux_tag: bool,
+    /// Where the wheels are downloaded from, for the links of the pip index (`whl/<variant>/`),
+    /// ending in `/` (https; http only to loopback), e.g.
+    /// https://github.com/OWNER/REPO/releases/download/v4.7.1/ (default: links relative to
+    /// the release folder, for hosting the folder as it is)
+    #[arg(long, value_name = "URL", value_parser = checked(text_rules::base_url))]
+    pub index_base_url: Option<String>,
+    /// Release the variants whose entries all have their artifacts and name the others (in
+    /// the notes, the manifest and on stderr) instead of stopping; a variant with any entry
+    /// missing is left out whole. For CI, where one failed job must not withhold the rest
+    #[arg(long)]
+    pub partial: bool,
+    #[command(flatten)]
+    pub include: IncludeArgs,
+}
+
+impl Release {
+    pub fn run(self, workspace: &Workspace) -> Result<ExitCode> {
+        ReleaseRequest {
+            asked: self.entries.asked(self.include.opt()),
+            version: self.version,
+            out: self.out,
+            allow_linux_tag: self.allow_linux_tag,
+            index_base_url: self.index_base_url,
+            partial: self.partial,
+        }
+        .run(workspace)
     }
-    if let Some(from) = &from {
-        out_folder::check_in("--from", from)?;
-    }
-    let platforms: Vec<Platform> = platforms.into_iter().map(Platform::from).collect();
-    let catalog =
-        ct2v_pipeline::variant::Catalog::load_for(&workspace.root, &[], ctranslate2.as_deref())?;
-    let built = ct2v_pipeline::release::gather::builds(
-        workspace,
-        &ct2v_pipeline::release::gather::Asked {
-            variants,
-            platforms,
-            pythons,
-            ctranslate2,
-            from,
-            include: include.opt(),
-        },
-    )?;
-    let mut released: Vec<&str> = built.iter().map(|b| b.plan.variant.as_str()).collect();
-    released.dedup();
-    let coverage = ct2v_pipeline::variant::coverage::of_variants(&catalog, &released)?;
-    let Some(first) = built.first() else {
-        anyhow::bail!("no matrix entry matches the --variants/--platforms/--pythons given");
-    };
-    let version = version.unwrap_or_else(|| first.plan.ctranslate2.clone());
-    let out = out.unwrap_or_else(|| workspace.root.join("target").join("dist").join(&version));
-    let manifest = ct2v_pipeline::release::release(
-        &built,
-        &version,
-        &out,
-        &ct2v_pipeline::release::ReleaseOptions {
-            allow_linux_tag,
-            index_base_url: index_base_url.as_deref(),
-            partial,
-        },
-        &coverage,
-    )?;
-    for a in &manifest.artifacts {
-        println!("{}  {}", a.sha256, a.path);
-    }
-    eprintln!(
-        "released {} artifact(s) of {} build(s) into {} (publish its files; host {}/ for pip: \
-         pip install --extra-index-url <where>/{}/<variant> \"ctranslate2==<version>+<local>\"; \
-         check it with `cargo xtask verify-release {} --install`)",
-        manifest.artifacts.len(),
-        built.len(),
-        out.display(),
-        ct2v_pipeline::release::pep503::DIR,
-        ct2v_pipeline::release::pep503::DIR,
-        out.display()
-    );
-    Ok(ExitCode::SUCCESS)
 }

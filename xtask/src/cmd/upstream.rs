@@ -1,110 +1,38 @@
 //! `upstream`: the version facts CTranslate2's own tree declares, next to our data's
-//! (`--check`: fail on drift)
+//! (`--check`: fail on drift).
 
 use std::process::ExitCode;
 
 use anyhow::Result;
+use clap::Args;
 
-use crate::cli::DownloadArgs;
-use ct2v_fetch::cache::Cache;
-use ct2v_pipeline::variant::Catalog;
-use ct2v_support::diagnostic::InputError;
+use crate::cli::{DownloadArgs, checked};
+use ct2v_support::text_rules;
 use ct2v_support::workspace::Workspace;
-use ct2v_upkeep::upstream::{self, VersionReport};
 
-pub fn run(
-    workspace: &Workspace,
-    check: bool,
-    version: Option<&str>,
-    json: bool,
-    download: &DownloadArgs,
-) -> Result<ExitCode> {
-    let given = version.is_some();
-    let versions = match version {
-        Some(v) => vec![v.to_string()],
-        None => Catalog::versions(&workspace.root),
-    };
-    let cache = Cache::new(&workspace.cache_dir);
-    let options = download.options();
-    let mut reports: Vec<VersionReport> = Vec::new();
-    for version in &versions {
-        // Every version: one with no source tree (only official wheels repackaged) is said
-        // and skipped; asked for by name, it is an error (below, from the check).
-        if !given && !upstream::has_tree(&workspace.root, version)? {
-            eprintln!(
-                "CTranslate2 {version}: not checked: variants/ctranslate2/{version}.toml has no \
-                 [source] tree (its variants repackage official wheels)"
-            );
-            continue;
-        }
-        reports.push(upstream::check_version(
-            &workspace.root,
-            &cache,
-            &options,
-            version,
-        )?);
+#[derive(Args)]
+pub struct Upstream {
+    /// Fail (exit 1) when a fact drifts; exit 2 when one could not be read
+    #[arg(long)]
+    pub check: bool,
+    /// Only this CTranslate2 version (default: every file in variants/ctranslate2/)
+    #[arg(long, value_name = "VERSION", value_parser = checked(text_rules::ctranslate2_version))]
+    pub ctranslate2: Option<String>,
+    /// Print the facts and verdicts as JSON
+    #[arg(long)]
+    pub json: bool,
+    #[command(flatten)]
+    pub download: DownloadArgs,
+}
+
+impl Upstream {
+    pub fn run(self, workspace: &Workspace) -> Result<ExitCode> {
+        ct2v_upkeep::upstream::compare_versions(
+            workspace,
+            self.check,
+            self.ctranslate2.as_deref(),
+            self.json,
+            &self.download.options(),
+        )
     }
-    if json {
-        println!("{}", serde_json::to_string_pretty(&reports)?);
-    } else {
-        for (i, report) in reports.iter().enumerate() {
-            if i > 0 {
-                println!();
-            }
-            print!("{}", report.table());
-        }
-    }
-    if !check {
-        return Ok(ExitCode::SUCCESS);
-    }
-    let unreadable: Vec<String> = reports
-        .iter()
-        .flat_map(|r| {
-            r.unreadable
-                .iter()
-                .map(move |u| format!("CTranslate2 {}: {u}", r.version))
-        })
-        .collect();
-    if !unreadable.is_empty() {
-        let mut error = InputError::new(format!(
-            "{} upstream fact(s) could not be read:\n  {}",
-            unreadable.len(),
-            unreadable.join("\n  ")
-        ));
-        error = error.note(
-            "the upstream file changed shape: read it, then teach crates/upkeep/src/upstream/parse.rs \
-             the new shape (never guess a value)",
-        );
-        return Err(error.into());
-    }
-    let mut failures = Vec::new();
-    for report in &reports {
-        for row in report.drifts() {
-            for difference in &row.differences {
-                failures.push(format!(
-                    "CTranslate2 {}: {}: {difference}",
-                    report.version, row.fact
-                ));
-            }
-        }
-        for stale in &report.stale {
-            failures.push(format!(
-                "CTranslate2 {}: [upstream.accepted] \"{}\" ({}) matches no drift any more: delete it",
-                report.version, stale.fact, stale.at
-            ));
-        }
-    }
-    if failures.is_empty() {
-        eprintln!("upstream --check: no drift");
-        return Ok(ExitCode::SUCCESS);
-    }
-    eprintln!("upstream --check: {} problem(s):", failures.len());
-    for failure in &failures {
-        eprintln!("  {failure}");
-    }
-    eprintln!(
-        "fix our data (the file named on our side), or, where we differ on purpose, add \
-         the fact to [upstream.accepted] in variants/defaults.toml with the reason"
-    );
-    Ok(ExitCode::FAILURE)
 }

@@ -1,32 +1,31 @@
 //! `variants`: the variants with a one-line description each; `--json` and `--markdown`: which
-//! GPUs each serves (`variant::coverage`).
+//! GPUs each serves.
 
 use std::process::ExitCode;
 
 use anyhow::Result;
+use clap::Args;
 
-use ct2v_pipeline::variant::Catalog;
-use ct2v_pipeline::variant::coverage;
+use ct2v_pipeline::variant::listing::{self, Listing};
 use ct2v_support::workspace::Workspace;
 
-pub fn run(workspace: &Workspace, json: bool, markdown: bool) -> Result<ExitCode> {
-    let catalog = Catalog::load(&workspace.root, &[])?;
-    if json || markdown {
-        let coverage = coverage::of_catalog(&catalog)?;
-        if json {
-            println!("{}", serde_json::to_string_pretty(&coverage)?);
-        } else {
-            print!("{}", coverage::markdown(&coverage));
-        }
-        return Ok(ExitCode::SUCCESS);
+#[derive(Args)]
+pub struct Variants {
+    /// Print JSON instead of text: the variants and the GPUs each serves
+    #[arg(long, conflicts_with = "markdown")]
+    pub json: bool,
+    /// Print the README's table of consumer cards and the variant serving each
+    #[arg(long)]
+    pub markdown: bool,
+}
+
+impl Variants {
+    pub fn run(self, workspace: &Workspace) -> Result<ExitCode> {
+        let listing = match (self.json, self.markdown) {
+            (true, _) => Listing::Json,
+            (_, true) => Listing::Markdown,
+            _ => Listing::Text,
+        };
+        listing::print(workspace, listing)
     }
-    let rows: Vec<(&str, &str)> = catalog
-        .variant_names()
-        .map(|n| (n, catalog.description(n)))
-        .collect();
-    let width = rows.iter().map(|(n, _)| n.len()).max().unwrap_or(0);
-    for (name, description) in rows {
-        println!("{name:<width$}  {description}");
-    }
-    Ok(ExitCode::SUCCESS)
 }

@@ -7,7 +7,7 @@ use anyhow::Result;
 use crate::build::Runner;
 use crate::build::bundle_spec;
 use crate::build::exec::Executor;
-use crate::plan::{self, request::PlanRequest, request::Pinner};
+use crate::plan::{self, request::Pinner, request::PlanRequest};
 use ct2v_fetch::cache::Cache;
 use ct2v_fetch::download::Options;
 use ct2v_support::diagnostic::InputError;

@@ -182,10 +182,6 @@ fn fetch_only(
             .collect(),
         ..plan.clone()
     };
-    fetch::fetch_plan(
-        &Cache::new(&workspace.cache_dir),
-        &only,
-        download,
-    )?;
+    fetch::fetch_plan(&Cache::new(&workspace.cache_dir), &only, download)?;
     Ok(())
 }

@@ -8,8 +8,8 @@ pub mod notes;
 pub mod pages;
 pub mod pep503;
 pub mod request;
-pub mod site;
 pub mod selector_wheel;
+pub mod site;
 mod verify;
 
 pub use verify::verify;

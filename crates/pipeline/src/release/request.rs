@@ -32,8 +32,7 @@ impl ReleaseRequest {
         if let Some(from) = &self.asked.from {
             out_folder::check_in("--from", from)?;
         }
-        let catalog =
-            Catalog::load_for(&workspace.root, &[], self.asked.ctranslate2.as_deref())?;
+        let catalog = Catalog::load_for(&workspace.root, &[], self.asked.ctranslate2.as_deref())?;
         let built = gather::builds(workspace, &self.asked)?;
         let mut released: Vec<&str> = built.iter().map(|b| b.plan.variant.as_str()).collect();
         released.dedup();
