@@ -5,7 +5,7 @@ use std::process::ExitCode;
 use anyhow::Result;
 
 use super::make_plan;
-use crate::cli::BenchArgs;
+use crate::flags::BenchArgs;
 use ct2v_support::workspace::Workspace;
 
 pub fn run(workspace: &Workspace, args: BenchArgs) -> Result<ExitCode> {

@@ -5,7 +5,7 @@ use std::process::ExitCode;
 use anyhow::Result;
 use clap::Args;
 
-use crate::cli::{DownloadArgs, PartArgs, Selection};
+use crate::flags::{DownloadArgs, PartArgs, Selection};
 use ct2v_pipeline::build::end_to_end::BuildRequest;
 use ct2v_support::workspace::Workspace;
 

@@ -5,7 +5,7 @@ use std::process::ExitCode;
 use anyhow::Result;
 use clap::Args;
 
-use crate::cli::{DownloadArgs, checked};
+use crate::flags::{DownloadArgs, checked};
 use ct2v_support::{text_rules, workspace::Workspace};
 use ct2v_upkeep::bump::{BumpRequest, FromTag};
 use ct2v_upkeep::new_version::new_version;

@@ -6,7 +6,7 @@ use std::process::ExitCode;
 use anyhow::Result;
 use clap::Args;
 
-use crate::cli::{PlatformArg, WheelArgs, checked};
+use crate::flags::{PlatformArg, WheelArgs, checked};
 use ct2v_pipeline::build::bundle_alone::BundleSource;
 use ct2v_pipeline::plan::request::PlanRequest;
 use ct2v_support::{text_rules, workspace::Workspace};

@@ -7,7 +7,7 @@ use std::process::ExitCode;
 use anyhow::Result;
 use clap::Args;
 
-use crate::cli::{PlatformArg, checked};
+use crate::flags::{PlatformArg, checked};
 use ct2v_pipeline::plan::request::PlanRequest;
 use ct2v_support::workspace::Workspace;
 use ct2v_support::{host, text_rules};

@@ -5,7 +5,7 @@ use std::process::ExitCode;
 use anyhow::Result;
 use clap::Args;
 
-use crate::cli::{DownloadArgs, Selection};
+use crate::flags::{DownloadArgs, Selection};
 use ct2v_pipeline::build::fetch_all::FetchRequest;
 use ct2v_support::workspace::Workspace;
 

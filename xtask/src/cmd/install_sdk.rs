@@ -6,7 +6,7 @@ use std::time::Duration;
 use anyhow::Result;
 use clap::Args;
 
-use crate::cli::{DownloadArgs, Selection};
+use crate::flags::{DownloadArgs, Selection};
 use ct2v_pipeline::build::sdk_install::install_and_say;
 use ct2v_support::workspace::Workspace;
 

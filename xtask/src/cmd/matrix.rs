@@ -5,7 +5,7 @@ use std::process::ExitCode;
 use anyhow::Result;
 use clap::Args;
 
-use crate::cli::{IncludeArgs, checked};
+use crate::flags::{IncludeArgs, checked};
 use ct2v_pipeline::plan::matrix::MatrixRequest;
 use ct2v_support::text_rules;
 use ct2v_support::workspace::Workspace;

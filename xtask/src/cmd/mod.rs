@@ -4,7 +4,7 @@
 
 use anyhow::Result;
 
-use crate::cli::{CheckSelection, Selection};
+use crate::flags::{CheckSelection, Selection};
 use ct2v_support::diagnostic::InputError;
 use ct2v_support::workspace::Workspace;
 

@@ -6,7 +6,7 @@ use std::process::ExitCode;
 use anyhow::Result;
 use clap::Args;
 
-use crate::cli::checked;
+use crate::flags::checked;
 use ct2v_pipeline::release::site::SiteRequest;
 use ct2v_support::text_rules;
 

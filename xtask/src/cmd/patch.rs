@@ -6,7 +6,7 @@ use std::process::ExitCode;
 use anyhow::Result;
 use clap::Args;
 
-use crate::cli::{DownloadArgs, PlatformArg, checked};
+use crate::flags::{DownloadArgs, PlatformArg, checked};
 use ct2v_pipeline::build::patch_series::PatchRequest;
 use ct2v_pipeline::plan::request::PlanRequest;
 use ct2v_support::text_rules;

@@ -5,7 +5,7 @@ use std::process::ExitCode;
 use anyhow::Result;
 use clap::Args;
 
-use crate::cli::{DownloadArgs, checked};
+use crate::flags::{DownloadArgs, checked};
 use ct2v_support::text_rules;
 use ct2v_support::workspace::Workspace;
 use ct2v_upkeep::pin_variant::pin_variant;

@@ -5,7 +5,7 @@ use std::process::ExitCode;
 use anyhow::Result;
 use clap::Args;
 
-use crate::cli::Selection;
+use crate::flags::Selection;
 use ct2v_support::workspace::Workspace;
 
 #[derive(Args)]
@@ -19,6 +19,6 @@ pub struct Plan {
 
 impl Plan {
     pub fn run(self, workspace: &Workspace) -> Result<ExitCode> {
-        ct2v_pipeline::plan::request::show(workspace, &self.selection.request(), self.json)
+        ct2v_pipeline::build::end_to_end::show_plan(workspace, &self.selection.request(), self.json)
     }
 }

@@ -6,7 +6,7 @@ use std::process::ExitCode;
 use anyhow::Result;
 use clap::Args;
 
-use crate::cli::{IncludeArgs, ReleaseEntries, checked};
+use crate::flags::{IncludeArgs, ReleaseEntries, checked};
 use ct2v_pipeline::release::request::ReleaseRequest;
 use ct2v_support::text_rules;
 use ct2v_support::workspace::Workspace;

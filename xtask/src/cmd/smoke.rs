@@ -8,7 +8,7 @@ use anyhow::{Context, Result, bail};
 
 use super::verify::{speech_request, transcribe_in_verify_venv};
 use super::{CheckTarget, check_target};
-use crate::cli::{CheckSelection, SpeechArgs};
+use crate::flags::{CheckSelection, SpeechArgs};
 use ct2v_bundle::bundle::run::{BINARIES_JSON, PORTABLE_DIR};
 use ct2v_pipeline::plan::{Action, Plan};
 use ct2v_proof::speech::{self, frozen, outcome};

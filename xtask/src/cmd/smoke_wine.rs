@@ -11,7 +11,7 @@ use anyhow::Result;
 
 use super::smoke::{judge, print_sizes};
 use super::verify::speech_request;
-use crate::cli::SpeechArgs;
+use crate::flags::SpeechArgs;
 use ct2v_pipeline::plan::Plan;
 use ct2v_proof::speech::{self, frozen};
 use ct2v_proof::winpython::{Session, check, wine};

@@ -6,7 +6,7 @@ use std::process::ExitCode;
 use anyhow::Result;
 use clap::Args;
 
-use crate::cli::{DownloadArgs, checked};
+use crate::flags::{DownloadArgs, checked};
 use ct2v_support::text_rules;
 use ct2v_support::workspace::Workspace;
 

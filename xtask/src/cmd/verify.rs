@@ -8,7 +8,7 @@ use std::process::ExitCode;
 use anyhow::Result;
 
 use super::{CheckTarget, check_target};
-use crate::cli::{CheckSelection, SpeechArgs};
+use crate::flags::{CheckSelection, SpeechArgs};
 use ct2v_pipeline::plan::{self, Plan};
 use ct2v_proof::winpython::{self, Session, check};
 use ct2v_support::diagnostic::InputError;

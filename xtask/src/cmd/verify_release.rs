@@ -7,7 +7,7 @@ use std::process::ExitCode;
 use anyhow::Result;
 
 use super::make_plan;
-use crate::cli::{InstallArgs, Selection};
+use crate::flags::{InstallArgs, Selection};
 use ct2v_proof::release_install::{
     self as install, Install, InstallRequest, InstallTarget, Python,
 };

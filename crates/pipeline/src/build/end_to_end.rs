@@ -1,4 +1,5 @@
-//! `build`: one variant end to end, step by step, through the executor.
+//! `build`: one variant end to end, step by step, through the executor; `plan`: the steps it
+//! will run, without running them.
 
 use std::process::ExitCode;
 
@@ -109,6 +110,16 @@ impl BuildRequest {
         }
         Ok(ExitCode::SUCCESS)
     }
+}
+
+/// `plan`: the ordered steps a build of one variant will run, without running them.
+pub fn show_plan(workspace: &Workspace, request: &PlanRequest, json: bool) -> Result<ExitCode> {
+    let plan = request.plan(workspace)?;
+    plan::request::print(&plan, json)?;
+    if let Some(problem) = crate::build::long_paths::problem(&plan) {
+        eprintln!("warning: {problem}");
+    }
+    Ok(ExitCode::SUCCESS)
 }
 
 /// Whether `--until STEP` ends the run before the plan's bundle step.

@@ -1,8 +1,7 @@
 //! The plan of one build as a command asks for it: the variant and the choices that select
-//! one entry of its matrix, resolved against the variant files; and the `plan` command.
+//! one entry of its matrix, resolved against the variant files, and the plan printed.
 
 use std::path::PathBuf;
-use std::process::ExitCode;
 
 use anyhow::Result;
 
@@ -86,16 +85,6 @@ impl PlanRequest {
             _ => Ok(plan),
         }
     }
-}
-
-/// `plan`: the ordered steps a build of one variant will run, without running them.
-pub fn show(workspace: &Workspace, request: &PlanRequest, json: bool) -> Result<ExitCode> {
-    let plan = request.plan(workspace)?;
-    print(&plan, json)?;
-    if let Some(problem) = crate::build::long_paths::problem(&plan) {
-        eprintln!("warning: {problem}");
-    }
-    Ok(ExitCode::SUCCESS)
 }
 
 /// The plan on stdout, as text or as JSON (docs/plan-json.md).

@@ -1,11 +1,6 @@
 //! The command line (clap): the top-level flags, the table of commands with their help, and
 //! the dispatch, one line per command. Each command's flags and its `run` are in `cmd/`.
 
-mod command_args;
-mod download_args;
-mod selection;
-mod wheel_args;
-
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -13,14 +8,9 @@ use anyhow::Result;
 use clap::{Parser, Subcommand};
 
 use crate::cmd;
+use crate::flags::{BenchArgs, CheckSelection, InstallArgs, SpeechArgs};
 use ct2v_support::diagnostic::InputError;
-use ct2v_support::text_rules::Refusal;
 use ct2v_support::workspace::Workspace;
-
-pub use command_args::*;
-pub use download_args::*;
-pub use selection::*;
-pub use wheel_args::*;
 
 #[derive(Parser)]
 #[command(
@@ -414,14 +404,6 @@ impl Cli {
             Command::Matrix(flags) => flags.run(workspace),
         }
     }
-}
-
-/// A flag's value checked by `rule` as clap parses it: a refused value is bad input (exit 2)
-/// that `main` names with its flag, before any work.
-pub fn checked(
-    rule: fn(&str) -> Result<(), Refusal>,
-) -> impl Fn(&str) -> Result<String, Refusal> + Clone + Send + Sync + 'static {
-    move |text: &str| rule(text).map(|()| text.to_string())
 }
 
 #[cfg(test)]
