@@ -7,6 +7,7 @@
 
 pub mod cache_key;
 pub mod matrix;
+pub mod outputs;
 mod render;
 mod step_id;
 mod steps;
@@ -21,6 +22,7 @@ use ct2v_support::platform::Platform;
 pub use ct2v_support::process::Command;
 use ct2v_support::workspace::Workspace;
 
+pub use outputs::Outputs;
 pub use render::render_text;
 pub use step_id::StepId;
 pub use steps::SOURCE_INPUT;
@@ -66,6 +68,9 @@ pub struct Plan {
     pub steps: Vec<Step>,
     /// What a successful build leaves in the output folder.
     pub artifacts: Vec<String>,
+    /// The output folder and each product in it, by what it is.
+    #[serde(skip)]
+    pub outputs: Outputs,
 }
 
 /// Where a Windows build's compiler environment comes from (found when the build runs).
@@ -207,6 +212,7 @@ impl Plan {
             sdk_installer: None,
             steps,
             artifacts: vec![],
+            outputs: Outputs::default(),
         }
     }
 }

@@ -4,21 +4,20 @@ use std::collections::BTreeMap;
 
 use super::inputs::{bundle_inputs, in_sdk_dir, sdk_provided};
 use super::{Layout, VERIFY_SCRIPT, WheelIn, slash, step};
+use crate::plan::outputs::{CHECKSUMS, Outputs};
 use crate::plan::{Action, BundleAction, Command, DataFiles, SearchLocation, Step, StepId};
-use crate::variant::{Build, LibrarySource, Output, Resolved};
+use crate::variant::{Build, LibrarySource, Resolved};
 use ct2v_support::platform::Platform;
 
-pub(super) fn finish(layout: &Layout, v: &Resolved, wheel: &WheelIn) -> Vec<Step> {
-    let dist = layout.dist();
-    let fat_wheel = format!("{dist}/{}", fat_wheel_name(v, wheel));
+pub(super) fn finish(layout: &Layout, v: &Resolved, outputs: &Outputs) -> Vec<Step> {
     vec![
-        bundle_step(layout, v, wheel),
-        verify_step(layout, v, &fat_wheel),
-        checksum_step(&dist),
+        bundle_step(layout, v, outputs),
+        verify_step(layout, v, &outputs.fat_wheel),
+        checksum_step(outputs),
     ]
 }
 
-fn bundle_step(layout: &Layout, v: &Resolved, wheel: &WheelIn) -> Step {
+fn bundle_step(layout: &Layout, v: &Resolved, outputs: &Outputs) -> Step {
     let mut after = vec![match &v.build {
         Build::FromSource(_) => StepId::WHEEL,
         Build::Repackage { archive, .. } => StepId::unpack(&archive.name),
@@ -26,25 +25,26 @@ fn bundle_step(layout: &Layout, v: &Resolved, wheel: &WheelIn) -> Step {
     after.extend(bundle_inputs(v).iter().map(|r| StepId::unpack(&r.name)));
     step(
         StepId::BUNDLE,
-        Action::Bundle(bundle_action(layout, v, wheel)),
+        Action::Bundle(bundle_action(layout, v, outputs)),
         "Find the minimum set of libraries the binaries load, place them, write the report",
     )
     .after(after)
-    .reads([wheel.path.clone()])
+    .reads([outputs.wheel.clone()])
     .writes(
-        artifacts(layout, v, wheel)
+        outputs
+            .artifacts(&v.bundle.outputs)
             .into_iter()
-            .filter(|a| !a.ends_with("SHA256SUMS")),
+            .filter(|a| *a != outputs.checksums),
     )
 }
 
-fn bundle_action(layout: &Layout, v: &Resolved, wheel: &WheelIn) -> BundleAction {
+fn bundle_action(layout: &Layout, v: &Resolved, outputs: &Outputs) -> BundleAction {
     let mut destinations: Vec<String> = v.bundle.search.iter().map(|s| s.dest.clone()).collect();
     destinations.extend(v.bundle.data.iter().map(|d| d.dest.clone()));
     destinations.sort();
     destinations.dedup();
     BundleAction {
-        wheel: wheel.path.clone(),
+        wheel: outputs.wheel.clone(),
         policy: v.bundle.policy,
         manylinux: v.bundle.manylinux.clone(),
         roots: v.bundle.roots.clone(),
@@ -55,7 +55,7 @@ fn bundle_action(layout: &Layout, v: &Resolved, wheel: &WheelIn) -> BundleAction
         gpu_targets: v.gpu_targets.clone(),
         produce: v.bundle.outputs.clone(),
         destinations,
-        out: layout.dist(),
+        out: outputs.dir.clone(),
         patchelf: (matches!(v.build, Build::FromSource(_)) && !v.platform.is_windows())
             .then(|| layout.tool("patchelf")),
         requires_dist: v.bundle.requires_dist.clone(),
@@ -199,42 +199,21 @@ fn verify_env(platform: Platform) -> BTreeMap<String, String> {
     env
 }
 
-fn checksum_step(dist: &str) -> Step {
+fn checksum_step(outputs: &Outputs) -> Step {
     step(
         StepId::CHECKSUM,
         Action::Checksum {
-            dir: dist.to_string(),
-            file: "SHA256SUMS".to_string(),
+            dir: outputs.dir.clone(),
+            file: CHECKSUMS.to_string(),
         },
         "Write SHA256SUMS for the artifacts",
     )
     .after([StepId::BUNDLE, StepId::VERIFY])
-    .reads([dist.to_string()])
-    .writes([format!("{dist}/SHA256SUMS")])
+    .reads([outputs.dir.clone()])
+    .writes([outputs.checksums.clone()])
 }
 
 /// The bundle's wheel: on Linux tagged with the manylinux policy it proves.
-fn fat_wheel_name(v: &Resolved, wheel: &WheelIn) -> String {
+pub(super) fn fat_wheel_name(v: &Resolved, wheel: &WheelIn) -> String {
     ct2v_bundle::bundle::manylinux::fat_wheel_name(&wheel.file_name, v.bundle.manylinux.as_deref())
-}
-
-pub(super) fn artifacts(layout: &Layout, v: &Resolved, wheel: &WheelIn) -> Vec<String> {
-    let dist = layout.dist();
-    let mut out = Vec::new();
-    for output in &v.bundle.outputs {
-        match output {
-            Output::FatWheel => out.push(format!("{dist}/{}", fat_wheel_name(v, wheel))),
-            Output::Portable => {
-                out.push(format!("{dist}/portable/_internal"));
-                out.push(format!("{dist}/portable/binaries.json"));
-                out.push(format!("{dist}/portable/hook-ctranslate2.py"));
-            }
-            Output::Report => {
-                out.push(format!("{dist}/provenance.json"));
-                out.push(format!("{dist}/provenance.md"));
-            }
-        }
-    }
-    out.push(format!("{dist}/SHA256SUMS"));
-    out
 }
