@@ -9,7 +9,7 @@ use super::{make_plan, pin_if_allowed, print_plan};
 use crate::cli::{DownloadArgs, PartArgs, Selection};
 use ct2v_fetch::cache::Cache;
 use ct2v_pipeline::build::Runner;
-use ct2v_pipeline::build::bundle_spec;
+use ct2v_pipeline::build::bundle_job;
 use ct2v_pipeline::build::exec::Executor;
 use ct2v_pipeline::plan;
 use ct2v_support::workspace::Workspace;
@@ -72,7 +72,7 @@ fn build(
     let mut runner = Runner {
         cache: Cache::new(&workspace.cache_dir),
         download: download.options(),
-        folders: bundle_spec::Folders {
+        folders: bundle_job::Folders {
             sdk_root,
             toolchain: None,
             sdk_version: None,

@@ -9,7 +9,7 @@ use crate::cli::{BundleArgs, OutputArg, PolicyArg, Selection};
 use ct2v_bundle::bundle::run as bundle_run;
 use ct2v_bundle::bundle::spec::{BundleJob, WheelFlags};
 use ct2v_bundle::bundle::{Output, Policy};
-use ct2v_pipeline::build::bundle_spec;
+use ct2v_pipeline::build::bundle_job;
 use ct2v_support::workspace::Workspace;
 
 pub fn run(workspace: &Workspace, args: &BundleArgs) -> Result<ExitCode> {
@@ -24,7 +24,7 @@ pub fn run(workspace: &Workspace, args: &BundleArgs) -> Result<ExitCode> {
                 ..Selection::only(variant.clone())
             };
             let plan = make_plan(workspace, &selection)?;
-            bundle_spec::from_built_plan(
+            bundle_job::from_built_plan(
                 &plan,
                 args.sdk_dir.as_deref(),
                 args.toolchain_dir.as_deref(),

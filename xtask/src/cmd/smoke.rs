@@ -190,8 +190,8 @@ fn built_portable(plan: &Plan) -> Result<PathBuf> {
 fn portable_of_wheel(plan: &Plan, wheel: &Path, work: &Path) -> Result<PathBuf> {
     portable_dir(plan)?;
     let folders = plan
-        .bundle_action()
-        .map(|b| b.destinations.clone())
+        .bundle_job()
+        .map(|b| b.destinations())
         .unwrap_or_default();
     std::fs::create_dir_all(work)?;
     ct2v_bundle::bundle::run::portable_of_fat_wheel(wheel, &folders, work)?;

@@ -35,9 +35,12 @@ impl Outputs {
             portable: produce
                 .contains(&Output::Portable)
                 .then(|| format!("{dir}/{PORTABLE_DIR}")),
-            report: produce
-                .contains(&Output::Report)
-                .then(|| [format!("{dir}/provenance.json"), format!("{dir}/provenance.md")]),
+            report: produce.contains(&Output::Report).then(|| {
+                [
+                    format!("{dir}/provenance.json"),
+                    format!("{dir}/provenance.md"),
+                ]
+            }),
             checksums: format!("{dir}/{CHECKSUMS}"),
             wheel,
             dir,

@@ -187,7 +187,11 @@ pub fn plan(workspace: &Workspace, v: &Resolved) -> Plan {
         &finish::fat_wheel_name(v, &wheel),
         &v.bundle.outputs,
     );
-    steps.extend(finish::finish(&layout, v, &outputs));
+    let planned: Vec<_> = fetched
+        .iter()
+        .map(|r| inputs::planned(&layout, r))
+        .collect();
+    steps.extend(finish::finish(&layout, v, &outputs, &planned));
     notes.extend(inputs::unpinned_note(v, &fetched));
     Plan {
         schema_version: SCHEMA_VERSION,
@@ -209,10 +213,8 @@ pub fn plan(workspace: &Workspace, v: &Resolved) -> Plan {
         msvc: msvc_env(v, &steps),
         cuda_arch: v.cuda_arch.clone(),
         local_version: v.local_version.clone(),
-        inputs: fetched
-            .iter()
-            .map(|r| inputs::planned(&layout, r))
-            .collect(),
+        requires_dist: v.bundle.requires_dist.clone(),
+        inputs: planned,
         sdk_installer: inputs::sdk_installer(&layout, v),
         artifacts: outputs.artifacts(&v.bundle.outputs),
         outputs,
