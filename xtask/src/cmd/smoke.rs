@@ -10,7 +10,7 @@ use super::verify::{speech_request, transcribe_in_verify_venv};
 use super::{CheckTarget, check_target};
 use crate::flags::{CheckSelection, SpeechArgs};
 use ct2v_bundle::bundle::run::{BINARIES_JSON, PORTABLE_DIR};
-use ct2v_pipeline::plan::{Action, Plan};
+use ct2v_pipeline::plan::Plan;
 use ct2v_proof::speech::{self, frozen, outcome};
 use ct2v_support::diagnostic::InputError;
 use ct2v_support::process::{Command, run_logged};
@@ -160,14 +160,7 @@ pub fn judge(
 
 /// The wheel the build left.
 fn built_wheel(plan: &Plan) -> Result<PathBuf> {
-    let step = plan
-        .step(|a| matches!(a, Action::Verify))
-        .context("the plan has no verify step")?;
-    let wheel = PathBuf::from(
-        step.inputs
-            .first()
-            .context("the verify step has no wheel")?,
-    );
+    let wheel = PathBuf::from(&plan.outputs.fat_wheel);
     if !wheel.is_file() {
         bail!(
             "{} is not there: build the variant first with `cargo xtask build --variant {}`, or \
@@ -197,8 +190,8 @@ fn built_portable(plan: &Plan) -> Result<PathBuf> {
 fn portable_of_wheel(plan: &Plan, wheel: &Path, work: &Path) -> Result<PathBuf> {
     portable_dir(plan)?;
     let folders = plan
-        .bundle_action()
-        .map(|b| b.destinations.clone())
+        .bundle_job()
+        .map(|b| b.destinations())
         .unwrap_or_default();
     std::fs::create_dir_all(work)?;
     ct2v_bundle::bundle::run::portable_of_fat_wheel(wheel, &folders, work)?;
@@ -207,30 +200,15 @@ fn portable_of_wheel(plan: &Plan, wheel: &Path, work: &Path) -> Result<PathBuf> 
 
 /// The bundle's portable folder for this build.
 fn portable_dir(plan: &Plan) -> Result<PathBuf> {
-    let bundle = plan
-        .step(|a| matches!(a, Action::Bundle(_)))
-        .context("the plan has no bundle step")?;
-    let wheel = bundle
-        .outputs
-        .first()
-        .context("the bundle step writes nothing")?;
-    let dist = Path::new(wheel)
-        .parent()
-        .context("the wheel has no folder")?;
-    let portable = dist.join(PORTABLE_DIR);
-    if !bundle
-        .outputs
-        .iter()
-        .any(|o| Path::new(o).starts_with(&portable))
-    {
-        return Err(InputError::new(format!(
+    match &plan.outputs.portable {
+        Some(portable) => Ok(PathBuf::from(portable)),
+        None => Err(InputError::new(format!(
             "variant `{}` writes no portable/ folder",
             plan.variant
         ))
         .note("add \"portable\" to [bundle] outputs in its variant file")
-        .into());
+        .into()),
     }
-    Ok(portable)
 }
 
 /// A venv of its own for PyInstaller: the verify venv's Python, ctranslate2's own

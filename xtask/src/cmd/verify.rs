@@ -93,11 +93,7 @@ fn wheel_to_check(plan: &Plan, given: Option<PathBuf>) -> Result<PathBuf> {
     if let Some(wheel) = given {
         return Ok(ct2v_support::paths::canonical(&wheel)?);
     }
-    let built = verify_step(plan)?
-        .inputs
-        .first()
-        .cloned()
-        .unwrap_or_default();
+    let built = plan.outputs.fat_wheel.clone();
     if !Path::new(&built).is_file() {
         anyhow::bail!(
             "{built} is not there: build it first with `cargo xtask build --variant {} --platform \

@@ -272,10 +272,12 @@ fn rocm_on_windows_repackages_into_the_sdk_folders() {
             "a repackaging has no {compile} step: {kinds:?}"
         );
     }
-    let destinations = step(&plan, "bundle")["destinations"]
-        .as_array()
-        .unwrap()
-        .clone();
+    let bundle = step(&plan, "bundle");
+    let destinations: Vec<Value> = ["search", "data"]
+        .iter()
+        .flat_map(|list| bundle[list].as_array().unwrap())
+        .map(|entry| entry["dest"].clone())
+        .collect();
     for dest in ["_rocm_sdk_core/bin", "_rocm_sdk_libraries_custom/bin"] {
         assert!(
             destinations.iter().any(|d| d == dest),

@@ -397,6 +397,14 @@ fn bundle_windows(family: &Family) -> Bundled {
     }
 }
 
+/// Whether a bundle data entry of the plan takes its files from input `input` (unpacked in
+/// the work folder's `deps/<input>`).
+fn from_input(data: &serde_json::Value, input: &str) -> bool {
+    data["base"]
+        .as_str()
+        .is_some_and(|base| base.ends_with(&format!("/deps/{input}")))
+}
+
 /// The device files the variant's data entries take: every file of each target's device
 /// wheel below the folders the entries name (hipBLASLt's only where the plan has an entry for
 /// that target's wheel: the tool leaves it out where it believes TheRock does not build it).
@@ -411,7 +419,7 @@ fn expected_device_files(family: &Family, plan: &serde_json::Value) -> BTreeSet<
             let glob = format!("{LIBS}/{folder}/*");
             let asked = data
                 .iter()
-                .any(|d| d["from"] == format!("device-{target}") && d["glob"] == glob);
+                .any(|d| from_input(d, &format!("device-{target}")) && d["glob"] == glob);
             if asked {
                 files.insert(format!("{LIBS}/{file}"));
             }

@@ -4,12 +4,14 @@
 use std::path::{Path, PathBuf};
 
 use anyhow::Result;
+use serde::{Deserialize, Serialize};
 
 use super::{Output, Policy};
 use ct2v_support::diagnostic::InputError;
 
-/// Everything one bundle run needs.
-#[derive(Debug, Clone)]
+/// Everything one bundle run needs. A plan carries one as its bundle step, with the folders
+/// only the build machine knows written as placeholders its executor fills in.
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct BundleJob {
     /// The wheel whose binaries are bundled.
     pub wheel: PathBuf,
@@ -25,6 +27,7 @@ pub struct BundleJob {
     /// File-name globs of libraries loaded at run time, which no import table names.
     pub force: Vec<String>,
     /// File-name globs of libraries the target system is expected to have (never bundled).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub assume_present: Vec<String>,
     /// Where imports are looked for, in order.
     pub search: Vec<SearchFolder>,
@@ -40,18 +43,20 @@ pub struct BundleJob {
     pub variant: String,
     pub platform: String,
     /// Added to an error about a missing library: where the packages come from, how to fix.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub missing_hint: String,
     /// Linux: keep `linux_x86_64` when the binaries do not prove the policy's manylinux tag
     /// (a wheel for this machine only) instead of stopping.
     pub keep_linux_tag: bool,
     /// `Requires-Dist` lines added to the fat wheel's METADATA (the packages its run-time
     /// loads come from, such as NVIDIA's cuBLAS wheel).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub requires_dist: Vec<String>,
 }
 
 /// A folder libraries may come from, and the folder (relative to the wheel's root) the ones
 /// found there are placed in.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct SearchFolder {
     pub dir: SearchDir,
     pub dest: String,
@@ -65,7 +70,8 @@ pub struct SearchFolder {
     pub counts_as_sdk: bool,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
 pub enum SearchDir {
     /// A folder inside the wheel (relative, `/`-separated): resolved, never copied.
     InWheel(String),
@@ -73,7 +79,7 @@ pub enum SearchDir {
 }
 
 /// Data files (e.g. Tensile kernels): `glob` is `dir/pattern` relative to `base`.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct DataGlob {
     pub base: PathBuf,
     pub glob: String,
@@ -181,6 +187,15 @@ impl BundleJob {
             spec.outputs = flags.outputs.clone();
         }
         Ok(spec)
+    }
+
+    /// Every folder the bundle writes to, relative to the wheel's root, sorted, once each.
+    pub fn destinations(&self) -> Vec<String> {
+        let mut dests: Vec<String> = self.search.iter().map(|s| s.dest.clone()).collect();
+        dests.extend(self.data.iter().map(|d| d.dest.clone()));
+        dests.sort();
+        dests.dedup();
+        dests
     }
 
     /// A user-chosen output folder, checked (see [`super::run::check_out`]).

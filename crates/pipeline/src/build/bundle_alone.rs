@@ -6,7 +6,7 @@ use std::process::ExitCode;
 
 use anyhow::Result;
 
-use crate::build::bundle_spec;
+use crate::build::bundle_job;
 use crate::plan::request::PlanRequest;
 use ct2v_bundle::bundle::run as bundle_run;
 use ct2v_bundle::bundle::spec::{BundleJob, WheelFlags};
@@ -38,7 +38,7 @@ impl BundleRequest {
             BundleSource::Plan {
                 plan,
                 toolchain_dir,
-            } => bundle_spec::from_built_plan(
+            } => bundle_job::from_built_plan(
                 &plan.plan(workspace)?,
                 plan.sdk_dir.as_deref(),
                 toolchain_dir.as_deref(),

@@ -6,7 +6,7 @@ use std::process::ExitCode;
 use anyhow::Result;
 
 use crate::build::Runner;
-use crate::build::bundle_spec;
+use crate::build::bundle_job;
 use crate::build::exec::Executor;
 use crate::plan::{self, request::Pinner, request::PlanRequest};
 use ct2v_fetch::cache::Cache;
@@ -72,7 +72,7 @@ impl BuildRequest {
         let mut runner = Runner {
             cache: Cache::new(&workspace.cache_dir),
             download: self.download.clone(),
-            folders: bundle_spec::Folders {
+            folders: bundle_job::Folders {
                 sdk_root: self.plan.sdk_dir.clone(),
                 toolchain: None,
                 sdk_version: None,

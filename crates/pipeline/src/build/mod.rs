@@ -1,10 +1,10 @@
 //! The build: the executor's step runner (`runner`: step dispatch), the SDK a step needs
 //! (`sdk_env`: found once, its placeholders and environment filled in), the bundle spec a
-//! plan's bundle step hands to the bundler (`bundle_spec`), `build-info.json` (`info`), ninja
+//! plan's bundle step hands to the bundler (`bundle_job`), `build-info.json` (`info`), ninja
 //! progress (`progress`) and the toolchain checks (`toolchain`).
 
 pub mod bundle_alone;
-pub mod bundle_spec;
+pub mod bundle_job;
 pub mod copy_dlls;
 pub mod end_to_end;
 pub mod exec;

@@ -5,7 +5,7 @@
 //! environment (Windows source builds), the SDK (and a CUDA that cannot compile with this
 //! MSVC), every input pinned.
 
-use super::bundle_spec::Folders;
+use super::bundle_job::Folders;
 use super::sdk_env::SdkEnv;
 use super::toolchain::{check_compiler, check_python};
 use crate::plan::{Action, Plan};
@@ -49,7 +49,10 @@ pub fn problems(
             Err(e) => say(Err(e)),
         }
     }
-    let needs_sdk = !prebuilt_native || plan.bundle_action().is_some_and(|b| b.takes_from_sdk());
+    let needs_sdk = !prebuilt_native
+        || plan
+            .bundle_job()
+            .is_some_and(crate::plan::unfilled::takes_from_sdk);
     if plan.sdk.is_some() && needs_sdk {
         let mut folders = Folders {
             sdk_root: sdk_dir,

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
 
-use super::bundle_spec;
+use super::bundle_job;
 use super::info::{first_line, write_build_info};
 use super::jobs;
 use super::progress::run_commands;
@@ -28,7 +28,7 @@ pub struct Runner {
     pub cache: Cache,
     pub download: download::Options,
     /// Folders the plan cannot know (SDK, compiler runtime); found on demand when missing.
-    pub folders: bundle_spec::Folders,
+    pub folders: bundle_job::Folders,
     /// The GPU SDK, once a step needed it (for its placeholders and build-info.json).
     pub sdk: SdkEnv,
     /// Windows: the MSVC x64 toolchain, once a step needed it.
@@ -359,7 +359,9 @@ impl Runner {
     }
 
     fn bundle(&mut self, plan: &Plan) -> Result<()> {
-        let needs_sdk_files = plan.bundle_action().is_some_and(|b| b.takes_from_sdk());
+        let needs_sdk_files = plan
+            .bundle_job()
+            .is_some_and(crate::plan::unfilled::takes_from_sdk);
         match recorded_sdk_prefix(plan) {
             Some(prefix) if self.prebuilt_native && !needs_sdk_files && plan.sdk.is_some() => {
                 self.sdk.from_record(&prefix, &mut self.folders)?;
@@ -368,7 +370,7 @@ impl Runner {
                 self.sdk.find(plan, &mut self.folders)?;
             }
         }
-        let spec = bundle_spec::from_plan(plan, &self.folders)?;
+        let spec = bundle_job::from_plan(plan, &self.folders)?;
         let bundled = bundle_run::run(&spec)?;
         for line in bundled.report.summary().lines() {
             eprintln!("      {line}");
@@ -527,7 +529,7 @@ mod tests {
         let mut runner = Runner {
             cache: Cache::new(dir.path().join("cache")),
             download: download::Options::default(),
-            folders: bundle_spec::Folders::default(),
+            folders: bundle_job::Folders::default(),
             sdk: SdkEnv::default(),
             msvc: None,
             prebuilt_native: false,

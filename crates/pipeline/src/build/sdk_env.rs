@@ -7,10 +7,10 @@ use std::path::Path;
 
 use anyhow::{Result, bail};
 
-use super::bundle_spec::Folders;
+use super::bundle_job::Folders;
 use crate::plan::{Plan, Step};
 use crate::sdk::{self, cuda_arch};
-use crate::variant::{LibrarySource, SdkKind};
+use crate::variant::SdkKind;
 
 /// What this run found of the plan's SDK, once a step needed it.
 #[derive(Debug, Default)]
@@ -78,12 +78,12 @@ impl SdkEnv {
         // from it (Linux) and this run bundles; the Windows HIP SDK bundles take the community
         // build's instead.
         let gpu_targets: Vec<String> = plan
-            .bundle_action()
+            .bundle_job()
             .filter(|_| !self.before_bundle)
             .filter(|b| {
                 b.data
                     .iter()
-                    .any(|d| d.from == LibrarySource::Sdk && d.filter.is_some())
+                    .any(|d| crate::plan::unfilled::in_sdk(&d.base) && d.filter_gpu_targets)
             })
             .map(|b| b.gpu_targets.clone())
             .unwrap_or_default();

