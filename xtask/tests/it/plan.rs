@@ -229,7 +229,7 @@ fn snapshots() -> insta::Settings {
 #[test]
 fn gfx1010_on_windows_patches_and_configures_for_hip() {
     let plan = plan_json("rocm-gfx1010", "windows-x86_64");
-    assert_eq!(plan["schema_version"], 1);
+    assert_eq!(plan["schema_version"], 2);
     let patch = step(&plan, "patch");
     assert_eq!(patch["kind"], "patch");
     let patches = patch["patches"].as_array().unwrap();

@@ -58,6 +58,8 @@ pub struct BundleJob {
 /// found there are placed in.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct SearchFolder {
+    /// Written as its own key (`dir` or `in-wheel`) beside the others.
+    #[serde(flatten)]
     pub dir: SearchDir,
     pub dest: String,
     /// For the report; found from a `*.dist-info` above the folder when not given.

@@ -30,7 +30,7 @@ pub use render::render_text;
 pub use step_id::StepId;
 pub use steps::SOURCE_INPUT;
 
-pub const SCHEMA_VERSION: u32 = 1;
+pub const SCHEMA_VERSION: u32 = 2;
 
 #[derive(Debug, Clone, Serialize)]
 pub struct Plan {
@@ -200,7 +200,7 @@ impl Plan {
     /// A Linux plan of `steps` only, for the tests of what runs them.
     pub(crate) fn of_steps(steps: Vec<Step>) -> Plan {
         Plan {
-            schema_version: 1,
+            schema_version: SCHEMA_VERSION,
             variant: "v".into(),
             slot: "v".into(),
             description: String::new(),
