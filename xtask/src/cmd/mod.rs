@@ -5,7 +5,7 @@ use std::process::ExitCode;
 
 use anyhow::Result;
 
-use crate::cli::{CheckSelection, Cli, Command, DownloadArgs, Selection};
+use crate::cli::{CheckSelection, Cli, Command, DownloadArgs, Selection, SpeechArgs};
 use ct2v_fetch::download;
 use ct2v_pipeline::build::fetch;
 use ct2v_pipeline::variant::{Catalog, Choices};
@@ -42,10 +42,8 @@ mod pages;
 mod patch;
 mod pin;
 mod plan;
-mod pyapp_check;
 mod release;
 mod smoke;
-mod smoke_wine;
 mod upstream;
 mod variants;
 mod verify;
@@ -247,6 +245,19 @@ pub fn check_target(workspace: &Workspace, args: &CheckSelection) -> Result<Chec
         plan,
         wheel: args.wheel.clone(),
     })
+}
+
+/// What the speech options ask for.
+pub fn speech_request(args: &SpeechArgs) -> ct2v_proof::speech::SpeechRequest {
+    ct2v_proof::speech::SpeechRequest {
+        model: args.model.clone(),
+        audio: args.audio.clone(),
+        reference: args.reference.clone(),
+        device: args.device.clone(),
+        compute_type: args.compute_type.clone(),
+        threads: args.threads,
+        download: args.download.options(),
+    }
 }
 
 pub fn make_plan(
