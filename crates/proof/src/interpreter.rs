@@ -181,10 +181,9 @@ impl Interpreter {
         match self {
             Interpreter::Venv(_) => Ok(None),
             #[cfg(feature = "wine")]
-            Interpreter::Wine(session) => Ok(Some(crate::release_install::constraints(
-                &session.work,
-                &session.numpy,
-            )?)),
+            Interpreter::Wine(session) => {
+                Ok(Some(numpy_constraints(&session.work, &session.numpy)?))
+            }
         }
     }
 
@@ -284,4 +283,11 @@ impl Interpreter {
             Interpreter::Wine(_) => &["_wmi"],
         }
     }
+}
+
+/// A constraints file pinning numpy (under wine), in `work`.
+pub fn numpy_constraints(work: &Path, numpy: &str) -> Result<PathBuf> {
+    let path = work.join("constraints.txt");
+    std::fs::write(&path, format!("numpy=={numpy}\n"))?;
+    Ok(path)
 }

@@ -12,8 +12,8 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
 
-use crate::serve::Server;
 use crate::interpreter::Interpreter;
+use crate::serve::Server;
 use ct2v_fetch::wheel_name::WheelName;
 use ct2v_pipeline::release::links::{Target, links};
 use ct2v_pipeline::release::{Artifact, Manifest};
@@ -280,13 +280,6 @@ pub fn wheelhouse(
     specs.sort();
     specs.dedup();
     ct2v_fetch::wheelhouse::download_packages(cache, request.platform, &request.python, &specs, log)
-}
-
-/// A constraints file pinning numpy (under wine), in `work`.
-pub fn constraints(work: &Path, numpy: &str) -> Result<PathBuf> {
-    let path = work.join("constraints.txt");
-    std::fs::write(&path, format!("numpy=={numpy}\n"))?;
-    Ok(path)
 }
 
 /// `requirement`, with numpy pinned to `numpy` when there is a pin.

@@ -38,9 +38,11 @@ pub fn run(
     plan_for: PlanFor,
 ) -> Result<ExitCode> {
     if !dir.is_dir() {
-        return Err(InputError::new(format!("{}: no such folder", dir.display()))
-            .note("give the folder `cargo xtask release` wrote, e.g. target/dist/4.7.1")
-            .into());
+        return Err(
+            InputError::new(format!("{}: no such folder", dir.display()))
+                .note("give the folder `cargo xtask release` wrote, e.g. target/dist/4.7.1")
+                .into(),
+        );
     }
     let problems = ct2v_pipeline::release::verify(dir)?;
     if !problems.is_empty() {
@@ -202,7 +204,9 @@ impl Installs<'_> {
             consumer_flow(&install, target, &interpreter.label())?;
             if let Some(prepared) = &prepared {
                 let plan = self.plan_for(target)?;
-                let report = self.work.join(format!("transcribe-{}.json", target.variant));
+                let report = self
+                    .work
+                    .join(format!("transcribe-{}.json", target.variant));
                 let outcome = super::verify::transcribe(
                     self.workspace,
                     interpreter,
@@ -234,7 +238,11 @@ impl Installs<'_> {
             threads: 0,
             download: self.request.download.clone(),
         };
-        Ok(Some(speech::prepare(self.workspace, &plan, &speech_request)?))
+        Ok(Some(speech::prepare(
+            self.workspace,
+            &plan,
+            &speech_request,
+        )?))
     }
 
     fn plan_for(&self, target: &InstallTarget) -> Result<Plan> {

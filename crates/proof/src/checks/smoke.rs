@@ -52,7 +52,13 @@ pub fn run(
         wheel => wheel,
     };
     if let Some(wheel) = &wheel {
-        install_and_verify(&interpreter, plan, wheel, offline, &log_dir.join("verify.log"))?;
+        install_and_verify(
+            &interpreter,
+            plan,
+            wheel,
+            offline,
+            &log_dir.join("verify.log"),
+        )?;
     }
     let wheel = wheel.unwrap_or_else(|| built_wheel_path(plan).into());
     let by_wheel = transcribe_check(workspace, &interpreter, plan, &prepared, offline, &wheel)?;
@@ -284,7 +290,12 @@ fn print_sizes(app: &Path, portable: &Path) -> Result<()> {
     parts.sort_by_key(|p| std::cmp::Reverse(p.0));
     let bundled: u64 = parts.iter().map(|(s, _)| s).sum();
     let mut out = std::io::stdout().lock();
-    writeln!(out, "frozen app: {} in {}", human_size(total), app.display())?;
+    writeln!(
+        out,
+        "frozen app: {} in {}",
+        human_size(total),
+        app.display()
+    )?;
     writeln!(
         out,
         "bundled libraries (SDK and runtime parts the bundle added): {} in {} file(s)",

@@ -150,7 +150,15 @@ pub fn transcribe_check(
         place(interpreter)
     );
     let report = log_dir.join("transcribe.json");
-    let outcome = transcribe(workspace, interpreter, plan, prepared, offline, &report, &log)?;
+    let outcome = transcribe(
+        workspace,
+        interpreter,
+        plan,
+        prepared,
+        offline,
+        &report,
+        &log,
+    )?;
     let wer = speech::verdict(&outcome, prepared)?;
     let by = if interpreter.is_fresh() {
         wheel.display().to_string()

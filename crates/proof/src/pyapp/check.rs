@@ -30,7 +30,7 @@ pub fn run(
     let spec = crate::winpython::spec::Spec::load(&workspace.root)?;
     let wheelhouse =
         ct2v_fetch::wheelhouse::dir(&workspace.cache_dir, request.platform, &request.python);
-    let constraints = install::constraints(&work, &spec.numpy)?;
+    let constraints = crate::interpreter::numpy_constraints(&work, &spec.numpy)?;
     let python = prepare::prepare(
         &workspace.root,
         &ct2v_fetch::cache::Cache::new(&workspace.cache_dir),
@@ -111,9 +111,7 @@ pub fn run(
             ct2v_support::diagnostic::escaped(&onboarding.join(" "))
         );
         run(&onboarding)?;
-        let requirements = workspace
-            .root
-            .join(crate::speech::TRANSCRIBE_REQUIREMENTS);
+        let requirements = workspace.root.join(crate::speech::TRANSCRIBE_REQUIREMENTS);
         let mut speech = ["self", "pip", "install", "--no-deps"]
             .map(String::from)
             .to_vec();
@@ -160,12 +158,9 @@ fn transcribe(
     run(&job.args(&report))?;
     let text = std::fs::read_to_string(&report)?;
     let outcome: crate::speech::outcome::Outcome = serde_json::from_str(&text)?;
-    let wer = crate::speech::outcome::judge(
-        &outcome,
-        Some(&spec.audio.reference),
-        spec.audio.max_wer,
-    )
-    .map_err(|e| anyhow::anyhow!("{e}"))?;
+    let wer =
+        crate::speech::outcome::judge(&outcome, Some(&spec.audio.reference), spec.audio.max_wer)
+            .map_err(|e| anyhow::anyhow!("{e}"))?;
     eprintln!(
         "  the app transcribed: {}",
         crate::speech::summary(&outcome, wer)

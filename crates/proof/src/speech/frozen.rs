@@ -10,8 +10,8 @@ use anyhow::{Context, Result, bail};
 use super::outcome::Outcome;
 use super::scrub::scrubbed;
 use super::transcriber::{Job, Launch, SCRIPT};
-use ct2v_support::platform::Platform;
 use crate::interpreter::Interpreter;
+use ct2v_support::platform::Platform;
 use ct2v_support::process::run_logged;
 
 pub const APP_NAME: &str = "ct2-speech-check";
@@ -117,7 +117,13 @@ pub struct RunPlace<'a> {
 
 /// Copies `app` into a fresh folder under `runs` and runs it there with a scrubbed
 /// environment.
-pub fn run_copy(app: &Path, runs: &Path, place: &RunPlace, job: &Job, log: &Path) -> Result<Frozen> {
+pub fn run_copy(
+    app: &Path,
+    runs: &Path,
+    place: &RunPlace,
+    job: &Job,
+    log: &Path,
+) -> Result<Frozen> {
     fs::create_dir_all(runs)?;
     // Earlier copies (a few hundred MiB each) are this command's own: only the last is kept.
     for entry in fs::read_dir(runs)?.flatten() {

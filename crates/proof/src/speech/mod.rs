@@ -16,9 +16,9 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Result, bail};
 
+use crate::interpreter::Interpreter;
 use ct2v_fetch::cache::Cache;
 use ct2v_fetch::download;
-use crate::interpreter::Interpreter;
 use ct2v_pipeline::plan::Plan;
 use ct2v_support::diagnostic::InputError;
 use ct2v_support::workspace::Workspace;
@@ -146,7 +146,11 @@ pub fn install(
                 log,
             )?;
         }
-        let args = ["--no-deps".into(), "-r".into(), requirements.display().to_string()];
+        let args = [
+            "--no-deps".into(),
+            "-r".into(),
+            requirements.display().to_string(),
+        ];
         if let Err(e) = interpreter.pip_install(&wheelhouse, &args, log) {
             if offline {
                 bail!(
