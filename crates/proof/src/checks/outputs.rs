@@ -51,12 +51,7 @@ pub fn built_wheel(plan: &Plan) -> Result<PathBuf> {
             .context("the verify step has no wheel")?,
     );
     if !wheel.is_file() {
-        bail!(
-            "{} is not there: build the variant first with `cargo xtask build --variant {}`, or \
-             check a wheel with --wheel FILE",
-            wheel.display(),
-            plan.variant
-        );
+        return Err(not_built(&wheel, plan));
     }
     Ok(wheel)
 }
@@ -65,14 +60,19 @@ pub fn built_wheel(plan: &Plan) -> Result<PathBuf> {
 pub fn built_portable(plan: &Plan) -> Result<PathBuf> {
     let portable = portable_dir(plan)?;
     if !portable.join(BINARIES_JSON).is_file() {
-        bail!(
-            "{} is not there: build the variant first with `cargo xtask build --variant {}`, or \
-             check a wheel with --wheel FILE",
-            portable.display(),
-            plan.variant
-        );
+        return Err(not_built(&portable, plan));
     }
     Ok(portable)
+}
+
+/// `smoke`'s words for an output the build has not left.
+fn not_built(output: &Path, plan: &Plan) -> anyhow::Error {
+    anyhow::anyhow!(
+        "{} is not there: build the variant first with `cargo xtask build --variant {}`, or check \
+         a wheel with --wheel FILE",
+        output.display(),
+        plan.variant
+    )
 }
 
 /// portable/ laid out from a fat wheel, in `work`.
