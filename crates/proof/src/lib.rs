@@ -1,9 +1,13 @@
-//! What a built wheel does: numerics, speed, real speech (Linux and a Windows CPython under
-//! wine), PyApp, a release installed as users install it.
+//! What a built wheel does: numerics, speed, real speech (natively, and with the `wine`
+//! feature in a Windows CPython under wine), PyApp, a release installed as users install it.
+//! Each check is written once over an [`interpreter::Interpreter`] (`checks/`).
 
 pub mod bench;
+pub mod checks;
 pub mod input_file;
+pub mod interpreter;
 pub mod numerics;
+#[cfg(feature = "wine")]
 pub mod pyapp;
 pub mod release_install;
 pub mod serve;

@@ -12,8 +12,8 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
 
+use crate::interpreter::Interpreter;
 use crate::serve::Server;
-use crate::winpython::Session;
 use ct2v_fetch::wheel_name::WheelName;
 use ct2v_pipeline::release::links::{Target, links};
 use ct2v_pipeline::release::{Artifact, Manifest};
@@ -170,36 +170,9 @@ pub fn check_index_is_local(dir: &Path, variant: &str) -> Result<()> {
     Ok(())
 }
 
-/// Where one install runs, and how.
-pub enum Python<'a> {
-    /// A venv's python on this host.
-    Native(PathBuf),
-    /// The Windows Python under wine.
-    Wine(&'a Session),
-}
-
-impl Python<'_> {
-    fn run(&self, args: &[String], log: &Path) -> Result<String> {
-        let mut out = String::new();
-        let mut keep = |line: &str| {
-            out.push_str(line);
-            out.push('\n');
-        };
-        match self {
-            Python::Native(python) => {
-                let command = ct2v_support::process::Command::new(python.display().to_string())
-                    .args(args.iter().cloned());
-                ct2v_support::process::run_logged(&command, &Default::default(), log, &mut keep)?;
-            }
-            Python::Wine(session) => session.python(args, log, &mut keep)?,
-        }
-        Ok(out)
-    }
-}
-
 /// The steps of one install, with `python` already holding the app's baseline.
 pub struct Install<'a> {
-    pub python: Python<'a>,
+    pub python: &'a Interpreter,
     pub index_url: String,
     pub find_links: Vec<PathBuf>,
     pub constraints: Option<PathBuf>,
@@ -225,7 +198,7 @@ impl Install<'_> {
 
     /// `python args`, its output returned.
     pub fn run(&self, args: &[String]) -> Result<String> {
-        self.python.run(args, &self.log)
+        self.python.output(args, &self.log)
     }
 
     /// `pip install` of the PyPI baseline (from the wheelhouse).
@@ -240,13 +213,13 @@ impl Install<'_> {
             args.extend(["--constraint".into(), c.display().to_string()]);
         }
         args.push(target.baseline.clone());
-        self.python.run(&args, &self.log)?;
+        self.python.output(&args, &self.log)?;
         Ok(())
     }
 
     /// The installed ctranslate2's version, as pip recorded it and as it imports.
     pub fn installed_version(&self) -> Result<String> {
-        let out = self.python.run(
+        let out = self.python.output(
             &[
                 "-c".into(),
                 "import importlib.metadata as m, ctranslate2; print('installed', m.version('ctranslate2'), ctranslate2.__version__)".into(),
@@ -301,10 +274,7 @@ pub fn wheelhouse(
     }
     let mut specs: Vec<String> = ct2v_fetch::wheelhouse::RUNTIME_REQUIREMENTS
         .iter()
-        .map(|r| match (r, numpy) {
-            (&"numpy", Some(v)) => format!("numpy=={v}"),
-            _ => r.to_string(),
-        })
+        .map(|r| pin_numpy(r, numpy))
         .collect();
     specs.extend(targets.iter().map(|t| t.baseline.clone()));
     specs.sort();
@@ -312,32 +282,12 @@ pub fn wheelhouse(
     ct2v_fetch::wheelhouse::download_packages(cache, request.platform, &request.python, &specs, log)
 }
 
-/// A constraints file pinning numpy (under wine), in `work`.
-pub fn constraints(work: &Path, numpy: &str) -> Result<PathBuf> {
-    let path = work.join("constraints.txt");
-    std::fs::write(&path, format!("numpy=={numpy}\n"))?;
-    Ok(path)
-}
-
-/// An install in the session's Windows Python under wine, numpy constrained to what wine runs.
-pub fn wine_install<'a>(
-    session: &'a Session,
-    server: &Server,
-    variant: &str,
-    find_links: Vec<PathBuf>,
-    log: &Path,
-) -> Result<Install<'a>> {
-    let constraints = constraints(&session.work, &session.numpy)?;
-    Ok(Install {
-        python: Python::Wine(session),
-        index_url: server.url(&format!(
-            "/{}/{variant}",
-            ct2v_pipeline::release::pep503::DIR
-        )),
-        find_links,
-        constraints: Some(constraints),
-        log: log.to_path_buf(),
-    })
+/// `requirement`, with numpy pinned to `numpy` when there is a pin.
+pub fn pin_numpy(requirement: &str, numpy: Option<&str>) -> String {
+    match (requirement, numpy) {
+        ("numpy", Some(v)) => format!("numpy=={v}"),
+        _ => requirement.to_string(),
+    }
 }
 
 /// A fresh venv in `dir` of this host's Python `python` (`python3` when it is that version,

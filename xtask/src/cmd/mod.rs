@@ -8,16 +8,6 @@ use crate::flags::{CheckSelection, Selection};
 use ct2v_support::diagnostic::InputError;
 use ct2v_support::workspace::Workspace;
 
-// stdout through this, so that a closed pipe (`| head -n1`) becomes an error that `main`
-// turns into a quiet exit 0 instead of std's panic. Defined before the modules below, so
-// that they see it.
-macro_rules! println {
-    ($($arg:tt)*) => {{
-        use std::io::Write as _;
-        writeln!(std::io::stdout().lock(), $($arg)*)?
-    }};
-}
-
 pub mod bench;
 pub mod build;
 pub mod bump;
@@ -30,10 +20,8 @@ pub mod pages;
 pub mod patch;
 pub mod pin;
 pub mod plan;
-mod pyapp_check;
 pub mod release;
 pub mod smoke;
-mod smoke_wine;
 pub mod upstream;
 pub mod variants;
 pub mod verify;
@@ -98,3 +86,4 @@ pub fn make_plan(
 ) -> Result<ct2v_pipeline::plan::Plan> {
     selection.request().plan(workspace)
 }
+

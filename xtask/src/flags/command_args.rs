@@ -71,6 +71,19 @@ pub struct SpeechArgs {
 }
 
 impl SpeechArgs {
+    /// What the speech options ask for.
+    pub fn request(&self) -> ct2v_proof::speech::SpeechRequest {
+        ct2v_proof::speech::SpeechRequest {
+            model: self.model.clone(),
+            audio: self.audio.clone(),
+            reference: self.reference.clone(),
+            device: self.device.clone(),
+            compute_type: self.compute_type.clone(),
+            threads: self.threads,
+            download: self.download.options(),
+        }
+    }
+
     /// An option that only means something for the speech check, if one was given.
     pub fn given(&self) -> Option<&'static str> {
         [

@@ -515,6 +515,7 @@ fn the_doctor_and_the_selector_agree_on_every_card() {
 /// the display adapter it lists is not a GPU any variant serves, so the answer is `cpu` with
 /// the reason, no traceback, in bounded time; `sources` says which detection path ran (under
 /// wine 8: no nvidia-smi, a powershell.exe stub that prints nothing, then wmic's UTF-16 table).
+#[cfg(feature = "wine")]
 #[test]
 fn the_selector_answers_cpu_in_the_windows_python_under_wine() {
     use std::time::{Duration, Instant};

@@ -47,5 +47,7 @@ mod verify_release;
 mod versions;
 mod windows_cpu_wheel;
 mod windows_exe;
+// The Windows Python harness's checks, in a binary built with it (`.ci/run` turns it on).
+#[cfg(feature = "wine")]
 mod windows_python;
 mod workflows;

@@ -31,6 +31,7 @@ const WHEEL: &str = "ctranslate2-4.8.4-cp312-cp312-win_amd64.whl";
 /// What [`bundle_windows`] leaves for more checks.
 struct Bundled {
     _staged: Staged,
+    #[cfg_attr(not(feature = "wine"), allow(dead_code))] // used by the wine harness's tests
     fat: PathBuf,
     names: BTreeSet<String>,
 }
@@ -469,6 +470,7 @@ fn rdna4_bundles_its_closure_and_only_gfx1200_to_gfx1201_device_files() {
 }
 
 /// `wheel` unpacked into `site` without the member `left_out` (a path in the wheel).
+#[cfg_attr(not(feature = "wine"), allow(dead_code))] // used by the wine harness's tests
 fn unpack_without(wheel: &Path, site: &Path, left_out: Option<&str>) {
     unzip(wheel, site);
     if let Some(path) = left_out {
@@ -479,6 +481,7 @@ fn unpack_without(wheel: &Path, site: &Path, left_out: Option<&str>) {
 /// NETWORK TEST (python.org's embeddable CPython, once into the shared cache): every family's
 /// fat wheel imported by the Windows CPython under wine, through the folders CTranslate2
 /// 4.8.4's `__init__.py` adds; with a DLL taken out, the import fails naming it.
+#[cfg(feature = "wine")]
 #[test]
 fn every_family_imports_in_the_windows_python_and_a_missing_dll_is_named() {
     use xtask::check::winpython::{Session, wine::windows_path};

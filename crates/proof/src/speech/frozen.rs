@@ -10,8 +10,9 @@ use anyhow::{Context, Result, bail};
 use super::outcome::Outcome;
 use super::scrub::scrubbed;
 use super::transcriber::{Job, Launch, SCRIPT};
+use crate::interpreter::Interpreter;
 use ct2v_support::platform::Platform;
-use ct2v_support::process::{Command, run_logged};
+use ct2v_support::process::run_logged;
 
 pub const APP_NAME: &str = "ct2-speech-check";
 const SPEC_TEMPLATE: &str = include_str!("../../../../xtask/python/speech_check.spec.in");
@@ -43,20 +44,12 @@ pub fn spec_text(portable: &Path, script: &Path, excludes: &[&str]) -> String {
         .replace("@EXCLUDES@", &serde_json::to_string(&excludes).unwrap())
 }
 
-/// How a program is started: directly, or through `wrapper` (wine), with `env` added.
-#[derive(Default)]
-pub struct Host {
-    pub wrapper: Option<PathBuf>,
-    pub env: std::collections::BTreeMap<String, String>,
-}
-
 pub struct FreezeInputs<'a> {
     pub platform: Platform,
     pub root: &'a Path,
-    /// The python with PyInstaller and faster-whisper installed.
-    pub python: &'a str,
-    /// How it is started.
-    pub host: &'a Host,
+    /// The python with PyInstaller and faster-whisper installed (and no ctranslate2: the app
+    /// takes it from `portable`).
+    pub python: &'a Interpreter,
     /// Modules PyInstaller leaves out besides onnxruntime.
     pub excludes: &'a [&'a str],
     pub portable: &'a Path,
@@ -69,7 +62,6 @@ pub fn freeze(inputs: &FreezeInputs) -> Result<PathBuf> {
     let FreezeInputs {
         root,
         python,
-        host,
         excludes,
         portable,
         work,
@@ -86,26 +78,24 @@ pub fn freeze(inputs: &FreezeInputs) -> Result<PathBuf> {
     let spec = work.join(format!("{APP_NAME}.spec"));
     fs::write(&spec, spec_text(portable, &root.join(SCRIPT), excludes))?;
     let dist = work.join("dist");
-    let command = match &host.wrapper {
-        Some(wrapper) => Command::new(wrapper.display().to_string()).arg(python),
-        None => Command::new(python),
-    };
-    let command = command
-        .args([
-            "-m",
-            "PyInstaller",
-            "--noconfirm",
-            "--clean",
-            "--log-level",
-            "WARN",
-        ])
-        .args(["--distpath".to_string(), dist.display().to_string()])
-        .args([
-            "--workpath".to_string(),
-            work.join("build").display().to_string(),
-        ])
-        .arg(spec.display().to_string());
-    run_logged(&command, &host.env, log, &mut |_| {})?;
+    let mut args: Vec<String> = [
+        "-m",
+        "PyInstaller",
+        "--noconfirm",
+        "--clean",
+        "--log-level",
+        "WARN",
+    ]
+    .map(String::from)
+    .to_vec();
+    args.extend(["--distpath".to_string(), dist.display().to_string()]);
+    args.extend([
+        "--workpath".to_string(),
+        work.join("build").display().to_string(),
+    ]);
+    args.push(spec.display().to_string());
+    let command = python.wrap(&python.python_path(), args);
+    run_logged(&command.command(), &command.env, log, &mut |_| {})?;
     let app = dist.join(APP_NAME);
     if !app.join(inputs.platform.exe(APP_NAME)).is_file() {
         bail!(
@@ -117,13 +107,20 @@ pub fn freeze(inputs: &FreezeInputs) -> Result<PathBuf> {
     Ok(app)
 }
 
+/// Where the app runs: in `interpreter`'s place (natively, or under wine), with `env` added
+/// to the place's variables after the scrub.
+pub struct RunPlace<'a> {
+    pub interpreter: &'a Interpreter,
+    pub platform: Platform,
+    pub env: std::collections::BTreeMap<String, String>,
+}
+
 /// Copies `app` into a fresh folder under `runs` and runs it there with a scrubbed
-/// environment (through `host`'s wrapper, whose variables are added after the scrub).
+/// environment.
 pub fn run_copy(
     app: &Path,
     runs: &Path,
-    platform: Platform,
-    host: &Host,
+    place: &RunPlace,
     job: &Job,
     log: &Path,
 ) -> Result<Frozen> {
@@ -142,28 +139,17 @@ pub fn run_copy(
         .context("cannot make a fresh folder for the app")?;
     let copy = fresh.path().join(APP_NAME);
     copy_tree(app, &copy)?;
-    // Under a wrapper the variables scrubbed are this host's (wine makes the Windows
-    // environment out of them).
-    let scrub_for = match host.wrapper {
-        Some(_) => Platform::host().unwrap_or(platform),
-        None => platform,
-    };
+    let exe = copy.join(place.platform.exe(APP_NAME));
+    let wrapped = place.interpreter.wrap(&exe, Vec::new());
+    let scrub_for = place.interpreter.scrub_platform(place.platform);
     let mut scrub = scrubbed(scrub_for, std::env::vars());
-    scrub.env.extend(host.env.clone());
-    let exe = copy.join(platform.exe(APP_NAME));
-    let launch = match &host.wrapper {
-        Some(wrapper) => Launch {
-            program: wrapper,
-            leading: vec![exe.display().to_string()],
-            cwd: Some(fresh.path()),
-            env: Some(&scrub.env),
-        },
-        None => Launch {
-            program: &exe,
-            leading: Vec::new(),
-            cwd: Some(fresh.path()),
-            env: Some(&scrub.env),
-        },
+    scrub.env.extend(wrapped.env.clone());
+    scrub.env.extend(place.env.clone());
+    let launch = Launch {
+        program: &wrapped.program,
+        leading: wrapped.args.clone(),
+        cwd: Some(fresh.path()),
+        env: Some(&scrub.env),
     };
     let report = fresh.path().join("report.json");
     let outcome = super::transcriber::run(&launch, job, &report, log)?;

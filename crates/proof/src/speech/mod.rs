@@ -16,14 +16,14 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Result, bail};
 
+use crate::interpreter::Interpreter;
 use ct2v_fetch::cache::Cache;
 use ct2v_fetch::download;
 use ct2v_pipeline::plan::Plan;
 use ct2v_support::diagnostic::InputError;
-use ct2v_support::process::{Command, run_logged};
 use ct2v_support::workspace::Workspace;
 use outcome::Outcome;
-use transcriber::{Job, Launch};
+use transcriber::Job;
 
 pub const TRANSCRIBE_REQUIREMENTS: &str = "wheels/transcribe.txt";
 
@@ -122,13 +122,13 @@ pub fn prepare(workspace: &Workspace, plan: &Plan, request: &SpeechRequest) -> R
     })
 }
 
-/// Installs the pinned faster-whisper (and `extra` requirement files) into the venv of
-/// `python` with `--no-deps`, from the cache's wheelhouse (filled from PyPI first unless
-/// offline), so that the variant's own ctranslate2 is the one imported.
+/// Installs the pinned faster-whisper (and `extra` requirement files) into `interpreter` with
+/// `--no-deps`, from the cache's wheelhouse (filled from PyPI first unless offline), so that
+/// the variant's own ctranslate2 is the one imported.
 pub fn install(
     workspace: &Workspace,
     plan: &Plan,
-    python: &str,
+    interpreter: &Interpreter,
     requirement_files: &[&str],
     offline: bool,
     log: &Path,
@@ -146,13 +146,12 @@ pub fn install(
                 log,
             )?;
         }
-        let install = Command::new(python)
-            .args(["-m", "pip", "install", "--quiet", "--no-deps", "--no-index"])
-            .arg("--find-links")
-            .arg(wheelhouse.display().to_string())
-            .arg("-r")
-            .arg(requirements.display().to_string());
-        if let Err(e) = run_logged(&install, &Default::default(), log, &mut |_| {}) {
+        let args = [
+            "--no-deps".into(),
+            "-r".into(),
+            requirements.display().to_string(),
+        ];
+        if let Err(e) = interpreter.pip_install(&wheelhouse, &args, log) {
             if offline {
                 bail!(
                     "{e}\nthe wheelhouse {} lacks what {file} pins: run the same command once \
@@ -160,27 +159,10 @@ pub fn install(
                     wheelhouse.display()
                 );
             }
-            return Err(e.into());
+            return Err(e);
         }
     }
     Ok(())
-}
-
-/// Transcribes with `python` running the transcriber script.
-pub fn in_venv(
-    root: &Path,
-    python: &str,
-    prepared: &Prepared,
-    report: &Path,
-    log: &Path,
-) -> Result<Outcome> {
-    let launch = Launch {
-        program: Path::new(python),
-        leading: vec![root.join(transcriber::SCRIPT).display().to_string()],
-        cwd: None,
-        env: None,
-    };
-    transcriber::run(&launch, &prepared.job, report, log)
 }
 
 /// The transcript judged: `Ok(wer)` (None without a reference) or an error (exit 1).

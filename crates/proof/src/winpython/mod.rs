@@ -6,146 +6,43 @@
 //! - `spec.rs`: `variants/windows/python.toml`, the pinned interpreters;
 //! - `prepare.rs`: one interpreter made usable (fetched, unpacked, signatures, pip);
 //! - `signature.rs`: the Authenticode check;
-//! - `wine.rs`: the prefix, the accommodations wine 8 needs, bounded runs.
+//! - `wine.rs`: the prefix, the accommodations wine 8 needs, bounded runs;
+//! - `session.rs`: a fresh copy of one interpreter in a fresh prefix, for one check.
+//!
+//! All but the pins (`spec.rs`) and [`under_wine`] compile only with the `wine` feature.
 
-pub mod check;
+#[cfg(feature = "wine")]
 pub mod diagnose;
+#[cfg(feature = "wine")]
 pub mod prepare;
+#[cfg(feature = "wine")]
+mod session;
+#[cfg(feature = "wine")]
 pub mod signature;
 pub mod spec;
+#[cfg(feature = "wine")]
 pub mod wine;
 
-use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
-use std::time::Duration;
+#[cfg(feature = "wine")]
+pub use prepare::WindowsPython;
+#[cfg(feature = "wine")]
+pub use session::{STEP_LIMIT, Session};
 
-use anyhow::Result;
-
-use ct2v_fetch::cache::Cache;
-use ct2v_fetch::download::Options;
 use ct2v_support::diagnostic::InputError;
-use ct2v_support::workspace::Workspace;
-pub use prepare::Interpreter;
-use spec::Spec;
-use wine::Wine;
-
-/// How long one pip install or one script may run under wine before it is stopped.
-pub const STEP_LIMIT: Duration = Duration::from_secs(30 * 60);
+use ct2v_support::platform::Platform;
 
 /// Whether a check of a `platform` wheel on this host runs under wine.
-pub fn under_wine(platform: ct2v_support::platform::Platform) -> bool {
-    platform.is_windows() && ct2v_support::platform::Platform::host() != Some(platform)
+pub fn under_wine(platform: Platform) -> bool {
+    platform.is_windows() && Platform::host() != Some(platform)
 }
 
-/// A fresh copy of the Windows Python in a fresh wine prefix, for one check.
-pub struct Session {
-    pub python: Interpreter,
-    pub wine: Wine,
-    /// The numpy version pip is pinned to (see `variants/windows/python.toml`).
-    pub numpy: String,
-    pub work: PathBuf,
-}
+/// Whether this binary has the wine harness (the `wine` feature).
+pub const HARNESS: bool = cfg!(feature = "wine");
 
-impl Session {
-    /// Starts a session for Python `minor` in `work` (its `python/` and `prefix/` are this
-    /// session's, replaced when a killed run left them).
-    pub fn start(
-        workspace: &Workspace,
-        minor: &str,
-        work: &Path,
-        options: &Options,
-    ) -> Result<Session> {
-        let spec = Spec::load(&workspace.root)?;
-        spec.python(minor)?;
-        if !spec.runs_under_wine(minor) {
-            return Err(InputError::new(format!(
-                "a Python {minor} wheel cannot be checked under wine 8: numpy {} (the newest \
-                 wine 8 can import) has no cp{} wheel",
-                spec.numpy,
-                minor.replace('.', "")
-            ))
-            .note(format!(
-                "check it on Windows, or check a --python {} wheel here",
-                spec.max_python_under_wine
-            ))
-            .into());
-        }
-        std::fs::create_dir_all(work)?;
-        // The prefix first: wine missing, or a folder there that is not ours, stops here.
-        let wine = Wine::start(workspace, &work.join("prefix"))?;
-        let prepared = prepare::prepare(
-            &workspace.root,
-            &Cache::new(&workspace.cache_dir),
-            &workspace.xtask_dir(),
-            options,
-            minor,
-        )?;
-        let python = prepared.copy_to(&work.join("python"))?;
-        let session = Session {
-            python,
-            wine,
-            numpy: spec.numpy,
-            work: work.to_path_buf(),
-        };
-        eprintln!("{}", session.label());
-        eprintln!("  wine 8 accommodations of the harness (none of them is in a wheel or an app):");
-        for line in wine::accommodations() {
-            eprintln!("  - {line}");
-        }
-        Ok(session)
-    }
-
-    /// `python 3.12.9 (Windows, under wine)`
-    pub fn label(&self) -> String {
-        format!("python {} (Windows, under wine)", self.python.version)
-    }
-
-    /// `python.exe args`, output in `log` (and to `watch`).
-    pub fn python(&self, args: &[String], log: &Path, watch: &mut dyn FnMut(&str)) -> Result<()> {
-        self.wine.run(
-            &self.python.python_exe(),
-            args,
-            &BTreeMap::new(),
-            log,
-            STEP_LIMIT,
-            watch,
-        )
-    }
-
-    /// `python.exe -m pip install --no-index --find-links WHEELHOUSE args` (numpy pinned).
-    pub fn pip_install(&self, wheelhouse: &Path, args: &[String], log: &Path) -> Result<()> {
-        let mut all: Vec<String> = [
-            "-m",
-            "pip",
-            "install",
-            // pip's PIP_* variables and config files are this host's, not the check's.
-            "--isolated",
-            "--disable-pip-version-check",
-            "--no-warn-script-location",
-            "--no-index",
-            "--find-links",
-        ]
-        .map(String::from)
-        .to_vec();
-        all.push(wheelhouse.display().to_string());
-        all.extend(args.iter().map(|a| self.pinned(a)));
-        self.python(&all, log, &mut |_| {})
-    }
-
-    /// A requirement with numpy pinned to what wine can import.
-    fn pinned(&self, requirement: &str) -> String {
-        if requirement == "numpy" {
-            format!("numpy=={}", self.numpy)
-        } else {
-            requirement.to_string()
-        }
-    }
-
-    /// The whole environment a program of this session gets (for a caller that starts it
-    /// itself): this process's, plus the prefix's.
-    pub fn env(&self) -> BTreeMap<String, String> {
-        let mut env: BTreeMap<String, String> = std::env::vars().collect();
-        env.extend(self.wine.env().clone());
-        env
-    }
+/// The error for `what` (a check that runs under wine) in a binary built without the harness.
+pub fn harness_missing(what: &str) -> InputError {
+    InputError::new(format!(
+        "{what} runs under wine, and this binary was built without the `wine` feature"
+    ))
+    .note("build it with the feature: cargo run -p xtask --features wine -- …")
 }

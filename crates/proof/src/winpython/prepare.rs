@@ -19,7 +19,7 @@ use ct2v_fetch::unpack::{self, ArchiveFormat, Limits};
 
 /// A Windows CPython folder: python.exe and its standard library, pip in site-packages.
 #[derive(Debug, Clone)]
-pub struct Interpreter {
+pub struct WindowsPython {
     pub dir: PathBuf,
     /// `3.12.9`
     pub version: String,
@@ -27,7 +27,7 @@ pub struct Interpreter {
     pub minor: String,
 }
 
-impl Interpreter {
+impl WindowsPython {
     pub fn python_exe(&self) -> PathBuf {
         self.dir.join("python.exe")
     }
@@ -38,7 +38,7 @@ impl Interpreter {
 
     /// A fresh copy in `dest` (replaced when it is a copy this tool made there before: its
     /// marker names it, `support::staging`).
-    pub fn copy_to(&self, dest: &Path) -> Result<Interpreter> {
+    pub fn copy_to(&self, dest: &Path) -> Result<WindowsPython> {
         if dest.exists() {
             if !ct2v_support::staging::marked(dest) {
                 return Err(ct2v_support::diagnostic::InputError::new(format!(
@@ -53,7 +53,7 @@ impl Interpreter {
         }
         ct2v_support::fsx::copy_tree(&self.dir, dest)?;
         ct2v_support::staging::mark(dest)?;
-        Ok(Interpreter {
+        Ok(WindowsPython {
             dir: dest.to_path_buf(),
             ..self.clone()
         })
@@ -70,13 +70,13 @@ pub fn prepare(
     xtask_dir: &Path,
     options: &Options,
     minor: &str,
-) -> Result<Interpreter> {
+) -> Result<WindowsPython> {
     let spec = Spec::load(root)?;
     let python = spec.python(minor)?;
     let sdist = &spec.inputs[&python.input];
     let base = xtask_dir.join("windows-python");
     let dir = base.join(format!("{}-{}", python.folder, &sdist.sha256[..12]));
-    let interpreter = Interpreter {
+    let interpreter = WindowsPython {
         dir: dir.clone(),
         version: python.version.clone(),
         minor: minor.to_string(),

@@ -55,6 +55,7 @@ fn options() -> Options {
 }
 
 /// The official wheel, downloaded into the shared cache and verified.
+#[cfg_attr(not(feature = "wine"), allow(dead_code))] // used by the wine harness's tests
 pub fn official_wheel() -> PathBuf {
     let cache = Cache::new(cache_dir());
     let fetched = download::fetch_all(
@@ -220,6 +221,7 @@ fn fake_cuda(root: &Path) {
 /// A folder holding a stand-in of NVIDIA's `nvidia-cublas-cu12` 12.8.4.1 win_amd64 wheel:
 /// its layout and name, with mingw-built cublas64_12.dll and cublasLt64_12.dll (the cuda
 /// wheel declares it; on the CPU nothing loads it).
+#[cfg_attr(not(feature = "wine"), allow(dead_code))] // used by the wine harness's tests
 pub fn cublas_wheel(dir: &Path) -> PathBuf {
     let tree = dir.join("cublas-tree");
     let bin = tree.join("nvidia/cublas/bin");

@@ -13,6 +13,8 @@
 //! path with a space). Its build script does not rerun when they change, so build.rs is
 //! touched before each build.
 
+pub mod check;
+
 use std::collections::BTreeMap;
 use std::fs;
 use std::io::Write as _;
@@ -20,7 +22,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
 
-use crate::winpython::Interpreter;
+use crate::winpython::WindowsPython;
 use crate::winpython::spec::Spec;
 use ct2v_fetch::unpack;
 use ct2v_support::diagnostic::InputError;
@@ -32,7 +34,7 @@ pub const APP_MODULE: &str = "ct2_speech_app";
 
 /// What the exe is made of.
 pub struct Inputs<'a> {
-    pub python: &'a Interpreter,
+    pub python: &'a WindowsPython,
     /// The ctranslate2 the app requires, as PyPI has it (`4.7.1`).
     pub ctranslate2: &'a str,
     /// PyApp's pip arguments for its first install (where the wheels are).

@@ -10,10 +10,10 @@ use std::path::Path;
 
 use anyhow::{Result, bail};
 
-use ct2v_proof::pyapp;
-use ct2v_proof::release_install::{self as install, InstallRequest, InstallTarget};
-use ct2v_proof::serve::Server;
-use ct2v_proof::winpython::{STEP_LIMIT, prepare, wine::Wine};
+use crate::pyapp;
+use crate::release_install::{self as install, InstallRequest, InstallTarget};
+use crate::serve::Server;
+use crate::winpython::{STEP_LIMIT, prepare, wine::Wine};
 use ct2v_support::workspace::Workspace;
 
 pub fn run(
@@ -27,10 +27,10 @@ pub fn run(
     std::fs::create_dir_all(&work)?;
     let log = work.join("pyapp.log");
     std::fs::write(&log, "")?;
-    let spec = ct2v_proof::winpython::spec::Spec::load(&workspace.root)?;
+    let spec = crate::winpython::spec::Spec::load(&workspace.root)?;
     let wheelhouse =
         ct2v_fetch::wheelhouse::dir(&workspace.cache_dir, request.platform, &request.python);
-    let constraints = install::constraints(&work, &spec.numpy)?;
+    let constraints = crate::interpreter::numpy_constraints(&work, &spec.numpy)?;
     let python = prepare::prepare(
         &workspace.root,
         &ct2v_fetch::cache::Cache::new(&workspace.cache_dir),
@@ -111,9 +111,7 @@ pub fn run(
             ct2v_support::diagnostic::escaped(&onboarding.join(" "))
         );
         run(&onboarding)?;
-        let requirements = workspace
-            .root
-            .join(ct2v_proof::speech::TRANSCRIBE_REQUIREMENTS);
+        let requirements = workspace.root.join(crate::speech::TRANSCRIBE_REQUIREMENTS);
         let mut speech = ["self", "pip", "install", "--no-deps"]
             .map(String::from)
             .to_vec();
@@ -141,15 +139,15 @@ fn transcribe(
     run: &dyn Fn(&[String]) -> Result<String>,
     work: &Path,
 ) -> Result<()> {
-    let spec = ct2v_proof::speech::spec::Spec::load(&workspace.root)?;
-    let assets = ct2v_proof::speech::assets::prepare(
+    let spec = crate::speech::spec::Spec::load(&workspace.root)?;
+    let assets = crate::speech::assets::prepare(
         &spec,
         &ct2v_fetch::cache::Cache::new(&workspace.cache_dir),
         &workspace.xtask_dir(),
         &request.download,
     )?;
     let report = work.join(format!("transcribe-{}.json", target.variant));
-    let job = ct2v_proof::speech::transcriber::Job {
+    let job = crate::speech::transcriber::Job {
         model: assets.model,
         audio: assets.audio,
         device: "cpu".into(),
@@ -159,16 +157,13 @@ fn transcribe(
     };
     run(&job.args(&report))?;
     let text = std::fs::read_to_string(&report)?;
-    let outcome: ct2v_proof::speech::outcome::Outcome = serde_json::from_str(&text)?;
-    let wer = ct2v_proof::speech::outcome::judge(
-        &outcome,
-        Some(&spec.audio.reference),
-        spec.audio.max_wer,
-    )
-    .map_err(|e| anyhow::anyhow!("{e}"))?;
+    let outcome: crate::speech::outcome::Outcome = serde_json::from_str(&text)?;
+    let wer =
+        crate::speech::outcome::judge(&outcome, Some(&spec.audio.reference), spec.audio.max_wer)
+            .map_err(|e| anyhow::anyhow!("{e}"))?;
     eprintln!(
         "  the app transcribed: {}",
-        ct2v_proof::speech::summary(&outcome, wer)
+        crate::speech::summary(&outcome, wer)
     );
     Ok(())
 }

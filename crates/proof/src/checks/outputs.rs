@@ -1,0 +1,92 @@
+//! The build's outputs a check reads (the wheel the verify step installs, the bundle's
+//! `portable/` folder), all taken from the plan here.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{Result, bail};
+
+use ct2v_bundle::bundle::run::{BINARIES_JSON, PORTABLE_DIR};
+use ct2v_pipeline::plan::{Action, Plan, Step};
+use ct2v_support::diagnostic::InputError;
+
+/// The plan's verify step (a fresh venv, the wheel installed, verify_wheel.py).
+pub fn verify_step(plan: &Plan) -> &Step {
+    plan.step(|a| matches!(a, Action::Verify))
+        .expect("every plan has a verify step")
+}
+
+/// The wheel the build leaves (the one the verify step installs).
+pub fn built_wheel_path(plan: &Plan) -> String {
+    plan.outputs.fat_wheel.clone()
+}
+
+/// `--wheel`, else the wheel the build left (which must be there).
+pub fn wheel_to_check(plan: &Plan, given: Option<PathBuf>) -> Result<PathBuf> {
+    if let Some(wheel) = given {
+        return Ok(ct2v_support::paths::canonical(&wheel)?);
+    }
+    let built = built_wheel_path(plan);
+    if !Path::new(&built).is_file() {
+        bail!(
+            "{built} is not there: build it first with `cargo xtask build --variant {} --platform \
+             {} --python {}`, or check another wheel with --wheel FILE",
+            plan.variant,
+            plan.platform,
+            plan.python
+        );
+    }
+    Ok(PathBuf::from(built))
+}
+
+/// The wheel the build left, for `smoke` (which words its absence its own way).
+pub fn built_wheel(plan: &Plan) -> Result<PathBuf> {
+    let wheel = PathBuf::from(built_wheel_path(plan));
+    if !wheel.is_file() {
+        return Err(not_built(&wheel, plan));
+    }
+    Ok(wheel)
+}
+
+/// The build's portable/ folder, which must be there.
+pub fn built_portable(plan: &Plan) -> Result<PathBuf> {
+    let portable = portable_dir(plan)?;
+    if !portable.join(BINARIES_JSON).is_file() {
+        return Err(not_built(&portable, plan));
+    }
+    Ok(portable)
+}
+
+/// `smoke`'s words for an output the build has not left.
+fn not_built(output: &Path, plan: &Plan) -> anyhow::Error {
+    anyhow::anyhow!(
+        "{} is not there: build the variant first with `cargo xtask build --variant {}`, or check \
+         a wheel with --wheel FILE",
+        output.display(),
+        plan.variant
+    )
+}
+
+/// portable/ laid out from a fat wheel, in `work`.
+pub fn portable_of_wheel(plan: &Plan, wheel: &Path, work: &Path) -> Result<PathBuf> {
+    portable_dir(plan)?;
+    let folders = plan
+        .bundle_job()
+        .map(|b| b.destinations())
+        .unwrap_or_default();
+    std::fs::create_dir_all(work)?;
+    ct2v_bundle::bundle::run::portable_of_fat_wheel(wheel, &folders, work)?;
+    Ok(work.join(PORTABLE_DIR))
+}
+
+/// The bundle's portable folder for this build.
+fn portable_dir(plan: &Plan) -> Result<PathBuf> {
+    match &plan.outputs.portable {
+        Some(portable) => Ok(PathBuf::from(portable)),
+        None => Err(InputError::new(format!(
+            "variant `{}` writes no portable/ folder",
+            plan.variant
+        ))
+        .note("add \"portable\" to [bundle] outputs in its variant file")
+        .into()),
+    }
+}

@@ -1,0 +1,309 @@
+//! `smoke --frozen`: the clip transcribed by the wheel, then by a PyInstaller app made from
+//! the bundle's portable/ folder and run from a fresh copy with a scrubbed environment. A
+//! Windows wheel on a Linux host: all of it in python.org's Windows Python under wine, whose
+//! loader (`WINEDEBUG=+loaddll`) says which DLL came from where.
+
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result, bail};
+
+use super::outputs::{built_portable, built_wheel, built_wheel_path, portable_of_wheel};
+use super::verify::{install_and_verify, transcribe_check};
+use super::{interpreter_for, require_harness};
+use crate::interpreter::Interpreter;
+use crate::speech::{self, SpeechRequest, frozen, outcome};
+use ct2v_bundle::bundle::run::BINARIES_JSON;
+use ct2v_pipeline::plan::Plan;
+use ct2v_support::process::{Command, run_logged};
+use ct2v_support::units::human_size;
+use ct2v_support::workspace::Workspace;
+
+/// `smoke --frozen` of `wheel` (else the build's) of `plan`; `allow_outside`: folders outside
+/// the app the frozen app may load libraries from.
+pub fn run(
+    workspace: &Workspace,
+    plan: &Plan,
+    wheel: Option<PathBuf>,
+    allow_outside: &[String],
+    request: &SpeechRequest,
+) -> Result<()> {
+    speech::check_request(plan, request)?;
+    require_harness(plan)?;
+    let offline = request.download.offline;
+    let log_dir = workspace.log_dir(&plan.slot, plan.platform);
+    std::fs::create_dir_all(&log_dir)?;
+    let log = log_dir.join("smoke.log");
+    std::fs::write(&log, "")?;
+    let work = workspace
+        .xtask_dir()
+        .join("smoke")
+        .join(format!("{}-{}-py{}", plan.slot, plan.platform, plan.python));
+    let portable = match &wheel {
+        Some(wheel) => portable_of_wheel(plan, wheel, &work)?,
+        None => built_portable(plan)?,
+    };
+    let prepared = speech::prepare(workspace, plan, request)?;
+    let interpreter = interpreter_for(workspace, plan, &work.join("wine"), &request.download)?;
+    // The build's verify venv has its wheel; another wheel, or a fresh interpreter, needs
+    // the install first.
+    let wheel = match wheel {
+        None if interpreter.is_fresh() => Some(built_wheel(plan)?),
+        wheel => wheel,
+    };
+    if let Some(wheel) = &wheel {
+        install_and_verify(
+            &interpreter,
+            plan,
+            wheel,
+            offline,
+            &log_dir.join("verify.log"),
+        )?;
+    }
+    let wheel = wheel.unwrap_or_else(|| built_wheel_path(plan).into());
+    let by_wheel = transcribe_check(workspace, &interpreter, plan, &prepared, offline, &wheel)?;
+
+    let freezer = freezing_python(workspace, plan, &interpreter, &work, offline, &log)?;
+    eprintln!(
+        "freezing the app with PyInstaller{} (log: {})",
+        under(&interpreter),
+        log.display()
+    );
+    let app = interpreter.bounded(
+        || {
+            frozen::freeze(&frozen::FreezeInputs {
+                platform: plan.platform,
+                root: &workspace.root,
+                python: freezer.as_ref().unwrap_or(&interpreter),
+                excludes: interpreter.freeze_excludes(),
+                portable: &portable,
+                work: &work,
+                log: &log,
+            })
+        },
+        |_| {
+            format!(
+                "PyInstaller did not finish under wine in time (log: {})",
+                log.display()
+            )
+        },
+    )?;
+
+    eprintln!(
+        "running a fresh copy of {}{} with a scrubbed environment",
+        app.display(),
+        under(&interpreter)
+    );
+    let log_start = std::fs::metadata(&log).map_or(0, |m| m.len());
+    let place = frozen::RunPlace {
+        interpreter: &interpreter,
+        platform: plan.platform,
+        env: interpreter.loader_trace_env(),
+    };
+    let run = frozen::run_copy(&app, &work.join("runs"), &place, &prepared.job, &log)?;
+    let seen = interpreter.seen_path(&run.app);
+    judge(&run, &seen, &prepared, &by_wheel, allow_outside)?;
+    #[cfg(feature = "wine")]
+    if interpreter.is_fresh() {
+        super::loaded::print_loaded(&log, log_start, &seen)?;
+    }
+    let _ = log_start;
+    print_sizes(&run.app, &portable)
+}
+
+/// ` under wine` for a fresh (Windows) interpreter.
+fn under(interpreter: &Interpreter) -> &'static str {
+    if interpreter.is_fresh() {
+        " under wine"
+    } else {
+        ""
+    }
+}
+
+/// The frozen app's run judged: the same transcript as the wheel's, frozen, and no library
+/// from outside the app and the system (`app_seen`: the app's folder as the app sees it).
+fn judge(
+    run: &frozen::Frozen,
+    app_seen: &Path,
+    prepared: &speech::Prepared,
+    wheel: &outcome::Outcome,
+    allow_outside: &[String],
+) -> Result<()> {
+    let notable: Vec<&str> = run
+        .dropped_env
+        .iter()
+        .map(String::as_str)
+        .filter(|v| speech::scrub::points_somewhere(v))
+        .collect();
+    eprintln!(
+        "  {} variable(s) left out of its environment{}{}",
+        run.dropped_env.len(),
+        if notable.is_empty() {
+            ""
+        } else {
+            ", among them "
+        },
+        notable.join(" ")
+    );
+    let wer = speech::verdict(&run.outcome, prepared)?;
+    if !run.outcome.frozen {
+        bail!(
+            "the app that ran is not frozen (sys.frozen unset): {}",
+            run.app.display()
+        );
+    }
+    if run.outcome.text != wheel.text {
+        bail!(
+            "the frozen app heard something else than the wheel:\n  frozen: {}\n  wheel:  {}",
+            run.outcome.text,
+            wheel.text
+        );
+    }
+    let (allowed, refused): (Vec<&str>, Vec<&str>) =
+        outcome::from_elsewhere(&run.outcome, app_seen)
+            .into_iter()
+            .partition(|l| outcome::is_allowed(l, allow_outside));
+    for library in &allowed {
+        eprintln!("  loaded from an allowed folder outside the app: {library}");
+    }
+    if !refused.is_empty() {
+        bail!(
+            "the frozen app loaded {} librar{} from outside the app and the system's folders; a \
+             user's machine would not have them:\n  {}\n(bundle them, or name the folder with \
+             --allow-outside where that is the user's own install)",
+            refused.len(),
+            if refused.len() == 1 { "y" } else { "ies" },
+            refused.join("\n  ")
+        );
+    }
+    eprintln!(
+        "the frozen app transcribed like the wheel: {}",
+        speech::summary(&run.outcome, wer)
+    );
+    Ok(())
+}
+
+/// A Python with faster-whisper and PyInstaller and no ctranslate2 (the app takes it from
+/// portable/). Natively a venv of its own beside the verify venv (`Some`); a fresh
+/// interpreter is changed in place (`None`: use it).
+fn freezing_python(
+    workspace: &Workspace,
+    plan: &Plan,
+    interpreter: &Interpreter,
+    work: &Path,
+    offline: bool,
+    log: &Path,
+) -> Result<Option<Interpreter>> {
+    if !interpreter.is_fresh() {
+        return freeze_venv(workspace, plan, work, offline, log).map(Some);
+    }
+    speech::install(
+        workspace,
+        plan,
+        interpreter,
+        &[frozen::FREEZE_REQUIREMENTS],
+        offline,
+        log,
+    )?;
+    interpreter.python(
+        &["-m", "pip", "uninstall", "--yes", "ctranslate2"].map(String::from),
+        log,
+        &mut |_| {},
+    )?;
+    Ok(None)
+}
+
+/// A venv of its own for PyInstaller: the verify venv's Python, ctranslate2's own
+/// requirements, faster-whisper and PyInstaller.
+fn freeze_venv(
+    workspace: &Workspace,
+    plan: &Plan,
+    work: &Path,
+    offline: bool,
+    log: &Path,
+) -> Result<Interpreter> {
+    let verify = crate::numerics::verify_venv(plan)?;
+    let venv = work.join("venv");
+    let python = venv
+        .join(plan.platform.venv_bin())
+        .join(plan.platform.exe("python"));
+    eprintln!(
+        "making the PyInstaller venv {} (log: {})",
+        venv.display(),
+        log.display()
+    );
+    let create = Command::new(&verify.launcher[0])
+        .args(verify.launcher[1..].iter().cloned())
+        .args(["-m", "venv", "--clear"])
+        .arg(venv.display().to_string());
+    run_logged(&create, &Default::default(), log, &mut |_| {})?;
+    let wheelhouse =
+        ct2v_fetch::wheelhouse::dir(Path::new(&plan.cache_dir), plan.platform, &plan.python);
+    let mut runtime = Command::new(python.display().to_string())
+        .args(["-m", "pip", "install", "--quiet", "--find-links"])
+        .arg(wheelhouse.display().to_string());
+    if offline {
+        runtime = runtime.arg("--no-index");
+    }
+    run_logged(
+        &runtime.args(ct2v_fetch::wheelhouse::RUNTIME_REQUIREMENTS),
+        &Default::default(),
+        log,
+        &mut |_| {},
+    )?;
+    let freezer = Interpreter::venv(python, "the PyInstaller venv");
+    speech::install(
+        workspace,
+        plan,
+        &freezer,
+        &[speech::TRANSCRIBE_REQUIREMENTS, frozen::FREEZE_REQUIREMENTS],
+        offline,
+        log,
+    )?;
+    Ok(freezer)
+}
+
+/// The app's size, and each library the bundle placed (from portable/binaries.json).
+fn print_sizes(app: &Path, portable: &Path) -> Result<()> {
+    // Links (PyInstaller 6 links libraries between folders on Linux) count once, as files.
+    let size = |p: &Path| {
+        std::fs::symlink_metadata(p)
+            .ok()
+            .filter(|m| m.is_file())
+            .map_or(0, |m| m.len())
+    };
+    let total: u64 = ct2v_support::fsx::files_below(app)?
+        .iter()
+        .map(|(_, p)| size(p))
+        .sum();
+    let text = std::fs::read_to_string(portable.join(BINARIES_JSON))?;
+    let placed: Vec<(String, String)> = serde_json::from_str(&text).with_context(|| {
+        format!(
+            "{} is not a list of pairs",
+            portable.join(BINARIES_JSON).display()
+        )
+    })?;
+    let mut parts: Vec<(u64, &str)> = placed
+        .iter()
+        .map(|(source, _)| (size(&portable.join(source)), source.as_str()))
+        .collect();
+    parts.sort_by_key(|p| std::cmp::Reverse(p.0));
+    let bundled: u64 = parts.iter().map(|(s, _)| s).sum();
+    let mut out = std::io::stdout().lock();
+    writeln!(
+        out,
+        "frozen app: {} in {}",
+        human_size(total),
+        app.display()
+    )?;
+    writeln!(
+        out,
+        "bundled libraries (SDK and runtime parts the bundle added): {} in {} file(s)",
+        human_size(bundled),
+        parts.len()
+    )?;
+    for (bytes, source) in parts {
+        writeln!(out, "  {:>10}  {source}", human_size(bytes))?;
+    }
+    Ok(())
+}

@@ -1,0 +1,218 @@
+//! `verify`: a wheel installed into a fresh Python and checked to import and work; with
+//! `--numerics`, compared against PyPI's; with `--transcribe`, real speech transcribed.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::Result;
+
+use super::outputs::{verify_step, wheel_to_check};
+use super::{interpreter_for, place, require_harness};
+use crate::interpreter::Interpreter;
+use crate::speech::{self, Prepared, SpeechRequest, outcome::Outcome, transcriber};
+use crate::winpython;
+use ct2v_pipeline::plan::Plan;
+use ct2v_support::diagnostic::InputError;
+use ct2v_support::workspace::Workspace;
+
+/// What `verify` checks besides the install.
+pub struct Checks<'a> {
+    pub numerics: bool,
+    pub transcribe: bool,
+    /// The speech options (their download options serve every download of the check).
+    pub speech: &'a SpeechRequest,
+}
+
+/// `verify` of `wheel` (else the build's) of `plan`.
+pub fn run(
+    workspace: &Workspace,
+    plan: &Plan,
+    wheel: Option<PathBuf>,
+    checks: &Checks,
+) -> Result<()> {
+    let request = checks.speech;
+    if checks.transcribe {
+        speech::check_request(plan, request)?;
+    }
+    let wheel = wheel_to_check(plan, wheel)?;
+    let log_dir = workspace.log_dir(&plan.slot, plan.platform);
+    std::fs::create_dir_all(&log_dir)?;
+    let log = log_dir.join("verify.log");
+    std::fs::write(&log, "")?;
+    if winpython::under_wine(plan.platform) && checks.numerics {
+        return Err(InputError::new(
+            "--numerics compares against PyTorch, which is not checked under wine",
+        )
+        .note("run it on Windows, or drop --numerics")
+        .into());
+    }
+    require_harness(plan)?;
+    let prepared = checks
+        .transcribe
+        .then(|| speech::prepare(workspace, plan, request))
+        .transpose()?;
+    let work = workspace
+        .work_dir(&plan.slot, plan.platform)
+        .join("wine")
+        .join(format!("verify-py{}", plan.python));
+    let interpreter = interpreter_for(workspace, plan, &work, &request.download)?;
+    install_and_verify(&interpreter, plan, &wheel, request.download.offline, &log)?;
+    eprintln!(
+        "verified {}{} (log: {})",
+        wheel.display(),
+        place(&interpreter),
+        log.display()
+    );
+    if checks.numerics {
+        let log = log_dir.join("numerics.log");
+        std::fs::write(&log, "")?;
+        crate::numerics::check(workspace, plan, &log)?;
+        eprintln!("numerics match the official wheel (log: {})", log.display());
+    }
+    if let Some(prepared) = &prepared {
+        transcribe_check(
+            workspace,
+            &interpreter,
+            plan,
+            prepared,
+            request.download.offline,
+            &wheel,
+        )?;
+    }
+    Ok(())
+}
+
+/// The plan's verify step run in `interpreter` with `wheel` as its wheel.
+pub fn install_and_verify(
+    interpreter: &Interpreter,
+    plan: &Plan,
+    wheel: &Path,
+    offline: bool,
+    log: &Path,
+) -> Result<()> {
+    let wheelhouse = runtime_wheelhouse(interpreter, plan, offline, log)?;
+    let step = verify_step(plan);
+    let built = step.inputs.first().cloned().unwrap_or_default();
+    for (i, command) in step.commands.iter().enumerate() {
+        let mut command = command.clone();
+        for arg in command.args.iter_mut().filter(|a| **a == built) {
+            *arg = wheel.display().to_string();
+        }
+        interpreter.run_verify_command(&command, i == 0, &step.env, &wheelhouse, log)?;
+    }
+    Ok(())
+}
+
+/// The cache's wheelhouse for the plan's platform and Python; a fresh interpreter's first
+/// fills it with the wheel's runtime requirements (pinned as it needs) unless `offline`.
+fn runtime_wheelhouse(
+    interpreter: &Interpreter,
+    plan: &Plan,
+    offline: bool,
+    log: &Path,
+) -> Result<PathBuf> {
+    let cache = Path::new(&plan.cache_dir);
+    if offline || !interpreter.is_fresh() {
+        return Ok(ct2v_fetch::wheelhouse::dir(
+            cache,
+            plan.platform,
+            &plan.python,
+        ));
+    }
+    let specs: Vec<String> = ct2v_fetch::wheelhouse::RUNTIME_REQUIREMENTS
+        .iter()
+        .map(|r| crate::release_install::pin_numpy(r, interpreter.numpy()))
+        .collect();
+    ct2v_fetch::wheelhouse::download_packages(cache, plan.platform, &plan.python, &specs, log)
+}
+
+/// `--transcribe` (also the first half of `smoke --frozen`): faster-whisper installed next to
+/// the wheel, the clip transcribed and judged.
+pub fn transcribe_check(
+    workspace: &Workspace,
+    interpreter: &Interpreter,
+    plan: &Plan,
+    prepared: &Prepared,
+    offline: bool,
+    wheel: &Path,
+) -> Result<Outcome> {
+    let log_dir = workspace.log_dir(&plan.slot, plan.platform);
+    let log = log_dir.join("transcribe.log");
+    std::fs::write(&log, "")?;
+    eprintln!(
+        "installing faster-whisper into {} (log: {})",
+        interpreter.label(),
+        log.display()
+    );
+    eprintln!(
+        "transcribing {} with {}{}",
+        prepared.job.audio.display(),
+        prepared.job.model.display(),
+        place(interpreter)
+    );
+    let report = log_dir.join("transcribe.json");
+    let outcome = transcribe(
+        workspace,
+        interpreter,
+        plan,
+        prepared,
+        offline,
+        &report,
+        &log,
+    )?;
+    let wer = speech::verdict(&outcome, prepared)?;
+    let by = if interpreter.is_fresh() {
+        wheel.display().to_string()
+    } else {
+        "the built wheel".to_string()
+    };
+    eprintln!(
+        "transcribed with {by}{}: {} (report: {})",
+        place(interpreter),
+        speech::summary(&outcome, wer),
+        report.display()
+    );
+    Ok(outcome)
+}
+
+/// faster-whisper installed into `interpreter` (`--no-deps`, so the wheel's ctranslate2 is
+/// the one imported), the clip transcribed there.
+pub fn transcribe(
+    workspace: &Workspace,
+    interpreter: &Interpreter,
+    plan: &Plan,
+    prepared: &Prepared,
+    offline: bool,
+    report: &Path,
+    log: &Path,
+) -> Result<Outcome> {
+    speech::install(
+        workspace,
+        plan,
+        interpreter,
+        &[speech::TRANSCRIBE_REQUIREMENTS],
+        offline,
+        log,
+    )?;
+    let script = workspace.root.join(transcriber::SCRIPT);
+    let wrapped = interpreter.wrap(
+        &interpreter.python_path(),
+        vec![script.display().to_string()],
+    );
+    let env = wrapped.full_env();
+    let launch = transcriber::Launch {
+        program: &wrapped.program,
+        leading: wrapped.args.clone(),
+        cwd: None,
+        env: env.as_ref(),
+    };
+    interpreter.bounded(
+        || transcriber::run(&launch, &prepared.job, report, log),
+        |limit| {
+            format!(
+                "the transcription did not finish within {} s under wine and was stopped (log: {})",
+                limit.as_secs(),
+                log.display()
+            )
+        },
+    )
+}
