@@ -15,6 +15,8 @@
 //! | `GET /repos/O/R/contents/PATH?ref=REF` on a submodule → `{"type": "submodule", "sha": <gitlink>}`; on a file → base64 `content`; 404 when absent | docs.github.com/en/rest/repos/contents#get-repository-content |
 
 use anyhow::{Context, Result};
+use base64::Engine;
+use base64::engine::general_purpose::STANDARD;
 
 use crate::download::{self, Options};
 use ct2v_support::diagnostic::InputError;
@@ -378,27 +380,8 @@ fn file_content(answer: &serde_json::Value, url: &str) -> Result<String> {
 
 /// Standard base64 (the API wraps it in lines of 60).
 fn base64_decode(text: &str) -> Option<Vec<u8>> {
-    let mut out = Vec::with_capacity(text.len() * 3 / 4);
-    let mut bits: u32 = 0;
-    let mut count = 0;
-    for c in text.bytes() {
-        let v = match c {
-            b'A'..=b'Z' => c - b'A',
-            b'a'..=b'z' => c - b'a' + 26,
-            b'0'..=b'9' => c - b'0' + 52,
-            b'+' => 62,
-            b'/' => 63,
-            b'=' | b'\n' | b'\r' | b' ' => continue,
-            _ => return None,
-        };
-        bits = (bits << 6) | u32::from(v);
-        count += 6;
-        if count >= 8 {
-            count -= 8;
-            out.push((bits >> count) as u8);
-        }
-    }
-    Some(out)
+    let unwrapped: String = text.split_ascii_whitespace().collect();
+    STANDARD.decode(unwrapped).ok()
 }
 
 #[cfg(test)]

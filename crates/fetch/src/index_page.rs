@@ -8,7 +8,7 @@
 
 use std::collections::HashSet;
 
-use reqwest::Url;
+use url::Url;
 
 use crate::download::shown;
 use crate::wheel_name::{WheelName, normalize};

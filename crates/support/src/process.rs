@@ -174,9 +174,20 @@ pub fn capture<S: AsRef<OsStr>>(
     program: impl AsRef<OsStr>,
     args: impl IntoIterator<Item = S>,
 ) -> Result<Captured, CaptureError> {
+    capture_with_env(program, args, &[])
+}
+
+/// [`capture`] with `env` added to the environment: for a compiler that only runs inside its
+/// toolchain's variables.
+pub fn capture_with_env<S: AsRef<OsStr>>(
+    program: impl AsRef<OsStr>,
+    args: impl IntoIterator<Item = S>,
+    env: &[(String, String)],
+) -> Result<Captured, CaptureError> {
     let program = program.as_ref();
     let output = Process::new(program)
         .args(args)
+        .envs(env.iter().map(|(k, v)| (k, v)))
         .output()
         .map_err(|source| CaptureError {
             program: program.to_string_lossy().into_owned(),

@@ -8,7 +8,7 @@
 use std::fmt;
 use std::net::IpAddr;
 
-use reqwest::Url;
+use url::Url;
 
 use super::diagnostic::{InputError, quoted};
 

@@ -47,6 +47,11 @@ pub struct ManylinuxPolicy {
 }
 
 impl ManylinuxPolicy {
+    /// The libraries outside a wheel its binaries may need (`lib_whitelist`), sorted.
+    pub fn libraries(&self) -> impl Iterator<Item = &str> {
+        self.lib_whitelist.iter().map(String::as_str)
+    }
+
     /// The platform tag: `manylinux_2_28_x86_64`.
     pub fn tag(&self) -> String {
         format!("{}_x86_64", self.name)
@@ -156,8 +161,14 @@ pub struct Analysis {
     pub versioned: BTreeMap<String, BTreeSet<String>>,
 }
 
+/// The ELF interpreter's names (file-name globs), which no policy lists and no check counts:
+/// the kernel maps it before any library, so it is always the system's. auditwheel skips the
+/// same names (policy/__init__.py, `lddtree_external_references`: `ld-linux*` on x86_64,
+/// `ld64.so.2` on s390x, `ld64.so.1` on ppc64le).
+pub const LOADERS: [&str; 3] = ["*ld-linux*", "ld64.so.1", "ld64.so.2"];
+
 fn is_loader(name: &str) -> bool {
-    name.contains("ld-linux") || name == "ld64.so.2" || name == "ld64.so.1"
+    LOADERS.iter().any(|p| super::glob::matches(p, name))
 }
 
 /// The most compatible policy for which `fails` finds nothing, with the reason the next

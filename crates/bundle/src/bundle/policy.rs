@@ -1,9 +1,30 @@
-//! The libraries the operating system provides, which are never bundled. The lists are the
-//! reviewed data files in `xtask/policy/`, as auditwheel and delvewheel keep theirs.
+//! The libraries the operating system provides, which are never bundled. One source per
+//! platform:
+//!
+//! - manylinux_2_28: the policy's `lib_whitelist` in auditwheel's policy file
+//!   (`xtask/policy/manylinux-x86_64.json`, pypa/auditwheel
+//!   `src/auditwheel/policy/manylinux-policy.json` reduced to x86_64; read by
+//!   [`super::manylinux`]), the ELF interpreter ([`super::manylinux::LOADERS`]), and the GPU
+//!   drivers ([`GPU_DRIVERS`]);
+//! - Windows: `xtask/policy/windows.txt` (API sets, KnownDLLs, system32, as delvewheel keeps
+//!   its list) and the GPU drivers.
 
 use std::collections::BTreeSet;
 
 use serde::Deserialize;
+
+/// The user-mode libraries of the GPU drivers, by platform (Linux, Windows): no system list
+/// names them (auditwheel's and delvewheel's do not), yet a bundle must never copy them. They
+/// are installed with the kernel driver and must match its version, so a copy in a wheel
+/// breaks on every machine with another driver; NVIDIA's container toolkit mounts the same
+/// libraries from the host for that reason (NVIDIA/libnvidia-container `src/nvc_info.c`,
+/// `compute_libs` and `utility_libs`). The names are the CUDA driver API and NVML, the ones
+/// CTranslate2's CUDA binaries import. ROCm needs none here: its user-mode runtime (HIP) ships
+/// in the SDK and is bundled.
+pub const GPU_DRIVERS: [(&str, &str); 2] = [
+    ("libcuda.so.1", "nvcuda.dll"),
+    ("libnvidia-ml.so.1", "nvml.dll"),
+];
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, serde::Serialize)]
 pub enum Policy {
@@ -42,22 +63,35 @@ impl SystemLibraries {
     pub fn for_policy(policy: Policy) -> SystemLibraries {
         match policy {
             Policy::Windows => {
-                Self::parse(include_str!("../../../../xtask/policy/windows.txt"), true)
+                let mut libraries =
+                    Self::parse(include_str!("../../../../xtask/policy/windows.txt"), true);
+                libraries.assume(GPU_DRIVERS.map(|(_, windows)| windows));
+                libraries
             }
-            Policy::Manylinux2_28 => Self::parse(
-                include_str!("../../../../xtask/policy/manylinux_2_28.txt"),
-                false,
-            ),
+            Policy::Manylinux2_28 => {
+                let name = super::manylinux::target(policy).unwrap_or_default();
+                let manylinux = super::manylinux::policy(name)
+                    .expect("auditwheel's policy file has every manylinux policy a variant names");
+                let mut libraries = Self::empty(false);
+                libraries.assume(manylinux.libraries());
+                libraries.assume(super::manylinux::LOADERS);
+                libraries.assume(GPU_DRIVERS.map(|(linux, _)| linux));
+                libraries
+            }
+        }
+    }
+
+    fn empty(ignore_case: bool) -> SystemLibraries {
+        SystemLibraries {
+            exact: BTreeSet::new(),
+            patterns: Vec::new(),
+            ignore_case,
         }
     }
 
     /// One name or file-name glob per line; `#` comments.
     pub fn parse(text: &str, ignore_case: bool) -> SystemLibraries {
-        let mut libraries = SystemLibraries {
-            exact: BTreeSet::new(),
-            patterns: Vec::new(),
-            ignore_case,
-        };
+        let mut libraries = Self::empty(ignore_case);
         for line in text.lines() {
             let entry = line.split('#').next().unwrap_or("").trim();
             if !entry.is_empty() {
@@ -69,10 +103,18 @@ impl SystemLibraries {
 
     /// Adds file-name globs (`name`, `msvcp140*.dll`, `libfoo.so.?`) of libraries the target system is
     /// expected to provide, e.g. the VC++ runtime a maintainer requires users to install.
-    pub fn assume(&mut self, patterns: &[String]) {
+    pub fn assume<S: AsRef<str>>(&mut self, patterns: impl IntoIterator<Item = S>) {
         for pattern in patterns {
-            self.add(pattern);
+            self.add(pattern.as_ref());
         }
+    }
+
+    /// Every name and pattern, sorted (lower-cased where case is ignored).
+    pub fn entries(&self) -> Vec<&str> {
+        let mut entries: Vec<&str> = self.exact.iter().map(String::as_str).collect();
+        entries.extend(self.patterns.iter().map(String::as_str));
+        entries.sort_unstable();
+        entries
     }
 
     fn add(&mut self, pattern: &str) {
@@ -128,7 +170,7 @@ mod tests {
     #[test]
     fn assumed_present_patterns_are_real_globs() {
         let mut system = SystemLibraries::for_policy(Policy::Windows);
-        system.assume(&["msvcp140*.dll".into(), "vcruntime140?.dll".into()]);
+        system.assume(["msvcp140*.dll", "vcruntime140?.dll"]);
         assert!(system.contains("MSVCP140.dll"));
         assert!(system.contains("msvcp140_2.dll"));
         assert!(
@@ -153,5 +195,61 @@ mod tests {
         }
         assert!(!system.contains("libgomp.so.1"));
         assert!(!system.contains("LIBC.so.6"), "case matters on Linux");
+    }
+
+    /// What a manylinux_2_28 bundle keeps out, pinned: auditwheel's manylinux_2_28 list, the
+    /// ELF interpreter and the GPU drivers. libcrypt.so.1 is not on it: auditwheel took it off
+    /// every policy (pypa/auditwheel#182) because distributions ship libxcrypt's libcrypt.so.2
+    /// instead, so a wheel that needs it carries it.
+    #[test]
+    fn manylinux_2_28_keeps_out_exactly_auditwheels_list_the_loader_and_the_gpu_drivers() {
+        let system = SystemLibraries::for_policy(Policy::Manylinux2_28);
+        assert_eq!(
+            system.entries(),
+            [
+                "*ld-linux*",
+                "ld64.so.1",
+                "ld64.so.2",
+                "libGL.so.1",
+                "libICE.so.6",
+                "libSM.so.6",
+                "libX11.so.6",
+                "libXext.so.6",
+                "libXrender.so.1",
+                "libanl.so.1",
+                "libatomic.so.1",
+                "libc.so.6",
+                "libcuda.so.1",
+                "libdl.so.2",
+                "libexpat.so.1",
+                "libgcc_s.so.1",
+                "libglib-2.0.so.0",
+                "libgobject-2.0.so.0",
+                "libgthread-2.0.so.0",
+                "libm.so.6",
+                "libmvec.so.1",
+                "libnsl.so.1",
+                "libnvidia-ml.so.1",
+                "libpthread.so.0",
+                "libresolv.so.2",
+                "librt.so.1",
+                "libstdc++.so.6",
+                "libutil.so.1",
+                "libz.so.1",
+            ]
+        );
+        assert!(system.contains("ld-linux-x86-64.so.2"));
+        assert!(!system.contains("libcrypt.so.1"));
+    }
+
+    #[test]
+    fn the_gpu_drivers_are_never_bundled_on_either_platform() {
+        let linux = SystemLibraries::for_policy(Policy::Manylinux2_28);
+        let windows = SystemLibraries::for_policy(Policy::Windows);
+        for (so, dll) in GPU_DRIVERS {
+            assert!(linux.contains(so), "{so}");
+            assert!(windows.contains(dll), "{dll}");
+        }
+        assert!(windows.contains("NVCUDA.DLL"));
     }
 }

@@ -150,7 +150,7 @@ fn attempts_text(slow: u32, attempts: u32) -> String {
 /// [`FetchError::Redirect`]'s `to`: where `from` pointed, and `from` too when it is not the
 /// URL asked for.
 pub(super) fn redirect_target(url: &str, from: &str, to: String) -> String {
-    let asked = reqwest::Url::parse(url).map_or_else(|_| url.to_string(), String::from);
+    let asked = url::Url::parse(url).map_or_else(|_| url.to_string(), String::from);
     if asked == from {
         to
     } else {

@@ -1,7 +1,7 @@
 //! Which URL is downloaded: mirrors applied, then https only (http to loopback hosts, or
 //! anywhere with `--allow-http`).
 
-use reqwest::Url;
+use url::Url;
 
 use super::{FetchError, Options};
 use ct2v_support::text_rules::is_loopback;

@@ -126,14 +126,10 @@ pub fn step_env(
 /// `cl` with no arguments prints its banner on stderr ("Microsoft (R) C/C++ Optimizing
 /// Compiler Version 19.44.35207 for x64"); it has no `--version`.
 pub fn banner(toolchain: &Toolchain) -> String {
-    let mut cl = std::process::Command::new(&toolchain.cl);
-    for (k, v) in &toolchain.env {
-        cl.env(k, v);
-    }
-    cl.output()
+    ct2v_support::process::capture_with_env(&toolchain.cl, [] as [&str; 0], &toolchain.env)
         .ok()
         .and_then(|o| {
-            String::from_utf8_lossy(&o.stderr)
+            o.stderr
                 .lines()
                 .find(|l| !l.trim().is_empty())
                 .map(|l| l.trim().to_string())

@@ -20,17 +20,7 @@ pub fn word_error_rate(reference: &str, hypothesis: &str) -> f64 {
     if reference.is_empty() {
         return if hypothesis.is_empty() { 0.0 } else { 1.0 };
     }
-    // One row of the Levenshtein table at a time.
-    let mut previous: Vec<usize> = (0..=hypothesis.len()).collect();
-    for (i, r) in reference.iter().enumerate() {
-        let mut row = vec![i + 1; hypothesis.len() + 1];
-        for (j, h) in hypothesis.iter().enumerate() {
-            let substitution = previous[j] + usize::from(r != h);
-            row[j + 1] = substitution.min(previous[j + 1] + 1).min(row[j] + 1);
-        }
-        previous = row;
-    }
-    previous[hypothesis.len()] as f64 / reference.len() as f64
+    strsim::generic_levenshtein(&reference, &hypothesis) as f64 / reference.len() as f64
 }
 
 #[cfg(test)]
