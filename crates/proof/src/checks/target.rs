@@ -65,7 +65,11 @@ impl TargetQuery {
         };
         let plan = request.plan(workspace)?;
         if let Some(name) = &name {
-            name.check_fits(plan.platform, &plan.python)?;
+            name.check_fits(
+                ct2v_pipeline::release::pep503::PROJECT,
+                plan.platform,
+                &plan.python,
+            )?;
         }
         Ok(CheckTarget {
             plan,
