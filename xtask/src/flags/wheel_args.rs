@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use ct2v_bundle::bundle::spec::WheelFlags;
+use ct2v_bundle::bundle::job::WheelFlags;
 use ct2v_bundle::bundle::{Output, Policy};
 use ct2v_pipeline::build::bundle_alone::{BundleRequest, BundleSource};
 

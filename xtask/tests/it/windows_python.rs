@@ -387,7 +387,7 @@ fn a_linux_release_installs_from_its_index_with_linux_pip() {
 /// loopback and pinned in a scratch's variants/windows/python.toml.
 fn tampered(edit: impl Fn(&str, &mut Vec<u8>) -> bool) -> (Scratch, common::server::Server) {
     let cache = xtask::inputs::cache::Cache::new(common::winwheels::cache_dir());
-    let spec = xtask::check::winpython::spec::Spec::load(&common::repo_root()).unwrap();
+    let spec = xtask::check::winpython::pins::PythonPins::load(&common::repo_root()).unwrap();
     let fetched = xtask::inputs::download::fetch_all(
         &cache,
         &[spec.request("python-embed-3.12")],

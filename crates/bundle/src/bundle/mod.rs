@@ -1,5 +1,5 @@
 //! The bundler: which SDK libraries a build needs, where they go, and where each came from.
-//! Usable without a plan (`bundle --wheel`); the build's spec from a plan is `build::bundle_job`.
+//! Usable without a plan (`bundle --wheel`); the build's job from a plan is `build::bundle_job`.
 
 pub mod analyze;
 pub mod closure;
@@ -12,6 +12,6 @@ pub mod repair;
 pub mod report;
 pub mod run;
 pub mod runpath;
-pub mod spec;
+pub mod job;
 
 pub use policy::{Output, Policy};

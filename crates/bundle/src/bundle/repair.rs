@@ -12,7 +12,7 @@ use super::analyze::BundleAnalysis;
 use super::layout::Placed;
 use super::manylinux::{self, Tagging};
 use super::runpath;
-use super::spec::BundleJob;
+use super::job::BundleJob;
 
 /// What the repair changed that the outputs and the report name.
 #[derive(Debug)]

@@ -11,7 +11,7 @@ use serde::Serialize;
 use super::analyze::BundleAnalysis;
 use super::layout::Placed;
 use super::repair::Repaired;
-use super::spec::BundleJob;
+use super::job::BundleJob;
 use ct2v_support::units::human_size;
 
 pub const SCHEMA_VERSION: u32 = 1;

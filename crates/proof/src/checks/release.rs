@@ -77,7 +77,7 @@ fn install_release(
         Some(p) => p.clone(),
         None => {
             let preferred = if platform.is_windows() {
-                winpython::spec::Spec::load(&workspace.root)?.default
+                winpython::pins::PythonPins::load(&workspace.root)?.default
             } else {
                 ct2v_support::host::python_version().unwrap_or_else(|| "3.12".into())
             };

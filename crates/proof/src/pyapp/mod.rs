@@ -23,7 +23,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result, bail};
 
 use crate::winpython::WindowsPython;
-use crate::winpython::spec::Spec;
+use crate::winpython::pins::PythonPins;
 use ct2v_fetch::unpack;
 use ct2v_support::diagnostic::InputError;
 use ct2v_support::process::{Command, run_logged};
@@ -58,7 +58,7 @@ pub fn build(
             .into());
         }
     }
-    let spec = Spec::load(&workspace.root)?;
+    let spec = PythonPins::load(&workspace.root)?;
     let cache = ct2v_fetch::cache::Cache::new(&workspace.cache_dir);
     let request = spec.request("pyapp");
     let fetched = ct2v_fetch::download::fetch_all(&cache, std::slice::from_ref(&request), options)

@@ -9,7 +9,7 @@ use crate::plan::outputs::{CHECKSUMS, Outputs};
 use crate::plan::unfilled::{self, SDK_ROOT, TOOLCHAIN};
 use crate::plan::{Action, Command, PlannedInput, Step, StepId, input_label};
 use crate::variant::{Build, Data, DataFilter, LibrarySource, Resolved, Search};
-use ct2v_bundle::bundle::spec::{BundleJob, DataGlob, SearchDir, SearchFolder};
+use ct2v_bundle::bundle::job::{BundleJob, DataGlob, SearchDir, SearchFolder};
 use ct2v_support::platform::Platform;
 
 /// `inputs`: the plan's, which name the archives the report labels files by.

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use super::checks::{checked, missing_key};
 use super::inputs::{DEVICE_INPUT_PREFIX, DEVICE_WHEELS};
 use super::{Bundle, Data, Input, LibrarySource, Search};
-use crate::variant::layer::{BundleSpec, DataSpec, Output, SearchSpec};
+use crate::variant::layer::{BundleTable, DataTable, Output, SearchTable};
 use crate::variant::{Files, Loc};
 use ct2v_support::diagnostic::InputError;
 use ct2v_support::safe_path;
@@ -16,7 +16,7 @@ use ct2v_support::safe_path;
 pub(super) fn bundle(
     files: &Files,
     name: &str,
-    spec: Option<&BundleSpec>,
+    spec: Option<&BundleTable>,
     inputs: &BTreeMap<String, Input>,
     host_glibc: Option<(u32, u32)>,
     notes: &mut Vec<String>,
@@ -41,7 +41,7 @@ pub(super) fn bundle(
 fn from_spec(
     files: &Files,
     name: &str,
-    spec: Option<&BundleSpec>,
+    spec: Option<&BundleTable>,
     inputs: &BTreeMap<String, Input>,
 ) -> Result<Bundle, InputError> {
     let spec = spec.cloned().unwrap_or_default();
@@ -98,7 +98,7 @@ fn from_spec(
 
 fn search(
     files: &Files,
-    s: &SearchSpec,
+    s: &SearchTable,
     inputs: &BTreeMap<String, Input>,
 ) -> Result<Search, InputError> {
     Ok(Search {
@@ -117,7 +117,7 @@ fn search(
 /// not asked of that target's wheel.
 fn data(
     files: &Files,
-    d: &DataSpec,
+    d: &DataTable,
     inputs: &BTreeMap<String, Input>,
 ) -> Result<Vec<Data>, InputError> {
     let glob = checked(files, &d.glob, "data glob", safe_path::check_nonempty)?;
