@@ -26,7 +26,7 @@ use std::time::{Duration, Instant};
 use common::{best_of, print_header, row, run_quiet, seconds};
 use ct2v_bundle::binary;
 use ct2v_bundle::bundle::Policy;
-use ct2v_bundle::bundle::closure::{self, Closure, Inputs, LibraryFolder};
+use ct2v_bundle::bundle::closure::{self, Closure, ClosureParams, LibraryFolder};
 use ct2v_bundle::bundle::policy::SystemLibraries;
 
 const MIB: u64 = 1 << 20;
@@ -76,7 +76,7 @@ fn main() {
             in_wheel: false,
         },
     ];
-    let inputs = Inputs {
+    let inputs = ClosureParams {
         roots: vec![(tree.root.clone(), "ctranslate2".into())],
         forced: &[],
         locations: &locations,

@@ -74,7 +74,7 @@ fn resolve(
     locations: &[LibraryFolder],
     never_bundled: &SystemLibraries,
 ) -> Result<Closure> {
-    let inputs = closure::Inputs {
+    let inputs = closure::ClosureParams {
         roots,
         forced: &spec.force,
         locations,

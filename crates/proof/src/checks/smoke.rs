@@ -71,7 +71,7 @@ pub fn run(
     );
     let app = interpreter.bounded(
         || {
-            frozen::freeze(&frozen::FreezeInputs {
+            frozen::freeze(&frozen::FreezeParams {
                 platform: plan.platform,
                 root: &workspace.root,
                 python: freezer.as_ref().unwrap_or(&interpreter),

@@ -50,7 +50,7 @@ pub fn run(
     let baseline = targets[0].baseline.trim_start_matches("ctranslate2==");
     let exe = pyapp::build(
         workspace,
-        &pyapp::Inputs {
+        &pyapp::ExeParts {
             python: &python,
             ctranslate2: baseline,
             pip_extra_args: &pip_args,

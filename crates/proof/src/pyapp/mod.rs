@@ -33,7 +33,7 @@ use ct2v_support::workspace::Workspace;
 pub const APP_MODULE: &str = "ct2_speech_app";
 
 /// What the exe is made of.
-pub struct Inputs<'a> {
+pub struct ExeParts<'a> {
     pub python: &'a WindowsPython,
     /// The ctranslate2 the app requires, as PyPI has it (`4.7.1`).
     pub ctranslate2: &'a str,
@@ -46,7 +46,7 @@ pub struct Inputs<'a> {
 /// Builds the exe; returns its path.
 pub fn build(
     workspace: &Workspace,
-    inputs: &Inputs,
+    inputs: &ExeParts,
     options: &ct2v_fetch::download::Options,
 ) -> Result<PathBuf> {
     for arg in inputs.pip_extra_args {

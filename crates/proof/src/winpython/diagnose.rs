@@ -9,7 +9,7 @@
 
 use std::path::Path;
 
-use ct2v_bundle::bundle::closure::{self, ClosureError, Inputs, LibraryFolder};
+use ct2v_bundle::bundle::closure::{self, ClosureError, ClosureParams, LibraryFolder};
 use ct2v_bundle::bundle::policy::SystemLibraries;
 use ct2v_bundle::bundle::{Policy, glob, run::read_imports};
 
@@ -51,7 +51,7 @@ pub fn missing_dlls(site_packages: &Path) -> Option<String> {
         })
         .collect();
     let system = SystemLibraries::for_policy(Policy::Windows);
-    let inputs = Inputs {
+    let inputs = ClosureParams {
         roots,
         forced: &[],
         locations: &locations,
