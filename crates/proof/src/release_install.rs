@@ -294,11 +294,11 @@ pub fn pin_numpy(requirement: &str, numpy: Option<&str>) -> String {
 /// else `python3.X` on PATH; on Windows `py -3.X`).
 pub fn native_venv(python: &str, dir: &Path, log: &Path) -> Result<PathBuf> {
     let command = if cfg!(windows) {
-        ct2v_support::process::Command::new("py").arg(format!("-{python}"))
+        ct2v_support::process::CommandLine::new("py").arg(format!("-{python}"))
     } else if ct2v_support::host::python_version().as_deref() == Some(python) {
-        ct2v_support::process::Command::new("python3")
+        ct2v_support::process::CommandLine::new("python3")
     } else if ct2v_support::host::on_path(&format!("python{python}")) {
-        ct2v_support::process::Command::new(format!("python{python}"))
+        ct2v_support::process::CommandLine::new(format!("python{python}"))
     } else {
         return Err(InputError::new(format!(
             "this release's wheels for Python {python} need a Python {python} here: neither \

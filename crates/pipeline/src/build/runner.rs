@@ -454,11 +454,11 @@ fn patched_tree_series(plan: &Plan, dest: &str) -> Option<Vec<PathBuf>> {
 #[cfg(all(test, unix))]
 mod tests {
     use super::*;
-    use crate::plan::Command;
+    use crate::plan::CommandLine;
     use ct2v_support::owned_output::{self, Claim, RECORD};
     use std::fs;
 
-    fn step(id: &'static str, action: Action, commands: Vec<Command>) -> Step {
+    fn step(id: &'static str, action: Action, commands: Vec<CommandLine>) -> Step {
         Step {
             id: id.into(),
             action,
@@ -515,7 +515,7 @@ mod tests {
             step(
                 "wheel",
                 Action::Wheel,
-                vec![Command::new("mkdir").args(["-p", &pip_build])],
+                vec![CommandLine::new("mkdir").args(["-p", &pip_build])],
             ),
             step(
                 "checksum",

@@ -22,7 +22,7 @@ use sha2::{Digest, Sha256};
 use crate::variant::Resolved;
 use ct2v_bundle::bundle::job::BundleJob;
 use ct2v_support::platform::Platform;
-pub use ct2v_support::process::Command;
+pub use ct2v_support::process::CommandLine;
 use ct2v_support::workspace::Workspace;
 
 pub use outputs::Outputs;
@@ -126,7 +126,7 @@ pub struct Step {
     /// Steps whose outputs this one reads.
     pub after: Vec<StepId>,
     pub inputs: Vec<String>,
-    pub commands: Vec<Command>,
+    pub commands: Vec<CommandLine>,
     pub env: BTreeMap<String, String>,
     pub outputs: Vec<String>,
     /// sha256 over this step's definition (paths relative to the root and cache) and the

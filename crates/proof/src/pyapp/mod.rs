@@ -26,7 +26,7 @@ use crate::winpython::WindowsPython;
 use crate::winpython::pins::PythonPins;
 use ct2v_fetch::unpack;
 use ct2v_support::diagnostic::InputError;
-use ct2v_support::process::{Command, run_logged};
+use ct2v_support::process::{CommandLine, run_logged};
 use ct2v_support::workspace::Workspace;
 
 /// The app's module (what PyApp runs: `python -m ct2_speech_app`).
@@ -131,7 +131,7 @@ pub fn build(
     let text = fs::read(&build_rs)?;
     fs::write(&build_rs, text)?;
     let target_dir = inputs.work.join("pyapp-target");
-    let command = Command::new("cargo")
+    let command = CommandLine::new("cargo")
         .args([
             "build",
             "--locked",
