@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use clap::Args;
 
 use ct2v_pipeline::plan::request::PlanRequest;
-use ct2v_pipeline::release::gather::Asked;
+use ct2v_pipeline::release::select::Asked;
 use ct2v_proof::checks::release::InstallOptions;
 use ct2v_proof::checks::target::TargetQuery;
 use ct2v_support::host;

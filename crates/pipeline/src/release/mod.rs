@@ -2,7 +2,7 @@
 //! entry gathered into `target/dist/<version>/` with a manifest, release notes and
 //! SHA256SUMS, staged in a temp folder and renamed into place; and the check of such a folder.
 
-pub mod gather;
+pub mod select;
 pub mod links;
 pub mod notes;
 pub mod pages;
@@ -10,9 +10,9 @@ pub mod pep503;
 pub mod request;
 pub mod selector_wheel;
 pub mod site;
-mod verify;
+mod recheck;
 
-pub use verify::verify;
+pub use recheck::recheck;
 
 use std::collections::BTreeMap;
 use std::fs;
@@ -237,7 +237,7 @@ pub fn release(
     fsx::create_dir_all(&folder)?;
     let mut artifacts = Vec::new();
     for b in &built {
-        artifacts.extend(gather(b, &folder)?);
+        artifacts.extend(copy_artifacts(b, &folder)?);
     }
     let released = released_coverage(coverage, &artifacts)?;
     let selector = folder.join(SELECTOR_DATA);
@@ -533,7 +533,7 @@ fn check_dist(b: &Built) -> Result<(), ct2v_support::diagnostic::InputError> {
 /// Copies one entry's artifacts into `out` under names no other entry shares (the wheel with
 /// the variant's local version, the rest prefixed with the entry's slot, platform and
 /// Python), as they are published: one flat folder; returns their manifest rows.
-fn gather(b: &Built, out: &Path) -> Result<Vec<Artifact>> {
+fn copy_artifacts(b: &Built, out: &Path) -> Result<Vec<Artifact>> {
     let plan = &b.plan;
     let folder = out;
     let stem = format!("{}-{}-py{}", plan.slot, plan.platform, plan.python);
@@ -788,11 +788,11 @@ fn copy_new(from: &Path, to: &Path) -> Result<()> {
 
 fn bundled_of(report: &Path) -> Result<Vec<ManifestLibrary>> {
     #[derive(Deserialize)]
-    struct Report {
+    struct ProvenanceFiles {
         files: Vec<ManifestLibrary>,
     }
     let text = fs::read_to_string(report)?;
-    let parsed: Report = serde_json::from_str(&text)
+    let parsed: ProvenanceFiles = serde_json::from_str(&text)
         .with_context(|| format!("{} is not a provenance report", report.display()))?;
     Ok(parsed.files)
 }

@@ -44,7 +44,7 @@ pub fn run(
                 .into(),
         );
     }
-    let problems = ct2v_pipeline::release::verify(dir)?;
+    let problems = ct2v_pipeline::release::recheck(dir)?;
     if !problems.is_empty() {
         for p in &problems {
             eprintln!("error: {p}");

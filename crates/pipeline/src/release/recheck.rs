@@ -20,7 +20,7 @@ use ct2v_bundle::checksums;
 use ct2v_support::diagnostic::escaped;
 
 /// Re-checks a release folder. Returns the problems found, one line each, escaped.
-pub fn verify(dir: &Path) -> Result<Vec<String>> {
+pub fn recheck(dir: &Path) -> Result<Vec<String>> {
     let TopLevel {
         files,
         mut problems,
