@@ -1,8 +1,8 @@
 //! The CTranslate2 pipeline: the variant files loaded and resolved (`variant`), the GPU SDK
-//! found (`sdk`), the pure plan (`plan`), the executor that runs it (`build`), the release
+//! found (`sdk`), the pure plan (`plan`), the executor that runs it (`execute`), the release
 //! and its pip index (`release`) and the machine report (`doctor`).
 
-pub mod build;
+pub mod execute;
 pub mod doctor;
 pub mod plan;
 pub mod release;

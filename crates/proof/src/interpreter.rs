@@ -208,7 +208,7 @@ impl Interpreter {
         match self {
             Interpreter::Venv(_) => {
                 let _ = (first, wheelhouse);
-                ct2v_pipeline::build::exec::run_logged(command, env, log, &mut echo)?;
+                ct2v_pipeline::execute::executor::run_logged(command, env, log, &mut echo)?;
                 Ok(())
             }
             #[cfg(feature = "wine")]

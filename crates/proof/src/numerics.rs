@@ -7,7 +7,7 @@ use std::path::Path;
 
 use anyhow::{Context, Result, bail};
 
-use ct2v_pipeline::build::exec::run_logged;
+use ct2v_pipeline::execute::executor::run_logged;
 use ct2v_pipeline::plan::{Action, CommandLine, Plan};
 use ct2v_support::workspace::Workspace;
 

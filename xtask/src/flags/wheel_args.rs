@@ -7,7 +7,7 @@ use clap::Args;
 
 use ct2v_bundle::bundle::job::WheelFlags;
 use ct2v_bundle::bundle::{Output, Policy};
-use ct2v_pipeline::build::bundle_alone::{BundleRequest, BundleSource};
+use ct2v_pipeline::execute::bundle_alone::{BundleRequest, BundleSource};
 
 #[derive(Args)]
 pub struct WheelArgs {

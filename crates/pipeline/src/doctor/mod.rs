@@ -168,7 +168,7 @@ pub fn report(
     build: Option<(&crate::plan::request::PlanRequest, bool)>,
 ) -> anyhow::Result<std::process::ExitCode> {
     if let Some((request, prebuilt_native)) = build {
-        return crate::build::readiness::report(workspace, request, prebuilt_native);
+        return crate::execute::readiness::report(workspace, request, prebuilt_native);
     }
     let catalog = crate::variant::Catalog::load(&workspace.root, &[])?;
     let coverage = crate::variant::coverage::of_catalog(&catalog)?;

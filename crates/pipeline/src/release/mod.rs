@@ -515,7 +515,7 @@ fn check_dist(b: &Built) -> Result<(), ct2v_support::diagnostic::InputError> {
         .note("remove the ones that are not this entry's build"));
     }
     for path in wheels.iter().cloned().chain(
-        ["provenance.json", "provenance.md", crate::build::BUILD_INFO].map(|f| b.dist.join(f)),
+        ["provenance.json", "provenance.md", crate::execute::BUILD_INFO].map(|f| b.dist.join(f)),
     ) {
         let Ok(meta) = fs::symlink_metadata(&path) else {
             continue;
@@ -548,11 +548,11 @@ fn copy_artifacts(b: &Built, out: &Path) -> Result<Vec<Artifact>> {
         );
     }
     let toolchain: Option<serde_json::Value> =
-        match fs::read_to_string(b.dist.join(crate::build::BUILD_INFO)) {
+        match fs::read_to_string(b.dist.join(crate::execute::BUILD_INFO)) {
             Ok(text) => Some(serde_json::from_str(&text).with_context(|| {
                 format!(
                     "{} is not valid JSON",
-                    b.dist.join(crate::build::BUILD_INFO).display()
+                    b.dist.join(crate::execute::BUILD_INFO).display()
                 )
             })?),
             Err(_) => None,

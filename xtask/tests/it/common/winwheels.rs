@@ -154,7 +154,7 @@ pub fn fat_wheel(scratch: &Scratch, variant: &str) -> Fat {
     fs::create_dir_all(Path::new(&files[0]).parent().unwrap()).unwrap();
     fs::copy(official.join("ctranslate2/ctranslate2.dll"), &files[0]).unwrap();
     fs::create_dir_all(&dest).unwrap();
-    let copied = xtask::build::copy_dlls::copy(&files, &dest).unwrap();
+    let copied = xtask::execute::copy_dlls::copy(&files, &dest).unwrap();
 
     // The stand-in `pip wheel`: the official wheel's Python files and extension, and the
     // package folder's DLLs (exactly what copy-dlls put there).

@@ -6,7 +6,7 @@ use std::process::ExitCode;
 
 use anyhow::Result;
 
-use crate::build::bundle_job;
+use crate::execute::bundle_job;
 use crate::plan::request::PlanRequest;
 use ct2v_bundle::bundle::run as bundle_run;
 use ct2v_bundle::bundle::job::{BundleJob, WheelFlags};

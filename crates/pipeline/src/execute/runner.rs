@@ -13,8 +13,8 @@ use super::jobs;
 use super::progress::run_commands;
 use super::sdk_env::SdkEnv;
 use super::toolchain::{check_compiler, check_python};
-use crate::build::exec::Handler;
-use crate::build::fetch;
+use crate::execute::executor::Handler;
+use crate::execute::input_download;
 use crate::plan::{Action, Plan, SourceArchive, Step};
 use crate::sdk::msvc;
 use ct2v_bundle::bundle::run as bundle_run;
@@ -115,7 +115,7 @@ impl Handler for Runner {
                 run_commands(step, &self.pip_env(step), log)
             }
             Action::CopyDlls { files, dest } => rerecord_after(Path::new(dest), || {
-                for copied in crate::build::copy_dlls::copy(files, Path::new(dest))? {
+                for copied in crate::execute::copy_dlls::copy(files, Path::new(dest))? {
                     eprintln!("      {}", copied.display());
                 }
                 Ok(())
@@ -190,7 +190,7 @@ impl Handler for Runner {
 impl Runner {
     /// The plan's inputs into the cache and, online, the pip wheels an offline build needs.
     fn fetch(&mut self, plan: &Plan, log: &Path) -> Result<()> {
-        let summary = fetch::fetch_plan(&self.cache, plan, &self.download)?;
+        let summary = input_download::fetch_plan(&self.cache, plan, &self.download)?;
         eprintln!("      {}", summary.line());
         if !self.download.offline
             && let Some(requirements) = plan.venv_requirements()
