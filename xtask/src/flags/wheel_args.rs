@@ -5,8 +5,8 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use ct2v_bundle::bundle::job::WheelFlags;
-use ct2v_bundle::bundle::{Output, Policy};
+use ct2v_bundle::bundler::job::WheelFlags;
+use ct2v_bundle::bundler::{Output, Policy};
 use ct2v_pipeline::execute::bundle_alone::{BundleRequest, BundleSource};
 
 #[derive(Args)]

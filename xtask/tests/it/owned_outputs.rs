@@ -210,7 +210,7 @@ fn a_users_folder_at_the_portable_folders_place_is_not_replaced() {
     let work = dir.path().join("work");
     let folders = ["ctranslate2".to_string()];
     let portable_of =
-        || xtask::package::bundle::run::portable_of_fat_wheel(&wheel, &folders, &work);
+        || xtask::package::bundler::run::portable_of_fat_wheel(&wheel, &folders, &work);
     portable_of().unwrap();
     portable_of().unwrap();
     let portable = work.join("portable");

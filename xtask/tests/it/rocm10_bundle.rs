@@ -735,8 +735,8 @@ fn bundle_linux(family: &Family) {
         "{}: {text}",
         family.variant
     );
-    let allowed = xtask::package::bundle::policy::SystemLibraries::for_policy(
-        xtask::package::bundle::Policy::Manylinux2_28,
+    let allowed = xtask::package::bundler::policy::SystemLibraries::for_policy(
+        xtask::package::bundler::Policy::Manylinux2_28,
     );
     for lib in &libs {
         let path = site.join(lib);

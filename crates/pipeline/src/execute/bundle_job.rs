@@ -9,7 +9,7 @@ use anyhow::{Context, Result, bail};
 
 use crate::plan::Plan;
 use crate::plan::unfilled::{self, SDK_ROOT, TOOLCHAIN};
-use ct2v_bundle::bundle::job::{BundleJob, SearchDir};
+use ct2v_bundle::bundler::job::{BundleJob, SearchDir};
 
 /// Folders the plan cannot know, found when the build runs (not to be confused with
 /// `sdk::Found`, the SDK discovery result these are partly taken from).
@@ -173,8 +173,8 @@ fn join(base: &Path, rel: &str) -> PathBuf {
 mod tests {
     use super::*;
     use crate::plan::{Action, Step, StepId};
-    use ct2v_bundle::bundle::Policy;
-    use ct2v_bundle::bundle::job::{DataGlob, SearchFolder};
+    use ct2v_bundle::bundler::Policy;
+    use ct2v_bundle::bundler::job::{DataGlob, SearchFolder};
 
     fn plan_bundling(job: BundleJob) -> Plan {
         Plan::of_steps(vec![Step {

@@ -17,7 +17,7 @@ use crate::execute::executor::Handler;
 use crate::execute::input_download;
 use crate::plan::{Action, Plan, SourceArchive, Step};
 use crate::sdk::msvc;
-use ct2v_bundle::bundle::run as bundle_run;
+use ct2v_bundle::bundler::run as bundle_run;
 use ct2v_bundle::checksums;
 use ct2v_fetch::cache::Cache;
 use ct2v_fetch::unpack;

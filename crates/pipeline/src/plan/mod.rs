@@ -20,7 +20,7 @@ use serde::Serialize;
 use sha2::{Digest, Sha256};
 
 use crate::variant::Resolved;
-use ct2v_bundle::bundle::job::BundleJob;
+use ct2v_bundle::bundler::job::BundleJob;
 use ct2v_support::platform::Platform;
 pub use ct2v_support::process::CommandLine;
 use ct2v_support::workspace::Workspace;

@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 
 use serde::Deserialize;
 
-pub use ct2v_bundle::bundle::{Output, Policy};
+pub use ct2v_bundle::bundler::{Output, Policy};
 
 use super::loc::Loc;
 

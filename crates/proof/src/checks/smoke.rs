@@ -13,7 +13,7 @@ use super::verify::{install_and_verify, transcribe_check};
 use super::{interpreter_for, require_harness};
 use crate::interpreter::Interpreter;
 use crate::speech::{self, SpeechRequest, frozen, outcome};
-use ct2v_bundle::bundle::run::BINARIES_JSON;
+use ct2v_bundle::bundler::run::BINARIES_JSON;
 use ct2v_pipeline::plan::Plan;
 use ct2v_support::process::{CommandLine, run_logged};
 use ct2v_support::units::human_size;

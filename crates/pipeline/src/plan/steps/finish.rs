@@ -9,7 +9,7 @@ use crate::plan::outputs::{CHECKSUMS, Outputs};
 use crate::plan::unfilled::{self, SDK_ROOT, TOOLCHAIN};
 use crate::plan::{Action, CommandLine, PlannedInput, Step, StepId, input_label};
 use crate::variant::{Build, Data, DataFilter, LibrarySource, Resolved, Search};
-use ct2v_bundle::bundle::job::{BundleJob, DataGlob, SearchDir, SearchFolder};
+use ct2v_bundle::bundler::job::{BundleJob, DataGlob, SearchDir, SearchFolder};
 use ct2v_support::platform::Platform;
 
 /// `inputs`: the plan's, which name the archives the report labels files by.
@@ -302,5 +302,5 @@ fn checksum_step(outputs: &Outputs) -> Step {
 
 /// The bundle's wheel: on Linux tagged with the manylinux policy it proves.
 pub(super) fn fat_wheel_name(v: &Resolved, wheel: &WheelIn) -> String {
-    ct2v_bundle::bundle::manylinux::fat_wheel_name(&wheel.file_name, v.bundle.manylinux.as_deref())
+    ct2v_bundle::bundler::manylinux::fat_wheel_name(&wheel.file_name, v.bundle.manylinux.as_deref())
 }

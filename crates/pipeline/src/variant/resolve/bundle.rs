@@ -22,10 +22,10 @@ pub(super) fn bundle(
     notes: &mut Vec<String>,
 ) -> Result<Bundle, InputError> {
     let mut bundle = from_spec(files, name, spec, inputs)?;
-    bundle.manylinux = ct2v_bundle::bundle::manylinux::target_for(bundle.policy, host_glibc);
+    bundle.manylinux = ct2v_bundle::bundler::manylinux::target_for(bundle.policy, host_glibc);
     if let (Some(tag), Some(policy)) = (
         &bundle.manylinux,
-        ct2v_bundle::bundle::manylinux::target(bundle.policy),
+        ct2v_bundle::bundler::manylinux::target(bundle.policy),
     ) && tag != policy
     {
         let (major, minor) = host_glibc.unwrap_or_default();
@@ -51,7 +51,7 @@ fn from_spec(
     let roots = match &spec.roots {
         Some(roots) => {
             for root in &roots.value {
-                ct2v_bundle::bundle::run::check_root(root).map_err(|e| {
+                ct2v_bundle::bundler::run::check_root(root).map_err(|e| {
                     files.error_at(roots, format!("[bundle] roots of variant `{name}`: {e}"))
                 })?;
             }

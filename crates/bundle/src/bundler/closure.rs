@@ -385,7 +385,7 @@ fn file_name(path: &Path) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::bundle::Policy;
+    use crate::bundler::Policy;
 
     /// A fake SDK: files on disk (empty) and an import graph in memory.
     struct Tree {
