@@ -135,7 +135,7 @@ pub fn targets(request: &InstallRequest, manifest: &Manifest) -> Result<Vec<Inst
 /// made for GitHub (`--index-base-url`) links its assets there by absolute URL, which is bad
 /// input here; any other link out of the folder is a broken release.
 pub fn check_index_is_local(dir: &Path, variant: &str) -> Result<()> {
-    let index = format!("{}/{variant}", ct2v_pipeline::release::pep503::DIR);
+    let index = format!("{}/{variant}", ct2v_pipeline::release::wheel_index::DIR);
     let mut absolute = Vec::new();
     let mut outside = Vec::new();
     for (name, path) in ct2v_support::fsx::files_below(&dir.join(&index))? {

@@ -1,5 +1,6 @@
 //! The bundler: which SDK libraries a build needs, where they go, and where each came from.
-//! Usable without a plan (`bundle --wheel`); the build's job from a plan is `ct2v_pipeline::execute::bundle_job`.
+//! Usable without a plan (`bundle --wheel`); the build's job from a plan is
+//! `ct2v_pipeline::execute::bundle_job`.
 
 pub mod analyze;
 pub mod closure;

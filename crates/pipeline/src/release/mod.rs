@@ -6,7 +6,7 @@ pub mod select;
 pub mod links;
 pub mod notes;
 pub mod pages;
-pub mod pep503;
+pub mod wheel_index;
 pub mod request;
 pub mod selector_wheel;
 pub mod site;
@@ -721,27 +721,27 @@ fn relabel(wheel: &Path, label: &str, folder: &Path) -> Result<String> {
 /// One PEP 503 index per variant (`whl/<slot>/`), of the wheels in `artifacts`, each with the
 /// selector's wheel beside CTranslate2's.
 fn write_indexes(dir: &Path, artifacts: &[Artifact], base_url: Option<&str>) -> Result<()> {
-    let link = |a: &Artifact| crate::release::pep503::Link {
+    let link = |a: &Artifact| ct2v_fetch::pep503::Link {
         file: a.path.clone(),
         sha256: a.sha256.clone(),
         base: base_url
-            .unwrap_or(crate::release::pep503::RELATIVE_BASE)
+            .unwrap_or(crate::release::wheel_index::RELATIVE_BASE)
             .to_string(),
     };
-    let mut by_variant: BTreeMap<&str, Vec<crate::release::pep503::Link>> = BTreeMap::new();
+    let mut by_variant: BTreeMap<&str, Vec<ct2v_fetch::pep503::Link>> = BTreeMap::new();
     for a in artifacts.iter().filter(|a| a.kind == "wheel") {
         by_variant
             .entry(a.variant.as_str())
             .or_default()
             .push(link(a));
     }
-    let selector: Vec<crate::release::pep503::Link> = artifacts
+    let selector: Vec<ct2v_fetch::pep503::Link> = artifacts
         .iter()
         .filter(|a| a.kind == SELECTOR_WHEEL_KIND)
         .map(link)
         .collect();
     for (variant, links) in by_variant {
-        crate::release::pep503::write(dir, variant, &links, &selector)?;
+        crate::release::wheel_index::write(dir, variant, &links, &selector)?;
     }
     Ok(())
 }

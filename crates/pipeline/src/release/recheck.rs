@@ -15,7 +15,7 @@ use anyhow::{Context, Result, bail};
 
 use super::links;
 use super::{MANIFEST, Manifest, NOTES, SELECTOR_DATA, SELECTOR_WHEEL_KIND, write_indexes};
-use crate::release::pep503::DIR;
+use crate::release::wheel_index::DIR;
 use ct2v_bundle::checksums;
 use ct2v_support::diagnostic::escaped;
 

@@ -5,7 +5,7 @@ use std::process::ExitCode;
 
 use anyhow::Result;
 
-use crate::release::{pep503, select};
+use crate::release::{select, wheel_index};
 use crate::variant::{Catalog, coverage};
 use ct2v_support::out_folder;
 use ct2v_support::outln;
@@ -67,8 +67,8 @@ impl ReleaseRequest {
             manifest.artifacts.len(),
             built.len(),
             out.display(),
-            pep503::DIR,
-            pep503::DIR,
+            wheel_index::DIR,
+            wheel_index::DIR,
             out.display()
         );
         Ok(ExitCode::SUCCESS)

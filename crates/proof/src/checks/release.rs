@@ -194,7 +194,7 @@ impl Installs<'_> {
                 python: interpreter,
                 index_url: self.server.url(&format!(
                     "/{}/{}",
-                    ct2v_pipeline::release::pep503::DIR,
+                    ct2v_pipeline::release::wheel_index::DIR,
                     target.variant
                 )),
                 find_links,

@@ -101,7 +101,7 @@ pub fn run(
                 .to_vec();
         onboarding.push(server.url(&format!(
             "/{}/{}",
-            ct2v_pipeline::release::pep503::DIR,
+            ct2v_pipeline::release::wheel_index::DIR,
             target.variant
         )));
         onboarding.extend(pip_args.iter().skip(1).cloned());
