@@ -28,7 +28,7 @@ use object::endian::Endianness;
 use object::read::elf::{FileHeader, ProgramHeader as _};
 use object::read::pe::ImageNtHeaders;
 use object::{elf, pe};
-use xtask::package::binary::{self, BinaryError, BinaryInfo};
+use ct2v_bundle::binary::{self, BinaryError, BinaryInfo};
 
 /// The path errors must name: spaces and non-ASCII on purpose.
 const FUZZ_PATH: &str = "fuzz dir/ünïcode/input.bin";

@@ -33,7 +33,7 @@ fn fake_build_tagged(scratch: &Scratch, python: &str, platform: &str) -> PathBuf
     fs::write(info.join("METADATA"), "Name: ctranslate2\nVersion: 4.7.1\n").unwrap();
     fs::write(info.join("WHEEL"), "Wheel-Version: 1.0\n").unwrap();
     let wheel = dist.join(format!("ctranslate2-4.7.1-{tag}-{tag}-{platform}.whl"));
-    xtask::package::wheel::write(tree.path(), &wheel).unwrap();
+    ct2v_bundle::wheel::write(tree.path(), &wheel).unwrap();
     fs::write(
         dist.join("provenance.json"),
         r#"{"files": [{"path": "ctranslate2/libgomp.so.1", "package": "the C++ compiler's runtime", "sha256": "ab", "size": 1, "reason": "x"}]}"#,
@@ -378,7 +378,7 @@ fn a_killed_release_staging_folder_is_removed_by_the_next_release() {
     let dist = scratch.path().join("target/dist");
     let stale = dist.join(".release-999999999-k1ll3d");
     fs::create_dir_all(stale.join("cpu")).unwrap();
-    xtask::support::staging::mark(&stale).unwrap();
+    ct2v_support::staging::mark(&stale).unwrap();
     let lookalike = dist.join(".release-999999998-notmine");
     fs::create_dir_all(&lookalike).unwrap();
     let run = release(&scratch, &dist.join("4.7.1"), "3.11");
@@ -393,7 +393,7 @@ fn a_killed_release_staging_folder_is_removed_by_the_next_release() {
     assert!(
         !dist
             .join("4.7.1")
-            .join(xtask::support::staging::MARKER)
+            .join(ct2v_support::staging::MARKER)
             .exists(),
         "the marker is not published"
     );
@@ -478,7 +478,7 @@ fn fake_entry(scratch: &Scratch, entry: &serde_json::Value) {
         "manylinux_2_28_x86_64"
     };
     let wheel = dist.join(format!("ctranslate2-4.7.1-{tag}-{tag}-{platform_tag}.whl"));
-    xtask::package::wheel::write(tree.path(), &wheel).unwrap();
+    ct2v_bundle::wheel::write(tree.path(), &wheel).unwrap();
     fs::write(dist.join("provenance.json"), r#"{"files": []}"#).unwrap();
     fs::write(dist.join("provenance.md"), "# report\n").unwrap();
     let sdk = if slot == "cuda" {
