@@ -223,21 +223,6 @@ impl Selection {
             compiler_cache: self.compiler_cache.program(),
         }
     }
-
-    /// A variant with every choice left to its default and no compiler cache (for commands
-    /// that plan without building: patch, bump, bundle).
-    pub fn only(variant: String) -> Selection {
-        Selection {
-            variant,
-            platform: None,
-            python: None,
-            ctranslate2: None,
-            cuda_arch: None,
-            gpu_targets: None,
-            sdk_dir: None,
-            compiler_cache: CompilerCacheArg::Off,
-        }
-    }
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]

@@ -174,7 +174,7 @@ fn a_tampered_index_page_always_fails_verify_release_naming_the_page() {
     let out = scratch.path().join("dist");
     let run = crate::release::release(&scratch, &out, "3.11,3.12");
     assert_eq!(run.code, 0, "{}", run.stderr);
-    assert_eq!(ct2v_pipeline::release::verify(&out).unwrap(), Vec::<String>::new());
+    assert_eq!(ct2v_pipeline::release::recheck(&out).unwrap(), Vec::<String>::new());
     let pages: Vec<String> = ct2v_support::fsx::files_below(&out.join("whl"))
         .unwrap()
         .into_iter()
@@ -206,7 +206,7 @@ fn a_tampered_index_page_always_fails_verify_release_naming_the_page() {
         let target_path = out.join(&target);
         fs::write(&target_path, &bytes).unwrap();
         tampered += 1;
-        match fuzz::catch(|| ct2v_pipeline::release::verify(&out)) {
+        match fuzz::catch(|| ct2v_pipeline::release::recheck(&out)) {
             Err(panic) => failures.push(format!("case {case} ({page}: {what}): panicked: {panic}")),
             Ok(Ok(problems)) if problems.iter().any(|p| p.contains(&target)) => {}
             Ok(Ok(problems)) => failures.push(format!(

@@ -919,7 +919,7 @@ fn a_failed_check_keeps_its_entry_out_and_its_build_and_logs_for_a_look() {
     let native = steps(&lane["jobs"]["native"]);
     assert!(native.iter().any(|s| s["with"]["name"] == "failed-${{ matrix.artifact }}" && s["if"] == "failure()"));
     // release.yml downloads both kinds (`*-py*`); `release` takes only the passed ones.
-    assert_eq!(ct2v_pipeline::release::gather::FAILED_PREFIX, "failed-");
+    assert_eq!(ct2v_pipeline::release::select::FAILED_PREFIX, "failed-");
 }
 
 /// Every `run:` step runs in bash with pipefail: GitHub runs a step with no `shell:` as
