@@ -2,8 +2,8 @@
 //! found (`sdk`), the pure plan (`plan`), the executor that runs it (`execute`), the release
 //! and its pip index (`release`) and the machine report (`doctor`).
 
-pub mod execute;
 pub mod doctor;
+pub mod execute;
 pub mod plan;
 pub mod release;
 pub mod sdk;

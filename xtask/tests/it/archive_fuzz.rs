@@ -21,10 +21,10 @@ use std::io::Write;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Component, Path, PathBuf};
 
+use ct2v_fetch::unpack::{self, ANY_TOP_FOLDER, ArchiveFormat, Limits, Unpacked};
 use flate2::Compression;
 use flate2::write::GzEncoder;
 use tar::{EntryType, Header};
-use ct2v_fetch::unpack::{self, ANY_TOP_FOLDER, ArchiveFormat, Limits, Unpacked};
 use zip::ZipWriter;
 use zip::write::SimpleFileOptions;
 

@@ -18,11 +18,11 @@ use std::sync::{Arc, Mutex, PoisonError, Weak};
 use std::time::Duration;
 
 use common::{repo_root, xtask_in};
-use sha2::{Digest, Sha256};
+use ct2v_bundle::binary::{self, BinaryFormat};
 use ct2v_fetch::cache::{Cache, Pin};
 use ct2v_fetch::download::{self, Options, Request};
 use ct2v_fetch::unpack::{self, ArchiveFormat, Limits};
-use ct2v_bundle::binary::{self, BinaryFormat};
+use sha2::{Digest, Sha256};
 
 /// The hosts the tests of this file download from.
 const HOSTS: &[&str] = &["files.pythonhosted.org:443"];

@@ -477,9 +477,9 @@ fn doctor_for_a_variant_names_what_that_build_lacks_here() {
 /// (RDNA 2) gets its ROCm 10 family wheel instead.
 #[test]
 fn an_rdna1_card_the_official_wheel_skips_gets_its_hip_sdk_build() {
-    use std::collections::BTreeSet;
     use ct2v_pipeline::doctor::{AmdGpu, DriverRuntime, Facts, recommend};
     use ct2v_pipeline::sdk::hip::HipInstall;
+    use std::collections::BTreeSet;
     let catalog = ct2v_pipeline::variant::Catalog::load(&common::repo_root(), &[]).unwrap();
     let coverage = ct2v_pipeline::variant::coverage::of_catalog(&catalog).unwrap();
     let sdk = HipInstall {

@@ -9,9 +9,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use common::server::{Hit, Reply, Server};
-use sha2::{Digest, Sha256};
 use ct2v_fetch::cache::{Cache, Pin};
 use ct2v_fetch::download::{self, FetchError, Fetched, Options, Request};
+use sha2::{Digest, Sha256};
 
 fn body(len: usize, seed: u8) -> Arc<Vec<u8>> {
     let mut state = u32::from(seed).wrapping_mul(2_654_435_761) | 1;

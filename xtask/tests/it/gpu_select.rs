@@ -518,8 +518,8 @@ fn the_doctor_and_the_selector_agree_on_every_card() {
 #[cfg(feature = "wine")]
 #[test]
 fn the_selector_answers_cpu_in_the_windows_python_under_wine() {
-    use std::time::{Duration, Instant};
     use ct2v_proof::winpython::{Session, wine::windows_path};
+    use std::time::{Duration, Instant};
     crate::needs_network!(&["files.pythonhosted.org:443"]);
     if !crate::common::mingw::available(true)
         || crate::common::skip::missing_from_path("osslsigncode", "apt-get install osslsigncode")

@@ -11,9 +11,9 @@ use crate::common::{self, fuzz};
 
 use std::fs;
 
+use ct2v_pipeline::variant::{Catalog, Choices};
 use ct2v_support::platform::Platform;
 use ct2v_support::workspace::Workspace;
-use ct2v_pipeline::variant::{Catalog, Choices};
 
 /// An error longer than this is not "one screen".
 const MAX_ERROR: usize = 4_000;
@@ -174,7 +174,10 @@ fn a_tampered_index_page_always_fails_verify_release_naming_the_page() {
     let out = scratch.path().join("dist");
     let run = crate::release::release(&scratch, &out, "3.11,3.12");
     assert_eq!(run.code, 0, "{}", run.stderr);
-    assert_eq!(ct2v_pipeline::release::recheck(&out).unwrap(), Vec::<String>::new());
+    assert_eq!(
+        ct2v_pipeline::release::recheck(&out).unwrap(),
+        Vec::<String>::new()
+    );
     let pages: Vec<String> = ct2v_support::fsx::files_below(&out.join("whl"))
         .unwrap()
         .into_iter()

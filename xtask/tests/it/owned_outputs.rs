@@ -209,8 +209,7 @@ fn a_users_folder_at_the_portable_folders_place_is_not_replaced() {
     let wheel = common::wheel::linux_wheel(dir.path(), &[]);
     let work = dir.path().join("work");
     let folders = ["ctranslate2".to_string()];
-    let portable_of =
-        || ct2v_bundle::bundler::run::portable_of_fat_wheel(&wheel, &folders, &work);
+    let portable_of = || ct2v_bundle::bundler::run::portable_of_fat_wheel(&wheel, &folders, &work);
     portable_of().unwrap();
     portable_of().unwrap();
     let portable = work.join("portable");

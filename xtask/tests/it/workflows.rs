@@ -294,7 +294,9 @@ fn sdk_installs_are_bounded_and_fail_clearly() {
         assert!(linux.contains(needle), "`{needle}` in:\n{linux}");
     }
     // CUDA 12.8 compiles with windows-2022's MSVC 19.44 (12.3 and older cannot).
-    assert!(ct2v_pipeline::sdk::cuda_msvc::problem("12.8", "Version 19.44.35207 for x64").is_none());
+    assert!(
+        ct2v_pipeline::sdk::cuda_msvc::problem("12.8", "Version 19.44.35207 for x64").is_none()
+    );
     // The unattended SDK install is the tool's (bounded there, tests/it/install_sdk.rs).
     let hip = step_named(&setup, "Install the GPU SDK (unattended)");
     assert!(run_of(hip).contains("xtask install-sdk"), "{hip}");

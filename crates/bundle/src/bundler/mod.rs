@@ -6,6 +6,7 @@ pub mod analyze;
 pub mod closure;
 pub mod data;
 pub mod glob;
+pub mod job;
 pub mod layout;
 pub mod manylinux;
 pub mod policy;
@@ -13,6 +14,5 @@ pub mod repair;
 pub mod report;
 pub mod run;
 pub mod runpath;
-pub mod job;
 
 pub use policy::{Output, Policy};

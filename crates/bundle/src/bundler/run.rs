@@ -11,10 +11,10 @@ use anyhow::{Context, Result};
 
 use super::Output;
 use super::analyze::{BundleAnalysis, analyze};
+use super::job::BundleJob;
 use super::layout::{self, Placed};
 use super::repair::{Repaired, repair};
 use super::report::ProvenanceReport;
-use super::job::BundleJob;
 use ct2v_fetch::unpack::{self, ArchiveFormat, Limits};
 use ct2v_support::diagnostic::InputError;
 use ct2v_support::fsx::files_below;

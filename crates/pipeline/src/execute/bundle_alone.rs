@@ -8,8 +8,8 @@ use anyhow::Result;
 
 use crate::execute::bundle_job;
 use crate::plan::request::PlanRequest;
-use ct2v_bundle::bundler::run as bundle_run;
 use ct2v_bundle::bundler::job::{BundleJob, WheelFlags};
+use ct2v_bundle::bundler::run as bundle_run;
 use ct2v_support::workspace::Workspace;
 use ct2v_support::{out, outln};
 

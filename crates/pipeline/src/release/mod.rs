@@ -2,15 +2,15 @@
 //! entry gathered into `target/dist/<version>/` with a manifest, release notes and
 //! SHA256SUMS, staged in a temp folder and renamed into place; and the check of such a folder.
 
-pub mod select;
 pub mod links;
 pub mod notes;
 pub mod pages;
-pub mod wheel_index;
+mod recheck;
 pub mod request;
+pub mod select;
 pub mod selector_wheel;
 pub mod site;
-mod recheck;
+pub mod wheel_index;
 
 pub use recheck::recheck;
 
@@ -515,7 +515,12 @@ fn check_dist(b: &Built) -> Result<(), ct2v_support::diagnostic::InputError> {
         .note("remove the ones that are not this entry's build"));
     }
     for path in wheels.iter().cloned().chain(
-        ["provenance.json", "provenance.md", crate::execute::BUILD_INFO].map(|f| b.dist.join(f)),
+        [
+            "provenance.json",
+            "provenance.md",
+            crate::execute::BUILD_INFO,
+        ]
+        .map(|f| b.dist.join(f)),
     ) {
         let Ok(meta) = fs::symlink_metadata(&path) else {
             continue;

@@ -20,9 +20,9 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result, bail};
 
 use crate::release::wheel_index;
-use ct2v_fetch::pep503::Link;
 use crate::release::{MANIFEST, Manifest, SELECTOR_DATA};
 use crate::variant::coverage::Coverage;
+use ct2v_fetch::pep503::Link;
 use ct2v_support::diagnostic::{InputError, quoted};
 use ct2v_support::fsx;
 use ct2v_support::text_rules;

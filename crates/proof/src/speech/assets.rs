@@ -22,7 +22,12 @@ pub struct Assets {
     pub audio: PathBuf,
 }
 
-pub fn prepare(spec: &SpeechPins, cache: &Cache, xtask_dir: &Path, options: &Options) -> Result<Assets> {
+pub fn prepare(
+    spec: &SpeechPins,
+    cache: &Cache,
+    xtask_dir: &Path,
+    options: &Options,
+) -> Result<Assets> {
     let dir = assets_dir(xtask_dir, spec);
     let assets = Assets {
         model: dir.join("model"),

@@ -7,8 +7,8 @@
 pub mod assets;
 pub mod frozen;
 pub mod outcome;
-pub mod scrub;
 pub mod pins;
+pub mod scrub;
 pub mod transcriber;
 pub mod wer;
 

@@ -13,13 +13,13 @@
 
 #[cfg(feature = "wine")]
 pub mod diagnose;
+pub mod pins;
 #[cfg(feature = "wine")]
 pub mod prepare;
 #[cfg(feature = "wine")]
 mod session;
 #[cfg(feature = "wine")]
 pub mod signature;
-pub mod pins;
 #[cfg(feature = "wine")]
 pub mod wine;
 

@@ -149,7 +149,11 @@ mod tests {
         let bad = text().replace("input = \"python-embed-3.12\"", "input = \"nope\"");
         assert!(PythonPins::parse(&bad).unwrap_err().contains("`nope`"));
         let bad = text().replace("folder = \"cp312\"", "folder = \"cp311\"");
-        assert!(PythonPins::parse(&bad).unwrap_err().contains("is not `cp312`"));
+        assert!(
+            PythonPins::parse(&bad)
+                .unwrap_err()
+                .contains("is not `cp312`")
+        );
         let bad = text().replace("default = \"3.12\"", "default = \"3.99\"");
         assert!(PythonPins::parse(&bad).unwrap_err().contains("3.99"));
     }

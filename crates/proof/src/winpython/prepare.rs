@@ -11,8 +11,8 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
 
+use super::pins::{PINS_FILE, PinnedPython, PythonPins};
 use super::signature::{self, Signed};
-use super::pins::{PinnedPython, PINS_FILE, PythonPins};
 use ct2v_fetch::cache::Cache;
 use ct2v_fetch::download::{self, Options};
 use ct2v_fetch::unpack::{self, ArchiveFormat, Limits};
@@ -182,7 +182,12 @@ fn enable_site(dir: &Path, python: &PinnedPython) -> Result<()> {
     )
 }
 
-fn write_provenance(dir: &Path, python: &PinnedPython, spec: &PythonPins, signed: &[Signed]) -> Result<()> {
+fn write_provenance(
+    dir: &Path,
+    python: &PinnedPython,
+    spec: &PythonPins,
+    signed: &[Signed],
+) -> Result<()> {
     let sdist = &spec.inputs[&python.input];
     let mut text = format!(
         "# Windows CPython {}\n\n\

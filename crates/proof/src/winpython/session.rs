@@ -8,8 +8,8 @@ use std::time::Duration;
 use anyhow::Result;
 
 use super::WindowsPython;
-use super::prepare;
 use super::pins::PythonPins;
+use super::prepare;
 use super::wine::{self, Wine};
 use ct2v_fetch::cache::Cache;
 use ct2v_fetch::download::Options;

@@ -15,9 +15,9 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use serde_json::Value;
 use ct2v_fetch::cache::{Cache, Pin};
 use ct2v_fetch::download::{self, Options, Request};
+use serde_json::Value;
 
 use super::wheel::{dist_info, unzip, zip_wheel};
 use super::{Scratch, repo_root};

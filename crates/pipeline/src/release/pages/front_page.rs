@@ -11,10 +11,10 @@ use std::path::Path;
 
 use super::{Release, url_segment};
 use crate::release::wheel_index;
-use ct2v_fetch::pep503::{self, html_escape};
 use crate::release::{Artifact, MANIFEST, SELECTOR_DATA};
 use crate::variant::coverage::{self, Coverage, Style};
 use ct2v_bundle::checksums;
+use ct2v_fetch::pep503::{self, html_escape};
 use ct2v_fetch::wheel_name::WheelName;
 use ct2v_support::units::human_size;
 

@@ -128,7 +128,10 @@ fn check_env(files: &Files, key: &str, value: &Loc<String>) -> Result<(), InputE
     }
 }
 
-pub(super) fn verify_settings(files: &Files, spec: Option<VerifyTable>) -> Result<Verify, InputError> {
+pub(super) fn verify_settings(
+    files: &Files,
+    spec: Option<VerifyTable>,
+) -> Result<Verify, InputError> {
     let spec = spec.unwrap_or_default();
     for (device, types) in &spec.compute_types {
         check_compute_types(files, device, types)?;
