@@ -25,9 +25,9 @@ use std::time::{Duration, Instant};
 
 use common::{best_of, print_header, row, run_quiet, seconds};
 use ct2v_bundle::binary;
-use ct2v_bundle::bundle::Policy;
-use ct2v_bundle::bundle::closure::{self, Closure, Inputs, LibraryFolder};
-use ct2v_bundle::bundle::policy::SystemLibraries;
+use ct2v_bundle::bundler::Policy;
+use ct2v_bundle::bundler::closure::{self, Closure, ClosureParams, LibraryFolder};
+use ct2v_bundle::bundler::policy::SystemLibraries;
 
 const MIB: u64 = 1 << 20;
 const GCC: &str = "x86_64-w64-mingw32-gcc";
@@ -76,7 +76,7 @@ fn main() {
             in_wheel: false,
         },
     ];
-    let inputs = Inputs {
+    let inputs = ClosureParams {
         roots: vec![(tree.root.clone(), "ctranslate2".into())],
         forced: &[],
         locations: &locations,

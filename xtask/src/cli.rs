@@ -29,11 +29,11 @@ pub struct Cli {
     #[arg(long, global = true, value_name = "DIR")]
     pub cache_dir: Option<PathBuf>,
     #[command(subcommand)]
-    pub command: Command,
+    pub command: Cmd,
 }
 
 #[derive(Subcommand)]
-pub enum Command {
+pub enum Cmd {
     /// List the variants with a one-line description each
     #[command(
         after_help = "Examples:\n  cargo xtask variants\n  cargo xtask variants --json\n  cargo xtask variants --markdown\n\n\
@@ -341,24 +341,24 @@ impl Cli {
         }
         let workspace = &Workspace::locate(self.root, self.cache_dir)?;
         match self.command {
-            Command::Variants(flags) => flags.run(workspace),
-            Command::Plan(flags) => flags.run(workspace),
-            Command::Build(flags) => flags.run(workspace),
-            Command::Doctor(flags) => flags.run(workspace),
-            Command::Patch(flags) => flags.run(workspace),
-            Command::Verify(flags) => flags.run(workspace),
-            Command::Smoke(flags) => flags.run(workspace),
-            Command::Bench(flags) => flags.run(workspace),
-            Command::Fetch(flags) => flags.run(workspace),
-            Command::InstallSdk(flags) => flags.run(workspace),
-            Command::Pin(flags) => flags.run(workspace),
-            Command::Bundle(flags) => flags.run(workspace),
-            Command::Release(flags) => flags.run(workspace),
-            Command::Pages(flags) => flags.run(),
-            Command::VerifyRelease(flags) => flags.run(workspace),
-            Command::Bump(flags) => flags.run(workspace),
-            Command::Upstream(flags) => flags.run(workspace),
-            Command::Matrix(flags) => flags.run(workspace),
+            Cmd::Variants(flags) => flags.run(workspace),
+            Cmd::Plan(flags) => flags.run(workspace),
+            Cmd::Build(flags) => flags.run(workspace),
+            Cmd::Doctor(flags) => flags.run(workspace),
+            Cmd::Patch(flags) => flags.run(workspace),
+            Cmd::Verify(flags) => flags.run(workspace),
+            Cmd::Smoke(flags) => flags.run(workspace),
+            Cmd::Bench(flags) => flags.run(workspace),
+            Cmd::Fetch(flags) => flags.run(workspace),
+            Cmd::InstallSdk(flags) => flags.run(workspace),
+            Cmd::Pin(flags) => flags.run(workspace),
+            Cmd::Bundle(flags) => flags.run(workspace),
+            Cmd::Release(flags) => flags.run(workspace),
+            Cmd::Pages(flags) => flags.run(),
+            Cmd::VerifyRelease(flags) => flags.run(workspace),
+            Cmd::Bump(flags) => flags.run(workspace),
+            Cmd::Upstream(flags) => flags.run(workspace),
+            Cmd::Matrix(flags) => flags.run(workspace),
         }
     }
 }

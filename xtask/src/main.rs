@@ -1,4 +1,14 @@
-//! The command line: parse, run the command (`xtask::cmd`), map errors to exit codes.
+//! The command line: parse, run the command (`cmd`), map errors to exit codes.
+//!
+//! `cli` is the command table and its dispatch, `cmd` one file per command (its flags and one
+//! call into the crates), `flags` the flag groups several commands share. The work is the
+//! workspace's crates, each using only those below it: `ct2v-support` → `ct2v-fetch` →
+//! `ct2v-bundle` → `ct2v-pipeline` → `ct2v-proof` and `ct2v-upkeep` (docs/ARCHITECTURE.md);
+//! the integration tests (`xtask/tests`) run this binary and import those crates by name.
+
+mod cli;
+mod cmd;
+mod flags;
 
 use std::process::ExitCode;
 
@@ -8,7 +18,8 @@ use clap::error::{ContextKind, ContextValue};
 use ct2v_fetch::download;
 use ct2v_support::diagnostic::{InputError, printable};
 use ct2v_support::text_rules::{Refusal, refused};
-use xtask::cli::Cli;
+
+use crate::cli::Cli;
 
 fn main() -> ExitCode {
     let cli = match Cli::try_parse() {

@@ -3,7 +3,7 @@
 //! (`gpu_targets`).
 
 pub mod binary;
-pub mod bundle;
+pub mod bundler;
 pub mod checksums;
 pub mod gpu_targets;
 pub mod wheel;

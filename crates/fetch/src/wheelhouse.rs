@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result, bail};
 
 use ct2v_support::platform::Platform;
-use ct2v_support::process::{Command, run_logged};
+use ct2v_support::process::{CommandLine, run_logged};
 
 /// What the built ctranslate2 wheel depends on (its setup.py's install_requires).
 pub const RUNTIME_REQUIREMENTS: [&str; 3] = ["numpy", "pyyaml", "setuptools"];
@@ -176,12 +176,12 @@ pub fn missing(
 
 /// `pip download` with this machine's Python of binary wheels for `platform` and `python`
 /// (whatever the host is) into `dest`.
-fn pip_download(platform: Platform, python: &str, dest: &Path) -> Result<Command> {
+fn pip_download(platform: Platform, python: &str, dest: &Path) -> Result<CommandLine> {
     let (host, host_args) = ct2v_support::host::python3();
     if !ct2v_support::host::on_path(host) {
         bail!("`{host}` is not on PATH: it downloads the wheels into the cache's wheelhouse");
     }
-    let mut command = Command::new(host).args(host_args.iter().copied());
+    let mut command = CommandLine::new(host).args(host_args.iter().copied());
     command = command.args(["-m", "pip", "download", "--quiet", "--only-binary=:all:"]);
     for tag in platform_tags(platform) {
         command = command.args(["--platform", tag]);
@@ -193,7 +193,7 @@ fn pip_download(platform: Platform, python: &str, dest: &Path) -> Result<Command
 
 /// A warm wheelhouse needs no network: pip first tries it alone, and asks the index only when
 /// something is missing there.
-fn warm_first(command: &Command, dest: &Path, log: &Path) -> Result<()> {
+fn warm_first(command: &CommandLine, dest: &Path, log: &Path) -> Result<()> {
     let offline = command
         .clone()
         .args(["--no-index", "--find-links"])

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use anyhow::Result;
 
 use crate::numerics::{VerifyVenv, run_shown, verify_venv};
-use ct2v_pipeline::plan::{Command, Plan};
+use ct2v_pipeline::plan::{CommandLine, Plan};
 use ct2v_support::diagnostic::InputError;
 use ct2v_support::workspace::Workspace;
 
@@ -81,12 +81,12 @@ pub fn run(workspace: &Workspace, plan: &Plan, options: &Options, log: &Path) ->
         .clone()
         .unwrap_or_else(|| dir.join(format!("bench-{}.json", options.size)));
 
-    let run = |command: Command| run_shown(&command, log);
-    run(Command::new(&launcher[0])
+    let run = |command: CommandLine| run_shown(&command, log);
+    run(CommandLine::new(&launcher[0])
         .args(launcher[1..].iter().cloned())
         .args(["-m", "venv", "--clear"])
         .arg(path(&official_venv)))?;
-    let mut install = Command::new(&official).args(["-m", "pip", "install", "-q"]);
+    let mut install = CommandLine::new(&official).args(["-m", "pip", "install", "-q"]);
     if wheelhouse.is_dir() {
         install = install.args(["--find-links", &path(&wheelhouse)]);
     }
@@ -95,7 +95,7 @@ pub fn run(workspace: &Workspace, plan: &Plan, options: &Options, log: &Path) ->
     }
     run(install.arg(format!("ctranslate2=={}", plan.ctranslate2)))?;
     if !model.join("model.bin").is_file() {
-        run(Command::new(&python).arg(&script).args([
+        run(CommandLine::new(&python).arg(&script).args([
             "make",
             "--size",
             &options.size,
@@ -103,7 +103,7 @@ pub fn run(workspace: &Workspace, plan: &Plan, options: &Options, log: &Path) ->
             &path(&model),
         ]))?;
     }
-    let mut bench = Command::new(&python).arg(&script).args([
+    let mut bench = CommandLine::new(&python).arg(&script).args([
         "run",
         "--ours",
         &python,

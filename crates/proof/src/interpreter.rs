@@ -12,7 +12,7 @@ use anyhow::Result;
 use crate::winpython::{STEP_LIMIT, Session, wine};
 use ct2v_pipeline::plan;
 use ct2v_support::platform::Platform;
-use ct2v_support::process::{Command, run_logged};
+use ct2v_support::process::{CommandLine, run_logged};
 use ct2v_support::workspace::Workspace;
 
 /// A venv's python on this host.
@@ -39,8 +39,8 @@ pub struct Wrapped {
 }
 
 impl Wrapped {
-    pub fn command(&self) -> Command {
-        Command::new(self.program.display().to_string()).args(self.args.iter().cloned())
+    pub fn command(&self) -> CommandLine {
+        CommandLine::new(self.program.display().to_string()).args(self.args.iter().cloned())
     }
 
     /// This process's environment with the place's variables added, or `None` (inherit it)
@@ -132,7 +132,7 @@ impl Interpreter {
         match self {
             Interpreter::Venv(venv) => {
                 let command =
-                    Command::new(venv.python.display().to_string()).args(args.iter().cloned());
+                    CommandLine::new(venv.python.display().to_string()).args(args.iter().cloned());
                 run_logged(&command, &Default::default(), log, watch)?;
                 Ok(())
             }
@@ -192,7 +192,7 @@ impl Interpreter {
     /// failed script's missing DLLs named.
     pub fn run_verify_command(
         &self,
-        command: &plan::Command,
+        command: &plan::CommandLine,
         first: bool,
         env: &BTreeMap<String, String>,
         wheelhouse: &Path,
@@ -208,7 +208,7 @@ impl Interpreter {
         match self {
             Interpreter::Venv(_) => {
                 let _ = (first, wheelhouse);
-                ct2v_pipeline::build::exec::run_logged(command, env, log, &mut echo)?;
+                ct2v_pipeline::execute::executor::run_logged(command, env, log, &mut echo)?;
                 Ok(())
             }
             #[cfg(feature = "wine")]

@@ -7,8 +7,8 @@ use std::path::Path;
 
 use anyhow::{Context, Result, bail};
 
-use ct2v_pipeline::build::exec::run_logged;
-use ct2v_pipeline::plan::{Action, Command, Plan};
+use ct2v_pipeline::execute::executor::run_logged;
+use ct2v_pipeline::plan::{Action, CommandLine, Plan};
 use ct2v_support::workspace::Workspace;
 
 pub const SCRIPT: &str = "xtask/python/numerics.py";
@@ -41,7 +41,7 @@ pub fn verify_venv(plan: &Plan) -> Result<VerifyVenv> {
 
 /// Runs `command` with its output in `log` and on the terminal, less pip's "already
 /// satisfied" lines and progress bars (shared with `bench`).
-pub(crate) fn run_shown(command: &Command, log: &Path) -> Result<()> {
+pub(crate) fn run_shown(command: &CommandLine, log: &Path) -> Result<()> {
     let mut show = |line: &str| {
         if !line.starts_with("Requirement already satisfied") && !line.contains('\r') {
             println!("{line}");
@@ -69,10 +69,10 @@ pub fn check(workspace: &Workspace, plan: &Plan, log: &Path) -> Result<()> {
     let model = dir.join("model");
     let (ours_out, reference_out) = (dir.join("built.npy"), dir.join("official.npy"));
 
-    let run = |command: Command| run_shown(&command, log);
-    let python = |program: &str| Command::new(program);
+    let run = |command: CommandLine| run_shown(&command, log);
+    let python = |program: &str| CommandLine::new(program);
     run(python(&ours).args(["-m", "pip", "install", "-q", "torch", "transformers"]))?;
-    run(Command::new(&launcher[0])
+    run(CommandLine::new(&launcher[0])
         .args(launcher[1..].iter().cloned())
         .args(["-m", "venv", "--clear"])
         .arg(path(&reference_venv)))?;

@@ -135,7 +135,7 @@ pub fn targets(request: &InstallRequest, manifest: &Manifest) -> Result<Vec<Inst
 /// made for GitHub (`--index-base-url`) links its assets there by absolute URL, which is bad
 /// input here; any other link out of the folder is a broken release.
 pub fn check_index_is_local(dir: &Path, variant: &str) -> Result<()> {
-    let index = format!("{}/{variant}", ct2v_pipeline::release::pep503::DIR);
+    let index = format!("{}/{variant}", ct2v_pipeline::release::wheel_index::DIR);
     let mut absolute = Vec::new();
     let mut outside = Vec::new();
     for (name, path) in ct2v_support::fsx::files_below(&dir.join(&index))? {
@@ -294,11 +294,11 @@ pub fn pin_numpy(requirement: &str, numpy: Option<&str>) -> String {
 /// else `python3.X` on PATH; on Windows `py -3.X`).
 pub fn native_venv(python: &str, dir: &Path, log: &Path) -> Result<PathBuf> {
     let command = if cfg!(windows) {
-        ct2v_support::process::Command::new("py").arg(format!("-{python}"))
+        ct2v_support::process::CommandLine::new("py").arg(format!("-{python}"))
     } else if ct2v_support::host::python_version().as_deref() == Some(python) {
-        ct2v_support::process::Command::new("python3")
+        ct2v_support::process::CommandLine::new("python3")
     } else if ct2v_support::host::on_path(&format!("python{python}")) {
-        ct2v_support::process::Command::new(format!("python{python}"))
+        ct2v_support::process::CommandLine::new(format!("python{python}"))
     } else {
         return Err(InputError::new(format!(
             "this release's wheels for Python {python} need a Python {python} here: neither \

@@ -16,28 +16,30 @@ use std::time::{Duration, Instant};
 
 use serde::Serialize;
 
+/// A program, its arguments and its working folder, as data: shown, logged and fingerprinted
+/// before (and whether or not) it runs.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Command {
+pub struct CommandLine {
     pub program: String,
     pub args: Vec<String>,
     pub cwd: Option<String>,
 }
 
-impl Command {
-    pub fn new(program: impl Into<String>) -> Command {
-        Command {
+impl CommandLine {
+    pub fn new(program: impl Into<String>) -> CommandLine {
+        CommandLine {
             program: program.into(),
             args: Vec::new(),
             cwd: None,
         }
     }
 
-    pub fn arg(mut self, arg: impl Into<String>) -> Command {
+    pub fn arg(mut self, arg: impl Into<String>) -> CommandLine {
         self.args.push(arg.into());
         self
     }
 
-    pub fn args<I: IntoIterator<Item = S>, S: Into<String>>(mut self, args: I) -> Command {
+    pub fn args<I: IntoIterator<Item = S>, S: Into<String>>(mut self, args: I) -> CommandLine {
         self.args.extend(args.into_iter().map(Into::into));
         self
     }
@@ -79,7 +81,7 @@ const TAIL_LINES: usize = 25;
 /// Runs `command` with `env` added, stdout and stderr both appended to `log`; `watch` sees
 /// every line as it comes.
 pub fn run_logged(
-    command: &Command,
+    command: &CommandLine,
     env: &BTreeMap<String, String>,
     log: &Path,
     watch: &mut dyn FnMut(&str),
@@ -169,7 +171,7 @@ impl CaptureError {
 
 /// Runs `program args` directly (no shell, stdin closed) and keeps its stdout and stderr
 /// (decoded lossily): for a tool asked its version or a path, or a short action whose
-/// output only matters on failure. Build steps are [`Command`]s run by [`run_logged`].
+/// output only matters on failure. Build steps are [`CommandLine`]s run by [`run_logged`].
 pub fn capture<S: AsRef<OsStr>>(
     program: impl AsRef<OsStr>,
     args: impl IntoIterator<Item = S>,
@@ -586,7 +588,7 @@ mod tests {
 
     #[test]
     fn shell_line_quotes_only_what_needs_it() {
-        let cmd = Command::new("cmake").args(["-DX=a b", "-DY=ON", "-DZ=gfx1030;gfx1100"]);
+        let cmd = CommandLine::new("cmake").args(["-DX=a b", "-DY=ON", "-DZ=gfx1030;gfx1100"]);
         assert_eq!(
             cmd.shell_line(),
             "cmake '-DX=a b' -DY=ON '-DZ=gfx1030;gfx1100'"
@@ -599,13 +601,13 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let log = dir.path().join("step.log");
         let mut seen = Vec::new();
-        let ok = Command::new("sh").args(["-c", "echo out; echo err >&2"]);
+        let ok = CommandLine::new("sh").args(["-c", "echo out; echo err >&2"]);
         run_logged(&ok, &BTreeMap::new(), &log, &mut |l| {
             seen.push(l.to_string())
         })
         .unwrap();
         assert_eq!(seen, ["out", "err"]);
-        let bad = Command::new("sh").args(["-c", "echo $GREETING; exit 3"]);
+        let bad = CommandLine::new("sh").args(["-c", "echo $GREETING; exit 3"]);
         let env = BTreeMap::from([("GREETING".to_string(), "hello".to_string())]);
         let err = run_logged(&bad, &env, &log, &mut |_| {}).unwrap_err();
         assert!(err.to_string().contains("failed (exit status: 3)"), "{err}");
@@ -620,7 +622,7 @@ mod tests {
     #[test]
     fn a_missing_program_says_so() {
         let dir = tempfile::tempdir().unwrap();
-        let cmd = Command::new("no-such-program-ct2v");
+        let cmd = CommandLine::new("no-such-program-ct2v");
         let err = run_logged(
             &cmd,
             &BTreeMap::new(),
@@ -715,13 +717,13 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let log = dir.path().join("step.log");
         let mut seen = Vec::new();
-        let ok = Command::new("cmd").args(["/C", "echo out& echo err>&2"]);
+        let ok = CommandLine::new("cmd").args(["/C", "echo out& echo err>&2"]);
         run_logged(&ok, &BTreeMap::new(), &log, &mut |l| {
             seen.push(l.to_string())
         })
         .unwrap();
         assert_eq!(seen, ["out", "err"]);
-        let bad = Command::new("cmd").args(["/C", "echo %GREETING%& exit 3"]);
+        let bad = CommandLine::new("cmd").args(["/C", "echo %GREETING%& exit 3"]);
         let env = BTreeMap::from([("GREETING".to_string(), "hello".to_string())]);
         let err = run_logged(&bad, &env, &log, &mut |_| {}).unwrap_err();
         assert!(err.to_string().contains("failed (exit code: 3)"), "{err}");

@@ -7,7 +7,7 @@ use anyhow::Result;
 use crate::bump::{BumpRequest, bump};
 use crate::pin_variant::pin_variant;
 use ct2v_fetch::download::Options;
-use ct2v_pipeline::build::patch_series::patch_series;
+use ct2v_pipeline::execute::patch_series::patch_series;
 use ct2v_pipeline::plan::{self, request::PlanRequest};
 use ct2v_pipeline::variant::Catalog;
 use ct2v_support::platform::Platform;

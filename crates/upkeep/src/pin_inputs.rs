@@ -11,7 +11,7 @@ use ct2v_fetch::cache::Cache;
 use ct2v_fetch::download::{self, Options};
 use ct2v_fetch::index_page;
 use ct2v_fetch::payload::{self, Claim, Kind};
-use ct2v_pipeline::build::fetch;
+use ct2v_pipeline::execute::input_download;
 use ct2v_pipeline::plan::matrix;
 use ct2v_pipeline::plan::request::PlanRequest;
 use ct2v_pipeline::plan::{self, Plan, PlannedInput};
@@ -57,7 +57,7 @@ pub fn pin_and_replan(
         match outcome.result {
             Ok(_) => eprintln!("pinned {} ({})", outcome.name, outcome.url),
             Err(e) => {
-                let hints = fetch::package_hints(&unpinned_plan, &[outcome.name.as_str()]);
+                let hints = input_download::package_hints(&unpinned_plan, &[outcome.name.as_str()]);
                 errors.push(format!("{}{hints}", download::describe(e.as_ref())));
             }
         }

@@ -6,7 +6,7 @@ use anyhow::Result;
 use clap::Args;
 
 use crate::flags::{DownloadArgs, PartArgs, Selection};
-use ct2v_pipeline::build::end_to_end::BuildRequest;
+use ct2v_pipeline::execute::end_to_end::BuildRequest;
 use ct2v_support::workspace::Workspace;
 
 #[derive(Args)]

@@ -7,7 +7,7 @@ use anyhow::Result;
 use clap::Args;
 
 use crate::flags::{PlatformArg, WheelArgs, checked};
-use ct2v_pipeline::build::bundle_alone::BundleSource;
+use ct2v_pipeline::execute::bundle_alone::BundleSource;
 use ct2v_pipeline::plan::request::PlanRequest;
 use ct2v_support::{text_rules, workspace::Workspace};
 

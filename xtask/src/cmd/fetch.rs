@@ -6,7 +6,7 @@ use anyhow::Result;
 use clap::Args;
 
 use crate::flags::{DownloadArgs, Selection};
-use ct2v_pipeline::build::fetch_all::FetchRequest;
+use ct2v_pipeline::execute::fetch_request::FetchRequest;
 use ct2v_support::workspace::Workspace;
 
 #[derive(Args)]

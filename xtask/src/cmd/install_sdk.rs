@@ -7,7 +7,7 @@ use anyhow::Result;
 use clap::Args;
 
 use crate::flags::{DownloadArgs, Selection};
-use ct2v_pipeline::build::sdk_install::install_and_say;
+use ct2v_pipeline::execute::sdk_install::install_and_say;
 use ct2v_support::workspace::Workspace;
 
 #[derive(Args)]

@@ -7,7 +7,7 @@ use anyhow::Result;
 use clap::Args;
 
 use crate::flags::{DownloadArgs, PlatformArg, checked};
-use ct2v_pipeline::build::patch_series::PatchRequest;
+use ct2v_pipeline::execute::patch_series::PatchRequest;
 use ct2v_pipeline::plan::request::PlanRequest;
 use ct2v_support::text_rules;
 use ct2v_support::workspace::Workspace;

@@ -19,6 +19,10 @@ pub struct Plan {
 
 impl Plan {
     pub fn run(self, workspace: &Workspace) -> Result<ExitCode> {
-        ct2v_pipeline::build::end_to_end::show_plan(workspace, &self.selection.request(), self.json)
+        ct2v_pipeline::execute::end_to_end::show_plan(
+            workspace,
+            &self.selection.request(),
+            self.json,
+        )
     }
 }

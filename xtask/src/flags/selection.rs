@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use clap::Args;
 
 use ct2v_pipeline::plan::request::PlanRequest;
-use ct2v_pipeline::release::gather::Asked;
+use ct2v_pipeline::release::select::Asked;
 use ct2v_proof::checks::release::InstallOptions;
 use ct2v_proof::checks::target::TargetQuery;
 use ct2v_support::host;
@@ -221,21 +221,6 @@ impl Selection {
             gpu_targets: self.gpu_targets.clone(),
             sdk_dir: self.sdk_dir.clone(),
             compiler_cache: self.compiler_cache.program(),
-        }
-    }
-
-    /// A variant with every choice left to its default and no compiler cache (for commands
-    /// that plan without building: patch, bump, bundle).
-    pub fn only(variant: String) -> Selection {
-        Selection {
-            variant,
-            platform: None,
-            python: None,
-            ctranslate2: None,
-            cuda_arch: None,
-            gpu_targets: None,
-            sdk_dir: None,
-            compiler_cache: CompilerCacheArg::Off,
         }
     }
 }

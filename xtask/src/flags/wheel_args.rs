@@ -5,9 +5,9 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use ct2v_bundle::bundle::spec::WheelFlags;
-use ct2v_bundle::bundle::{Output, Policy};
-use ct2v_pipeline::build::bundle_alone::{BundleRequest, BundleSource};
+use ct2v_bundle::bundler::job::WheelFlags;
+use ct2v_bundle::bundler::{Output, Policy};
+use ct2v_pipeline::execute::bundle_alone::{BundleRequest, BundleSource};
 
 #[derive(Args)]
 pub struct WheelArgs {

@@ -21,10 +21,10 @@ use std::io::Write;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Component, Path, PathBuf};
 
+use ct2v_fetch::unpack::{self, ANY_TOP_FOLDER, ArchiveFormat, Limits, Unpacked};
 use flate2::Compression;
 use flate2::write::GzEncoder;
 use tar::{EntryType, Header};
-use xtask::inputs::unpack::{self, ANY_TOP_FOLDER, ArchiveFormat, Limits, Unpacked};
 use zip::ZipWriter;
 use zip::write::SimpleFileOptions;
 
@@ -235,7 +235,7 @@ impl Fuzz {
             // An earlier output of this tool there: recorded, so that it may be replaced.
             fs::create_dir(&s.dest).unwrap();
             fs::write(s.dest.join(SENTINEL), b"before").unwrap();
-            xtask::support::owned_output::record(&s.dest, &s.dest).unwrap();
+            ct2v_support::owned_output::record(&s.dest, &s.dest).unwrap();
         }
         let result = harness::catch(|| {
             unpack::unpack(
@@ -352,7 +352,7 @@ fn as_before(dest: &Path, existing: bool) -> Option<String> {
     let names: Vec<String> = match fs::read_dir(dest) {
         Ok(entries) => entries
             .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-            .filter(|n| n != xtask::support::owned_output::RECORD)
+            .filter(|n| n != ct2v_support::owned_output::RECORD)
             .collect(),
         Err(e) => return Some(format!("refused, and the old destination is gone: {e}")),
     };

@@ -24,11 +24,11 @@ use std::ops::Range;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
+use ct2v_bundle::binary::{self, BinaryError, BinaryInfo};
 use object::endian::Endianness;
 use object::read::elf::{FileHeader, ProgramHeader as _};
 use object::read::pe::ImageNtHeaders;
 use object::{elf, pe};
-use xtask::package::binary::{self, BinaryError, BinaryInfo};
 
 /// The path errors must name: spaces and non-ASCII on purpose.
 const FUZZ_PATH: &str = "fuzz dir/ünïcode/input.bin";

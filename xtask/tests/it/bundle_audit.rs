@@ -346,11 +346,11 @@ fn delvewheel_agrees_with_our_closure_of_the_official_windows_wheel() {
     }
     let wheel = d.join("ctranslate2-4.7.1-cp312-cp312-win_amd64.whl");
     let runtime_wheel = d.join("msvc_runtime-14.51.36231-cp312-cp312-win_amd64.whl");
-    let limits = xtask::inputs::unpack::Limits::default();
+    let limits = ct2v_fetch::unpack::Limits::default();
     for (from, to) in [(&wheel, "official"), (&runtime_wheel, "runtime")] {
-        xtask::inputs::unpack::unpack(
+        ct2v_fetch::unpack::unpack(
             from,
-            xtask::inputs::unpack::ArchiveFormat::Zip,
+            ct2v_fetch::unpack::ArchiveFormat::Zip,
             None,
             &d.join(to),
             &limits,

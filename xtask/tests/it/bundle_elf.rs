@@ -170,13 +170,13 @@ fn sdk_libraries_get_origin_runpaths_and_load_without_ld_library_path() {
     expected.insert("ctranslate2.libs/libsdk_core.so".to_string());
     assert_eq!(zip_names(&fat), expected);
     assert_eq!(
-        xtask::package::wheel::check_record(&fat).unwrap(),
+        ct2v_bundle::wheel::check_record(&fat).unwrap(),
         Vec::<String>::new()
     );
     let outputs: BTreeSet<String> = fs::read_dir(&out)
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .filter(|n| n != xtask::support::owned_output::RECORD)
+        .filter(|n| n != ct2v_support::owned_output::RECORD)
         .collect();
     assert_eq!(
         outputs,
@@ -229,7 +229,7 @@ fn sdk_libraries_get_origin_runpaths_and_load_without_ld_library_path() {
     let site = dir.path().join("site");
     unzip(&fat, &site);
     let runpath = |path: &str| {
-        let info = xtask::package::binary::read(&site.join(path)).unwrap();
+        let info = ct2v_bundle::binary::read(&site.join(path)).unwrap();
         assert!(info.rpath.is_empty(), "{path}: DT_RPATH {:?}", info.rpath);
         info.runpath
     };
@@ -239,7 +239,7 @@ fn sdk_libraries_get_origin_runpaths_and_load_without_ld_library_path() {
     );
     assert_eq!(runpath("ctranslate2.libs/libsdk_blas.so"), ["$ORIGIN"]);
     assert_eq!(
-        xtask::package::binary::read(&site.join("ctranslate2/libctranslate2.so"))
+        ct2v_bundle::binary::read(&site.join("ctranslate2/libctranslate2.so"))
             .unwrap()
             .imports,
         ["libsdk_blas.so", "libc.so.6"]
@@ -349,14 +349,14 @@ fn run_time_plugins_load_build_paths_go_and_read_only_sdk_files_are_patched() {
         &out.join(WHEEL.replace("manylinux_2_28_x86_64", "linux_x86_64")),
         &site,
     );
-    let core = xtask::package::binary::read(&site.join("ctranslate2.libs/libsdk_core.so")).unwrap();
+    let core = ct2v_bundle::binary::read(&site.join("ctranslate2.libs/libsdk_core.so")).unwrap();
     assert!(core.rpath.is_empty(), "{:?}", core.rpath);
     assert_eq!(
         core.runpath,
         ["$ORIGIN"],
         "the build machine's folder is gone"
     );
-    let root = xtask::package::binary::read(&site.join("ctranslate2/libctranslate2.so")).unwrap();
+    let root = ct2v_bundle::binary::read(&site.join("ctranslate2/libctranslate2.so")).unwrap();
     assert_eq!(root.runpath, ["$ORIGIN/../ctranslate2.libs"]);
 
     // ct2_value = core_value = plugin_answer + 1, the plugin found by dlopen via RUNPATH.
@@ -367,7 +367,7 @@ fn run_time_plugins_load_build_paths_go_and_read_only_sdk_files_are_patched() {
     // The report describes the files as shipped (patched), not the SDK's originals.
     for file in report["files"].as_array().unwrap() {
         let path = site.join(file["path"].as_str().unwrap());
-        let (sha256, size) = xtask::inputs::cache::sha256_file(&path).unwrap();
+        let (sha256, size) = ct2v_fetch::cache::sha256_file(&path).unwrap();
         assert_eq!(file["sha256"], sha256.as_str(), "{path:?}");
         assert_eq!(file["size"], size, "{path:?}");
     }

@@ -18,11 +18,11 @@ use std::sync::{Arc, Mutex, PoisonError, Weak};
 use std::time::Duration;
 
 use common::{repo_root, xtask_in};
+use ct2v_bundle::binary::{self, BinaryFormat};
+use ct2v_fetch::cache::{Cache, Pin};
+use ct2v_fetch::download::{self, Options, Request};
+use ct2v_fetch::unpack::{self, ArchiveFormat, Limits};
 use sha2::{Digest, Sha256};
-use xtask::inputs::cache::{Cache, Pin};
-use xtask::inputs::download::{self, Options, Request};
-use xtask::inputs::unpack::{self, ArchiveFormat, Limits};
-use xtask::package::binary::{self, BinaryFormat};
 
 /// The hosts the tests of this file download from.
 const HOSTS: &[&str] = &["files.pythonhosted.org:443"];
@@ -347,7 +347,7 @@ fn bundling_the_real_cuda_wheel_against_real_cublas() {
     let mut written: Vec<String> = fs::read_dir(&out)
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .filter(|n| n != xtask::support::owned_output::RECORD)
+        .filter(|n| n != ct2v_support::owned_output::RECORD)
         .collect();
     written.sort();
     assert_eq!(written, ["provenance.json", "provenance.md"]);

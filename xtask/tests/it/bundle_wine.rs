@@ -144,7 +144,7 @@ fn rocm_closure_is_bundled_and_loads_under_wine() {
     expected.extend(added().iter().map(|(p, _, _)| p.to_string()));
     assert_eq!(zip_names(&fat), expected);
     assert_eq!(
-        xtask::package::wheel::check_record(&fat).unwrap(),
+        ct2v_bundle::wheel::check_record(&fat).unwrap(),
         Vec::<String>::new()
     );
 

@@ -106,11 +106,11 @@ fn stale_staging_folders_are_removed_by_the_next_run() {
     let stale = dir.path().join(".bundle-999999999-a1B2c3");
     fs::create_dir_all(stale.join("wheel")).unwrap();
     fs::write(stale.join("wheel/big.bin"), vec![0u8; 1024]).unwrap();
-    xtask::support::staging::mark(&stale).unwrap();
+    ct2v_support::staging::mark(&stale).unwrap();
     // And an old `out` a killed replace had moved aside (marked as ours to delete).
     let aside = dir.path().join(".out.old-999999999");
     fs::create_dir_all(&aside).unwrap();
-    xtask::support::staging::mark(&aside).unwrap();
+    ct2v_support::staging::mark(&aside).unwrap();
     // Folders of the user's that merely look alike are left alone: another name, and our
     // very shapes with a dead pid but no marker.
     let lookalikes = [
@@ -422,34 +422,34 @@ fn a_killed_unpacks_leftovers_are_removed_by_the_next_unpack_and_only_they() {
     let aside = src.join(".onednn.old-999999999");
     for d in [&staged, &aside] {
         fs::create_dir_all(d.join("big")).unwrap();
-        xtask::support::staging::mark(d).unwrap();
+        ct2v_support::staging::mark(d).unwrap();
     }
     let lookalike = src.join(".onednn.old-999999998");
     fs::create_dir_all(&lookalike).unwrap();
-    xtask::inputs::unpack::unpack_into(
+    ct2v_fetch::unpack::unpack_into(
         &archive,
-        xtask::inputs::unpack::ArchiveFormat::Zip,
+        ct2v_fetch::unpack::ArchiveFormat::Zip,
         None,
         &dest,
         &Default::default(),
-        xtask::inputs::unpack::Kept::Recorded,
+        ct2v_fetch::unpack::Kept::Recorded,
     )
     .unwrap();
     assert!(dest.join("a.txt").is_file());
     assert!(
-        !dest.join(xtask::support::staging::MARKER).exists(),
+        !dest.join(ct2v_support::staging::MARKER).exists(),
         "no marker in the tree"
     );
     assert!(!staged.exists() && !aside.exists());
     assert!(lookalike.exists());
     // A second unpack over the first replaces it and leaves nothing beside it.
-    xtask::inputs::unpack::unpack_into(
+    ct2v_fetch::unpack::unpack_into(
         &archive,
-        xtask::inputs::unpack::ArchiveFormat::Zip,
+        ct2v_fetch::unpack::ArchiveFormat::Zip,
         None,
         &dest,
         &Default::default(),
-        xtask::inputs::unpack::Kept::Recorded,
+        ct2v_fetch::unpack::Kept::Recorded,
     )
     .unwrap();
     let mut left: Vec<String> = fs::read_dir(&src)

@@ -836,11 +836,11 @@ struct LinkInput {
     sha256: &'static str,
     size: &'static str,
     subdir: Option<&'static str>,
-    format: xtask::inputs::unpack::ArchiveFormat,
+    format: ct2v_fetch::unpack::ArchiveFormat,
 }
 
 const LINK_INPUTS: [LinkInput; 4] = {
-    use xtask::inputs::unpack::ArchiveFormat::{TarGz, Zip};
+    use ct2v_fetch::unpack::ArchiveFormat::{TarGz, Zip};
     [
         LinkInput {
             name: "ctranslate2-source",
@@ -891,7 +891,7 @@ fn scratch_unpacking(archives: &[&[Member]; 4], cache: &Path) -> (Scratch, Vec<V
     for (input, members) in LINK_INPUTS.iter().zip(archives) {
         let top = input.subdir.map_or(String::new(), |s| format!("{s}/"));
         let archive = match input.format {
-            xtask::inputs::unpack::ArchiveFormat::Zip => zip_of(&top, members),
+            ct2v_fetch::unpack::ArchiveFormat::Zip => zip_of(&top, members),
             _ => tar_gz_of(&top, members),
         };
         scratch.edit(input.file, input.sha256, &fetch_pin::sha256(&archive));
@@ -922,7 +922,7 @@ fn links_below(dir: &Path) -> Vec<String> {
 /// What the unpacker gives `archive` under Windows' rules (links become copies), run here
 /// in-process on Linux: the tree the unit tests check, or the refusal's reason.
 fn windows_rules(input: &LinkInput, archive: &[u8]) -> Result<BTreeMap<String, Vec<u8>>, String> {
-    use xtask::inputs::unpack::{Limits, unpack};
+    use ct2v_fetch::unpack::{Limits, unpack};
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("archive");
     fs::write(&file, archive).unwrap();

@@ -32,7 +32,7 @@ fn header(version: &str) -> String {
     let patch = common::repo_root()
         .join(format!("patches/ctranslate2-{version}"))
         .join(PATCH);
-    xtask::inputs::patch::created_file(&patch, HEADER).unwrap()
+    ct2v_fetch::patch::created_file(&patch, HEADER).unwrap()
 }
 
 #[test]

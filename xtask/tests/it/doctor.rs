@@ -10,7 +10,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use xtask::doctor;
+use ct2v_pipeline::doctor;
 
 fn data(name: &str) -> String {
     let path = common::repo_root()
@@ -367,7 +367,7 @@ fn an_nvidia_gpu_with_a_toolkit_gets_cuda() {
 /// and the unpinned inputs.
 #[test]
 fn doctor_for_a_variant_names_what_that_build_lacks_here() {
-    let python = xtask::support::host::python_version().unwrap_or_else(|| "3.11".into());
+    let python = ct2v_support::host::python_version().unwrap_or_else(|| "3.11".into());
     let bin = FakeBin::new();
     // The host's C++ compiler and Python stay reachable.
     let path = format!("{}:/usr/local/bin:/usr/bin:/bin", bin.path());
@@ -477,11 +477,11 @@ fn doctor_for_a_variant_names_what_that_build_lacks_here() {
 /// (RDNA 2) gets its ROCm 10 family wheel instead.
 #[test]
 fn an_rdna1_card_the_official_wheel_skips_gets_its_hip_sdk_build() {
+    use ct2v_pipeline::doctor::{AmdGpu, DriverRuntime, Facts, recommend};
+    use ct2v_pipeline::sdk::hip::HipInstall;
     use std::collections::BTreeSet;
-    use xtask::doctor::{AmdGpu, DriverRuntime, Facts, recommend};
-    use xtask::sdk::hip::HipInstall;
-    let catalog = xtask::variant::Catalog::load(&common::repo_root(), &[]).unwrap();
-    let coverage = xtask::variant::coverage::of_catalog(&catalog).unwrap();
+    let catalog = ct2v_pipeline::variant::Catalog::load(&common::repo_root(), &[]).unwrap();
+    let coverage = ct2v_pipeline::variant::coverage::of_catalog(&catalog).unwrap();
     let sdk = HipInstall {
         root: PathBuf::from(r"C:\Program Files\AMD\ROCm\6.2"),
         version: Some("6.2".into()),

@@ -9,9 +9,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use common::server::{Hit, Reply, Server};
+use ct2v_fetch::cache::{Cache, Pin};
+use ct2v_fetch::download::{self, FetchError, Fetched, Options, Request};
 use sha2::{Digest, Sha256};
-use xtask::inputs::cache::{Cache, Pin};
-use xtask::inputs::download::{self, FetchError, Fetched, Options, Request};
 
 fn body(len: usize, seed: u8) -> Arc<Vec<u8>> {
     let mut state = u32::from(seed).wrapping_mul(2_654_435_761) | 1;
@@ -28,7 +28,7 @@ fn body(len: usize, seed: u8) -> Arc<Vec<u8>> {
 }
 
 fn sha256(bytes: &[u8]) -> String {
-    xtask::inputs::cache::hex(&Sha256::digest(bytes))
+    ct2v_fetch::cache::hex(&Sha256::digest(bytes))
 }
 
 fn request(name: &str, url: &str, bytes: &[u8]) -> Request {

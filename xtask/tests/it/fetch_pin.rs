@@ -52,7 +52,7 @@ pub(crate) fn zip_of(data: &[u8]) -> Arc<Vec<u8>> {
 }
 
 pub(crate) fn sha256(data: &[u8]) -> String {
-    xtask::inputs::cache::hex(&Sha256::digest(data))
+    ct2v_fetch::cache::hex(&Sha256::digest(data))
 }
 
 /// The scratch variants with the crates.io pins replaced by those of synthetic files (and

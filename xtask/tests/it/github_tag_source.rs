@@ -132,17 +132,17 @@ fn crate_tree() -> Option<Files> {
         if !common::network::available(&["static.crates.io:443"]) {
             return None;
         }
-        let cache = xtask::inputs::cache::Cache::new(&cache_dir);
-        let request = xtask::inputs::download::Request {
+        let cache = ct2v_fetch::cache::Cache::new(&cache_dir);
+        let request = ct2v_fetch::download::Request {
             name: "ctranslate2-source".to_string(),
-            pin: xtask::inputs::cache::Pin {
+            pin: ct2v_fetch::cache::Pin {
                 url: "https://static.crates.io/crates/ct2rs/ct2rs-0.10.3.crate".to_string(),
                 sha256: CRATE_SHA256.to_string(),
                 size: Some(6567680),
                 file_name: "ct2rs-0.10.3.crate".to_string(),
             },
         };
-        xtask::inputs::download::fetch_all(&cache, &[request], &Default::default())
+        ct2v_fetch::download::fetch_all(&cache, &[request], &Default::default())
             .expect("download the ct2rs 0.10.3 crate");
     }
     let file = fs::File::open(&path).unwrap();
@@ -334,8 +334,8 @@ fn plan_json(scratch: &Scratch) -> serde_json::Value {
 }
 
 /// The `assemble-source` step of `plan` as the library takes it, into `dest`.
-fn assembly(plan: &serde_json::Value, dest: &Path) -> xtask::inputs::assemble::Assembly {
-    use xtask::inputs::assemble::{Assembly, Part, Submodule};
+fn assembly(plan: &serde_json::Value, dest: &Path) -> ct2v_fetch::assemble::Assembly {
+    use ct2v_fetch::assemble::{Assembly, Part, Submodule};
     let step = common::plan_step(plan, "assemble-source");
     let part = |a: &serde_json::Value| {
         let name = a["input"].as_str().unwrap();
@@ -529,7 +529,7 @@ fn a_tag_with_its_submodules_is_bumped_pinned_assembled_and_patched() {
     // (b) The assembled tree has every file of the crate's tree, byte for byte.
     let out = tempfile::tempdir().unwrap();
     let dest = out.path().join("ctranslate2");
-    xtask::inputs::assemble::assemble(&assembly(&plan, &dest)).unwrap();
+    ct2v_fetch::assemble::assemble(&assembly(&plan, &dest)).unwrap();
     for (rel, (bytes, _)) in &tree {
         let got = fs::read(dest.join(rel)).unwrap_or_else(|e| panic!("{rel}: {e}"));
         assert!(got == *bytes, "{rel} differs");
@@ -546,7 +546,7 @@ fn a_tag_with_its_submodules_is_bumped_pinned_assembled_and_patched() {
         .unwrap();
     let real = cpuinfo.part.commit.clone();
     cpuinfo.part.commit = wrong.clone();
-    let err = format!("{:#}", xtask::inputs::assemble::assemble(&bad).unwrap_err());
+    let err = format!("{:#}", ct2v_fetch::assemble::assemble(&bad).unwrap_err());
     for needle in [
         "third_party/ruy/third_party/cpuinfo",
         &real,

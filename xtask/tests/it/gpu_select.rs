@@ -368,7 +368,7 @@ fn selector_answer(
 /// the doctor's words, with the reason.
 #[test]
 fn the_doctor_and_the_selector_agree_on_every_card() {
-    use xtask::doctor::{AmdGpu, Chosen, Facts, NvidiaGpu, recommend};
+    use ct2v_pipeline::doctor::{AmdGpu, Chosen, Facts, NvidiaGpu, recommend};
     // The interpreter itself (a pyenv shim needs a PATH the selector's runs do not have).
     let python = Command::new("python3")
         .args(["-c", "import sys; print(sys.executable)"])
@@ -380,8 +380,8 @@ fn the_doctor_and_the_selector_agree_on_every_card() {
         eprintln!("skipped: no python3");
         return;
     };
-    let catalog = xtask::variant::Catalog::load(&repo_root(), &[]).unwrap();
-    let coverage = xtask::variant::coverage::of_catalog(&catalog).unwrap();
+    let catalog = ct2v_pipeline::variant::Catalog::load(&repo_root(), &[]).unwrap();
+    let coverage = ct2v_pipeline::variant::coverage::of_catalog(&catalog).unwrap();
     let pci = |gfx: &str| -> String {
         coverage
             .amd_pci_ids
@@ -478,7 +478,7 @@ fn the_doctor_and_the_selector_agree_on_every_card() {
                 "{what}"
             );
             // The same GPU, of several.
-            let chosen = match xtask::doctor::choose(&facts, &coverage).gpu {
+            let chosen = match ct2v_pipeline::doctor::choose(&facts, &coverage).gpu {
                 Some(Chosen::Nvidia(i)) => Some(facts.nvidia_gpus[i].compute_capability.clone()),
                 Some(Chosen::Amd(i)) => Some(facts.amd_gpus[i].gfx.clone()),
                 None => None,
@@ -518,21 +518,21 @@ fn the_doctor_and_the_selector_agree_on_every_card() {
 #[cfg(feature = "wine")]
 #[test]
 fn the_selector_answers_cpu_in_the_windows_python_under_wine() {
+    use ct2v_proof::winpython::{Session, wine::windows_path};
     use std::time::{Duration, Instant};
-    use xtask::check::winpython::{Session, wine::windows_path};
     crate::needs_network!(&["files.pythonhosted.org:443"]);
     if !crate::common::mingw::available(true)
         || crate::common::skip::missing_from_path("osslsigncode", "apt-get install osslsigncode")
     {
         return;
     }
-    let workspace = xtask::support::workspace::Workspace::locate(
+    let workspace = ct2v_support::workspace::Workspace::locate(
         Some(repo_root()),
         Some(crate::common::winwheels::cache_dir()),
     )
     .unwrap();
     let work = tempfile::tempdir().unwrap();
-    let options = xtask::inputs::download::Options {
+    let options = ct2v_fetch::download::Options {
         progress: false,
         ..Default::default()
     };

@@ -199,20 +199,20 @@ fn bundle(case: &Case) -> Option<Bundled> {
         .asset
         .write_7z(dir.path(), &built.join("rocblas.dll"))?;
     let community = work.join("deps/community-rocblas");
-    xtask::inputs::unpack::unpack_input(
+    ct2v_fetch::unpack::unpack_input(
         "community-rocblas",
         &asset,
         case.asset.name,
         "https://github.com/…",
-        Some(xtask::inputs::unpack::ANY_TOP_FOLDER),
+        Some(ct2v_fetch::unpack::ANY_TOP_FOLDER),
         &community,
-        xtask::inputs::unpack::Kept::Recorded,
+        ct2v_fetch::unpack::Kept::Recorded,
     )
     .unwrap();
-    xtask::inputs::unpack::check_expected(
+    ct2v_fetch::unpack::check_expected(
         case.asset.name,
         "https://github.com/…",
-        Some(xtask::inputs::unpack::ANY_TOP_FOLDER),
+        Some(ct2v_fetch::unpack::ANY_TOP_FOLDER),
         &community,
         &["rocblas.dll".to_string(), "library/".to_string()],
     )

@@ -11,9 +11,9 @@ use crate::common::{self, fuzz};
 
 use std::fs;
 
-use xtask::support::platform::Platform;
-use xtask::support::workspace::Workspace;
-use xtask::variant::{Catalog, Choices};
+use ct2v_pipeline::variant::{Catalog, Choices};
+use ct2v_support::platform::Platform;
+use ct2v_support::workspace::Workspace;
 
 /// An error longer than this is not "one screen".
 const MAX_ERROR: usize = 4_000;
@@ -66,7 +66,7 @@ fn load_all(workspace: &Workspace) -> Vec<String> {
             };
             match catalog.resolve(name, &choices) {
                 Ok(resolved) => {
-                    let _ = xtask::plan::plan(workspace, &resolved);
+                    let _ = ct2v_pipeline::plan::plan(workspace, &resolved);
                 }
                 Err(e) => errors.push(e.to_string()),
             }
@@ -174,8 +174,11 @@ fn a_tampered_index_page_always_fails_verify_release_naming_the_page() {
     let out = scratch.path().join("dist");
     let run = crate::release::release(&scratch, &out, "3.11,3.12");
     assert_eq!(run.code, 0, "{}", run.stderr);
-    assert_eq!(xtask::release::verify(&out).unwrap(), Vec::<String>::new());
-    let pages: Vec<String> = xtask::support::fsx::files_below(&out.join("whl"))
+    assert_eq!(
+        ct2v_pipeline::release::recheck(&out).unwrap(),
+        Vec::<String>::new()
+    );
+    let pages: Vec<String> = ct2v_support::fsx::files_below(&out.join("whl"))
         .unwrap()
         .into_iter()
         .map(|(name, _)| format!("whl/{name}"))
@@ -206,7 +209,7 @@ fn a_tampered_index_page_always_fails_verify_release_naming_the_page() {
         let target_path = out.join(&target);
         fs::write(&target_path, &bytes).unwrap();
         tampered += 1;
-        match fuzz::catch(|| xtask::release::verify(&out)) {
+        match fuzz::catch(|| ct2v_pipeline::release::recheck(&out)) {
             Err(panic) => failures.push(format!("case {case} ({page}: {what}): panicked: {panic}")),
             Ok(Ok(problems)) if problems.iter().any(|p| p.contains(&target)) => {}
             Ok(Ok(problems)) => failures.push(format!(

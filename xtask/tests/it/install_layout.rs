@@ -172,7 +172,7 @@ fn without_debians_marker_the_planned_configure_installs_into_lib() {
     {
         return;
     }
-    let ninja = xtask::support::host::which("ninja").expect("ninja on PATH");
+    let ninja = ct2v_support::host::which("ninja").expect("ninja on PATH");
     let work = tempfile::tempdir().unwrap();
     let project = work.path().join("project");
     write_project(&project);

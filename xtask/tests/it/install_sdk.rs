@@ -38,7 +38,7 @@ fn setup(bytes: &[u8], pinned: bool) -> Setup {
     let pin = if pinned {
         format!(
             "sha256 = \"{}\"\nsize = {}\n",
-            xtask::inputs::cache::hex(&Sha256::digest(bytes)),
+            ct2v_fetch::cache::hex(&Sha256::digest(bytes)),
             bytes.len()
         )
     } else {

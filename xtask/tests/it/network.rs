@@ -11,8 +11,8 @@ use crate::needs_network;
 use std::path::Path;
 
 use common::{fetch_cpu_args, xtask_in};
-use xtask::inputs::unpack::{self, ArchiveFormat, Limits};
-use xtask::package::binary;
+use ct2v_bundle::binary;
+use ct2v_fetch::unpack::{self, ArchiveFormat, Limits};
 
 /// The hosts the tests of this file download from.
 const HOSTS: &[&str] = &["static.crates.io:443", "files.pythonhosted.org:443"];

@@ -10,8 +10,8 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use common::{Run, assert_exit, xtask};
-use xtask::inputs::unpack::{self, ArchiveFormat, Limits};
-use xtask::support::owned_output::RECORD;
+use ct2v_fetch::unpack::{self, ArchiveFormat, Limits};
+use ct2v_support::owned_output::RECORD;
 
 fn bundle(wheel: &Path, out: &Path, extra: &[&str]) -> Run {
     let mut args = vec![
@@ -209,8 +209,7 @@ fn a_users_folder_at_the_portable_folders_place_is_not_replaced() {
     let wheel = common::wheel::linux_wheel(dir.path(), &[]);
     let work = dir.path().join("work");
     let folders = ["ctranslate2".to_string()];
-    let portable_of =
-        || xtask::package::bundle::run::portable_of_fat_wheel(&wheel, &folders, &work);
+    let portable_of = || ct2v_bundle::bundler::run::portable_of_fat_wheel(&wheel, &folders, &work);
     portable_of().unwrap();
     portable_of().unwrap();
     let portable = work.join("portable");
@@ -269,7 +268,7 @@ fn an_unpack_destination_of_the_users_is_not_replaced() {
 
 #[test]
 fn an_assembled_source_destination_of_the_users_is_not_replaced() {
-    use xtask::inputs::assemble::{Assembly, Part, assemble};
+    use ct2v_fetch::assemble::{Assembly, Part, assemble};
     let dir = tempfile::tempdir().unwrap();
     let commit = "a".repeat(40);
     let archive = dir.path().join("tag.tar.gz");
@@ -296,7 +295,7 @@ fn an_assembled_source_destination_of_the_users_is_not_replaced() {
     fs::write(ours.join("CMakeLists.txt"), "y").unwrap();
     let e = assemble(&assembly(&ours)).unwrap_err();
     assert!(
-        e.downcast_ref::<xtask::support::diagnostic::InputError>()
+        e.downcast_ref::<ct2v_support::diagnostic::InputError>()
             .is_some()
     );
     assert!(
@@ -316,8 +315,8 @@ fn an_assembled_source_destination_of_the_users_is_not_replaced() {
 /// with exit 2 naming the file.
 #[test]
 fn an_unpacked_tree_is_replaced_while_only_this_tool_changed_it() {
-    use xtask::inputs::unpack::{Kept, unpack_input};
-    use xtask::support::owned_output::rerecord_after;
+    use ct2v_fetch::unpack::{Kept, unpack_input};
+    use ct2v_support::owned_output::rerecord_after;
     let dir = tempfile::tempdir().unwrap();
     let archive = dir.path().join("a.tar.gz");
     tar_gz(&archive, "a-1.0", "c", &[("python/setup.py", "x")]);
@@ -354,7 +353,7 @@ fn an_unpacked_tree_is_replaced_while_only_this_tool_changed_it() {
     fs::write(dest.join("python/setup.py"), "mine").unwrap();
     let e = unpack_it().unwrap_err();
     let input = e
-        .downcast_ref::<xtask::support::diagnostic::InputError>()
+        .downcast_ref::<ct2v_support::diagnostic::InputError>()
         .expect("bad input (exit 2)");
     assert!(
         input.message.contains("ctranslate2-source")

@@ -135,7 +135,7 @@ fn every_link_of_the_site_reaches_a_published_asset_and_old_versions_stay_instal
                 );
                 let bytes = get(url);
                 assert_eq!(
-                    xtask::inputs::cache::hex(&Sha256::digest(&bytes)),
+                    ct2v_fetch::cache::hex(&Sha256::digest(&bytes)),
                     sha,
                     "{url}"
                 );

@@ -10,7 +10,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use common::{Run, xtask};
-use xtask::inputs::unpack::{self, ArchiveFormat, Limits};
+use ct2v_fetch::unpack::{self, ArchiveFormat, Limits};
 
 const HOSTS: &[&str] = &["static.crates.io:443"];
 const CT2_CRATE_SHA256: &str = "616201b950832f4dd5fe95fd34fb557e3187233641235a5bb98f9432fe513bb1";

@@ -546,9 +546,9 @@ fn random_and_mutated_patches_never_panic_nor_write_outside_the_tree() {
         let patch = patches.join(&name);
         fs::write(&patch, &bytes).unwrap();
         let outcome = fuzz::catch(|| {
-            let checked = xtask::inputs::patch::check(&patch, &tree, &log);
+            let checked = ct2v_fetch::patch::check(&patch, &tree, &log);
             let applied =
-                xtask::inputs::patch::apply_series(std::slice::from_ref(&patch), &tree, &log);
+                ct2v_fetch::patch::apply_series(std::slice::from_ref(&patch), &tree, &log);
             (checked, applied)
         });
         let mut problems = Vec::new();
@@ -558,7 +558,7 @@ fn random_and_mutated_patches_never_panic_nor_write_outside_the_tree() {
                 let kind = match (&checked, &applied) {
                     (_, Ok(())) => "applied",
                     (_, Err(e))
-                        if e.downcast_ref::<xtask::support::diagnostic::InputError>()
+                        if e.downcast_ref::<ct2v_support::diagnostic::InputError>()
                             .is_some() =>
                     {
                         "bad input"

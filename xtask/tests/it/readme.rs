@@ -123,7 +123,7 @@ fn every_readme_command_runs_or_says_why_not() {
         // this machine's own glibc (a build here is tagged for it).
         let mut xtask = Command::new(env!("CARGO_BIN_EXE_xtask"));
         xtask.current_dir(repo_root());
-        let run = common::output_of(xtask, &args, &[], &[xtask::support::host::GLIBC_ENV]);
+        let run = common::output_of(xtask, &args, &[], &[ct2v_support::host::GLIBC_ENV]);
         assert_eq!(
             run.code, 0,
             "README.md: `{command}` exited {}:\n{}",
@@ -148,9 +148,9 @@ fn every_readme_command_runs_or_says_why_not() {
 }
 
 /// Serves a release of the official Linux wheel as `cpu` and as `cuda` (+cpu, +cu12).
-fn served_release(scratch: &Scratch) -> (xtask::check::serve::Server, String) {
+fn served_release(scratch: &Scratch) -> (ct2v_proof::serve::Server, String) {
     crate::speech::stand_in_build(scratch);
-    let python = xtask::support::host::python_version().unwrap();
+    let python = ct2v_support::host::python_version().unwrap();
     let cpu = scratch
         .path()
         .join(format!("target/xtask/cpu/linux-x86_64/dist/py{python}"));
@@ -177,7 +177,7 @@ fn served_release(scratch: &Scratch) -> (xtask::check::serve::Server, String) {
         release.to_str().unwrap(),
     ]);
     assert_exit(&run, 0, &[]);
-    let server = xtask::check::serve::Server::start(&release).unwrap();
+    let server = ct2v_proof::serve::Server::start(&release).unwrap();
     let base = server.url("");
     (server, base)
 }

@@ -33,7 +33,7 @@ fn fake_build_tagged(scratch: &Scratch, python: &str, platform: &str) -> PathBuf
     fs::write(info.join("METADATA"), "Name: ctranslate2\nVersion: 4.7.1\n").unwrap();
     fs::write(info.join("WHEEL"), "Wheel-Version: 1.0\n").unwrap();
     let wheel = dist.join(format!("ctranslate2-4.7.1-{tag}-{tag}-{platform}.whl"));
-    xtask::package::wheel::write(tree.path(), &wheel).unwrap();
+    ct2v_bundle::wheel::write(tree.path(), &wheel).unwrap();
     fs::write(
         dist.join("provenance.json"),
         r#"{"files": [{"path": "ctranslate2/libgomp.so.1", "package": "the C++ compiler's runtime", "sha256": "ab", "size": 1, "reason": "x"}]}"#,
@@ -83,7 +83,7 @@ fn release_args<'a>(out: &'a str, pythons: &'a str, extra: &[&'a str]) -> Vec<&'
     args
 }
 
-fn verify(scratch: &Scratch, out: &Path) -> Run {
+fn run_verify_release(scratch: &Scratch, out: &Path) -> Run {
     scratch.run(&["verify-release", out.to_str().unwrap()])
 }
 
@@ -152,7 +152,7 @@ fn a_release_is_complete_checkable_and_never_replaced() {
             String::from_utf8_lossy(&check.stdout)
         );
     }
-    let ok = verify(&scratch, &out);
+    let ok = run_verify_release(&scratch, &out);
     assert_eq!(ok.code, 0, "{}", ok.stderr);
 
     // A second release into the same folder is refused and changes nothing.
@@ -169,7 +169,7 @@ fn a_release_is_complete_checkable_and_never_replaced() {
     // One changed byte is caught, naming the file.
     let target = out.join("cpu-linux-x86_64-py3.12-provenance.md");
     fs::write(&target, "# tampered\n").unwrap();
-    let bad = verify(&scratch, &out);
+    let bad = run_verify_release(&scratch, &out);
     assert_eq!(bad.code, 1, "{}", bad.stderr);
     assert!(
         bad.stderr
@@ -340,7 +340,7 @@ fn verify_release_hashes_only_files_inside_the_release() {
         .map(|l| format!("{}\n", l.replacen("  ", " *", 1)))
         .collect();
     fs::write(&sums_path, &binary).unwrap();
-    let run = verify(&scratch, &out);
+    let run = run_verify_release(&scratch, &out);
     assert_eq!(run.code, 0, "{}", run.stderr);
     // Absolute paths, `..` and symlinks named in SHA256SUMS are problems, never read.
     std::os::unix::fs::symlink("/etc/passwd", out.join("link")).unwrap();
@@ -350,7 +350,7 @@ fn verify_release_hashes_only_files_inside_the_release() {
         hostile.push_str(&format!("{zero}  {name}\n"));
     }
     fs::write(&sums_path, &hostile).unwrap();
-    let run = verify(&scratch, &out);
+    let run = run_verify_release(&scratch, &out);
     assert_eq!(run.code, 1, "{}", run.stderr);
     for needle in [
         "/etc/passwd: not a path inside",
@@ -378,7 +378,7 @@ fn a_killed_release_staging_folder_is_removed_by_the_next_release() {
     let dist = scratch.path().join("target/dist");
     let stale = dist.join(".release-999999999-k1ll3d");
     fs::create_dir_all(stale.join("cpu")).unwrap();
-    xtask::support::staging::mark(&stale).unwrap();
+    ct2v_support::staging::mark(&stale).unwrap();
     let lookalike = dist.join(".release-999999998-notmine");
     fs::create_dir_all(&lookalike).unwrap();
     let run = release(&scratch, &dist.join("4.7.1"), "3.11");
@@ -393,7 +393,7 @@ fn a_killed_release_staging_folder_is_removed_by_the_next_release() {
     assert!(
         !dist
             .join("4.7.1")
-            .join(xtask::support::staging::MARKER)
+            .join(ct2v_support::staging::MARKER)
             .exists(),
         "the marker is not published"
     );
@@ -478,7 +478,7 @@ fn fake_entry(scratch: &Scratch, entry: &serde_json::Value) {
         "manylinux_2_28_x86_64"
     };
     let wheel = dist.join(format!("ctranslate2-4.7.1-{tag}-{tag}-{platform_tag}.whl"));
-    xtask::package::wheel::write(tree.path(), &wheel).unwrap();
+    ct2v_bundle::wheel::write(tree.path(), &wheel).unwrap();
     fs::write(dist.join("provenance.json"), r#"{"files": []}"#).unwrap();
     fs::write(dist.join("provenance.md"), "# report\n").unwrap();
     let sdk = if slot == "cuda" {
@@ -574,7 +574,7 @@ fn every_variant_publishes_unique_names_a_flat_sha256sums_and_a_pip_index() {
             common::stdout_and_stderr(&check)
         );
     }
-    assert_eq!(verify(&scratch, &out).code, 0);
+    assert_eq!(run_verify_release(&scratch, &out).code, 0);
 
     pip_installs_from_the_index(&out);
 }
@@ -912,7 +912,7 @@ fn a_partial_release_publishes_the_complete_variants_and_a_rerun_adds_the_rest()
     for job in &cuda_jobs {
         assert!(section.contains(job), "{section}");
     }
-    let ok = verify(&scratch, &first);
+    let ok = run_verify_release(&scratch, &first);
     assert_eq!(ok.code, 0, "{}", ok.stderr);
     // The notes are checked too: the section is not a free-text file beside the manifest.
     fs::write(
@@ -920,7 +920,7 @@ fn a_partial_release_publishes_the_complete_variants_and_a_rerun_adds_the_rest()
         notes.replace("its check failed", "it passed"),
     )
     .unwrap();
-    let bad = verify(&scratch, &first);
+    let bad = run_verify_release(&scratch, &first);
     assert_eq!(bad.code, 1, "{}", bad.stderr);
     assert!(bad.stderr.contains("RELEASE_NOTES.md"), "{}", bad.stderr);
 
@@ -949,7 +949,7 @@ fn a_partial_release_publishes_the_complete_variants_and_a_rerun_adds_the_rest()
     }
     let notes = fs::read_to_string(second.join("RELEASE_NOTES.md")).unwrap();
     assert!(!notes.contains("## Not in this release"), "{notes}");
-    assert_eq!(verify(&scratch, &second).code, 0);
+    assert_eq!(run_verify_release(&scratch, &second).code, 0);
 
     // Nothing complete: nothing released, every entry named.
     fs::create_dir_all(scratch.path().join("empty")).unwrap();

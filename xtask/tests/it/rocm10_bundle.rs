@@ -285,7 +285,7 @@ fn bundle_windows(family: &Family) -> Bundled {
     let plan = &staged.plan;
     let names = zip_names(&fat);
     assert_eq!(
-        xtask::package::wheel::check_record(&fat).unwrap(),
+        ct2v_bundle::wheel::check_record(&fat).unwrap(),
         Vec::<String>::new()
     );
 
@@ -339,7 +339,7 @@ fn bundle_windows(family: &Family) -> Bundled {
     // No other family's (or target's) device files; `.kpack/` beside `bin/`, as the host
     // libraries look for `../.kpack/<artifact>_lib_<target>.kpack`.
     for name in &names {
-        for t in xtask::gpu_targets::targets_in(name) {
+        for t in ct2v_bundle::gpu_targets::targets_in(name) {
             assert!(family.targets.contains(&t), "{name} in {}", family.variant);
         }
     }
@@ -368,7 +368,7 @@ fn bundle_windows(family: &Family) -> Bundled {
             .replace('_', "-")
     };
     for path in &device {
-        let target = xtask::gpu_targets::targets_in(path)[0];
+        let target = ct2v_bundle::gpu_targets::targets_in(path)[0];
         let package = package_of(path);
         assert!(
             package.contains(&format!("rocm-sdk-device-{target}")) && package.contains(VERSION),
@@ -484,20 +484,20 @@ fn unpack_without(wheel: &Path, site: &Path, left_out: Option<&str>) {
 #[cfg(feature = "wine")]
 #[test]
 fn every_family_imports_in_the_windows_python_and_a_missing_dll_is_named() {
-    use xtask::check::winpython::{Session, wine::windows_path};
+    use ct2v_proof::winpython::{Session, wine::windows_path};
     crate::needs_network!(&["files.pythonhosted.org:443"]);
     if !(mingw::available(true) && tools())
         || skip::missing_from_path("osslsigncode", "apt-get install osslsigncode")
     {
         return;
     }
-    let workspace = xtask::support::workspace::Workspace::locate(
+    let workspace = ct2v_support::workspace::Workspace::locate(
         Some(common::repo_root()),
         Some(common::winwheels::cache_dir()),
     )
     .unwrap();
     let work = tempfile::tempdir().unwrap();
-    let options = xtask::inputs::download::Options {
+    let options = ct2v_fetch::download::Options {
         progress: false,
         ..Default::default()
     };
@@ -700,7 +700,7 @@ fn bundle_linux(family: &Family) {
         }
     }
     for name in &names {
-        for t in xtask::gpu_targets::targets_in(name) {
+        for t in ct2v_bundle::gpu_targets::targets_in(name) {
             assert!(family.targets.contains(&t), "{name} in {}", family.variant);
         }
     }
@@ -735,8 +735,8 @@ fn bundle_linux(family: &Family) {
         "{}: {text}",
         family.variant
     );
-    let allowed = xtask::package::bundle::policy::SystemLibraries::for_policy(
-        xtask::package::bundle::Policy::Manylinux2_28,
+    let allowed = ct2v_bundle::bundler::policy::SystemLibraries::for_policy(
+        ct2v_bundle::bundler::Policy::Manylinux2_28,
     );
     for lib in &libs {
         let path = site.join(lib);

@@ -124,7 +124,7 @@ fn the_rocm_variant_is_built_from_the_stand_in_index_and_its_outputs_load_under_
         "gfx906/gfx942/gfx1103 kernels, hiprtc, hipsparse and decoys are left out"
     );
     assert_eq!(
-        xtask::package::wheel::check_record(&fat).unwrap(),
+        ct2v_bundle::wheel::check_record(&fat).unwrap(),
         Vec::<String>::new()
     );
 

@@ -250,8 +250,8 @@ fn write_wav(path: &Path, samples: &[i16]) {
 fn the_built_cpu_wheel_transcribes_the_jfk_clip() {
     let root = repo_root();
     // The wheel this host's build names (by this host's glibc: manylinux_2_36 on Debian 12).
-    let glibc = xtask::support::host::glibc_version()
-        .map_or("2.28".to_string(), |(a, b)| format!("{a}.{b}"));
+    let glibc =
+        ct2v_support::host::glibc_version().map_or("2.28".to_string(), |(a, b)| format!("{a}.{b}"));
     let out = common::xtask_with_env(
         &root,
         &["plan", "--variant", "cpu", "--json"],

@@ -180,7 +180,7 @@ fn an_index_base_url_that_would_break_the_html_is_refused() {
 /// own line: a change re-listed as a careful tamperer would, so that only the release's
 /// cross-checks can find it.
 fn reissue(dir: &Path, name: &str) {
-    let (hex, size) = xtask::inputs::cache::sha256_file(&dir.join(name)).unwrap();
+    let (hex, size) = ct2v_fetch::cache::sha256_file(&dir.join(name)).unwrap();
     let sums_path = dir.join("SHA256SUMS");
     let sums = fs::read_to_string(&sums_path).unwrap();
     let suffix = format!("  {name}");

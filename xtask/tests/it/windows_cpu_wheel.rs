@@ -38,7 +38,7 @@ fn step<'a>(plan: &'a Value, id: &str) -> &'a Value {
 }
 
 fn sha256(path: &Path) -> String {
-    xtask::inputs::cache::sha256_file(path).unwrap().0
+    ct2v_fetch::cache::sha256_file(path).unwrap().0
 }
 
 #[test]

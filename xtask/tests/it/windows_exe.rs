@@ -242,7 +242,7 @@ fn cpu_and_rocm_gfx1010_builds_get_past_patch_to_the_missing_windows_python() {
             .is_file()
     );
     let variant = fs::read_to_string(scratch.path().join("variants/rocm-gfx1010.toml")).unwrap();
-    let digest = xtask::inputs::cache::sha256_file(&asset).unwrap().0;
+    let digest = ct2v_fetch::cache::sha256_file(&asset).unwrap().0;
     assert!(
         variant.contains(&format!("sha256 = \"{digest}\"")),
         "pinned: {variant}"

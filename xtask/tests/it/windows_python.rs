@@ -75,7 +75,7 @@ fn smoke_frozen(scratch: &Scratch, wheel: &Path) -> String {
 /// A copy of `wheel` relabelled `+label`, as `release` names it.
 fn labelled(wheel: &Path, label: &str, dir: &Path) -> PathBuf {
     fs::create_dir_all(dir).unwrap();
-    let name = xtask::package::wheel::write_with_local_version(wheel, label, dir).unwrap();
+    let name = ct2v_bundle::wheel::write_with_local_version(wheel, label, dir).unwrap();
     dir.join(name)
 }
 
@@ -173,18 +173,18 @@ fn rocm_build() -> (Scratch, PathBuf, tempfile::TempDir) {
 }
 
 fn real_msvc_runtime() -> Vec<u8> {
-    let cache = xtask::inputs::cache::Cache::new(common::winwheels::cache_dir());
+    let cache = ct2v_fetch::cache::Cache::new(common::winwheels::cache_dir());
     let request = common::winwheels::request(
         "msvc-runtime",
         "https://files.pythonhosted.org/packages/98/33/be9ef68901200813fc174a06758b4ae48ca4eb58fa783280dd879d5fd048/msvc_runtime-14.51.36231-cp312-cp312-win_amd64.whl",
         common::rocm::MSVC_PIN.0,
         common::rocm::MSVC_PIN.1,
     );
-    let options = xtask::inputs::download::Options {
+    let options = ct2v_fetch::download::Options {
         progress: false,
         ..Default::default()
     };
-    let fetched = xtask::inputs::download::fetch_all(&cache, &[request], &options).unwrap();
+    let fetched = ct2v_fetch::download::fetch_all(&cache, &[request], &options).unwrap();
     fs::read(&fetched[0].path).unwrap()
 }
 
@@ -345,7 +345,7 @@ fn a_linux_release_installs_from_its_index_with_linux_pip() {
     needs_network!(HOSTS);
     let scratch = Scratch::new();
     crate::speech::stand_in_build(&scratch);
-    let python = xtask::support::host::python_version().unwrap();
+    let python = ct2v_support::host::python_version().unwrap();
     let release = scratch.path().join("release");
     let run = xtask(
         &scratch,
@@ -386,12 +386,12 @@ fn a_linux_release_installs_from_its_index_with_linux_pip() {
 /// The embeddable Python's sdist with `edit` applied to its data.zip's files, served on
 /// loopback and pinned in a scratch's variants/windows/python.toml.
 fn tampered(edit: impl Fn(&str, &mut Vec<u8>) -> bool) -> (Scratch, common::server::Server) {
-    let cache = xtask::inputs::cache::Cache::new(common::winwheels::cache_dir());
-    let spec = xtask::check::winpython::spec::Spec::load(&common::repo_root()).unwrap();
-    let fetched = xtask::inputs::download::fetch_all(
+    let cache = ct2v_fetch::cache::Cache::new(common::winwheels::cache_dir());
+    let spec = ct2v_proof::winpython::pins::PythonPins::load(&common::repo_root()).unwrap();
+    let fetched = ct2v_fetch::download::fetch_all(
         &cache,
         &[spec.request("python-embed-3.12")],
-        &xtask::inputs::download::Options {
+        &ct2v_fetch::download::Options {
             progress: false,
             ..Default::default()
         },
@@ -431,7 +431,7 @@ fn tampered(edit: impl Fn(&str, &mut Vec<u8>) -> bool) -> (Scratch, common::serv
         &original.url,
         &server.url("/python_embed-3.12.0.tar.gz"),
     );
-    let digest = xtask::inputs::cache::hex(&<sha2::Sha256 as sha2::Digest>::digest(&bytes));
+    let digest = ct2v_fetch::cache::hex(&<sha2::Sha256 as sha2::Digest>::digest(&bytes));
     scratch.edit("variants/windows/python.toml", &original.sha256, &digest);
     scratch.edit(
         "variants/windows/python.toml",
@@ -538,7 +538,7 @@ fn wine_missing_or_a_folder_that_is_not_ours_stops_before_any_work() {
     let bin = dir.path().join("bin");
     fs::create_dir_all(&bin).unwrap();
     std::os::unix::fs::symlink(
-        xtask::support::host::which("python3").unwrap(),
+        ct2v_support::host::which("python3").unwrap(),
         bin.join("python3"),
     )
     .unwrap();
@@ -578,14 +578,14 @@ fn wine_missing_or_a_folder_that_is_not_ours_stops_before_any_work() {
 /// a copy of one elsewhere (the marker names another folder) is refused and kept.
 #[test]
 fn a_killed_checks_wine_prefix_is_removed_and_a_copy_of_one_is_not() {
-    use xtask::check::winpython::wine::Wine;
-    use xtask::support::staging;
+    use ct2v_proof::winpython::wine::Wine;
+    use ct2v_support::staging;
     if !tools_present() {
         return;
     }
     let scratch = Scratch::new();
     let workspace =
-        xtask::support::workspace::Workspace::locate(Some(scratch.path().to_path_buf()), None)
+        ct2v_support::workspace::Workspace::locate(Some(scratch.path().to_path_buf()), None)
             .unwrap();
     let wine_dir = scratch.path().join("target/xtask/cpu/windows-x86_64/wine");
     let left = wine_dir.join("verify-py3.12/prefix");
@@ -594,7 +594,7 @@ fn a_killed_checks_wine_prefix_is_removed_and_a_copy_of_one_is_not() {
     fs::write(left.join("drive_c/half-made.txt"), "from the killed run").unwrap();
     let copy = wine_dir.join("copied/prefix");
     fs::create_dir_all(copy.parent().unwrap()).unwrap();
-    xtask::support::fsx::copy_tree(&left, &copy).unwrap();
+    ct2v_support::fsx::copy_tree(&left, &copy).unwrap();
 
     let wine = Wine::start(&workspace, &left).unwrap();
     assert!(
@@ -635,7 +635,7 @@ fn a_prefix_whose_first_boot_fails_is_made_again_once() {
     let failed_once = dir.path().join("failed-once");
     let bin = dir.path().join("bin");
     fs::create_dir_all(&bin).unwrap();
-    let real = xtask::support::host::which("wine").unwrap();
+    let real = ct2v_support::host::which("wine").unwrap();
     common::write_script(
         &bin.join("wine"),
         &format!(

@@ -294,7 +294,9 @@ fn sdk_installs_are_bounded_and_fail_clearly() {
         assert!(linux.contains(needle), "`{needle}` in:\n{linux}");
     }
     // CUDA 12.8 compiles with windows-2022's MSVC 19.44 (12.3 and older cannot).
-    assert!(xtask::sdk::cuda_msvc::problem("12.8", "Version 19.44.35207 for x64").is_none());
+    assert!(
+        ct2v_pipeline::sdk::cuda_msvc::problem("12.8", "Version 19.44.35207 for x64").is_none()
+    );
     // The unattended SDK install is the tool's (bounded there, tests/it/install_sdk.rs).
     let hip = step_named(&setup, "Install the GPU SDK (unattended)");
     assert!(run_of(hip).contains("xtask install-sdk"), "{hip}");
@@ -586,7 +588,7 @@ fn hosted_linux_source_builds_run_in_the_manylinux_2_28_image() {
             && entry["compiles"] == true
             && entry["runs-on"].is_string();
         let expected = if hosted_linux_build {
-            xtask::plan::matrix::MANYLINUX_IMAGE
+            ct2v_pipeline::plan::matrix::MANYLINUX_IMAGE
         } else {
             ""
         };
@@ -919,7 +921,7 @@ fn a_failed_check_keeps_its_entry_out_and_its_build_and_logs_for_a_look() {
     let native = steps(&lane["jobs"]["native"]);
     assert!(native.iter().any(|s| s["with"]["name"] == "failed-${{ matrix.artifact }}" && s["if"] == "failure()"));
     // release.yml downloads both kinds (`*-py*`); `release` takes only the passed ones.
-    assert_eq!(xtask::release::gather::FAILED_PREFIX, "failed-");
+    assert_eq!(ct2v_pipeline::release::select::FAILED_PREFIX, "failed-");
 }
 
 /// Every `run:` step runs in bash with pipefail: GitHub runs a step with no `shell:` as

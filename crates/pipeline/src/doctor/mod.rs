@@ -17,20 +17,20 @@ pub use parse::{AmdGpu, NvidiaGpu, hipinfo, nvidia_smi_csv, nvidia_smi_cuda_vers
 pub use verdict::{Verdict, recommend};
 
 #[derive(Debug, Serialize)]
-pub struct Report {
+pub struct MachineReport {
     pub facts: Facts,
     pub verdict: Verdict,
 }
 
 /// This machine's facts and the verdict on them; `coverage` is which GPUs each variant serves
 /// (`variant::coverage`, what `variants --json` prints and the selector's data is).
-pub fn examine(coverage: &Coverage) -> Report {
+pub fn examine(coverage: &Coverage) -> MachineReport {
     let facts = collect();
     let verdict = recommend(&facts, coverage);
-    Report { facts, verdict }
+    MachineReport { facts, verdict }
 }
 
-impl Report {
+impl MachineReport {
     pub fn text(&self) -> String {
         let f = &self.facts;
         let mut out = format!("Host\n  {} {}\n", f.os, f.arch);
@@ -168,7 +168,7 @@ pub fn report(
     build: Option<(&crate::plan::request::PlanRequest, bool)>,
 ) -> anyhow::Result<std::process::ExitCode> {
     if let Some((request, prebuilt_native)) = build {
-        return crate::build::readiness::report(workspace, request, prebuilt_native);
+        return crate::execute::readiness::report(workspace, request, prebuilt_native);
     }
     let catalog = crate::variant::Catalog::load(&workspace.root, &[])?;
     let coverage = crate::variant::coverage::of_catalog(&catalog)?;

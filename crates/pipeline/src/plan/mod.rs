@@ -20,9 +20,9 @@ use serde::Serialize;
 use sha2::{Digest, Sha256};
 
 use crate::variant::Resolved;
-use ct2v_bundle::bundle::spec::BundleJob;
+use ct2v_bundle::bundler::job::BundleJob;
 use ct2v_support::platform::Platform;
-pub use ct2v_support::process::Command;
+pub use ct2v_support::process::CommandLine;
 use ct2v_support::workspace::Workspace;
 
 pub use outputs::Outputs;
@@ -106,10 +106,10 @@ pub struct PlannedInput {
     /// The Python package and version the file is (`rocm_sdk_core 7.2.0.dev0`), if one.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub package: Option<String>,
-    /// Its folder that `--sdk-dir` can stand in for (see `InputSpec::sdk_folder`).
+    /// Its folder that `--sdk-dir` can stand in for (see `InputTable::sdk_folder`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub sdk_folder: Option<String>,
-    /// Where its sha256 came from, when not from `cargo xtask pin` (see `InputSpec`).
+    /// Where its sha256 came from, when not from `cargo xtask pin` (see `InputTable`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub pin_source: Option<String>,
     /// The PEP 503 index `pin` finds the wheel on (until then `url` is the project's page).
@@ -126,7 +126,7 @@ pub struct Step {
     /// Steps whose outputs this one reads.
     pub after: Vec<StepId>,
     pub inputs: Vec<String>,
-    pub commands: Vec<Command>,
+    pub commands: Vec<CommandLine>,
     pub env: BTreeMap<String, String>,
     pub outputs: Vec<String>,
     /// sha256 over this step's definition (paths relative to the root and cache) and the

@@ -2,7 +2,7 @@
 //! executor (through the steps), `release` and the checks read it instead of deriving the
 //! output folder and its file names again.
 
-use ct2v_bundle::bundle::run::{BINARIES_JSON, PORTABLE_DIR, PORTABLE_INTERNAL, PYINSTALLER_HOOK};
+use ct2v_bundle::bundler::run::{BINARIES_JSON, PORTABLE_DIR, PORTABLE_INTERNAL, PYINSTALLER_HOOK};
 
 use crate::variant::Output;
 

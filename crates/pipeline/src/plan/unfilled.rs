@@ -4,7 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
-use ct2v_bundle::bundle::spec::{BundleJob, SearchDir};
+use ct2v_bundle::bundler::job::{BundleJob, SearchDir};
 
 /// The GPU SDK found when the build runs (the same placeholder as in commands).
 pub const SDK_ROOT: &str = "{sdk.root}";

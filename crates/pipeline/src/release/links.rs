@@ -26,7 +26,7 @@ pub fn links(page: &str, text: &str) -> Vec<(String, Result<Target, String>)> {
 }
 
 /// The `href` values of an HTML page, quoted or not, with the entities
-/// [`super::pep503::html_escape`] writes decoded.
+/// [`ct2v_fetch::pep503::html_escape`] writes decoded.
 fn hrefs(text: &str) -> Vec<String> {
     // ASCII lower-casing keeps every byte offset.
     let lower = text.to_ascii_lowercase();

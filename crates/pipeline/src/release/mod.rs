@@ -2,17 +2,17 @@
 //! entry gathered into `target/dist/<version>/` with a manifest, release notes and
 //! SHA256SUMS, staged in a temp folder and renamed into place; and the check of such a folder.
 
-pub mod gather;
 pub mod links;
 pub mod notes;
 pub mod pages;
-pub mod pep503;
+mod recheck;
 pub mod request;
+pub mod select;
 pub mod selector_wheel;
 pub mod site;
-mod verify;
+pub mod wheel_index;
 
-pub use verify::verify;
+pub use recheck::recheck;
 
 use std::collections::BTreeMap;
 use std::fs;
@@ -237,7 +237,7 @@ pub fn release(
     fsx::create_dir_all(&folder)?;
     let mut artifacts = Vec::new();
     for b in &built {
-        artifacts.extend(gather(b, &folder)?);
+        artifacts.extend(copy_artifacts(b, &folder)?);
     }
     let released = released_coverage(coverage, &artifacts)?;
     let selector = folder.join(SELECTOR_DATA);
@@ -515,7 +515,12 @@ fn check_dist(b: &Built) -> Result<(), ct2v_support::diagnostic::InputError> {
         .note("remove the ones that are not this entry's build"));
     }
     for path in wheels.iter().cloned().chain(
-        ["provenance.json", "provenance.md", crate::build::BUILD_INFO].map(|f| b.dist.join(f)),
+        [
+            "provenance.json",
+            "provenance.md",
+            crate::execute::BUILD_INFO,
+        ]
+        .map(|f| b.dist.join(f)),
     ) {
         let Ok(meta) = fs::symlink_metadata(&path) else {
             continue;
@@ -533,7 +538,7 @@ fn check_dist(b: &Built) -> Result<(), ct2v_support::diagnostic::InputError> {
 /// Copies one entry's artifacts into `out` under names no other entry shares (the wheel with
 /// the variant's local version, the rest prefixed with the entry's slot, platform and
 /// Python), as they are published: one flat folder; returns their manifest rows.
-fn gather(b: &Built, out: &Path) -> Result<Vec<Artifact>> {
+fn copy_artifacts(b: &Built, out: &Path) -> Result<Vec<Artifact>> {
     let plan = &b.plan;
     let folder = out;
     let stem = format!("{}-{}-py{}", plan.slot, plan.platform, plan.python);
@@ -548,11 +553,11 @@ fn gather(b: &Built, out: &Path) -> Result<Vec<Artifact>> {
         );
     }
     let toolchain: Option<serde_json::Value> =
-        match fs::read_to_string(b.dist.join(crate::build::BUILD_INFO)) {
+        match fs::read_to_string(b.dist.join(crate::execute::BUILD_INFO)) {
             Ok(text) => Some(serde_json::from_str(&text).with_context(|| {
                 format!(
                     "{} is not valid JSON",
-                    b.dist.join(crate::build::BUILD_INFO).display()
+                    b.dist.join(crate::execute::BUILD_INFO).display()
                 )
             })?),
             Err(_) => None,
@@ -721,27 +726,27 @@ fn relabel(wheel: &Path, label: &str, folder: &Path) -> Result<String> {
 /// One PEP 503 index per variant (`whl/<slot>/`), of the wheels in `artifacts`, each with the
 /// selector's wheel beside CTranslate2's.
 fn write_indexes(dir: &Path, artifacts: &[Artifact], base_url: Option<&str>) -> Result<()> {
-    let link = |a: &Artifact| crate::release::pep503::Link {
+    let link = |a: &Artifact| ct2v_fetch::pep503::Link {
         file: a.path.clone(),
         sha256: a.sha256.clone(),
         base: base_url
-            .unwrap_or(crate::release::pep503::RELATIVE_BASE)
+            .unwrap_or(crate::release::wheel_index::RELATIVE_BASE)
             .to_string(),
     };
-    let mut by_variant: BTreeMap<&str, Vec<crate::release::pep503::Link>> = BTreeMap::new();
+    let mut by_variant: BTreeMap<&str, Vec<ct2v_fetch::pep503::Link>> = BTreeMap::new();
     for a in artifacts.iter().filter(|a| a.kind == "wheel") {
         by_variant
             .entry(a.variant.as_str())
             .or_default()
             .push(link(a));
     }
-    let selector: Vec<crate::release::pep503::Link> = artifacts
+    let selector: Vec<ct2v_fetch::pep503::Link> = artifacts
         .iter()
         .filter(|a| a.kind == SELECTOR_WHEEL_KIND)
         .map(link)
         .collect();
     for (variant, links) in by_variant {
-        crate::release::pep503::write(dir, variant, &links, &selector)?;
+        crate::release::wheel_index::write(dir, variant, &links, &selector)?;
     }
     Ok(())
 }
@@ -788,11 +793,11 @@ fn copy_new(from: &Path, to: &Path) -> Result<()> {
 
 fn bundled_of(report: &Path) -> Result<Vec<ManifestLibrary>> {
     #[derive(Deserialize)]
-    struct Report {
+    struct ProvenanceFiles {
         files: Vec<ManifestLibrary>,
     }
     let text = fs::read_to_string(report)?;
-    let parsed: Report = serde_json::from_str(&text)
+    let parsed: ProvenanceFiles = serde_json::from_str(&text)
         .with_context(|| format!("{} is not a provenance report", report.display()))?;
     Ok(parsed.files)
 }

@@ -19,9 +19,10 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
 
-use crate::release::pep503::{self, Link};
+use crate::release::wheel_index;
 use crate::release::{MANIFEST, Manifest, SELECTOR_DATA};
 use crate::variant::coverage::Coverage;
+use ct2v_fetch::pep503::Link;
 use ct2v_support::diagnostic::{InputError, quoted};
 use ct2v_support::fsx;
 use ct2v_support::text_rules;
@@ -147,7 +148,7 @@ pub fn write_site(
                 base: base.clone(),
             })
             .collect();
-        pep503::write(&staged, variant, &links, &selector)?;
+        wheel_index::write(&staged, variant, &links, &selector)?;
         site.variants.insert(variant.clone(), links.len());
     }
     let page = front_page::FrontPage {

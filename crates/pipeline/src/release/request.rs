@@ -5,7 +5,7 @@ use std::process::ExitCode;
 
 use anyhow::Result;
 
-use crate::release::{gather, pep503};
+use crate::release::{select, wheel_index};
 use crate::variant::{Catalog, coverage};
 use ct2v_support::out_folder;
 use ct2v_support::outln;
@@ -14,7 +14,7 @@ use ct2v_support::workspace::Workspace;
 /// A release as `cargo xtask release` asks for it.
 pub struct ReleaseRequest {
     /// Which matrix entries, and where their artifacts are.
-    pub asked: gather::Asked,
+    pub asked: select::Asked,
     /// The release's version (default: the CTranslate2 version).
     pub version: Option<String>,
     /// The release folder (default: target/dist/<version>).
@@ -33,7 +33,7 @@ impl ReleaseRequest {
             out_folder::check_in("--from", from)?;
         }
         let catalog = Catalog::load_for(&workspace.root, &[], self.asked.ctranslate2.as_deref())?;
-        let built = gather::builds(workspace, &self.asked)?;
+        let built = select::builds(workspace, &self.asked)?;
         let mut released: Vec<&str> = built.iter().map(|b| b.plan.variant.as_str()).collect();
         released.dedup();
         let coverage = coverage::of_variants(&catalog, &released)?;
@@ -67,8 +67,8 @@ impl ReleaseRequest {
             manifest.artifacts.len(),
             built.len(),
             out.display(),
-            pep503::DIR,
-            pep503::DIR,
+            wheel_index::DIR,
+            wheel_index::DIR,
             out.display()
         );
         Ok(ExitCode::SUCCESS)

@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 
 use serde::Deserialize;
 
-pub use ct2v_bundle::bundle::{Output, Policy};
+pub use ct2v_bundle::bundler::{Output, Policy};
 
 use super::loc::Loc;
 
@@ -40,21 +40,21 @@ pub struct Layer {
     /// `cu{sdk-major}`…), so that variants never share a file name and pip can ask for one.
     pub local_version: Option<Loc<String>>,
     /// Where CTranslate2 comes from.
-    pub source: Option<SourceSpec>,
+    pub source: Option<SourceTable>,
     /// The hash-pinned requirements of the build-tools venv (CMake, ninja, pybind11…),
     /// relative to the repository root: per CTranslate2 version, since each pins its own
     /// pybind11 (python/install_requirements.txt).
     pub build_tools: Option<Loc<String>>,
     /// Other pinned downloads, by name.
     #[serde(default)]
-    pub inputs: BTreeMap<String, Loc<InputSpec>>,
+    pub inputs: BTreeMap<String, Loc<InputTable>>,
     /// One wheel per kept GPU target from a PEP 503 index (TheRock's
     /// `rocm-sdk-device-gfxNNNN`): each becomes the input `device-<target>`.
-    pub device_wheels: Option<Loc<DeviceWheelsSpec>>,
-    pub onednn: Option<OneDnnSpec>,
-    pub openmp: Option<OpenMpSpec>,
-    pub mkl: Option<MklSpec>,
-    pub sdk: Option<SdkSpec>,
+    pub device_wheels: Option<Loc<DeviceWheelsTable>>,
+    pub onednn: Option<OneDnnTable>,
+    pub openmp: Option<OpenMpTable>,
+    pub mkl: Option<MklTable>,
+    pub sdk: Option<SdkTable>,
     /// CTranslate2's own CMake options.
     #[serde(default)]
     pub cmake: CMakeOptions,
@@ -63,8 +63,8 @@ pub struct Layer {
     pub env: BTreeMap<String, Loc<String>>,
     /// A patch series file, relative to the repository root.
     pub patches: Option<Loc<String>>,
-    pub bundle: Option<BundleSpec>,
-    pub verify: Option<VerifySpec>,
+    pub bundle: Option<BundleTable>,
+    pub verify: Option<VerifyTable>,
     /// Per-platform overrides: `[platform.windows-x86_64]` and so on.
     #[serde(default)]
     pub platform: BTreeMap<String, Loc<Layer>>,
@@ -75,14 +75,14 @@ pub struct Layer {
     pub variant: BTreeMap<String, Loc<Layer>>,
     /// Only in `defaults.toml` or a version file: how this data may differ from what
     /// CTranslate2's own tree declares (`cargo xtask upstream --check`).
-    pub upstream: Option<UpstreamSpec>,
+    pub upstream: Option<UpstreamTable>,
 }
 
 /// `[upstream]`: `[upstream.accepted]` maps a fact's name as `upstream --check` prints it
 /// (`onednn.version`) to the reason our data deliberately differs from upstream's.
 #[derive(Debug, Default, Clone, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
-pub struct UpstreamSpec {
+pub struct UpstreamTable {
     #[serde(default)]
     pub accepted: BTreeMap<String, Loc<String>>,
 }
@@ -108,7 +108,7 @@ pub enum SourceKind {
 /// the line numbers of typos inside the table).
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
-pub struct SourceSpec {
+pub struct SourceTable {
     pub kind: Loc<SourceKind>,
     pub url: Option<Loc<String>>,
     pub sha256: Option<Loc<String>>,
@@ -121,16 +121,16 @@ pub struct SourceSpec {
     /// For `kind = "github-tag"`: every submodule, nested ones too, by its full path in the
     /// assembled tree (`third_party/ruy/third_party/cpuinfo`).
     #[serde(default)]
-    pub submodules: BTreeMap<String, Loc<SubmoduleSpec>>,
+    pub submodules: BTreeMap<String, Loc<SubmoduleTable>>,
     /// For `kind = "wheel"`: Python version → the wheel's path inside the archive at `url`.
     #[serde(default)]
     pub wheels: BTreeMap<String, Loc<String>>,
     /// Where the sha256 came from when it was not downloaded by `cargo xtask pin` (see
-    /// `InputSpec::pin_source`).
+    /// `InputTable::pin_source`).
     pub pin_source: Option<String>,
 }
 
-impl SourceSpec {
+impl SourceTable {
     pub fn kind_name(&self) -> &'static str {
         match self.kind.value {
             SourceKind::Archive => "archive",
@@ -145,7 +145,7 @@ impl SourceSpec {
 /// `[source.submodules."<path>"]`: one submodule's commit archive, pinned like an input.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
-pub struct SubmoduleSpec {
+pub struct SubmoduleTable {
     /// `https://github.com/OWNER/REPO/archive/<commit>.tar.gz`.
     pub url: Loc<String>,
     /// The gitlink: the commit the parent tree records for this path (40 hex).
@@ -157,7 +157,7 @@ pub struct SubmoduleSpec {
 /// A remote file pinned by sha256 and size. A missing pin means "not pinned yet".
 #[derive(Debug, Default, Clone, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
-pub struct InputSpec {
+pub struct InputTable {
     /// Where the file is. With `index` instead, `pin` finds the wheel named by `package` on
     /// that PEP 503 index and writes its URL here.
     pub url: Option<Loc<String>>,
@@ -185,14 +185,14 @@ pub struct InputSpec {
 /// kept GPU target (`"rocm-sdk-device-{target} 10.0.0"`).
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
-pub struct DeviceWheelsSpec {
+pub struct DeviceWheelsTable {
     pub index: Loc<String>,
     pub package: Loc<String>,
 }
 
 #[derive(Debug, Default, Clone, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
-pub struct OneDnnSpec {
+pub struct OneDnnTable {
     /// Set to false to build CTranslate2 without oneDNN.
     pub enabled: Option<bool>,
     /// The name of the input holding oneDNN's source.
@@ -213,7 +213,7 @@ pub enum OpenMpRuntime {
 
 #[derive(Debug, Default, Clone, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
-pub struct OpenMpSpec {
+pub struct OpenMpTable {
     pub runtime: Option<Loc<OpenMpRuntime>>,
     /// For `INTEL`: the input holding the `intel-openmp` wheel.
     pub input: Option<Loc<String>>,
@@ -226,7 +226,7 @@ pub struct OpenMpSpec {
 /// offers int16). WITH_MKL, MKL_ROOT and MKL_INCLUDE_DIR follow from this table.
 #[derive(Debug, Default, Clone, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
-pub struct MklSpec {
+pub struct MklTable {
     pub enabled: Option<bool>,
     /// The input holding the static libraries (`mkl-static`).
     pub input: Option<Loc<String>>,
@@ -247,7 +247,7 @@ pub enum SdkKind {
 
 #[derive(Debug, Default, Clone, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
-pub struct SdkSpec {
+pub struct SdkTable {
     pub kind: Option<Loc<SdkKind>>,
     /// The version wanted, e.g. "6.2" (a prefix of the installed version).
     pub version: Option<Loc<String>>,
@@ -272,7 +272,7 @@ pub struct SdkSpec {
 
 #[derive(Debug, Default, Clone, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
-pub struct BundleSpec {
+pub struct BundleTable {
     pub policy: Option<Loc<Policy>>,
     /// Globs, relative to the wheel's root, of the binaries whose imports are followed.
     pub roots: Option<Loc<Vec<String>>>,
@@ -282,9 +282,9 @@ pub struct BundleSpec {
     /// HIP runtime the display driver installs.
     pub assume_present: Option<Vec<String>>,
     /// Where imports are looked for, in order.
-    pub search: Option<Vec<SearchSpec>>,
+    pub search: Option<Vec<SearchTable>>,
     /// Data folders copied along, such as rocBLAS's Tensile `library/`.
-    pub data: Option<Vec<DataSpec>>,
+    pub data: Option<Vec<DataTable>>,
     pub outputs: Option<Loc<Vec<Output>>>,
     /// `Requires-Dist` lines the bundled wheel gets, by the major version of the SDK the build
     /// found (`"12" = ["nvidia-cublas-cu12>=12.8,<13"]`): the packages its run-time loads come
@@ -294,7 +294,7 @@ pub struct BundleSpec {
 
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
-pub struct SearchSpec {
+pub struct SearchTable {
     /// `wheel`, `prefix`, `toolchain`, `sdk`, or the name of an input.
     pub from: Loc<String>,
     /// The folder below `from` that holds the libraries.
@@ -312,7 +312,7 @@ pub enum DataFilter {
 
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
-pub struct DataSpec {
+pub struct DataTable {
     pub from: Loc<String>,
     /// A glob below `from`.
     pub glob: Loc<String>,
@@ -322,7 +322,7 @@ pub struct DataSpec {
 
 #[derive(Debug, Default, Clone, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
-pub struct VerifySpec {
+pub struct VerifyTable {
     /// Device → compute types `get_supported_compute_types(device)` must include.
     #[serde(default)]
     pub compute_types: BTreeMap<String, Loc<Vec<String>>>,
@@ -384,23 +384,23 @@ stack_fields!(Layer {
         inputs, onednn, openmp, mkl, sdk, cmake, env, bundle, verify, platform, variant, upstream
     ]
 });
-stack_fields!(UpstreamSpec {
+stack_fields!(UpstreamTable {
     replace: [],
     merge: [accepted]
 });
-stack_fields!(OneDnnSpec {
+stack_fields!(OneDnnTable {
     replace: [enabled, input],
     merge: [cmake]
 });
-stack_fields!(OpenMpSpec {
+stack_fields!(OpenMpTable {
     replace: [runtime, input, root],
     merge: []
 });
-stack_fields!(MklSpec {
+stack_fields!(MklTable {
     replace: [enabled, input, root, include_input, include],
     merge: []
 });
-stack_fields!(SdkSpec {
+stack_fields!(SdkTable {
     replace: [
         kind,
         version,
@@ -415,11 +415,11 @@ stack_fields!(SdkSpec {
     ],
     merge: []
 });
-stack_fields!(VerifySpec {
+stack_fields!(VerifyTable {
     replace: [],
     merge: [compute_types]
 });
-stack_fields!(BundleSpec {
+stack_fields!(BundleTable {
     replace: [
         policy,
         roots,

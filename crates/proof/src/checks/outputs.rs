@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Result, bail};
 
-use ct2v_bundle::bundle::run::{BINARIES_JSON, PORTABLE_DIR};
+use ct2v_bundle::bundler::run::{BINARIES_JSON, PORTABLE_DIR};
 use ct2v_pipeline::plan::{Action, Plan, Step};
 use ct2v_support::diagnostic::InputError;
 
@@ -74,7 +74,7 @@ pub fn portable_of_wheel(plan: &Plan, wheel: &Path, work: &Path) -> Result<PathB
         .map(|b| b.destinations())
         .unwrap_or_default();
     std::fs::create_dir_all(work)?;
-    ct2v_bundle::bundle::run::portable_of_fat_wheel(wheel, &folders, work)?;
+    ct2v_bundle::bundler::run::portable_of_fat_wheel(wheel, &folders, work)?;
     Ok(work.join(PORTABLE_DIR))
 }
 

@@ -44,7 +44,7 @@ pub fn run(
                 .into(),
         );
     }
-    let problems = ct2v_pipeline::release::verify(dir)?;
+    let problems = ct2v_pipeline::release::recheck(dir)?;
     if !problems.is_empty() {
         for p in &problems {
             eprintln!("error: {p}");
@@ -77,7 +77,7 @@ fn install_release(
         Some(p) => p.clone(),
         None => {
             let preferred = if platform.is_windows() {
-                winpython::spec::Spec::load(&workspace.root)?.default
+                winpython::pins::PythonPins::load(&workspace.root)?.default
             } else {
                 ct2v_support::host::python_version().unwrap_or_else(|| "3.12".into())
             };
@@ -194,7 +194,7 @@ impl Installs<'_> {
                 python: interpreter,
                 index_url: self.server.url(&format!(
                     "/{}/{}",
-                    ct2v_pipeline::release::pep503::DIR,
+                    ct2v_pipeline::release::wheel_index::DIR,
                     target.variant
                 )),
                 find_links,

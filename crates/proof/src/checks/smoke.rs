@@ -13,9 +13,9 @@ use super::verify::{install_and_verify, transcribe_check};
 use super::{interpreter_for, require_harness};
 use crate::interpreter::Interpreter;
 use crate::speech::{self, SpeechRequest, frozen, outcome};
-use ct2v_bundle::bundle::run::BINARIES_JSON;
+use ct2v_bundle::bundler::run::BINARIES_JSON;
 use ct2v_pipeline::plan::Plan;
-use ct2v_support::process::{Command, run_logged};
+use ct2v_support::process::{CommandLine, run_logged};
 use ct2v_support::units::human_size;
 use ct2v_support::workspace::Workspace;
 
@@ -71,7 +71,7 @@ pub fn run(
     );
     let app = interpreter.bounded(
         || {
-            frozen::freeze(&frozen::FreezeInputs {
+            frozen::freeze(&frozen::FreezeParams {
                 platform: plan.platform,
                 root: &workspace.root,
                 python: freezer.as_ref().unwrap_or(&interpreter),
@@ -232,14 +232,14 @@ fn freeze_venv(
         venv.display(),
         log.display()
     );
-    let create = Command::new(&verify.launcher[0])
+    let create = CommandLine::new(&verify.launcher[0])
         .args(verify.launcher[1..].iter().cloned())
         .args(["-m", "venv", "--clear"])
         .arg(venv.display().to_string());
     run_logged(&create, &Default::default(), log, &mut |_| {})?;
     let wheelhouse =
         ct2v_fetch::wheelhouse::dir(Path::new(&plan.cache_dir), plan.platform, &plan.python);
-    let mut runtime = Command::new(python.display().to_string())
+    let mut runtime = CommandLine::new(python.display().to_string())
         .args(["-m", "pip", "install", "--quiet", "--find-links"])
         .arg(wheelhouse.display().to_string());
     if offline {

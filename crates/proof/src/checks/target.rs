@@ -66,7 +66,7 @@ impl TargetQuery {
         let plan = request.plan(workspace)?;
         if let Some(name) = &name {
             name.check_fits(
-                ct2v_pipeline::release::pep503::PROJECT,
+                ct2v_pipeline::release::wheel_index::PROJECT,
                 plan.platform,
                 &plan.python,
             )?;

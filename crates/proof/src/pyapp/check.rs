@@ -27,7 +27,7 @@ pub fn run(
     std::fs::create_dir_all(&work)?;
     let log = work.join("pyapp.log");
     std::fs::write(&log, "")?;
-    let spec = crate::winpython::spec::Spec::load(&workspace.root)?;
+    let spec = crate::winpython::pins::PythonPins::load(&workspace.root)?;
     let wheelhouse =
         ct2v_fetch::wheelhouse::dir(&workspace.cache_dir, request.platform, &request.python);
     let constraints = crate::interpreter::numpy_constraints(&work, &spec.numpy)?;
@@ -50,7 +50,7 @@ pub fn run(
     let baseline = targets[0].baseline.trim_start_matches("ctranslate2==");
     let exe = pyapp::build(
         workspace,
-        &pyapp::Inputs {
+        &pyapp::ExeParts {
             python: &python,
             ctranslate2: baseline,
             pip_extra_args: &pip_args,
@@ -101,7 +101,7 @@ pub fn run(
                 .to_vec();
         onboarding.push(server.url(&format!(
             "/{}/{}",
-            ct2v_pipeline::release::pep503::DIR,
+            ct2v_pipeline::release::wheel_index::DIR,
             target.variant
         )));
         onboarding.extend(pip_args.iter().skip(1).cloned());
@@ -139,7 +139,7 @@ fn transcribe(
     run: &dyn Fn(&[String]) -> Result<String>,
     work: &Path,
 ) -> Result<()> {
-    let spec = crate::speech::spec::Spec::load(&workspace.root)?;
+    let spec = crate::speech::pins::SpeechPins::load(&workspace.root)?;
     let assets = crate::speech::assets::prepare(
         &spec,
         &ct2v_fetch::cache::Cache::new(&workspace.cache_dir),

@@ -23,17 +23,17 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result, bail};
 
 use crate::winpython::WindowsPython;
-use crate::winpython::spec::Spec;
+use crate::winpython::pins::PythonPins;
 use ct2v_fetch::unpack;
 use ct2v_support::diagnostic::InputError;
-use ct2v_support::process::{Command, run_logged};
+use ct2v_support::process::{CommandLine, run_logged};
 use ct2v_support::workspace::Workspace;
 
 /// The app's module (what PyApp runs: `python -m ct2_speech_app`).
 pub const APP_MODULE: &str = "ct2_speech_app";
 
 /// What the exe is made of.
-pub struct Inputs<'a> {
+pub struct ExeParts<'a> {
     pub python: &'a WindowsPython,
     /// The ctranslate2 the app requires, as PyPI has it (`4.7.1`).
     pub ctranslate2: &'a str,
@@ -46,7 +46,7 @@ pub struct Inputs<'a> {
 /// Builds the exe; returns its path.
 pub fn build(
     workspace: &Workspace,
-    inputs: &Inputs,
+    inputs: &ExeParts,
     options: &ct2v_fetch::download::Options,
 ) -> Result<PathBuf> {
     for arg in inputs.pip_extra_args {
@@ -58,7 +58,7 @@ pub fn build(
             .into());
         }
     }
-    let spec = Spec::load(&workspace.root)?;
+    let spec = PythonPins::load(&workspace.root)?;
     let cache = ct2v_fetch::cache::Cache::new(&workspace.cache_dir);
     let request = spec.request("pyapp");
     let fetched = ct2v_fetch::download::fetch_all(&cache, std::slice::from_ref(&request), options)
@@ -131,7 +131,7 @@ pub fn build(
     let text = fs::read(&build_rs)?;
     fs::write(&build_rs, text)?;
     let target_dir = inputs.work.join("pyapp-target");
-    let command = Command::new("cargo")
+    let command = CommandLine::new("cargo")
         .args([
             "build",
             "--locked",

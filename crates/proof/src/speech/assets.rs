@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result, bail};
 use sha2::{Digest, Sha256};
 
-use super::spec::{Member, Spec, assets_dir};
+use super::pins::{Member, SpeechPins, assets_dir};
 use ct2v_fetch::cache::{Cache, hex};
 use ct2v_fetch::download::{self, Options};
 use ct2v_fetch::unpack::copy_member;
@@ -22,7 +22,12 @@ pub struct Assets {
     pub audio: PathBuf,
 }
 
-pub fn prepare(spec: &Spec, cache: &Cache, xtask_dir: &Path, options: &Options) -> Result<Assets> {
+pub fn prepare(
+    spec: &SpeechPins,
+    cache: &Cache,
+    xtask_dir: &Path,
+    options: &Options,
+) -> Result<Assets> {
     let dir = assets_dir(xtask_dir, spec);
     let assets = Assets {
         model: dir.join("model"),
@@ -60,7 +65,7 @@ pub fn prepare(spec: &Spec, cache: &Cache, xtask_dir: &Path, options: &Options) 
         bail!(
             "the joined model.bin is {size} bytes with sha256 {sha256}, but {} pins {} bytes \
              with sha256 {}: the parts do not make the pinned model",
-            super::spec::SPEC_FILE,
+            super::pins::PINS_FILE,
             spec.model.size,
             spec.model.sha256
         );
@@ -88,7 +93,7 @@ pub fn prepare(spec: &Spec, cache: &Cache, xtask_dir: &Path, options: &Options) 
             spec.audio.member,
             member.input,
             spec.audio.sha256,
-            super::spec::SPEC_FILE
+            super::pins::PINS_FILE
         );
     }
     if dir.exists() {

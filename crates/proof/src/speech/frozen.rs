@@ -44,7 +44,7 @@ pub fn spec_text(portable: &Path, script: &Path, excludes: &[&str]) -> String {
         .replace("@EXCLUDES@", &serde_json::to_string(&excludes).unwrap())
 }
 
-pub struct FreezeInputs<'a> {
+pub struct FreezeParams<'a> {
     pub platform: Platform,
     pub root: &'a Path,
     /// The python with PyInstaller and faster-whisper installed (and no ctranslate2: the app
@@ -58,8 +58,8 @@ pub struct FreezeInputs<'a> {
 }
 
 /// Freezes the transcriber; returns the one-folder app PyInstaller wrote.
-pub fn freeze(inputs: &FreezeInputs) -> Result<PathBuf> {
-    let FreezeInputs {
+pub fn freeze(inputs: &FreezeParams) -> Result<PathBuf> {
+    let FreezeParams {
         root,
         python,
         excludes,

@@ -7,8 +7,8 @@
 pub mod assets;
 pub mod frozen;
 pub mod outcome;
+pub mod pins;
 pub mod scrub;
-pub mod spec;
 pub mod transcriber;
 pub mod wer;
 
@@ -87,7 +87,7 @@ pub fn check_request(plan: &Plan, request: &SpeechRequest) -> Result<(), InputEr
 /// The model and clip (the user's, or the pinned ones, fetched and assembled).
 pub fn prepare(workspace: &Workspace, plan: &Plan, request: &SpeechRequest) -> Result<Prepared> {
     check_request(plan, request)?;
-    let spec = spec::Spec::load(&workspace.root)?;
+    let spec = pins::SpeechPins::load(&workspace.root)?;
     let pinned = if request.model.is_none() || request.audio.is_none() {
         Some(assets::prepare(
             &spec,

@@ -9,9 +9,9 @@
 
 use std::path::Path;
 
-use ct2v_bundle::bundle::closure::{self, ClosureError, Inputs, LibraryFolder};
-use ct2v_bundle::bundle::policy::SystemLibraries;
-use ct2v_bundle::bundle::{Policy, glob, run::read_imports};
+use ct2v_bundle::bundler::closure::{self, ClosureError, ClosureParams, LibraryFolder};
+use ct2v_bundle::bundler::policy::SystemLibraries;
+use ct2v_bundle::bundler::{Policy, glob, run::read_imports};
 
 /// The folders, relative to site-packages, that CTranslate2's `__init__.py` adds.
 pub const DLL_FOLDERS: [&str; 4] = [
@@ -51,7 +51,7 @@ pub fn missing_dlls(site_packages: &Path) -> Option<String> {
         })
         .collect();
     let system = SystemLibraries::for_policy(Policy::Windows);
-    let inputs = Inputs {
+    let inputs = ClosureParams {
         roots,
         forced: &[],
         locations: &locations,

@@ -3,23 +3,23 @@
 //! transcribing with and freezing what we ship. On Windows itself the same commands run
 //! natively (a venv of the machine's Python), and none of this is used.
 //!
-//! - `spec.rs`: `variants/windows/python.toml`, the pinned interpreters;
+//! - `pins.rs`: `variants/windows/python.toml`, the pinned interpreters;
 //! - `prepare.rs`: one interpreter made usable (fetched, unpacked, signatures, pip);
 //! - `signature.rs`: the Authenticode check;
 //! - `wine.rs`: the prefix, the accommodations wine 8 needs, bounded runs;
 //! - `session.rs`: a fresh copy of one interpreter in a fresh prefix, for one check.
 //!
-//! All but the pins (`spec.rs`) and [`under_wine`] compile only with the `wine` feature.
+//! All but the pins (`pins.rs`) and [`under_wine`] compile only with the `wine` feature.
 
 #[cfg(feature = "wine")]
 pub mod diagnose;
+pub mod pins;
 #[cfg(feature = "wine")]
 pub mod prepare;
 #[cfg(feature = "wine")]
 mod session;
 #[cfg(feature = "wine")]
 pub mod signature;
-pub mod spec;
 #[cfg(feature = "wine")]
 pub mod wine;
 

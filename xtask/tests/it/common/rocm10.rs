@@ -445,14 +445,14 @@ pub fn unpack(wheels: &Wheels, project: &str, input: &str, work: &Path, dest: &P
     let (file, bytes) = &wheels.by_project[project];
     let archive = work.join("downloads").join(file);
     write(&archive, bytes);
-    xtask::inputs::unpack::unpack_input(
+    ct2v_fetch::unpack::unpack_input(
         input,
         &archive,
         file,
         &format!("https://stable.repo.amd.com/rocm/whl/{file}"),
         None,
         dest,
-        xtask::inputs::unpack::Kept::Recorded,
+        ct2v_fetch::unpack::Kept::Recorded,
     )
     .unwrap();
     dest.to_path_buf()

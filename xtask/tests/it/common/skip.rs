@@ -25,7 +25,7 @@ pub fn missing(tool: &str, install: &str) -> bool {
 
 /// [`missing`] for a program with no `--version` (7-Zip's `7zz`): found on PATH is enough.
 pub fn missing_from_path(tool: &str, install: &str) -> bool {
-    if xtask::support::host::on_path(tool) {
+    if ct2v_support::host::on_path(tool) {
         return false;
     }
     let ci = std::env::var("CI").is_ok_and(|v| v == "true");

@@ -96,7 +96,7 @@ pub fn zip_wheel(tree: &Path, out: &Path) -> BTreeSet<String> {
         let data = fs::read(tree.join(name)).unwrap();
         record.push_str(&format!(
             "{name},{},{}\n",
-            xtask::package::wheel::record_hash(&data),
+            ct2v_bundle::wheel::record_hash(&data),
             data.len()
         ));
         zip.start_file(name.as_str(), options).unwrap();

@@ -15,9 +15,9 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use ct2v_fetch::cache::{Cache, Pin};
+use ct2v_fetch::download::{self, Options, Request};
 use serde_json::Value;
-use xtask::inputs::cache::{Cache, Pin};
-use xtask::inputs::download::{self, Options, Request};
 
 use super::wheel::{dist_info, unzip, zip_wheel};
 use super::{Scratch, repo_root};
@@ -128,14 +128,14 @@ pub fn fat_wheel(scratch: &Scratch, variant: &str) -> Fat {
         .unwrap_or_else(|e| panic!("downloading the wheels: {e}"));
     for (r, f) in requests.iter().zip(&fetched).skip(1) {
         let unpack = step(&format!("unpack-{}", r.name))["dest"].clone();
-        xtask::inputs::unpack::unpack_input(
+        ct2v_fetch::unpack::unpack_input(
             &r.name,
             &f.path,
             &r.pin.file_name,
             &r.pin.url,
             None,
             Path::new(unpack.as_str().unwrap()),
-            xtask::inputs::unpack::Kept::Recorded,
+            ct2v_fetch::unpack::Kept::Recorded,
         )
         .unwrap();
     }
@@ -154,7 +154,7 @@ pub fn fat_wheel(scratch: &Scratch, variant: &str) -> Fat {
     fs::create_dir_all(Path::new(&files[0]).parent().unwrap()).unwrap();
     fs::copy(official.join("ctranslate2/ctranslate2.dll"), &files[0]).unwrap();
     fs::create_dir_all(&dest).unwrap();
-    let copied = xtask::build::copy_dlls::copy(&files, &dest).unwrap();
+    let copied = ct2v_pipeline::execute::copy_dlls::copy(&files, &dest).unwrap();
 
     // The stand-in `pip wheel`: the official wheel's Python files and extension, and the
     // package folder's DLLs (exactly what copy-dlls put there).

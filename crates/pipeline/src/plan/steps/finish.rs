@@ -7,9 +7,9 @@ use super::inputs::{bundle_inputs, in_sdk_dir, sdk_provided};
 use super::{Layout, VERIFY_SCRIPT, WheelIn, slash, step};
 use crate::plan::outputs::{CHECKSUMS, Outputs};
 use crate::plan::unfilled::{self, SDK_ROOT, TOOLCHAIN};
-use crate::plan::{Action, Command, PlannedInput, Step, StepId, input_label};
+use crate::plan::{Action, CommandLine, PlannedInput, Step, StepId, input_label};
 use crate::variant::{Build, Data, DataFilter, LibrarySource, Resolved, Search};
-use ct2v_bundle::bundle::spec::{BundleJob, DataGlob, SearchDir, SearchFolder};
+use ct2v_bundle::bundler::job::{BundleJob, DataGlob, SearchDir, SearchFolder};
 use ct2v_support::platform::Platform;
 
 /// `inputs`: the plan's, which name the archives the report labels files by.
@@ -244,16 +244,16 @@ fn verify_step(layout: &Layout, v: &Resolved, fat_wheel: &str) -> Step {
     .reads([fat_wheel.to_string()])
     .env(&verify_env(v.platform))
     .runs(vec![
-        Command::new(&launcher[0])
+        CommandLine::new(&launcher[0])
             .args(launcher[1..].iter().cloned())
             .args(["-m", "venv", "--clear", &verify_venv]),
         // What the wheel's setup.py requires, then the wheel itself without its
         // dependencies: those it declares for its GPU libraries ([bundle.requires-dist],
         // e.g. nvidia-cublas-cu12, ~600 MB) are the user's download, not this check's.
-        Command::new(&verify_python)
+        CommandLine::new(&verify_python)
             .args(["-m", "pip", "install", "--find-links", &layout.wheelhouse()])
             .args(ct2v_fetch::wheelhouse::RUNTIME_REQUIREMENTS),
-        Command::new(&verify_python).args([
+        CommandLine::new(&verify_python).args([
             "-m",
             "pip",
             "install",
@@ -267,8 +267,8 @@ fn verify_step(layout: &Layout, v: &Resolved, fat_wheel: &str) -> Step {
 }
 
 /// The verify script, run by the fresh venv's Python.
-fn verify_check(layout: &Layout, v: &Resolved, python: &str) -> Command {
-    let mut check = Command::new(python)
+fn verify_check(layout: &Layout, v: &Resolved, python: &str) -> CommandLine {
+    let mut check = CommandLine::new(python)
         .arg(slash(&layout.root.join(VERIFY_SCRIPT)))
         .args(["--version", &v.ctranslate2]);
     for (device, types) in &v.verify.compute_types {
@@ -302,5 +302,5 @@ fn checksum_step(outputs: &Outputs) -> Step {
 
 /// The bundle's wheel: on Linux tagged with the manylinux policy it proves.
 pub(super) fn fat_wheel_name(v: &Resolved, wheel: &WheelIn) -> String {
-    ct2v_bundle::bundle::manylinux::fat_wheel_name(&wheel.file_name, v.bundle.manylinux.as_deref())
+    ct2v_bundle::bundler::manylinux::fat_wheel_name(&wheel.file_name, v.bundle.manylinux.as_deref())
 }

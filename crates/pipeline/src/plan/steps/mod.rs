@@ -24,7 +24,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use super::outputs::Outputs;
-use super::{Action, Command, Plan, SCHEMA_VERSION, Step, StepId};
+use super::{Action, CommandLine, Plan, SCHEMA_VERSION, Step, StepId};
 use crate::variant::{Build, Input, Resolved, Sdk, SdkKind, SourceBuild};
 use ct2v_support::platform::Platform;
 use ct2v_support::workspace::Workspace;
@@ -143,7 +143,7 @@ impl Step {
         self
     }
 
-    fn runs(mut self, commands: Vec<Command>) -> Step {
+    fn runs(mut self, commands: Vec<CommandLine>) -> Step {
         self.commands = commands;
         self
     }

@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 
 use super::source::SourceTree;
 use super::{Layout, slash, step};
-use crate::plan::{Action, Command, Step, StepId};
+use crate::plan::{Action, CommandLine, Step, StepId};
 use crate::variant::{OpenMpRuntime, Placeholder, Resolved, SourceBuild};
 
 type Options = BTreeMap<String, String>;
@@ -69,8 +69,8 @@ pub(super) fn venv_step(layout: &Layout) -> Step {
     )
     .reads([requirements.clone()])
     .runs(vec![
-        Command::new(&launcher[0]).args(launcher[1..].iter().cloned()).args(["-m", "venv", &venv]),
-        Command::new(layout.tool("python")).args([
+        CommandLine::new(&launcher[0]).args(launcher[1..].iter().cloned()).args(["-m", "venv", &venv]),
+        CommandLine::new(layout.tool("python")).args([
             "-m",
             "pip",
             "install",
@@ -207,7 +207,7 @@ fn cmake_steps(
         )
         .after([StepId::configure(component)])
         .runs(vec![
-            Command::new(&cmake).args(["--build", &build, "--config", "Release"]),
+            CommandLine::new(&cmake).args(["--build", &build, "--config", "Release"]),
         ])
         .env(env)
         .writes([build.clone()]),
@@ -219,7 +219,7 @@ fn cmake_steps(
             format!("Install {title} into its prefix"),
         )
         .after([StepId::build(component)])
-        .runs(vec![Command::new(&cmake).args([
+        .runs(vec![CommandLine::new(&cmake).args([
             "--install",
             &build,
             "--config",
@@ -235,12 +235,12 @@ fn configure_command(
     build: &str,
     prefix: &str,
     options: &Options,
-) -> Command {
+) -> CommandLine {
     // `--fresh` (CMake 3.24+; the build venv pins 3.31): a configure runs only when its inputs
     // changed, and a kept CMakeCache.txt would keep what find_library found in the old inputs
     // (an MKL_ROOT of another MKL version left MKL_CORE_LIBRARY pointing at a removed folder).
     // ninja's own log still keeps every object whose command did not change.
-    let mut configure = Command::new(layout.tool("cmake"))
+    let mut configure = CommandLine::new(layout.tool("cmake"))
         .arg("--fresh")
         .args(["-S", source, "-B", build, "-G", "Ninja"])
         .arg(format!("-DCMAKE_MAKE_PROGRAM={}", layout.tool("ninja")))

@@ -2,7 +2,7 @@
 //! used where it is, then patched.
 
 use super::{Layout, SOURCE_INPUT, slash, step};
-use crate::plan::{Action, Command, SourceArchive, Step, StepId};
+use crate::plan::{Action, CommandLine, SourceArchive, Step, StepId};
 use crate::variant::{GithubTag, Input, Source, SourceBuild};
 use ct2v_fetch::patch::series::Series;
 
@@ -117,9 +117,9 @@ fn clone_step(url: &str, rev: &str, dest: &str) -> Step {
         format!("Clone CTranslate2 at {rev} with its submodules"),
     )
     .runs(vec![
-        Command::new("git").args(["clone", "--no-checkout", url, dest]),
-        Command::new("git").args(["-C", dest, "checkout", "--detach", rev]),
-        Command::new("git").args(["-C", dest, "submodule", "update", "--init", "--recursive"]),
+        CommandLine::new("git").args(["clone", "--no-checkout", url, dest]),
+        CommandLine::new("git").args(["-C", dest, "checkout", "--detach", rev]),
+        CommandLine::new("git").args(["-C", dest, "submodule", "update", "--init", "--recursive"]),
     ])
     .writes([dest.to_string()])
 }

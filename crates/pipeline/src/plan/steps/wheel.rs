@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 
 use super::native::Placeholders;
 use super::{Layout, WheelIn, slash, step};
-use crate::plan::{Action, Command, Step, StepId};
+use crate::plan::{Action, CommandLine, Step, StepId};
 use crate::variant::{OpenMpRuntime, Placeholder, Resolved};
 use ct2v_support::platform::Platform;
 
@@ -38,7 +38,7 @@ pub(super) fn wheel_steps(
         )
         .after(after)
         .reads([format!("{source_dir}/python"), layout.prefix("ctranslate2")])
-        .runs(vec![Command::new(layout.tool("python")).args([
+        .runs(vec![CommandLine::new(layout.tool("python")).args([
             "-m",
             "pip",
             "wheel",

@@ -10,10 +10,11 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use super::{Release, url_segment};
-use crate::release::pep503::{self, html_escape};
+use crate::release::wheel_index;
 use crate::release::{Artifact, MANIFEST, SELECTOR_DATA};
 use crate::variant::coverage::{self, Coverage, Style};
 use ct2v_bundle::checksums;
+use ct2v_fetch::pep503::{self, html_escape};
 use ct2v_fetch::wheel_name::WheelName;
 use ct2v_support::units::human_size;
 
@@ -147,7 +148,7 @@ fn variants(page: &FrontPage, newest: &Release) -> String {
 fn index_link(variant: &str) -> String {
     format!(
         "<a href=\"{}/{}/\"><code>{}</code></a>",
-        pep503::DIR,
+        wheel_index::DIR,
         html_escape(&url_segment(variant)),
         html_escape(variant)
     )
@@ -166,7 +167,7 @@ fn variant_section(
         html_escape(&wheels[0].description),
         index_link(variant)
     );
-    let index = format!("{}/{}/{variant}", page.site_url, pep503::DIR);
+    let index = format!("{}/{}/{variant}", page.site_url, wheel_index::DIR);
     let mut requirements: Vec<String> = wheels
         .iter()
         .filter_map(|a| WheelName::parse(Path::new(&a.path)).ok())

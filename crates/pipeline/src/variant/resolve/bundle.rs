@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use super::checks::{checked, missing_key};
 use super::inputs::{DEVICE_INPUT_PREFIX, DEVICE_WHEELS};
 use super::{Bundle, Data, Input, LibrarySource, Search};
-use crate::variant::layer::{BundleSpec, DataSpec, Output, SearchSpec};
+use crate::variant::layer::{BundleTable, DataTable, Output, SearchTable};
 use crate::variant::{Files, Loc};
 use ct2v_support::diagnostic::InputError;
 use ct2v_support::safe_path;
@@ -16,16 +16,16 @@ use ct2v_support::safe_path;
 pub(super) fn bundle(
     files: &Files,
     name: &str,
-    spec: Option<&BundleSpec>,
+    spec: Option<&BundleTable>,
     inputs: &BTreeMap<String, Input>,
     host_glibc: Option<(u32, u32)>,
     notes: &mut Vec<String>,
 ) -> Result<Bundle, InputError> {
     let mut bundle = from_spec(files, name, spec, inputs)?;
-    bundle.manylinux = ct2v_bundle::bundle::manylinux::target_for(bundle.policy, host_glibc);
+    bundle.manylinux = ct2v_bundle::bundler::manylinux::target_for(bundle.policy, host_glibc);
     if let (Some(tag), Some(policy)) = (
         &bundle.manylinux,
-        ct2v_bundle::bundle::manylinux::target(bundle.policy),
+        ct2v_bundle::bundler::manylinux::target(bundle.policy),
     ) && tag != policy
     {
         let (major, minor) = host_glibc.unwrap_or_default();
@@ -41,7 +41,7 @@ pub(super) fn bundle(
 fn from_spec(
     files: &Files,
     name: &str,
-    spec: Option<&BundleSpec>,
+    spec: Option<&BundleTable>,
     inputs: &BTreeMap<String, Input>,
 ) -> Result<Bundle, InputError> {
     let spec = spec.cloned().unwrap_or_default();
@@ -51,7 +51,7 @@ fn from_spec(
     let roots = match &spec.roots {
         Some(roots) => {
             for root in &roots.value {
-                ct2v_bundle::bundle::run::check_root(root).map_err(|e| {
+                ct2v_bundle::bundler::run::check_root(root).map_err(|e| {
                     files.error_at(roots, format!("[bundle] roots of variant `{name}`: {e}"))
                 })?;
             }
@@ -98,7 +98,7 @@ fn from_spec(
 
 fn search(
     files: &Files,
-    s: &SearchSpec,
+    s: &SearchTable,
     inputs: &BTreeMap<String, Input>,
 ) -> Result<Search, InputError> {
     Ok(Search {
@@ -117,7 +117,7 @@ fn search(
 /// not asked of that target's wheel.
 fn data(
     files: &Files,
-    d: &DataSpec,
+    d: &DataTable,
     inputs: &BTreeMap<String, Input>,
 ) -> Result<Vec<Data>, InputError> {
     let glob = checked(files, &d.glob, "data glob", safe_path::check_nonempty)?;

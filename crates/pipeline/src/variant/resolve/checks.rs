@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 
 use super::Verify;
-use crate::variant::layer::VerifySpec;
+use crate::variant::layer::VerifyTable;
 use crate::variant::template::{self, Placeholder};
 use crate::variant::{Catalog, DEFAULTS_FILE, Files, Loc};
 use ct2v_support::diagnostic::InputError;
@@ -128,7 +128,10 @@ fn check_env(files: &Files, key: &str, value: &Loc<String>) -> Result<(), InputE
     }
 }
 
-pub(super) fn verify(files: &Files, spec: Option<VerifySpec>) -> Result<Verify, InputError> {
+pub(super) fn verify_settings(
+    files: &Files,
+    spec: Option<VerifyTable>,
+) -> Result<Verify, InputError> {
     let spec = spec.unwrap_or_default();
     for (device, types) in &spec.compute_types {
         check_compute_types(files, device, types)?;

@@ -6,7 +6,7 @@ use std::collections::BTreeSet;
 use super::checks::checked;
 use super::inputs::{archive_input, checked_input};
 use super::{GithubTag, Submodule};
-use crate::variant::layer::{InputSpec, SourceSpec};
+use crate::variant::layer::{InputTable, SourceTable};
 use crate::variant::{Files, Loc};
 use ct2v_fetch::github::{ArchiveRef, ArchiveUrl, is_commit};
 use ct2v_support::diagnostic::InputError;
@@ -17,7 +17,7 @@ pub fn submodule_input(path: &str) -> String {
     format!("submodule-{}", path.replace('/', "-"))
 }
 
-pub(super) fn github_tag(files: &Files, spec: &SourceSpec) -> Result<GithubTag, InputError> {
+pub(super) fn github_tag(files: &Files, spec: &SourceTable) -> Result<GithubTag, InputError> {
     let mut archive = archive_input(files, spec, "ctranslate2-source")?;
     let url_at = spec.url.as_ref().expect("archive_input checked `url`");
     let parsed =
@@ -54,7 +54,7 @@ pub(super) fn github_tag(files: &Files, spec: &SourceSpec) -> Result<GithubTag, 
 fn submodule(
     files: &Files,
     path: &str,
-    record: &Loc<crate::variant::layer::SubmoduleSpec>,
+    record: &Loc<crate::variant::layer::SubmoduleTable>,
     names: &mut BTreeSet<String>,
 ) -> Result<Submodule, InputError> {
     let at = |message: String| files.error_at(record, message);
@@ -107,7 +107,7 @@ fn submodule(
                  --from-tag TAG` writes it"
             )));
     };
-    let input = InputSpec {
+    let input = InputTable {
         url: Some(spec.url.clone()),
         index: None,
         sha256: spec.sha256.clone(),

@@ -8,7 +8,7 @@ use super::{IndexedWheel, Input};
 use crate::variant::Files;
 use crate::variant::Loc;
 use crate::variant::download_url;
-use crate::variant::layer::{InputSpec, Layer, SourceSpec};
+use crate::variant::layer::{InputTable, Layer, SourceTable};
 use ct2v_support::diagnostic::InputError;
 use ct2v_support::platform::Platform;
 use ct2v_support::safe_path;
@@ -66,10 +66,10 @@ pub(super) fn device_wheels(
         let name = format!("{DEVICE_INPUT_PREFIX}{target}");
         let package = spec.value.package.value.replace("{target}", target);
         let input = Loc {
-            value: InputSpec {
+            value: InputTable {
                 index: Some(spec.value.index.clone()),
                 package: Some(package),
-                ..InputSpec::default()
+                ..InputTable::default()
             },
             file: spec.file,
             span: spec.span.clone(),
@@ -86,7 +86,7 @@ pub(super) fn device_wheels(
 pub(super) fn checked_input(
     files: &Files,
     name: &str,
-    spec_loc: &Loc<InputSpec>,
+    spec_loc: &Loc<InputTable>,
     runnable: bool,
     platform: Option<Platform>,
 ) -> Result<Input, InputError> {
@@ -193,7 +193,7 @@ pub(super) fn checked_input(
 fn indexed_wheel(
     files: &Files,
     name: &str,
-    spec_loc: &Loc<InputSpec>,
+    spec_loc: &Loc<InputTable>,
     index: &Loc<String>,
     platform: Platform,
 ) -> Result<IndexedWheel, InputError> {
@@ -241,7 +241,7 @@ fn check_sha256(files: &Files, sha: &Loc<String>) -> Result<(), InputError> {
 /// The `url`/`sha256`/`size`/`subdir` of a `[source]` table as an input.
 pub(super) fn archive_input(
     files: &Files,
-    spec: &SourceSpec,
+    spec: &SourceTable,
     name: &str,
 ) -> Result<Input, InputError> {
     let url = spec.url.clone().ok_or_else(|| {
@@ -250,7 +250,7 @@ pub(super) fn archive_input(
             format!("[source] of kind `{}` needs `url`", spec.kind_name()),
         )
     })?;
-    let input = InputSpec {
+    let input = InputTable {
         url: Some(url),
         index: None,
         sha256: spec.sha256.clone(),

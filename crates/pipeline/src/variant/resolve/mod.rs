@@ -335,7 +335,7 @@ pub(super) fn resolve(
     };
     let cuda_arch = targets::cuda_arch(files, &layer, choices)?;
     let env = checks::env(files, &layer.env, sdk.is_some())?;
-    let verify = checks::verify(files, layer.verify.clone())?;
+    let verify = checks::verify_settings(files, layer.verify.clone())?;
     // The host's glibc says something only about a build made on this host.
     let host_glibc = choices
         .host_glibc

@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use super::{Input, Sdk, SdkInstaller};
-use crate::variant::layer::SdkSpec;
+use crate::variant::layer::SdkTable;
 use crate::variant::{Files, Loc};
 use ct2v_support::diagnostic::InputError;
 use ct2v_support::text_rules;
@@ -13,7 +13,7 @@ use ct2v_support::text_rules;
 pub(super) fn sdk(
     files: &Files,
     name: &str,
-    spec: Option<&SdkSpec>,
+    spec: Option<&SdkTable>,
     inputs: &BTreeMap<String, Input>,
 ) -> Result<Option<Sdk>, InputError> {
     let Some(spec) = spec else { return Ok(None) };
@@ -40,7 +40,7 @@ pub(super) fn sdk(
 fn sdk_pip(
     files: &Files,
     name: &str,
-    spec: &SdkSpec,
+    spec: &SdkTable,
 ) -> Result<Option<(String, String)>, InputError> {
     match (&spec.pip_index, &spec.pip) {
         (None, None) => Ok(None),
@@ -65,7 +65,7 @@ fn sdk_pip(
 fn sdk_installer(
     files: &Files,
     name: &str,
-    spec: &SdkSpec,
+    spec: &SdkTable,
     inputs: &BTreeMap<String, Input>,
 ) -> Result<Option<SdkInstaller>, InputError> {
     let Some(input) = &spec.installer else {

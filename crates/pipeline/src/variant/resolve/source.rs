@@ -8,7 +8,7 @@ use super::checks::{check_placeholders, check_sdk_placeholder, checked, missing_
 use super::inputs::{archive_input, check_input_ref};
 use super::{Build, Input, Mkl, OneDnn, OpenMp, Source, SourceBuild};
 use crate::variant::layer::{
-    CMakeOptions, Layer, OpenMpRuntime, OpenMpSpec, SdkSpec, SourceKind, SourceSpec,
+    CMakeOptions, Layer, OpenMpRuntime, OpenMpTable, SdkTable, SourceKind, SourceTable,
 };
 use crate::variant::{Catalog, DEFAULTS_FILE, Files, Loc, VERSIONS_DIR};
 use ct2v_fetch::patch::series::Series;
@@ -44,7 +44,7 @@ pub(super) fn build(
 fn wheel_for_python(
     files: &Files,
     name: &str,
-    spec: &SourceSpec,
+    spec: &SourceTable,
     python: &str,
 ) -> Result<Build, InputError> {
     let wheel = spec.wheels.get(python).ok_or_else(|| {
@@ -67,7 +67,7 @@ fn source_build(
     catalog: &Catalog,
     name: &str,
     layer: &Layer,
-    spec: &SourceSpec,
+    spec: &SourceTable,
     inputs: &BTreeMap<String, Input>,
 ) -> Result<SourceBuild, InputError> {
     let files = &catalog.files;
@@ -99,7 +99,7 @@ fn source_build(
     })
 }
 
-fn source(files: &Files, spec: &SourceSpec) -> Result<Source, InputError> {
+fn source(files: &Files, spec: &SourceTable) -> Result<Source, InputError> {
     let need = |value: &Option<Loc<String>>, key: &str| {
         value.clone().ok_or_else(|| {
             files.error_at(
@@ -176,7 +176,7 @@ fn onednn(
 /// `[openmp]`'s runtime (COMP by default) and, for INTEL, its input.
 fn openmp_runtime(
     files: &Files,
-    openmp_spec: &OpenMpSpec,
+    openmp_spec: &OpenMpTable,
     inputs: &BTreeMap<String, Input>,
 ) -> Result<(OpenMpRuntime, Option<String>), InputError> {
     let runtime = openmp_spec
@@ -303,7 +303,7 @@ fn cmake_options(
 fn check_sdk_placeholders(
     files: &Files,
     options: &CMakeOptions,
-    sdk: Option<&SdkSpec>,
+    sdk: Option<&SdkTable>,
 ) -> Result<(), InputError> {
     let has_sdk = sdk.is_some_and(|s| s.kind.is_some());
     for value in options.values() {

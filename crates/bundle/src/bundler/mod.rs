@@ -1,10 +1,12 @@
 //! The bundler: which SDK libraries a build needs, where they go, and where each came from.
-//! Usable without a plan (`bundle --wheel`); the build's spec from a plan is `build::bundle_job`.
+//! Usable without a plan (`bundle --wheel`); the build's job from a plan is
+//! `ct2v_pipeline::execute::bundle_job`.
 
 pub mod analyze;
 pub mod closure;
 pub mod data;
 pub mod glob;
+pub mod job;
 pub mod layout;
 pub mod manylinux;
 pub mod policy;
@@ -12,6 +14,5 @@ pub mod repair;
 pub mod report;
 pub mod run;
 pub mod runpath;
-pub mod spec;
 
 pub use policy::{Output, Policy};

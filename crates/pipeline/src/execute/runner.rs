@@ -13,11 +13,11 @@ use super::jobs;
 use super::progress::run_commands;
 use super::sdk_env::SdkEnv;
 use super::toolchain::{check_compiler, check_python};
-use crate::build::exec::Handler;
-use crate::build::fetch;
+use crate::execute::executor::Handler;
+use crate::execute::input_download;
 use crate::plan::{Action, Plan, SourceArchive, Step};
 use crate::sdk::msvc;
-use ct2v_bundle::bundle::run as bundle_run;
+use ct2v_bundle::bundler::run as bundle_run;
 use ct2v_bundle::checksums;
 use ct2v_fetch::cache::Cache;
 use ct2v_fetch::unpack;
@@ -115,7 +115,7 @@ impl Handler for Runner {
                 run_commands(step, &self.pip_env(step), log)
             }
             Action::CopyDlls { files, dest } => rerecord_after(Path::new(dest), || {
-                for copied in crate::build::copy_dlls::copy(files, Path::new(dest))? {
+                for copied in crate::execute::copy_dlls::copy(files, Path::new(dest))? {
                     eprintln!("      {}", copied.display());
                 }
                 Ok(())
@@ -190,7 +190,7 @@ impl Handler for Runner {
 impl Runner {
     /// The plan's inputs into the cache and, online, the pip wheels an offline build needs.
     fn fetch(&mut self, plan: &Plan, log: &Path) -> Result<()> {
-        let summary = fetch::fetch_plan(&self.cache, plan, &self.download)?;
+        let summary = input_download::fetch_plan(&self.cache, plan, &self.download)?;
         eprintln!("      {}", summary.line());
         if !self.download.offline
             && let Some(requirements) = plan.venv_requirements()
@@ -454,11 +454,11 @@ fn patched_tree_series(plan: &Plan, dest: &str) -> Option<Vec<PathBuf>> {
 #[cfg(all(test, unix))]
 mod tests {
     use super::*;
-    use crate::plan::Command;
+    use crate::plan::CommandLine;
     use ct2v_support::owned_output::{self, Claim, RECORD};
     use std::fs;
 
-    fn step(id: &'static str, action: Action, commands: Vec<Command>) -> Step {
+    fn step(id: &'static str, action: Action, commands: Vec<CommandLine>) -> Step {
         Step {
             id: id.into(),
             action,
@@ -515,7 +515,7 @@ mod tests {
             step(
                 "wheel",
                 Action::Wheel,
-                vec![Command::new("mkdir").args(["-p", &pip_build])],
+                vec![CommandLine::new("mkdir").args(["-p", &pip_build])],
             ),
             step(
                 "checksum",

@@ -1,4 +1,5 @@
-//! A static PEP 503 "simple" repository per variant, for the wheels of a release:
+//! A release's pip index: a static PEP 503 "simple" repository per variant (its pages written
+//! by `ct2v_fetch::pep503`, the format's one home), for the wheels of a release:
 //! `whl/<variant>/index.html` (the project list) and `whl/<variant>/ctranslate2/index.html`
 //! (one link per wheel, with `#sha256=` so that pip checks what it downloads), as PyTorch
 //! serves `download.pytorch.org/whl/cu121/`. Host `whl/` anywhere static (GitHub Pages, or the
@@ -11,7 +12,7 @@ use anyhow::Result;
 
 use ct2v_support::fsx;
 
-pub use ct2v_fetch::pep503::{Link, href_name, html_escape, project_page, root_page};
+use ct2v_fetch::pep503::{Link, project_page, root_page};
 
 pub const DIR: &str = "whl";
 pub const PROJECT: &str = "ctranslate2";

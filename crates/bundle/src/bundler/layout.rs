@@ -72,7 +72,7 @@ mod tests {
     use std::collections::BTreeSet;
 
     use super::*;
-    use crate::bundle::closure::Library;
+    use crate::bundler::closure::Library;
 
     fn library(name: &str, dest: &str, in_wheel: bool) -> Library {
         Library {

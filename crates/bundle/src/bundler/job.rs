@@ -1,5 +1,5 @@
 //! What one bundle run needs ([`BundleJob`]): what every caller must say, defaults for the
-//! rest, and the spec of `bundle --wheel` from its flags.
+//! rest, and the job of `bundle --wheel` from its flags.
 
 use std::path::{Path, PathBuf};
 

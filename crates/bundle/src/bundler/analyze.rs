@@ -11,9 +11,9 @@ use anyhow::{Result, bail};
 
 use super::closure::{self, Closure, LibraryFolder};
 use super::data;
+use super::job::{BundleJob, SearchDir, SearchFolder, check_root};
 use super::layout::{self, Placed};
 use super::policy::SystemLibraries;
-use super::spec::{BundleJob, SearchDir, SearchFolder, check_root};
 use crate::binary;
 use ct2v_support::diagnostic::InputError;
 use ct2v_support::fsx::files_below;
@@ -74,7 +74,7 @@ fn resolve(
     locations: &[LibraryFolder],
     never_bundled: &SystemLibraries,
 ) -> Result<Closure> {
-    let inputs = closure::Inputs {
+    let inputs = closure::ClosureParams {
         roots,
         forced: &spec.force,
         locations,

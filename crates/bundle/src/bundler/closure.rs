@@ -132,7 +132,7 @@ pub const RUN_TIME: &str = "loaded at run time";
 /// Reads the names a binary imports (import and delay-import tables, or DT_NEEDED).
 pub type ReadImports<'a> = &'a dyn Fn(&Path) -> Result<Vec<String>, String>;
 
-pub struct Inputs<'a> {
+pub struct ClosureParams<'a> {
     /// Binaries already in the wheel whose imports are followed: (path, dest folder).
     pub roots: Vec<(PathBuf, String)>,
     /// File-name globs of libraries loaded at run time.
@@ -141,7 +141,7 @@ pub struct Inputs<'a> {
     pub system: &'a SystemLibraries,
 }
 
-pub fn resolve(inputs: &Inputs, read_imports: ReadImports) -> Result<Closure, ClosureError> {
+pub fn resolve(inputs: &ClosureParams, read_imports: ReadImports) -> Result<Closure, ClosureError> {
     let system = inputs.system;
     let index = index_locations(inputs.locations, system)?;
     let searched: Vec<PathBuf> = inputs.locations.iter().map(|l| l.dir.clone()).collect();
@@ -385,7 +385,7 @@ fn file_name(path: &Path) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::bundle::Policy;
+    use crate::bundler::Policy;
 
     /// A fake SDK: files on disk (empty) and an import graph in memory.
     struct Tree {
@@ -426,7 +426,7 @@ mod tests {
         ) -> Result<Closure, ClosureError> {
             let system = SystemLibraries::for_policy(Policy::Windows);
             let forced: Vec<String> = forced.iter().map(|s| s.to_string()).collect();
-            let inputs = Inputs {
+            let inputs = ClosureParams {
                 roots: roots
                     .iter()
                     .map(|r| (self.dir.path().join(r), "ctranslate2".to_string()))

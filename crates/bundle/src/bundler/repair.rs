@@ -9,10 +9,10 @@ use anyhow::{Context, Result};
 
 use super::Policy;
 use super::analyze::BundleAnalysis;
+use super::job::BundleJob;
 use super::layout::Placed;
 use super::manylinux::{self, Tagging};
 use super::runpath;
-use super::spec::BundleJob;
 
 /// What the repair changed that the outputs and the report name.
 #[derive(Debug)]

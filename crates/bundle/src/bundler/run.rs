@@ -11,10 +11,10 @@ use anyhow::{Context, Result};
 
 use super::Output;
 use super::analyze::{BundleAnalysis, analyze};
+use super::job::BundleJob;
 use super::layout::{self, Placed};
 use super::repair::{Repaired, repair};
 use super::report::ProvenanceReport;
-use super::spec::BundleJob;
 use ct2v_fetch::unpack::{self, ArchiveFormat, Limits};
 use ct2v_support::diagnostic::InputError;
 use ct2v_support::fsx::files_below;
@@ -22,7 +22,7 @@ use ct2v_support::owned_output;
 
 // The paths winpython/ and variant/ use.
 pub use super::analyze::read_imports;
-pub use super::spec::check_root;
+pub use super::job::check_root;
 
 /// What a run produced.
 #[derive(Debug)]

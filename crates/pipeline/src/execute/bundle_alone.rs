@@ -6,10 +6,10 @@ use std::process::ExitCode;
 
 use anyhow::Result;
 
-use crate::build::bundle_job;
+use crate::execute::bundle_job;
 use crate::plan::request::PlanRequest;
-use ct2v_bundle::bundle::run as bundle_run;
-use ct2v_bundle::bundle::spec::{BundleJob, WheelFlags};
+use ct2v_bundle::bundler::job::{BundleJob, WheelFlags};
+use ct2v_bundle::bundler::run as bundle_run;
 use ct2v_support::workspace::Workspace;
 use ct2v_support::{out, outln};
 

@@ -64,7 +64,7 @@ pub fn install(
     if !force && let Ok(found) = sdk::find(sdk, plan.platform, &[], None) {
         return Ok(Installed::Already(found));
     }
-    let file = crate::build::fetch::fetch_one(cache, &plan.variant, input, options)?;
+    let file = crate::execute::input_download::fetch_one(cache, &plan.variant, input, options)?;
     let started = Instant::now();
     let program = runnable_copy(&file, &input.file_name, log)?;
     let limit = timeout.unwrap_or(Duration::from_secs(installer.minutes * 60));
