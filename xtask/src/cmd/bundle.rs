@@ -43,14 +43,14 @@ pub struct Bundle {
 impl Bundle {
     pub fn run(self, workspace: &Workspace) -> Result<ExitCode> {
         let plan = self.variant.map(|variant| BundleSource::Plan {
-            plan: PlanRequest {
+            plan: Box::new(PlanRequest {
                 platform: self.platform.map(Into::into),
                 python: self.python,
                 ctranslate2: self.ctranslate2,
                 gpu_targets: self.wheel.gpu_targets.clone(),
                 sdk_dir: self.sdk_dir,
                 ..PlanRequest::only(variant)
-            },
+            }),
             toolchain_dir: self.toolchain_dir,
         });
         self.wheel.request(plan).run(workspace)

@@ -16,7 +16,7 @@ use ct2v_support::{out, outln};
 /// What is bundled: the bundle step of a variant's plan, or a wheel as its flags describe.
 pub enum BundleSource {
     Plan {
-        plan: PlanRequest,
+        plan: Box<PlanRequest>,
         /// The compiler runtime folder for `from = "toolchain"` sources.
         toolchain_dir: Option<PathBuf>,
     },

@@ -179,7 +179,7 @@ mod tests {
     fn plan_bundling(job: BundleJob) -> Plan {
         Plan::of_steps(vec![Step {
             id: StepId::BUNDLE,
-            action: Action::Bundle(job),
+            action: Action::Bundle(Box::new(job)),
             description: String::new(),
             after: vec![],
             inputs: vec![],

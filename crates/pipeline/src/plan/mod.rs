@@ -187,7 +187,7 @@ pub enum Action {
     },
     Wheel,
     /// The SDK's and the compiler runtime's folders are placeholders here (`unfilled`).
-    Bundle(BundleJob),
+    Bundle(Box<BundleJob>),
     Verify,
     Checksum {
         dir: String,
@@ -241,7 +241,7 @@ impl Plan {
     /// The bundle step's job, if the plan bundles.
     pub fn bundle_job(&self) -> Option<&BundleJob> {
         self.find_action(|a| match a {
-            Action::Bundle(b) => Some(b),
+            Action::Bundle(b) => Some(b.as_ref()),
             _ => None,
         })
     }

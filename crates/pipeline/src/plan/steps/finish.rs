@@ -34,7 +34,7 @@ fn bundle_step(layout: &Layout, v: &Resolved, outputs: &Outputs, inputs: &[Plann
     after.extend(bundle_inputs(v).iter().map(|r| StepId::unpack(&r.name)));
     step(
         StepId::BUNDLE,
-        Action::Bundle(bundle_job(layout, v, outputs, inputs)),
+        Action::Bundle(Box::new(bundle_job(layout, v, outputs, inputs))),
         "Find the minimum set of libraries the binaries load, place them, write the report",
     )
     .after(after)
