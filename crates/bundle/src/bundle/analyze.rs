@@ -20,7 +20,7 @@ use ct2v_support::fsx::files_below;
 
 /// The result of [`analyze`]: what the repair acts on and the report describes.
 #[derive(Debug)]
-pub struct BundleAnalysis {
+pub(crate) struct BundleAnalysis {
     /// Where imports were looked for, in order: the wheel's folders of root binaries, then
     /// the spec's search folders.
     pub locations: Vec<LibraryFolder>,
@@ -36,11 +36,11 @@ pub struct BundleAnalysis {
     /// Imported libraries the spec assumes the target system has.
     pub assumed_present: Vec<String>,
     /// What is never bundled: the policy's system libraries and the assumed ones.
-    pub never_bundled: SystemLibraries,
+    pub(crate) never_bundled: SystemLibraries,
 }
 
 /// Analyzes `tree`, the input wheel unpacked; nothing is written.
-pub fn analyze(spec: &BundleJob, tree: &Path) -> Result<BundleAnalysis> {
+pub(crate) fn analyze(spec: &BundleJob, tree: &Path) -> Result<BundleAnalysis> {
     let mut never_bundled = SystemLibraries::for_policy(spec.policy);
     never_bundled.assume(&spec.assume_present);
     let roots = roots(spec, tree)?;

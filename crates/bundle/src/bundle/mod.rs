@@ -1,14 +1,14 @@
 //! The bundler: which SDK libraries a build needs, where they go, and where each came from.
 //! Usable without a plan (`bundle --wheel`); the build's spec from a plan is `build::bundle_job`.
 
-pub mod analyze;
+pub(crate) mod analyze;
 pub mod closure;
 pub mod data;
 pub mod glob;
 pub mod layout;
 pub mod manylinux;
 pub mod policy;
-pub mod repair;
+pub(crate) mod repair;
 pub mod report;
 pub mod run;
 pub mod runpath;

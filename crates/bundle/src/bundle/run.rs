@@ -27,7 +27,7 @@ pub use super::spec::check_root;
 /// What a run produced.
 #[derive(Debug)]
 pub struct BundleOutput {
-    pub analysis: BundleAnalysis,
+    pub(crate) analysis: BundleAnalysis,
     pub report: ProvenanceReport,
     /// The files written under `out`, relative to it.
     pub artifacts: Vec<String>,
@@ -38,8 +38,8 @@ pub const PORTABLE_INTERNAL: &str = "_internal";
 pub const BINARIES_JSON: &str = "binaries.json";
 /// The PyInstaller hook shipped in `portable/`, which reads `binaries.json` next to it.
 pub const PYINSTALLER_HOOK: &str = "hook-ctranslate2.py";
-pub const REPORT_JSON: &str = "provenance.json";
-pub const REPORT_MD: &str = "provenance.md";
+pub(crate) const REPORT_JSON: &str = "provenance.json";
+pub(crate) const REPORT_MD: &str = "provenance.md";
 
 /// How messages name the folder a run writes (`--out`, or the plan's).
 const OUT_FOLDER: &str = "the bundle's output folder";

@@ -19,7 +19,7 @@ use anyhow::{Context, Result};
 use super::hunks::{Diff, FileDiff, Hunk, Problem};
 
 /// The tree's files as the patches applied so far left them.
-pub struct Overlay {
+pub(crate) struct Overlay {
     tree: PathBuf,
     /// `None`: the file does not exist (yet).
     files: BTreeMap<String, Option<String>>,
@@ -133,7 +133,7 @@ impl Overlay {
 
     /// What [`Overlay::apply`] would make of each file, changing nothing.
     #[allow(clippy::type_complexity)]
-    pub fn try_apply(
+    pub(crate) fn try_apply(
         &mut self,
         diff: &Diff,
         reverse: bool,
@@ -300,7 +300,7 @@ fn signed_distance(from: usize, to: usize) -> isize {
 }
 
 /// GNU patch's default `--fuzz`.
-pub const MAX_FUZZ: usize = 2;
+pub(crate) const MAX_FUZZ: usize = 2;
 
 /// `hunk` without up to `fuzz` context lines at each end, and how many went at the start.
 fn trim_context(hunk: &Hunk, fuzz: usize) -> (usize, Hunk) {

@@ -6,23 +6,23 @@ use std::fmt;
 
 /// One `@@ -start,len +start,len @@` block of a file in a unified diff.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Hunk {
+pub(crate) struct Hunk {
     pub header: String,
-    pub old_start: usize,
+    pub(crate) old_start: usize,
     /// The lines the file must have for the hunk to apply (context and removed lines),
     /// without their line ends.
     pub expected: Vec<String>,
     /// The lines that take their place (context and added lines).
-    pub replacement: Vec<String>,
+    pub(crate) replacement: Vec<String>,
     /// `\ No newline at end of file` after the old side's last line.
-    pub old_ends_without_newline: bool,
+    pub(crate) old_ends_without_newline: bool,
     /// `\ No newline at end of file` after the new side's last line.
-    pub new_ends_without_newline: bool,
+    pub(crate) new_ends_without_newline: bool,
 }
 
 impl Hunk {
     /// The hunk that undoes this one.
-    pub fn reversed(&self) -> Hunk {
+    pub(crate) fn reversed(&self) -> Hunk {
         Hunk {
             header: self.header.clone(),
             old_start: self.old_start,
@@ -36,17 +36,17 @@ impl Hunk {
 
 /// One file a diff changes.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct FileDiff {
+pub(crate) struct FileDiff {
     /// The path `-p1` names (without `a/` or `b/`).
     pub path: String,
     /// The old side is `/dev/null`: the patch creates the file.
     pub creates: bool,
-    pub hunks: Vec<Hunk>,
+    pub(crate) hunks: Vec<Hunk>,
 }
 
 /// The files a diff changes, in order.
 #[derive(Debug, Default, PartialEq, Eq)]
-pub struct Diff {
+pub(crate) struct Diff {
     pub files: Vec<FileDiff>,
 }
 
@@ -347,7 +347,7 @@ fn p1(name: &str) -> &str {
 
 /// Why a patch does not apply to a tree.
 #[derive(Debug, PartialEq, Eq)]
-pub enum Problem {
+pub(crate) enum Problem {
     /// Hunk `hunk` (from 1) of `file` matches nowhere; `at` is where it was looked for first.
     HunkFailed {
         file: String,

@@ -24,7 +24,7 @@ use ct2v_fetch::unpack;
 use ct2v_fetch::{download, patch, wheelhouse};
 use ct2v_support::owned_output::rerecord_after;
 
-pub struct Runner {
+pub(crate) struct Runner {
     pub cache: Cache,
     pub download: download::Options,
     /// Folders the plan cannot know (SDK, compiler runtime); found on demand when missing.

@@ -14,14 +14,14 @@ use crate::variant::SdkKind;
 
 /// What this run found of the plan's SDK, once a step needed it.
 #[derive(Debug, Default)]
-pub struct SdkEnv {
+pub(crate) struct SdkEnv {
     /// The SDK found on this machine (also for build-info.json).
     pub found: Option<sdk::Found>,
     /// CUDA: the `CUDA_ARCH_LIST` for the toolkit found (`{sdk.cuda-arch}`).
     pub cuda_arch: Option<String>,
     /// This run stops before the bundle step (`--until install-ctranslate2`: the native
     /// library only), so the SDK need not hold the rocBLAS kernels the bundle would take.
-    pub before_bundle: bool,
+    pub(crate) before_bundle: bool,
 }
 
 /// The file an install step leaves in its prefix naming the SDK the library was compiled
@@ -43,7 +43,7 @@ impl SdkEnv {
 
     /// Takes the SDK from the [`RECORD`] an install step left in `prefix`, instead of finding
     /// one here; an error names the file when it is missing or unreadable.
-    pub fn from_record(&mut self, prefix: &Path, folders: &mut Folders) -> Result<sdk::Found> {
+    pub(crate) fn from_record(&mut self, prefix: &Path, folders: &mut Folders) -> Result<sdk::Found> {
         let path = prefix.join(RECORD);
         let text = std::fs::read_to_string(&path).map_err(|e| {
             anyhow::anyhow!(

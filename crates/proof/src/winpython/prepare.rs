@@ -24,7 +24,7 @@ pub struct WindowsPython {
     /// `3.12.9`
     pub version: String,
     /// `3.12`
-    pub minor: String,
+    pub(crate) minor: String,
 }
 
 impl WindowsPython {
@@ -32,13 +32,13 @@ impl WindowsPython {
         self.dir.join("python.exe")
     }
 
-    pub fn site_packages(&self) -> PathBuf {
+    pub(crate) fn site_packages(&self) -> PathBuf {
         self.dir.join("Lib").join("site-packages")
     }
 
     /// A fresh copy in `dest` (replaced when it is a copy this tool made there before: its
     /// marker names it, `support::staging`).
-    pub fn copy_to(&self, dest: &Path) -> Result<WindowsPython> {
+    pub(crate) fn copy_to(&self, dest: &Path) -> Result<WindowsPython> {
         if dest.exists() {
             if !ct2v_support::staging::marked(dest) {
                 return Err(ct2v_support::diagnostic::InputError::new(format!(
@@ -64,7 +64,7 @@ impl WindowsPython {
 const MARKER: &str = ".ct2v-windows-python";
 
 /// The interpreter for `minor`, prepared once into `xtask_dir/windows-python/`.
-pub fn prepare(
+pub(crate) fn prepare(
     root: &Path,
     cache: &Cache,
     xtask_dir: &Path,

@@ -10,7 +10,7 @@ use ct2v_fetch::cache::Pin;
 use ct2v_fetch::download::Request;
 use ct2v_support::diagnostic::InputError;
 
-pub const SPEC_FILE: &str = "variants/windows/python.toml";
+pub(crate) const SPEC_FILE: &str = "variants/windows/python.toml";
 
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
@@ -20,7 +20,7 @@ pub struct Spec {
     /// The numpy version installed before any wheel (the newest wine 8 can import).
     pub numpy: String,
     /// The newest Python a check can run under wine (numpy's wheels end there).
-    pub max_python_under_wine: String,
+    pub(crate) max_python_under_wine: String,
     pub python: BTreeMap<String, PythonSpec>,
     pub inputs: BTreeMap<String, InputFile>,
 }
@@ -88,7 +88,7 @@ impl Spec {
     }
 
     /// Whether `minor` can be checked under wine (numpy 1.26 stops at `max-python-under-wine`).
-    pub fn runs_under_wine(&self, minor: &str) -> bool {
+    pub(crate) fn runs_under_wine(&self, minor: &str) -> bool {
         minor_number(minor) <= minor_number(&self.max_python_under_wine)
     }
 

@@ -45,7 +45,7 @@ fn builds_for(catalog: &Catalog, variant: &str, platform: Platform) -> bool {
             .any(|p| p.value == platform.name())
 }
 
-pub fn our_data(catalog: &Catalog, version: &str) -> OurData {
+pub(crate) fn our_data(catalog: &Catalog, version: &str) -> OurData {
     let mut data = OurData {
         pybind11: Some(pybind11(catalog, version)),
         onednn_version: Some(onednn_version(catalog, version)),

@@ -27,7 +27,7 @@ pub enum Token {
 
 /// Backslash-continued lines joined: `first..=last` are 1-based physical lines.
 #[derive(Debug, Clone)]
-pub struct Logical {
+pub(crate) struct Logical {
     pub first: usize,
     pub last: usize,
     pub text: String,
@@ -43,12 +43,12 @@ struct Assignment {
 
 /// One script, read.
 #[derive(Debug)]
-pub struct Script {
+pub(crate) struct Script {
     pub file: String,
     /// The lines the shell runs (heredoc bodies are not among them).
     pub lines: Vec<Logical>,
     /// Heredoc bodies: (first, last) physical lines, and their text.
-    pub heredocs: Vec<(usize, usize, String)>,
+    pub(crate) heredocs: Vec<(usize, usize, String)>,
     assignments: Vec<Assignment>,
     /// Assignments found inside heredocs, for saying why a variable is not assigned.
     heredoc_assignments: Vec<(String, usize)>,
@@ -56,9 +56,9 @@ pub struct Script {
 
 /// A value resolved, with the lines of the assignments it came through.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Resolved {
+pub(crate) struct Resolved {
     pub text: String,
-    pub origins: Vec<usize>,
+    pub(crate) origins: Vec<usize>,
 }
 
 impl Script {
@@ -128,7 +128,7 @@ impl Script {
     }
 
     /// The heredoc whose body has a line containing `needle`, as "lines a-b".
-    pub fn in_heredoc(&self, needle: &str) -> Option<(usize, usize)> {
+    pub(crate) fn in_heredoc(&self, needle: &str) -> Option<(usize, usize)> {
         self.heredocs
             .iter()
             .find(|(_, _, body)| body.contains(needle))
@@ -227,7 +227,7 @@ impl Script {
     }
 
     /// The script's words (every command's) that contain `needle` in their literal parts.
-    pub fn words_with<'s>(&'s self, needle: &str) -> Vec<(&'s Logical, &'s [Part])> {
+    pub(crate) fn words_with<'s>(&'s self, needle: &str) -> Vec<(&'s Logical, &'s [Part])> {
         let mut found = Vec::new();
         for line in &self.lines {
             for token in &line.tokens {

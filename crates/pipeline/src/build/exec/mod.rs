@@ -9,8 +9,9 @@ use std::time::Instant;
 
 use anyhow::{Context, Result, bail};
 
-pub use ct2v_support::process::{CommandFailed, run_logged};
-pub use state::State;
+pub use ct2v_support::process::run_logged;
+pub(crate) use ct2v_support::process::CommandFailed;
+pub(crate) use state::State;
 
 use crate::plan::{Action, Plan, Step, StepId};
 
@@ -32,15 +33,15 @@ pub trait Handler {
 }
 
 #[derive(Debug, Default)]
-pub struct RunReport {
+pub(crate) struct RunReport {
     pub ran: Vec<StepId>,
     pub skipped: Vec<StepId>,
     /// Steps left out because they cannot run here, and why.
-    pub not_run: Vec<(StepId, String)>,
+    pub(crate) not_run: Vec<(StepId, String)>,
     pub seconds: f64,
 }
 
-pub struct Executor<'a> {
+pub(crate) struct Executor<'a> {
     pub plan: &'a Plan,
     pub state: State,
     pub log_dir: PathBuf,
@@ -167,7 +168,7 @@ fn prebuilt(step: &Step) -> Result<()> {
 }
 
 /// The step kinds that only run their commands.
-pub fn runs_commands_only(action: &Action) -> bool {
+pub(crate) fn runs_commands_only(action: &Action) -> bool {
     matches!(
         action,
         Action::Venv { .. }

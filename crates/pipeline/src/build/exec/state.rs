@@ -7,7 +7,7 @@ use std::path::PathBuf;
 
 use anyhow::{Context, Result};
 
-pub struct State {
+pub(crate) struct State {
     dir: PathBuf,
 }
 
@@ -20,11 +20,11 @@ impl State {
         self.dir.join(format!("{step}.done"))
     }
 
-    pub fn is_done(&self, step: &str, fingerprint: &str) -> bool {
+    pub(crate) fn is_done(&self, step: &str, fingerprint: &str) -> bool {
         fs::read_to_string(self.file(step)).is_ok_and(|f| f == fingerprint)
     }
 
-    pub fn forget(&self, step: &str) -> Result<()> {
+    pub(crate) fn forget(&self, step: &str) -> Result<()> {
         match fs::remove_file(self.file(step)) {
             Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
                 Err(e).with_context(|| format!("cannot remove {}", self.file(step).display()))

@@ -44,7 +44,7 @@ impl Placeholders<'_> {
     }
 
     /// `options` with every value's placeholders filled in.
-    pub fn expand(&self, options: &Options) -> Options {
+    pub(crate) fn expand(&self, options: &Options) -> Options {
         let fill = |p: Placeholder| self.value(p);
         options
             .iter()
