@@ -39,7 +39,7 @@ pub(crate) struct Wrapped {
 }
 
 impl Wrapped {
-    pub fn command(&self) -> Command {
+    pub(crate) fn command(&self) -> Command {
         Command::new(self.program.display().to_string()).args(self.args.iter().cloned())
     }
 

@@ -77,7 +77,7 @@ pub(crate) fn default_python(
 }
 
 /// The wheels of `request` in the release's `manifest`.
-pub fn targets(request: &InstallRequest, manifest: &Manifest) -> Result<Vec<InstallTarget>> {
+pub(crate) fn targets(request: &InstallRequest, manifest: &Manifest) -> Result<Vec<InstallTarget>> {
     let of_platform = || wheels_for(manifest, request.platform, request.variants);
     let mut out = Vec::new();
     for a in of_platform().filter(|a| a.python == request.python) {
@@ -171,7 +171,7 @@ pub(crate) fn check_index_is_local(dir: &Path, variant: &str) -> Result<()> {
 }
 
 /// The steps of one install, with `python` already holding the app's baseline.
-pub struct Install<'a> {
+pub(crate) struct Install<'a> {
     pub python: &'a Interpreter,
     pub(crate) index_url: String,
     pub find_links: Vec<PathBuf>,
@@ -197,12 +197,12 @@ impl Install<'_> {
     }
 
     /// `python args`, its output returned.
-    pub fn run(&self, args: &[String]) -> Result<String> {
+    pub(crate) fn run(&self, args: &[String]) -> Result<String> {
         self.python.output(args, &self.log)
     }
 
     /// `pip install` of the PyPI baseline (from the wheelhouse).
-    pub fn baseline(&self, target: &InstallTarget) -> Result<()> {
+    pub(crate) fn baseline(&self, target: &InstallTarget) -> Result<()> {
         let mut args: Vec<String> = ["-m", "pip", "install", "--isolated", "--no-index"]
             .map(String::from)
             .to_vec();
@@ -218,7 +218,7 @@ impl Install<'_> {
     }
 
     /// The installed ctranslate2's version, as pip recorded it and as it imports.
-    pub fn installed_version(&self) -> Result<String> {
+    pub(crate) fn installed_version(&self) -> Result<String> {
         let out = self.python.output(
             &[
                 "-c".into(),
@@ -251,13 +251,13 @@ pub(crate) fn expect_version(found: &str, target: &InstallTarget, stage: &str) -
 }
 
 /// The loopback server for the release folder.
-pub fn serve(dir: &Path) -> Result<Server> {
+pub(crate) fn serve(dir: &Path) -> Result<Server> {
     Server::start(dir)
 }
 
 /// The wheelhouse the installs take dependencies from: the wheel's runtime requirements and
 /// the PyPI baseline, for `platform` and `python` (numpy pinned to `numpy` under wine).
-pub fn wheelhouse(
+pub(crate) fn wheelhouse(
     workspace: &Workspace,
     request: &InstallRequest,
     targets: &[InstallTarget],

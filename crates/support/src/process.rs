@@ -495,7 +495,7 @@ mod tree {
     /// Kills the program, its process group and (Linux) any process still holding one of its
     /// `pipes` (one that left the group with `setsid`), then reaps the program if it goes
     /// within a second: one stuck in the kernel (a hung driver call) is not waited for.
-    pub fn stop(child: &mut Child, pipes: &[String]) {
+    pub(super) fn stop(child: &mut Child, pipes: &[String]) {
         kill_group(child);
         let _ = child.kill();
         kill_holders(pipes);

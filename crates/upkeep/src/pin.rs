@@ -29,7 +29,7 @@ pub(crate) struct Lock {
 }
 
 impl Lock {
-    pub fn load(root: &Path) -> Result<Lock> {
+    pub(crate) fn load(root: &Path) -> Result<Lock> {
         let path = root.join(LOCK_FILE);
         let bytes = match fs::read(&path) {
             Ok(bytes) => bytes,
@@ -72,7 +72,7 @@ impl Lock {
     }
 
     /// Whether the pin a variant file has for `url` was taken from that very URL.
-    pub fn confirms(&self, url: &str, sha256: Option<&str>) -> bool {
+    pub(crate) fn confirms(&self, url: &str, sha256: Option<&str>) -> bool {
         match (self.pins.get(url), sha256) {
             (Some(locked), Some(sha)) => locked.sha256 == sha,
             _ => false,

@@ -17,7 +17,6 @@ mod pe;
 mod tests;
 pub mod version;
 
-use std::ffi::OsString;
 use std::fs::File;
 use std::io::{self, Read};
 use std::path::{Path, PathBuf};
@@ -172,8 +171,10 @@ fn describe_start(data: &[u8]) -> String {
 /// Replaces `$ORIGIN` and `${ORIGIN}` in an rpath/runpath entry with `dir` (the folder of
 /// the binary that holds the entry), as the ELF loader does. `$ORIGINAL` and other names
 /// are left alone; nothing is normalised, so `$ORIGIN/../lib` stays `dir/../lib`.
+#[cfg(test)]
+
 pub(crate) fn expand_origin(entry: &str, dir: &Path) -> PathBuf {
-    let mut out = OsString::new();
+    let mut out = std::ffi::OsString::new();
     let mut rest = entry;
     while let Some(at) = rest.find('$') {
         out.push(&rest[..at]);

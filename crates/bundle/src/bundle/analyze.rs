@@ -21,9 +21,6 @@ use ct2v_support::fsx::files_below;
 /// The result of [`analyze`]: what the repair acts on and the report describes.
 #[derive(Debug)]
 pub(crate) struct BundleAnalysis {
-    /// Where imports were looked for, in order: the wheel's folders of root binaries, then
-    /// the spec's search folders.
-    pub locations: Vec<LibraryFolder>,
     pub closure: Closure,
     /// Every file added to the wheel (libraries, then data files), with its source.
     pub placed: Vec<Placed>,
@@ -57,7 +54,6 @@ pub(crate) fn analyze(spec: &BundleJob, tree: &Path) -> Result<BundleAnalysis> {
         .cloned()
         .partition(|name| os.contains(name));
     Ok(BundleAnalysis {
-        locations,
         closure,
         placed,
         kernel_bytes,
@@ -160,7 +156,7 @@ fn locations(
 }
 
 /// `name version` from a `*.dist-info` folder in `dir` or up to `levels` folders above it.
-pub fn package_of(dir: &Path, levels: usize) -> Option<String> {
+pub(crate) fn package_of(dir: &Path, levels: usize) -> Option<String> {
     for at in dir.ancestors().take(levels + 1) {
         let Ok(entries) = fs::read_dir(at) else {
             continue;

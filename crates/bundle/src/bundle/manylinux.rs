@@ -40,6 +40,7 @@ pub struct ManylinuxPolicy {
     /// Higher is more compatible (older glibc): manylinux_2_5 is 100.
     pub(crate) priority: u32,
     /// Legacy names, e.g. `manylinux2014` for manylinux_2_17.
+    #[cfg(test)]
     pub(crate) aliases: Vec<String>,
     lib_whitelist: BTreeSet<String>,
     blacklist: BTreeMap<String, BTreeSet<String>>,
@@ -274,7 +275,7 @@ pub(crate) fn analyze(elves: &[Elf], excluded: &dyn Fn(&str) -> bool) -> Analysi
 
 impl Analysis {
     /// The most compatible policy every check allows (auditwheel's `overall_policy`).
-    pub fn proven(&self) -> Option<&'static ManylinuxPolicy> {
+    pub(crate) fn proven(&self) -> Option<&'static ManylinuxPolicy> {
         let limits = [
             &self.symbol_policy,
             &self.library_policy,
@@ -286,7 +287,7 @@ impl Analysis {
     }
 
     /// Whether the binaries meet `target` (a policy name); if not, why.
-    pub fn check(&self, target: &str) -> Result<(), String> {
+    pub(crate) fn check(&self, target: &str) -> Result<(), String> {
         let target = policy(target).ok_or_else(|| format!("unknown policy {target}"))?;
         let mut problems = Vec::new();
         for (what, limit) in [

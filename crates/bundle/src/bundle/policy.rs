@@ -134,10 +134,6 @@ impl SystemLibraries {
         }
     }
 
-    pub(crate) fn ignore_case(&self) -> bool {
-        self.ignore_case
-    }
-
     pub fn contains(&self, name: &str) -> bool {
         let key = self.key(name);
         self.exact.contains(&key) || self.patterns.iter().any(|p| super::glob::matches(p, &key))

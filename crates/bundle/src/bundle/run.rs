@@ -10,7 +10,7 @@ use std::path::Path;
 use anyhow::{Context, Result};
 
 use super::Output;
-use super::analyze::{BundleAnalysis, analyze};
+use super::analyze::analyze;
 use super::layout::{self, Placed};
 use super::repair::{Repaired, repair};
 use super::report::ProvenanceReport;
@@ -27,7 +27,6 @@ pub use super::spec::check_root;
 /// What a run produced.
 #[derive(Debug)]
 pub struct BundleOutput {
-    pub(crate) analysis: BundleAnalysis,
     pub report: ProvenanceReport,
     /// The files written under `out`, relative to it.
     pub artifacts: Vec<String>,
@@ -60,11 +59,7 @@ pub fn run(spec: &BundleJob) -> Result<BundleOutput> {
         .with_context(|| format!("cannot write the bundle in {}", out.display()))?;
     owned_output::record(&out, &spec.out)?;
     owned_output::replace(OUT_FOLDER, &out, &spec.out, &claim)?;
-    Ok(BundleOutput {
-        analysis,
-        report,
-        artifacts,
-    })
+    Ok(BundleOutput { report, artifacts })
 }
 
 /// The input wheel's file name, once the wheel and `out` are usable.

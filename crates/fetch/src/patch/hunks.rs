@@ -52,7 +52,7 @@ pub(crate) struct Diff {
 
 /// A unified diff that cannot be read as one: the line (from 1) where it goes wrong, and why.
 #[derive(Debug, PartialEq, Eq)]
-pub struct Malformed {
+pub(super) struct Malformed {
     pub line: usize,
     pub why: String,
 }
@@ -78,7 +78,7 @@ fn malformed(at: usize, why: String) -> Malformed {
 /// body is shorter or longer than its counts (where git would drop the rest silently), a hunk
 /// that changes nothing. Line ends are dropped (a patch checked out with CRLF reads as the
 /// same diff).
-pub fn parse(text: &str) -> Result<Diff, Malformed> {
+pub(super) fn parse(text: &str) -> Result<Diff, Malformed> {
     let lines: Vec<&str> = text
         .lines()
         .map(|l| l.strip_suffix('\r').unwrap_or(l))
@@ -377,7 +377,7 @@ pub(crate) enum Problem {
 impl Problem {
     /// Why the patch may not touch the tree at all (bad input rather than a patch that does
     /// not apply), as one line.
-    pub fn refusal(&self) -> Option<String> {
+    pub(super) fn refusal(&self) -> Option<String> {
         match self {
             Problem::Unsafe { file, why } => Some(format!(
                 "refused to patch `{}`: {why}; fix the file names on the patch's `---` and \
@@ -396,7 +396,7 @@ impl Problem {
     }
 
     /// The problem as one line, without the hunk's lines.
-    pub fn says(&self) -> String {
+    pub(super) fn says(&self) -> String {
         match self {
             Problem::HunkFailed { file, hunk, at } => {
                 format!("{file}: hunk #{hunk} FAILED at line {at}")
@@ -414,7 +414,7 @@ impl Problem {
 
 /// A report of `problems` for `diff`: each failed hunk with the lines it expected and the
 /// lines the file has (`text_of` gives a file's text) around where it should go.
-pub fn describe(
+pub(super) fn describe(
     problems: &[Problem],
     diff: &Diff,
     text_of: &mut dyn FnMut(&str) -> Option<String>,

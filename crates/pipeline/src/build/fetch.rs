@@ -18,7 +18,7 @@ pub(crate) struct Summary {
 }
 
 impl Summary {
-    pub fn line(&self) -> String {
+    pub(crate) fn line(&self) -> String {
         let downloaded: Vec<&Fetched> = self.fetched.iter().filter(|f| f.downloaded).collect();
         let bytes: u64 = downloaded.iter().map(|f| f.bytes).sum();
         format!(

@@ -27,11 +27,11 @@ pub(crate) struct SdkEnv {
 /// The file an install step leaves in its prefix naming the SDK the library was compiled
 /// against: a wheel built on top of that prefix elsewhere (`--prebuilt-native`) needs the
 /// SDK's version (its local version, `[bundle.requires-dist]`) but not the SDK itself.
-pub const RECORD: &str = "ct2v-sdk.json";
+pub(crate) const RECORD: &str = "ct2v-sdk.json";
 
 impl SdkEnv {
     /// Writes [`RECORD`] into `prefix` when this run found an SDK.
-    pub fn record(&self, prefix: &Path) -> Result<()> {
+    pub(crate) fn record(&self, prefix: &Path) -> Result<()> {
         let Some(found) = &self.found else {
             return Ok(());
         };
@@ -43,7 +43,11 @@ impl SdkEnv {
 
     /// Takes the SDK from the [`RECORD`] an install step left in `prefix`, instead of finding
     /// one here; an error names the file when it is missing or unreadable.
-    pub(crate) fn from_record(&mut self, prefix: &Path, folders: &mut Folders) -> Result<sdk::Found> {
+    pub(crate) fn from_record(
+        &mut self,
+        prefix: &Path,
+        folders: &mut Folders,
+    ) -> Result<sdk::Found> {
         let path = prefix.join(RECORD);
         let text = std::fs::read_to_string(&path).map_err(|e| {
             anyhow::anyhow!(
@@ -67,7 +71,11 @@ impl SdkEnv {
 
     /// The SDK the plan needs, found once per run (`--sdk-dir`, in `folders.sdk_root`, is
     /// checked, not searched); `folders` learns its root and version for the bundle step.
-    pub fn find(&mut self, plan: &Plan, folders: &mut Folders) -> Result<Option<sdk::Found>> {
+    pub(crate) fn find(
+        &mut self,
+        plan: &Plan,
+        folders: &mut Folders,
+    ) -> Result<Option<sdk::Found>> {
         let Some(wanted) = &plan.sdk else {
             return Ok(None);
         };
@@ -117,7 +125,7 @@ impl SdkEnv {
     /// `step` with `{sdk.root}` and `{sdk.clang}` replaced by the SDK found here, and its environment plus
     /// `CUDA_PATH` (CMake's FindCUDA looks there first) or `HIP_PATH`/`ROCM_PATH`. A missing
     /// or unfit SDK stops the build.
-    pub fn fill(
+    pub(crate) fn fill(
         &mut self,
         plan: &Plan,
         step: &Step,

@@ -79,7 +79,7 @@ fn version_key(text: &str) -> Vec<u64> {
 
 /// How the selector describes a GPU: `NAME (compute capability X, driver Y)` or
 /// `NAME (gfx1032, RDNA 2)`.
-pub fn describe(f: &Facts, gpu: Chosen, coverage: &Coverage) -> String {
+pub(super) fn describe(f: &Facts, gpu: Chosen, coverage: &Coverage) -> String {
     match gpu {
         Chosen::Nvidia(i) => {
             let g = &f.nvidia_gpus[i];

@@ -12,7 +12,6 @@ use serde::Serialize;
 use crate::variant::coverage::Coverage;
 
 pub use choice::{Chosen, choose};
-pub(crate) use choice::Choice;
 pub use facts::{DriverRuntime, Facts, collect};
 pub use parse::{AmdGpu, NvidiaGpu, hipinfo, nvidia_smi_csv, nvidia_smi_cuda_version, rocminfo};
 pub use verdict::{Verdict, recommend};

@@ -229,7 +229,10 @@ impl Plan {
 impl Plan {
     /// The first step whose action `pick` maps to a value, and that value: the one way to look
     /// up a step by what it does.
-    pub(crate) fn find_action<'a, T>(&'a self, pick: impl FnMut(&'a Action) -> Option<T>) -> Option<T> {
+    pub(crate) fn find_action<'a, T>(
+        &'a self,
+        pick: impl FnMut(&'a Action) -> Option<T>,
+    ) -> Option<T> {
         self.steps.iter().map(|s| &s.action).find_map(pick)
     }
 

@@ -12,7 +12,7 @@ pub(crate) const SDK_ROOT: &str = "{sdk.root}";
 pub(crate) const TOOLCHAIN: &str = "{toolchain}";
 
 /// `rel` below the folder `placeholder` stands for.
-pub fn folder(placeholder: &str, rel: &str) -> PathBuf {
+pub(crate) fn folder(placeholder: &str, rel: &str) -> PathBuf {
     if rel.is_empty() {
         PathBuf::from(placeholder)
     } else {
@@ -22,7 +22,7 @@ pub fn folder(placeholder: &str, rel: &str) -> PathBuf {
 
 /// The path below `placeholder` that `path` names (`""` for the folder itself), if it is one
 /// of its folders.
-pub fn below(path: &Path, placeholder: &str) -> Option<String> {
+pub(crate) fn below(path: &Path, placeholder: &str) -> Option<String> {
     let text = path.to_str()?;
     let rest = text.strip_prefix(placeholder)?;
     if rest.is_empty() {

@@ -54,7 +54,7 @@ fn module_with(data_json: &str) -> Result<String> {
 }
 
 /// Writes `ct2_variant_select-<version>-py3-none-any.whl` into `out`; returns its file name.
-pub fn write(data_json: &str, version: &str, out: &Path) -> Result<String> {
+pub(crate) fn write(data_json: &str, version: &str, out: &Path) -> Result<String> {
     let tree = tempfile::tempdir()?;
     let info = tree
         .path()

@@ -42,6 +42,7 @@ pub struct HipInstall {
 
 impl HipInstall {
     /// The HIP major version its runtime is (6 for `amdhip64_6.dll`/`libamdhip64.so.6`).
+    #[cfg(test)]
     pub(crate) fn runtime_major(&self) -> Option<u32> {
         self.runtime.iter().find_map(|name| {
             let lower = name.to_ascii_lowercase();

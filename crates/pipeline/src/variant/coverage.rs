@@ -53,7 +53,8 @@ pub(crate) fn common_for_major(major: u32) -> &'static str {
 
 /// The oldest driver that runs what a CUDA toolkit of `major` builds (minor version
 /// compatibility): `(major, Linux, Windows)`.
-pub(crate) const CUDA_DRIVERS: &[(u32, &str, &str)] = &[(12, "525.60.13", "528.33"), (13, "580", "580")];
+pub(crate) const CUDA_DRIVERS: &[(u32, &str, &str)] =
+    &[(12, "525.60.13", "528.33"), (13, "580", "580")];
 
 /// The pci.ids version the device names below are from.
 pub(crate) const PCI_IDS_VERSION: &str = "2026.08.22";

@@ -15,11 +15,14 @@ use std::collections::BTreeMap;
 use std::fs;
 use std::path::{Path, PathBuf};
 
-pub use layer::{Output, Policy};
 pub(crate) use layer::{DataFilter, OpenMpRuntime, SdkKind};
+pub use layer::{Output, Policy};
 pub use loc::Loc;
-pub use resolve::{Build, Bundle, Choices, DEVICE_INPUT_PREFIX, GithubTag, IndexedWheel, Resolved, Sdk, Source, Submodule, Verify};
-pub(crate) use resolve::{Data, Input, LibrarySource, OneDnn, OpenMp, SDK_MAJOR, SdkInstaller, Search, SourceBuild, sdk_major, submodule_input};
+pub use resolve::{
+    Build, Bundle, Choices, DEVICE_INPUT_PREFIX, GithubTag, IndexedWheel, Resolved, Sdk, Source,
+    Submodule, Verify,
+};
+pub(crate) use resolve::{Data, Input, LibrarySource, SDK_MAJOR, Search, SourceBuild, sdk_major};
 pub(crate) use template::{Placeholder, expand};
 
 /// The build-tools requirements of a version file that names none (`build-tools`).

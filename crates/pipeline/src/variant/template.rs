@@ -36,7 +36,7 @@ impl Placeholder {
         (Placeholder::CudaArch, "cuda-arch"),
     ];
 
-    pub fn names() -> Vec<&'static str> {
+    pub(crate) fn names() -> Vec<&'static str> {
         Self::ALL.iter().map(|(_, n)| *n).collect()
     }
 
@@ -81,7 +81,7 @@ fn names_in(value: &str) -> Vec<&str> {
 }
 
 /// The text from a `{` that no `}` closes (CMake's `${` is not ours), if any.
-pub fn unclosed(value: &str) -> Option<&str> {
+pub(super) fn unclosed(value: &str) -> Option<&str> {
     let mut rest = value;
     while let Some((_, _, after)) = next_name(rest) {
         rest = after;

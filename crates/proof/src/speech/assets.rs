@@ -22,7 +22,12 @@ pub(crate) struct Assets {
     pub audio: PathBuf,
 }
 
-pub(crate) fn prepare(spec: &Spec, cache: &Cache, xtask_dir: &Path, options: &Options) -> Result<Assets> {
+pub(crate) fn prepare(
+    spec: &Spec,
+    cache: &Cache,
+    xtask_dir: &Path,
+    options: &Options,
+) -> Result<Assets> {
     let dir = assets_dir(xtask_dir, spec);
     let assets = Assets {
         model: dir.join("model"),

@@ -85,7 +85,11 @@ pub(crate) fn check_request(plan: &Plan, request: &SpeechRequest) -> Result<(), 
 }
 
 /// The model and clip (the user's, or the pinned ones, fetched and assembled).
-pub(crate) fn prepare(workspace: &Workspace, plan: &Plan, request: &SpeechRequest) -> Result<Prepared> {
+pub(crate) fn prepare(
+    workspace: &Workspace,
+    plan: &Plan,
+    request: &SpeechRequest,
+) -> Result<Prepared> {
     check_request(plan, request)?;
     let spec = spec::Spec::load(&workspace.root)?;
     let pinned = if request.model.is_none() || request.audio.is_none() {

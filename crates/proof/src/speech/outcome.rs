@@ -14,11 +14,9 @@ pub struct Outcome {
     pub device: String,
     pub compute_type: String,
     pub(crate) audio_seconds: f64,
-    pub(crate) load_seconds: f64,
     pub(crate) transcribe_seconds: f64,
     pub(crate) real_time_factor: f64,
     pub ctranslate2: String,
-    pub(crate) ctranslate2_from: String,
     #[serde(default)]
     pub frozen: bool,
     #[serde(default)]
@@ -134,11 +132,9 @@ mod tests {
             device: "cpu".into(),
             compute_type: "int8_float32".into(),
             audio_seconds: 11.0,
-            load_seconds: 0.5,
             transcribe_seconds: 2.0,
             real_time_factor: 0.18,
             ctranslate2: "4.7.1".into(),
-            ctranslate2_from: "/app/_internal/ctranslate2".into(),
             frozen: true,
             loaded_libraries: libraries.iter().map(|s| s.to_string()).collect(),
         }

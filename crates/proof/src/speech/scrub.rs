@@ -62,7 +62,7 @@ pub(crate) struct Scrubbed {
     pub dropped: Vec<String>,
 }
 
-pub fn scrubbed(
+pub(crate) fn scrubbed(
     platform: Platform,
     current: impl IntoIterator<Item = (String, String)>,
 ) -> Scrubbed {

@@ -55,7 +55,7 @@ pub(crate) struct Launch<'a> {
     pub env: Option<&'a BTreeMap<String, String>>,
 }
 
-pub fn run(launch: &Launch, job: &Job, report: &Path, log: &Path) -> Result<Outcome> {
+pub(crate) fn run(launch: &Launch, job: &Job, report: &Path, log: &Path) -> Result<Outcome> {
     let _ = std::fs::remove_file(report);
     let mut command = std::process::Command::new(launch.program);
     command.args(&launch.leading).args(job.args(report));

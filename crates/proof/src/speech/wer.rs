@@ -5,7 +5,7 @@
 
 /// The words of `text`: lower-cased, split on anything that is not a letter, a digit or an
 /// apostrophe.
-pub fn words(text: &str) -> Vec<String> {
+pub(crate) fn words(text: &str) -> Vec<String> {
     text.split(|c: char| !(c.is_alphanumeric() || c == '\'' || c == '’'))
         .filter(|w| !w.is_empty())
         .map(|w| w.replace('’', "'").to_lowercase())

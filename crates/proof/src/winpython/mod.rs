@@ -25,9 +25,9 @@ pub mod wine;
 
 #[cfg(feature = "wine")]
 pub(crate) use prepare::WindowsPython;
+pub(crate) use session::STEP_LIMIT;
 #[cfg(feature = "wine")]
 pub use session::Session;
-pub(crate) use session::STEP_LIMIT;
 
 use ct2v_support::diagnostic::InputError;
 use ct2v_support::platform::Platform;

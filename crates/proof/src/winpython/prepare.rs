@@ -23,8 +23,6 @@ pub struct WindowsPython {
     pub dir: PathBuf,
     /// `3.12.9`
     pub version: String,
-    /// `3.12`
-    pub(crate) minor: String,
 }
 
 impl WindowsPython {
@@ -79,7 +77,6 @@ pub(crate) fn prepare(
     let interpreter = WindowsPython {
         dir: dir.clone(),
         version: python.version.clone(),
-        minor: minor.to_string(),
     };
     if dir.join(MARKER).is_file() {
         return Ok(interpreter);

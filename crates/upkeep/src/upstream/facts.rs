@@ -33,7 +33,7 @@ pub(crate) enum FactKind {
 }
 
 impl FactKind {
-    pub const ALL: [FactKind; 7] = [
+    pub(crate) const ALL: [FactKind; 7] = [
         FactKind::Pybind11,
         FactKind::OnednnVersion,
         FactKind::OnednnCmake,
@@ -43,7 +43,7 @@ impl FactKind {
         FactKind::DllFolders,
     ];
 
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             FactKind::Pybind11 => "pybind11",
             FactKind::OnednnVersion => "onednn.version",
@@ -56,7 +56,7 @@ impl FactKind {
     }
 
     /// What the fact is, for "could not read <what>".
-    pub fn what(self) -> &'static str {
+    pub(crate) fn what(self) -> &'static str {
         match self {
             FactKind::Pybind11 => "the pybind11 pin",
             FactKind::OnednnVersion => "the oneDNN version",
@@ -84,11 +84,11 @@ pub(crate) struct Place {
 }
 
 impl Place {
-    pub fn line(file: &str, line: usize) -> Place {
+    pub(crate) fn line(file: &str, line: usize) -> Place {
         Place::lines(file, line, line)
     }
 
-    pub fn lines(file: &str, first: usize, last: usize) -> Place {
+    pub(crate) fn lines(file: &str, first: usize, last: usize) -> Place {
         Place {
             file: file.to_string(),
             first,
@@ -247,14 +247,14 @@ pub(crate) struct UpstreamFacts {
 }
 
 impl UpstreamFacts {
-    pub fn push(&mut self, read: Result<Fact, Unreadable>) {
+    pub(crate) fn push(&mut self, read: Result<Fact, Unreadable>) {
         match read {
             Ok(fact) => self.facts.push(fact),
             Err(e) => self.unreadable.push(e),
         }
     }
 
-    pub fn of(&self, kind: FactKind) -> impl Iterator<Item = &Fact> {
+    pub(crate) fn of(&self, kind: FactKind) -> impl Iterator<Item = &Fact> {
         self.facts.iter().filter(move |f| f.kind == kind)
     }
 }

@@ -41,7 +41,7 @@ pub use compare_versions::compare_versions;
 pub use drift::Verdict;
 pub(crate) use drift::{Acceptance, Row};
 pub use facts::Value;
-pub(crate) use facts::{Fact, FactKind, Place, Unreadable, UpstreamFacts};
+pub(crate) use facts::{FactKind, Place, Unreadable, UpstreamFacts};
 
 use ct2v_fetch::cache::{Cache, Pin};
 use ct2v_fetch::download::{self, Request};
@@ -103,6 +103,8 @@ const FILES: &[UpstreamFile] = &[
 ];
 
 /// The paths read from a tree, relative to its root.
+#[cfg(test)]
+
 pub(crate) fn upstream_paths() -> Vec<&'static str> {
     FILES.iter().map(|f| f.path).collect()
 }
@@ -329,7 +331,7 @@ pub(crate) fn report_for_new_version(
 }
 
 impl VersionReport {
-    pub fn drifts(&self) -> impl Iterator<Item = &Row> {
+    pub(crate) fn drifts(&self) -> impl Iterator<Item = &Row> {
         self.rows.iter().filter(|r| r.verdict == Verdict::Drift)
     }
 
@@ -339,7 +341,7 @@ impl VersionReport {
     }
 
     /// The fact table and, below it, each drift, acceptance and unreadable fact in words.
-    pub fn table(&self) -> String {
+    pub(crate) fn table(&self) -> String {
         let mut out = String::new();
         let _ = writeln!(out, "CTranslate2 {} ({})", self.version, self.source);
         // One block per fact: upstream's values and ours are often too long for columns.

@@ -8,7 +8,7 @@ use std::collections::BTreeSet;
 
 /// A piece of a shell word.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Part {
+pub(super) enum Part {
     Lit(String),
     /// `$NAME` or `${NAME}`.
     Var(String),
@@ -19,7 +19,7 @@ pub enum Part {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Token {
+pub(super) enum Token {
     Word(Vec<Part>),
     /// `;`, `&&`, `||`, `|`, `&`.
     Op,
@@ -62,7 +62,7 @@ pub(crate) struct Resolved {
 }
 
 impl Script {
-    pub fn parse(file: &str, text: &str) -> Script {
+    pub(super) fn parse(file: &str, text: &str) -> Script {
         let mut lines = Vec::new();
         let mut heredocs = Vec::new();
         let physical: Vec<&str> = text.lines().collect();
@@ -136,7 +136,7 @@ impl Script {
     }
 
     /// Resolves a word from the script's plain assignments.
-    pub fn resolve(&self, parts: &[Part]) -> Result<Resolved, String> {
+    pub(super) fn resolve(&self, parts: &[Part]) -> Result<Resolved, String> {
         self.resolve_depth(parts, 0)
     }
 
@@ -167,7 +167,7 @@ impl Script {
     }
 
     /// The value of `$name` from the script's own plain assignments.
-    pub fn variable(&self, name: &str, depth: usize) -> Result<Resolved, String> {
+    pub(super) fn variable(&self, name: &str, depth: usize) -> Result<Resolved, String> {
         if depth > 8 {
             return Err(format!("`${name}` refers to itself"));
         }
@@ -206,7 +206,7 @@ impl Script {
 
     /// Each command of the script that starts with `program` (`cmake`, `pip`), as its
     /// logical line and the words of that command.
-    pub fn commands<'s>(&'s self, program: &str) -> Vec<(&'s Logical, Vec<&'s [Part]>)> {
+    pub(super) fn commands<'s>(&'s self, program: &str) -> Vec<(&'s Logical, Vec<&'s [Part]>)> {
         let mut found = Vec::new();
         for line in &self.lines {
             for command in line.tokens.split(|t| *t == Token::Op) {
@@ -242,7 +242,7 @@ impl Script {
     }
 
     /// Comment text of the script (`# Install CUDA 12.8:`), with its line.
-    pub fn comments(&self) -> impl Iterator<Item = (usize, &str)> {
+    pub(super) fn comments(&self) -> impl Iterator<Item = (usize, &str)> {
         self.lines.iter().filter_map(|l| {
             let t = l.text.trim_start();
             t.strip_prefix('#').map(|c| (l.first, c.trim()))
@@ -251,7 +251,7 @@ impl Script {
 }
 
 /// A word as written, with its variables (`${X}`), for messages and searching.
-pub fn written(parts: &[Part]) -> String {
+pub(super) fn written(parts: &[Part]) -> String {
     parts
         .iter()
         .map(|p| match p {
@@ -349,7 +349,7 @@ fn heredoc_delimiter(line: &str) -> Option<String> {
 
 /// Splits a logical line into words and operators, as the shell does (no globbing, no
 /// word splitting of expansions).
-pub fn tokens(line: &str) -> Vec<Token> {
+pub(super) fn tokens(line: &str) -> Vec<Token> {
     let chars: Vec<char> = line.chars().collect();
     let mut out = Vec::new();
     let mut word: Vec<Part> = Vec::new();

@@ -10,7 +10,6 @@ use std::time::Instant;
 use anyhow::{Context, Result, bail};
 
 pub use ct2v_support::process::run_logged;
-pub(crate) use ct2v_support::process::CommandFailed;
 pub(crate) use state::State;
 
 use crate::plan::{Action, Plan, Step, StepId};
@@ -53,7 +52,7 @@ pub(crate) struct Executor<'a> {
 }
 
 impl<'a> Executor<'a> {
-    pub fn new(plan: &'a Plan, state_dir: PathBuf, log_dir: PathBuf) -> Executor<'a> {
+    pub(crate) fn new(plan: &'a Plan, state_dir: PathBuf, log_dir: PathBuf) -> Executor<'a> {
         Executor {
             plan,
             state: State::new(state_dir),
@@ -64,7 +63,7 @@ impl<'a> Executor<'a> {
     }
 
     /// Runs every step in order with `handler`, printing one line per step.
-    pub fn run(&mut self, handler: &mut dyn Handler) -> Result<RunReport> {
+    pub(crate) fn run(&mut self, handler: &mut dyn Handler) -> Result<RunReport> {
         let started = Instant::now();
         let mut report = RunReport::default();
         let total = self.plan.steps.len();
@@ -165,20 +164,6 @@ fn prebuilt(step: &Step) -> Result<()> {
         }
     }
     Ok(())
-}
-
-/// The step kinds that only run their commands.
-pub(crate) fn runs_commands_only(action: &Action) -> bool {
-    matches!(
-        action,
-        Action::Venv { .. }
-            | Action::Configure { .. }
-            | Action::Build { .. }
-            | Action::Install { .. }
-            | Action::Wheel
-            | Action::Verify
-            | Action::Clone { .. }
-    )
 }
 
 #[cfg(test)]

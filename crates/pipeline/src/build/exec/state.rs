@@ -12,7 +12,7 @@ pub(crate) struct State {
 }
 
 impl State {
-    pub fn new(dir: PathBuf) -> State {
+    pub(crate) fn new(dir: PathBuf) -> State {
         State { dir }
     }
 
@@ -33,7 +33,7 @@ impl State {
         }
     }
 
-    pub fn record(&self, step: &str, fingerprint: &str) -> Result<()> {
+    pub(crate) fn record(&self, step: &str, fingerprint: &str) -> Result<()> {
         fs::create_dir_all(&self.dir)?;
         ct2v_support::fsx::write_atomically(&self.file(step), fingerprint)
     }

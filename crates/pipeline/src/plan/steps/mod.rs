@@ -159,7 +159,7 @@ impl Step {
     }
 }
 
-pub fn plan(workspace: &Workspace, v: &Resolved) -> Plan {
+pub(super) fn plan(workspace: &Workspace, v: &Resolved) -> Plan {
     let layout = Layout {
         root: workspace.root.clone(),
         cache: workspace.cache_dir.clone(),

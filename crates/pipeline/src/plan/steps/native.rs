@@ -18,7 +18,7 @@ pub(super) struct Placeholders<'a> {
 }
 
 impl Placeholders<'_> {
-    pub fn value(&self, p: Placeholder) -> String {
+    pub(super) fn value(&self, p: Placeholder) -> String {
         let layout = self.layout;
         match p {
             Placeholder::Source => layout.src("ctranslate2"),

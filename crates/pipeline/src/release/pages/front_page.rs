@@ -35,7 +35,7 @@ pub(crate) struct FrontPage<'a> {
 }
 
 /// The front page as HTML.
-pub fn render(page: &FrontPage) -> String {
+pub(super) fn render(page: &FrontPage) -> String {
     let mut html = String::from(HEAD);
     html.push_str("<h1>CTranslate2 builds per GPU</h1>\n");
     if let Some(newest) = page.releases.last() {

@@ -26,7 +26,6 @@ use ct2v_fetch::patch::series::Series;
 use ct2v_support::diagnostic::InputError;
 use ct2v_support::platform::Platform;
 
-pub(crate) use github_tag::submodule_input;
 pub use inputs::DEVICE_INPUT_PREFIX;
 pub(crate) use sdk::{SDK_MAJOR, sdk_major};
 
