@@ -181,7 +181,6 @@ impl Cache {
     /// Moves a fully downloaded `temp` file into place once its sha256 and size match `pin`
     /// (it is renamed only after the check). On a mismatch `temp` is deleted.
     #[cfg(test)]
-
     pub(crate) fn admit(&self, temp: &Path, pin: &Pin) -> Result<PathBuf, CacheError> {
         Self::check_pin(pin)?;
         let digest = sha256_file(temp).map_err(io_error("hash", temp))?;

@@ -364,7 +364,7 @@ impl Runner {
             .is_some_and(crate::plan::unfilled::takes_from_sdk);
         match recorded_sdk_prefix(plan) {
             Some(prefix) if self.prebuilt_native && !needs_sdk_files && plan.sdk.is_some() => {
-                self.sdk.from_record(&prefix, &mut self.folders)?;
+                self.sdk.adopt_record(&prefix, &mut self.folders)?;
             }
             _ => {
                 self.sdk.find(plan, &mut self.folders)?;

@@ -43,7 +43,7 @@ impl SdkEnv {
 
     /// Takes the SDK from the [`RECORD`] an install step left in `prefix`, instead of finding
     /// one here; an error names the file when it is missing or unreadable.
-    pub(crate) fn from_record(
+    pub(crate) fn adopt_record(
         &mut self,
         prefix: &Path,
         folders: &mut Folders,
@@ -200,7 +200,7 @@ mod tests {
         native.record(dir.path()).unwrap();
         let mut wheel = SdkEnv::default();
         let mut folders = Folders::default();
-        let found = wheel.from_record(dir.path(), &mut folders).unwrap();
+        let found = wheel.adopt_record(dir.path(), &mut folders).unwrap();
         assert_eq!(found.version, "12.8");
         assert!(found.how.contains(RECORD), "{}", found.how);
         assert_eq!(folders.sdk_version.as_deref(), Some("12.8"));
@@ -210,7 +210,7 @@ mod tests {
         );
 
         let missing = SdkEnv::default()
-            .from_record(&dir.path().join("none"), &mut Folders::default())
+            .adopt_record(&dir.path().join("none"), &mut Folders::default())
             .unwrap_err()
             .to_string();
         assert!(
@@ -221,7 +221,7 @@ mod tests {
         let bad = format!(
             "{:#}",
             SdkEnv::default()
-                .from_record(dir.path(), &mut Folders::default())
+                .adopt_record(dir.path(), &mut Folders::default())
                 .unwrap_err()
         );
         assert!(bad.contains("not an SDK record"), "{bad}");

@@ -104,7 +104,6 @@ const FILES: &[UpstreamFile] = &[
 
 /// The paths read from a tree, relative to its root.
 #[cfg(test)]
-
 pub(crate) fn upstream_paths() -> Vec<&'static str> {
     FILES.iter().map(|f| f.path).collect()
 }
