@@ -8,7 +8,6 @@ use anyhow::Result;
 use clap::{Parser, Subcommand};
 
 use crate::cmd;
-use crate::flags::{BenchArgs, CheckSelection, InstallArgs, SpeechArgs};
 use ct2v_support::diagnostic::InputError;
 use ct2v_support::workspace::Workspace;
 
@@ -117,19 +116,7 @@ pub enum Command {
                       (a model folder that is no Whisper model, a corrupt model.bin, audio that \
                       cannot be decoded or is silent, --device cuda with no GPU)."
     )]
-    Verify {
-        #[command(flatten)]
-        selection: CheckSelection,
-        /// Also compare a tiny random Whisper model's encoder output with the official wheel's
-        /// (needs network for torch, transformers and the official ctranslate2 from PyPI)
-        #[arg(long)]
-        numerics: bool,
-        /// Also transcribe real speech with faster-whisper on the built wheel
-        #[arg(long)]
-        transcribe: bool,
-        #[command(flatten)]
-        speech: SpeechArgs,
-    },
+    Verify(cmd::verify::Verify),
     /// Freeze a speech app with PyInstaller from the bundle's portable/ and run it with no SDK
     #[command(
         long_about = "Prove what ships: transcribe the clip in the verify venv (as `verify \
@@ -146,20 +133,7 @@ pub enum Command {
                       cargo xtask smoke --variant cuda --frozen --device cuda --compute-type float16\n\n\
                       Exit codes: 0 the frozen app transcribes like the wheel, 1 it does not, 2 bad input."
     )]
-    Smoke {
-        #[command(flatten)]
-        selection: CheckSelection,
-        /// Freeze the app with PyInstaller and run the copy (the one smoke test so far)
-        #[arg(long)]
-        frozen: bool,
-        /// A folder the frozen app may load libraries from although it is outside the app and
-        /// the system's folders (repeatable), e.g. a CUDA toolkit on a machine where cuBLAS is
-        /// not bundled; what loaded from there is listed
-        #[arg(long, value_name = "DIR")]
-        allow_outside: Vec<String>,
-        #[command(flatten)]
-        speech: SpeechArgs,
-    },
+    Smoke(cmd::smoke::Smoke),
     /// Time the built wheel against the official wheel of the same version, on the CPU
     #[command(
         long_about = "Time the built wheel (from the verify step's venv) against the official \
@@ -175,7 +149,7 @@ pub enum Command {
                       cargo xtask bench --variant cpu --offline --env CT2_USE_MKL=0\n\n\
                       Exit codes: 0 measured, 1 a side failed (or was not built), 2 bad input."
     )]
-    Bench(BenchArgs),
+    Bench(cmd::bench::Bench),
     /// Download (or find in the cache) and verify every pinned input of one build
     #[command(
         long_about = "Download (or find in the cache) and verify every pinned input of one build: \
@@ -297,12 +271,7 @@ pub enum Command {
                       cargo xtask verify-release target/dist/4.7.1 --install --platform windows-x86_64 --python 3.12 --variant cpu --pyapp\n\n\
                       Exit codes: 0 the release checks out (and installs), 1 it does not, 2 bad input."
     )]
-    VerifyRelease {
-        /// The release folder
-        dir: PathBuf,
-        #[command(flatten)]
-        install: InstallArgs,
-    },
+    VerifyRelease(cmd::verify_release::VerifyRelease),
     /// Add a CTranslate2 version: its data file from the previous version's, pins, patch check
     #[command(
         long_about = "Start CTranslate2 VERSION from the previous version's file: write \
@@ -377,28 +346,16 @@ impl Cli {
             Command::Build(flags) => flags.run(workspace),
             Command::Doctor(flags) => flags.run(workspace),
             Command::Patch(flags) => flags.run(workspace),
-            Command::Verify {
-                selection,
-                numerics,
-                transcribe,
-                speech,
-            } => cmd::verify::run(workspace, &selection, numerics, transcribe, &speech),
-            Command::Smoke {
-                selection,
-                frozen,
-                allow_outside,
-                speech,
-            } => cmd::smoke::run(workspace, &selection, frozen, &allow_outside, &speech),
-            Command::Bench(args) => cmd::bench::run(workspace, args),
+            Command::Verify(flags) => flags.run(workspace),
+            Command::Smoke(flags) => flags.run(workspace),
+            Command::Bench(flags) => flags.run(workspace),
             Command::Fetch(flags) => flags.run(workspace),
             Command::InstallSdk(flags) => flags.run(workspace),
             Command::Pin(flags) => flags.run(workspace),
             Command::Bundle(flags) => flags.run(workspace),
             Command::Release(flags) => flags.run(workspace),
             Command::Pages(flags) => flags.run(),
-            Command::VerifyRelease { dir, install } => {
-                cmd::verify_release::run(workspace, &dir, &install)
-            }
+            Command::VerifyRelease(flags) => flags.run(workspace),
             Command::Bump(flags) => flags.run(workspace),
             Command::Upstream(flags) => flags.run(workspace),
             Command::Matrix(flags) => flags.run(workspace),

@@ -72,11 +72,16 @@ impl WheelName {
         })
     }
 
-    /// The wheel must be ctranslate2 for `platform` and Python `python`; else what to pass.
-    pub fn check_fits(&self, platform: Platform, python: &str) -> Result<(), InputError> {
-        if self.project != "ctranslate2" {
+    /// The wheel must be of `project`, for `platform` and Python `python`; else what to pass.
+    pub fn check_fits(
+        &self,
+        project: &str,
+        platform: Platform,
+        python: &str,
+    ) -> Result<(), InputError> {
+        if self.project != project {
             return Err(InputError::new(format!(
-                "{} is a wheel of `{}`, not ctranslate2",
+                "{} is a wheel of `{}`, not {project}",
                 self.file, self.project
             )));
         }
@@ -159,9 +164,12 @@ mod tests {
         assert_eq!(w.local.as_deref(), Some("cu12"));
         assert_eq!(w.python.as_deref(), Some("3.12"));
         assert_eq!(w.platform, Some(Platform::WindowsX86_64));
-        assert!(w.check_fits(Platform::WindowsX86_64, "3.12").is_ok());
+        assert!(
+            w.check_fits("ctranslate2", Platform::WindowsX86_64, "3.12")
+                .is_ok()
+        );
         let err = w
-            .check_fits(Platform::WindowsX86_64, "3.11")
+            .check_fits("ctranslate2", Platform::WindowsX86_64, "3.11")
             .unwrap_err()
             .to_string();
         assert!(
@@ -169,7 +177,7 @@ mod tests {
             "{err}"
         );
         let err = w
-            .check_fits(Platform::LinuxX86_64, "3.12")
+            .check_fits("ctranslate2", Platform::LinuxX86_64, "3.12")
             .unwrap_err()
             .to_string();
         assert!(err.contains("--platform windows-x86_64"), "{err}");
@@ -183,7 +191,7 @@ mod tests {
         let other = WheelName::parse(Path::new("numpy-1.26.4-cp312-cp312-win_amd64.whl")).unwrap();
         assert!(
             other
-                .check_fits(Platform::WindowsX86_64, "3.12")
+                .check_fits("ctranslate2", Platform::WindowsX86_64, "3.12")
                 .unwrap_err()
                 .to_string()
                 .contains("not ctranslate2")

@@ -28,6 +28,18 @@ pub struct Options {
     pub json: Option<PathBuf>,
 }
 
+/// `bench` as the command runs it: its log in the variant's log folder (started empty), the
+/// report's path printed at the end.
+pub fn run_and_report(workspace: &Workspace, plan: &Plan, options: &Options) -> Result<()> {
+    let log_dir = workspace.log_dir(&plan.variant, plan.platform);
+    std::fs::create_dir_all(&log_dir)?;
+    let log = log_dir.join("bench.log");
+    std::fs::write(&log, "")?;
+    let json = run(workspace, plan, options, &log)?;
+    eprintln!("report: {} (log: {})", json.display(), log.display());
+    Ok(())
+}
+
 /// Runs the comparison; returns the JSON report's path.
 pub fn run(workspace: &Workspace, plan: &Plan, options: &Options, log: &Path) -> Result<PathBuf> {
     if !SIZES.contains(&options.size.as_str()) {

@@ -4,26 +4,45 @@
 use std::process::ExitCode;
 
 use anyhow::Result;
+use clap::Args;
 
-use super::{CheckTarget, check_target};
 use crate::flags::{CheckSelection, SpeechArgs};
+use ct2v_proof::checks::smoke;
 use ct2v_support::diagnostic::InputError;
 use ct2v_support::workspace::Workspace;
 
-pub fn run(
-    workspace: &Workspace,
-    selection: &CheckSelection,
-    frozen_app: bool,
-    allow_outside: &[String],
-    speech_args: &SpeechArgs,
-) -> Result<ExitCode> {
-    if !frozen_app {
-        return Err(InputError::new("smoke has one test: --frozen")
-            .note("cargo xtask smoke --variant cpu --frozen")
-            .into());
+#[derive(Args)]
+pub struct Smoke {
+    #[command(flatten)]
+    pub selection: CheckSelection,
+    /// Freeze the app with PyInstaller and run the copy (the one smoke test so far)
+    #[arg(long)]
+    pub frozen: bool,
+    /// A folder the frozen app may load libraries from although it is outside the app and
+    /// the system's folders (repeatable), e.g. a CUDA toolkit on a machine where cuBLAS is
+    /// not bundled; what loaded from there is listed
+    #[arg(long, value_name = "DIR")]
+    pub allow_outside: Vec<String>,
+    #[command(flatten)]
+    pub speech: SpeechArgs,
+}
+
+impl Smoke {
+    pub fn run(self, workspace: &Workspace) -> Result<ExitCode> {
+        if !self.frozen {
+            return Err(InputError::new("smoke has one test: --frozen")
+                .note("cargo xtask smoke --variant cpu --frozen")
+                .into());
+        }
+        let target = self.selection.query().resolve(workspace)?;
+        let speech = self.speech.request();
+        smoke::run(
+            workspace,
+            &target.plan,
+            target.wheel,
+            &self.allow_outside,
+            &speech,
+        )?;
+        Ok(ExitCode::SUCCESS)
     }
-    let CheckTarget { plan, wheel } = check_target(workspace, selection)?;
-    let request = speech_args.request();
-    ct2v_proof::checks::smoke::run(workspace, &plan, wheel, allow_outside, &request)?;
-    Ok(ExitCode::SUCCESS)
 }

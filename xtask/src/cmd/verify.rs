@@ -5,33 +5,46 @@
 use std::process::ExitCode;
 
 use anyhow::Result;
+use clap::Args;
 
-use super::{CheckTarget, check_target};
 use crate::flags::{CheckSelection, SpeechArgs};
 use ct2v_proof::checks::verify::{self, Checks};
 use ct2v_support::diagnostic::InputError;
 use ct2v_support::workspace::Workspace;
 
-pub fn run(
-    workspace: &Workspace,
-    selection: &CheckSelection,
-    numerics: bool,
-    transcribe: bool,
-    speech: &SpeechArgs,
-) -> Result<ExitCode> {
-    if !transcribe && let Some(option) = speech.given() {
-        return Err(
-            InputError::new(format!("{option} is an option of --transcribe"))
-                .note("add --transcribe to check speech")
-                .into(),
-        );
+#[derive(Args)]
+pub struct Verify {
+    #[command(flatten)]
+    pub selection: CheckSelection,
+    /// Also compare a tiny random Whisper model's encoder output with the official wheel's
+    /// (needs network for torch, transformers and the official ctranslate2 from PyPI)
+    #[arg(long)]
+    pub numerics: bool,
+    /// Also transcribe real speech with faster-whisper on the built wheel
+    #[arg(long)]
+    pub transcribe: bool,
+    #[command(flatten)]
+    pub speech: SpeechArgs,
+}
+
+impl Verify {
+    pub fn run(self, workspace: &Workspace) -> Result<ExitCode> {
+        if !self.transcribe
+            && let Some(option) = self.speech.given()
+        {
+            return Err(
+                InputError::new(format!("{option} is an option of --transcribe"))
+                    .note("add --transcribe to check speech")
+                    .into(),
+            );
+        }
+        let target = self.selection.query().resolve(workspace)?;
+        let checks = Checks {
+            numerics: self.numerics,
+            transcribe: self.transcribe,
+            speech: &self.speech.request(),
+        };
+        verify::run(workspace, &target.plan, target.wheel, &checks)?;
+        Ok(ExitCode::SUCCESS)
     }
-    let CheckTarget { plan, wheel } = check_target(workspace, selection)?;
-    let checks = Checks {
-        numerics,
-        transcribe,
-        speech: &speech.request(),
-    };
-    verify::run(workspace, &plan, wheel, &checks)?;
-    Ok(ExitCode::SUCCESS)
 }

@@ -1,36 +1,37 @@
 //! `verify-release`: check a release folder's checksums, RECORDs and manifest; `--install`:
 //! install it as its users do, from its index served on loopback.
 
-use std::path::Path;
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::Result;
+use clap::Args;
 
-use super::make_plan;
-use crate::flags::{InstallArgs, Selection};
-use ct2v_proof::checks::release::{self, InstallOptions};
+use crate::flags::InstallArgs;
+use ct2v_pipeline::plan::request::PlanRequest;
+use ct2v_proof::checks::release;
 use ct2v_support::platform::Platform;
 use ct2v_support::workspace::Workspace;
 
-pub fn run(workspace: &Workspace, dir: &Path, args: &InstallArgs) -> Result<ExitCode> {
-    let options = InstallOptions {
-        install: args.install,
-        platform: args.platform.map(Platform::from),
-        python: args.python.clone(),
-        variants: args.variants.clone(),
-        find_links: args.find_links.clone(),
-        transcribe: args.transcribe,
-        pyapp: args.pyapp,
-        download: args.download.options(),
-    };
-    let plan_for = |variant: &str, platform: Platform, python: &str, version: &str| {
-        let selection = Selection {
-            platform: Some(platform.into()),
-            python: Some(python.to_string()),
-            ctranslate2: Some(version.to_string()),
-            ..Selection::only(variant.to_string())
+#[derive(Args)]
+pub struct VerifyRelease {
+    /// The release folder
+    pub dir: PathBuf,
+    #[command(flatten)]
+    pub install: InstallArgs,
+}
+
+impl VerifyRelease {
+    pub fn run(self, workspace: &Workspace) -> Result<ExitCode> {
+        let plan_for = |variant: &str, platform: Platform, python: &str, version: &str| {
+            PlanRequest {
+                platform: Some(platform),
+                python: Some(python.to_string()),
+                ctranslate2: Some(version.to_string()),
+                ..PlanRequest::only(variant.to_string())
+            }
+            .plan(workspace)
         };
-        make_plan(workspace, &selection)
-    };
-    release::run(workspace, dir, &options, &plan_for)
+        release::run(workspace, &self.dir, &self.install.options(), &plan_for)
+    }
 }

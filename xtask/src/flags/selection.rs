@@ -7,6 +7,8 @@ use clap::Args;
 
 use ct2v_pipeline::plan::request::PlanRequest;
 use ct2v_pipeline::release::gather::Asked;
+use ct2v_proof::checks::release::InstallOptions;
+use ct2v_proof::checks::target::TargetQuery;
 use ct2v_support::host;
 use ct2v_support::platform::Platform;
 
@@ -175,6 +177,36 @@ pub struct CheckSelection {
     /// CUDA architectures the build was made for (its folder does not depend on them)
     #[arg(long, value_name = "LIST")]
     pub cuda_arch: Option<String>,
+}
+
+impl InstallArgs {
+    /// What `verify-release --install` is asked to do.
+    pub fn options(&self) -> InstallOptions {
+        InstallOptions {
+            install: self.install,
+            platform: self.platform.map(Platform::from),
+            python: self.python.clone(),
+            variants: self.variants.clone(),
+            find_links: self.find_links.clone(),
+            transcribe: self.transcribe,
+            pyapp: self.pyapp,
+            download: self.download.options(),
+        }
+    }
+}
+
+impl CheckSelection {
+    /// The build the check is asked about, as the proof crate resolves it.
+    pub fn query(&self) -> TargetQuery {
+        TargetQuery {
+            variant: self.variant.clone(),
+            wheel: self.wheel.clone(),
+            platform: self.platform.map(Platform::from),
+            python: self.python.clone(),
+            ctranslate2: self.ctranslate2.clone(),
+            cuda_arch: self.cuda_arch.clone(),
+        }
+    }
 }
 
 impl Selection {

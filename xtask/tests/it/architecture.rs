@@ -1,7 +1,9 @@
-//! docs/ARCHITECTURE.md lists every source file of the workspace (`crates/*/src`, `xtask/src`)
-//! with the first sentence of its module doc, between its `files: begin`/`files: end` markers. A file added, moved or removed
-//! without the list following fails here; `CT2V_UPDATE_ARCHITECTURE=1` rewrites the list from
-//! the tree (the way rust-analyzer's tidy keeps its docs honest).
+//! docs/ARCHITECTURE.md held to the tree (the way rust-analyzer's tidy keeps its docs honest):
+//! its file list is every source file of the workspace (`crates/*/src`, `xtask/src`) with the
+//! first sentence of its module doc, between the `files: begin`/`files: end` markers
+//! (`CT2V_UPDATE_ARCHITECTURE=1` rewrites it from the tree); its crate table has a row per
+//! workspace member whose "uses" column is that member's `ct2v-*` dependencies; and every
+//! repository path its prose names (`crates/…`, `xtask/…`, `docs/…`, `scripts/…`) exists.
 
 use std::fs;
 use std::path::Path;
@@ -167,5 +169,114 @@ fn the_architecture_file_list_is_the_source_tree() {
         "docs/ARCHITECTURE.md's file list is not the tree: not listed {missing:?}, listed but \
          not there {gone:?}; run CT2V_UPDATE_ARCHITECTURE=1 cargo test -p xtask --test it -- \
          architecture, then read the new list"
+    );
+}
+
+/// The `ct2v-*` crates a member's Cargo.toml depends on (normal dependencies), sorted.
+fn workspace_dependencies(manifest: &Path) -> Vec<String> {
+    let text = fs::read_to_string(manifest).unwrap();
+    let doc: toml_edit::DocumentMut = text.parse().unwrap();
+    let mut names: Vec<String> = doc["dependencies"]
+        .as_table()
+        .map(|deps| {
+            deps.iter()
+                .map(|(name, _)| name.to_string())
+                .filter(|name| name.starts_with("ct2v-"))
+                .collect()
+        })
+        .unwrap_or_default();
+    names.sort();
+    names
+}
+
+/// The rows of the table between `<!-- crates: begin -->` and `<!-- crates: end -->`:
+/// (crate, folder, the crates its "uses" column names).
+fn crate_table(doc: &str) -> Vec<(String, String, Vec<String>)> {
+    let start = doc
+        .find("<!-- crates: begin -->")
+        .expect("docs/ARCHITECTURE.md has its crates: begin marker");
+    let end = doc[start..]
+        .find("<!-- crates: end -->")
+        .expect("and its crates: end marker")
+        + start;
+    let cell = |c: &str| c.trim().trim_matches('`').to_string();
+    doc[start..end]
+        .lines()
+        .filter(|l| l.starts_with("| `"))
+        .map(|row| {
+            let cells: Vec<&str> = row.trim_matches('|').split('|').collect();
+            let uses = cells.last().unwrap();
+            let mut used: Vec<String> = uses
+                .split(',')
+                .map(cell)
+                .filter(|c| c.starts_with("ct2v-"))
+                .collect();
+            used.sort();
+            (cell(cells[0]), cell(cells[1]), used)
+        })
+        .collect()
+}
+
+#[test]
+fn the_crate_table_is_the_workspace_and_its_dependencies() {
+    let doc = fs::read_to_string(repo_root().join("docs/ARCHITECTURE.md")).unwrap();
+    let rows = crate_table(&doc);
+    let mut members: Vec<String> = source_roots()
+        .iter()
+        .map(|src| src.trim_end_matches("/src").to_string())
+        .collect();
+    members.sort();
+    let mut folders: Vec<String> = rows
+        .iter()
+        .map(|(_, folder, _)| folder.trim_end_matches('/').to_string())
+        .collect();
+    folders.sort();
+    assert_eq!(
+        folders, members,
+        "docs/ARCHITECTURE.md's crate table has a row per workspace member"
+    );
+    for (name, folder, uses) in &rows {
+        let manifest = repo_root().join(folder).join("Cargo.toml");
+        let package = fs::read_to_string(&manifest).unwrap();
+        assert!(
+            package.contains(&format!("name = \"{name}\"")),
+            "{folder}/Cargo.toml is the package {name}, as the crate table says"
+        );
+        assert_eq!(
+            uses,
+            &workspace_dependencies(&manifest),
+            "the crate table's uses column for {name} is its Cargo.toml's ct2v-* dependencies"
+        );
+    }
+}
+
+/// Every path the prose names (a backticked word with a `/` that names a file or folder of
+/// the repository, outside the generated file list) exists.
+#[test]
+fn the_paths_the_architecture_prose_names_exist() {
+    let doc = fs::read_to_string(repo_root().join("docs/ARCHITECTURE.md")).unwrap();
+    let start = doc.find(BEGIN).unwrap();
+    let end = doc.find(END).unwrap();
+    let prose = format!("{}{}", &doc[..start], &doc[end..]);
+    let mut missing = Vec::new();
+    for (i, piece) in prose.split('`').enumerate() {
+        let looks_like_a_path = i % 2 == 1
+            && piece.contains('/')
+            && !piece.contains(' ')
+            && !piece.contains('<')
+            && !piece.contains('{')
+            && !piece.contains("::")
+            && (piece.ends_with(".rs") || piece.ends_with('/') || piece.ends_with(".md"))
+            && (piece.starts_with("crates/")
+                || piece.starts_with("xtask/")
+                || piece.starts_with("docs/")
+                || piece.starts_with("scripts/"));
+        if looks_like_a_path && !repo_root().join(piece).exists() {
+            missing.push(piece.to_string());
+        }
+    }
+    assert!(
+        missing.is_empty(),
+        "docs/ARCHITECTURE.md names paths that do not exist: {missing:?}"
     );
 }

@@ -7,6 +7,7 @@ mod loaded;
 pub mod outputs;
 pub mod release;
 pub mod smoke;
+pub mod target;
 pub mod verify;
 
 use std::path::Path;
