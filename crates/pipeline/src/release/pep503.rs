@@ -15,7 +15,7 @@ pub use ct2v_fetch::pep503::{Link, project_page};
 pub(crate) use ct2v_fetch::pep503::{href_name, html_escape, root_page};
 
 pub const DIR: &str = "whl";
-pub(crate) const PROJECT: &str = "ctranslate2";
+pub const PROJECT: &str = "ctranslate2";
 /// The selector's pure-Python wheel, listed in every variant's index beside CTranslate2 so an
 /// app installs it from the URL it installs CTranslate2 from.
 pub(crate) const SELECTOR_PROJECT: &str = "ct2-variant-select";
