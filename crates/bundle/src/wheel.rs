@@ -32,7 +32,7 @@ fn base64_urlsafe(bytes: &[u8]) -> String {
 }
 
 /// The names of the `*.dist-info` entries directly in `dir`, sorted.
-pub fn dist_info_dirs(dir: &Path) -> std::io::Result<Vec<String>> {
+pub(crate) fn dist_info_dirs(dir: &Path) -> std::io::Result<Vec<String>> {
     let mut found: Vec<String> = fs::read_dir(dir)?
         .filter_map(|e| e.ok())
         .map(|e| e.file_name().to_string_lossy().into_owned())
@@ -294,7 +294,7 @@ pub fn write(tree: &Path, out: &Path) -> Result<()> {
 /// Adds `Requires-Dist:` lines to the unpacked wheel's METADATA, after its other headers (core
 /// metadata: the headers end at the first empty line, the description follows). A line
 /// already there is not repeated.
-pub fn add_requires_dist(tree: &Path, requirements: &[String]) -> Result<()> {
+pub(crate) fn add_requires_dist(tree: &Path, requirements: &[String]) -> Result<()> {
     if requirements.is_empty() {
         return Ok(());
     }
@@ -324,7 +324,7 @@ pub fn add_requires_dist(tree: &Path, requirements: &[String]) -> Result<()> {
 /// should be written under (returned). As `auditwheel repair --only-plat` does, the new tag
 /// replaces the old one (pypa/auditwheel src/auditwheel/wheeltools.py, `add_platforms` with
 /// `remove_platforms=("linux_<arch>",)`).
-pub fn set_platform_tag(tree: &Path, wheel_name: &str, platform: &str) -> Result<String> {
+pub(crate) fn set_platform_tag(tree: &Path, wheel_name: &str, platform: &str) -> Result<String> {
     let renamed = platform_tagged_name(wheel_name, platform)?;
     let path = tree.join(dist_info(tree)?).join("WHEEL");
     let text =
@@ -348,7 +348,7 @@ pub fn set_platform_tag(tree: &Path, wheel_name: &str, platform: &str) -> Result
 }
 
 /// `wheel_name` with its platform tag (the last `-` field) replaced by `platform`.
-pub fn platform_tagged_name(wheel_name: &str, platform: &str) -> Result<String> {
+pub(crate) fn platform_tagged_name(wheel_name: &str, platform: &str) -> Result<String> {
     match wheel_name
         .strip_suffix(".whl")
         .and_then(|n| n.rsplit_once('-'))
@@ -457,7 +457,7 @@ pub fn check_record(wheel: &Path) -> Result<Vec<String>> {
 
 /// [`check_record`] for a wheel already unpacked at `tree` (files hashed from disk, one at a
 /// time, so a large wheel is never held in memory).
-pub fn check_record_tree(tree: &Path) -> Result<Vec<String>> {
+pub(crate) fn check_record_tree(tree: &Path) -> Result<Vec<String>> {
     let mut contents: BTreeMap<String, (String, u64)> = BTreeMap::new();
     let mut record = None;
     for (name, path) in ct2v_support::fsx::files_below(tree)? {

@@ -8,7 +8,8 @@ use std::path::{Path, PathBuf};
 
 use thiserror::Error;
 
-pub use ct2v_support::digest::{hash_file, hex, sha256_file};
+pub(crate) use ct2v_support::digest::hash_file;
+pub use ct2v_support::digest::{hex, sha256_file};
 
 /// The content-addressed store under one root folder (`Workspace::cache_dir`).
 #[derive(Debug, Clone)]
@@ -67,7 +68,7 @@ pub enum CacheError {
 
 /// The next step, as a note line, when the cache's disk is at fault: full, read-only, or not
 /// ours to write; nothing for other errors.
-pub fn disk_note(error: &io::Error) -> &'static str {
+pub(crate) fn disk_note(error: &io::Error) -> &'static str {
     match error.kind() {
         io::ErrorKind::StorageFull | io::ErrorKind::QuotaExceeded => {
             "\n  = the disk of the download cache is full: free some space, or give a cache folder \
@@ -179,7 +180,8 @@ impl Cache {
 
     /// Moves a fully downloaded `temp` file into place once its sha256 and size match `pin`
     /// (it is renamed only after the check). On a mismatch `temp` is deleted.
-    pub fn admit(&self, temp: &Path, pin: &Pin) -> Result<PathBuf, CacheError> {
+    #[cfg(test)]
+    pub(crate) fn admit(&self, temp: &Path, pin: &Pin) -> Result<PathBuf, CacheError> {
         Self::check_pin(pin)?;
         let digest = sha256_file(temp).map_err(io_error("hash", temp))?;
         self.admit_hashed(temp, pin, digest)
@@ -187,7 +189,7 @@ impl Cache {
 
     /// [`Cache::admit`] for a file whose sha256 and size were computed while it was written
     /// (a download hashes as it streams, so the file is not read a second time).
-    pub fn admit_hashed(
+    pub(crate) fn admit_hashed(
         &self,
         temp: &Path,
         pin: &Pin,

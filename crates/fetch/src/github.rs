@@ -42,7 +42,7 @@ pub fn commit_archive_url(repo: &str, commit: &str) -> String {
 /// What an archive URL names: the repository (its last part) and the ref.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ArchiveUrl {
-    pub repo_name: String,
+    pub(crate) repo_name: String,
     pub reference: ArchiveRef,
 }
 
@@ -99,7 +99,7 @@ pub fn is_owner_repo(text: &str) -> bool {
 }
 
 /// `OWNER/REPO` of a GitHub git URL (`https://github.com/O/R(.git)`, `git@github.com:O/R.git`).
-pub fn github_repo(url: &str) -> Option<String> {
+pub(crate) fn github_repo(url: &str) -> Option<String> {
     let rest = url
         .strip_prefix("https://github.com/")
         .or_else(|| url.strip_prefix("http://github.com/"))
@@ -113,7 +113,7 @@ pub fn github_repo(url: &str) -> Option<String> {
 /// The repository a submodule's `url` names, a relative one (`../other.git`) resolved against
 /// its parent's `https://github.com/<parent>` as git resolves it; `Err` says why it is none
 /// on github.com.
-pub fn submodule_repo(parent: &str, url: &str) -> Result<String, String> {
+pub(crate) fn submodule_repo(parent: &str, url: &str) -> Result<String, String> {
     let not_github = || format!("`{}` is not a repository on github.com", url.escape_debug());
     if !(url.starts_with("./") || url.starts_with("../")) {
         return github_repo(url).ok_or_else(not_github);

@@ -14,8 +14,8 @@ pub struct GitModule {
     pub name: String,
     pub path: String,
     pub url: String,
-    pub path_line: usize,
-    pub url_line: usize,
+    pub(crate) path_line: usize,
+    pub(crate) url_line: usize,
 }
 
 /// A value and the line that gives it.

@@ -16,7 +16,7 @@ pub struct WheelName {
     /// `cu12` of `4.7.1+cu12`.
     pub local: Option<String>,
     /// `cp312`
-    pub python_tag: String,
+    pub(crate) python_tag: String,
     /// `3.12`, for a CPython tag.
     pub python: Option<String>,
     pub platform_tag: String,

@@ -12,8 +12,8 @@ use ct2v_pipeline::plan::{CommandLine, Plan};
 use ct2v_support::diagnostic::InputError;
 use ct2v_support::workspace::Workspace;
 
-pub const SCRIPT: &str = "xtask/python/bench.py";
-pub const SIZES: [&str; 4] = ["tiny", "base", "small", "medium"];
+pub(crate) const SCRIPT: &str = "xtask/python/bench.py";
+pub(crate) const SIZES: [&str; 4] = ["tiny", "base", "small", "medium"];
 
 pub struct Options {
     pub size: String,

@@ -32,20 +32,20 @@ pub enum Interpreter {
 
 /// A program and its arguments as they run in an interpreter's place, with the variables
 /// that place adds to this process's environment.
-pub struct Wrapped {
+pub(crate) struct Wrapped {
     pub program: PathBuf,
     pub args: Vec<String>,
     pub env: BTreeMap<String, String>,
 }
 
 impl Wrapped {
-    pub fn command(&self) -> CommandLine {
+    pub(crate) fn command(&self) -> CommandLine {
         CommandLine::new(self.program.display().to_string()).args(self.args.iter().cloned())
     }
 
     /// This process's environment with the place's variables added, or `None` (inherit it)
     /// when the place adds none.
-    pub fn full_env(&self) -> Option<BTreeMap<String, String>> {
+    pub(crate) fn full_env(&self) -> Option<BTreeMap<String, String>> {
         (!self.env.is_empty()).then(|| {
             let mut env: BTreeMap<String, String> = std::env::vars().collect();
             env.extend(self.env.clone());
@@ -95,12 +95,12 @@ impl Interpreter {
     }
 
     /// Whether it starts without the wheel (a venv check reuses the build's verify venv).
-    pub fn is_fresh(&self) -> bool {
+    pub(crate) fn is_fresh(&self) -> bool {
         !matches!(self, Interpreter::Venv(_))
     }
 
     /// The python program, as this host names it.
-    pub fn python_path(&self) -> PathBuf {
+    pub(crate) fn python_path(&self) -> PathBuf {
         match self {
             Interpreter::Venv(venv) => venv.python.clone(),
             #[cfg(feature = "wine")]
@@ -109,7 +109,7 @@ impl Interpreter {
     }
 
     /// `program args` made to run in this place (under wine: `wine program args`).
-    pub fn wrap(&self, program: &Path, args: Vec<String>) -> Wrapped {
+    pub(crate) fn wrap(&self, program: &Path, args: Vec<String>) -> Wrapped {
         match self {
             Interpreter::Venv(_) => Wrapped {
                 program: program.to_path_buf(),
@@ -152,7 +152,7 @@ impl Interpreter {
     }
 
     /// `pip install` of `args` from `wheelhouse` alone.
-    pub fn pip_install(&self, wheelhouse: &Path, args: &[String], log: &Path) -> Result<()> {
+    pub(crate) fn pip_install(&self, wheelhouse: &Path, args: &[String], log: &Path) -> Result<()> {
         match self {
             Interpreter::Venv(_) => {
                 let mut all: Vec<String> = ["-m", "pip", "install", "--quiet", "--no-index"]
@@ -177,7 +177,7 @@ impl Interpreter {
     }
 
     /// A constraints file for this place's pins, in its work folder (none for a venv).
-    pub fn constraints(&self) -> Result<Option<PathBuf>> {
+    pub(crate) fn constraints(&self) -> Result<Option<PathBuf>> {
         match self {
             Interpreter::Venv(_) => Ok(None),
             #[cfg(feature = "wine")]
@@ -190,7 +190,7 @@ impl Interpreter {
     /// One command of the plan's verify step run here: as it is in a venv; under wine, every
     /// command after the venv's creation, its pip installs from `wheelhouse` alone, and a
     /// failed script's missing DLLs named.
-    pub fn run_verify_command(
+    pub(crate) fn run_verify_command(
         &self,
         command: &plan::CommandLine,
         first: bool,
@@ -224,7 +224,7 @@ impl Interpreter {
 
     /// `f` run, stopped with every process of the place when it outlasts one step's limit
     /// (under wine; `timeout` words the error).
-    pub fn bounded<T>(
+    pub(crate) fn bounded<T>(
         &self,
         f: impl FnOnce() -> Result<T>,
         timeout: impl FnOnce(Duration) -> String,
@@ -248,7 +248,7 @@ impl Interpreter {
 
     /// The platform whose variables a scrubbed run leaves out: under wine this host's (wine
     /// makes the Windows environment out of them).
-    pub fn scrub_platform(&self, target: Platform) -> Platform {
+    pub(crate) fn scrub_platform(&self, target: Platform) -> Platform {
         match self {
             Interpreter::Venv(_) => target,
             #[cfg(feature = "wine")]
@@ -257,7 +257,7 @@ impl Interpreter {
     }
 
     /// `path` as a program running here sees it.
-    pub fn seen_path(&self, path: &Path) -> PathBuf {
+    pub(crate) fn seen_path(&self, path: &Path) -> PathBuf {
         match self {
             Interpreter::Venv(_) => path.to_path_buf(),
             #[cfg(feature = "wine")]
@@ -267,7 +267,7 @@ impl Interpreter {
 
     /// Variables that make the loader say which library it loaded from where (wine's
     /// `+loaddll`; none natively).
-    pub fn loader_trace_env(&self) -> BTreeMap<String, String> {
+    pub(crate) fn loader_trace_env(&self) -> BTreeMap<String, String> {
         match self {
             Interpreter::Venv(_) => BTreeMap::new(),
             #[cfg(feature = "wine")]
@@ -276,7 +276,7 @@ impl Interpreter {
     }
 
     /// Modules PyInstaller leaves out here besides onnxruntime.
-    pub fn freeze_excludes(&self) -> &'static [&'static str] {
+    pub(crate) fn freeze_excludes(&self) -> &'static [&'static str] {
         match self {
             Interpreter::Venv(_) => &[],
             #[cfg(feature = "wine")]
@@ -286,7 +286,8 @@ impl Interpreter {
 }
 
 /// A constraints file pinning numpy (under wine), in `work`.
-pub fn numpy_constraints(work: &Path, numpy: &str) -> Result<PathBuf> {
+#[cfg(feature = "wine")]
+pub(crate) fn numpy_constraints(work: &Path, numpy: &str) -> Result<PathBuf> {
     let path = work.join("constraints.txt");
     std::fs::write(&path, format!("numpy=={numpy}\n"))?;
     Ok(path)

@@ -4,12 +4,12 @@
 
 pub mod bench;
 pub mod checks;
-pub mod input_file;
-pub mod interpreter;
+pub(crate) mod input_file;
+pub(crate) mod interpreter;
 pub mod numerics;
 #[cfg(feature = "wine")]
 pub mod pyapp;
-pub mod release_install;
+pub(crate) mod release_install;
 pub mod serve;
 pub mod speech;
 pub mod winpython;

@@ -11,19 +11,19 @@ use ct2v_pipeline::execute::executor::run_logged;
 use ct2v_pipeline::plan::{Action, CommandLine, Plan};
 use ct2v_support::workspace::Workspace;
 
-pub const SCRIPT: &str = "xtask/python/numerics.py";
+pub(crate) const SCRIPT: &str = "xtask/python/numerics.py";
 /// Largest absolute difference accepted between the two encoder outputs (float32, CPU).
-pub const TOLERANCE: &str = "1e-4";
+pub(crate) const TOLERANCE: &str = "1e-4";
 
 /// The verify step's venv, which has the built wheel installed: the Python launcher that made
 /// it (`<launcher…> -m venv --clear <dir>`) and the venv's python (`<python> -m pip install
 /// <wheel>`).
-pub struct VerifyVenv {
+pub(crate) struct VerifyVenv {
     pub launcher: Vec<String>,
     pub python: String,
 }
 
-pub fn verify_venv(plan: &Plan) -> Result<VerifyVenv> {
+pub(crate) fn verify_venv(plan: &Plan) -> Result<VerifyVenv> {
     let verify = plan
         .step(|a| matches!(a, Action::Verify))
         .context("the plan has no verify step")?;

@@ -61,7 +61,7 @@ fn wheels_for<'a>(
 
 /// The Python to install with when none is asked: `preferred` (the host's, or the Windows
 /// check's default) when the release has wheels for it, else the one Python it has wheels for.
-pub fn default_python(
+pub(crate) fn default_python(
     manifest: &Manifest,
     platform: Platform,
     variants: &[String],
@@ -77,7 +77,7 @@ pub fn default_python(
 }
 
 /// The wheels of `request` in the release's `manifest`.
-pub fn targets(request: &InstallRequest, manifest: &Manifest) -> Result<Vec<InstallTarget>> {
+pub(crate) fn targets(request: &InstallRequest, manifest: &Manifest) -> Result<Vec<InstallTarget>> {
     let of_platform = || wheels_for(manifest, request.platform, request.variants);
     let mut out = Vec::new();
     for a in of_platform().filter(|a| a.python == request.python) {
@@ -134,7 +134,7 @@ pub fn targets(request: &InstallRequest, manifest: &Manifest) -> Result<Vec<Inst
 /// serves on loopback: pip installs from nothing else. Checked before any install. A release
 /// made for GitHub (`--index-base-url`) links its assets there by absolute URL, which is bad
 /// input here; any other link out of the folder is a broken release.
-pub fn check_index_is_local(dir: &Path, variant: &str) -> Result<()> {
+pub(crate) fn check_index_is_local(dir: &Path, variant: &str) -> Result<()> {
     let index = format!("{}/{variant}", ct2v_pipeline::release::wheel_index::DIR);
     let mut absolute = Vec::new();
     let mut outside = Vec::new();
@@ -171,17 +171,17 @@ pub fn check_index_is_local(dir: &Path, variant: &str) -> Result<()> {
 }
 
 /// The steps of one install, with `python` already holding the app's baseline.
-pub struct Install<'a> {
+pub(crate) struct Install<'a> {
     pub python: &'a Interpreter,
-    pub index_url: String,
+    pub(crate) index_url: String,
     pub find_links: Vec<PathBuf>,
-    pub constraints: Option<PathBuf>,
+    pub(crate) constraints: Option<PathBuf>,
     pub log: PathBuf,
 }
 
 impl Install<'_> {
     /// The consumer's onboarding command, as shown to the user and as run.
-    pub fn onboarding_args(&self, target: &InstallTarget) -> Vec<String> {
+    pub(crate) fn onboarding_args(&self, target: &InstallTarget) -> Vec<String> {
         let mut args: Vec<String> = ["-m", "pip", "install", "--isolated", "--force-reinstall"]
             .map(String::from)
             .to_vec();
@@ -197,12 +197,12 @@ impl Install<'_> {
     }
 
     /// `python args`, its output returned.
-    pub fn run(&self, args: &[String]) -> Result<String> {
+    pub(crate) fn run(&self, args: &[String]) -> Result<String> {
         self.python.output(args, &self.log)
     }
 
     /// `pip install` of the PyPI baseline (from the wheelhouse).
-    pub fn baseline(&self, target: &InstallTarget) -> Result<()> {
+    pub(crate) fn baseline(&self, target: &InstallTarget) -> Result<()> {
         let mut args: Vec<String> = ["-m", "pip", "install", "--isolated", "--no-index"]
             .map(String::from)
             .to_vec();
@@ -218,7 +218,7 @@ impl Install<'_> {
     }
 
     /// The installed ctranslate2's version, as pip recorded it and as it imports.
-    pub fn installed_version(&self) -> Result<String> {
+    pub(crate) fn installed_version(&self) -> Result<String> {
         let out = self.python.output(
             &[
                 "-c".into(),
@@ -239,7 +239,7 @@ impl Install<'_> {
 }
 
 /// Checks the installed version is the target's.
-pub fn expect_version(found: &str, target: &InstallTarget, stage: &str) -> Result<()> {
+pub(crate) fn expect_version(found: &str, target: &InstallTarget, stage: &str) -> Result<()> {
     if found != target.version {
         bail!(
             "{stage}: ctranslate2 {found} is installed, not {} ({})",
@@ -251,13 +251,13 @@ pub fn expect_version(found: &str, target: &InstallTarget, stage: &str) -> Resul
 }
 
 /// The loopback server for the release folder.
-pub fn serve(dir: &Path) -> Result<Server> {
+pub(crate) fn serve(dir: &Path) -> Result<Server> {
     Server::start(dir)
 }
 
 /// The wheelhouse the installs take dependencies from: the wheel's runtime requirements and
 /// the PyPI baseline, for `platform` and `python` (numpy pinned to `numpy` under wine).
-pub fn wheelhouse(
+pub(crate) fn wheelhouse(
     workspace: &Workspace,
     request: &InstallRequest,
     targets: &[InstallTarget],
@@ -283,7 +283,7 @@ pub fn wheelhouse(
 }
 
 /// `requirement`, with numpy pinned to `numpy` when there is a pin.
-pub fn pin_numpy(requirement: &str, numpy: Option<&str>) -> String {
+pub(crate) fn pin_numpy(requirement: &str, numpy: Option<&str>) -> String {
     match (requirement, numpy) {
         ("numpy", Some(v)) => format!("numpy=={v}"),
         _ => requirement.to_string(),
@@ -292,7 +292,7 @@ pub fn pin_numpy(requirement: &str, numpy: Option<&str>) -> String {
 
 /// A fresh venv in `dir` of this host's Python `python` (`python3` when it is that version,
 /// else `python3.X` on PATH; on Windows `py -3.X`).
-pub fn native_venv(python: &str, dir: &Path, log: &Path) -> Result<PathBuf> {
+pub(crate) fn native_venv(python: &str, dir: &Path, log: &Path) -> Result<PathBuf> {
     let command = if cfg!(windows) {
         ct2v_support::process::CommandLine::new("py").arg(format!("-{python}"))
     } else if ct2v_support::host::python_version().as_deref() == Some(python) {

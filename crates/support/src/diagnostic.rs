@@ -20,7 +20,7 @@ pub struct InputError {
 pub struct Location {
     pub path: PathBuf,
     pub line: usize,
-    pub column: usize,
+    pub(crate) column: usize,
     pub line_text: String,
     pub width: usize,
 }
@@ -243,7 +243,7 @@ fn shown_line(loc: &Location) -> (String, usize, usize) {
 }
 
 /// The closest candidate to `wrong`, if it is close enough to be a likely typo.
-pub fn did_you_mean<'a>(wrong: &str, candidates: &[&'a str]) -> Option<&'a str> {
+pub(crate) fn did_you_mean<'a>(wrong: &str, candidates: &[&'a str]) -> Option<&'a str> {
     let limit = (wrong.chars().count() / 3).max(2);
     candidates
         .iter()

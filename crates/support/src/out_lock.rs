@@ -24,7 +24,7 @@ pub struct OutLock {
 }
 
 /// `.<name>.lock` beside `dest`.
-pub fn lock_path(dest: &Path) -> io::Result<PathBuf> {
+pub(crate) fn lock_path(dest: &Path) -> io::Result<PathBuf> {
     let name = dest.file_name().ok_or_else(|| {
         io::Error::new(io::ErrorKind::InvalidInput, "it has no final name to lock")
     })?;

@@ -17,7 +17,7 @@ pub fn canonical(path: &Path) -> io::Result<PathBuf> {
 
 /// The path lexically tidied: the platform's separators, no `.` parts, no `\\?\` where it
 /// can be dropped. `..` stays (it may cross a link).
-pub fn tidy(path: &Path) -> PathBuf {
+pub(crate) fn tidy(path: &Path) -> PathBuf {
     let simplified = dunce::simplified(path);
     let mut out = PathBuf::new();
     for part in simplified.components() {

@@ -219,13 +219,13 @@ pub fn probe<S: AsRef<OsStr>>(
 pub struct Limits {
     pub timeout: Duration,
     /// Bytes kept of stdout and of stderr each; the rest is read, counted and discarded.
-    pub max_output: usize,
+    pub(crate) max_output: usize,
 }
 
 impl Limits {
     /// Seconds (a decimal number) that replace [`Limits::gpu_tool`]'s timeout: for tests of
     /// tools that hang.
-    pub const TIMEOUT_VAR: &'static str = "CT2V_PROBE_TIMEOUT_S";
+    pub(crate) const TIMEOUT_VAR: &'static str = "CT2V_PROBE_TIMEOUT_S";
 
     /// For a GPU tool asked for its devices: 10 s (or `CT2V_PROBE_TIMEOUT_S`), 1 MiB.
     pub fn gpu_tool() -> Limits {
@@ -265,7 +265,7 @@ pub struct Probed {
     pub stdout: String,
     pub stderr: String,
     /// Bytes past the cap, read and discarded (both streams).
-    pub discarded: u64,
+    pub(crate) discarded: u64,
     pub limits: Limits,
 }
 
@@ -474,30 +474,30 @@ mod tree {
     use std::time::{Duration, Instant};
 
     #[cfg(unix)]
-    pub fn own_group(command: &mut Command) {
+    pub(crate) fn own_group(command: &mut Command) {
         std::os::unix::process::CommandExt::process_group(command, 0);
     }
 
     #[cfg(not(unix))]
-    pub fn own_group(_: &mut Command) {}
+    pub(crate) fn own_group(_: &mut Command) {}
 
     /// `pipe:[inode]`, what `/proc/<pid>/fd/<n>` of every process holding the pipe reads.
     #[cfg(target_os = "linux")]
-    pub fn pipe_id<P: std::os::fd::AsRawFd>(pipe: &Option<P>) -> Option<String> {
+    pub(crate) fn pipe_id<P: std::os::fd::AsRawFd>(pipe: &Option<P>) -> Option<String> {
         let fd = pipe.as_ref()?.as_raw_fd();
         let link = std::fs::read_link(format!("/proc/self/fd/{fd}")).ok()?;
         Some(link.to_string_lossy().into_owned())
     }
 
     #[cfg(not(target_os = "linux"))]
-    pub fn pipe_id<P>(_: &Option<P>) -> Option<String> {
+    pub(crate) fn pipe_id<P>(_: &Option<P>) -> Option<String> {
         None
     }
 
     /// Kills the program, its process group and (Linux) any process still holding one of its
     /// `pipes` (one that left the group with `setsid`), then reaps the program if it goes
     /// within a second: one stuck in the kernel (a hung driver call) is not waited for.
-    pub fn stop(child: &mut Child, pipes: &[String]) {
+    pub(super) fn stop(child: &mut Child, pipes: &[String]) {
         kill_group(child);
         let _ = child.kill();
         kill_holders(pipes);

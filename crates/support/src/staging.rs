@@ -41,7 +41,7 @@ pub fn mark(dir: &Path) -> io::Result<()> {
 /// [`mark`] for the name `dir` is about to be renamed to (`to`, beside it), so that a run
 /// killed right after the rename leaves a folder the next run knows as its own. Until then the
 /// marker names another folder, and so proves nothing about `dir`.
-pub fn mark_as(dir: &Path, to: &Path) -> io::Result<()> {
+pub(crate) fn mark_as(dir: &Path, to: &Path) -> io::Result<()> {
     let name = to.file_name().unwrap_or_default().to_string_lossy();
     let parent = match to.parent() {
         Some(p) if !p.as_os_str().is_empty() => p,
@@ -90,7 +90,7 @@ pub fn sweep_and_say(parent: &Path, prefix: &str) {
 /// Removes the folders `<prefix><pid>-…` (or `<prefix><pid>`) in `parent` whose process is
 /// gone and whose marker names them, or that hold nothing but an unfinished marker; returns
 /// them.
-pub fn sweep(parent: &Path, prefix: &str) -> Vec<PathBuf> {
+pub(crate) fn sweep(parent: &Path, prefix: &str) -> Vec<PathBuf> {
     let Ok(entries) = fs::read_dir(parent) else {
         return Vec::new();
     };

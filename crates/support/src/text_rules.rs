@@ -13,11 +13,11 @@ use url::Url;
 use super::diagnostic::{InputError, quoted};
 
 /// The longest release version taken (PEP 440 has no limit; a folder and a file name do).
-pub const MAX_VERSION: usize = 64;
+pub(crate) const MAX_VERSION: usize = 64;
 /// The longest git tag taken.
-pub const MAX_TAG: usize = 128;
+pub(crate) const MAX_TAG: usize = 128;
 /// The longest URL taken.
-pub const MAX_URL: usize = 2048;
+pub(crate) const MAX_URL: usize = 2048;
 
 /// Why a value was refused (a phrase that completes "… is not allowed: "), and what would
 /// do instead (a phrase that completes "give …").

@@ -8,7 +8,7 @@ use anyhow::{Result, bail};
 use crate::platform::Platform;
 
 /// Overrides the download cache folder (also `--cache-dir`).
-pub const CACHE_ENV: &str = "CT2V_CACHE_DIR";
+pub(crate) const CACHE_ENV: &str = "CT2V_CACHE_DIR";
 
 #[derive(Debug, Clone)]
 pub struct Workspace {

@@ -49,7 +49,7 @@ pub struct Bumped {
     /// URLs renamed to the new version (their pins dropped).
     pub renamed: Vec<String>,
     /// What only a person can do.
-    pub by_hand: Vec<String>,
+    pub(crate) by_hand: Vec<String>,
     /// Things to read, which need not stop a build.
     pub notes: Vec<String>,
     /// The tag read for `--from-tag`.

@@ -14,7 +14,7 @@ use ct2v_support::fsx::write_atomically;
 use toml_edit::{DocumentMut, Item, Table, TableLike, value};
 
 /// `variants/pins.lock`, relative to the repository root.
-pub const LOCK_FILE: &str = "variants/pins.lock";
+pub(crate) const LOCK_FILE: &str = "variants/pins.lock";
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Pinned {
@@ -24,12 +24,12 @@ pub struct Pinned {
 
 /// URL → the pin taken from it.
 #[derive(Debug, Default)]
-pub struct Lock {
+pub(crate) struct Lock {
     pub pins: BTreeMap<String, Pinned>,
 }
 
 impl Lock {
-    pub fn load(root: &Path) -> Result<Lock> {
+    pub(crate) fn load(root: &Path) -> Result<Lock> {
         let path = root.join(LOCK_FILE);
         let bytes = match fs::read(&path) {
             Ok(bytes) => bytes,
@@ -72,14 +72,14 @@ impl Lock {
     }
 
     /// Whether the pin a variant file has for `url` was taken from that very URL.
-    pub fn confirms(&self, url: &str, sha256: Option<&str>) -> bool {
+    pub(crate) fn confirms(&self, url: &str, sha256: Option<&str>) -> bool {
         match (self.pins.get(url), sha256) {
             (Some(locked), Some(sha)) => locked.sha256 == sha,
             _ => false,
         }
     }
 
-    pub fn save(&self, root: &Path) -> Result<()> {
+    pub(crate) fn save(&self, root: &Path) -> Result<()> {
         let mut doc = DocumentMut::new();
         doc.decor_mut().set_prefix(
             "# Written by `cargo xtask pin`: the URL each pin in variants/*.toml was taken from.\n\
@@ -127,7 +127,7 @@ fn edit_each(files: &[PathBuf], edit: impl Fn(&mut DocumentMut) -> bool) -> Resu
 /// (`[device-wheels]`, input `device-<target>`) has no table of its own until then: one is
 /// written, `[platform.<platform>.inputs.<input>]`, into the file that declares the
 /// `[device-wheels]` it comes from. Returns the files that changed.
-pub fn record_from_index(
+pub(crate) fn record_from_index(
     files: &[PathBuf],
     wheel: &IndexWheel,
     url: &str,
@@ -147,7 +147,7 @@ pub fn record_from_index(
 }
 
 /// What `pin` found on an index for one input.
-pub struct IndexWheel<'a> {
+pub(crate) struct IndexWheel<'a> {
     pub input: &'a str,
     pub index: &'a str,
     /// `NAME VERSION`, as the variant files write `package`.

@@ -70,7 +70,7 @@ pub fn pin_and_replan(
 
 /// Pins the unpinned inputs of one plan (`build --allow-unpinned`): the outcomes, and the
 /// plan of those inputs (for hints about the ones that failed).
-pub fn pin_unpinned(
+pub(crate) fn pin_unpinned(
     workspace: &Workspace,
     plan: Plan,
     options: &Options,
@@ -273,7 +273,7 @@ fn check_payload(
 }
 
 /// The plans of every matrix entry of `variant`: each platform it builds for, each Python.
-pub fn plans_of_variant(
+pub(crate) fn plans_of_variant(
     workspace: &Workspace,
     catalog: &Catalog,
     variant: &str,

@@ -17,7 +17,6 @@ mod pe;
 mod tests;
 pub mod version;
 
-use std::ffi::OsString;
 use std::fs::File;
 use std::io::{self, Read};
 use std::path::{Path, PathBuf};
@@ -51,7 +50,7 @@ pub struct BinaryInfo {
     /// "x86_64", "i386", "aarch64", "arm", … or "unknown-0x…" with the raw machine number.
     pub machine: String,
     /// PE only: "windows-cui", "windows-gui", "native", … ("unknown-N" for other values).
-    pub subsystem: Option<String>,
+    pub(crate) subsystem: Option<String>,
     /// PE: `IMAGE_FILE_DLL` is set. ELF: the type is `ET_DYN`, which position-independent
     /// executables are too.
     pub is_dll: bool,
@@ -69,7 +68,7 @@ pub struct BinaryInfo {
     /// ELF symbol versions needed (`DT_VERNEED`, the `.gnu.version_r` table): each library
     /// with the versions asked of it, e.g. `("libc.so.6", ["GLIBC_2.2.5", "GLIBC_2.14"])`,
     /// in file order. PE: always empty.
-    pub version_needs: Vec<(String, Vec<String>)>,
+    pub(crate) version_needs: Vec<(String, Vec<String>)>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -103,7 +102,7 @@ pub enum BinaryError {
 }
 
 /// The format of a file, from its first four bytes only.
-pub fn sniff(path: &Path) -> io::Result<Option<BinaryFormat>> {
+pub(crate) fn sniff(path: &Path) -> io::Result<Option<BinaryFormat>> {
     let mut start = Vec::with_capacity(4);
     File::open(path)?.take(4).read_to_end(&mut start)?;
     Ok(sniff_bytes(&start))
@@ -172,8 +171,9 @@ fn describe_start(data: &[u8]) -> String {
 /// Replaces `$ORIGIN` and `${ORIGIN}` in an rpath/runpath entry with `dir` (the folder of
 /// the binary that holds the entry), as the ELF loader does. `$ORIGINAL` and other names
 /// are left alone; nothing is normalised, so `$ORIGIN/../lib` stays `dir/../lib`.
-pub fn expand_origin(entry: &str, dir: &Path) -> PathBuf {
-    let mut out = OsString::new();
+#[cfg(test)]
+pub(crate) fn expand_origin(entry: &str, dir: &Path) -> PathBuf {
+    let mut out = std::ffi::OsString::new();
     let mut rest = entry;
     while let Some(at) = rest.find('$') {
         out.push(&rest[..at]);

@@ -20,10 +20,7 @@ use ct2v_support::fsx::files_below;
 
 /// The result of [`analyze`]: what the repair acts on and the report describes.
 #[derive(Debug)]
-pub struct BundleAnalysis {
-    /// Where imports were looked for, in order: the wheel's folders of root binaries, then
-    /// the spec's search folders.
-    pub locations: Vec<LibraryFolder>,
+pub(crate) struct BundleAnalysis {
     pub closure: Closure,
     /// Every file added to the wheel (libraries, then data files), with its source.
     pub placed: Vec<Placed>,
@@ -36,11 +33,11 @@ pub struct BundleAnalysis {
     /// Imported libraries the spec assumes the target system has.
     pub assumed_present: Vec<String>,
     /// What is never bundled: the policy's system libraries and the assumed ones.
-    pub never_bundled: SystemLibraries,
+    pub(crate) never_bundled: SystemLibraries,
 }
 
 /// Analyzes `tree`, the input wheel unpacked; nothing is written.
-pub fn analyze(spec: &BundleJob, tree: &Path) -> Result<BundleAnalysis> {
+pub(crate) fn analyze(spec: &BundleJob, tree: &Path) -> Result<BundleAnalysis> {
     let mut never_bundled = SystemLibraries::for_policy(spec.policy);
     never_bundled.assume(&spec.assume_present);
     let roots = roots(spec, tree)?;
@@ -57,7 +54,6 @@ pub fn analyze(spec: &BundleJob, tree: &Path) -> Result<BundleAnalysis> {
         .cloned()
         .partition(|name| os.contains(name));
     Ok(BundleAnalysis {
-        locations,
         closure,
         placed,
         kernel_bytes,
@@ -160,7 +156,7 @@ fn locations(
 }
 
 /// `name version` from a `*.dist-info` folder in `dir` or up to `levels` folders above it.
-pub fn package_of(dir: &Path, levels: usize) -> Option<String> {
+pub(crate) fn package_of(dir: &Path, levels: usize) -> Option<String> {
     for at in dir.ancestors().take(levels + 1) {
         let Ok(entries) = fs::read_dir(at) else {
             continue;

@@ -33,7 +33,7 @@ pub struct Library {
     /// `true` for roots and forced libraries.
     pub root: bool,
     /// Who imports it; "loaded at run time" for forced libraries.
-    pub needed_by: BTreeSet<String>,
+    pub(crate) needed_by: BTreeSet<String>,
 }
 
 #[derive(Debug, Default, Serialize)]
@@ -127,10 +127,10 @@ fn missing_message(
 }
 
 /// What `needed_by` says for a library loaded at run time (forced), not imported.
-pub const RUN_TIME: &str = "loaded at run time";
+pub(crate) const RUN_TIME: &str = "loaded at run time";
 
 /// Reads the names a binary imports (import and delay-import tables, or DT_NEEDED).
-pub type ReadImports<'a> = &'a dyn Fn(&Path) -> Result<Vec<String>, String>;
+pub(crate) type ReadImports<'a> = &'a dyn Fn(&Path) -> Result<Vec<String>, String>;
 
 pub struct ClosureParams<'a> {
     /// Binaries already in the wheel whose imports are followed: (path, dest folder).

@@ -50,14 +50,14 @@ fn split<'a>(base: &Path, glob: &'a str) -> (PathBuf, &'a str) {
 
 /// One data file kept: its path below the data folder (`gfx1100/TensileLibrary.dat`).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct DataFile {
+pub(crate) struct DataFile {
     pub source: PathBuf,
     pub relative: String,
 }
 
 /// What [`select_tree`] kept, and the kernel bytes it kept per GPU target.
 #[derive(Debug, Default)]
-pub struct DataSelection {
+pub(crate) struct DataSelection {
     pub files: Vec<DataFile>,
     pub kernel_bytes: BTreeMap<String, u64>,
 }
@@ -66,7 +66,7 @@ pub struct DataSelection {
 /// segment, filtered to `targets` by the targets their path names. With `targets`, a
 /// requested target that has no file where other targets have some is an error naming the
 /// target and the library, unless TheRock leaves that library out for that target.
-pub fn select_tree(
+pub(crate) fn select_tree(
     base: &Path,
     glob: &str,
     targets: Option<&[String]>,

@@ -21,7 +21,7 @@ pub struct Placed {
 }
 
 impl Placed {
-    pub fn path_in_wheel(&self) -> String {
+    pub(crate) fn path_in_wheel(&self) -> String {
         if self.dest.is_empty() {
             self.name.clone()
         } else {
@@ -52,9 +52,9 @@ pub fn libraries(closure: &Closure) -> Vec<Placed> {
 /// PyInstaller puts a binary with destination `D` at `_internal/D/`, which is where
 /// CTranslate2's `__init__.py` looks (e.g. `_internal/_rocm_sdk_core/bin`).
 #[derive(Debug, Serialize)]
-pub struct SpecBinary(pub String, pub String);
+pub(crate) struct SpecBinary(pub String, pub String);
 
-pub fn spec_binaries(files: &[Placed], portable_root: &std::path::Path) -> Vec<SpecBinary> {
+pub(crate) fn spec_binaries(files: &[Placed], portable_root: &std::path::Path) -> Vec<SpecBinary> {
     files
         .iter()
         .map(|f| {

@@ -38,9 +38,10 @@ pub struct ManylinuxPolicy {
     /// e.g. `manylinux_2_28`
     pub name: String,
     /// Higher is more compatible (older glibc): manylinux_2_5 is 100.
-    pub priority: u32,
+    pub(crate) priority: u32,
     /// Legacy names, e.g. `manylinux2014` for manylinux_2_17.
-    pub aliases: Vec<String>,
+    #[cfg(test)]
+    pub(crate) aliases: Vec<String>,
     lib_whitelist: BTreeSet<String>,
     blacklist: BTreeMap<String, BTreeSet<String>>,
     symbol_versions: BTreeMap<String, BTreeSet<String>>,
@@ -73,7 +74,7 @@ impl ManylinuxPolicy {
 }
 
 /// All manylinux policies, most compatible first.
-pub fn policies() -> &'static [ManylinuxPolicy] {
+pub(crate) fn policies() -> &'static [ManylinuxPolicy] {
     static POLICIES: OnceLock<Vec<ManylinuxPolicy>> = OnceLock::new();
     POLICIES.get_or_init(|| {
         let file: PolicyFile = serde_json::from_str(include_str!(
@@ -141,19 +142,19 @@ pub struct Elf {
 
 /// Why a policy is not met: the first problem found, for the message.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Limit {
+pub(crate) struct Limit {
     /// The most compatible policy this check allows (None: not even the newest).
     pub policy: Option<&'static str>,
     /// What keeps the next more compatible policy out, e.g. `ctranslate2/_ext.so needs
     /// GLIBC_2.29 (from libm.so.6)`.
-    pub because: Option<String>,
+    pub(crate) because: Option<String>,
 }
 
 #[derive(Debug)]
-pub struct Analysis {
-    pub symbol_policy: Limit,
-    pub library_policy: Limit,
-    pub blacklist_policy: Limit,
+pub(crate) struct Analysis {
+    pub(crate) symbol_policy: Limit,
+    pub(crate) library_policy: Limit,
+    pub(crate) blacklist_policy: Limit,
     /// Needed libraries outside the wheel that no manylinux policy allows but the project's
     /// policy declares provided (left out of the check, as `auditwheel repair --exclude`).
     pub excluded: BTreeSet<String>,
@@ -165,7 +166,7 @@ pub struct Analysis {
 /// the kernel maps it before any library, so it is always the system's. auditwheel skips the
 /// same names (policy/__init__.py, `lddtree_external_references`: `ld-linux*` on x86_64,
 /// `ld64.so.2` on s390x, `ld64.so.1` on ppc64le).
-pub const LOADERS: [&str; 3] = ["*ld-linux*", "ld64.so.1", "ld64.so.2"];
+pub(crate) const LOADERS: [&str; 3] = ["*ld-linux*", "ld64.so.1", "ld64.so.2"];
 
 fn is_loader(name: &str) -> bool {
     LOADERS.iter().any(|p| super::glob::matches(p, name))
@@ -193,7 +194,7 @@ fn most_compatible(fails: impl Fn(&ManylinuxPolicy) -> Option<String>) -> Limit 
 
 /// Analyses the ELF files of a wheel. `excluded` says which needed libraries outside the
 /// wheel the project's policy treats as provided even though no manylinux policy lists them.
-pub fn analyze(elves: &[Elf], excluded: &dyn Fn(&str) -> bool) -> Analysis {
+pub(crate) fn analyze(elves: &[Elf], excluded: &dyn Fn(&str) -> bool) -> Analysis {
     let in_wheel: BTreeSet<&str> = elves
         .iter()
         .flat_map(|e| {
@@ -274,7 +275,7 @@ pub fn analyze(elves: &[Elf], excluded: &dyn Fn(&str) -> bool) -> Analysis {
 
 impl Analysis {
     /// The most compatible policy every check allows (auditwheel's `overall_policy`).
-    pub fn proven(&self) -> Option<&'static ManylinuxPolicy> {
+    pub(crate) fn proven(&self) -> Option<&'static ManylinuxPolicy> {
         let limits = [
             &self.symbol_policy,
             &self.library_policy,
@@ -286,7 +287,7 @@ impl Analysis {
     }
 
     /// Whether the binaries meet `target` (a policy name); if not, why.
-    pub fn check(&self, target: &str) -> Result<(), String> {
+    pub(crate) fn check(&self, target: &str) -> Result<(), String> {
         let target = policy(target).ok_or_else(|| format!("unknown policy {target}"))?;
         let mut problems = Vec::new();
         for (what, limit) in [
@@ -331,7 +332,7 @@ pub struct Tagging {
 /// Reads every ELF file below `tree` (an unpacked wheel) and decides its platform tag for
 /// the manylinux policy `target`: the policy's tag when proven; else `linux_x86_64` when
 /// `keep_linux_tag`, else an error naming what needs what, and the ways out.
-pub fn tag_wheel(
+pub(crate) fn tag_wheel(
     tree: &Path,
     target: &str,
     excluded: &dyn Fn(&str) -> bool,
@@ -382,7 +383,7 @@ pub fn tag_wheel(
 
 /// The undefined dynamic symbols of an ELF file (`.dynsym` entries with `SHN_UNDEF`), as
 /// auditwheel's `get_undefined_symbols` reads them.
-pub fn undefined_symbols(data: &[u8]) -> BTreeSet<String> {
+pub(crate) fn undefined_symbols(data: &[u8]) -> BTreeSet<String> {
     use object::{Object, ObjectSymbol};
     let Ok(file) = object::File::parse(data) else {
         return BTreeSet::new();

@@ -2,7 +2,7 @@
 //! Usable without a plan (`bundle --wheel`); the build's job from a plan is
 //! `ct2v_pipeline::execute::bundle_job`.
 
-pub mod analyze;
+pub(crate) mod analyze;
 pub mod closure;
 pub mod data;
 pub mod glob;
@@ -10,7 +10,7 @@ pub mod job;
 pub mod layout;
 pub mod manylinux;
 pub mod policy;
-pub mod repair;
+pub(crate) mod repair;
 pub mod report;
 pub mod run;
 pub mod runpath;

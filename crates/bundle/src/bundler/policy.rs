@@ -21,7 +21,7 @@ use serde::Deserialize;
 /// `compute_libs` and `utility_libs`). The names are the CUDA driver API and NVML, the ones
 /// CTranslate2's CUDA binaries import. ROCm needs none here: its user-mode runtime (HIP) ships
 /// in the SDK and is bundled.
-pub const GPU_DRIVERS: [(&str, &str); 2] = [
+pub(crate) const GPU_DRIVERS: [(&str, &str); 2] = [
     ("libcuda.so.1", "nvcuda.dll"),
     ("libnvidia-ml.so.1", "nvml.dll"),
 ];
@@ -132,10 +132,6 @@ impl SystemLibraries {
         } else {
             name.to_string()
         }
-    }
-
-    pub fn ignore_case(&self) -> bool {
-        self.ignore_case
     }
 
     pub fn contains(&self, name: &str) -> bool {

@@ -16,7 +16,7 @@ use super::runpath;
 
 /// What the repair changed that the outputs and the report name.
 #[derive(Debug)]
-pub struct Repaired {
+pub(crate) struct Repaired {
     /// The fat wheel's file name: the input's, with the platform tag the binaries got.
     pub wheel_name: String,
     /// Linux: the platform tag given and what the binaries prove.
@@ -24,7 +24,7 @@ pub struct Repaired {
 }
 
 /// Repairs `tree`, the input wheel (named `wheel_name`) unpacked and analyzed.
-pub fn repair(
+pub(crate) fn repair(
     spec: &BundleJob,
     analysis: &BundleAnalysis,
     tree: &Path,

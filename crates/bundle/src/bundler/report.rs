@@ -30,7 +30,7 @@ pub struct ProvenanceReport {
     pub bundled_bytes: u64,
     /// Everything in the SDK packages the files were taken from.
     pub sdk_bytes: u64,
-    pub saved_bytes: u64,
+    pub(crate) saved_bytes: u64,
     /// Linux: the platform tag the fat wheel got and what the binaries prove.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub platform_tag: Option<super::manylinux::Tagging>,
@@ -86,7 +86,7 @@ impl ProvenanceReport {
 
     /// The report of a bundle run: the placed files as shipped in `tree` (RUNPATHs may have
     /// been rewritten), hashed.
-    pub fn of_bundle(
+    pub(crate) fn of_bundle(
         spec: &BundleJob,
         analysis: &BundleAnalysis,
         repaired: &Repaired,

@@ -10,7 +10,7 @@ use std::path::Path;
 use anyhow::{Context, Result};
 
 use super::Output;
-use super::analyze::{BundleAnalysis, analyze};
+use super::analyze::analyze;
 use super::job::BundleJob;
 use super::layout::{self, Placed};
 use super::repair::{Repaired, repair};
@@ -27,7 +27,6 @@ pub use super::job::check_root;
 /// What a run produced.
 #[derive(Debug)]
 pub struct BundleOutput {
-    pub analysis: BundleAnalysis,
     pub report: ProvenanceReport,
     /// The files written under `out`, relative to it.
     pub artifacts: Vec<String>,
@@ -38,8 +37,8 @@ pub const PORTABLE_INTERNAL: &str = "_internal";
 pub const BINARIES_JSON: &str = "binaries.json";
 /// The PyInstaller hook shipped in `portable/`, which reads `binaries.json` next to it.
 pub const PYINSTALLER_HOOK: &str = "hook-ctranslate2.py";
-pub const REPORT_JSON: &str = "provenance.json";
-pub const REPORT_MD: &str = "provenance.md";
+pub(crate) const REPORT_JSON: &str = "provenance.json";
+pub(crate) const REPORT_MD: &str = "provenance.md";
 
 /// How messages name the folder a run writes (`--out`, or the plan's).
 const OUT_FOLDER: &str = "the bundle's output folder";
@@ -60,11 +59,7 @@ pub fn run(spec: &BundleJob) -> Result<BundleOutput> {
         .with_context(|| format!("cannot write the bundle in {}", out.display()))?;
     owned_output::record(&out, &spec.out)?;
     owned_output::replace(OUT_FOLDER, &out, &spec.out, &claim)?;
-    Ok(BundleOutput {
-        analysis,
-        report,
-        artifacts,
-    })
+    Ok(BundleOutput { report, artifacts })
 }
 
 /// The input wheel's file name, once the wheel and `out` are usable.

@@ -13,7 +13,7 @@ use super::closure::{Closure, RUN_TIME};
 use crate::binary::{self, BinaryFormat};
 use ct2v_support::process;
 
-pub fn set_relative(tree: &Path, closure: &Closure, patchelf_program: &Path) -> Result<()> {
+pub(crate) fn set_relative(tree: &Path, closure: &Closure, patchelf_program: &Path) -> Result<()> {
     // Importer name → the folders (relative to the wheel root) of what it imports.
     let mut needs: BTreeMap<&str, BTreeSet<&str>> = BTreeMap::new();
     for library in &closure.libraries {
@@ -88,7 +88,7 @@ pub fn set_relative(tree: &Path, closure: &Closure, patchelf_program: &Path) -> 
 }
 
 /// `$ORIGIN/<path from folder `from` to folder `to`>`, both relative to the same root.
-pub fn origin_relative(from: &str, to: &str) -> String {
+pub(crate) fn origin_relative(from: &str, to: &str) -> String {
     let split = |p: &str| -> Vec<String> {
         p.split('/')
             .filter(|c| !c.is_empty() && *c != ".")

@@ -78,10 +78,10 @@ pub struct Options {
 }
 
 /// Bytes that must arrive in every `timeout` window while a body is read.
-pub const MIN_BYTES_PER_WINDOW: u64 = 1024;
+pub(crate) const MIN_BYTES_PER_WINDOW: u64 = 1024;
 /// [`Options::max_unpinned`] by default: more than any real input (the largest, the ROCm SDK
 /// wheels, are under 2 GiB).
-pub const MAX_UNPINNED_BYTES: u64 = 4 << 30;
+pub(crate) const MAX_UNPINNED_BYTES: u64 = 4 << 30;
 
 impl Default for Options {
     fn default() -> Options {

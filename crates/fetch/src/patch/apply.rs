@@ -19,7 +19,7 @@ use anyhow::{Context, Result};
 use super::hunks::{Diff, FileDiff, Hunk, Problem};
 
 /// The tree's files as the patches applied so far left them.
-pub struct Overlay {
+pub(crate) struct Overlay {
     tree: PathBuf,
     /// `None`: the file does not exist (yet).
     files: BTreeMap<String, Option<String>>,
@@ -27,7 +27,7 @@ pub struct Overlay {
 }
 
 impl Overlay {
-    pub fn new(tree: &Path) -> Overlay {
+    pub(super) fn new(tree: &Path) -> Overlay {
         Overlay {
             tree: tree.to_path_buf(),
             files: BTreeMap::new(),
@@ -36,7 +36,7 @@ impl Overlay {
     }
 
     /// The text of `file` as the overlay has it (read from the tree the first time).
-    pub fn text(&mut self, file: &str) -> Result<Option<&str>, Problem> {
+    pub(super) fn text(&mut self, file: &str) -> Result<Option<&str>, Problem> {
         if !self.files.contains_key(file) {
             let path = self.reach(file)?;
             let loaded = match fs::read(&path) {
@@ -60,7 +60,7 @@ impl Overlay {
     /// link: GNU patch refuses a path through one, which could lead anywhere, so every part
     /// that exists must be a real folder and the file itself a regular file. Parts that do not
     /// exist yet are fine (a new file's folders are created).
-    pub fn reach(&self, file: &str) -> Result<PathBuf, Problem> {
+    pub(super) fn reach(&self, file: &str) -> Result<PathBuf, Problem> {
         let unsafe_path = |why: String| Problem::Unsafe {
             file: file.to_string(),
             why,
@@ -115,7 +115,7 @@ impl Overlay {
 
     /// Applies `diff` (undoes it when `reverse`): every file or none. On success the log
     /// lines say where each hunk went.
-    pub fn apply(
+    pub(super) fn apply(
         &mut self,
         diff: &Diff,
         reverse: bool,
@@ -133,7 +133,7 @@ impl Overlay {
 
     /// What [`Overlay::apply`] would make of each file, changing nothing.
     #[allow(clippy::type_complexity)]
-    pub fn try_apply(
+    pub(crate) fn try_apply(
         &mut self,
         diff: &Diff,
         reverse: bool,
@@ -197,7 +197,7 @@ impl Overlay {
     /// Writes every file the applied diffs changed, each atomically. Every path is checked
     /// again first (the tree may have changed since it was read): none is written when one
     /// is refused.
-    pub fn write(self) -> Result<()> {
+    pub(super) fn write(self) -> Result<()> {
         let mut dests = Vec::new();
         for path in &self.changed {
             let dest = self.reach(path).map_err(|problem| {
@@ -300,7 +300,7 @@ fn signed_distance(from: usize, to: usize) -> isize {
 }
 
 /// GNU patch's default `--fuzz`.
-pub const MAX_FUZZ: usize = 2;
+pub(crate) const MAX_FUZZ: usize = 2;
 
 /// `hunk` without up to `fuzz` context lines at each end, and how many went at the start.
 fn trim_context(hunk: &Hunk, fuzz: usize) -> (usize, Hunk) {

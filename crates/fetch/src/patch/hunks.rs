@@ -6,23 +6,23 @@ use std::fmt;
 
 /// One `@@ -start,len +start,len @@` block of a file in a unified diff.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Hunk {
+pub(crate) struct Hunk {
     pub header: String,
-    pub old_start: usize,
+    pub(crate) old_start: usize,
     /// The lines the file must have for the hunk to apply (context and removed lines),
     /// without their line ends.
     pub expected: Vec<String>,
     /// The lines that take their place (context and added lines).
-    pub replacement: Vec<String>,
+    pub(crate) replacement: Vec<String>,
     /// `\ No newline at end of file` after the old side's last line.
-    pub old_ends_without_newline: bool,
+    pub(crate) old_ends_without_newline: bool,
     /// `\ No newline at end of file` after the new side's last line.
-    pub new_ends_without_newline: bool,
+    pub(crate) new_ends_without_newline: bool,
 }
 
 impl Hunk {
     /// The hunk that undoes this one.
-    pub fn reversed(&self) -> Hunk {
+    pub(crate) fn reversed(&self) -> Hunk {
         Hunk {
             header: self.header.clone(),
             old_start: self.old_start,
@@ -36,23 +36,23 @@ impl Hunk {
 
 /// One file a diff changes.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct FileDiff {
+pub(crate) struct FileDiff {
     /// The path `-p1` names (without `a/` or `b/`).
     pub path: String,
     /// The old side is `/dev/null`: the patch creates the file.
     pub creates: bool,
-    pub hunks: Vec<Hunk>,
+    pub(crate) hunks: Vec<Hunk>,
 }
 
 /// The files a diff changes, in order.
 #[derive(Debug, Default, PartialEq, Eq)]
-pub struct Diff {
+pub(crate) struct Diff {
     pub files: Vec<FileDiff>,
 }
 
 /// A unified diff that cannot be read as one: the line (from 1) where it goes wrong, and why.
 #[derive(Debug, PartialEq, Eq)]
-pub struct Malformed {
+pub(super) struct Malformed {
     pub line: usize,
     pub why: String,
 }
@@ -78,7 +78,7 @@ fn malformed(at: usize, why: String) -> Malformed {
 /// body is shorter or longer than its counts (where git would drop the rest silently), a hunk
 /// that changes nothing. Line ends are dropped (a patch checked out with CRLF reads as the
 /// same diff).
-pub fn parse(text: &str) -> Result<Diff, Malformed> {
+pub(super) fn parse(text: &str) -> Result<Diff, Malformed> {
     let lines: Vec<&str> = text
         .lines()
         .map(|l| l.strip_suffix('\r').unwrap_or(l))
@@ -347,7 +347,7 @@ fn p1(name: &str) -> &str {
 
 /// Why a patch does not apply to a tree.
 #[derive(Debug, PartialEq, Eq)]
-pub enum Problem {
+pub(crate) enum Problem {
     /// Hunk `hunk` (from 1) of `file` matches nowhere; `at` is where it was looked for first.
     HunkFailed {
         file: String,
@@ -377,7 +377,7 @@ pub enum Problem {
 impl Problem {
     /// Why the patch may not touch the tree at all (bad input rather than a patch that does
     /// not apply), as one line.
-    pub fn refusal(&self) -> Option<String> {
+    pub(super) fn refusal(&self) -> Option<String> {
         match self {
             Problem::Unsafe { file, why } => Some(format!(
                 "refused to patch `{}`: {why}; fix the file names on the patch's `---` and \
@@ -396,7 +396,7 @@ impl Problem {
     }
 
     /// The problem as one line, without the hunk's lines.
-    pub fn says(&self) -> String {
+    pub(super) fn says(&self) -> String {
         match self {
             Problem::HunkFailed { file, hunk, at } => {
                 format!("{file}: hunk #{hunk} FAILED at line {at}")
@@ -414,7 +414,7 @@ impl Problem {
 
 /// A report of `problems` for `diff`: each failed hunk with the lines it expected and the
 /// lines the file has (`text_of` gives a file's text) around where it should go.
-pub fn describe(
+pub(super) fn describe(
     problems: &[Problem],
     diff: &Diff,
     text_of: &mut dyn FnMut(&str) -> Option<String>,

@@ -126,7 +126,7 @@ fn read(path: &Path, shown: &Path) -> Result<hunks::Diff, InputError> {
 
 /// Checks that the patch at `path` is one applying it would read: a well-formed unified diff
 /// that changes something. A series is checked so when its variant is read, before any work.
-pub fn check_form(path: &Path, shown: &Path) -> Result<(), InputError> {
+pub(crate) fn check_form(path: &Path, shown: &Path) -> Result<(), InputError> {
     read(path, shown).map(drop)
 }
 

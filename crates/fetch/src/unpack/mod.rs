@@ -7,7 +7,7 @@
 mod member;
 pub use member::{copy_member, read_members};
 mod pax;
-pub use pax::archive_commit;
+pub(crate) use pax::archive_commit;
 mod sevenz;
 mod tar_gz;
 mod tree;
@@ -33,7 +33,7 @@ const DESTINATION: &str = "the destination";
 /// What each file, folder and link counts against `Limits::max_bytes` at least (about what a
 /// file system spends on the smallest file), so that an archive of millions of empty files
 /// reaches the byte limit as a large one does.
-pub const MIN_ENTRY_BYTES: u64 = 4096;
+pub(crate) const MIN_ENTRY_BYTES: u64 = 4096;
 
 /// Caps on what one archive may write.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -91,7 +91,7 @@ impl Limits {
     }
 
     /// Whether links become copies (see `links_as_copies`).
-    pub fn copies_links(&self) -> bool {
+    pub(crate) fn copies_links(&self) -> bool {
         self.links_as_copies || cfg!(not(unix))
     }
 }

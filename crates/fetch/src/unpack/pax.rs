@@ -11,7 +11,7 @@ use flate2::read::GzDecoder;
 use tar::EntryType;
 
 /// The `comment` of the archive's pax global header, when its first entry is one.
-pub fn archive_commit(archive: &Path) -> io::Result<Option<String>> {
+pub(crate) fn archive_commit(archive: &Path) -> io::Result<Option<String>> {
     let file = File::open(archive)?;
     let mut tar = tar::Archive::new(GzDecoder::new(BufReader::new(file)));
     let mut entries = tar.entries()?;

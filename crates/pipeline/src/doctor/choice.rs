@@ -34,10 +34,10 @@ pub struct Choice {
     pub how: Option<String>,
     pub gpu: Option<Chosen>,
     /// Each GPU that is not used, and why (`NAME (gfx1032, RDNA 2): not served yet: …`).
-    pub unused: Vec<(Chosen, String)>,
+    pub(crate) unused: Vec<(Chosen, String)>,
     /// The unused GPUs whose only obstacle is this platform or the driver: a variant serves
     /// them elsewhere or with a newer driver.
-    pub served_elsewhere: Vec<Chosen>,
+    pub(crate) served_elsewhere: Vec<Chosen>,
 }
 
 struct Candidate<'a> {
@@ -79,7 +79,7 @@ fn version_key(text: &str) -> Vec<u64> {
 
 /// How the selector describes a GPU: `NAME (compute capability X, driver Y)` or
 /// `NAME (gfx1032, RDNA 2)`.
-pub fn describe(f: &Facts, gpu: Chosen, coverage: &Coverage) -> String {
+pub(super) fn describe(f: &Facts, gpu: Chosen, coverage: &Coverage) -> String {
     match gpu {
         Chosen::Nvidia(i) => {
             let g = &f.nvidia_gpus[i];

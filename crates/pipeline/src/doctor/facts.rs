@@ -51,7 +51,7 @@ impl DriverRuntime {
     }
 
     /// `6.4.43482.7`, or that it carries none.
-    pub fn version_text(&self) -> String {
+    pub(crate) fn version_text(&self) -> String {
         self.version.map_or("no file version".to_string(), |v| {
             format!("{}.{}.{}.{}", v[0], v[1], v[2], v[3])
         })

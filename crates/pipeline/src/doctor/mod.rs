@@ -11,7 +11,7 @@ use serde::Serialize;
 
 use crate::variant::coverage::Coverage;
 
-pub use choice::{Choice, Chosen, choose};
+pub use choice::{Chosen, choose};
 pub use facts::{DriverRuntime, Facts, collect};
 pub use parse::{AmdGpu, NvidiaGpu, hipinfo, nvidia_smi_csv, nvidia_smi_cuda_version, rocminfo};
 pub use verdict::{Verdict, recommend};
@@ -24,7 +24,7 @@ pub struct MachineReport {
 
 /// This machine's facts and the verdict on them; `coverage` is which GPUs each variant serves
 /// (`variant::coverage`, what `variants --json` prints and the selector's data is).
-pub fn examine(coverage: &Coverage) -> MachineReport {
+pub(crate) fn examine(coverage: &Coverage) -> MachineReport {
     let facts = collect();
     let verdict = recommend(&facts, coverage);
     MachineReport { facts, verdict }

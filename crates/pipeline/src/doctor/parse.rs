@@ -14,7 +14,7 @@ pub struct NvidiaGpu {
 }
 
 /// The arguments whose output [`nvidia_smi_csv`] reads.
-pub const NVIDIA_SMI_QUERY: [&str; 2] = [
+pub(crate) const NVIDIA_SMI_QUERY: [&str; 2] = [
     "--query-gpu=name,compute_cap,driver_version,memory.total",
     "--format=csv,noheader",
 ];
@@ -115,7 +115,7 @@ fn isa(text: &str) -> String {
 
 /// The gfx target of a Radeon card from its name, for when no HIP tool sees it (a HIP 7
 /// runtime sees no RDNA 1 card at all): the desktop RX 5000/6000/7000/9000 series.
-pub fn gfx_from_marketing_name(name: &str) -> Option<&'static str> {
+pub(crate) fn gfx_from_marketing_name(name: &str) -> Option<&'static str> {
     let upper = name.to_ascii_uppercase();
     if !upper.contains("RADEON") {
         return None;

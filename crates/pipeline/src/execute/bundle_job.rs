@@ -16,14 +16,14 @@ use ct2v_bundle::bundler::job::{BundleJob, SearchDir};
 #[derive(Debug, Default, Clone)]
 pub struct Folders {
     /// The CUDA toolkit or HIP SDK (for `from = "sdk"`).
-    pub sdk_root: Option<PathBuf>,
+    pub(crate) sdk_root: Option<PathBuf>,
     /// The compiler's runtime libraries (for `from = "toolchain"`).
     pub toolchain: Option<PathBuf>,
     /// The SDK's version as found on this machine, for the report (else the variant's).
-    pub sdk_version: Option<String>,
+    pub(crate) sdk_version: Option<String>,
 }
 
-pub fn from_plan(plan: &Plan, found: &Folders) -> Result<BundleJob> {
+pub(crate) fn from_plan(plan: &Plan, found: &Folders) -> Result<BundleJob> {
     let mut job = plan
         .bundle_job()
         .with_context(|| format!("the plan of `{}` has no bundle step", plan.variant))?
@@ -49,7 +49,7 @@ pub fn from_plan(plan: &Plan, found: &Folders) -> Result<BundleJob> {
 
 /// The job of `bundle --variant`: the plan's bundle step once a build wrote its wheel, with
 /// the SDK and compiler-runtime folders given as flags.
-pub fn from_built_plan(
+pub(crate) fn from_built_plan(
     plan: &Plan,
     sdk_dir: Option<&Path>,
     toolchain_dir: Option<&Path>,

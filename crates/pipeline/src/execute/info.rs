@@ -9,7 +9,7 @@ use crate::sdk;
 
 /// `build-info.json` next to the artifacts: the tools that made them (the release manifest
 /// carries it). Written by the checksum step, so SHA256SUMS covers it.
-pub fn write_build_info(
+pub(crate) fn write_build_info(
     plan: &Plan,
     sdk: Option<&sdk::Found>,
     compiler: &str,
@@ -39,10 +39,10 @@ pub fn write_build_info(
 }
 
 /// The file [`write_build_info`] writes.
-pub const BUILD_INFO: &str = "build-info.json";
+pub(crate) const BUILD_INFO: &str = "build-info.json";
 
 /// The first line `program arg` prints, or "" when it cannot run.
-pub fn first_line(program: &str, arg: &str) -> String {
+pub(crate) fn first_line(program: &str, arg: &str) -> String {
     ct2v_support::process::capture(program, [arg])
         .ok()
         .and_then(|o| o.stdout.lines().next().map(str::to_string))

@@ -12,13 +12,13 @@ use ct2v_fetch::download::{self, Fetched, Options, Request};
 
 /// What a fetch did, for the summary line.
 #[derive(Debug)]
-pub struct Summary {
+pub(crate) struct Summary {
     pub fetched: Vec<Fetched>,
     pub seconds: f64,
 }
 
 impl Summary {
-    pub fn line(&self) -> String {
+    pub(crate) fn line(&self) -> String {
         let downloaded: Vec<&Fetched> = self.fetched.iter().filter(|f| f.downloaded).collect();
         let bytes: u64 = downloaded.iter().map(|f| f.bytes).sum();
         format!(
@@ -34,7 +34,7 @@ impl Summary {
 
 /// Downloads (or finds in the cache) every input of `plan`. Inputs without a pin are an
 /// error naming them and the `pin` command.
-pub fn fetch_plan(cache: &Cache, plan: &Plan, options: &Options) -> Result<Summary> {
+pub(crate) fn fetch_plan(cache: &Cache, plan: &Plan, options: &Options) -> Result<Summary> {
     let started = Instant::now();
     let unpinned: Vec<&PlannedInput> = plan.inputs.iter().filter(|i| i.sha256.is_none()).collect();
     if !unpinned.is_empty() {
@@ -139,7 +139,7 @@ fn mismatches(error: &download::FetchError) -> Vec<(&str, &str)> {
 
 /// Downloads (or finds in the cache) one input of `variant` outside a plan's fetch step (the
 /// SDK installer); an unpinned input is an error naming it and the `pin` command.
-pub fn fetch_one(
+pub(crate) fn fetch_one(
     cache: &Cache,
     variant: &str,
     input: &PlannedInput,

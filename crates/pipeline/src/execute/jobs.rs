@@ -5,16 +5,16 @@
 //! the plan: the plan and its fingerprint stay the same on every machine.
 
 /// What a user or CI sets to choose the number themselves; it is passed on untouched.
-pub const PARALLEL_ENV: &str = "CMAKE_BUILD_PARALLEL_LEVEL";
+pub(crate) const PARALLEL_ENV: &str = "CMAKE_BUILD_PARALLEL_LEVEL";
 
 /// Memory one nvcc job may take on CTranslate2's CUDA sources: nvcc runs cicc and ptxas per
 /// architecture, and heavy template files take 2.7–5 GB each (flash-attention's `MAX_JOBS`
 /// advice, Dao-AILab/flash-attention PR #2079; LMCache sizes a 16 GB runner at 2 jobs × 2
 /// nvcc threads, LMCache PR #4733). The low end of that range: CTranslate2's kernels are
 /// lighter than flash-attention's, which the wheel leaves out.
-pub const GIB_PER_NVCC_JOB: f64 = 3.0;
+pub(crate) const GIB_PER_NVCC_JOB: f64 = 3.0;
 /// Memory one host C++ compile job may take (oneDNN's and CTranslate2's largest units).
-pub const GIB_PER_CXX_JOB: f64 = 1.5;
+pub(crate) const GIB_PER_CXX_JOB: f64 = 1.5;
 
 /// The jobs for `cores` and `memory_gib`, at `gib_per_job` each: at least 1.
 pub fn bounded(cores: usize, memory_gib: f64, gib_per_job: f64) -> usize {
@@ -24,7 +24,7 @@ pub fn bounded(cores: usize, memory_gib: f64, gib_per_job: f64) -> usize {
 
 /// The jobs for this host, with how they were chosen (for the log); `None` when the user set
 /// [`PARALLEL_ENV`] or the host's memory cannot be read.
-pub fn for_host(gib_per_job: f64) -> Option<(usize, String)> {
+pub(crate) fn for_host(gib_per_job: f64) -> Option<(usize, String)> {
     if std::env::var_os(PARALLEL_ENV).is_some() {
         return None;
     }

@@ -17,11 +17,11 @@ pub mod jobs;
 pub mod long_paths;
 pub mod patch_series;
 pub mod progress;
-pub mod readiness;
+pub(crate) mod readiness;
 pub mod runner;
-pub mod sdk_env;
+pub(crate) mod sdk_env;
 pub mod sdk_install;
 pub mod toolchain;
 
-pub use info::BUILD_INFO;
-pub use runner::Runner;
+pub(crate) use info::BUILD_INFO;
+pub(crate) use runner::Runner;

@@ -12,7 +12,7 @@ use ct2v_support::process::run_logged;
 
 /// Runs a step's commands in order with `env`, output to `log`, with a bar for ninja's
 /// `[n/m]` lines.
-pub fn run_commands(step: &Step, env: &BTreeMap<String, String>, log: &Path) -> Result<()> {
+pub(crate) fn run_commands(step: &Step, env: &BTreeMap<String, String>, log: &Path) -> Result<()> {
     let bar = NinjaProgress::new(step.id.as_str());
     for command in &step.commands {
         run_logged(command, env, log, &mut |line| bar.line(line))?;
@@ -75,7 +75,7 @@ impl NinjaProgress {
 }
 
 /// `[12/424] Building CXX object …` → (12, 424, "Building CXX object …").
-pub fn parse_ninja(line: &str) -> Option<(u64, u64, &str)> {
+pub(crate) fn parse_ninja(line: &str) -> Option<(u64, u64, &str)> {
     let rest = line.strip_prefix('[')?;
     let (counts, what) = rest.split_once(']')?;
     let (done, total) = counts.split_once('/')?;

@@ -14,7 +14,7 @@ use ct2v_support::platform::Platform;
 /// What is missing, one line each (empty: ready).
 /// With `prebuilt_native` (the C++ library compiled by another run) the SDK is needed only
 /// where the bundle copies from it: its version comes from the library's record.
-pub fn problems(
+pub(crate) fn problems(
     plan: &Plan,
     sdk_dir: Option<std::path::PathBuf>,
     prebuilt_native: bool,
@@ -95,7 +95,7 @@ fn unpinned(plan: &Plan) -> Vec<String> {
 }
 
 /// `doctor --variant V`: what that build needs here, each missing thing on a line.
-pub fn report(
+pub(crate) fn report(
     workspace: &ct2v_support::workspace::Workspace,
     request: &crate::plan::request::PlanRequest,
     prebuilt_native: bool,

@@ -24,7 +24,7 @@ use ct2v_fetch::unpack;
 use ct2v_fetch::{download, patch, wheelhouse};
 use ct2v_support::owned_output::rerecord_after;
 
-pub struct Runner {
+pub(crate) struct Runner {
     pub cache: Cache,
     pub download: download::Options,
     /// Folders the plan cannot know (SDK, compiler runtime); found on demand when missing.
@@ -364,7 +364,7 @@ impl Runner {
             .is_some_and(crate::plan::unfilled::takes_from_sdk);
         match recorded_sdk_prefix(plan) {
             Some(prefix) if self.prebuilt_native && !needs_sdk_files && plan.sdk.is_some() => {
-                self.sdk.from_record(&prefix, &mut self.folders)?;
+                self.sdk.adopt_record(&prefix, &mut self.folders)?;
             }
             _ => {
                 self.sdk.find(plan, &mut self.folders)?;

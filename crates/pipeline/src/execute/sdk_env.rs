@@ -14,24 +14,24 @@ use crate::variant::SdkKind;
 
 /// What this run found of the plan's SDK, once a step needed it.
 #[derive(Debug, Default)]
-pub struct SdkEnv {
+pub(crate) struct SdkEnv {
     /// The SDK found on this machine (also for build-info.json).
     pub found: Option<sdk::Found>,
     /// CUDA: the `CUDA_ARCH_LIST` for the toolkit found (`{sdk.cuda-arch}`).
     pub cuda_arch: Option<String>,
     /// This run stops before the bundle step (`--until install-ctranslate2`: the native
     /// library only), so the SDK need not hold the rocBLAS kernels the bundle would take.
-    pub before_bundle: bool,
+    pub(crate) before_bundle: bool,
 }
 
 /// The file an install step leaves in its prefix naming the SDK the library was compiled
 /// against: a wheel built on top of that prefix elsewhere (`--prebuilt-native`) needs the
 /// SDK's version (its local version, `[bundle.requires-dist]`) but not the SDK itself.
-pub const RECORD: &str = "ct2v-sdk.json";
+pub(crate) const RECORD: &str = "ct2v-sdk.json";
 
 impl SdkEnv {
     /// Writes [`RECORD`] into `prefix` when this run found an SDK.
-    pub fn record(&self, prefix: &Path) -> Result<()> {
+    pub(crate) fn record(&self, prefix: &Path) -> Result<()> {
         let Some(found) = &self.found else {
             return Ok(());
         };
@@ -43,7 +43,11 @@ impl SdkEnv {
 
     /// Takes the SDK from the [`RECORD`] an install step left in `prefix`, instead of finding
     /// one here; an error names the file when it is missing or unreadable.
-    pub fn from_record(&mut self, prefix: &Path, folders: &mut Folders) -> Result<sdk::Found> {
+    pub(crate) fn adopt_record(
+        &mut self,
+        prefix: &Path,
+        folders: &mut Folders,
+    ) -> Result<sdk::Found> {
         let path = prefix.join(RECORD);
         let text = std::fs::read_to_string(&path).map_err(|e| {
             anyhow::anyhow!(
@@ -67,7 +71,11 @@ impl SdkEnv {
 
     /// The SDK the plan needs, found once per run (`--sdk-dir`, in `folders.sdk_root`, is
     /// checked, not searched); `folders` learns its root and version for the bundle step.
-    pub fn find(&mut self, plan: &Plan, folders: &mut Folders) -> Result<Option<sdk::Found>> {
+    pub(crate) fn find(
+        &mut self,
+        plan: &Plan,
+        folders: &mut Folders,
+    ) -> Result<Option<sdk::Found>> {
         let Some(wanted) = &plan.sdk else {
             return Ok(None);
         };
@@ -117,7 +125,7 @@ impl SdkEnv {
     /// `step` with `{sdk.root}` and `{sdk.clang}` replaced by the SDK found here, and its environment plus
     /// `CUDA_PATH` (CMake's FindCUDA looks there first) or `HIP_PATH`/`ROCM_PATH`. A missing
     /// or unfit SDK stops the build.
-    pub fn fill(
+    pub(crate) fn fill(
         &mut self,
         plan: &Plan,
         step: &Step,
@@ -192,7 +200,7 @@ mod tests {
         native.record(dir.path()).unwrap();
         let mut wheel = SdkEnv::default();
         let mut folders = Folders::default();
-        let found = wheel.from_record(dir.path(), &mut folders).unwrap();
+        let found = wheel.adopt_record(dir.path(), &mut folders).unwrap();
         assert_eq!(found.version, "12.8");
         assert!(found.how.contains(RECORD), "{}", found.how);
         assert_eq!(folders.sdk_version.as_deref(), Some("12.8"));
@@ -202,7 +210,7 @@ mod tests {
         );
 
         let missing = SdkEnv::default()
-            .from_record(&dir.path().join("none"), &mut Folders::default())
+            .adopt_record(&dir.path().join("none"), &mut Folders::default())
             .unwrap_err()
             .to_string();
         assert!(
@@ -213,7 +221,7 @@ mod tests {
         let bad = format!(
             "{:#}",
             SdkEnv::default()
-                .from_record(dir.path(), &mut Folders::default())
+                .adopt_record(dir.path(), &mut Folders::default())
                 .unwrap_err()
         );
         assert!(bad.contains("not an SDK record"), "{bad}");

@@ -8,7 +8,7 @@ use crate::plan::{Plan, Step};
 use ct2v_support::host;
 
 /// Linux: a C++ compiler on PATH (or $CXX), else how to install one.
-pub fn check_compiler(plan: &Plan) -> Result<()> {
+pub(crate) fn check_compiler(plan: &Plan) -> Result<()> {
     if plan.platform.is_windows() || std::env::var_os("CXX").is_some() {
         return Ok(());
     }
@@ -25,7 +25,7 @@ pub fn check_compiler(plan: &Plan) -> Result<()> {
 
 /// The Python that creates a venv (the tools venv, the verify step's) can be started;
 /// `needs` says who needs it.
-pub fn check_python(plan: &Plan, step: &Step, needs: &str) -> Result<()> {
+pub(crate) fn check_python(plan: &Plan, step: &Step, needs: &str) -> Result<()> {
     let Some(launcher) = step.commands.first() else {
         return Ok(());
     };

@@ -16,12 +16,12 @@ use sha2::{Digest, Sha256};
 use super::{Action, Plan, StepId};
 
 /// The last step of a native build (`build --until`), whose prefixes CI hands on.
-pub fn last_native_step() -> StepId {
+pub(crate) fn last_native_step() -> StepId {
     StepId::install("ctranslate2")
 }
 
 /// `None` for a plan that compiles nothing (a repackaged wheel).
-pub fn native_key(plan: &Plan) -> Result<Option<String>> {
+pub(crate) fn native_key(plan: &Plan) -> Result<Option<String>> {
     let last = last_native_step();
     let Some(install) = plan.steps.iter().find(|s| s.id == last) else {
         return Ok(None);

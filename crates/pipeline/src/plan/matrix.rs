@@ -29,7 +29,7 @@ pub struct Entry {
     pub artifact: String,
     /// A hosted runner's name, or a self-hosted runner's labels (see [`runs_on`]).
     #[serde(rename = "runs-on")]
-    pub runs_on: serde_json::Value,
+    pub(crate) runs_on: serde_json::Value,
     /// The image a hosted Linux source build runs in ([`MANYLINUX_IMAGE`]), else "" (no
     /// container: GitHub runs the job on the runner itself).
     pub container: String,
@@ -44,7 +44,7 @@ pub struct Entry {
     /// on top of one needs it only where the bundle copies files from it (the library's
     /// record gives the version).
     #[serde(rename = "needs-sdk")]
-    pub needs_sdk: bool,
+    pub(crate) needs_sdk: bool,
     /// Whether `cargo xtask install-sdk` can install the SDK unattended (the variant names an
     /// installer for this platform).
     #[serde(rename = "sdk-installer")]
@@ -52,9 +52,9 @@ pub struct Entry {
     /// The SDK as pip installs it (the variant's `[sdk] pip`), "" when it has none: the job
     /// installs it into a venv from `sdk-pip-index` and builds with `rocm-sdk path --root`.
     #[serde(rename = "sdk-pip")]
-    pub sdk_pip: String,
+    pub(crate) sdk_pip: String,
     #[serde(rename = "sdk-pip-index")]
-    pub sdk_pip_index: String,
+    pub(crate) sdk_pip_index: String,
     /// `gpu` when the native job compiles GPU kernels (nvcc for every CUDA architecture takes
     /// hours), else `main`: build.yml runs the lanes apart so that no cpu job waits for them.
     pub lane: &'static str,
@@ -62,12 +62,12 @@ pub struct Entry {
     /// exactly when the same library would be compiled, so a run whose C++ inputs did not
     /// change restores it and compiles nothing. "" for repackaging entries.
     #[serde(rename = "native-key")]
-    pub native_key: String,
+    pub(crate) native_key: String,
     /// The key of the cache holding the installed GPU SDK: the installer's sha256 (one SDK,
     /// one cache entry, whichever variants install it), "" when the SDK has no installer or it
     /// is not pinned yet.
     #[serde(rename = "sdk-key")]
-    pub sdk_key: String,
+    pub(crate) sdk_key: String,
     /// The inputs without a sha256 pin: such a job stops at its first step.
     #[serde(skip)]
     pub unpinned: Vec<String>,

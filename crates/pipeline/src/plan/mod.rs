@@ -5,14 +5,14 @@
 //! The JSON form is documented in docs/plan-json.md; bump [`SCHEMA_VERSION`] on any change
 //! that could break a reader.
 
-pub mod cache_key;
+pub(crate) mod cache_key;
 pub mod matrix;
 pub mod outputs;
 mod render;
 pub mod request;
 mod step_id;
 mod steps;
-pub mod unfilled;
+pub(crate) mod unfilled;
 
 use std::collections::BTreeMap;
 
@@ -25,12 +25,12 @@ use ct2v_support::platform::Platform;
 pub use ct2v_support::process::CommandLine;
 use ct2v_support::workspace::Workspace;
 
-pub use outputs::Outputs;
-pub use render::render_text;
-pub use step_id::StepId;
-pub use steps::SOURCE_INPUT;
+pub(crate) use outputs::Outputs;
+pub(crate) use render::render_text;
+pub(crate) use step_id::StepId;
+pub(crate) use steps::SOURCE_INPUT;
 
-pub const SCHEMA_VERSION: u32 = 2;
+pub(crate) const SCHEMA_VERSION: u32 = 2;
 
 #[derive(Debug, Clone, Serialize)]
 pub struct Plan {
@@ -91,7 +91,7 @@ pub struct MsvcEnv {
     pub vars: Vec<String>,
     /// The steps that run in it.
     pub steps: Vec<StepId>,
-    pub if_missing: String,
+    pub(crate) if_missing: String,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -102,7 +102,7 @@ pub struct PlannedInput {
     pub sha256: Option<String>,
     pub size: Option<u64>,
     /// Where the verified download is kept; `None` until the input is pinned.
-    pub cache_path: Option<String>,
+    pub(crate) cache_path: Option<String>,
     /// The Python package and version the file is (`rocm_sdk_core 7.2.0.dev0`), if one.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub package: Option<String>,
@@ -111,7 +111,7 @@ pub struct PlannedInput {
     pub sdk_folder: Option<String>,
     /// Where its sha256 came from, when not from `cargo xtask pin` (see `InputTable`).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub pin_source: Option<String>,
+    pub(crate) pin_source: Option<String>,
     /// The PEP 503 index `pin` finds the wheel on (until then `url` is the project's page).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub index: Option<Box<crate::variant::IndexedWheel>>,
@@ -229,7 +229,10 @@ impl Plan {
 impl Plan {
     /// The first step whose action `pick` maps to a value, and that value: the one way to look
     /// up a step by what it does.
-    pub fn find_action<'a, T>(&'a self, pick: impl FnMut(&'a Action) -> Option<T>) -> Option<T> {
+    pub(crate) fn find_action<'a, T>(
+        &'a self,
+        pick: impl FnMut(&'a Action) -> Option<T>,
+    ) -> Option<T> {
         self.steps.iter().map(|s| &s.action).find_map(pick)
     }
 
@@ -247,7 +250,7 @@ impl Plan {
     }
 
     /// The requirements file of the plan's build-tools venv, if it has one.
-    pub fn venv_requirements(&self) -> Option<std::path::PathBuf> {
+    pub(crate) fn venv_requirements(&self) -> Option<std::path::PathBuf> {
         self.find_action(|a| match a {
             Action::Venv { requirements } => Some(std::path::PathBuf::from(requirements)),
             _ => None,
@@ -277,7 +280,7 @@ impl Action {
 
     /// Steps that run in a Windows build's MSVC environment: those that compile, install or
     /// build the wheel.
-    pub fn in_msvc_env(&self) -> bool {
+    pub(crate) fn in_msvc_env(&self) -> bool {
         matches!(
             self,
             Action::Configure { .. }
@@ -308,7 +311,7 @@ pub struct SourceArchive {
 
 /// How the report names files from input `input` whose folder no `*.dist-info` names: the
 /// variant's `package`, and the archive they came from (the community rocBLAS `.7z`).
-pub fn input_label(inputs: &[PlannedInput], input: &str, package: &str) -> String {
+pub(crate) fn input_label(inputs: &[PlannedInput], input: &str, package: &str) -> String {
     match inputs.iter().find(|i| i.name == input) {
         Some(i) => format!("{package}, from {}", i.file_name),
         None => package.to_string(),

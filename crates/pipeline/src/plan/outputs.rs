@@ -7,7 +7,7 @@ use ct2v_bundle::bundler::run::{BINARIES_JSON, PORTABLE_DIR, PORTABLE_INTERNAL, 
 use crate::variant::Output;
 
 /// The checksum file the last step writes into the output folder.
-pub const CHECKSUMS: &str = "SHA256SUMS";
+pub(crate) const CHECKSUMS: &str = "SHA256SUMS";
 
 /// The products of one variant × platform × Python build (absolute, `/`-separated).
 #[derive(Debug, Clone, Default)]

@@ -5,7 +5,7 @@ use std::fmt::Write;
 use super::{Plan, Step, StepId};
 use ct2v_support::units::human_size;
 
-pub fn render_text(plan: &Plan) -> String {
+pub(crate) fn render_text(plan: &Plan) -> String {
     let mut out = String::new();
     header(&mut out, plan);
     let _ = writeln!(out, "\nInputs");

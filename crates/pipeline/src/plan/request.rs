@@ -71,7 +71,7 @@ impl PlanRequest {
     }
 
     /// `plan` with its unpinned inputs pinned when `pinner` is given (`--allow-unpinned`).
-    pub fn pin_if_asked(
+    pub(crate) fn pin_if_asked(
         &self,
         workspace: &Workspace,
         plan: Plan,

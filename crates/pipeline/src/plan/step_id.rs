@@ -12,16 +12,16 @@ use serde::Serialize;
 pub struct StepId(Cow<'static, str>);
 
 impl StepId {
-    pub const FETCH: StepId = StepId::fixed("fetch");
-    pub const CLONE_SOURCE: StepId = StepId::fixed("clone-ctranslate2");
-    pub const ASSEMBLE_SOURCE: StepId = StepId::fixed("assemble-source");
+    pub(crate) const FETCH: StepId = StepId::fixed("fetch");
+    pub(crate) const CLONE_SOURCE: StepId = StepId::fixed("clone-ctranslate2");
+    pub(crate) const ASSEMBLE_SOURCE: StepId = StepId::fixed("assemble-source");
     pub const PATCH: StepId = StepId::fixed("patch");
-    pub const VENV: StepId = StepId::fixed("venv");
-    pub const COPY_DLLS: StepId = StepId::fixed("copy-dlls");
+    pub(crate) const VENV: StepId = StepId::fixed("venv");
+    pub(crate) const COPY_DLLS: StepId = StepId::fixed("copy-dlls");
     pub const WHEEL: StepId = StepId::fixed("wheel");
-    pub const BUNDLE: StepId = StepId::fixed("bundle");
-    pub const VERIFY: StepId = StepId::fixed("verify");
-    pub const CHECKSUM: StepId = StepId::fixed("checksum");
+    pub(crate) const BUNDLE: StepId = StepId::fixed("bundle");
+    pub(crate) const VERIFY: StepId = StepId::fixed("verify");
+    pub(crate) const CHECKSUM: StepId = StepId::fixed("checksum");
 
     const fn fixed(id: &'static str) -> StepId {
         StepId(Cow::Borrowed(id))

@@ -7,12 +7,12 @@ use std::path::{Path, PathBuf};
 use ct2v_bundle::bundler::job::{BundleJob, SearchDir};
 
 /// The GPU SDK found when the build runs (the same placeholder as in commands).
-pub const SDK_ROOT: &str = "{sdk.root}";
+pub(crate) const SDK_ROOT: &str = "{sdk.root}";
 /// The folder of the C++ compiler's runtime libraries, found when the build runs.
-pub const TOOLCHAIN: &str = "{toolchain}";
+pub(crate) const TOOLCHAIN: &str = "{toolchain}";
 
 /// `rel` below the folder `placeholder` stands for.
-pub fn folder(placeholder: &str, rel: &str) -> PathBuf {
+pub(crate) fn folder(placeholder: &str, rel: &str) -> PathBuf {
     if rel.is_empty() {
         PathBuf::from(placeholder)
     } else {
@@ -22,7 +22,7 @@ pub fn folder(placeholder: &str, rel: &str) -> PathBuf {
 
 /// The path below `placeholder` that `path` names (`""` for the folder itself), if it is one
 /// of its folders.
-pub fn below(path: &Path, placeholder: &str) -> Option<String> {
+pub(crate) fn below(path: &Path, placeholder: &str) -> Option<String> {
     let text = path.to_str()?;
     let rest = text.strip_prefix(placeholder)?;
     if rest.is_empty() {
@@ -32,13 +32,13 @@ pub fn below(path: &Path, placeholder: &str) -> Option<String> {
 }
 
 /// Whether `path` is in the SDK found when the build runs.
-pub fn in_sdk(path: &Path) -> bool {
+pub(crate) fn in_sdk(path: &Path) -> bool {
     below(path, SDK_ROOT).is_some()
 }
 
 /// Whether the bundle copies libraries or data from the SDK itself (so the machine that
 /// bundles needs the SDK installed, not only its recorded version).
-pub fn takes_from_sdk(job: &BundleJob) -> bool {
+pub(crate) fn takes_from_sdk(job: &BundleJob) -> bool {
     job.search
         .iter()
         .any(|s| matches!(&s.dir, SearchDir::Dir(dir) if in_sdk(dir)))

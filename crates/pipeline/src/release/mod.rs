@@ -8,7 +8,7 @@ pub mod pages;
 mod recheck;
 pub mod request;
 pub mod select;
-pub mod selector_wheel;
+pub(crate) mod selector_wheel;
 pub mod site;
 pub mod wheel_index;
 
@@ -26,16 +26,16 @@ use crate::variant::coverage::Coverage;
 use ct2v_bundle::checksums;
 use ct2v_support::fsx::{self, files_below};
 
-pub const SCHEMA_VERSION: u32 = 1;
-pub const MANIFEST: &str = "manifest.json";
-pub const NOTES: &str = "RELEASE_NOTES.md";
+pub(crate) const SCHEMA_VERSION: u32 = 1;
+pub(crate) const MANIFEST: &str = "manifest.json";
+pub(crate) const NOTES: &str = "RELEASE_NOTES.md";
 /// Which GPUs each released build serves (`variant::coverage`, restricted to what was
 /// released, with the wheels' sizes): the data `ct2_variant_select --data` reads.
-pub const SELECTOR_DATA: &str = "variants.json";
+pub(crate) const SELECTOR_DATA: &str = "variants.json";
 /// The manifest's `kind` of [`SELECTOR_DATA`].
-pub const SELECTOR_DATA_KIND: &str = "selector-data";
+pub(crate) const SELECTOR_DATA_KIND: &str = "selector-data";
 /// The manifest's `kind` of the selector's wheel (`selector_wheel`).
-pub const SELECTOR_WHEEL_KIND: &str = "selector-wheel";
+pub(crate) const SELECTOR_WHEEL_KIND: &str = "selector-wheel";
 
 #[derive(Debug, Serialize, Deserialize)]
 pub struct Manifest {
@@ -63,7 +63,7 @@ impl Manifest {
     /// What in the manifest would lead a path out of its folder once joined to it (the
     /// index's `whl/<variant>/`, a download's file name): an artifact path that is not one
     /// file name, a wheel's variant that is not a variant's name. Each names the artifact.
-    pub fn path_problems(&self) -> Vec<String> {
+    pub(crate) fn path_problems(&self) -> Vec<String> {
         use ct2v_support::diagnostic::escaped;
         let mut problems = Vec::new();
         for a in &self.artifacts {
@@ -155,12 +155,12 @@ pub struct Built {
     pub job: String,
     /// Where CI put the entry's build and logs when its check failed (`failed-<artifact>`
     /// beside the artifacts), if it is there.
-    pub failed_check: Option<PathBuf>,
+    pub(crate) failed_check: Option<PathBuf>,
 }
 
 /// Gathers `built` into `dest` (which must not exist or be empty). Returns the manifest.
 /// The release folder `dest` can be written: new or empty, never a release replaced.
-pub fn check_dest(dest: &Path) -> Result<(), ct2v_support::diagnostic::InputError> {
+pub(crate) fn check_dest(dest: &Path) -> Result<(), ct2v_support::diagnostic::InputError> {
     ct2v_support::out_folder::check_out(
         "--out",
         dest,

@@ -77,7 +77,7 @@ pub fn left_out(manifest: &Manifest) -> String {
 }
 
 /// The heading of [`left_out`]'s section.
-pub const LEFT_OUT_HEADING: &str = "## Not in this release";
+pub(crate) const LEFT_OUT_HEADING: &str = "## Not in this release";
 
 /// What a user must have besides Python and pip, from what the build needed and bundled.
 fn needs(a: &Artifact) -> &'static str {

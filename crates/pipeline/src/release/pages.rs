@@ -11,7 +11,7 @@
 
 mod front_page;
 
-pub use front_page::SITE_PLACEHOLDER;
+pub(crate) use front_page::SITE_PLACEHOLDER;
 
 use std::collections::BTreeMap;
 use std::fs;
@@ -39,7 +39,7 @@ pub struct Release {
 }
 
 /// Reads `dir/manifest.json` as the release `tag`, and `dir/variants.json` if it is there.
-pub fn read_release(dir: &Path, tag: &str) -> Result<Release> {
+pub(crate) fn read_release(dir: &Path, tag: &str) -> Result<Release> {
     let manifest = Manifest::read(dir)?;
     let problems = manifest.path_problems();
     if !problems.is_empty() {
@@ -60,7 +60,7 @@ pub fn read_release(dir: &Path, tag: &str) -> Result<Release> {
 }
 
 /// `dir/variants.json` (the released coverage), `None` when the folder has none.
-pub fn read_coverage(dir: &Path) -> Result<Option<Coverage>> {
+pub(crate) fn read_coverage(dir: &Path) -> Result<Option<Coverage>> {
     let source = dir.join(SELECTOR_DATA);
     let text = match fs::read_to_string(&source) {
         Ok(text) => text,
@@ -80,7 +80,7 @@ pub fn read_coverage(dir: &Path) -> Result<Option<Coverage>> {
 
 /// The earlier releases below `dir`: one folder per tag, each holding that release's
 /// manifest.json (a folder without one is an error naming it).
-pub fn read_earlier(dir: &Path) -> Result<Vec<Release>> {
+pub(crate) fn read_earlier(dir: &Path) -> Result<Vec<Release>> {
     let mut releases = Vec::new();
     let entries = fs::read_dir(dir).with_context(|| format!("cannot list {}", dir.display()))?;
     for entry in entries {
@@ -105,7 +105,7 @@ pub fn read_earlier(dir: &Path) -> Result<Vec<Release>> {
 }
 
 /// What `write_site` wrote: wheels per variant.
-pub struct Site {
+pub(crate) struct Site {
     pub variants: BTreeMap<String, usize>,
 }
 
@@ -118,7 +118,7 @@ pub struct Site {
 /// but other bytes are refused: pip could not tell them apart. `download_base` is a
 /// [`text_rules::base_url`] and `site_url` a [`text_rules::web_url`], as the command line
 /// checks them.
-pub fn write_site(
+pub(crate) fn write_site(
     releases: &[Release],
     download_base: &str,
     site_url: Option<&str>,

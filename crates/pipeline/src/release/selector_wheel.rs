@@ -16,7 +16,7 @@ const DATA_END: &str = "# --- generated data: end ---";
 /// The wheel's version for release `version`: the release's own when it is a plain release
 /// number (`4.7.1`), else `<ctranslate2>+<label>` (a PEP 440 local version), so that every
 /// release's selector wheel has its own name.
-pub fn version_for(version: &str, ctranslate2: &str) -> String {
+pub(crate) fn version_for(version: &str, ctranslate2: &str) -> String {
     let plain = !version.is_empty()
         && version
             .split('.')
@@ -54,7 +54,7 @@ fn module_with(data_json: &str) -> Result<String> {
 }
 
 /// Writes `ct2_variant_select-<version>-py3-none-any.whl` into `out`; returns its file name.
-pub fn write(data_json: &str, version: &str, out: &Path) -> Result<String> {
+pub(crate) fn write(data_json: &str, version: &str, out: &Path) -> Result<String> {
     let tree = tempfile::tempdir()?;
     let info = tree
         .path()

@@ -18,10 +18,10 @@ pub const DIR: &str = "whl";
 pub const PROJECT: &str = "ctranslate2";
 /// The selector's pure-Python wheel, listed in every variant's index beside CTranslate2 so an
 /// app installs it from the URL it installs CTranslate2 from.
-pub const SELECTOR_PROJECT: &str = "ct2-variant-select";
+pub(crate) const SELECTOR_PROJECT: &str = "ct2-variant-select";
 
 /// The base of a link to a wheel at the top of the folder that holds `whl/`.
-pub const RELATIVE_BASE: &str = "../../../";
+pub(crate) const RELATIVE_BASE: &str = "../../../";
 
 /// Writes the index of `variant` below `dir` (`dir/whl/<variant>/`): CTranslate2's `links`,
 /// and the selector's wheels when there are any.

@@ -13,7 +13,7 @@ use anyhow::{Result, bail};
 
 /// `Common` per CUDA major lives with the coverage data (which GPUs a build serves), so the
 /// build and what the README and the selector say come from one place.
-pub use crate::variant::coverage::{COMMON_CUDA_12, COMMON_CUDA_13};
+pub(crate) use crate::variant::coverage::{COMMON_CUDA_12, COMMON_CUDA_13};
 
 /// The oldest architecture each toolkit major still compiles for.
 fn oldest(major: u32) -> f32 {
@@ -26,7 +26,7 @@ fn oldest(major: u32) -> f32 {
 
 /// The `CUDA_ARCH_LIST` for `requested` (the variant's `cuda-arch` or `--cuda-arch`) and the
 /// toolkit's `version` ("12.8", "13.0").
-pub fn for_toolkit(requested: &str, version: &str) -> Result<String> {
+pub(crate) fn for_toolkit(requested: &str, version: &str) -> Result<String> {
     let Some(major) = version
         .split('.')
         .next()

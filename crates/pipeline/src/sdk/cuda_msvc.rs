@@ -18,7 +18,7 @@ fn major_minor(version: &str) -> Option<(u32, u32)> {
 
 /// The compiler version in `cl`'s banner ("Microsoft (R) C/C++ Optimizing Compiler Version
 /// 19.44.35207 for x64").
-pub fn cl_version(banner: &str) -> Option<&str> {
+pub(crate) fn cl_version(banner: &str) -> Option<&str> {
     let (_, rest) = banner.split_once("Version ")?;
     rest.split_whitespace().next()
 }

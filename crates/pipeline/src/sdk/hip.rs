@@ -42,7 +42,8 @@ pub struct HipInstall {
 
 impl HipInstall {
     /// The HIP major version its runtime is (6 for `amdhip64_6.dll`/`libamdhip64.so.6`).
-    pub fn runtime_major(&self) -> Option<u32> {
+    #[cfg(test)]
+    pub(crate) fn runtime_major(&self) -> Option<u32> {
         self.runtime.iter().find_map(|name| {
             let lower = name.to_ascii_lowercase();
             let digits = match lower.strip_suffix(".dll") {
@@ -69,12 +70,12 @@ impl HipInstall {
 }
 
 /// Every `<program_files>/AMD/ROCm/<version>` folder, sorted by version.
-pub fn windows_installs(program_files: &Path) -> Vec<PathBuf> {
+pub(crate) fn windows_installs(program_files: &Path) -> Vec<PathBuf> {
     sorted_subdirs(&program_files.join("AMD").join("ROCm"), |_| true)
 }
 
 /// `/opt/rocm` and every `/opt/rocm-<version>`.
-pub fn linux_installs(opt: &Path) -> Vec<PathBuf> {
+pub(crate) fn linux_installs(opt: &Path) -> Vec<PathBuf> {
     sorted_subdirs(opt, |name| name == "rocm" || name.starts_with("rocm-"))
 }
 
@@ -92,7 +93,7 @@ fn sorted_subdirs(dir: &Path, keep: impl Fn(&str) -> bool) -> Vec<PathBuf> {
 }
 
 /// Looks at what `root` holds; `windows` picks the layout (DLLs in `bin\`).
-pub fn inspect(root: &Path, windows: bool) -> HipInstall {
+pub(crate) fn inspect(root: &Path, windows: bool) -> HipInstall {
     let lib_dirs: Vec<PathBuf> = if windows {
         vec![root.join("bin")]
     } else {
@@ -203,7 +204,7 @@ fn device_libs(root: &Path) -> Option<PathBuf> {
 /// `rocm-sdk-devel` wheel, as CTranslate2's Windows ROCm script calls
 /// `_rocm_sdk_devel/lib/llvm/bin/clang.exe`), else the LLVM whose clang resource folder has the
 /// device libraries (Debian: `lib/llvm-21/bin`).
-pub fn clang_dir(root: &Path) -> Option<PathBuf> {
+pub(crate) fn clang_dir(root: &Path) -> Option<PathBuf> {
     let has_clang = |bin: &Path| bin.join("clang++").is_file() || bin.join("clang++.exe").is_file();
     for amd in [
         root.join("llvm").join("bin"),
@@ -222,7 +223,7 @@ pub fn clang_dir(root: &Path) -> Option<PathBuf> {
 
 /// The environment a HIP compile needs beyond `ROCM_PATH`: `HIP_DEVICE_LIB_PATH` when the
 /// device libraries are not where `ROCM_PATH` makes clang look (Debian's `/usr`).
-pub fn compile_env(root: &Path) -> Vec<(String, String)> {
+pub(crate) fn compile_env(root: &Path) -> Vec<(String, String)> {
     match device_libs(root) {
         Some(dir) if dir != root.join("amdgcn").join("bitcode") => {
             vec![("HIP_DEVICE_LIB_PATH".to_string(), dir.display().to_string())]

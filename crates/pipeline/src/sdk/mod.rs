@@ -99,7 +99,7 @@ fn find_hip(
 }
 
 /// `%ProgramFiles%`, else `C:\Program Files`.
-pub fn program_files() -> PathBuf {
+pub(crate) fn program_files() -> PathBuf {
     std::env::var_os("ProgramFiles")
         .map(PathBuf::from)
         .unwrap_or_else(|| PathBuf::from("C:\\Program Files"))
@@ -122,7 +122,7 @@ fn find_cuda(sdk: &Sdk) -> Result<Found> {
 /// The CUDA toolkit on this machine, whatever its version: `CUDA_PATH`, `CUDA_HOME`, then
 /// the folder above `nvcc` on PATH, the first with a working `bin/nvcc`. The error lists
 /// where it looked.
-pub fn cuda_toolkit() -> Result<Found, String> {
+pub(crate) fn cuda_toolkit() -> Result<Found, String> {
     let mut looked = Vec::new();
     let mut candidates: Vec<(PathBuf, String)> = Vec::new();
     for var in ["CUDA_PATH", "CUDA_HOME"] {
@@ -170,7 +170,7 @@ fn nvcc_version(nvcc: &Path) -> Option<String> {
     parse_nvcc_version(&output.stdout)
 }
 
-pub fn parse_nvcc_version(text: &str) -> Option<String> {
+pub(crate) fn parse_nvcc_version(text: &str) -> Option<String> {
     let after = text.split("release ").nth(1)?;
     let version: String = after
         .chars()

@@ -16,14 +16,14 @@ use std::path::{Path, PathBuf};
 use anyhow::{Result, bail};
 
 /// What `find_tool` is asked for.
-pub const TARGET: &str = "x86_64-pc-windows-msvc";
-pub const TOOL: &str = "cl.exe";
+pub(crate) const TARGET: &str = "x86_64-pc-windows-msvc";
+pub(crate) const TOOL: &str = "cl.exe";
 /// The variables `find_tool` fills (find-msvc-tools 0.1, `MsvcTool::into_tool`).
-pub const VARS: [&str; 3] = ["PATH", "INCLUDE", "LIB"];
+pub(crate) const VARS: [&str; 3] = ["PATH", "INCLUDE", "LIB"];
 /// How the plan describes the source of the environment (the plan is also made on Linux).
-pub const SOURCE: &str = "cc::windows_registry::find_tool(\"x86_64-pc-windows-msvc\", \"cl.exe\") when the build runs: a developer prompt's environment (VCINSTALLDIR set, x64 target) as it is, else the newest Visual Studio 2017+ with the x64 C++ tools (VS setup configuration, then the registry), whose PATH, INCLUDE and LIB go before the current ones";
+pub(crate) const SOURCE: &str = "cc::windows_registry::find_tool(\"x86_64-pc-windows-msvc\", \"cl.exe\") when the build runs: a developer prompt's environment (VCINSTALLDIR set, x64 target) as it is, else the newest Visual Studio 2017+ with the x64 C++ tools (VS setup configuration, then the registry), whose PATH, INCLUDE and LIB go before the current ones";
 /// The next step when there is no x64 MSVC.
-pub const INSTALL_HINT: &str = "install Visual Studio Build Tools 2022 or newer with the workload \"Desktop development with C++\" (it includes the MSVC x64/x86 build tools and a Windows SDK): winget install Microsoft.VisualStudio.2022.BuildTools --override \"--add Microsoft.VisualStudio.Workload.VCTools --includeRecommended --passive\"";
+pub(crate) const INSTALL_HINT: &str = "install Visual Studio Build Tools 2022 or newer with the workload \"Desktop development with C++\" (it includes the MSVC x64/x86 build tools and a Windows SDK): winget install Microsoft.VisualStudio.2022.BuildTools --override \"--add Microsoft.VisualStudio.Workload.VCTools --includeRecommended --passive\"";
 
 /// What `find_tool` gave: the compiler and the variables it needs.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -79,7 +79,7 @@ pub fn find() -> Result<Toolchain> {
 
 /// `…\bin\Hostx64\x64\cl.exe` builds x64 binaries; `…\bin\Hostx64\x86\cl.exe` (a 32-bit
 /// developer prompt) does not: the folder holding cl.exe names its target.
-pub fn check_x64(cl: &Path) -> Result<()> {
+pub(crate) fn check_x64(cl: &Path) -> Result<()> {
     // Split by hand: the path is a Windows one even where the tests run on Linux.
     let text = cl.to_string_lossy().to_lowercase();
     let target = text.split(['\\', '/']).rev().nth(1);
@@ -98,7 +98,7 @@ pub fn check_x64(cl: &Path) -> Result<()> {
 /// step's `PATH`, `INCLUDE` or `LIB` (e.g. the HIP SDK's bin) goes before the toolchain's
 /// folders, as the maintainers' scripts `set PATH=%ROCM%\bin;%PATH%` after vcvars64.
 /// Windows variable names ignore case (`Path` is `PATH`).
-pub fn step_env(
+pub(crate) fn step_env(
     toolchain: &Toolchain,
     step: &BTreeMap<String, String>,
 ) -> BTreeMap<String, String> {
@@ -125,7 +125,7 @@ pub fn step_env(
 
 /// `cl` with no arguments prints its banner on stderr ("Microsoft (R) C/C++ Optimizing
 /// Compiler Version 19.44.35207 for x64"); it has no `--version`.
-pub fn banner(toolchain: &Toolchain) -> String {
+pub(crate) fn banner(toolchain: &Toolchain) -> String {
     ct2v_support::process::capture_with_env(&toolchain.cl, [] as [&str; 0], &toolchain.env)
         .ok()
         .and_then(|o| {

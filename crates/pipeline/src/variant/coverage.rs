@@ -35,15 +35,15 @@ use ct2v_support::platform::Platform;
 
 /// The version of the JSON layout (`variants --json`, a release's `variants.json`, the
 /// selector's data block).
-pub const SCHEMA_VERSION: u32 = 1;
+pub(crate) const SCHEMA_VERSION: u32 = 1;
 
 /// `Common` with CUDA 12.x: what CTranslate2 4.7.1 + CMake 3.31 make of it.
-pub const COMMON_CUDA_12: &str = "5.3;6.0;6.1;7.0;7.5;8.0;8.6;8.6+PTX";
+pub(crate) const COMMON_CUDA_12: &str = "5.3;6.0;6.1;7.0;7.5;8.0;8.6;8.6+PTX";
 /// `Common` with CUDA 13.x: the same less the architectures CUDA 13 removed.
-pub const COMMON_CUDA_13: &str = "7.5;8.0;8.6;8.6+PTX";
+pub(crate) const COMMON_CUDA_13: &str = "7.5;8.0;8.6;8.6+PTX";
 
 /// What `Common` is for a CUDA toolkit of `major`.
-pub fn common_for_major(major: u32) -> &'static str {
+pub(crate) fn common_for_major(major: u32) -> &'static str {
     if major >= 13 {
         COMMON_CUDA_13
     } else {
@@ -53,13 +53,14 @@ pub fn common_for_major(major: u32) -> &'static str {
 
 /// The oldest driver that runs what a CUDA toolkit of `major` builds (minor version
 /// compatibility): `(major, Linux, Windows)`.
-pub const CUDA_DRIVERS: &[(u32, &str, &str)] = &[(12, "525.60.13", "528.33"), (13, "580", "580")];
+pub(crate) const CUDA_DRIVERS: &[(u32, &str, &str)] =
+    &[(12, "525.60.13", "528.33"), (13, "580", "580")];
 
 /// The pci.ids version the device names below are from.
-pub const PCI_IDS_VERSION: &str = "2026.08.22";
+pub(crate) const PCI_IDS_VERSION: &str = "2026.08.22";
 
 /// AMD (vendor 0x1002) display devices of RDNA 1 and newer: device ID, gfx target, pci.ids name.
-pub const AMD_PCI_IDS: &[(u16, &str, &str)] = &[
+pub(crate) const AMD_PCI_IDS: &[(u16, &str, &str)] = &[
     (0x1114, "gfx1152", "Krackan [Radeon 840M / 860M Graphics]"),
     (0x13c0, "gfx1036", "Granite Ridge [Radeon Graphics]"),
     (0x150e, "gfx1150", "Strix [Radeon 880M / 890M]"),
@@ -168,7 +169,7 @@ pub const AMD_PCI_IDS: &[(u16, &str, &str)] = &[
 ];
 
 /// AMD consumer GPUs by target: gfx target, generation, products, integrated.
-pub const AMD_CARDS: &[(&str, &str, &str, bool)] = &[
+pub(crate) const AMD_CARDS: &[(&str, &str, &str, bool)] = &[
     ("gfx1010", "RDNA 1", "RX 5700 XT, 5700, 5600 XT", false),
     ("gfx1011", "RDNA 1", "Radeon Pro V520, Pro 5600M", false),
     ("gfx1012", "RDNA 1", "RX 5500 XT, 5500, 5300", false),
@@ -219,7 +220,7 @@ pub const AMD_CARDS: &[(&str, &str, &str, bool)] = &[
 
 /// NVIDIA GPUs by compute capability (NVIDIA's "CUDA GPUs" list): capability, generation,
 /// products.
-pub const NVIDIA_CARDS: &[(&str, &str, &str)] = &[
+pub(crate) const NVIDIA_CARDS: &[(&str, &str, &str)] = &[
     ("5.0", "Maxwell", "GTX 750 Ti, 750"),
     ("5.2", "Maxwell", "GTX 980 Ti, 980, 970, 960, 950, Titan X"),
     ("6.0", "Pascal", "Tesla P100"),
@@ -240,7 +241,7 @@ pub struct Coverage {
     pub variants: Vec<VariantCoverage>,
     /// Consumer cards and the builds that serve them (empty: none does).
     pub cards: Vec<Card>,
-    pub cuda_drivers: Vec<CudaDriver>,
+    pub(crate) cuda_drivers: Vec<CudaDriver>,
     pub amd_pci_ids: PciIds,
 }
 
@@ -271,15 +272,15 @@ pub struct BuildCoverage {
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct NvidiaCoverage {
-    pub cuda_major: u32,
+    pub(crate) cuda_major: u32,
     /// The `CUDA_ARCH_LIST` the build gets (`Common` written out for this major).
     pub cuda_arch_list: String,
     /// Compute capabilities with a cubin (sm_XY): they serve X.Y up to the next major.
-    pub sass: Vec<String>,
+    pub(crate) sass: Vec<String>,
     /// Compute capabilities with PTX: the driver compiles it for any newer device.
-    pub ptx: Vec<String>,
+    pub(crate) ptx: Vec<String>,
     /// The oldest compute capability served.
-    pub cc_min: String,
+    pub(crate) cc_min: String,
     pub driver_min_linux: String,
     pub driver_min_windows: String,
 }
@@ -304,7 +305,7 @@ impl AmdCoverage {
     /// report), until ROCm 10 is run on one. Others: the newest ROCm the wheel carries (ROCm
     /// 7.2's runtime hangs or misses RDNA 2 cards on Windows: PinW/whisper-key-local PR #57,
     /// ROCm/hip#3899), a HIP SDK build last.
-    pub fn fit(&self, generation: &str) -> u32 {
+    pub(crate) fn fit(&self, generation: &str) -> u32 {
         let major = |v: &Option<String>| {
             v.as_deref()
                 .and_then(|v| v.split('.').next()?.parse::<u32>().ok())
@@ -321,11 +322,11 @@ impl AmdCoverage {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Card {
     pub vendor: String,
-    pub generation: String,
+    pub(crate) generation: String,
     /// `gfx1030`, or a compute capability such as `8.6`.
     pub target: String,
-    pub products: String,
-    pub integrated: bool,
+    pub(crate) products: String,
+    pub(crate) integrated: bool,
     pub served_by: Vec<ServedBy>,
 }
 
@@ -338,8 +339,8 @@ pub struct ServedBy {
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct CudaDriver {
-    pub cuda_major: u32,
+pub(crate) struct CudaDriver {
+    pub(crate) cuda_major: u32,
     pub linux: String,
     pub windows: String,
 }
@@ -368,7 +369,7 @@ fn cc(text: &str) -> Option<(u32, u32)> {
 
 /// How a build serves compute capability `device`: a cubin of the same major and an older or
 /// equal minor, else PTX of an older or equal capability.
-pub fn serves_cc(nvidia: &NvidiaCoverage, device: &str) -> Option<&'static str> {
+pub(crate) fn serves_cc(nvidia: &NvidiaCoverage, device: &str) -> Option<&'static str> {
     let device = cc(device)?;
     if nvidia
         .sass
@@ -459,7 +460,7 @@ pub fn of_catalog(catalog: &Catalog) -> Result<Coverage, InputError> {
 }
 
 /// The coverage of the variants `names` of `catalog` (a release's), in the catalog's order.
-pub fn of_variants(catalog: &Catalog, names: &[&str]) -> Result<Coverage, InputError> {
+pub(crate) fn of_variants(catalog: &Catalog, names: &[&str]) -> Result<Coverage, InputError> {
     let mut variants = Vec::new();
     for name in catalog.variant_names().filter(|n| names.contains(n)) {
         variants.push(of_variant(catalog, name)?);
@@ -468,7 +469,7 @@ pub fn of_variants(catalog: &Catalog, names: &[&str]) -> Result<Coverage, InputE
 }
 
 /// The coverage around `variants`: the card table, the driver table and the PCI IDs.
-pub fn with_cards(variants: Vec<VariantCoverage>) -> Coverage {
+pub(crate) fn with_cards(variants: Vec<VariantCoverage>) -> Coverage {
     let mut cards = Vec::new();
     for (cap, generation, products) in NVIDIA_CARDS {
         let served_by = variants
@@ -668,7 +669,7 @@ fn of_variant(catalog: &Catalog, name: &str) -> Result<VariantCoverage, InputErr
 
 /// One row of the card table, in words: the README's markdown ([`markdown`]) and the Pages
 /// site's HTML render the same rows.
-pub struct CardRow {
+pub(crate) struct CardRow {
     /// `NVIDIA Pascal: GTX 1080 Ti … 1050, Titan Xp`.
     pub gpu: String,
     /// `cc 6.1` or `gfx1030`.
@@ -678,7 +679,7 @@ pub struct CardRow {
 }
 
 /// One variant serving a card: its builds that do, and the platforms when not all.
-pub struct ServedCell {
+pub(crate) struct ServedCell {
     pub variant: String,
     /// `(local version, through PTX)`.
     pub builds: Vec<(String, bool)>,
@@ -687,14 +688,14 @@ pub struct ServedCell {
 }
 
 /// How [`CardRow::served_text`] writes code (a variant, `+cu12`) and plain words.
-pub struct Style {
+pub(crate) struct Style {
     pub code: fn(&str) -> String,
     pub text: fn(&str) -> String,
 }
 
 impl CardRow {
     /// The "served by" cell: ``None`: `cpu` `` or `` `cuda` (`+cu12` through PTX) ``.
-    pub fn served_text(&self, style: &Style) -> String {
+    pub(crate) fn served_text(&self, style: &Style) -> String {
         if self.served.is_empty() {
             return format!("{}{}", (style.text)("not served: "), (style.code)("cpu"));
         }
@@ -726,7 +727,7 @@ impl CardRow {
 }
 
 /// The card table's rows: one per card of `coverage`.
-pub fn card_rows(coverage: &Coverage) -> Vec<CardRow> {
+pub(crate) fn card_rows(coverage: &Coverage) -> Vec<CardRow> {
     let all = Platform::names().len();
     let only = |variant: &str| {
         let platforms = coverage

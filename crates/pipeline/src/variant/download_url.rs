@@ -29,7 +29,7 @@ pub fn problem(url: &str, runnable: bool) -> Option<(String, &'static str)> {
 }
 
 /// Why `url` cannot be a PEP 503 index (the `index` of an input), with what would do.
-pub fn index_problem(url: &str) -> Option<(String, &'static str)> {
+pub(crate) fn index_problem(url: &str) -> Option<(String, &'static str)> {
     let why = match text_rules::download_url(url) {
         Err(refusal) => refusal.why,
         Ok(()) if url.contains(['?', '#']) => "it has a query or fragment".into(),

@@ -15,7 +15,7 @@ pub use ct2v_bundle::bundler::{Output, Policy};
 use super::loc::Loc;
 
 /// A value for a `-D` option: TOML booleans become `ON`/`OFF`.
-pub type CMakeOptions = BTreeMap<String, Loc<toml::Value>>;
+pub(crate) type CMakeOptions = BTreeMap<String, Loc<toml::Value>>;
 
 #[derive(Debug, Default, Clone, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
@@ -50,7 +50,7 @@ pub struct Layer {
     pub inputs: BTreeMap<String, Loc<InputTable>>,
     /// One wheel per kept GPU target from a PEP 503 index (TheRock's
     /// `rocm-sdk-device-gfxNNNN`): each becomes the input `device-<target>`.
-    pub device_wheels: Option<Loc<DeviceWheelsTable>>,
+    pub(crate) device_wheels: Option<Loc<DeviceWheelsTable>>,
     pub onednn: Option<OneDnnTable>,
     pub openmp: Option<OpenMpTable>,
     pub mkl: Option<MklTable>,
@@ -127,7 +127,7 @@ pub struct SourceTable {
     pub wheels: BTreeMap<String, Loc<String>>,
     /// Where the sha256 came from when it was not downloaded by `cargo xtask pin` (see
     /// `InputTable::pin_source`).
-    pub pin_source: Option<String>,
+    pub(crate) pin_source: Option<String>,
 }
 
 impl SourceTable {
@@ -178,14 +178,14 @@ pub struct InputTable {
     pub sdk_folder: Option<Loc<String>>,
     /// Where the sha256 came from when it was not downloaded by `cargo xtask pin` (e.g. a
     /// digest the publisher listed): a mismatch on the first download then says so.
-    pub pin_source: Option<String>,
+    pub(crate) pin_source: Option<String>,
 }
 
 /// `[device-wheels]`: the index and the `package` line, with `{target}` standing for each
 /// kept GPU target (`"rocm-sdk-device-{target} 10.0.0"`).
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
-pub struct DeviceWheelsTable {
+pub(crate) struct DeviceWheelsTable {
     pub index: Loc<String>,
     pub package: Loc<String>,
 }
@@ -233,7 +233,7 @@ pub struct MklTable {
     /// The folder inside it that `MKL_ROOT` points at (it has `lib/`).
     pub root: Option<String>,
     /// The input holding the headers (`mkl-include`).
-    pub include_input: Option<Loc<String>>,
+    pub(crate) include_input: Option<Loc<String>>,
     /// The folder inside it that has `mkl.h` (`MKL_INCLUDE_DIR`).
     pub include: Option<String>,
 }
@@ -256,18 +256,18 @@ pub struct SdkTable {
     /// Libraries the install must have, e.g. `amd_comgr` (absent: "no ROCm-capable device").
     pub requires: Option<Vec<String>>,
     /// What to tell a user who lacks the SDK.
-    pub install_hint: Option<String>,
+    pub(crate) install_hint: Option<String>,
     /// The input holding the SDK's silent installer, for machines where `install-sdk` may
     /// install it (a hosted CI runner); builds never fetch it.
     pub installer: Option<Loc<String>>,
     /// The installer's arguments for an unattended install.
-    pub installer_args: Option<Vec<String>>,
+    pub(crate) installer_args: Option<Vec<String>>,
     /// Minutes the unattended install may take before it is stopped.
-    pub installer_minutes: Option<u64>,
+    pub(crate) installer_minutes: Option<u64>,
     /// The SDK as pip installs it (`rocm[libraries,devel]==10.0.0`), from `pip-index`: how a
     /// hosted CI runner gets it (`rocm-sdk path --root` is then the `--sdk-dir`).
     pub pip: Option<Loc<String>>,
-    pub pip_index: Option<Loc<String>>,
+    pub(crate) pip_index: Option<Loc<String>>,
 }
 
 #[derive(Debug, Default, Clone, Deserialize)]

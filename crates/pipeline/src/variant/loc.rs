@@ -13,7 +13,7 @@ thread_local! {
 }
 
 /// Runs `parse` with every `Loc` it produces tagged with `file`.
-pub fn reading_file<R>(file: usize, parse: impl FnOnce() -> R) -> R {
+pub(crate) fn reading_file<R>(file: usize, parse: impl FnOnce() -> R) -> R {
     let previous = CURRENT_FILE.replace(file);
     let result = parse();
     CURRENT_FILE.set(previous);

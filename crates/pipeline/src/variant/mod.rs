@@ -15,14 +15,15 @@ use std::collections::BTreeMap;
 use std::fs;
 use std::path::{Path, PathBuf};
 
-pub use layer::{DataFilter, OpenMpRuntime, Output, Policy, SdkKind};
+pub(crate) use layer::{DataFilter, OpenMpRuntime, SdkKind};
+pub use layer::{Output, Policy};
 pub use loc::Loc;
 pub use resolve::{
-    Build, Bundle, Choices, DEVICE_INPUT_PREFIX, Data, GithubTag, IndexedWheel, Input,
-    LibrarySource, OneDnn, OpenMp, Resolved, SDK_MAJOR, Sdk, SdkInstaller, Search, Source,
-    SourceBuild, Submodule, Verify, sdk_major, submodule_input,
+    Build, Bundle, Choices, DEVICE_INPUT_PREFIX, GithubTag, IndexedWheel, Resolved, Sdk, Source,
+    Submodule, Verify,
 };
-pub use template::{Placeholder, expand};
+pub(crate) use resolve::{Data, Input, LibrarySource, SDK_MAJOR, Search, SourceBuild, sdk_major};
+pub(crate) use template::{Placeholder, expand};
 
 /// The build-tools requirements of a version file that names none (`build-tools`).
 pub const DEFAULT_BUILD_TOOLS: &str = "wheels/build-tools.txt";
@@ -31,7 +32,7 @@ use ct2v_support::diagnostic::{InputError, Location};
 use layer::{Layer, Stack};
 
 /// The file every variant starts from; it is not a variant itself.
-pub const DEFAULTS_FILE: &str = "defaults.toml";
+pub(crate) const DEFAULTS_FILE: &str = "defaults.toml";
 
 /// One file per CTranslate2 version, `variants/ctranslate2/<version>.toml`: its source pin
 /// and what each variant needs for that version. `defaults.toml`'s `ctranslate2` names the
@@ -70,7 +71,7 @@ impl Files {
 
 /// A variant's name becomes a folder, a file and a matrix entry on every host: lower-case
 /// letters, digits and `-`, starting with a letter, and not a Windows device name.
-pub fn check_variant_name(name: &str) -> Result<(), String> {
+pub(crate) fn check_variant_name(name: &str) -> Result<(), String> {
     let first_is_letter = name.bytes().next().is_some_and(|b| b.is_ascii_lowercase());
     if !first_is_letter
         || !name
@@ -197,13 +198,13 @@ impl Catalog {
     }
 
     /// The CTranslate2 version `name` is resolved for.
-    pub fn version_of(&self, name: &str) -> &str {
+    pub(crate) fn version_of(&self, name: &str) -> &str {
         &self.chosen[name]
     }
 
     /// Whether `name` is resolved for its default version (its file's or defaults.toml's
     /// `ctranslate2`); builds of other versions keep their work in folders of their own.
-    pub fn is_default_version(&self, name: &str) -> bool {
+    pub(crate) fn is_default_version(&self, name: &str) -> bool {
         default_version(&self.variants[name], &self.bases, &self.defaults)
             .is_some_and(|v| v.value == self.version_of(name))
     }
@@ -268,7 +269,7 @@ impl Catalog {
 
     /// The Python versions a variant builds for on `platform`, or `None` when the variant
     /// is not built for that platform at all.
-    pub fn pythons_for(
+    pub(crate) fn pythons_for(
         &self,
         name: &str,
         platform: ct2v_support::platform::Platform,

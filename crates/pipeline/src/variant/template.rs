@@ -4,7 +4,7 @@
 use serde::Serialize;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-pub enum Placeholder {
+pub(crate) enum Placeholder {
     /// The CTranslate2 source tree.
     Source,
     /// Where CTranslate2 is installed.
@@ -36,7 +36,7 @@ impl Placeholder {
         (Placeholder::CudaArch, "cuda-arch"),
     ];
 
-    pub fn names() -> Vec<&'static str> {
+    pub(crate) fn names() -> Vec<&'static str> {
         Self::ALL.iter().map(|(_, n)| *n).collect()
     }
 
@@ -46,7 +46,7 @@ impl Placeholder {
 }
 
 /// The placeholders used in `value`, or the first unknown name.
-pub fn placeholders(value: &str) -> Result<Vec<Placeholder>, String> {
+pub(crate) fn placeholders(value: &str) -> Result<Vec<Placeholder>, String> {
     let mut found = Vec::new();
     for name in names_in(value) {
         found.push(Placeholder::from_name(name).ok_or_else(|| name.to_string())?);
@@ -55,7 +55,7 @@ pub fn placeholders(value: &str) -> Result<Vec<Placeholder>, String> {
 }
 
 /// Replaces every placeholder with what `fill` gives for it.
-pub fn expand(value: &str, fill: &dyn Fn(Placeholder) -> String) -> String {
+pub(crate) fn expand(value: &str, fill: &dyn Fn(Placeholder) -> String) -> String {
     let mut out = String::new();
     let mut rest = value;
     while let Some((before, name, after)) = next_name(rest) {
@@ -81,7 +81,7 @@ fn names_in(value: &str) -> Vec<&str> {
 }
 
 /// The text from a `{` that no `}` closes (CMake's `${` is not ours), if any.
-pub fn unclosed(value: &str) -> Option<&str> {
+pub(super) fn unclosed(value: &str) -> Option<&str> {
     let mut rest = value;
     while let Some((_, _, after)) = next_name(rest) {
         rest = after;

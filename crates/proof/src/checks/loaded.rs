@@ -9,7 +9,7 @@ use crate::winpython::wine;
 
 /// The DLLs wine's loader loaded for the app (from the log, past `from`): the app's own, and
 /// how many came from the system.
-pub fn print_loaded(log: &Path, from: u64, app: &Path) -> Result<()> {
+pub(crate) fn print_loaded(log: &Path, from: u64, app: &Path) -> Result<()> {
     let text = std::fs::read(log)?;
     let text = String::from_utf8_lossy(&text[(from as usize).min(text.len())..]).into_owned();
     let loaded = wine::loaded_dlls(&text);

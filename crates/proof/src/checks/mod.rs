@@ -21,7 +21,7 @@ use ct2v_support::workspace::Workspace;
 
 /// Where a check of the plan's wheel runs: the build's verify venv, or (a Windows wheel on a
 /// Linux host) a Windows Python under wine in `wine_work`.
-pub fn interpreter_for(
+pub(crate) fn interpreter_for(
     workspace: &Workspace,
     plan: &Plan,
     wine_work: &Path,
@@ -39,7 +39,7 @@ const WINDOWS_WHEEL: &str = "checking a Windows wheel on a Linux host";
 
 /// Stops a check of a `plan` wheel before any work when it would run under wine and this
 /// binary has no harness.
-pub fn require_harness(plan: &Plan) -> Result<()> {
+pub(crate) fn require_harness(plan: &Plan) -> Result<()> {
     if winpython::under_wine(plan.platform) && !winpython::HARNESS {
         return Err(winpython::harness_missing(WINDOWS_WHEEL).into());
     }

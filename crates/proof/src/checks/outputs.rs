@@ -10,18 +10,18 @@ use ct2v_pipeline::plan::{Action, Plan, Step};
 use ct2v_support::diagnostic::InputError;
 
 /// The plan's verify step (a fresh venv, the wheel installed, verify_wheel.py).
-pub fn verify_step(plan: &Plan) -> &Step {
+pub(crate) fn verify_step(plan: &Plan) -> &Step {
     plan.step(|a| matches!(a, Action::Verify))
         .expect("every plan has a verify step")
 }
 
 /// The wheel the build leaves (the one the verify step installs).
-pub fn built_wheel_path(plan: &Plan) -> String {
+pub(crate) fn built_wheel_path(plan: &Plan) -> String {
     plan.outputs.fat_wheel.clone()
 }
 
 /// `--wheel`, else the wheel the build left (which must be there).
-pub fn wheel_to_check(plan: &Plan, given: Option<PathBuf>) -> Result<PathBuf> {
+pub(crate) fn wheel_to_check(plan: &Plan, given: Option<PathBuf>) -> Result<PathBuf> {
     if let Some(wheel) = given {
         return Ok(ct2v_support::paths::canonical(&wheel)?);
     }
@@ -39,7 +39,7 @@ pub fn wheel_to_check(plan: &Plan, given: Option<PathBuf>) -> Result<PathBuf> {
 }
 
 /// The wheel the build left, for `smoke` (which words its absence its own way).
-pub fn built_wheel(plan: &Plan) -> Result<PathBuf> {
+pub(crate) fn built_wheel(plan: &Plan) -> Result<PathBuf> {
     let wheel = PathBuf::from(built_wheel_path(plan));
     if !wheel.is_file() {
         return Err(not_built(&wheel, plan));
@@ -48,7 +48,7 @@ pub fn built_wheel(plan: &Plan) -> Result<PathBuf> {
 }
 
 /// The build's portable/ folder, which must be there.
-pub fn built_portable(plan: &Plan) -> Result<PathBuf> {
+pub(crate) fn built_portable(plan: &Plan) -> Result<PathBuf> {
     let portable = portable_dir(plan)?;
     if !portable.join(BINARIES_JSON).is_file() {
         return Err(not_built(&portable, plan));
@@ -67,7 +67,7 @@ fn not_built(output: &Path, plan: &Plan) -> anyhow::Error {
 }
 
 /// portable/ laid out from a fat wheel, in `work`.
-pub fn portable_of_wheel(plan: &Plan, wheel: &Path, work: &Path) -> Result<PathBuf> {
+pub(crate) fn portable_of_wheel(plan: &Plan, wheel: &Path, work: &Path) -> Result<PathBuf> {
     portable_dir(plan)?;
     let folders = plan
         .bundle_job()

@@ -29,7 +29,7 @@ pub struct InstallOptions {
 
 /// The plan of a variant's build at a CTranslate2 version for a platform and Python (its
 /// cache and Python, for the speech check).
-pub type PlanFor<'a> = &'a dyn Fn(&str, Platform, &str, &str) -> Result<Plan>;
+pub(crate) type PlanFor<'a> = &'a dyn Fn(&str, Platform, &str, &str) -> Result<Plan>;
 
 pub fn run(
     workspace: &Workspace,

@@ -82,7 +82,7 @@ pub fn run(
 }
 
 /// The plan's verify step run in `interpreter` with `wheel` as its wheel.
-pub fn install_and_verify(
+pub(crate) fn install_and_verify(
     interpreter: &Interpreter,
     plan: &Plan,
     wheel: &Path,
@@ -127,7 +127,7 @@ fn runtime_wheelhouse(
 
 /// `--transcribe` (also the first half of `smoke --frozen`): faster-whisper installed next to
 /// the wheel, the clip transcribed and judged.
-pub fn transcribe_check(
+pub(crate) fn transcribe_check(
     workspace: &Workspace,
     interpreter: &Interpreter,
     plan: &Plan,

@@ -30,7 +30,7 @@ use ct2v_support::process::{CommandLine, run_logged};
 use ct2v_support::workspace::Workspace;
 
 /// The app's module (what PyApp runs: `python -m ct2_speech_app`).
-pub const APP_MODULE: &str = "ct2_speech_app";
+pub(crate) const APP_MODULE: &str = "ct2_speech_app";
 
 /// What the exe is made of.
 pub struct ExeParts<'a> {
@@ -38,7 +38,7 @@ pub struct ExeParts<'a> {
     /// The ctranslate2 the app requires, as PyPI has it (`4.7.1`).
     pub ctranslate2: &'a str,
     /// PyApp's pip arguments for its first install (where the wheels are).
-    pub pip_extra_args: &'a [String],
+    pub(crate) pip_extra_args: &'a [String],
     pub work: &'a Path,
     pub log: &'a Path,
 }

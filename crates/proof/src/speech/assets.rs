@@ -17,12 +17,12 @@ use ct2v_fetch::unpack::copy_member;
 use ct2v_support::paths::last_segment;
 
 /// The model folder and the clip.
-pub struct Assets {
+pub(crate) struct Assets {
     pub model: PathBuf,
     pub audio: PathBuf,
 }
 
-pub fn prepare(
+pub(crate) fn prepare(
     spec: &SpeechPins,
     cache: &Cache,
     xtask_dir: &Path,

@@ -14,24 +14,24 @@ use crate::interpreter::Interpreter;
 use ct2v_support::platform::Platform;
 use ct2v_support::process::run_logged;
 
-pub const APP_NAME: &str = "ct2-speech-check";
+pub(crate) const APP_NAME: &str = "ct2-speech-check";
 const SPEC_TEMPLATE: &str = include_str!("../../../../xtask/python/speech_check.spec.in");
-pub const FREEZE_REQUIREMENTS: &str = "wheels/freeze.txt";
+pub(crate) const FREEZE_REQUIREMENTS: &str = "wheels/freeze.txt";
 /// The fresh folders the app is copied into, under `runs/`.
 const RUN_PREFIX: &str = "unzipped-";
 
 /// Where the app is made and run.
-pub struct Frozen {
+pub(crate) struct Frozen {
     /// The copy that ran.
     pub app: PathBuf,
     pub outcome: Outcome,
-    pub dropped_env: Vec<String>,
+    pub(crate) dropped_env: Vec<String>,
 }
 
 /// The `.spec` for `portable` and `script` (Python string literals written as JSON strings,
 /// which Python reads the same for any path), leaving out the modules `excludes` names
 /// besides onnxruntime.
-pub fn spec_text(portable: &Path, script: &Path, excludes: &[&str]) -> String {
+pub(crate) fn spec_text(portable: &Path, script: &Path, excludes: &[&str]) -> String {
     let literal =
         |p: &Path| serde_json::to_string(&p.display().to_string().replace('\\', "/")).unwrap();
     let excludes: Vec<&str> = std::iter::once("onnxruntime")
@@ -51,7 +51,7 @@ pub struct FreezeParams<'a> {
     /// takes it from `portable`).
     pub python: &'a Interpreter,
     /// Modules PyInstaller leaves out besides onnxruntime.
-    pub excludes: &'a [&'a str],
+    pub(crate) excludes: &'a [&'a str],
     pub portable: &'a Path,
     pub work: &'a Path,
     pub log: &'a Path,
@@ -109,15 +109,15 @@ pub fn freeze(inputs: &FreezeParams) -> Result<PathBuf> {
 
 /// Where the app runs: in `interpreter`'s place (natively, or under wine), with `env` added
 /// to the place's variables after the scrub.
-pub struct RunPlace<'a> {
-    pub interpreter: &'a Interpreter,
+pub(crate) struct RunPlace<'a> {
+    pub(crate) interpreter: &'a Interpreter,
     pub platform: Platform,
     pub env: std::collections::BTreeMap<String, String>,
 }
 
 /// Copies `app` into a fresh folder under `runs` and runs it there with a scrubbed
 /// environment.
-pub fn run_copy(
+pub(crate) fn run_copy(
     app: &Path,
     runs: &Path,
     place: &RunPlace,

@@ -8,9 +8,9 @@ pub mod assets;
 pub mod frozen;
 pub mod outcome;
 pub mod pins;
-pub mod scrub;
-pub mod transcriber;
-pub mod wer;
+pub(crate) mod scrub;
+pub(crate) mod transcriber;
+pub(crate) mod wer;
 
 use std::path::{Path, PathBuf};
 
@@ -25,7 +25,7 @@ use ct2v_support::workspace::Workspace;
 use outcome::Outcome;
 use transcriber::Job;
 
-pub const TRANSCRIBE_REQUIREMENTS: &str = "wheels/transcribe.txt";
+pub(crate) const TRANSCRIBE_REQUIREMENTS: &str = "wheels/transcribe.txt";
 
 /// What the user asked for.
 pub struct SpeechRequest {
@@ -42,12 +42,12 @@ pub struct SpeechRequest {
 pub struct Prepared {
     pub job: Job,
     pub reference: Option<String>,
-    pub max_wer: f64,
+    pub(crate) max_wer: f64,
 }
 
 /// The request checked before any work: the Python version the pins need, the given model
 /// folder and recording exist, `--reference` only with `--audio`.
-pub fn check_request(plan: &Plan, request: &SpeechRequest) -> Result<(), InputError> {
+pub(crate) fn check_request(plan: &Plan, request: &SpeechRequest) -> Result<(), InputError> {
     let minor: u32 = plan
         .python
         .split('.')
@@ -85,7 +85,11 @@ pub fn check_request(plan: &Plan, request: &SpeechRequest) -> Result<(), InputEr
 }
 
 /// The model and clip (the user's, or the pinned ones, fetched and assembled).
-pub fn prepare(workspace: &Workspace, plan: &Plan, request: &SpeechRequest) -> Result<Prepared> {
+pub(crate) fn prepare(
+    workspace: &Workspace,
+    plan: &Plan,
+    request: &SpeechRequest,
+) -> Result<Prepared> {
     check_request(plan, request)?;
     let spec = pins::SpeechPins::load(&workspace.root)?;
     let pinned = if request.model.is_none() || request.audio.is_none() {

@@ -13,20 +13,18 @@ pub struct Outcome {
     pub text: String,
     pub device: String,
     pub compute_type: String,
-    pub audio_seconds: f64,
-    pub load_seconds: f64,
-    pub transcribe_seconds: f64,
-    pub real_time_factor: f64,
+    pub(crate) audio_seconds: f64,
+    pub(crate) transcribe_seconds: f64,
+    pub(crate) real_time_factor: f64,
     pub ctranslate2: String,
-    pub ctranslate2_from: String,
     #[serde(default)]
     pub frozen: bool,
     #[serde(default)]
-    pub loaded_libraries: Vec<String>,
+    pub(crate) loaded_libraries: Vec<String>,
 }
 
 /// The transcript against the reference: `Err` names what is wrong.
-pub fn judge(
+pub(crate) fn judge(
     outcome: &Outcome,
     reference: Option<&str>,
     max_wer: f64,
@@ -107,7 +105,7 @@ pub fn origin(library: &str, app: &Path) -> Origin {
 }
 
 /// The loaded libraries from elsewhere.
-pub fn from_elsewhere<'a>(outcome: &'a Outcome, app: &Path) -> Vec<&'a str> {
+pub(crate) fn from_elsewhere<'a>(outcome: &'a Outcome, app: &Path) -> Vec<&'a str> {
     outcome
         .loaded_libraries
         .iter()
@@ -117,7 +115,7 @@ pub fn from_elsewhere<'a>(outcome: &'a Outcome, app: &Path) -> Vec<&'a str> {
 }
 
 /// Whether `library` is under one of the `allowed` folders.
-pub fn is_allowed(library: &str, allowed: &[String]) -> bool {
+pub(crate) fn is_allowed(library: &str, allowed: &[String]) -> bool {
     let library = library.replace('\\', "/");
     allowed
         .iter()
@@ -134,11 +132,9 @@ mod tests {
             device: "cpu".into(),
             compute_type: "int8_float32".into(),
             audio_seconds: 11.0,
-            load_seconds: 0.5,
             transcribe_seconds: 2.0,
             real_time_factor: 0.18,
             ctranslate2: "4.7.1".into(),
-            ctranslate2_from: "/app/_internal/ctranslate2".into(),
             frozen: true,
             loaded_libraries: libraries.iter().map(|s| s.to_string()).collect(),
         }

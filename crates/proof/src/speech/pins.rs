@@ -10,7 +10,7 @@ use ct2v_fetch::download::Request;
 use ct2v_support::diagnostic::InputError;
 use ct2v_support::paths::last_segment;
 
-pub const PINS_FILE: &str = "variants/speech/check.toml";
+pub(crate) const PINS_FILE: &str = "variants/speech/check.toml";
 
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -39,9 +39,9 @@ pub struct PinnedAudio {
     pub input: String,
     pub member: String,
     pub sha256: String,
-    pub language: String,
+    pub(crate) language: String,
     pub reference: String,
-    pub max_wer: f64,
+    pub(crate) max_wer: f64,
 }
 
 /// A file inside one of the inputs (a zip or a .tar.gz).
@@ -119,7 +119,7 @@ impl SpeechPins {
 
 /// Where the assembled model and audio of this spec live: named by the model's and the
 /// clip's hashes, so that a changed pin never reuses an old folder.
-pub fn assets_dir(xtask_dir: &Path, spec: &SpeechPins) -> PathBuf {
+pub(crate) fn assets_dir(xtask_dir: &Path, spec: &SpeechPins) -> PathBuf {
     xtask_dir.join("speech").join(format!(
         "{}-{}",
         &spec.model.sha256[..12],

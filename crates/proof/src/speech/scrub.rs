@@ -37,7 +37,7 @@ const KEPT_PREFIXES: [&str; 2] = ["CUDA_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES"]
 
 /// Whether a variable is one that points a process at libraries, a Python or an SDK (named
 /// in the report; the rest of what is left out is noise such as SHELL or PWD).
-pub fn points_somewhere(name: &str) -> bool {
+pub(crate) fn points_somewhere(name: &str) -> bool {
     let upper = name.to_uppercase();
     [
         "PATH",
@@ -56,13 +56,13 @@ pub fn points_somewhere(name: &str) -> bool {
     .any(|needle| upper.contains(needle))
 }
 
-pub struct Scrubbed {
+pub(crate) struct Scrubbed {
     pub env: BTreeMap<String, String>,
     /// The names of the variables left out, sorted (for the report).
     pub dropped: Vec<String>,
 }
 
-pub fn scrubbed(
+pub(crate) fn scrubbed(
     platform: Platform,
     current: impl IntoIterator<Item = (String, String)>,
 ) -> Scrubbed {

@@ -11,7 +11,7 @@ use anyhow::{Context, Result};
 use super::outcome::Outcome;
 use ct2v_support::diagnostic::InputError;
 
-pub const SCRIPT: &str = "xtask/python/transcribe.py";
+pub(crate) const SCRIPT: &str = "xtask/python/transcribe.py";
 
 /// What to transcribe and how.
 #[derive(Debug, Clone)]
@@ -20,7 +20,7 @@ pub struct Job {
     pub audio: PathBuf,
     pub device: String,
     pub compute_type: String,
-    pub language: String,
+    pub(crate) language: String,
     pub threads: usize,
 }
 
@@ -48,14 +48,14 @@ impl Job {
 
 /// How the transcriber is started: `program` with `leading` arguments before the job's, in
 /// `cwd`, with exactly `env` when it is given (else this process's environment).
-pub struct Launch<'a> {
+pub(crate) struct Launch<'a> {
     pub program: &'a Path,
-    pub leading: Vec<String>,
+    pub(crate) leading: Vec<String>,
     pub cwd: Option<&'a Path>,
     pub env: Option<&'a BTreeMap<String, String>>,
 }
 
-pub fn run(launch: &Launch, job: &Job, report: &Path, log: &Path) -> Result<Outcome> {
+pub(crate) fn run(launch: &Launch, job: &Job, report: &Path, log: &Path) -> Result<Outcome> {
     let _ = std::fs::remove_file(report);
     let mut command = std::process::Command::new(launch.program);
     command.args(&launch.leading).args(job.args(report));

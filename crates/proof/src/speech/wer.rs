@@ -5,7 +5,7 @@
 
 /// The words of `text`: lower-cased, split on anything that is not a letter, a digit or an
 /// apostrophe.
-pub fn words(text: &str) -> Vec<String> {
+pub(crate) fn words(text: &str) -> Vec<String> {
     text.split(|c: char| !(c.is_alphanumeric() || c == '\'' || c == '’'))
         .filter(|w| !w.is_empty())
         .map(|w| w.replace('’', "'").to_lowercase())
@@ -14,7 +14,7 @@ pub fn words(text: &str) -> Vec<String> {
 
 /// The word-level edit distance between `reference` and `hypothesis`, divided by the number
 /// of reference words (1.0 for an empty reference unless the hypothesis is empty too).
-pub fn word_error_rate(reference: &str, hypothesis: &str) -> f64 {
+pub(crate) fn word_error_rate(reference: &str, hypothesis: &str) -> f64 {
     let reference = words(reference);
     let hypothesis = words(hypothesis);
     if reference.is_empty() {

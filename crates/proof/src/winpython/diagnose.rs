@@ -14,7 +14,7 @@ use ct2v_bundle::bundler::policy::SystemLibraries;
 use ct2v_bundle::bundler::{Policy, glob, run::read_imports};
 
 /// The folders, relative to site-packages, that CTranslate2's `__init__.py` adds.
-pub const DLL_FOLDERS: [&str; 4] = [
+pub(crate) const DLL_FOLDERS: [&str; 4] = [
     "ctranslate2",
     "_rocm_sdk_core/bin",
     "_rocm_sdk_libraries_custom/bin",
@@ -23,7 +23,7 @@ pub const DLL_FOLDERS: [&str; 4] = [
 
 /// The DLLs the package in `site_packages` imports and the loader would not find, one line
 /// each (`hipblas.dll, imported by ctranslate2.dll`); `None` when every one is found.
-pub fn missing_dlls(site_packages: &Path) -> Option<String> {
+pub(crate) fn missing_dlls(site_packages: &Path) -> Option<String> {
     let package = site_packages.join("ctranslate2");
     let roots: Vec<_> = std::fs::read_dir(&package)
         .ok()?

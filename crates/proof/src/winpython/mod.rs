@@ -12,10 +12,10 @@
 //! All but the pins (`pins.rs`) and [`under_wine`] compile only with the `wine` feature.
 
 #[cfg(feature = "wine")]
-pub mod diagnose;
+pub(crate) mod diagnose;
 pub mod pins;
 #[cfg(feature = "wine")]
-pub mod prepare;
+pub(crate) mod prepare;
 #[cfg(feature = "wine")]
 mod session;
 #[cfg(feature = "wine")]
@@ -24,23 +24,25 @@ pub mod signature;
 pub mod wine;
 
 #[cfg(feature = "wine")]
-pub use prepare::WindowsPython;
+pub(crate) use prepare::WindowsPython;
 #[cfg(feature = "wine")]
-pub use session::{STEP_LIMIT, Session};
+pub(crate) use session::STEP_LIMIT;
+#[cfg(feature = "wine")]
+pub use session::Session;
 
 use ct2v_support::diagnostic::InputError;
 use ct2v_support::platform::Platform;
 
 /// Whether a check of a `platform` wheel on this host runs under wine.
-pub fn under_wine(platform: Platform) -> bool {
+pub(crate) fn under_wine(platform: Platform) -> bool {
     platform.is_windows() && Platform::host() != Some(platform)
 }
 
 /// Whether this binary has the wine harness (the `wine` feature).
-pub const HARNESS: bool = cfg!(feature = "wine");
+pub(crate) const HARNESS: bool = cfg!(feature = "wine");
 
 /// The error for `what` (a check that runs under wine) in a binary built without the harness.
-pub fn harness_missing(what: &str) -> InputError {
+pub(crate) fn harness_missing(what: &str) -> InputError {
     InputError::new(format!(
         "{what} runs under wine, and this binary was built without the `wine` feature"
     ))

@@ -10,7 +10,7 @@ use ct2v_fetch::cache::Pin;
 use ct2v_fetch::download::Request;
 use ct2v_support::diagnostic::InputError;
 
-pub const PINS_FILE: &str = "variants/windows/python.toml";
+pub(crate) const PINS_FILE: &str = "variants/windows/python.toml";
 
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
@@ -20,7 +20,8 @@ pub struct PythonPins {
     /// The numpy version installed before any wheel (the newest wine 8 can import).
     pub numpy: String,
     /// The newest Python a check can run under wine (numpy's wheels end there).
-    pub max_python_under_wine: String,
+    #[cfg_attr(not(feature = "wine"), allow(dead_code))]
+    pub(crate) max_python_under_wine: String,
     pub python: BTreeMap<String, PinnedPython>,
     pub inputs: BTreeMap<String, InputFile>,
 }
@@ -88,7 +89,8 @@ impl PythonPins {
     }
 
     /// Whether `minor` can be checked under wine (numpy 1.26 stops at `max-python-under-wine`).
-    pub fn runs_under_wine(&self, minor: &str) -> bool {
+    #[cfg(feature = "wine")]
+    pub(crate) fn runs_under_wine(&self, minor: &str) -> bool {
         minor_number(minor) <= minor_number(&self.max_python_under_wine)
     }
 
@@ -106,6 +108,7 @@ impl PythonPins {
     }
 }
 
+#[cfg(feature = "wine")]
 fn minor_number(version: &str) -> u32 {
     version
         .split('.')
@@ -133,6 +136,7 @@ mod tests {
         assert_eq!(versions, ["3.10", "3.11", "3.12", "3.13"]);
         assert_eq!(spec.default, "3.12");
         assert_eq!(spec.python("3.12").unwrap().version, "3.12.9");
+        #[cfg(feature = "wine")]
         assert!(spec.runs_under_wine("3.12") && !spec.runs_under_wine("3.13"));
         assert!(spec.python("3.9").unwrap_err().to_string().contains("3.10"));
         for input in spec.inputs.values() {

@@ -23,8 +23,6 @@ pub struct WindowsPython {
     pub dir: PathBuf,
     /// `3.12.9`
     pub version: String,
-    /// `3.12`
-    pub minor: String,
 }
 
 impl WindowsPython {
@@ -32,13 +30,13 @@ impl WindowsPython {
         self.dir.join("python.exe")
     }
 
-    pub fn site_packages(&self) -> PathBuf {
+    pub(crate) fn site_packages(&self) -> PathBuf {
         self.dir.join("Lib").join("site-packages")
     }
 
     /// A fresh copy in `dest` (replaced when it is a copy this tool made there before: its
     /// marker names it, `support::staging`).
-    pub fn copy_to(&self, dest: &Path) -> Result<WindowsPython> {
+    pub(crate) fn copy_to(&self, dest: &Path) -> Result<WindowsPython> {
         if dest.exists() {
             if !ct2v_support::staging::marked(dest) {
                 return Err(ct2v_support::diagnostic::InputError::new(format!(
@@ -64,7 +62,7 @@ impl WindowsPython {
 const MARKER: &str = ".ct2v-windows-python";
 
 /// The interpreter for `minor`, prepared once into `xtask_dir/windows-python/`.
-pub fn prepare(
+pub(crate) fn prepare(
     root: &Path,
     cache: &Cache,
     xtask_dir: &Path,
@@ -79,7 +77,6 @@ pub fn prepare(
     let interpreter = WindowsPython {
         dir: dir.clone(),
         version: python.version.clone(),
-        minor: minor.to_string(),
     };
     if dir.join(MARKER).is_file() {
         return Ok(interpreter);

@@ -17,7 +17,7 @@ use ct2v_support::diagnostic::InputError;
 use ct2v_support::workspace::Workspace;
 
 /// How long one pip install or one script may run under wine before it is stopped.
-pub const STEP_LIMIT: Duration = Duration::from_secs(30 * 60);
+pub(crate) const STEP_LIMIT: Duration = Duration::from_secs(30 * 60);
 
 /// A fresh copy of the Windows Python in a fresh wine prefix, for one check.
 pub struct Session {
@@ -95,7 +95,7 @@ impl Session {
     }
 
     /// `python.exe -m pip install --no-index --find-links WHEELHOUSE args` (numpy pinned).
-    pub fn pip_install(&self, wheelhouse: &Path, args: &[String], log: &Path) -> Result<()> {
+    pub(crate) fn pip_install(&self, wheelhouse: &Path, args: &[String], log: &Path) -> Result<()> {
         let mut all: Vec<String> = [
             "-m",
             "pip",
@@ -134,7 +134,7 @@ impl Session {
     /// One command of a plan's verify step (past the venv's creation) with `args`: a pip
     /// install from `wheelhouse` alone, or a script whose failure names the DLLs the
     /// installed wheel lacks.
-    pub fn run_verify_command(
+    pub(crate) fn run_verify_command(
         &self,
         args: &[String],
         wheelhouse: &Path,

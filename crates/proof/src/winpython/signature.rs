@@ -13,15 +13,15 @@ use ct2v_support::diagnostic::InputError;
 
 /// One checked file and who signed it.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Signed {
+pub(crate) struct Signed {
     /// Relative to the interpreter's folder, `/`-separated.
     pub file: String,
     /// The signing certificate's organisation (or common name).
-    pub signer: String,
+    pub(crate) signer: String,
 }
 
 /// Whether `name` is a file python.org signs (a PE file, or the catalog).
-pub fn is_signed_kind(name: &str) -> bool {
+pub(crate) fn is_signed_kind(name: &str) -> bool {
     let lower = name.to_ascii_lowercase();
     [".exe", ".dll", ".pyd", ".cat"]
         .iter()
@@ -30,7 +30,7 @@ pub fn is_signed_kind(name: &str) -> bool {
 
 /// Checks every signed kind of file below `dir` (given as `(relative, path)` pairs); `what`
 /// names where they came from, for the error.
-pub fn verify_all(
+pub(crate) fn verify_all(
     files: &[(String, std::path::PathBuf)],
     roots: &Path,
     what: &str,

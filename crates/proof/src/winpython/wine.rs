@@ -240,7 +240,7 @@ pub fn windows_path(path: &Path) -> String {
 }
 
 /// The DLLs wine's loader reported (`WINEDEBUG=+loaddll`): path and `native` or `builtin`.
-pub fn loaded_dlls(stderr: &str) -> Vec<(String, String)> {
+pub(crate) fn loaded_dlls(stderr: &str) -> Vec<(String, String)> {
     stderr
         .lines()
         .filter_map(|line| {

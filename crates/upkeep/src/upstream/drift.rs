@@ -11,7 +11,7 @@ use ct2v_support::platform::Platform;
 
 /// A value of ours and where it is written (`variants/defaults.toml:24`).
 #[derive(Debug, Clone)]
-pub struct Ours<T> {
+pub(crate) struct Ours<T> {
     pub value: T,
     pub at: String,
 }
@@ -19,30 +19,30 @@ pub struct Ours<T> {
 /// One SDK wheel of ours as the comparison sees it: the input's name, its `package` ("name
 /// version"), where it is downloaded from, and its `sdk-folder`.
 #[derive(Debug, Clone)]
-pub struct OurWheel {
+pub(crate) struct OurWheel {
     pub name: String,
     pub package: Option<String>,
     /// The URL today; the index it comes from once inputs can say so.
     pub location: String,
-    pub sdk_folder: String,
+    pub(crate) sdk_folder: String,
     pub at: String,
 }
 
 #[derive(Debug, Clone)]
-pub struct OurRocm {
+pub(crate) struct OurRocm {
     pub wheels: Vec<OurWheel>,
     pub gpu_targets: Option<Ours<Vec<String>>>,
 }
 
 /// What our data says, for one CTranslate2 version.
 #[derive(Debug, Clone, Default)]
-pub struct OurData {
+pub(crate) struct OurData {
     /// The pybind11 pin of the build-tools requirements file, or why there is none.
     pub pybind11: Option<Result<Ours<String>, String>>,
-    pub onednn_version: Option<Result<Ours<String>, String>>,
-    pub onednn_cmake: BTreeMap<Platform, Ours<BTreeMap<String, String>>>,
+    pub(crate) onednn_version: Option<Result<Ours<String>, String>>,
+    pub(crate) onednn_cmake: BTreeMap<Platform, Ours<BTreeMap<String, String>>>,
     /// The CUDA majors `[bundle.requires-dist]` of the cuda variant has entries for.
-    pub cuda_majors: BTreeMap<Platform, Ours<Vec<String>>>,
+    pub(crate) cuda_majors: BTreeMap<Platform, Ours<Vec<String>>>,
     /// The rocm variant, on each platform it is built for.
     pub rocm: BTreeMap<Platform, OurRocm>,
 }
@@ -57,21 +57,21 @@ pub enum Verdict {
 }
 
 #[derive(Debug, Clone, Serialize)]
-pub struct Row {
+pub(crate) struct Row {
     pub fact: FactKind,
     pub upstream: String,
     pub at: Place,
     pub ours: String,
-    pub ours_at: Option<String>,
+    pub(crate) ours_at: Option<String>,
     #[serde(flatten)]
     pub verdict: Verdict,
     /// Each difference, for a drift.
-    pub differences: Vec<String>,
+    pub(crate) differences: Vec<String>,
 }
 
 /// The platform an upstream file builds for: `…_windows*.sh` and `__init__.py` (its DLL
 /// folders are Windows') → Windows, `…_linux*.sh` → Linux, macOS → none of ours.
-pub fn platform_of(file: &str) -> Option<Platform> {
+pub(crate) fn platform_of(file: &str) -> Option<Platform> {
     let name = ct2v_support::paths::last_segment(file);
     if name.contains("_windows") || name == "__init__.py" {
         Some(Platform::WindowsX86_64)
@@ -83,7 +83,7 @@ pub fn platform_of(file: &str) -> Option<Platform> {
 }
 
 /// Every fact against ours, without `[upstream.accepted]` (see [`accept`]).
-pub fn compare(facts: &UpstreamFacts, ours: &OurData) -> Vec<Row> {
+pub(crate) fn compare(facts: &UpstreamFacts, ours: &OurData) -> Vec<Row> {
     let mut rows: Vec<Row> = facts.facts.iter().map(|f| compare_one(f, ours)).collect();
     let pins: Vec<&Fact> = facts.of(FactKind::Pybind11).collect();
     if let [a, b, ..] = pins.as_slice()
@@ -334,7 +334,7 @@ fn wheels_text(wheels: &[OurWheel]) -> String {
 
 /// The folder a wheel installs into site-packages: `_` + its name with `-` as `_`
 /// (TheRock's `py_packaging.py`: `rocm-sdk-core` → `_rocm_sdk_core`).
-pub fn site_folder(name: &str) -> String {
+pub(crate) fn site_folder(name: &str) -> String {
     format!("_{}", normalize(name).replace('-', "_"))
 }
 
@@ -414,7 +414,7 @@ fn rocm_differences(up: &RocmSdk, at: &Place, mine: &[OurWheel]) -> Vec<String> 
 
 /// An `[upstream.accepted]` entry: the fact's name, the reason, where it is written.
 #[derive(Debug, Clone, Serialize)]
-pub struct Acceptance {
+pub(crate) struct Acceptance {
     pub fact: String,
     pub reason: String,
     pub at: String,
@@ -422,7 +422,7 @@ pub struct Acceptance {
 
 /// Marks the drifts an acceptance names as accepted; returns the acceptances that matched no
 /// drift (stale: the data now agrees, or upstream moved).
-pub fn accept(rows: &mut [Row], accepted: &[Acceptance]) -> Vec<Acceptance> {
+pub(crate) fn accept(rows: &mut [Row], accepted: &[Acceptance]) -> Vec<Acceptance> {
     let mut stale = Vec::new();
     for acceptance in accepted {
         let mut used = false;

@@ -8,7 +8,7 @@ use serde::Serialize;
 
 /// The facts read, by name as the table prints them and `[upstream.accepted]` keys them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
-pub enum FactKind {
+pub(crate) enum FactKind {
     /// `pybind11==X` in `install_requirements.txt` and `pyproject.toml`.
     #[serde(rename = "pybind11")]
     Pybind11,
@@ -33,7 +33,7 @@ pub enum FactKind {
 }
 
 impl FactKind {
-    pub const ALL: [FactKind; 7] = [
+    pub(crate) const ALL: [FactKind; 7] = [
         FactKind::Pybind11,
         FactKind::OnednnVersion,
         FactKind::OnednnCmake,
@@ -43,7 +43,7 @@ impl FactKind {
         FactKind::DllFolders,
     ];
 
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             FactKind::Pybind11 => "pybind11",
             FactKind::OnednnVersion => "onednn.version",
@@ -56,7 +56,7 @@ impl FactKind {
     }
 
     /// What the fact is, for "could not read <what>".
-    pub fn what(self) -> &'static str {
+    pub(crate) fn what(self) -> &'static str {
         match self {
             FactKind::Pybind11 => "the pybind11 pin",
             FactKind::OnednnVersion => "the oneDNN version",
@@ -77,18 +77,18 @@ impl fmt::Display for FactKind {
 
 /// Lines of a file inside the CTranslate2 tree (`python/tools/…sh`), 1-based, inclusive.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Place {
+pub(crate) struct Place {
     pub file: String,
     pub first: usize,
     pub last: usize,
 }
 
 impl Place {
-    pub fn line(file: &str, line: usize) -> Place {
+    pub(crate) fn line(file: &str, line: usize) -> Place {
         Place::lines(file, line, line)
     }
 
-    pub fn lines(file: &str, first: usize, last: usize) -> Place {
+    pub(crate) fn lines(file: &str, first: usize, last: usize) -> Place {
         Place {
             file: file.to_string(),
             first,
@@ -126,7 +126,7 @@ pub struct RocmSdk {
     /// The wheels whose DLLs the built wheel loads at run time (core, libraries).
     pub runtime: Vec<Wheel>,
     /// What only the build uses (`rocm-sdk-devel`, the `rocm` meta package).
-    pub build_only: Vec<String>,
+    pub(crate) build_only: Vec<String>,
 }
 
 /// The DLL folders `__init__.py` adds, relative to site-packages (`_rocm_sdk_core/bin`,
@@ -190,7 +190,7 @@ impl fmt::Display for Value {
 
 /// The folder URL every one of `urls` is in (`https://h/a/` for `https://h/a/x.whl` and
 /// `https://h/a/y.whl`), for a short table cell.
-pub fn common_folder(urls: &[&str]) -> String {
+pub(crate) fn common_folder(urls: &[&str]) -> String {
     let Some(first) = urls.first() else {
         return String::new();
     };
@@ -212,7 +212,7 @@ pub fn common_folder(urls: &[&str]) -> String {
 
 /// One fact read from the tree.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Fact {
+pub(crate) struct Fact {
     pub kind: FactKind,
     pub value: Value,
     pub at: Place,
@@ -220,7 +220,7 @@ pub struct Fact {
 
 /// A fact whose file did not have the shape the reader knows: never guessed.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Unreadable {
+pub(crate) struct Unreadable {
     pub kind: FactKind,
     pub at: Place,
     pub why: String,
@@ -241,25 +241,25 @@ impl fmt::Display for Unreadable {
 
 /// Everything read from one tree.
 #[derive(Debug, Clone, Default, Serialize)]
-pub struct UpstreamFacts {
+pub(crate) struct UpstreamFacts {
     pub facts: Vec<Fact>,
-    pub unreadable: Vec<Unreadable>,
+    pub(crate) unreadable: Vec<Unreadable>,
 }
 
 impl UpstreamFacts {
-    pub fn push(&mut self, read: Result<Fact, Unreadable>) {
+    pub(crate) fn push(&mut self, read: Result<Fact, Unreadable>) {
         match read {
             Ok(fact) => self.facts.push(fact),
             Err(e) => self.unreadable.push(e),
         }
     }
 
-    pub fn of(&self, kind: FactKind) -> impl Iterator<Item = &Fact> {
+    pub(crate) fn of(&self, kind: FactKind) -> impl Iterator<Item = &Fact> {
         self.facts.iter().filter(move |f| f.kind == kind)
     }
 }
 
-pub use ct2v_fetch::wheel_name::normalize;
+pub(crate) use ct2v_fetch::wheel_name::normalize;
 
 #[cfg(test)]
 mod tests {

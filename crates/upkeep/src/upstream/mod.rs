@@ -38,8 +38,10 @@ use anyhow::{Context, Result};
 use serde::Serialize;
 
 pub use compare_versions::compare_versions;
-pub use drift::{Acceptance, Row, Verdict};
-pub use facts::{Fact, FactKind, Place, Unreadable, UpstreamFacts, Value};
+pub use drift::Verdict;
+pub(crate) use drift::{Acceptance, Row};
+pub use facts::Value;
+pub(crate) use facts::{FactKind, Place, Unreadable, UpstreamFacts};
 
 use ct2v_fetch::cache::{Cache, Pin};
 use ct2v_fetch::download::{self, Request};
@@ -101,12 +103,13 @@ const FILES: &[UpstreamFile] = &[
 ];
 
 /// The paths read from a tree, relative to its root.
-pub fn upstream_paths() -> Vec<&'static str> {
+#[cfg(test)]
+pub(crate) fn upstream_paths() -> Vec<&'static str> {
     FILES.iter().map(|f| f.path).collect()
 }
 
 /// Reads every fact from the files of a tree (path inside the tree → text).
-pub fn read_facts(files: &BTreeMap<String, String>) -> UpstreamFacts {
+pub(crate) fn read_facts(files: &BTreeMap<String, String>) -> UpstreamFacts {
     let mut out = UpstreamFacts::default();
     for file in FILES {
         let Some(text) = files.get(file.path) else {
@@ -141,7 +144,7 @@ pub fn read_facts(files: &BTreeMap<String, String>) -> UpstreamFacts {
 
 /// A version's CTranslate2 tree: where it came from and the files read from it.
 #[derive(Debug, Clone, Serialize)]
-pub struct UpstreamTree {
+pub(crate) struct UpstreamTree {
     /// `ct2rs-0.10.3.crate (sha256 edf9…), ct2rs-0.10.3/CTranslate2`, or the folder.
     pub origin: String,
     #[serde(skip)]
@@ -150,7 +153,7 @@ pub struct UpstreamTree {
 
 /// The upstream files of `version`'s `[source]`: an archive from the cache (downloaded when
 /// missing unless `options.offline`), or a folder on disk.
-pub fn read_tree(
+pub(crate) fn read_tree(
     catalog: &Catalog,
     version: &str,
     cache: &Cache,
@@ -264,7 +267,7 @@ fn text_of(path: &str, bytes: &[u8]) -> Result<String> {
 
 /// Whether `version`'s file has a CTranslate2 tree to read (`[source]`, an archive or a
 /// folder): a version whose data only repackages official wheels has none.
-pub fn has_tree(root: &Path, version: &str) -> Result<bool, InputError> {
+pub(crate) fn has_tree(root: &Path, version: &str) -> Result<bool, InputError> {
     let catalog = Catalog::load_for(root, &[], Some(version))?;
     Ok(catalog.versions[version]
         .source
@@ -274,17 +277,17 @@ pub fn has_tree(root: &Path, version: &str) -> Result<bool, InputError> {
 
 /// The check of one version: every fact, compared.
 #[derive(Debug, Clone, Serialize)]
-pub struct VersionReport {
+pub(crate) struct VersionReport {
     pub version: String,
     pub source: String,
     pub rows: Vec<Row>,
-    pub unreadable: Vec<Unreadable>,
+    pub(crate) unreadable: Vec<Unreadable>,
     /// `[upstream.accepted]` entries that matched no drift.
     pub stale: Vec<Acceptance>,
 }
 
 /// Reads `version`'s tree and compares it with our data in `root`.
-pub fn check_version(
+pub(crate) fn check_version(
     root: &Path,
     cache: &Cache,
     options: &download::Options,
@@ -317,7 +320,7 @@ fn compare_tree(
 
 /// For `bump`: the fact table of a version just added (its `[source]` pinned), to print with
 /// what is left to do by hand. The same check as `upstream --check --ctranslate2 VERSION`.
-pub fn report_for_new_version(
+pub(crate) fn report_for_new_version(
     root: &Path,
     cache: &Cache,
     options: &download::Options,
@@ -327,17 +330,17 @@ pub fn report_for_new_version(
 }
 
 impl VersionReport {
-    pub fn drifts(&self) -> impl Iterator<Item = &Row> {
+    pub(crate) fn drifts(&self) -> impl Iterator<Item = &Row> {
         self.rows.iter().filter(|r| r.verdict == Verdict::Drift)
     }
 
     /// Whether `--check` passes: nothing drifts, no acceptance is stale, everything was read.
-    pub fn passes(&self) -> bool {
+    pub(crate) fn passes(&self) -> bool {
         self.drifts().next().is_none() && self.stale.is_empty() && self.unreadable.is_empty()
     }
 
     /// The fact table and, below it, each drift, acceptance and unreadable fact in words.
-    pub fn table(&self) -> String {
+    pub(crate) fn table(&self) -> String {
         let mut out = String::new();
         let _ = writeln!(out, "CTranslate2 {} ({})", self.version, self.source);
         // One block per fact: upstream's values and ours are often too long for columns.

@@ -45,7 +45,7 @@ fn builds_for(catalog: &Catalog, variant: &str, platform: Platform) -> bool {
             .any(|p| p.value == platform.name())
 }
 
-pub fn our_data(catalog: &Catalog, version: &str) -> OurData {
+pub(crate) fn our_data(catalog: &Catalog, version: &str) -> OurData {
     let mut data = OurData {
         pybind11: Some(pybind11(catalog, version)),
         onednn_version: Some(onednn_version(catalog, version)),
@@ -183,7 +183,7 @@ fn onednn_version(catalog: &Catalog, version: &str) -> Result<Ours<String>, Stri
 
 /// `[upstream.accepted]` of defaults.toml and the version file; a key that names no fact,
 /// or an `[upstream]` table in a variant's file, is bad input.
-pub fn accepted(catalog: &Catalog, version: &str) -> Result<Vec<Acceptance>, InputError> {
+pub(super) fn accepted(catalog: &Catalog, version: &str) -> Result<Vec<Acceptance>, InputError> {
     for layer in catalog.variants.values() {
         if let Some(table) = &layer.upstream
             && let Some((_, loc)) = table.accepted.iter().next()

@@ -20,7 +20,7 @@ fn unreadable(kind: FactKind, at: Place, why: impl Into<String>) -> Unreadable {
 }
 
 /// `pybind11==X` in a requirements file (`python/install_requirements.txt`).
-pub fn requirements_pybind11(file: &str, text: &str) -> Read {
+pub(crate) fn requirements_pybind11(file: &str, text: &str) -> Read {
     for (n, line) in text.lines().enumerate() {
         let spec = line.split('#').next().unwrap_or("").trim();
         if spec.is_empty() {
@@ -66,7 +66,7 @@ fn pin_of(kind: FactKind, spec: &str, at: Place) -> Read {
 }
 
 /// `[build-system] requires = [..., "pybind11==X"]` in `python/pyproject.toml`.
-pub fn pyproject_pybind11(file: &str, text: &str) -> Read {
+pub(crate) fn pyproject_pybind11(file: &str, text: &str) -> Read {
     #[derive(Deserialize)]
     struct Pyproject {
         #[serde(rename = "build-system")]
@@ -113,7 +113,7 @@ pub fn pyproject_pybind11(file: &str, text: &str) -> Read {
 }
 
 /// What a script is expected to declare.
-pub fn script_fact(script: &Script, kind: FactKind) -> Option<Read> {
+pub(crate) fn script_fact(script: &Script, kind: FactKind) -> Option<Read> {
     match kind {
         FactKind::OnednnVersion => onednn_version(script),
         FactKind::OnednnCmake => onednn_cmake(script),
@@ -542,7 +542,7 @@ fn hip_architectures(script: &Script) -> Option<Read> {
 /// folder. 4.8.3+: `os.path.join(site_dir, "_rocm_sdk_core", "bin")` and
 /// `glob.glob(os.path.join(site_dir, "_rocm_sdk_libraries*", "bin"))` with
 /// `site_dir = os.path.dirname(package_dir)`, and `HIP_PATH\bin` only when none exists.
-pub fn init_dll_folders(file: &str, text: &str) -> Read {
+pub(crate) fn init_dll_folders(file: &str, text: &str) -> Read {
     let kind = FactKind::DllFolders;
     let mut folders = Vec::new();
     let mut fallback = None;

@@ -8,7 +8,7 @@ use std::collections::BTreeSet;
 
 /// A piece of a shell word.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Part {
+pub(super) enum Part {
     Lit(String),
     /// `$NAME` or `${NAME}`.
     Var(String),
@@ -19,7 +19,7 @@ pub enum Part {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Token {
+pub(super) enum Token {
     Word(Vec<Part>),
     /// `;`, `&&`, `||`, `|`, `&`.
     Op,
@@ -27,7 +27,7 @@ pub enum Token {
 
 /// Backslash-continued lines joined: `first..=last` are 1-based physical lines.
 #[derive(Debug, Clone)]
-pub struct Logical {
+pub(crate) struct Logical {
     pub first: usize,
     pub last: usize,
     pub text: String,
@@ -43,12 +43,12 @@ struct Assignment {
 
 /// One script, read.
 #[derive(Debug)]
-pub struct Script {
+pub(crate) struct Script {
     pub file: String,
     /// The lines the shell runs (heredoc bodies are not among them).
     pub lines: Vec<Logical>,
     /// Heredoc bodies: (first, last) physical lines, and their text.
-    pub heredocs: Vec<(usize, usize, String)>,
+    pub(crate) heredocs: Vec<(usize, usize, String)>,
     assignments: Vec<Assignment>,
     /// Assignments found inside heredocs, for saying why a variable is not assigned.
     heredoc_assignments: Vec<(String, usize)>,
@@ -56,13 +56,13 @@ pub struct Script {
 
 /// A value resolved, with the lines of the assignments it came through.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Resolved {
+pub(crate) struct Resolved {
     pub text: String,
-    pub origins: Vec<usize>,
+    pub(crate) origins: Vec<usize>,
 }
 
 impl Script {
-    pub fn parse(file: &str, text: &str) -> Script {
+    pub(super) fn parse(file: &str, text: &str) -> Script {
         let mut lines = Vec::new();
         let mut heredocs = Vec::new();
         let physical: Vec<&str> = text.lines().collect();
@@ -128,7 +128,7 @@ impl Script {
     }
 
     /// The heredoc whose body has a line containing `needle`, as "lines a-b".
-    pub fn in_heredoc(&self, needle: &str) -> Option<(usize, usize)> {
+    pub(crate) fn in_heredoc(&self, needle: &str) -> Option<(usize, usize)> {
         self.heredocs
             .iter()
             .find(|(_, _, body)| body.contains(needle))
@@ -136,7 +136,7 @@ impl Script {
     }
 
     /// Resolves a word from the script's plain assignments.
-    pub fn resolve(&self, parts: &[Part]) -> Result<Resolved, String> {
+    pub(super) fn resolve(&self, parts: &[Part]) -> Result<Resolved, String> {
         self.resolve_depth(parts, 0)
     }
 
@@ -167,7 +167,7 @@ impl Script {
     }
 
     /// The value of `$name` from the script's own plain assignments.
-    pub fn variable(&self, name: &str, depth: usize) -> Result<Resolved, String> {
+    pub(super) fn variable(&self, name: &str, depth: usize) -> Result<Resolved, String> {
         if depth > 8 {
             return Err(format!("`${name}` refers to itself"));
         }
@@ -206,7 +206,7 @@ impl Script {
 
     /// Each command of the script that starts with `program` (`cmake`, `pip`), as its
     /// logical line and the words of that command.
-    pub fn commands<'s>(&'s self, program: &str) -> Vec<(&'s Logical, Vec<&'s [Part]>)> {
+    pub(super) fn commands<'s>(&'s self, program: &str) -> Vec<(&'s Logical, Vec<&'s [Part]>)> {
         let mut found = Vec::new();
         for line in &self.lines {
             for command in line.tokens.split(|t| *t == Token::Op) {
@@ -227,7 +227,7 @@ impl Script {
     }
 
     /// The script's words (every command's) that contain `needle` in their literal parts.
-    pub fn words_with<'s>(&'s self, needle: &str) -> Vec<(&'s Logical, &'s [Part])> {
+    pub(crate) fn words_with<'s>(&'s self, needle: &str) -> Vec<(&'s Logical, &'s [Part])> {
         let mut found = Vec::new();
         for line in &self.lines {
             for token in &line.tokens {
@@ -242,7 +242,7 @@ impl Script {
     }
 
     /// Comment text of the script (`# Install CUDA 12.8:`), with its line.
-    pub fn comments(&self) -> impl Iterator<Item = (usize, &str)> {
+    pub(super) fn comments(&self) -> impl Iterator<Item = (usize, &str)> {
         self.lines.iter().filter_map(|l| {
             let t = l.text.trim_start();
             t.strip_prefix('#').map(|c| (l.first, c.trim()))
@@ -251,7 +251,7 @@ impl Script {
 }
 
 /// A word as written, with its variables (`${X}`), for messages and searching.
-pub fn written(parts: &[Part]) -> String {
+pub(super) fn written(parts: &[Part]) -> String {
     parts
         .iter()
         .map(|p| match p {
@@ -349,7 +349,7 @@ fn heredoc_delimiter(line: &str) -> Option<String> {
 
 /// Splits a logical line into words and operators, as the shell does (no globbing, no
 /// word splitting of expansions).
-pub fn tokens(line: &str) -> Vec<Token> {
+pub(super) fn tokens(line: &str) -> Vec<Token> {
     let chars: Vec<char> = line.chars().collect();
     let mut out = Vec::new();
     let mut word: Vec<Part> = Vec::new();

@@ -9,8 +9,8 @@ use std::time::Instant;
 
 use anyhow::{Context, Result, bail};
 
-pub use ct2v_support::process::{CommandFailed, run_logged};
-pub use state::State;
+pub use ct2v_support::process::run_logged;
+pub(crate) use state::State;
 
 use crate::plan::{Action, Plan, Step, StepId};
 
@@ -32,15 +32,15 @@ pub trait Handler {
 }
 
 #[derive(Debug, Default)]
-pub struct RunReport {
+pub(crate) struct RunReport {
     pub ran: Vec<StepId>,
     pub skipped: Vec<StepId>,
     /// Steps left out because they cannot run here, and why.
-    pub not_run: Vec<(StepId, String)>,
+    pub(crate) not_run: Vec<(StepId, String)>,
     pub seconds: f64,
 }
 
-pub struct Executor<'a> {
+pub(crate) struct Executor<'a> {
     pub plan: &'a Plan,
     pub state: State,
     pub log_dir: PathBuf,
@@ -52,7 +52,7 @@ pub struct Executor<'a> {
 }
 
 impl<'a> Executor<'a> {
-    pub fn new(plan: &'a Plan, state_dir: PathBuf, log_dir: PathBuf) -> Executor<'a> {
+    pub(crate) fn new(plan: &'a Plan, state_dir: PathBuf, log_dir: PathBuf) -> Executor<'a> {
         Executor {
             plan,
             state: State::new(state_dir),
@@ -63,7 +63,7 @@ impl<'a> Executor<'a> {
     }
 
     /// Runs every step in order with `handler`, printing one line per step.
-    pub fn run(&mut self, handler: &mut dyn Handler) -> Result<RunReport> {
+    pub(crate) fn run(&mut self, handler: &mut dyn Handler) -> Result<RunReport> {
         let started = Instant::now();
         let mut report = RunReport::default();
         let total = self.plan.steps.len();
@@ -164,20 +164,6 @@ fn prebuilt(step: &Step) -> Result<()> {
         }
     }
     Ok(())
-}
-
-/// The step kinds that only run their commands.
-pub fn runs_commands_only(action: &Action) -> bool {
-    matches!(
-        action,
-        Action::Venv { .. }
-            | Action::Configure { .. }
-            | Action::Build { .. }
-            | Action::Install { .. }
-            | Action::Wheel
-            | Action::Verify
-            | Action::Clone { .. }
-    )
 }
 
 #[cfg(test)]

@@ -7,12 +7,12 @@ use std::path::PathBuf;
 
 use anyhow::{Context, Result};
 
-pub struct State {
+pub(crate) struct State {
     dir: PathBuf,
 }
 
 impl State {
-    pub fn new(dir: PathBuf) -> State {
+    pub(crate) fn new(dir: PathBuf) -> State {
         State { dir }
     }
 
@@ -20,11 +20,11 @@ impl State {
         self.dir.join(format!("{step}.done"))
     }
 
-    pub fn is_done(&self, step: &str, fingerprint: &str) -> bool {
+    pub(crate) fn is_done(&self, step: &str, fingerprint: &str) -> bool {
         fs::read_to_string(self.file(step)).is_ok_and(|f| f == fingerprint)
     }
 
-    pub fn forget(&self, step: &str) -> Result<()> {
+    pub(crate) fn forget(&self, step: &str) -> Result<()> {
         match fs::remove_file(self.file(step)) {
             Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
                 Err(e).with_context(|| format!("cannot remove {}", self.file(step).display()))
@@ -33,7 +33,7 @@ impl State {
         }
     }
 
-    pub fn record(&self, step: &str, fingerprint: &str) -> Result<()> {
+    pub(crate) fn record(&self, step: &str, fingerprint: &str) -> Result<()> {
         fs::create_dir_all(&self.dir)?;
         ct2v_support::fsx::write_atomically(&self.file(step), fingerprint)
     }

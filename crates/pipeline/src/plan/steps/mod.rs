@@ -30,9 +30,9 @@ use ct2v_support::platform::Platform;
 use ct2v_support::workspace::Workspace;
 
 /// The name of the CTranslate2 source among the inputs.
-pub const SOURCE_INPUT: &str = "ctranslate2-source";
+pub(crate) const SOURCE_INPUT: &str = "ctranslate2-source";
 /// The script the verify step runs inside a fresh venv.
-pub const VERIFY_SCRIPT: &str = "xtask/python/verify_wheel.py";
+pub(crate) const VERIFY_SCRIPT: &str = "xtask/python/verify_wheel.py";
 
 /// Folders of one variant × platform × Python build.
 struct Layout {
@@ -159,7 +159,7 @@ impl Step {
     }
 }
 
-pub fn plan(workspace: &Workspace, v: &Resolved) -> Plan {
+pub(super) fn plan(workspace: &Workspace, v: &Resolved) -> Plan {
     let layout = Layout {
         root: workspace.root.clone(),
         cache: workspace.cache_dir.clone(),

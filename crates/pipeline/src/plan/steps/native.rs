@@ -18,7 +18,7 @@ pub(super) struct Placeholders<'a> {
 }
 
 impl Placeholders<'_> {
-    pub fn value(&self, p: Placeholder) -> String {
+    pub(super) fn value(&self, p: Placeholder) -> String {
         let layout = self.layout;
         match p {
             Placeholder::Source => layout.src("ctranslate2"),
@@ -44,7 +44,7 @@ impl Placeholders<'_> {
     }
 
     /// `options` with every value's placeholders filled in.
-    pub fn expand(&self, options: &Options) -> Options {
+    pub(crate) fn expand(&self, options: &Options) -> Options {
         let fill = |p: Placeholder| self.value(p);
         options
             .iter()

@@ -19,10 +19,10 @@ use ct2v_fetch::wheel_name::WheelName;
 use ct2v_support::units::human_size;
 
 /// The site's URL written into the commands when `--site-url` is not given.
-pub const SITE_PLACEHOLDER: &str = "https://OWNER.github.io/REPO";
+pub(crate) const SITE_PLACEHOLDER: &str = "https://OWNER.github.io/REPO";
 
 /// What the front page is made from.
-pub struct FrontPage<'a> {
+pub(crate) struct FrontPage<'a> {
     /// Every release of the site; the last one is the newest (`pages --release`).
     pub releases: &'a [Release],
     /// The newest release's `variants.json`, when its folder has one.
@@ -36,7 +36,7 @@ pub struct FrontPage<'a> {
 }
 
 /// The front page as HTML.
-pub fn render(page: &FrontPage) -> String {
+pub(super) fn render(page: &FrontPage) -> String {
     let mut html = String::from(HEAD);
     html.push_str("<h1>CTranslate2 builds per GPU</h1>\n");
     if let Some(newest) = page.releases.last() {

@@ -13,7 +13,7 @@ use ct2v_support::diagnostic::InputError;
 use ct2v_support::safe_path;
 
 /// The input name of the submodule at `path`: `submodule-third_party-ruy`.
-pub fn submodule_input(path: &str) -> String {
+pub(crate) fn submodule_input(path: &str) -> String {
     format!("submodule-{}", path.replace('/', "-"))
 }
 

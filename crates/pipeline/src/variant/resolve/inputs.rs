@@ -40,7 +40,7 @@ pub(super) fn declared(
 /// files' `[device-wheels]` make them.
 pub const DEVICE_INPUT_PREFIX: &str = "device-";
 /// The `from` keyword that stands for all of them in `[bundle] data`.
-pub const DEVICE_WHEELS: &str = "device-wheels";
+pub(crate) const DEVICE_WHEELS: &str = "device-wheels";
 
 /// `[device-wheels]` as one input per kept GPU target, `device-<target>`, found on the index
 /// by `pin` like any `index` + `package` input.

@@ -26,9 +26,8 @@ use ct2v_fetch::patch::series::Series;
 use ct2v_support::diagnostic::InputError;
 use ct2v_support::platform::Platform;
 
-pub use github_tag::submodule_input;
 pub use inputs::DEVICE_INPUT_PREFIX;
-pub use sdk::{SDK_MAJOR, sdk_major};
+pub(crate) use sdk::{SDK_MAJOR, sdk_major};
 
 /// What the user chose on the command line.
 #[derive(Debug, Clone, Default)]
@@ -150,7 +149,7 @@ pub struct Input {
     pub expect: Vec<String>,
     pub package: Option<String>,
     pub sdk_folder: Option<String>,
-    pub pin_source: Option<String>,
+    pub(crate) pin_source: Option<String>,
     /// Where `pin` looks the file up when it is a wheel on a PEP 503 index.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub index: Option<Box<IndexedWheel>>,
@@ -173,7 +172,7 @@ impl Input {
 
     /// What the plan calls the file: its name, or for a wheel not yet found on its index,
     /// the package it will be.
-    pub fn shown_name(&self) -> String {
+    pub(crate) fn shown_name(&self) -> String {
         match (&self.index, self.file_name()) {
             (Some(w), "") => format!("the {} {} wheel from {}", w.project, w.version, w.index),
             (_, name) => name.to_string(),
@@ -200,7 +199,7 @@ pub struct OpenMp {
 pub struct Mkl {
     pub input: String,
     pub root: Option<String>,
-    pub include_input: String,
+    pub(crate) include_input: String,
     pub include: Option<String>,
 }
 
@@ -210,7 +209,7 @@ pub struct Sdk {
     pub version: String,
     pub runtime: Option<String>,
     pub requires: Vec<String>,
-    pub install_hint: Option<String>,
+    pub(crate) install_hint: Option<String>,
     /// How `install-sdk` installs it unattended, where the variant says.
     pub installer: Option<SdkInstaller>,
     /// The SDK from a PEP 503 index with pip: (index, requirement).
@@ -250,7 +249,7 @@ pub struct Bundle {
 
 impl Bundle {
     /// Whether the bundle copies libraries or data from the SDK itself.
-    pub fn takes_from_sdk(&self) -> bool {
+    pub(crate) fn takes_from_sdk(&self) -> bool {
         self.search.iter().any(|s| s.from == LibrarySource::Sdk)
             || self.data.iter().any(|d| d.from == LibrarySource::Sdk)
     }

@@ -135,11 +135,11 @@ pub(super) fn local_version(
 }
 
 /// The placeholder `local-version` may hold: the major version of the SDK the build found.
-pub const SDK_MAJOR: &str = "{sdk-major}";
+pub(crate) const SDK_MAJOR: &str = "{sdk-major}";
 
 /// The major version of an SDK version (`12.8` -> `12`), what `{sdk-major}` and
 /// `[bundle.requires-dist]`'s keys stand for; `None` when it does not start with digits.
-pub fn sdk_major(version: &str) -> Option<&str> {
+pub(crate) fn sdk_major(version: &str) -> Option<&str> {
     version
         .split('.')
         .next()
