@@ -38,6 +38,7 @@ mod readme;
 mod release;
 mod rocm10_bundle;
 mod rocm_variant;
+mod site_push;
 mod speech;
 mod test_skips;
 mod upstream_check;

@@ -9,7 +9,7 @@ use yaml_rust2::{Yaml, YamlLoader};
 
 use crate::common;
 
-const WORKFLOWS: &str = ".github/workflows";
+pub(crate) const WORKFLOWS: &str = ".github/workflows";
 /// The setup both build stages share (SDK installs, caches, doctor).
 const SETUP: &str = ".github/actions/build-setup/action.yml";
 
@@ -42,7 +42,7 @@ fn to_json(yaml: &Yaml) -> Value {
     }
 }
 
-fn yaml(path: &str) -> Value {
+pub(crate) fn yaml(path: &str) -> Value {
     let text = read(path);
     let docs = YamlLoader::load_from_str(&text).unwrap_or_else(|e| panic!("{path}: {e}"));
     to_json(&docs[0])
@@ -56,7 +56,7 @@ fn json_of(scratch: &common::Scratch, args: &[&str]) -> Value {
 }
 
 /// Every workflow file, by name.
-fn workflows() -> Vec<(String, Value)> {
+pub(crate) fn workflows() -> Vec<(String, Value)> {
     let dir = common::repo_root().join(WORKFLOWS);
     let mut names: Vec<String> = std::fs::read_dir(&dir)
         .unwrap()
@@ -73,27 +73,27 @@ fn workflows() -> Vec<(String, Value)> {
         .collect()
 }
 
-fn jobs(workflow: &Value) -> Vec<(&String, &Value)> {
+pub(crate) fn jobs(workflow: &Value) -> Vec<(&String, &Value)> {
     workflow["jobs"].as_object().unwrap().iter().collect()
 }
 
-fn steps(job: &Value) -> &[Value] {
+pub(crate) fn steps(job: &Value) -> &[Value] {
     job["steps"].as_array().map_or(&[], Vec::as_slice)
 }
 
-fn step_named<'a>(steps: &'a [Value], name: &str) -> &'a Value {
+pub(crate) fn step_named<'a>(steps: &'a [Value], name: &str) -> &'a Value {
     steps
         .iter()
         .find(|s| s["name"] == name)
         .unwrap_or_else(|| panic!("no step `{name}`"))
 }
 
-fn run_of(step: &Value) -> &str {
+pub(crate) fn run_of(step: &Value) -> &str {
     step["run"].as_str().unwrap_or("")
 }
 
 /// The steps of the build-setup composite action.
-fn setup_steps() -> Vec<Value> {
+pub(crate) fn setup_steps() -> Vec<Value> {
     yaml(SETUP)["runs"]["steps"].as_array().unwrap().clone()
 }
 
@@ -1137,190 +1137,4 @@ fn the_tool_is_built_once_per_run_and_handed_to_every_job() {
     }
     let action = read(".github/actions/tool/action.yml");
     assert!(action.contains("name: xtask-${{ runner.os }}"), "{action}");
-}
-
-/// A bare git repository standing in for GitHub, and a `gh` that answers the Pages API as
-/// GitHub does: canned JSON, or `HTTP 404` on stderr with exit 1.
-struct FakeGithub {
-    dir: tempfile::TempDir,
-}
-
-impl FakeGithub {
-    fn new(pages: Option<&str>) -> FakeGithub {
-        let dir = tempfile::tempdir().unwrap();
-        common::run_ok(
-            std::process::Command::new("git")
-                .args(["init", "-q", "--bare"])
-                .arg(dir.path().join("remote.git")),
-        );
-        let bin = dir.path().join("bin");
-        std::fs::create_dir_all(&bin).unwrap();
-        let pages = match pages {
-            Some(json) => format!("echo '{json}'"),
-            None => "echo 'gh: Not Found (HTTP 404)' >&2; exit 1".to_string(),
-        };
-        let remote = dir.path().join("remote.git");
-        common::write_script(
-            &bin.join("gh"),
-            &format!(
-                "#!/bin/sh\necho \"$*\" >> \"{log}\"\ncase \"$2\" in\n  */pages) {pages} ;;\n  */branches/gh-pages) git --git-dir=\"{remote}\" rev-parse -q --verify refs/heads/gh-pages >/dev/null || {{ echo 'gh: Branch not found (HTTP 404)' >&2; exit 1; }} ;;\n  *) exit 9 ;;\nesac\n",
-                log = dir.path().join("gh.log").display(),
-                remote = remote.display()
-            ),
-        );
-        FakeGithub { dir }
-    }
-
-    fn remote(&self) -> String {
-        self.dir.path().join("remote.git").display().to_string()
-    }
-
-    fn script(&self, name: &str, args: &[&str]) -> std::process::Output {
-        let path = format!(
-            "{}:{}",
-            self.dir.path().join("bin").display(),
-            std::env::var("PATH").unwrap()
-        );
-        std::process::Command::new(common::repo_root().join(".github/scripts").join(name))
-            .args(args)
-            .env("PATH", path)
-            .output()
-            .unwrap()
-    }
-
-    /// The files of the remote's gh-pages branch.
-    fn published(&self) -> Vec<String> {
-        let out = common::run_ok(std::process::Command::new("git").args([
-            "--git-dir",
-            &self.remote(),
-            "ls-tree",
-            "-r",
-            "--name-only",
-            "gh-pages",
-        ]));
-        String::from_utf8_lossy(&out.stdout)
-            .lines()
-            .map(str::to_string)
-            .collect()
-    }
-}
-
-/// publish-site pushes exactly the folder (plus `.nojekyll`) as the branch, replacing what it
-/// held; a second run of the same folder is harmless; a folder that is not a site is exit 2
-/// with nothing pushed.
-#[test]
-fn publish_site_replaces_the_branch_with_exactly_the_site() {
-    if common::skip::missing("git", "apt-get install git") {
-        return;
-    }
-    let github = FakeGithub::new(None);
-    let site = tempfile::tempdir().unwrap();
-    std::fs::create_dir_all(site.path().join("whl/cpu/ctranslate2")).unwrap();
-    std::fs::write(site.path().join("index.html"), "<!DOCTYPE html>").unwrap();
-    std::fs::write(site.path().join("whl/cpu/ctranslate2/index.html"), "links").unwrap();
-    let site_arg = site.path().to_str().unwrap();
-    let remote = github.remote();
-    for _ in 0..2 {
-        let out = github.script("publish-site", &[site_arg, &remote, "gh-pages", "index"]);
-        assert!(out.status.success(), "{}", common::stdout_and_stderr(&out));
-    }
-    assert_eq!(
-        github.published(),
-        [".nojekyll", "index.html", "whl/cpu/ctranslate2/index.html"]
-    );
-    std::fs::remove_file(site.path().join("whl/cpu/ctranslate2/index.html")).unwrap();
-    let out = github.script("publish-site", &[site_arg, &remote, "gh-pages", "index"]);
-    assert!(out.status.success());
-    assert_eq!(
-        github.published(),
-        [".nojekyll", "index.html"],
-        "replaced, not merged"
-    );
-
-    let empty = tempfile::tempdir().unwrap();
-    let out = github.script(
-        "publish-site",
-        &[empty.path().to_str().unwrap(), &remote, "gh-pages", "x"],
-    );
-    assert_eq!(
-        out.status.code(),
-        Some(2),
-        "{}",
-        common::stdout_and_stderr(&out)
-    );
-    assert!(String::from_utf8_lossy(&out.stderr).contains("nothing was pushed"));
-    let out = github.script("publish-site", &[site_arg, &remote, "bad..name", "x"]);
-    assert_eq!(out.status.code(), Some(2));
-    assert_eq!(github.published(), [".nojekyll", "index.html"]);
-}
-
-/// pages-preflight, against each state of a repository's Pages: off on a fresh repository
-/// (it creates the gh-pages branch there is then to choose, and names the exact setting),
-/// publishing from GitHub Actions or another branch (names the setting), and right (passes,
-/// saying where the index will be).
-#[test]
-fn the_pages_preflight_names_the_setting_to_change() {
-    if common::skip::missing("git", "apt-get install git")
-        || common::skip::missing("jq", "apt-get install jq")
-    {
-        return;
-    }
-    let setting = "Source: Deploy from a branch; Branch: gh-pages, / (root)";
-    let repo = "owner/repo";
-
-    let fresh = FakeGithub::new(None);
-    let out = fresh.script("pages-preflight", &[repo, &fresh.remote()]);
-    let said = common::stdout_and_stderr(&out);
-    assert_eq!(out.status.code(), Some(1), "{said}");
-    assert!(
-        said.contains("::error title=Pages is off::") && said.contains(setting),
-        "{said}"
-    );
-    assert!(said.contains("CT2V_PAGES=false"), "{said}");
-    assert_eq!(
-        fresh.published(),
-        [".nojekyll", "index.html"],
-        "the branch to choose"
-    );
-    // Run again: the branch is there, so nothing is pushed over it.
-    let head = |g: &FakeGithub| {
-        common::run_ok(std::process::Command::new("git").args([
-            "--git-dir",
-            &g.remote(),
-            "rev-parse",
-            "gh-pages",
-        ]))
-        .stdout
-    };
-    let before = head(&fresh);
-    let _ = fresh.script("pages-preflight", &[repo, &fresh.remote()]);
-    assert_eq!(head(&fresh), before);
-
-    for (json, says) in [
-        (
-            r#"{"build_type":"workflow","source":{"branch":"main","path":"/"}}"#,
-            "builds from workflow",
-        ),
-        (
-            r#"{"build_type":"legacy","source":{"branch":"main","path":"/docs"}}"#,
-            "branch main, folder /docs",
-        ),
-    ] {
-        let github = FakeGithub::new(Some(json));
-        let out = github.script("pages-preflight", &[repo, &github.remote()]);
-        let said = common::stdout_and_stderr(&out);
-        assert_eq!(out.status.code(), Some(1), "{said}");
-        assert!(said.contains(says) && said.contains(setting), "{said}");
-    }
-
-    let right = FakeGithub::new(Some(
-        r#"{"build_type":"legacy","html_url":"https://owner.github.io/repo/","source":{"branch":"gh-pages","path":"/"}}"#,
-    ));
-    let out = right.script("pages-preflight", &[repo, &right.remote()]);
-    let said = common::stdout_and_stderr(&out);
-    assert!(out.status.success(), "{said}");
-    assert!(
-        said.contains("https://owner.github.io/repo/whl/<variant>/"),
-        "{said}"
-    );
 }
