@@ -268,6 +268,42 @@ fn publish_site_replaces_the_branch_with_exactly_the_site() {
     assert_eq!(github.published(), [".nojekyll", "index.html"]);
 }
 
+/// The site `pages` really writes (a release of the cpu variant with its selector wheel, as
+/// release.yml makes it) passes the rules and is pushed whole: the shapes publish-site allows
+/// are the shapes `pages` writes.
+#[test]
+fn the_site_pages_writes_is_pushed_whole() {
+    if missing_git() {
+        return;
+    }
+    let scratch = common::Scratch::new();
+    crate::release::fake_build(&scratch, "3.12");
+    let dist = scratch.path().join("dist/v4.7.1");
+    let run = crate::release::release(&scratch, &dist, "3.12");
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let site = scratch.path().join("site");
+    let run = scratch.run(&[
+        "pages",
+        "--release",
+        dist.to_str().unwrap(),
+        "--tag",
+        "v4.7.1",
+        "--download-base",
+        "https://github.com/o/r/releases/download/",
+        "--site-url",
+        "https://o.github.io/r",
+        "--out",
+        site.to_str().unwrap(),
+    ]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let github = FakeGithub::new(None);
+    let out = github.push(&site);
+    assert!(out.status.success(), "{}", common::stdout_and_stderr(&out));
+    let files = files_of(&site);
+    assert!(files.len() >= 5, "{files:?}");
+    assert_eq!(github.tree(), files);
+}
+
 /// The pushed tree is the site's bytes exactly, whatever git's own config on the machine says
 /// (`core.autocrlf`, an attributes file with `eol=crlf ident`, `core.hooksPath` with every
 /// hook, `core.fsmonitor`, a template folder with hooks): none of it applies and nothing runs.
