@@ -786,3 +786,73 @@ fn odd_sysfs_files_are_skipped_with_a_reason_not_waited_for() {
     );
     eprintln!("the selector on odd sysfs files: {took:.2?}");
 }
+
+/// KFD nodes whose numbers are not what the kernel writes (superscript, Arabic-Indic and
+/// fullwidth digits, which Python's `isdigit` accepts; 5,000 and 21 digits; negative; hex;
+/// garbage; a PCI ID above 0xffff) beside a node of a real RX 6600 XT with no DRM card: each
+/// odd node is skipped with a reason naming it and the card is still chosen, in bounded time,
+/// no traceback.
+#[test]
+fn a_kfd_node_with_odd_numbers_is_skipped_and_the_gpu_beside_it_found() {
+    let root = tempfile::tempdir().unwrap();
+    let nodes = root.path().join("sys/class/kfd/kfd/topology/nodes");
+    let node = |n: &str, text: &str| {
+        fs::create_dir_all(nodes.join(n)).unwrap();
+        fs::write(nodes.join(n).join("properties"), text).unwrap();
+    };
+    node("0", "cpu_cores_count 8\ngfx_target_version 0\nvendor_id 0\n");
+    node(
+        "1",
+        "simd_count 56\ngfx_target_version 100302\nvendor_id 4098\ndevice_id 29695\n",
+    );
+    let odd = [
+        ("gfx_target_version", "\u{b9}\u{2070}\u{2070}\u{b3}\u{2070}\u{2070}".to_string()),
+        ("gfx_target_version", "\u{661}\u{660}\u{660}\u{663}\u{660}\u{660}".to_string()),
+        ("device_id", "\u{ff12}\u{ff19}\u{ff16}\u{ff13}\u{ff11}".to_string()),
+        ("device_id", "9".repeat(5000)),
+        ("vendor_id", "1".repeat(21)),
+        ("gfx_target_version", "-100300".to_string()),
+        ("device_id", "0x73bf".to_string()),
+        ("vendor_id", "banana\u{202e}".to_string()),
+        ("device_id", "70000".to_string()),
+    ];
+    for (n, (key, value)) in odd.iter().enumerate() {
+        let mut props = vec![
+            ("gfx_target_version", "100300".to_string()),
+            ("vendor_id", "4098".to_string()),
+            ("device_id", "29631".to_string()),
+        ];
+        props.iter_mut().find(|(k, _)| k == key).unwrap().1 = value.clone();
+        let text: String = props.iter().map(|(k, v)| format!("{k} {v}\n")).collect();
+        node(&(n + 2).to_string(), &text);
+    }
+    let limit = std::time::Duration::from_secs(20);
+    let Some((answer, took)) = select_within(root.path(), "/nonexistent-ct2v", 1, limit) else {
+        return;
+    };
+    assert_eq!(answer["gpu"]["gfx"], "gfx1032", "{answer:#}");
+    assert_eq!(answer["variant"], "rocm-rdna2", "{answer:#}");
+    assert_eq!(answer["gpus"].as_array().unwrap().len(), 1, "{answer:#}");
+    let reasons: Vec<&str> = answer["reasons"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|r| r.as_str())
+        .filter(|r| r.starts_with("skipped a KFD node: "))
+        .collect();
+    for (n, (key, _)) in odd.iter().enumerate() {
+        let file = nodes.join((n + 2).to_string()).join("properties");
+        let said = format!("{}: {key} ", file.display());
+        assert!(
+            reasons.iter().any(|r| r.contains(&said)),
+            "`{said}` not in {reasons:#?}"
+        );
+    }
+    assert_eq!(reasons.len(), odd.len(), "{reasons:#?}");
+    assert!(reasons.iter().all(|r| r.len() < 400), "{reasons:#?}");
+    assert!(
+        !answer.to_string().contains('\u{202e}'),
+        "a right-to-left override is printed escaped: {answer:#}"
+    );
+    assert!(took < std::time::Duration::from_secs(5), "took {took:?}");
+}
