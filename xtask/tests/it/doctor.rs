@@ -568,6 +568,8 @@ pub(crate) enum Misbehaviour {
     LeavesAChildHoldingItsOutput,
     DetachesAChild,
     Prints300Mb,
+    /// 300 MB on stderr, nothing on stdout.
+    Floods300MbOfStderr,
 }
 
 /// A stand-in GPU tool that misbehaves, in a folder whose unique path marks every process it
@@ -591,8 +593,15 @@ impl HangingTool {
             .into_iter()
             .find(|p| Path::new(p).is_file())
             .expect("sleep in /usr/bin or /bin");
-        let sleep = bin.join("sleep");
-        std::os::unix::fs::symlink(real_sleep, &sleep).unwrap();
+        std::os::unix::fs::symlink(real_sleep, bin.join("sleep")).unwrap();
+        let tool = HangingTool { dir, bin };
+        tool.add(name, how, line);
+        tool
+    }
+
+    /// Another misbehaving tool `name` in the same folder.
+    pub(crate) fn add(&self, name: &str, how: Misbehaviour, line: &str) {
+        let sleep = self.bin.join("sleep");
         let sleep = sleep.display();
         let body = match how {
             Misbehaviour::Sleeps => format!("{sleep} 600\n"),
@@ -603,9 +612,11 @@ impl HangingTool {
                 format!("echo '{line}'\nsetsid {sleep} 600 &\nexit 0\n")
             }
             Misbehaviour::Prints300Mb => "head -c 300000000 /dev/zero | tr '\\0' a\n".to_string(),
+            Misbehaviour::Floods300MbOfStderr => {
+                "head -c 300000000 /dev/zero | tr '\\0' a >&2\n".to_string()
+            }
         };
-        common::write_script(&bin.join(name), &format!("#!/bin/sh\n{body}"));
-        HangingTool { dir, bin }
+        common::write_script(&self.bin.join(name), &format!("#!/bin/sh\n{body}"));
     }
 
     /// PATH with only this tool and the system's basic folders.
@@ -726,7 +737,7 @@ fn doctor_survives(how: Misbehaviour, timeout_s: u64, said: &str) {
         Misbehaviour::LeavesAChildHoldingItsOutput | Misbehaviour::DetachesAChild => {
             assert!(cards.contains("RTX 3060"), "{report:#}");
         }
-        Misbehaviour::Sleeps | Misbehaviour::Prints300Mb => {
+        Misbehaviour::Sleeps | Misbehaviour::Prints300Mb | Misbehaviour::Floods300MbOfStderr => {
             assert_eq!(cards, "[]");
             assert!(
                 problems.contains("the NVIDIA GPUs and the CUDA version"),
@@ -771,4 +782,112 @@ fn a_gpu_tool_that_prints_300_mb_is_cut_at_the_cap_and_said() {
         10,
         "nvidia-smi` printed more than 1048576 bytes",
     );
+}
+
+/// `doctor --json` with every program it asks misbehaving at once (timeout 3 s): nvidia-smi,
+/// rocminfo and python3 sleep, hipinfo and gcc flood stderr, nvcc prints its version and
+/// leaves a child holding its output, cmake detaches one. They are asked at once, so doctor
+/// finishes within about one timeout (one after another it took one each, and the nvcc it
+/// read to the end of its output hung it for good); each problem is said, the toolkit nvcc
+/// named is still found, and nothing is left running.
+#[test]
+fn every_program_doctor_asks_that_hangs_costs_one_timeout_together_and_each_is_said() {
+    use Misbehaviour::*;
+    let nvcc = "Cuda compilation tools, release 12.4, V12.4.131";
+    let tool = HangingTool::new("nvidia-smi", Sleeps, "");
+    for (name, how, line) in [
+        ("rocminfo", Sleeps, ""),
+        ("python3", Sleeps, ""),
+        ("hipinfo", Floods300MbOfStderr, ""),
+        ("gcc", Floods300MbOfStderr, ""),
+        ("nvcc", LeavesAChildHoldingItsOutput, nvcc),
+        ("cmake", DetachesAChild, "cmake version 3.31.6"),
+    ] {
+        tool.add(name, how, line);
+    }
+    let timeout_s = 3;
+    let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_xtask"));
+    command
+        .arg("--root")
+        .arg(common::repo_root())
+        .args(["doctor", "--json"])
+        .env("PATH", tool.path())
+        .env("CT2V_PROBE_TIMEOUT_S", timeout_s.to_string())
+        .env("CT2V_HOST_GLIBC", "2.28")
+        .env_remove("CT2V_CACHE_DIR");
+    for var in GPU_ENV {
+        command.env_remove(var);
+    }
+    let (code, stdout, stderr, took) = run_within(command, Duration::from_secs(60));
+    eprintln!("doctor with seven misbehaving programs and a {timeout_s} s timeout: {took:.2?}");
+    assert!(code == 0 || code == 1, "exit {code}: {stderr}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    let report: serde_json::Value = serde_json::from_str(&stdout).expect(&stdout);
+    let problems = report["facts"]["tool_problems"].to_string();
+    for said in [
+        format!("nvidia-smi` did not answer within {timeout_s} s; it was stopped"),
+        format!("rocminfo` did not answer within {timeout_s} s; it was stopped"),
+        format!("python3` did not answer within {timeout_s} s; it was stopped"),
+        "hipinfo` printed more than 1048576 bytes".to_string(),
+        "gcc` printed more than 1048576 bytes".to_string(),
+        "nvcc` exited but left a process holding its output open".to_string(),
+        "cmake` exited but left a process holding its output open".to_string(),
+    ] {
+        assert!(problems.contains(&said), "`{said}` not in {problems}");
+        assert!(
+            report["verdict"]["notes"].to_string().contains(&said),
+            "{report:#}"
+        );
+    }
+    assert_eq!(report["facts"]["cuda_toolkit"]["version"], "12.4", "{report:#}");
+    assert!(
+        took < Duration::from_secs(timeout_s + 4),
+        "took {took:?} with a {timeout_s} s timeout"
+    );
+    tool.assert_none_left();
+}
+
+/// `doctor --variant cpu` (the plan asks the host's glibc and Python) with a `getconf` that
+/// prints its answer and leaves a child holding its output and a `python3` that sleeps: the
+/// two are asked at once and bounded, doctor answers within about one timeout (the build's own
+/// Python is asked after the plan), each problem is said on stderr with what was not read,
+/// and nothing is left running.
+#[test]
+fn a_hung_getconf_or_python3_does_not_hang_doctor_for_a_build() {
+    let tool = HangingTool::new(
+        "getconf",
+        Misbehaviour::LeavesAChildHoldingItsOutput,
+        "glibc 2.36",
+    );
+    tool.add("python3", Misbehaviour::Sleeps, "");
+    let timeout_s = 3;
+    let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_xtask"));
+    command
+        .arg("--root")
+        .arg(common::repo_root())
+        .args(["doctor", "--variant", "cpu"])
+        .env("PATH", tool.path())
+        .env("CT2V_PROBE_TIMEOUT_S", timeout_s.to_string())
+        .env_remove("CT2V_HOST_GLIBC")
+        .env_remove("CT2V_CACHE_DIR");
+    let (code, stdout, stderr, took) = run_within(command, Duration::from_secs(60));
+    eprintln!("doctor --variant cpu with a hung getconf and python3: {took:.2?}\n{stdout}{stderr}");
+    assert!(code == 0 || code == 1, "exit {code}: {stderr}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    for said in [
+        "warning: `getconf` exited but left a process holding its output open; that process \
+         was stopped"
+            .to_string(),
+        format!(
+            "warning: `python3` did not answer within {timeout_s} s; it was stopped; the \
+             host's Python version was not read"
+        ),
+    ] {
+        assert!(stderr.contains(&said), "`{said}` not in {stderr}");
+    }
+    assert!(
+        took < Duration::from_secs(2 * timeout_s + 4),
+        "took {took:?} with a {timeout_s} s timeout"
+    );
+    tool.assert_none_left();
 }

@@ -672,7 +672,9 @@ fn selector_survives(how: crate::doctor::Misbehaviour, said: &str) {
     assert!(reasons.contains(said), "`{said}` not in {answer:#}");
     let expected = match how {
         Misbehaviour::LeavesAChildHoldingItsOutput | Misbehaviour::DetachesAChild => "cuda",
-        Misbehaviour::Sleeps | Misbehaviour::Prints300Mb => "cpu",
+        Misbehaviour::Sleeps | Misbehaviour::Prints300Mb | Misbehaviour::Floods300MbOfStderr => {
+            "cpu"
+        }
     };
     assert_eq!(answer["variant"], expected, "{answer:#}");
     tool.assert_none_left();
