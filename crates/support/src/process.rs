@@ -243,6 +243,7 @@ pub fn probe<S: AsRef<OsStr>>(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::time::{Duration, Instant};
 
     #[test]
     fn shell_line_quotes_only_what_needs_it() {
@@ -289,6 +290,150 @@ mod tests {
         )
         .unwrap_err();
         assert!(err.to_string().contains("could not be started"), "{err}");
+    }
+
+    /// `capture` and `probe` ask through the bounded runner: a program that exits leaving a
+    /// child holding its output is not waited on (that child is stopped), and one that floods
+    /// stderr is cut at the cap and refused, saying so, not read into memory whole.
+    #[cfg(unix)]
+    #[test]
+    fn capture_and_probe_are_bounded() {
+        let started = Instant::now();
+        let held = capture("sh", ["-c", "echo 1.2; sleep 600 &"]).unwrap();
+        assert_eq!((held.success, held.stdout.as_str()), (true, "1.2\n"));
+        assert_eq!(
+            probe("sh", ["-c", "echo 1.2; sleep 600 &"]).as_deref(),
+            Some("1.2\n")
+        );
+        let flood = capture("sh", ["-c", "echo 1.2; head -c 3000000 /dev/zero >&2"]).unwrap_err();
+        assert!(!flood.not_found());
+        assert!(
+            flood
+                .to_string()
+                .starts_with("`sh` printed more than 1048576 bytes ("),
+            "{flood}"
+        );
+        assert_eq!(
+            probe("sh", ["-c", "echo 1.2; head -c 3000000 /dev/zero >&2"]),
+            None
+        );
+        assert!(started.elapsed() < Duration::from_secs(5), "{started:?}");
+    }
+
+    /// The same with a program that does not answer: stopped at the limits given.
+    #[cfg(unix)]
+    #[test]
+    fn capture_within_stops_a_program_that_hangs() {
+        let started = Instant::now();
+        let limits = Limits::within(Duration::from_millis(500));
+        let err = capture_within("sh", ["-c", "sleep 600"], &[], limits).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "`sh` did not answer within 0.5 s; it was stopped"
+        );
+        let env = [("CT2V_PROBE_GREETING".to_string(), "hello".to_string())];
+        let said = capture_within("sh", ["-c", "echo $CT2V_PROBE_GREETING"], &env, limits);
+        assert_eq!(said.unwrap().stdout, "hello\n");
+        assert!(started.elapsed() < Duration::from_secs(5), "{started:?}");
+    }
+
+    /// Where, outside test code, a program is started other than through [`capture`],
+    /// [`probe`], [`probe_bounded`] (the bounded runner) or [`run_logged`] (the executor of
+    /// build steps), with how many [`STARTS`] marks it holds and why: each is real work, not
+    /// a question. A start anywhere else, or another one in these files, fails until it goes
+    /// through the runner or is named here with its reason.
+    const STARTS_PROGRAMS: [(&str, usize, &str); 5] = [
+        (
+            "crates/support/src/process.rs",
+            2,
+            "run_logged: the executor of build steps (an alias of Command, then its start)",
+        ),
+        (
+            "crates/support/src/process/bounded.rs",
+            4,
+            "the bounded runner itself, and taskkill stopping a probed tree on Windows",
+        ),
+        (
+            "crates/pipeline/src/execute/sdk_install.rs",
+            3,
+            "an SDK installer: real work, with its own time limit and log",
+        ),
+        (
+            "crates/proof/src/speech/transcriber.rs",
+            3,
+            "the speech check's transcriber: real work",
+        ),
+        (
+            "crates/proof/src/winpython/wine.rs",
+            5,
+            "wineserver -k stopping a prefix; mingw-w64 building the ProcessPrng stand-in",
+        ),
+    ];
+
+    /// What starts a program: a `Command` made, aliased or imported by path, or its output
+    /// or child taken.
+    const STARTS: [&str; 5] = [
+        "Command::new(",
+        "process::Command",
+        "Command as ",
+        ".output()",
+        ".spawn()",
+    ];
+
+    /// Rust files of `dir` and below, without test code: files of a `tests` folder or named
+    /// `tests.rs`, and a file's `#[cfg(test)] mod …` onwards (test modules come last).
+    fn non_test_sources(dir: &Path, found: &mut Vec<(PathBuf, String)>) {
+        for entry in std::fs::read_dir(dir).unwrap().flatten() {
+            let path = entry.path();
+            let name = entry.file_name();
+            if path.is_dir() && name != "tests" {
+                non_test_sources(&path, found);
+            } else if path.extension().is_some_and(|e| e == "rs") && name != "tests.rs" {
+                let text = std::fs::read_to_string(&path).unwrap();
+                let code = text.split("#[cfg(test)]\nmod ").next().unwrap_or("");
+                found.push((path, code.to_string()));
+            }
+        }
+    }
+
+    /// How often `mark` is in `code` as itself (`process::Command`, not `process::CommandLine`).
+    fn marks(code: &str, mark: &str) -> usize {
+        code.match_indices(mark)
+            .filter(|(at, _)| {
+                let ident = |c: char| c.is_alphanumeric() || c == '_';
+                let next = code[at + mark.len()..].chars().next();
+                !(mark.ends_with(ident) && next.is_some_and(ident))
+            })
+            .count()
+    }
+
+    #[test]
+    fn every_program_run_to_learn_something_goes_through_the_bounded_runner() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+        let mut sources = Vec::new();
+        for dir in std::fs::read_dir(root.join("crates")).unwrap().flatten() {
+            non_test_sources(&dir.path().join("src"), &mut sources);
+        }
+        non_test_sources(&root.join("xtask/src"), &mut sources);
+        assert!(sources.len() > 100, "{} files", sources.len());
+        let mut starts: BTreeMap<String, usize> = BTreeMap::new();
+        for (path, code) in &sources {
+            let n: usize = STARTS.iter().map(|s| marks(code, s)).sum();
+            if n > 0 {
+                let relative = path.strip_prefix(&root).unwrap_or(path);
+                starts.insert(relative.to_string_lossy().replace('\\', "/"), n);
+            }
+        }
+        let allowed: BTreeMap<String, usize> = STARTS_PROGRAMS
+            .iter()
+            .map(|(file, n, _)| (file.to_string(), *n))
+            .collect();
+        assert_eq!(
+            starts, allowed,
+            "a program is started outside the bounded runner: ask it through \
+             ct2v_support::process::{{capture, probe, probe_bounded}}, or, if it is real work, \
+             name it in STARTS_PROGRAMS with why"
+        );
     }
 
     #[cfg(unix)]
