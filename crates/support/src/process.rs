@@ -8,9 +8,7 @@
 
 mod bounded;
 
-pub use bounded::{
-    Limits, Outcome, Probed, probe_bounded, probe_bounded_with_env, probe_each,
-};
+pub use bounded::{Limits, Outcome, Probed, probe_bounded, probe_bounded_with_env, probe_each};
 
 use std::collections::BTreeMap;
 use std::ffi::OsStr;
@@ -216,13 +214,11 @@ pub fn capture_within<S: AsRef<OsStr>>(
         )),
         // What it printed before it exited was read whole (a process it left holding the
         // output was stopped).
-        Outcome::Ran { success, .. } if probed.read_whole() => {
-            Ok(Captured {
-                success: *success,
-                stdout: probed.stdout.clone(),
-                stderr: probed.stderr.clone(),
-            })
-        }
+        Outcome::Ran { success, .. } if probed.read_whole() => Ok(Captured {
+            success: *success,
+            stdout: probed.stdout.clone(),
+            stderr: probed.stderr.clone(),
+        }),
         _ => Err(refused(probed.problem().unwrap_or_default(), false)),
     }
 }
@@ -238,7 +234,6 @@ pub fn probe<S: AsRef<OsStr>>(
         .filter(|c| c.success)
         .map(|c| c.stdout)
 }
-
 
 #[cfg(test)]
 mod tests {
@@ -463,7 +458,6 @@ mod tests {
         );
         assert_eq!(probe("no-such-program-ct2v", ["--version"]), None);
     }
-
 
     /// The same under Windows' `cmd`: CRLF output is read as lines without `\r`.
     #[cfg(windows)]

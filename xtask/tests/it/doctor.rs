@@ -839,7 +839,10 @@ fn every_program_doctor_asks_that_hangs_costs_one_timeout_together_and_each_is_s
             "{report:#}"
         );
     }
-    assert_eq!(report["facts"]["cuda_toolkit"]["version"], "12.4", "{report:#}");
+    assert_eq!(
+        report["facts"]["cuda_toolkit"]["version"], "12.4",
+        "{report:#}"
+    );
     assert!(
         took < Duration::from_secs(timeout_s + 4),
         "took {took:?} with a {timeout_s} s timeout"

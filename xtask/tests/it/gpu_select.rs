@@ -802,15 +802,27 @@ fn a_kfd_node_with_odd_numbers_is_skipped_and_the_gpu_beside_it_found() {
         fs::create_dir_all(nodes.join(n)).unwrap();
         fs::write(nodes.join(n).join("properties"), text).unwrap();
     };
-    node("0", "cpu_cores_count 8\ngfx_target_version 0\nvendor_id 0\n");
+    node(
+        "0",
+        "cpu_cores_count 8\ngfx_target_version 0\nvendor_id 0\n",
+    );
     node(
         "1",
         "simd_count 56\ngfx_target_version 100302\nvendor_id 4098\ndevice_id 29695\n",
     );
     let odd = [
-        ("gfx_target_version", "\u{b9}\u{2070}\u{2070}\u{b3}\u{2070}\u{2070}".to_string()),
-        ("gfx_target_version", "\u{661}\u{660}\u{660}\u{663}\u{660}\u{660}".to_string()),
-        ("device_id", "\u{ff12}\u{ff19}\u{ff16}\u{ff13}\u{ff11}".to_string()),
+        (
+            "gfx_target_version",
+            "\u{b9}\u{2070}\u{2070}\u{b3}\u{2070}\u{2070}".to_string(),
+        ),
+        (
+            "gfx_target_version",
+            "\u{661}\u{660}\u{660}\u{663}\u{660}\u{660}".to_string(),
+        ),
+        (
+            "device_id",
+            "\u{ff12}\u{ff19}\u{ff16}\u{ff13}\u{ff11}".to_string(),
+        ),
         ("device_id", "9".repeat(5000)),
         ("vendor_id", "1".repeat(21)),
         ("gfx_target_version", "-100300".to_string()),

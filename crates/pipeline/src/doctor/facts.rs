@@ -248,10 +248,7 @@ fn nvidia(problems: &mut Vec<String>) -> (Vec<NvidiaGpu>, Option<String>) {
     let Some(smi) = host::which("nvidia-smi") else {
         return (Vec::new(), None);
     };
-    let asked = [
-        (&smi, parse::NVIDIA_SMI_QUERY.to_vec()),
-        (&smi, Vec::new()),
-    ];
+    let asked = [(&smi, parse::NVIDIA_SMI_QUERY.to_vec()), (&smi, Vec::new())];
     let [query, table]: [Probed; 2] = probe_each(&asked, Limits::probe())
         .try_into()
         .expect("two asked, two answers");

@@ -217,7 +217,10 @@ mod tests {
             );
             let gpus = hipinfo(&hip);
             assert_eq!(gpus.len(), 1, "{gpus:?}");
-            assert_eq!((gpus[0].name.as_str(), gpus[0].gfx.as_str()), ("RX 6600", "gfx1032"));
+            assert_eq!(
+                (gpus[0].name.as_str(), gpus[0].gfx.as_str()),
+                ("RX 6600", "gfx1032")
+            );
         }
         assert_eq!(
             gfx_from_marketing_name("AMD Radeon RX \u{ff16}\u{ff16}\u{ff10}\u{ff10}"),

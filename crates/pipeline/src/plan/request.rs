@@ -51,12 +51,7 @@ impl PlanRequest {
         )?;
         // Both asked at once: each may take a probe's whole timeout.
         let (host_glibc, host_python) = std::thread::scope(|scope| {
-            let python = scope.spawn(|| {
-                self.python
-                    .is_none()
-                    .then(host::python_version)
-                    .flatten()
-            });
+            let python = scope.spawn(|| self.python.is_none().then(host::python_version).flatten());
             let glibc = host::glibc_version();
             let python = python
                 .join()

@@ -223,7 +223,10 @@ where
             .collect();
         asked
             .into_iter()
-            .map(|a| a.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)))
+            .map(|a| {
+                a.join()
+                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+            })
             .collect()
     })
 }
