@@ -831,7 +831,7 @@ fn a_kfd_node_with_odd_numbers_is_skipped_and_the_gpu_beside_it_found() {
         ("device_id", "70000".to_string()),
     ];
     for (n, (key, value)) in odd.iter().enumerate() {
-        let mut props = vec![
+        let mut props = [
             ("gfx_target_version", "100300".to_string()),
             ("vendor_id", "4098".to_string()),
             ("device_id", "29631".to_string()),
