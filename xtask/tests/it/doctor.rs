@@ -694,6 +694,25 @@ pub(crate) fn run_within(
     (common::exit_code(status), read(out), read(err), took)
 }
 
+/// `xtask doctor <args>` with only `tool`'s folder and the system's on PATH, probes given
+/// `timeout_s`, glibc 2.28 as the host's, no GPU variables and no cache folder.
+fn doctor_with(tool: &HangingTool, timeout_s: u64, args: &[&str]) -> std::process::Command {
+    let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_xtask"));
+    command
+        .arg("--root")
+        .arg(common::repo_root())
+        .arg("doctor")
+        .args(args)
+        .env("PATH", tool.path())
+        .env("CT2V_PROBE_TIMEOUT_S", timeout_s.to_string())
+        .env("CT2V_HOST_GLIBC", "2.28")
+        .env_remove("CT2V_CACHE_DIR");
+    for var in GPU_ENV {
+        command.env_remove(var);
+    }
+    command
+}
+
 /// `doctor --json` with a misbehaving `nvidia-smi` (timeout `timeout_s` through
 /// `CT2V_PROBE_TIMEOUT_S`): it finishes within the timeout (twice where the tool is asked
 /// twice) and a margin, says what happened, reports the card where the tool printed it, and
@@ -704,18 +723,7 @@ fn doctor_survives(how: Misbehaviour, timeout_s: u64, said: &str) {
         how,
         "NVIDIA GeForce RTX 3060, 8.6, 560.94, 12288 MiB",
     );
-    let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_xtask"));
-    command
-        .arg("--root")
-        .arg(common::repo_root())
-        .args(["doctor", "--json"])
-        .env("PATH", tool.path())
-        .env("CT2V_PROBE_TIMEOUT_S", timeout_s.to_string())
-        .env("CT2V_HOST_GLIBC", "2.28")
-        .env_remove("CT2V_CACHE_DIR");
-    for var in GPU_ENV {
-        command.env_remove(var);
-    }
+    let command = doctor_with(&tool, timeout_s, &["--json"]);
     let limit = Duration::from_secs(2 * timeout_s + 20);
     let (code, stdout, stderr, took) = run_within(command, limit);
     eprintln!("doctor with an nvidia-smi that {how:?}: {took:.2?}");
@@ -806,18 +814,7 @@ fn every_program_doctor_asks_that_hangs_costs_one_timeout_together_and_each_is_s
         tool.add(name, how, line);
     }
     let timeout_s = 3;
-    let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_xtask"));
-    command
-        .arg("--root")
-        .arg(common::repo_root())
-        .args(["doctor", "--json"])
-        .env("PATH", tool.path())
-        .env("CT2V_PROBE_TIMEOUT_S", timeout_s.to_string())
-        .env("CT2V_HOST_GLIBC", "2.28")
-        .env_remove("CT2V_CACHE_DIR");
-    for var in GPU_ENV {
-        command.env_remove(var);
-    }
+    let command = doctor_with(&tool, timeout_s, &["--json"]);
     let (code, stdout, stderr, took) = run_within(command, Duration::from_secs(60));
     eprintln!("doctor with seven misbehaving programs and a {timeout_s} s timeout: {took:.2?}");
     assert!(code == 0 || code == 1, "exit {code}: {stderr}");
@@ -864,15 +861,8 @@ fn a_hung_getconf_or_python3_does_not_hang_doctor_for_a_build() {
     );
     tool.add("python3", Misbehaviour::Sleeps, "");
     let timeout_s = 3;
-    let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_xtask"));
-    command
-        .arg("--root")
-        .arg(common::repo_root())
-        .args(["doctor", "--variant", "cpu"])
-        .env("PATH", tool.path())
-        .env("CT2V_PROBE_TIMEOUT_S", timeout_s.to_string())
-        .env_remove("CT2V_HOST_GLIBC")
-        .env_remove("CT2V_CACHE_DIR");
+    let mut command = doctor_with(&tool, timeout_s, &["--variant", "cpu"]);
+    command.env_remove("CT2V_HOST_GLIBC");
     let (code, stdout, stderr, took) = run_within(command, Duration::from_secs(60));
     eprintln!("doctor --variant cpu with a hung getconf and python3: {took:.2?}\n{stdout}{stderr}");
     assert!(code == 0 || code == 1, "exit {code}: {stderr}");
