@@ -238,6 +238,7 @@ pub fn probe<S: AsRef<OsStr>>(
 #[cfg(test)]
 mod tests {
     use super::*;
+    #[cfg(unix)]
     use std::time::{Duration, Instant};
 
     #[test]

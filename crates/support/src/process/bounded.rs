@@ -426,11 +426,10 @@ mod tree {
     fn kill_holders(_: &[String]) {}
 }
 
-#[cfg(test)]
+#[cfg(all(test, unix))]
 mod tests {
     use super::*;
 
-    #[cfg(unix)]
     #[test]
     fn probe_bounded_stops_what_hangs_floods_or_lingers_and_says_so() {
         let limits = Limits {
