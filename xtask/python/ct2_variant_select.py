@@ -24,7 +24,8 @@ What it looks at, and nothing else (no marketing names are matched):
 Every tool is given TIMEOUT_S (10 s; the variable CT2V_PROBE_TIMEOUT_S sets it, for tests)
 and MAX_OUTPUT (1 MiB) of output; a tool that hangs, prints without end or leaves a process
 holding its output is stopped with everything it started, and the answer is `cpu` with the
-reason. Sysfs files are read only when they are small regular files. Whatever goes wrong, the
+reason. Sysfs files are read only when they are small regular files, and a number in them
+(or in nvidia-smi's answer) only as a few ASCII digits. Whatever goes wrong, the
 answer is a variant and a reason, never a traceback.
 
 Detection is injectable: `detect(root=..., run=..., system=...)` takes the file-system root and
@@ -62,6 +63,8 @@ def _timeout_from_env(default: float = 10) -> float:
 TIMEOUT_S = _timeout_from_env()
 MAX_OUTPUT = 1 << 20  # bytes kept of a tool's stdout, and of its stderr
 SYSFS_LIMIT = 16384  # a sysfs/KFD file longer than this is not one the kernel wrote
+# A number the selector reads from the kernel: ASCII digits only, at most a 64-bit value's.
+NUMBER = re.compile(r"[0-9]{1,20}")
 # After a tool exits, how long its pipes may stay open (only what it left behind holds them).
 HELD_OPEN_GRACE_S = 0.5
 
@@ -1644,8 +1647,8 @@ def nvidia_gpus(run: Runner, found: Detected, data: dict) -> None:
         ok = (
             len(parts) == 3
             and parts[0]
-            and re.fullmatch(r"\d+\.\d+", parts[1])
-            and re.fullmatch(r"\d+(\.\d+)*", parts[2])
+            and re.fullmatch(r"[0-9]{1,3}\.[0-9]{1,3}", parts[1])
+            and re.fullmatch(r"[0-9]{1,6}(\.[0-9]{1,6}){0,3}", parts[2])
         )
         if not ok:
             found.notes.append(
@@ -1761,12 +1764,29 @@ def _unreported_nvidia(what: str, found: Detected) -> str:
     )
 
 
+# The KFD properties the selector uses. The kernel writes each as "<name> %u" (Linux,
+# drivers/gpu/drm/amd/amdkfd/kfd_topology.c: node_show, sysfs_show_32bit_prop).
+KFD_KEYS = ("gfx_target_version", "vendor_id", "device_id")
+
+
 def _properties(path: Path) -> dict:
+    """The KFD_KEYS of a node's properties; an OSError saying which and why when one is not
+    what the kernel writes: 1-20 ASCII digits (str.isdigit() and int() also take other
+    scripts' digits, and int() refuses more than 4,300), given once, a PCI ID at most 0xffff."""
     values = {}
     for line in read_small(path).splitlines():
         parts = line.split()
-        if len(parts) == 2 and parts[1].isdigit():
-            values[parts[0]] = int(parts[1])
+        if not parts or parts[0] not in KFD_KEYS:
+            continue
+        key, value = parts[0], " ".join(parts[1:])
+        if not NUMBER.fullmatch(value):
+            raise OSError(f"{path}: {key} is not a number of 1 to 20 ASCII digits: {value[:40]!r}")
+        if key in values:
+            raise OSError(f"{path} gives {key} twice")
+        values[key] = int(value)
+    for key in ("vendor_id", "device_id"):
+        if values.get(key, 0) > 0xFFFF:
+            raise OSError(f"{path}: {key} {values[key]} is not a PCI ID (above 0xffff)")
     return values
 
 
@@ -1812,7 +1832,7 @@ def linux_gpus(root: Path, found: Detected, data: dict) -> None:
             kfd[f"{props.get('device_id', 0):04x}"] = gfx_of_target_version(target)
     pci = []
     for card in _listing(root / "sys/class/drm", found):
-        if not re.fullmatch(r"card\d+", card.name):
+        if not re.fullmatch(r"card[0-9]+", card.name):
             continue
         try:
             pci.append(_pci_ids(card))

@@ -1,5 +1,7 @@
 //! Facts about the machine the tool runs on.
 
+use std::sync::OnceLock;
+
 use crate::process;
 
 /// How the host's default Python 3 is started: the launcher `py -3` on Windows, `python3`
@@ -12,14 +14,35 @@ pub fn python3() -> (&'static str, &'static [&'static str]) {
     }
 }
 
-/// The `major.minor` version of the host's default Python 3, if one can be started.
+/// The `major.minor` version of the host's default Python 3, if one can be started (asked
+/// once a run).
 pub fn python_version() -> Option<String> {
-    let (program, args) = python3();
-    let script = ["-c", "import sys; print('%d.%d' % sys.version_info[:2])"];
-    let version = process::probe(program, args.iter().chain(&script))?
-        .trim()
-        .to_string();
-    (!version.is_empty()).then_some(version)
+    static ASKED: OnceLock<Option<String>> = OnceLock::new();
+    ASKED
+        .get_or_init(|| {
+            let (program, args) = python3();
+            let script = ["-c", "import sys; print('%d.%d' % sys.version_info[:2])"];
+            let args: Vec<&str> = args.iter().chain(&script).copied().collect();
+            let version = asked(program, &args, "the host's Python version was not read")?;
+            let version = version.trim();
+            (!version.is_empty()).then(|| version.to_string())
+        })
+        .clone()
+}
+
+/// What `program args` printed, through the bounded runner; a program that hangs, floods or
+/// leaves a process behind is said on stderr with `skipped` (what was not read because of it).
+fn asked(program: &str, args: &[&str], skipped: &str) -> Option<String> {
+    let probed = process::probe_bounded(program, args, process::Limits::probe());
+    let out = probed.stdout().map(str::to_string);
+    if let Some(problem) = probed.problem() {
+        let said = match out {
+            Some(_) => problem,
+            None => format!("{problem}; {skipped}"),
+        };
+        eprintln!("warning: {}", crate::diagnostic::escaped(&said));
+    }
+    out
 }
 
 /// `ccache`, else `sccache`, if one is on PATH.
@@ -62,9 +85,16 @@ pub fn glibc_version() -> Option<(u32, u32)> {
     let text = match std::env::var(GLIBC_ENV) {
         Ok(text) => text,
         Err(_) if cfg!(target_os = "linux") => {
-            process::capture("getconf", ["GNU_LIBC_VERSION"])
-                .ok()?
-                .stdout
+            static ASKED: OnceLock<Option<String>> = OnceLock::new();
+            ASKED
+                .get_or_init(|| {
+                    asked(
+                        "getconf",
+                        &["GNU_LIBC_VERSION"],
+                        &format!("the host's glibc version was not read ({GLIBC_ENV} sets it)"),
+                    )
+                })
+                .clone()?
         }
         Err(_) => return None,
     };

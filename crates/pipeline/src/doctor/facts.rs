@@ -8,7 +8,7 @@ use serde::Serialize;
 use super::parse::{self, AmdGpu, NvidiaGpu};
 use crate::sdk::hip::{self, HipInstall};
 use ct2v_support::host;
-use ct2v_support::process::{Limits, Probed, probe_bounded};
+use ct2v_support::process::{Limits, Probed, probe_each};
 
 #[derive(Debug, Clone, Serialize)]
 pub struct Tool {
@@ -98,24 +98,37 @@ fn answer(probe: &Probed, skipped: &str, problems: &mut Vec<String>) -> Option<S
     out
 }
 
-fn tool(name: &str, version_arg: &str, problems: &mut Vec<String>) -> Tool {
-    let path = host::which(name);
-    let version = path
-        .as_ref()
-        .and_then(|p| {
-            let probed = probe_bounded(p, [version_arg], Limits::gpu_tool());
-            answer(&probed, "its version was not read", problems)
+/// The build tools on PATH and the first line of each one's version, all asked at once.
+fn tools(problems: &mut Vec<String>) -> Vec<Tool> {
+    let python = if cfg!(windows) { "python" } else { "python3" };
+    let found: Vec<(&str, Option<PathBuf>)> = ["gcc", "clang", "cmake", "ninja", python]
+        .into_iter()
+        .map(|name| (name, host::which(name)))
+        .collect();
+    let asked: Vec<(PathBuf, Vec<&str>)> = found
+        .iter()
+        .filter_map(|(_, path)| Some((path.clone()?, vec!["--version"])))
+        .collect();
+    let mut answers = probe_each(&asked, Limits::probe()).into_iter();
+    found
+        .into_iter()
+        .map(|(name, path)| {
+            let version = path
+                .as_ref()
+                .and_then(|_| answers.next())
+                .and_then(|probed| answer(&probed, "its version was not read", problems))
+                .and_then(|text| {
+                    text.lines()
+                        .find(|l| !l.trim().is_empty())
+                        .map(str::to_string)
+                });
+            Tool {
+                name: name.to_string(),
+                path,
+                version,
+            }
         })
-        .and_then(|text| {
-            text.lines()
-                .find(|l| !l.trim().is_empty())
-                .map(str::to_string)
-        });
-    Tool {
-        name: name.to_string(),
-        path,
-        version,
-    }
+        .collect()
 }
 
 /// The x64 MSVC environment a Windows build runs in (`msvc.rs`): cl.exe for x64 targets and
@@ -148,23 +161,10 @@ fn msvc() -> Tool {
     }
 }
 
+/// This machine's facts. The programs asked (the build tools, nvidia-smi, nvcc, rocminfo,
+/// hipinfo, cl) are asked at once: each may take its whole timeout (a hung driver), and
+/// together they cost one, not one each. Their problems are said in a fixed order.
 pub fn collect() -> Facts {
-    let mut problems = Vec::new();
-    let mut tools = vec![msvc()];
-    for (name, arg) in [
-        ("gcc", "--version"),
-        ("clang", "--version"),
-        ("cmake", "--version"),
-        ("ninja", "--version"),
-        (
-            if cfg!(windows) { "python" } else { "python3" },
-            "--version",
-        ),
-    ] {
-        tools.push(tool(name, arg, &mut problems));
-    }
-    let (nvidia_gpus, nvidia_driver_cuda) = nvidia(&mut problems);
-
     let hip_path = std::env::var_os("HIP_PATH").map(PathBuf::from);
     // The Windows installs are read wherever %ProgramFiles% is set (so a copied Program
     // Files tree can be examined from Linux too).
@@ -180,7 +180,26 @@ pub fn collect() -> Facts {
         .map(|r| hip::inspect(r, windows_layout))
         .collect();
 
-    let (amd_gpus, amd_gpus_from) = amd_gpus(&hip_installs, &mut problems);
+    let (msvc, tools_found, nvidia, cuda, amd) = std::thread::scope(|scope| {
+        let msvc = scope.spawn(msvc);
+        let tools = scope.spawn(|| said(tools));
+        let nvidia = scope.spawn(|| said(nvidia));
+        let cuda = scope.spawn(|| said(cuda_toolkit));
+        let amd = scope.spawn(|| said(|problems| amd_gpus(&hip_installs, problems)));
+        (
+            joined(msvc),
+            joined(tools),
+            joined(nvidia),
+            joined(cuda),
+            joined(amd),
+        )
+    });
+    let mut problems = Vec::new();
+    let mut tools = vec![msvc];
+    tools.extend(kept(tools_found, &mut problems));
+    let (nvidia_gpus, nvidia_driver_cuda) = kept(nvidia, &mut problems);
+    let cuda_toolkit = kept(cuda, &mut problems);
+    let (amd_gpus, amd_gpus_from) = kept(amd, &mut problems);
     Facts {
         os: std::env::consts::OS.to_string(),
         driver_hip_runtime: windows_layout
@@ -191,7 +210,7 @@ pub fn collect() -> Facts {
         long_paths_said: ct2v_support::longpaths::describe(),
         arch: std::env::consts::ARCH.to_string(),
         tools,
-        cuda_toolkit: cuda_toolkit(),
+        cuda_toolkit,
         nvidia_gpus,
         nvidia_driver_cuda,
         amd_gpus,
@@ -203,13 +222,36 @@ pub fn collect() -> Facts {
     }
 }
 
-/// The GPUs `nvidia-smi` lists and the newest CUDA its driver supports; when its query does
-/// not answer, the table is not asked for.
+/// `gather`'s answer and the problems it said.
+fn said<T>(gather: impl FnOnce(&mut Vec<String>) -> T) -> (T, Vec<String>) {
+    let mut problems = Vec::new();
+    let value = gather(&mut problems);
+    (value, problems)
+}
+
+/// The answer of [`said`], its problems added to `problems`.
+fn kept<T>((value, said): (T, Vec<String>), problems: &mut Vec<String>) -> T {
+    problems.extend(said);
+    value
+}
+
+/// A scoped thread's answer (its panic, if it panicked, is this thread's).
+fn joined<T>(handle: std::thread::ScopedJoinHandle<'_, T>) -> T {
+    handle
+        .join()
+        .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+}
+
+/// The GPUs `nvidia-smi` lists and the newest CUDA its driver supports (its query and its
+/// table, asked at once); when the query does not answer, the table is not read.
 fn nvidia(problems: &mut Vec<String>) -> (Vec<NvidiaGpu>, Option<String>) {
     let Some(smi) = host::which("nvidia-smi") else {
         return (Vec::new(), None);
     };
-    let query = probe_bounded(&smi, parse::NVIDIA_SMI_QUERY, Limits::gpu_tool());
+    let asked = [(&smi, parse::NVIDIA_SMI_QUERY.to_vec()), (&smi, Vec::new())];
+    let [query, table]: [Probed; 2] = probe_each(&asked, Limits::probe())
+        .try_into()
+        .expect("two asked, two answers");
     let skipped = "the NVIDIA GPUs and the CUDA version their driver supports were not read";
     let Some(text) = answer(&query, skipped, problems) else {
         return (Vec::new(), None);
@@ -227,13 +269,12 @@ fn nvidia(problems: &mut Vec<String>) -> (Vec<NvidiaGpu>, Option<String>) {
             seen.join("; ")
         )
     };
-    let table = probe_bounded(&smi, [] as [&str; 0], Limits::gpu_tool());
     let cuda = answer(&table, &skipped, problems).and_then(|t| parse::nvidia_smi_cuda_version(&t));
     (gpus, cuda)
 }
 
-fn cuda_toolkit() -> Option<CudaToolkit> {
-    let found = crate::sdk::cuda_toolkit().ok()?;
+fn cuda_toolkit(problems: &mut Vec<String>) -> Option<CudaToolkit> {
+    let found = crate::sdk::cuda_toolkit_said(problems).ok()?;
     Some(CudaToolkit {
         root: found.root,
         version: found.version,
@@ -244,56 +285,76 @@ fn cuda_toolkit() -> Option<CudaToolkit> {
 /// `rocminfo`, else `hipinfo` (on PATH, else in each install's `bin`), else the names
 /// Windows gives the display adapters.
 fn amd_gpus(installs: &[HipInstall], problems: &mut Vec<String>) -> (Vec<AmdGpu>, Option<String>) {
-    let ask = |program: &std::path::Path, args: &[&str], problems: &mut Vec<String>| {
-        let probed = probe_bounded(program, args, Limits::gpu_tool());
-        answer(&probed, "the GPUs it would list were not read", problems)
-    };
-    if let Some(text) = host::which("rocminfo").and_then(|p| ask(&p, &[], problems)) {
-        let gpus = parse::rocminfo(&text);
-        if !gpus.is_empty() {
-            return (gpus, Some("rocminfo".to_string()));
-        }
-    }
+    let mut sources: Vec<AmdSource> = host::which("rocminfo")
+        .map(|program| AmdSource {
+            program,
+            args: Vec::new(),
+            parse: parse::rocminfo,
+            from: "rocminfo".to_string(),
+        })
+        .into_iter()
+        .collect();
     let hipinfos = host::which("hipinfo").into_iter().chain(
         installs
             .iter()
             .map(|i| i.root.join("bin").join("hipinfo.exe"))
             .filter(|p| p.is_file()),
     );
-    for hipinfo in hipinfos {
-        if let Some(text) = ask(&hipinfo, &[], problems) {
-            let gpus = parse::hipinfo(&text);
-            if !gpus.is_empty() {
-                return (gpus, Some(format!("hipinfo ({})", hipinfo.display())));
-            }
-        }
-    }
+    sources.extend(hipinfos.map(|program| AmdSource {
+        from: format!("hipinfo ({})", program.display()),
+        program,
+        args: Vec::new(),
+        parse: parse::hipinfo,
+    }));
     if cfg!(windows) {
-        let names = ask(
-            std::path::Path::new("powershell"),
-            &[
+        sources.push(AmdSource {
+            program: PathBuf::from("powershell"),
+            args: vec![
                 "-NoProfile",
                 "-Command",
                 "(Get-CimInstance Win32_VideoController).Name",
             ],
-            problems,
-        )
-        .unwrap_or_default();
-        let gpus: Vec<AmdGpu> = names
-            .lines()
-            .filter_map(|name| {
-                let gfx = parse::gfx_from_marketing_name(name)?;
-                Some(AmdGpu {
-                    name: name.trim().to_string(),
-                    gfx: gfx.to_string(),
-                    // A name says nothing of the features the runtime would report.
-                    arch: gfx.to_string(),
-                })
-            })
-            .collect();
+            parse: adapter_gpus,
+            from: "the display adapter's name".to_string(),
+        });
+    }
+    let asked: Vec<(&Path, Vec<&str>)> = sources
+        .iter()
+        .map(|s| (s.program.as_path(), s.args.clone()))
+        .collect();
+    let answers = probe_each(&asked, Limits::probe());
+    // The first source that lists a GPU; the problems of those after it are not said (they
+    // would not have been asked one after another).
+    for (source, probed) in sources.iter().zip(&answers) {
+        let text = answer(probed, "the GPUs it would list were not read", problems);
+        let gpus = text.map(|t| (source.parse)(&t)).unwrap_or_default();
         if !gpus.is_empty() {
-            return (gpus, Some("the display adapter's name".to_string()));
+            return (gpus, Some(source.from.clone()));
         }
     }
     (Vec::new(), None)
+}
+
+/// A program that lists AMD GPUs, how its output is read, and how the report names it.
+struct AmdSource {
+    program: PathBuf,
+    args: Vec<&'static str>,
+    parse: fn(&str) -> Vec<AmdGpu>,
+    from: String,
+}
+
+/// The Radeon cards among the display adapters' names, one a line.
+fn adapter_gpus(names: &str) -> Vec<AmdGpu> {
+    names
+        .lines()
+        .filter_map(|name| {
+            let gfx = parse::gfx_from_marketing_name(name)?;
+            Some(AmdGpu {
+                name: name.trim().to_string(),
+                gfx: gfx.to_string(),
+                // A name says nothing of the features the runtime would report.
+                arch: gfx.to_string(),
+            })
+        })
+        .collect()
 }

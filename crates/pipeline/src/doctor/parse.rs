@@ -27,7 +27,13 @@ pub fn nvidia_smi_csv(text: &str) -> Vec<NvidiaGpu> {
             let [name, cc, driver, memory] = fields.as_slice() else {
                 return None;
             };
-            let looks_like_cc = cc.split('.').all(|p| p.parse::<u32>().is_ok());
+            // `8.6`: ASCII digits only (a sign, other scripts' digits or a long run are not
+            // what nvidia-smi prints).
+            let looks_like_cc = cc.split_once('.').is_some_and(|(major, minor)| {
+                [major, minor]
+                    .iter()
+                    .all(|p| (1..=3).contains(&p.len()) && p.bytes().all(|b| b.is_ascii_digit()))
+            });
             (!name.is_empty() && looks_like_cc).then(|| NvidiaGpu {
                 name: name.to_string(),
                 compute_capability: cc.to_string(),
@@ -74,7 +80,7 @@ pub fn rocminfo(text: &str) -> Vec<AmdGpu> {
         if field("Device Type:").as_deref() != Some("GPU") {
             continue;
         }
-        let Some(gfx) = field("Name:").filter(|n| n.starts_with("gfx")) else {
+        let Some(gfx) = field("Name:").filter(|n| is_target(&isa(n))) else {
             continue;
         };
         gpus.push(AmdGpu {
@@ -98,6 +104,10 @@ pub fn hipinfo(text: &str) -> Vec<AmdGpu> {
             name = Some(rest.trim().to_string());
         } else if let Some(rest) = line.strip_prefix("gcnArchName:") {
             let gfx = isa(rest.trim());
+            if !is_target(&gfx) {
+                name = None;
+                continue;
+            }
             gpus.push(AmdGpu {
                 name: name.take().unwrap_or_else(|| gfx.clone()),
                 gfx,
@@ -106,6 +116,17 @@ pub fn hipinfo(text: &str) -> Vec<AmdGpu> {
         }
     }
     gpus
+}
+
+/// `gfx` and 2 to 5 ASCII digits or lower-case hex letters (`gfx90a`, `gfx1032`): a target as
+/// the runtime names one, not other scripts' digits nor a long run.
+fn is_target(isa: &str) -> bool {
+    isa.strip_prefix("gfx").is_some_and(|rest| {
+        (2..=5).contains(&rest.len())
+            && rest
+                .bytes()
+                .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+    })
 }
 
 /// `gfx1010:xnack-` → `gfx1010`.
@@ -157,6 +178,54 @@ mod tests {
             }]
         );
         assert!(nvidia_smi_csv("No devices were found\n").is_empty());
+    }
+
+    /// A number or target of other scripts' digits, of thousands of digits or with a sign is
+    /// not one a tool prints: that line or agent is left out and the others kept.
+    #[test]
+    fn odd_numbers_and_targets_leave_out_their_gpu_and_keep_the_others() {
+        let good = "NVIDIA GeForce RTX 3060, 8.6, 560.94, 12288 MiB\n";
+        for odd in [
+            "NVIDIA A, \u{668}.\u{666}, 560.94, 1 MiB".to_string(),
+            "NVIDIA B, \u{ff18}.\u{ff16}, 560.94, 1 MiB".to_string(),
+            format!("NVIDIA C, {}.6, 560.94, 1 MiB", "8".repeat(5000)),
+            "NVIDIA D, +8.+6, 560.94, 1 MiB".to_string(),
+            "NVIDIA E, 8., 560.94, 1 MiB".to_string(),
+        ] {
+            let gpus = nvidia_smi_csv(&format!("{odd}\n{good}"));
+            let names: Vec<&str> = gpus.iter().map(|g| g.name.as_str()).collect();
+            assert_eq!(names, ["NVIDIA GeForce RTX 3060"], "{}", &odd[..20]);
+        }
+        let agent = |name: &str| {
+            format!(
+                "*******\nAgent 2\n*******\n  Name:                    {name}\n  Marketing Name:          Odd\n  Device Type:             GPU\n"
+            )
+        };
+        let real = agent("gfx1032");
+        for odd in [
+            "gfx\u{ff11}\u{ff10}\u{ff13}\u{ff10}".to_string(),
+            "gfx\u{661}\u{660}\u{663}\u{660}".to_string(),
+            format!("gfx{}", "1".repeat(5000)),
+            "gfx1030\u{202e}".to_string(),
+            "gfx".to_string(),
+        ] {
+            let gpus = rocminfo(&format!("{}{real}", agent(&odd)));
+            assert_eq!(gpus.len(), 1, "{gpus:?}");
+            assert_eq!(gpus[0].gfx, "gfx1032");
+            let hip = format!(
+                "device# 0\nName: Odd\ngcnArchName: {odd}:xnack-\ndevice# 1\nName: RX 6600\ngcnArchName: gfx1032\n"
+            );
+            let gpus = hipinfo(&hip);
+            assert_eq!(gpus.len(), 1, "{gpus:?}");
+            assert_eq!(
+                (gpus[0].name.as_str(), gpus[0].gfx.as_str()),
+                ("RX 6600", "gfx1032")
+            );
+        }
+        assert_eq!(
+            gfx_from_marketing_name("AMD Radeon RX \u{ff16}\u{ff16}\u{ff10}\u{ff10}"),
+            None
+        );
     }
 
     #[test]

@@ -36,12 +36,41 @@ pub(crate) fn problems(
         problems.extend(pins);
         return problems;
     }
-    if compiles {
-        say(check_compiler(plan));
-    }
-    if let Some(step) = plan.step(|a| matches!(a, Action::Venv { .. } | Action::Verify)) {
-        say(check_python(plan, step, "the build (its venv steps)"));
-    }
+    // The Python is asked beside the MSVC and SDK checks (each may wait for a probe's whole
+    // timeout); what each finds is said in this order all the same.
+    std::thread::scope(|scope| {
+        let python = scope.spawn(|| {
+            plan.step(|a| matches!(a, Action::Venv { .. } | Action::Verify))
+                .map(|step| check_python(plan, step, "the build (its venv steps)"))
+        });
+        let toolchain = toolchain_problems(plan, sdk_dir, prebuilt_native);
+        if compiles {
+            say(check_compiler(plan));
+        }
+        if let Some(checked) = python
+            .join()
+            .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+        {
+            say(checked);
+        }
+        toolchain.into_iter().for_each(|e| say(Err(e)));
+    });
+    problems.extend(pins);
+    problems
+}
+
+/// What the MSVC and SDK checks find missing.
+fn toolchain_problems(
+    plan: &Plan,
+    sdk_dir: Option<std::path::PathBuf>,
+    prebuilt_native: bool,
+) -> Vec<anyhow::Error> {
+    let mut problems = Vec::new();
+    let mut say = |r: anyhow::Result<()>| {
+        if let Err(e) = r {
+            problems.push(e);
+        }
+    };
     let mut banner = None;
     if plan.msvc.is_some() && Platform::host() == Some(plan.platform) {
         match crate::sdk::msvc::find() {
@@ -77,7 +106,6 @@ pub(crate) fn problems(
             Err(e) => say(Err(e)),
         }
     }
-    problems.extend(pins);
     problems
 }
 

@@ -35,7 +35,8 @@ pub(crate) fn check_python(plan: &Plan, step: &Step, needs: &str) -> Result<()> 
     let said = match process::capture(&launcher.program, version) {
         Ok(o) if o.success => return Ok(()),
         Ok(o) => said_by_launcher(&o.stderr),
-        Err(_) => String::new(),
+        Err(e) if e.not_found() => String::new(),
+        Err(e) => format!(" {e}."),
     };
     bail!(
         "`{}` (Python {}) cannot be started; {needs} needs it.{said} Install it \

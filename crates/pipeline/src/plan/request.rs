@@ -49,14 +49,19 @@ impl PlanRequest {
             &[self.variant.as_str()],
             self.ctranslate2.as_deref(),
         )?;
+        // Both asked at once: each may take a probe's whole timeout.
+        let (host_glibc, host_python) = std::thread::scope(|scope| {
+            let python = scope.spawn(|| self.python.is_none().then(host::python_version).flatten());
+            let glibc = host::glibc_version();
+            let python = python
+                .join()
+                .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+            (glibc, python)
+        });
         let choices = Choices {
             platform: self.platform,
-            host_glibc: host::glibc_version(),
-            host_python: if self.python.is_none() {
-                host::python_version()
-            } else {
-                None
-            },
+            host_glibc,
+            host_python,
             python: self.python.clone(),
             cuda_arch: self.cuda_arch.clone(),
             gpu_targets: self.gpu_targets.clone(),

@@ -16,6 +16,7 @@ use anyhow::{Result, bail};
 use crate::variant::{Sdk, SdkKind};
 use ct2v_support::host;
 use ct2v_support::platform::Platform;
+use ct2v_support::process::{Limits, Probed, probe_bounded, probe_each};
 
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Found {
@@ -37,7 +38,9 @@ pub fn find(
     match (sdk.kind, given) {
         (SdkKind::Cuda, Some(root)) => Ok(Found {
             root: root.to_path_buf(),
-            version: nvcc_version(&root.join("bin").join(host::exe("nvcc"))).unwrap_or_default(),
+            version: nvcc_version(&root.join("bin").join(host::exe("nvcc")))
+                .0
+                .unwrap_or_default(),
             how: "--sdk-dir".into(),
         }),
         (SdkKind::Cuda, None) => find_cuda(sdk),
@@ -123,6 +126,12 @@ fn find_cuda(sdk: &Sdk) -> Result<Found> {
 /// the folder above `nvcc` on PATH, the first with a working `bin/nvcc`. The error lists
 /// where it looked.
 pub(crate) fn cuda_toolkit() -> Result<Found, String> {
+    cuda_toolkit_said(&mut Vec::new())
+}
+
+/// [`cuda_toolkit`], with each `nvcc` that hung, printed too much or left a process behind
+/// said in `problems`.
+pub(crate) fn cuda_toolkit_said(problems: &mut Vec<String>) -> Result<Found, String> {
     let mut looked = Vec::new();
     let mut candidates: Vec<(PathBuf, String)> = Vec::new();
     for var in ["CUDA_PATH", "CUDA_HOME"] {
@@ -139,11 +148,23 @@ pub(crate) fn cuda_toolkit() -> Result<Found, String> {
         }
         None => looked.push("PATH (no nvcc)".to_string()),
     }
-    for (root, how) in candidates {
-        let nvcc = root.join("bin").join(host::exe("nvcc"));
-        match nvcc_version(&nvcc) {
+    // Each candidate's nvcc asked at once (each may hang for the whole timeout); the first
+    // that answers wins, and the problems of those after it are not said.
+    let asked: Vec<(PathBuf, Vec<&str>)> = candidates
+        .iter()
+        .map(|(root, _)| (root.join("bin").join(host::exe("nvcc")), vec!["--version"]))
+        .collect();
+    let answers = probe_each(&asked, Limits::probe());
+    for ((root, how), probed) in candidates.into_iter().zip(&answers) {
+        let (version, problem) = nvcc_said(probed);
+        problems.extend(problem.clone());
+        match version {
             Some(version) => return Ok(Found { root, version, how }),
-            None => looked.push(format!("{how} = {} (no working bin/nvcc)", root.display())),
+            None => looked.push(format!(
+                "{how} = {} ({})",
+                root.display(),
+                problem.as_deref().unwrap_or("no working bin/nvcc")
+            )),
         }
     }
     Err(looked.join(", "))
@@ -164,10 +185,16 @@ fn check_version(sdk: &Sdk, found: Found) -> Result<Found> {
     }
 }
 
-/// `release 13.0, V13.0.88` in `nvcc --version` → "13.0".
-fn nvcc_version(nvcc: &Path) -> Option<String> {
-    let output = ct2v_support::process::capture(nvcc, ["--version"]).ok()?;
-    parse_nvcc_version(&output.stdout)
+/// `release 13.0, V13.0.88` in `nvcc --version` → "13.0", and what went wrong asking it (it
+/// hung, printed too much or left a process behind), if anything.
+fn nvcc_version(nvcc: &Path) -> (Option<String>, Option<String>) {
+    nvcc_said(&probe_bounded(nvcc, ["--version"], Limits::probe()))
+}
+
+/// [`nvcc_version`] of an `nvcc --version` already asked.
+fn nvcc_said(probed: &Probed) -> (Option<String>, Option<String>) {
+    let version = probed.stdout().and_then(parse_nvcc_version);
+    (version, probed.problem())
 }
 
 pub(crate) fn parse_nvcc_version(text: &str) -> Option<String> {

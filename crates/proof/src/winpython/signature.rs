@@ -4,8 +4,8 @@
 //! its catalog (python.cat) as the Python Software Foundation; the VC++ runtime DLLs it ships
 //! are Microsoft's. A file without a valid signature stops the check, named.
 
+use std::ffi::OsStr;
 use std::path::Path;
-use std::process::Command;
 
 use anyhow::Result;
 
@@ -43,21 +43,21 @@ pub(crate) fn verify_all(
     }
     let mut signed = Vec::new();
     for (name, path) in files.iter().filter(|(n, _)| is_signed_kind(n)) {
-        let output = Command::new("osslsigncode")
-            .args(["verify", "-ignore-crl", "-CAfile"])
-            .arg(roots)
-            .arg("-TSA-CAfile")
-            .arg(roots)
-            .arg("-in")
-            .arg(path)
-            .output()?;
-        let text = format!(
-            "{}{}",
-            String::from_utf8_lossy(&output.stdout),
-            String::from_utf8_lossy(&output.stderr)
-        );
+        let args: [&OsStr; 8] = [
+            "verify".as_ref(),
+            "-ignore-crl".as_ref(),
+            "-CAfile".as_ref(),
+            roots.as_os_str(),
+            "-TSA-CAfile".as_ref(),
+            roots.as_os_str(),
+            "-in".as_ref(),
+            path.as_os_str(),
+        ];
+        let output: ct2v_support::process::Captured =
+            ct2v_support::process::capture("osslsigncode", args)?;
+        let text = format!("{}{}", output.stdout, output.stderr);
         let signer = first_signer(&text);
-        if !output.status.success() || !text.contains("Succeeded") {
+        if !output.success || !text.contains("Succeeded") {
             let why = if text.contains("MISMATCH") {
                 "its contents do not match the digest it was signed with (changed after signing)"
                     .to_string()
