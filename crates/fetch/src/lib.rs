@@ -15,4 +15,5 @@ pub mod payload;
 pub mod pep503;
 pub mod unpack;
 pub mod wheel_name;
+pub mod wheel_record;
 pub mod wheelhouse;

@@ -1,6 +1,11 @@
 //! Whether a downloaded file is the kind of file it claims to be, before `pin` records it: a
-//! server that answers 200 with an HTML page, or a connection that ends early, must not get
-//! its bytes pinned as the input.
+//! server that answers 200 with an HTML page, a connection that ends early, or an archive
+//! that is damaged inside (an entry failing its CRC, a deflate stream that is garbage, a
+//! wheel whose RECORD lies) or expands past the unpacker's limit must not get its bytes
+//! pinned as the input. Archives are read to the end of every entry, streamed, within the
+//! unpacker's limits.
+
+mod zip_check;
 
 use std::fs::File;
 use std::io::{self, BufReader, Read};
@@ -16,7 +21,8 @@ use object::pe::{
 use object::read::ReadCache;
 use object::read::pe::{ImageNtHeaders, PeFile};
 
-use super::unpack::{ANY_TOP_FOLDER, ArchiveFormat, Limits};
+use super::unpack::{ANY_TOP_FOLDER, ArchiveFormat, Limits, UnpackError};
+use ct2v_support::diagnostic::escaped;
 
 /// How many of the first bytes a refusal shows: of a page, enough to read; of a binary file,
 /// its magic number.
@@ -31,13 +37,17 @@ pub enum Kind {
     /// A Windows program (the SDK installer).
     Exe,
     Archive(ArchiveFormat),
+    /// A wheel (`.whl`): a zip whose files its RECORD lists with their hashes.
+    Wheel,
     /// Anything else: only refused when it is a page.
     Other,
 }
 
 impl Kind {
     pub fn from_name(file_name: &str) -> Kind {
-        if let Some(format) = ArchiveFormat::from_name(file_name) {
+        if file_name.to_ascii_lowercase().ends_with(".whl") {
+            Kind::Wheel
+        } else if let Some(format) = ArchiveFormat::from_name(file_name) {
             Kind::Archive(format)
         } else if file_name.to_ascii_lowercase().ends_with(".exe") {
             Kind::Exe
@@ -46,10 +56,18 @@ impl Kind {
         }
     }
 
+    /// What a damaged one is called: `zip archive`.
+    fn noun(self) -> &'static str {
+        let described = self.describe();
+        let described = described.strip_prefix("a ").unwrap_or(described);
+        described.split(" (").next().unwrap_or(described)
+    }
+
     fn describe(self) -> &'static str {
         match self {
             Kind::Exe => "a Windows program (.exe)",
-            Kind::Archive(ArchiveFormat::Zip) => "a zip archive (.zip, .whl)",
+            Kind::Archive(ArchiveFormat::Zip) => "a zip archive (.zip)",
+            Kind::Wheel => "a wheel (.whl)",
             Kind::Archive(ArchiveFormat::TarGz) => "a gzip-compressed tar (.tar.gz, .tgz, .crate)",
             Kind::Archive(ArchiveFormat::SevenZ) => "a 7z archive",
             Kind::Other => "a file",
@@ -68,6 +86,31 @@ pub struct Claim<'a> {
 
 /// One archive entry: its name and whether it is a folder.
 type Entry = (String, bool);
+
+/// Why an archive is refused.
+#[derive(Debug)]
+enum Refused {
+    /// It does not read as its kind: truncated, or another file (another download may help).
+    Unreadable(String),
+    /// It reads, but `entry` (empty: the archive as a whole) is damaged: the same bytes come
+    /// again, so only another file helps.
+    Damaged { entry: String, why: String },
+    /// It expands past `limit`, the unpacker's cap for an archive of its size.
+    Bomb { entry: String, limit: u64 },
+}
+
+/// A download refused for what it holds (damaged inside, or an archive bomb): bad input,
+/// where [`check`]'s other errors are a download to try again.
+#[derive(Debug)]
+pub struct BadArchive(String);
+
+impl std::fmt::Display for BadArchive {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for BadArchive {}
 
 /// Checks the file at `path`, downloaded from `url`, against `claim`; the error names the URL
 /// and what is wrong.
@@ -89,21 +132,45 @@ pub fn check(path: &Path, url: &str, claim: &Claim) -> Result<()> {
     }
     let entries = match claim.kind {
         Kind::Other => return Ok(()),
-        Kind::Exe => check_exe(open()?, len).map(|()| Vec::new()),
-        Kind::Archive(ArchiveFormat::Zip) => zip_entries(open()?, len),
+        Kind::Exe => check_exe(open()?, len)
+            .map(|()| Vec::new())
+            .map_err(Refused::Unreadable),
+        Kind::Archive(ArchiveFormat::Zip) => zip_check::entries(open()?, len, false),
+        Kind::Wheel => zip_check::entries(open()?, len, true),
         Kind::Archive(ArchiveFormat::TarGz) => tar_gz_entries(open()?, len),
-        Kind::Archive(ArchiveFormat::SevenZ) => seven_z_entries(open()?),
+        Kind::Archive(ArchiveFormat::SevenZ) => seven_z_entries(open()?, len),
     };
-    let refused = |why: String| {
-        anyhow!(
+    let entries = entries.map_err(|refused| match refused {
+        Refused::Unreadable(why) => anyhow!(
             "{url} is not {}: {why} ({len} bytes, starting `{}`). A truncated or damaged \
              download, or another file; download it again, and check the URL if it repeats. \
              Not pinned",
             claim.kind.describe(),
             first_bytes(&head, SHOWN_MAGIC)
-        )
-    };
-    let entries = entries.map_err(refused)?;
+        ),
+        Refused::Damaged { entry, why } => {
+            let at = match entry.as_str() {
+                "" => String::new(),
+                entry => format!("entry `{}`: ", escaped(entry)),
+            };
+            BadArchive(format!(
+                "{url} is a damaged {}: {at}{why} ({len} bytes). The server serves it so: \
+                 downloading again gives the same bytes; pin a URL that serves a whole one, \
+                 and tell its publisher. Not pinned",
+                claim.kind.noun()
+            ))
+            .into()
+        }
+        Refused::Bomb { entry, limit } => {
+            let archive = std::path::PathBuf::from(url);
+            let too_large = UnpackError::TooLarge {
+                archive: archive.clone(),
+                entry,
+                limit,
+            };
+            BadArchive(format!("{}. Not pinned", too_large.message(&url))).into()
+        }
+    })?;
     missing_expected(&entries, claim).map_err(|why| anyhow!("{url}: {why}. Not pinned"))
 }
 
@@ -181,70 +248,86 @@ fn pe_fits<Pe: ImageNtHeaders>(data: &ReadCache<File>, len: u64) -> Result<(), S
     Ok(())
 }
 
-/// The zip's entries, once its central directory reads and every entry's data lies inside
-/// the file.
-fn zip_entries(file: File, len: u64) -> Result<Vec<Entry>, String> {
-    let mut zip = zip::ZipArchive::new(BufReader::new(file))
-        .map_err(|e| format!("its zip directory does not read: {e}"))?;
-    let mut entries = Vec::with_capacity(zip.len());
-    for i in 0..zip.len() {
-        let entry = zip
-            .by_index_raw(i)
-            .map_err(|e| format!("zip entry {i} does not read: {e}"))?;
-        let name = String::from_utf8_lossy(entry.name_raw()).into_owned();
-        let start = entry.data_start().unwrap_or(entry.header_start());
-        let end = start.saturating_add(entry.compressed_size());
-        if end > len {
-            return Err(format!(
-                "entry `{}` ends at byte {end}, past the end of the file (truncated)",
-                name.escape_debug()
-            ));
-        }
-        entries.push((name, entry.is_dir()));
-    }
-    Ok(entries)
-}
-
 /// The tar's entries, once the gzip stream decodes to its end (its CRC and length checked)
-/// and the tar lists to its end; no more is decoded than the unpacker would accept.
-fn tar_gz_entries(file: File, len: u64) -> Result<Vec<Entry>, String> {
-    let cap = Limits::default().for_archive(len).max_bytes;
-    let stream = GzDecoder::new(BufReader::new(file)).take(cap.saturating_add(1));
+/// and the tar lists to its end (every entry's data read through); no more is decoded than
+/// the unpacker would accept. A stream that ends early is truncated; one that fails after
+/// its first entry is damaged at the entry being read.
+fn tar_gz_entries(file: File, len: u64) -> Result<Vec<Entry>, Refused> {
+    let limit = Limits::default().for_archive(len).max_bytes;
+    let stream = GzDecoder::new(BufReader::new(file)).take(limit.saturating_add(1));
     let mut tar = tar::Archive::new(stream);
-    let mut entries = Vec::new();
-    let read_error = |e: io::Error| format!("it does not read to its end as gzip and tar: {e}");
-    for entry in tar.entries().map_err(read_error)? {
-        let entry = entry.map_err(read_error)?;
-        let name = String::from_utf8_lossy(&entry.path_bytes()).into_owned();
-        entries.push((name, entry.header().entry_type().is_dir()));
-    }
+    let mut entries: Vec<Entry> = Vec::new();
+    let listed = (|| {
+        for entry in tar.entries()? {
+            let entry = entry?;
+            let name = String::from_utf8_lossy(&entry.path_bytes()).into_owned();
+            entries.push((name, entry.header().entry_type().is_dir()));
+        }
+        Ok(())
+    })();
     // The tar ends at its end marker; the gzip trailer after it is checked by reading on.
     let mut rest = tar.into_inner();
-    io::copy(&mut rest, &mut io::sink()).map_err(read_error)?;
+    let result = listed.and_then(|()| io::copy(&mut rest, &mut io::sink()).map(|_| ()));
+    let at = entries.last().map(|(n, _)| n.clone()).unwrap_or_default();
     if rest.limit() == 0 {
-        return Err(format!(
-            "it unpacks to more than {}, past what the unpacker accepts from it",
-            ct2v_support::units::human_size(cap)
-        ));
+        return Err(Refused::Bomb { entry: at, limit });
     }
-    Ok(entries)
+    match result {
+        Ok(()) => Ok(entries),
+        Err(e) if e.kind() == io::ErrorKind::UnexpectedEof || entries.is_empty() => Err(
+            Refused::Unreadable(format!("it does not read to its end as gzip and tar: {e}")),
+        ),
+        Err(e) => Err(Refused::Damaged {
+            entry: at,
+            why: format!("the gzip and tar stream breaks there: {e}"),
+        }),
+    }
 }
 
 /// The 7z's entries, once its header (at the end of the file, so the first thing a cut
-/// loses) reads.
-fn seven_z_entries(file: File) -> Result<Vec<Entry>, String> {
-    use sevenz_rust2::{Archive, Password};
-    let archive = Archive::read_with_memory_limit(
-        &mut BufReader::new(file),
-        &Password::empty(),
+/// loses) reads, the sizes it declares stay within the unpacker's limit, and every entry
+/// decodes to its end (its CRC checked there, sevenz-rust2 0.25 `src/reader.rs`).
+fn seven_z_entries(file: File, len: u64) -> Result<Vec<Entry>, Refused> {
+    use sevenz_rust2::{ArchiveReader, Error, Password};
+    let limit = Limits::default().for_archive(len).max_bytes;
+    let mut reader = ArchiveReader::new_with_memory_limit(
+        BufReader::new(file),
+        Password::empty(),
         SEVEN_Z_MEMORY_LIMIT_KB,
     )
-    .map_err(|e| format!("its 7z header does not read: {e}"))?;
-    Ok(archive
-        .files
-        .iter()
-        .map(|e| (e.name().to_string(), e.is_directory()))
-        .collect())
+    .map_err(|e| Refused::Unreadable(format!("its 7z header does not read: {e}")))?;
+    let mut declared = 0u64;
+    let mut entries = Vec::new();
+    for entry in &reader.archive().files {
+        declared = declared.saturating_add(entry.size());
+        if declared > limit {
+            let entry = entry.name().to_string();
+            return Err(Refused::Bomb { entry, limit });
+        }
+        entries.push((entry.name().to_string(), entry.is_directory()));
+    }
+    let mut failed: Option<Refused> = None;
+    let result = reader.for_each_entries(|entry, data| {
+        let mut sink = io::sink();
+        match io::copy(data, &mut sink) {
+            Ok(_) => Ok(true),
+            Err(e) => {
+                failed = Some(Refused::Damaged {
+                    entry: entry.name().to_string(),
+                    why: format!("its data does not decode to its end: {e}"),
+                });
+                Err(Error::Other("damaged".into()))
+            }
+        }
+    });
+    match (failed, result) {
+        (Some(refused), _) => Err(refused),
+        (None, Err(e)) => Err(Refused::Damaged {
+            entry: String::new(),
+            why: format!("it does not decode to its end: {e}"),
+        }),
+        (None, Ok(())) => Ok(entries),
+    }
 }
 
 /// Whether the listing holds every `expect` path below `subdir`, as the unpacked folder must
@@ -326,6 +409,61 @@ mod tests {
             writer.write_all(data).unwrap();
         }
         writer.finish().unwrap().into_inner()
+    }
+
+    const RECORD: &str = "w-1.0.dist-info/RECORD";
+
+    /// A wheel of `files` and the RECORD that lists them, its lines edited by `edit` first.
+    fn wheel_bytes(files: &[(&str, &[u8])], edit: impl FnOnce(&mut Vec<String>)) -> Vec<u8> {
+        use base64::Engine;
+        use sha2::{Digest, Sha256};
+        let mut lines: Vec<String> = files
+            .iter()
+            .map(|(name, data)| {
+                let digest = base64::engine::general_purpose::URL_SAFE_NO_PAD
+                    .encode(Sha256::digest(data));
+                format!("{name},sha256={digest},{}", data.len())
+            })
+            .collect();
+        lines.push(format!("{RECORD},,"));
+        edit(&mut lines);
+        let text = lines.join("\r\n") + "\r\n";
+        let mut all = files.to_vec();
+        all.push((RECORD, text.as_bytes()));
+        zip_bytes(&all)
+    }
+
+    /// A zip of one entry stored as is (no compression), and where its data starts.
+    fn stored_zip(name: &str, data: &[u8]) -> (Vec<u8>, usize) {
+        let mut writer = zip::ZipWriter::new(io::Cursor::new(Vec::new()));
+        let options = zip::write::SimpleFileOptions::default()
+            .compression_method(zip::CompressionMethod::Stored);
+        writer.start_file(name, options).unwrap();
+        writer.write_all(data).unwrap();
+        let bytes = writer.finish().unwrap().into_inner();
+        (bytes.clone(), data_start(&bytes))
+    }
+
+    /// Where the first local entry's data starts.
+    fn data_start(zip: &[u8]) -> usize {
+        let u16_at = |at: usize| usize::from(u16::from_le_bytes([zip[at], zip[at + 1]]));
+        30 + u16_at(26) + u16_at(28)
+    }
+
+    /// The offset of the first central directory record.
+    fn central(zip: &[u8]) -> usize {
+        zip.windows(4).position(|w| w == b"PK\x01\x02").unwrap()
+    }
+
+    /// The refusal of `bytes` as `name`: a [`BadArchive`], its message.
+    fn bad_archive(dir: &TempDir, name: &str, bytes: &[u8]) -> String {
+        let e = check_as(dir, name, bytes, None, &[]).expect_err(name);
+        assert!(e.downcast_ref::<BadArchive>().is_some(), "{name}: {e:#}");
+        let text = e.to_string();
+        assert!(text.contains(&format!("{URL}/{name} ")), "{text}");
+        assert!(text.ends_with("Not pinned"), "{text}");
+        assert!(!text.contains("download it again"), "{text}");
+        text
     }
 
     fn tar_gz_bytes(entries: &[(&str, &[u8])]) -> Vec<u8> {
@@ -424,7 +562,7 @@ mod tests {
         vec![
             (
                 "w-1.0-py3-none-win_amd64.whl",
-                zip_bytes(&[("w/__init__.py", b""), ("w/lib.dll", &data)]),
+                wheel_bytes(&[("w/__init__.py", b""), ("w/lib.dll", &data)], |_| {}),
             ),
             (
                 "rocm-python-wheels-Windows.zip",
@@ -579,8 +717,183 @@ mod tests {
     }
 
     #[test]
+    fn a_zip_entry_failing_its_crc_or_its_deflate_stream_is_refused_as_damaged() {
+        let dir = TempDir::new().unwrap();
+        let data = noise(5_000, 3);
+        let damaged = |e: &str| e.contains("is a damaged zip archive: entry `a/one.bin`: ");
+        let (stored, at) = stored_zip("a/one.bin", &data);
+        let mut flipped = stored.clone();
+        flipped[at + 2_000] ^= 0x55;
+        let e = bad_archive(&dir, "flipped.zip", &flipped);
+        assert!(damaged(&e) && e.contains("Invalid checksum"), "{e}");
+        let mut crc = stored.clone();
+        let c = central(&crc);
+        crc[c + 16] ^= 0x01;
+        let e = bad_archive(&dir, "crc.zip", &crc);
+        assert!(damaged(&e) && e.contains("Invalid checksum"), "{e}");
+        let mut longer = stored.clone();
+        longer[c + 24..c + 28].copy_from_slice(&6_000u32.to_le_bytes());
+        let e = bad_archive(&dir, "longer.zip", &longer);
+        assert!(damaged(&e), "{e}");
+        let mut shorter = stored.clone();
+        shorter[c + 24..c + 28].copy_from_slice(&4_000u32.to_le_bytes());
+        let e = bad_archive(&dir, "shorter.zip", &shorter);
+        assert!(damaged(&e), "{e}");
+        let text = b"compressible text, compressible text, compressible text. ".repeat(200);
+        let deflated = zip_bytes(&[("a/one.bin", &text)]);
+        let at = data_start(&deflated);
+        let mut garbage = deflated.clone();
+        garbage[at..at + 24].fill(0xff);
+        let e = bad_archive(&dir, "garbage.zip", &garbage);
+        assert!(damaged(&e) && e.contains("does not read to its end"), "{e}");
+        let mut middle = deflated.clone();
+        let length = central(&middle) - at;
+        middle[at + length / 2] ^= 0x10;
+        let e = bad_archive(&dir, "middle.zip", &middle);
+        assert!(damaged(&e), "{e}");
+        let as_wheel = bad_archive(&dir, "flipped-1.0-py3-none-any.whl", &flipped);
+        assert!(as_wheel.contains("is a damaged wheel: "), "{as_wheel}");
+    }
+
+    #[test]
+    fn a_wheel_whose_record_lies_about_its_files_is_refused_naming_the_file() {
+        let dir = TempDir::new().unwrap();
+        let files: [(&str, &[u8]); 3] = [
+            ("w/__init__.py", b""),
+            ("w/lib.dll", b"MZ library"),
+            ("w-1.0.dist-info/METADATA", b"Name: w\n"),
+        ];
+        let name = "w-1.0-py3-none-any.whl";
+        // RECORD's signatures are not in RECORD; folders are no files.
+        let mut signed = files.to_vec();
+        signed.push(("w-1.0.dist-info/RECORD.jws", b"{}"));
+        signed.push(("w-1.0.dist-info/RECORD.p7s", b"sig"));
+        signed.push(("w/data/", b""));
+        let signed = wheel_bytes(&signed, |lines| {
+            lines.retain(|l| !l.contains("RECORD.") && !l.starts_with("w/data/,"))
+        });
+        check_as(&dir, name, &signed, None, &[]).unwrap();
+        let cases: Vec<(Vec<u8>, &str)> = vec![
+            (
+                wheel_bytes(&files, |lines| lines.retain(|l| !l.starts_with("w/lib.dll,"))),
+                "entry `w/lib.dll`: `w/lib.dll` is in the wheel but not in `w-1.0.dist-info/RECORD`",
+            ),
+            (
+                wheel_bytes(&files, |lines| lines.push("w/gone.py,sha256=AAAA,0".into())),
+                "`w-1.0.dist-info/RECORD` lists `w/gone.py`, which is not in the wheel",
+            ),
+            (
+                wheel_bytes(&files, |lines| {
+                    lines[1] = lines[1].replacen("sha256=", "sha256=AAAA", 1);
+                }),
+                "entry `w/lib.dll`: `w/lib.dll` has sha256=",
+            ),
+            (
+                wheel_bytes(&files, |lines| lines[1] = lines[1].replace(",10", ",11")),
+                "`w/lib.dll` is 10 bytes, where RECORD says 11",
+            ),
+            (
+                wheel_bytes(&files, |lines| lines[1] = "w/lib.dll,md5=AAAA,10".into()),
+                "is hashed with `md5`, where a wheel's RECORD uses sha256 or better",
+            ),
+            (
+                wheel_bytes(&files, |lines| lines[0] = "w/__init__.py,,0".into()),
+                "`w/__init__.py` has no hash",
+            ),
+            (
+                zip_bytes(&files),
+                "it has no `<name>.dist-info/RECORD`, which every wheel holds",
+            ),
+        ];
+        for (bytes, said) in cases {
+            let e = bad_archive(&dir, name, &bytes);
+            assert!(
+                e.contains("is a damaged wheel: ") && e.contains(said),
+                "{said}: {e}"
+            );
+        }
+        // The same bytes named .zip are not held to a wheel's rules.
+        let unlisted = wheel_bytes(&files, |lines| lines.retain(|l| !l.starts_with("w/lib.dll,")));
+        check_as(&dir, "w.zip", &unlisted, None, &[]).unwrap();
+    }
+
+    #[test]
+    fn a_tar_gz_or_7z_damaged_inside_is_refused_naming_the_entry() {
+        let dir = TempDir::new().unwrap();
+        let data = noise(40_000, 5);
+        let good = tar_gz_bytes(&[("src/a.c", &data), ("src/b.h", &data)]);
+        let len = good.len();
+        for (what, at) in [("its CRC", len - 8), ("its length", len - 4), ("a byte inside", len / 2)] {
+            let mut bad = good.clone();
+            bad[at] ^= 0x20;
+            let e = bad_archive(&dir, "v1.tar.gz", &bad);
+            assert!(
+                e.contains("is a damaged gzip-compressed tar: entry `src/"),
+                "{what}: {e}"
+            );
+        }
+        let seven = seven_z_bytes(&dir, &[("top", None), ("top/a.dll", Some(&data))]);
+        let mut bad = seven.clone();
+        // Inside the packed streams, which lie between the signature header and the header.
+        bad[32 + (seven.len() - 32) / 4] ^= 0x20;
+        let e = bad_archive(&dir, "r.7z", &bad);
+        assert!(e.contains("is a damaged 7z archive: "), "{e}");
+    }
+
+    #[test]
+    fn an_archive_bomb_is_named_as_one_in_every_format() {
+        let dir = TempDir::new().unwrap();
+        let zeros = vec![0u8; 70 << 20];
+        let said = |e: &str| {
+            e.contains("expands past the limit of ")
+                && e.contains("an archive bomb or a larger archive than allowed")
+                && !e.contains("damaged")
+        };
+        let zip = zip_bytes(&[("z.bin", &zeros)]);
+        let e = bad_archive(&dir, "bomb.zip", &zip);
+        assert!(said(&e) && e.contains("(stopped at entry `z.bin`)"), "{e}");
+        assert!(e.contains("the limit of 67108864 bytes"), "{e}");
+        let e = bad_archive(&dir, "bomb-1.0-py3-none-any.whl", &zip);
+        assert!(said(&e), "{e}");
+        let tar = tar_gz_bytes(&[("z.bin", &zeros)]);
+        let e = bad_archive(&dir, "bomb.tar.gz", &tar);
+        assert!(said(&e) && e.contains("`z.bin`"), "{e}");
+        let seven = seven_z_bytes(&dir, &[("top", None), ("top/z.bin", Some(&zeros))]);
+        let e = bad_archive(&dir, "bomb.7z", &seven);
+        assert!(said(&e), "{e}");
+        // Entries that share one compressed stream, each declaring what it inflates to.
+        let ten = vec![0u8; 10 << 20];
+        let one = zip_bytes(&[("s0.bin", &ten)]);
+        let e = bad_archive(&dir, "shared.zip", &overlapping(&one, 8));
+        assert!(said(&e) && e.contains("`s6.bin`"), "{e}");
+    }
+
+    /// `zip` (one entry named `s0.bin`) with its central record repeated `copies` times, each
+    /// copy named `s<i>.bin` and pointing at the same data.
+    fn overlapping(zip: &[u8], copies: u8) -> Vec<u8> {
+        let c = central(zip);
+        let end = zip.windows(4).rposition(|w| w == b"PK\x05\x06").unwrap();
+        let record = &zip[c..end];
+        let mut out = zip[..c].to_vec();
+        for i in 0..copies {
+            let mut copy = record.to_vec();
+            let name = copy.windows(6).position(|w| w == b"s0.bin").unwrap();
+            copy[name + 1] = b'0' + i;
+            out.extend_from_slice(&copy);
+        }
+        let size = (record.len() * usize::from(copies)) as u32;
+        let mut eocd = zip[end..].to_vec();
+        eocd[8..10].copy_from_slice(&u16::from(copies).to_le_bytes());
+        eocd[10..12].copy_from_slice(&u16::from(copies).to_le_bytes());
+        eocd[12..16].copy_from_slice(&size.to_le_bytes());
+        out.extend_from_slice(&eocd);
+        out
+    }
+
+    #[test]
     fn the_kind_comes_from_the_file_name() {
-        assert_eq!(Kind::from_name("A.WHL"), Kind::Archive(ArchiveFormat::Zip));
+        assert_eq!(Kind::from_name("A.WHL"), Kind::Wheel);
+        assert_eq!(Kind::from_name("a.ZIP"), Kind::Archive(ArchiveFormat::Zip));
         assert_eq!(
             Kind::from_name("a.crate"),
             Kind::Archive(ArchiveFormat::TarGz)
