@@ -455,7 +455,9 @@ pub(crate) fn check_record_tree(tree: &Path) -> Result<Vec<String>> {
     };
     let mut checked = Checked::new(&record);
     for (name, path) in &files {
-        checked.file(name, |out| Ok(std::io::copy(&mut fs::File::open(path)?, out)?))?;
+        checked.file(name, |out| {
+            Ok(std::io::copy(&mut fs::File::open(path)?, out)?)
+        })?;
     }
     Ok(checked.problems())
 }
@@ -477,11 +479,7 @@ impl<'a> Checked<'a> {
     }
 
     /// The file `name`, its bytes streamed by `read` into the hash its RECORD line names.
-    fn file(
-        &mut self,
-        name: &str,
-        read: impl FnOnce(&mut dyn Write) -> Result<u64>,
-    ) -> Result<()> {
+    fn file(&mut self, name: &str, read: impl FnOnce(&mut dyn Write) -> Result<u64>) -> Result<()> {
         if self.record.is_exempt(name) {
             return Ok(());
         }

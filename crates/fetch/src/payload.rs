@@ -420,8 +420,8 @@ mod tests {
         let mut lines: Vec<String> = files
             .iter()
             .map(|(name, data)| {
-                let digest = base64::engine::general_purpose::URL_SAFE_NO_PAD
-                    .encode(Sha256::digest(data));
+                let digest =
+                    base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(Sha256::digest(data));
                 format!("{name},sha256={digest},{}", data.len())
             })
             .collect();
@@ -775,7 +775,9 @@ mod tests {
         check_as(&dir, name, &signed, None, &[]).unwrap();
         let cases: Vec<(Vec<u8>, &str)> = vec![
             (
-                wheel_bytes(&files, |lines| lines.retain(|l| !l.starts_with("w/lib.dll,"))),
+                wheel_bytes(&files, |lines| {
+                    lines.retain(|l| !l.starts_with("w/lib.dll,"))
+                }),
                 "entry `w/lib.dll`: `w/lib.dll` is in the wheel but not in `w-1.0.dist-info/RECORD`",
             ),
             (
@@ -813,7 +815,9 @@ mod tests {
             );
         }
         // The same bytes named .zip are not held to a wheel's rules.
-        let unlisted = wheel_bytes(&files, |lines| lines.retain(|l| !l.starts_with("w/lib.dll,")));
+        let unlisted = wheel_bytes(&files, |lines| {
+            lines.retain(|l| !l.starts_with("w/lib.dll,"))
+        });
         check_as(&dir, "w.zip", &unlisted, None, &[]).unwrap();
     }
 
@@ -823,7 +827,11 @@ mod tests {
         let data = noise(40_000, 5);
         let good = tar_gz_bytes(&[("src/a.c", &data), ("src/b.h", &data)]);
         let len = good.len();
-        for (what, at) in [("its CRC", len - 8), ("its length", len - 4), ("a byte inside", len / 2)] {
+        for (what, at) in [
+            ("its CRC", len - 8),
+            ("its length", len - 4),
+            ("a byte inside", len / 2),
+        ] {
             let mut bad = good.clone();
             bad[at] ^= 0x20;
             let e = bad_archive(&dir, "v1.tar.gz", &bad);

@@ -132,7 +132,10 @@ impl Record {
             let size = match size.as_str() {
                 "" => None,
                 text => Some(text.parse::<u64>().map_err(|_| {
-                    bad(format!("`{shown}`'s size `{}` is not a number", escaped(text)))
+                    bad(format!(
+                        "`{shown}`'s size `{}` is not a number",
+                        escaped(text)
+                    ))
                 })?),
             };
             let entry = Listed {
@@ -342,13 +345,23 @@ mod tests {
         hash_of(&record, "w/x.py", b"hello").unwrap();
         hash_of(&record, "a,\"b\".py", b"abc").unwrap();
         let e = hash_of(&record, "w/x.py", b"hellO").unwrap_err();
-        assert!(e.contains("`w/x.py` has sha256=") && e.contains("where RECORD says"), "{e}");
+        assert!(
+            e.contains("`w/x.py` has sha256=") && e.contains("where RECORD says"),
+            "{e}"
+        );
         let e = hash_of(&record, "w/y.py", b"").unwrap_err();
-        assert!(e.contains("`w/y.py` is in the wheel but not in `w-1.0.dist-info/RECORD`"), "{e}");
+        assert!(
+            e.contains("`w/y.py` is in the wheel but not in `w-1.0.dist-info/RECORD`"),
+            "{e}"
+        );
         let present: BTreeSet<String> = ["w/x.py".to_string()].into();
         let missing = record.missing(&present);
         assert_eq!(missing.len(), 1, "{missing:?}");
-        assert!(missing[0].contains("lists `a,\\\"b\\\".py`") || missing[0].contains("lists `a,\"b\".py`"), "{missing:?}");
+        assert!(
+            missing[0].contains("lists `a,\\\"b\\\".py`")
+                || missing[0].contains("lists `a,\"b\".py`"),
+            "{missing:?}"
+        );
         assert!(record.is_exempt(NAME) && record.is_exempt(&format!("{NAME}.jws")));
         assert!(record.is_exempt(&format!("{NAME}.p7s")) && !record.is_exempt("w/RECORD"));
     }
@@ -365,16 +378,31 @@ mod tests {
     fn records_that_pip_would_not_trust_are_refused_naming_the_line() {
         let digest = URL_SAFE_NO_PAD.encode(Sha256::digest(b"x"));
         for (text, said) in [
-            ("a.py,md5=abc,1\n".to_string(), "line 1: `a.py` is hashed with `md5`"),
-            ("ok.py,,\na.py,sha1=abc,1\n".to_string(), "line 1: `ok.py` has no hash"),
+            (
+                "a.py,md5=abc,1\n".to_string(),
+                "line 1: `a.py` is hashed with `md5`",
+            ),
+            (
+                "ok.py,,\na.py,sha1=abc,1\n".to_string(),
+                "line 1: `ok.py` has no hash",
+            ),
             ("a.py\n".to_string(), "line 1: 1 fields"),
-            (format!("a.py,sha256={digest},x1\n"), "size `x1` is not a number"),
-            ("a.py,sha256=!!,1\n".to_string(), "digest is not urlsafe base64"),
+            (
+                format!("a.py,sha256={digest},x1\n"),
+                "size `x1` is not a number",
+            ),
+            (
+                "a.py,sha256=!!,1\n".to_string(),
+                "digest is not urlsafe base64",
+            ),
             (
                 format!("a.py,sha256={digest},1\na.py,sha256={digest},1\n"),
                 "line 2: `a.py` is listed twice",
             ),
-            ("\"a.py,sha256=x,1\n".to_string(), "line 1: a quote is never closed"),
+            (
+                "\"a.py,sha256=x,1\n".to_string(),
+                "line 1: a quote is never closed",
+            ),
         ] {
             let e = Record::parse(NAME, text.as_bytes()).unwrap_err();
             assert!(e.contains(said), "{text:?}: {e}");
@@ -382,7 +410,10 @@ mod tests {
         let e = Record::parse(NAME, b"a\xff,sha256=x,1\n").unwrap_err();
         assert!(e.contains("is not UTF-8 text (at byte 1)"), "{e}");
         let e = Record::parse(NAME, "\x1b[31m.py,,\n".as_bytes()).unwrap_err();
-        assert!(!e.contains('\x1b') && e.contains("has no hash"), "escaped: {e}");
+        assert!(
+            !e.contains('\x1b') && e.contains("has no hash"),
+            "escaped: {e}"
+        );
     }
 
     #[test]

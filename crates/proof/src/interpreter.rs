@@ -15,38 +15,6 @@ use ct2v_support::platform::Platform;
 use ct2v_support::process::{CommandLine, run_logged};
 use ct2v_support::workspace::Workspace;
 
-/// The hosts a check serves on (the release, `serve`), which no proxy may answer for.
-const LOOPBACK_HOSTS: [&str; 3] = ["127.0.0.1", "localhost", "::1"];
-
-/// `no_proxy` and `NO_PROXY` as this process has them, with the loopback hosts added: pip
-/// sends a request for the release served on 127.0.0.1 to the proxy `http_proxy` names
-/// unless `no_proxy` covers the host, `--isolated` or not (tried with pip 23.2.1; requests
-/// reads both spellings, psf/requests `src/requests/utils.py`, `should_bypass_proxies`),
-/// and that proxy would then answer for the release: slowly, with a redirect, or with
-/// other wheels.
-pub(crate) fn loopback_direct() -> BTreeMap<String, String> {
-    let mut hosts: Vec<String> = ["no_proxy", "NO_PROXY"]
-        .iter()
-        .filter_map(|name| std::env::var(name).ok())
-        .flat_map(|value| {
-            value
-                .split(',')
-                .map(|h| h.trim().to_string())
-                .collect::<Vec<_>>()
-        })
-        .filter(|h| !h.is_empty())
-        .collect();
-    for host in LOOPBACK_HOSTS {
-        if !hosts.iter().any(|h| h == host) {
-            hosts.push(host.to_string());
-        }
-    }
-    let value = hosts.join(",");
-    ["no_proxy", "NO_PROXY"]
-        .map(|name| (name.to_string(), value.clone()))
-        .into()
-}
-
 /// A venv's python on this host.
 pub struct Venv {
     pub python: PathBuf,
@@ -160,13 +128,13 @@ impl Interpreter {
     }
 
     /// `python args`, output in `log` (and to `watch`), loopback reached directly
-    /// ([`loopback_direct`]).
+    /// ([`crate::serve::loopback_direct`]).
     pub fn python(&self, args: &[String], log: &Path, watch: &mut dyn FnMut(&str)) -> Result<()> {
         match self {
             Interpreter::Venv(venv) => {
                 let command =
                     CommandLine::new(venv.python.display().to_string()).args(args.iter().cloned());
-                run_logged(&command, &loopback_direct(), log, watch)?;
+                run_logged(&command, &crate::serve::loopback_direct(), log, watch)?;
                 Ok(())
             }
             #[cfg(feature = "wine")]

@@ -348,7 +348,9 @@ mod tests {
     }
 
     /// A proxy that answers every request as `answer` does, counting the connections.
-    fn hostile_proxy(answer: &'static str) -> (String, std::sync::Arc<std::sync::atomic::AtomicUsize>) {
+    fn hostile_proxy(
+        answer: &'static str,
+    ) -> (String, std::sync::Arc<std::sync::atomic::AtomicUsize>) {
         use std::io::{Read, Write};
         use std::sync::atomic::Ordering;
         let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
