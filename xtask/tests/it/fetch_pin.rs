@@ -699,14 +699,20 @@ pub(crate) fn pinned_files(scratch: &Scratch) -> Vec<(String, Vec<u8>)> {
     files
 }
 
-#[test]
-fn pin_refuses_a_page_served_as_the_file_and_writes_nothing() {
+/// The scratch variants with the ct2rs crate's pin taken out, for `pin` to record.
+fn scratch_without_the_crate_pin() -> Scratch {
     let scratch = Scratch::new();
     scratch.edit(
         "variants/ctranslate2/4.7.1.toml",
         &format!("sha256 = \"{CT2_SHA}\"\nsize = 6151405\n"),
         "",
     );
+    scratch
+}
+
+#[test]
+fn pin_refuses_a_page_served_as_the_file_and_writes_nothing() {
+    let scratch = scratch_without_the_crate_pin();
     let before = pinned_files(&scratch);
     let server = Server::start();
     let page = "<!DOCTYPE html>\n<html><head><title>Service Unavailable</title></head></html>\n";
@@ -785,15 +791,21 @@ fn pin_refuses_truncated_wheels_and_zips_and_writes_nothing() {
     );
 }
 
-/// `pin` of rocm 4.8.4 for one GPU target, every archive the loopback index serves made by
-/// `served` from the whole one.
-fn pin_one_target_serving(served: impl Fn(Arc<Vec<u8>>) -> Arc<Vec<u8>>) -> (Run, Scratch) {
+/// The scratch variants with rocm for one GPU target: one device wheel, a short `pin`.
+pub(crate) fn one_target_scratch() -> Scratch {
     let scratch = Scratch::new();
     scratch.edit(
         "variants/rocm.toml",
         "gpu-targets = [\"gfx1030\", \"gfx1100\", \"gfx1101\", \"gfx1102\", \"gfx1150\", \"gfx1151\", \"gfx1200\", \"gfx1201\"]",
         "gpu-targets = [\"gfx1100\"]",
     );
+    scratch
+}
+
+/// `pin` of rocm 4.8.4 for one GPU target, every archive the loopback index serves made by
+/// `served` from the whole one.
+fn pin_one_target_serving(served: impl Fn(Arc<Vec<u8>>) -> Arc<Vec<u8>>) -> (Run, Scratch) {
+    let scratch = one_target_scratch();
     let cache = tempfile::tempdir().unwrap();
     let (_server, mirrors, _, _) = amd_index_serving(None, served);
     let run = pin_rocm_484(&scratch, cache.path().to_str().unwrap(), &mirrors);
@@ -808,6 +820,17 @@ fn flipped_inside(archive: Arc<Vec<u8>>) -> Arc<Vec<u8>> {
     let size = u32::from_le_bytes(bytes[18..22].try_into().unwrap()) as usize;
     bytes[start + size / 2] ^= 0x40;
     Arc::new(bytes)
+}
+
+/// Each served wheel's data (`pkg/data.bin`) in a wheel whose RECORD `edit` changes; the
+/// release zip as it is.
+fn record_edited(edit: fn(&mut Vec<String>)) -> Box<Served> {
+    Box::new(
+        move |archive: Arc<Vec<u8>>| match archive.windows(6).any(|w| w == b"RECORD") {
+            true => rewheeled(&archive, edit),
+            false => archive,
+        },
+    )
 }
 
 /// The data a served wheel holds (`pkg/data.bin`), in a wheel whose RECORD `edit` changes.
@@ -840,7 +863,6 @@ type DamageCase = (&'static str, Box<Served>, Vec<(&'static str, &'static str)>)
 /// no variant file nor the lock changes.
 #[test]
 fn pin_refuses_archives_damaged_inside_naming_the_entry_and_writes_nothing() {
-    let is_wheel = |a: &[u8]| a.windows(6).any(|w| w == b"RECORD");
     let cases: Vec<DamageCase> = vec![
         (
             "a flipped byte",
@@ -858,11 +880,8 @@ fn pin_refuses_archives_damaged_inside_naming_the_entry_and_writes_nothing() {
         ),
         (
             "a file RECORD leaves out",
-            Box::new(move |a: Arc<Vec<u8>>| match is_wheel(&a) {
-                true => rewheeled(&a, |lines| {
-                    lines.remove(0);
-                }),
-                false => a,
+            record_edited(|lines| {
+                lines.remove(0);
             }),
             vec![(
                 CORE_WHL,
@@ -871,12 +890,7 @@ fn pin_refuses_archives_damaged_inside_naming_the_entry_and_writes_nothing() {
         ),
         (
             "a file RECORD lists that is not there",
-            Box::new(move |a: Arc<Vec<u8>>| match is_wheel(&a) {
-                true => rewheeled(&a, |lines| {
-                    lines.push(format!("pkg/gone.dll,sha256={EMPTY_SHA256},0"))
-                }),
-                false => a,
-            }),
+            record_edited(|lines| lines.push(format!("pkg/gone.dll,sha256={EMPTY_SHA256},0"))),
             vec![(
                 CORE_WHL,
                 "is a damaged wheel: `pkg-1.0.dist-info/RECORD` lists `pkg/gone.dll`, which is not in the wheel",
@@ -884,21 +898,15 @@ fn pin_refuses_archives_damaged_inside_naming_the_entry_and_writes_nothing() {
         ),
         (
             "another digest",
-            Box::new(move |a: Arc<Vec<u8>>| match is_wheel(&a) {
-                true => rewheeled(&a, |lines| {
-                    let size = lines[0].rsplit(',').next().unwrap().to_string();
-                    lines[0] = format!("pkg/data.bin,sha256={EMPTY_SHA256},{size}");
-                }),
-                false => a,
+            record_edited(|lines| {
+                let size = lines[0].rsplit(',').next().unwrap().to_string();
+                lines[0] = format!("pkg/data.bin,sha256={EMPTY_SHA256},{size}");
             }),
             vec![(CORE_WHL, "entry `pkg/data.bin`: `pkg/data.bin` has sha256=")],
         ),
         (
             "another size",
-            Box::new(move |a: Arc<Vec<u8>>| match is_wheel(&a) {
-                true => rewheeled(&a, |lines| lines[0].push('0')),
-                false => a,
-            }),
+            record_edited(|lines| lines[0].push('0')),
             vec![(
                 CORE_WHL,
                 "`pkg/data.bin` is 120000 bytes, where RECORD says 1200000",
@@ -942,15 +950,10 @@ fn pin_refuses_archives_damaged_inside_naming_the_entry_and_writes_nothing() {
 
 /// A 5 GiB archive bomb (a `.crate` of zeros, 5 MiB served) is refused as what it is,
 /// after decoding no more than the unpacker's limit for its size, exit 2 and nothing
-/// written; today's main called it "truncated or damaged, download it again".
+/// written (it was called "truncated or damaged, download it again").
 #[test]
 fn pin_names_an_archive_bomb_as_one_and_stops_at_the_limit() {
-    let scratch = Scratch::new();
-    scratch.edit(
-        "variants/ctranslate2/4.7.1.toml",
-        &format!("sha256 = \"{CT2_SHA}\"\nsize = 6151405\n"),
-        "",
-    );
+    let scratch = scratch_without_the_crate_pin();
     let before = pinned_files(&scratch);
     let gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
     let mut tar = tar::Builder::new(gz);
