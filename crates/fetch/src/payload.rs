@@ -267,19 +267,31 @@ fn tar_gz_entries(file: File, len: u64) -> Result<Vec<Entry>, Refused> {
     })();
     // The tar ends at its end marker; the gzip trailer after it is checked by reading on.
     let mut rest = tar.into_inner();
-    let result = listed.and_then(|()| io::copy(&mut rest, &mut io::sink()).map(|_| ()));
+    let trailer = match listed {
+        Ok(()) => io::copy(&mut rest, &mut io::sink()).err(),
+        Err(_) => None,
+    };
     let at = entries.last().map(|(n, _)| n.clone()).unwrap_or_default();
     if rest.limit() == 0 {
         return Err(Refused::Bomb { entry: at, limit });
     }
-    match result {
-        Ok(()) => Ok(entries),
-        Err(e) if e.kind() == io::ErrorKind::UnexpectedEof || entries.is_empty() => Err(
-            Refused::Unreadable(format!("it does not read to its end as gzip and tar: {e}")),
+    let (error, entry, why) = match (listed, trailer) {
+        (Ok(()), None) => return Ok(entries),
+        (Err(e), _) => (e, at, "the gzip and tar stream breaks there"),
+        (Ok(()), Some(e)) => (
+            e,
+            String::new(),
+            "after its last entry, the gzip stream's CRC or length does not match what it \
+             decoded to",
         ),
-        Err(e) => Err(Refused::Damaged {
-            entry: at,
-            why: format!("the gzip and tar stream breaks there: {e}"),
+    };
+    match error.kind() == io::ErrorKind::UnexpectedEof || entries.is_empty() {
+        true => Err(Refused::Unreadable(format!(
+            "it does not read to its end as gzip and tar: {error}"
+        ))),
+        false => Err(Refused::Damaged {
+            entry,
+            why: format!("{why}: {error}"),
         }),
     }
 }
@@ -827,19 +839,28 @@ mod tests {
         let data = noise(40_000, 5);
         let good = tar_gz_bytes(&[("src/a.c", &data), ("src/b.h", &data)]);
         let len = good.len();
-        for (what, at) in [
-            ("its CRC", len - 8),
-            ("its length", len - 4),
-            ("a byte inside", len / 2),
+        let trailer = "tar: after its last entry, the gzip stream's CRC or length";
+        for (what, at, said) in [
+            ("its CRC", len - 8, trailer),
+            ("its length", len - 4, trailer),
+            // Inside a stored block only the CRC shows it; where it breaks a code, the
+            // entry being read is named.
+            ("a byte inside", len / 2, "tar: "),
         ] {
             let mut bad = good.clone();
             bad[at] ^= 0x20;
             let e = bad_archive(&dir, "v1.tar.gz", &bad);
             assert!(
-                e.contains("is a damaged gzip-compressed tar: entry `src/"),
+                e.contains("is a damaged gzip-compressed tar: ") && e.contains(said),
                 "{what}: {e}"
             );
         }
+        let text = b"int compressible(void) { return 0; }\n".repeat(2_000);
+        let coded = tar_gz_bytes(&[("src/a.c", &text), ("src/b.c", &text)]);
+        let mut broken = coded.clone();
+        broken[coded.len() / 2] ^= 0x20;
+        let e = bad_archive(&dir, "coded.tar.gz", &broken);
+        assert!(e.contains("is a damaged gzip-compressed tar: "), "{e}");
         let seven = seven_z_bytes(&dir, &[("top", None), ("top/a.dll", Some(&data))]);
         let mut bad = seven.clone();
         // Inside the packed streams, which lie between the signature header and the header.
