@@ -740,7 +740,9 @@ mod tests {
         assert!(damaged(&e) && e.contains("Invalid checksum"), "{e}");
         let mut crc = stored.clone();
         let c = central(&crc);
+        // Both headers agree on a CRC the data does not have.
         crc[c + 16] ^= 0x01;
+        crc[14] ^= 0x01;
         let e = bad_archive(&dir, "crc.zip", &crc);
         assert!(damaged(&e) && e.contains("Invalid checksum"), "{e}");
         let mut longer = stored.clone();
@@ -763,6 +765,18 @@ mod tests {
         middle[at + length / 2] ^= 0x10;
         let e = bad_archive(&dir, "middle.zip", &middle);
         assert!(damaged(&e), "{e}");
+        // The local header names another file than the directory does; a name given twice.
+        let mut cloaked = stored.clone();
+        cloaked[30] = b'b';
+        let e = bad_archive(&dir, "cloaked.zip", &cloaked);
+        assert!(damaged(&e) && e.contains("it does not open"), "{e}");
+        let twice = zip_bytes(&[("a/one.bin", b"x")]);
+        let e = bad_archive(
+            &dir,
+            "twice.zip",
+            &overlapping_named(&twice, "a/one.bin", 2, false),
+        );
+        assert!(e.contains("names one file more than once"), "{e}");
         let as_wheel = bad_archive(&dir, "flipped-1.0-py3-none-any.whl", &flipped);
         assert!(as_wheel.contains("is a damaged wheel: "), "{as_wheel}");
     }
@@ -900,14 +914,26 @@ mod tests {
     /// `zip` (one entry named `s0.bin`) with its central record repeated `copies` times, each
     /// copy named `s<i>.bin` and pointing at the same data.
     fn overlapping(zip: &[u8], copies: u8) -> Vec<u8> {
+        overlapping_named(zip, "s0.bin", copies, true)
+    }
+
+    /// `zip` (one entry named `name`) with its central record repeated `copies` times, each
+    /// pointing at the same data; named apart (its second character the copy's number) when
+    /// `apart`.
+    fn overlapping_named(zip: &[u8], name: &str, copies: u8, apart: bool) -> Vec<u8> {
         let c = central(zip);
         let end = zip.windows(4).rposition(|w| w == b"PK\x05\x06").unwrap();
         let record = &zip[c..end];
         let mut out = zip[..c].to_vec();
         for i in 0..copies {
             let mut copy = record.to_vec();
-            let name = copy.windows(6).position(|w| w == b"s0.bin").unwrap();
-            copy[name + 1] = b'0' + i;
+            if apart {
+                let at = copy
+                    .windows(name.len())
+                    .position(|w| w == name.as_bytes())
+                    .unwrap();
+                copy[at + 1] = b'0' + i;
+            }
             out.extend_from_slice(&copy);
         }
         let size = (record.len() * usize::from(copies)) as u32;

@@ -9,6 +9,7 @@ use std::fs::File;
 use std::io::{self, BufReader, Read, Write};
 
 use zip::ZipArchive;
+use zip::read::ZipReadOptions;
 
 use super::{Entry, Refused};
 use crate::unpack::Limits;
@@ -22,6 +23,14 @@ pub(super) fn entries(file: File, len: u64, wheel: bool) -> Result<Vec<Entry>, R
         .map_err(|e| Refused::Unreadable(format!("its zip directory does not read: {e}")))?;
     let limit = Limits::default().for_archive(len).max_bytes;
     let listing = listing(&mut zip, len, limit)?;
+    if zip.has_duplicate_names() {
+        // The zip crate keeps one of them, Python's zipfile extracts both (the last wins):
+        // what is checked here might not be what is installed.
+        return Err(Refused::Damaged {
+            entry: String::new(),
+            why: "its zip directory names one file more than once".to_string(),
+        });
+    }
     let record = match wheel {
         true => Some(read_record(&mut zip, &listing)?),
         false => None,
@@ -33,8 +42,12 @@ pub(super) fn entries(file: File, len: u64, wheel: bool) -> Result<Vec<Entry>, R
             entry: name.clone(),
             why,
         };
+        // The local header must say what the directory says (its name, sizes and CRC), as
+        // Python's zipfile checks the name before it extracts (CPython `Lib/zipfile`,
+        // `ZipFile.open`: "File name in directory ... and header ... differ").
+        let consistent = ZipReadOptions::new().enforce_header_consistency(true);
         let mut entry = zip
-            .by_index(index)
+            .by_index_with_options(index, consistent)
             .map_err(|e| damaged(format!("it does not open: {e}")))?;
         let declared = entry.size();
         let mut hash = match &record {
