@@ -162,9 +162,8 @@ pub fn check(path: &Path, url: &str, claim: &Claim) -> Result<()> {
             .into()
         }
         Refused::Bomb { entry, limit } => {
-            let archive = std::path::PathBuf::from(url);
             let too_large = UnpackError::TooLarge {
-                archive: archive.clone(),
+                archive: std::path::PathBuf::from(url),
                 entry,
                 limit,
             };
