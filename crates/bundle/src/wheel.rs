@@ -5,7 +5,7 @@
 //! permissions — changing a wheel's platform tag, and checking a wheel's RECORD. [`ZipOut`]
 //! is the one zip writer: wheels and the release's zips alike.
 
-use std::collections::BTreeMap;
+use std::collections::BTreeSet;
 use std::fs;
 use std::io::{Read, Seek, Write};
 use std::path::Path;
@@ -17,14 +17,11 @@ use sha2::{Digest, Sha256};
 use zip::write::SimpleFileOptions;
 use zip::{CompressionMethod, DateTime, ZipArchive, ZipWriter};
 
+use ct2v_fetch::wheel_record::{self, Record};
+
 /// `sha256=<urlsafe base64, no padding>`, as RECORD files write hashes (PEP 376/427).
 pub fn record_hash(data: &[u8]) -> String {
     format!("sha256={}", base64_urlsafe(&Sha256::digest(data)))
-}
-
-/// [`record_hash`] of what `hasher` has seen.
-fn record_hash_of(hasher: Sha256) -> String {
-    format!("sha256={}", base64_urlsafe(&hasher.finalize()))
 }
 
 fn base64_urlsafe(bytes: &[u8]) -> String {
@@ -389,7 +386,7 @@ impl Budget {
     }
 
     /// Streams `reader` into `out`, taking what it reads from the budget.
-    fn copy(&mut self, reader: &mut impl Read, out: &mut impl Write) -> Result<u64> {
+    fn copy(&mut self, reader: &mut impl Read, out: &mut dyn Write) -> Result<u64> {
         let copied = std::io::copy(&mut reader.take(self.left.saturating_add(1)), out)?;
         if copied > self.left {
             bail!(
@@ -408,129 +405,100 @@ impl Budget {
     }
 }
 
-/// A writer that only hashes.
-struct Hashing(Sha256);
-
-impl Write for Hashing {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.0.update(buf);
-        Ok(buf.len())
-    }
-
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
-
-/// Checks that a wheel's RECORD lists every file with the right sha256 and size. Returns
-/// the problems found (empty when the wheel is consistent). Members are hashed as they are
-/// read, within the wheel's unpacking limit.
+/// Checks that a wheel's RECORD lists every file with the digest and size it has, as the
+/// binary distribution format says (`ct2v_fetch::wheel_record`). Returns the problems found
+/// (empty when the wheel is consistent). Members are hashed as they are read, within the
+/// wheel's unpacking limit.
 pub fn check_record(wheel: &Path) -> Result<Vec<String>> {
     let file = fs::File::open(wheel).with_context(|| format!("cannot open {}", wheel.display()))?;
     let mut archive = ZipArchive::new(file)
         .with_context(|| format!("{} is not a zip archive", wheel.display()))?;
     let mut budget = Budget::of(wheel)?;
-    let mut contents: BTreeMap<String, (String, u64)> = BTreeMap::new();
-    let mut record = None;
+    let mut names = Vec::with_capacity(archive.len());
     for i in 0..archive.len() {
-        let mut entry = archive.by_index(i)?;
-        if entry.is_dir() {
-            continue;
-        }
-        let name = entry.name()?.to_string();
-        if name.ends_with(".dist-info/RECORD") {
-            let data = budget.read(&mut entry)?;
-            contents.insert(name.clone(), (record_hash(&data), data.len() as u64));
-            record = Some((name, data));
-            continue;
-        }
-        let mut hashing = Hashing(Sha256::new());
-        let size = budget.copy(&mut entry, &mut hashing)?;
-        contents.insert(name, (record_hash_of(hashing.0), size));
+        let entry = archive.by_index_raw(i)?;
+        names.push(
+            (!entry.is_dir())
+                .then(|| entry.name().map(|n| n.to_string()))
+                .transpose()?,
+        );
     }
-    Ok(compare_record(
-        &wheel.display().to_string(),
-        record,
-        &contents,
-    ))
+    let files = names.iter().flatten().map(String::as_str);
+    let record = match wheel_record::record_name(files) {
+        Ok(name) => Record::parse(name, &budget.read(&mut archive.by_name(name)?)?),
+        Err(why) => Err(why),
+    };
+    let record = match record {
+        Ok(record) => record,
+        Err(why) => return Ok(vec![format!("{}: {why}", wheel.display())]),
+    };
+    let mut checked = Checked::new(&record);
+    for (i, name) in names.iter().enumerate() {
+        if let Some(name) = name {
+            checked.file(name, |out| budget.copy(&mut archive.by_index(i)?, out))?;
+        }
+    }
+    Ok(checked.problems())
 }
 
 /// [`check_record`] for a wheel already unpacked at `tree` (files hashed from disk, one at a
 /// time, so a large wheel is never held in memory).
 pub(crate) fn check_record_tree(tree: &Path) -> Result<Vec<String>> {
-    let mut contents: BTreeMap<String, (String, u64)> = BTreeMap::new();
-    let mut record = None;
-    for (name, path) in ct2v_support::fsx::files_below(tree)? {
-        if name.ends_with(".dist-info/RECORD") {
-            record = Some((name.clone(), fs::read(&path)?));
-        }
-        let mut hasher = Sha256::new();
-        let mut file = fs::File::open(&path)?;
-        let mut buffer = vec![0u8; 1 << 16];
-        let mut size = 0u64;
-        loop {
-            let n = file.read(&mut buffer)?;
-            if n == 0 {
-                break;
-            }
-            hasher.update(&buffer[..n]);
-            size += n as u64;
-        }
-        let hash = format!("sha256={}", base64_urlsafe(&hasher.finalize()));
-        contents.insert(name, (hash, size));
+    let files = ct2v_support::fsx::files_below(tree)?;
+    let record = match wheel_record::record_name(files.iter().map(|(n, _)| n.as_str())) {
+        Ok(name) => Record::parse(name, &fs::read(tree.join(name))?),
+        Err(why) => Err(why),
+    };
+    let record = match record {
+        Ok(record) => record,
+        Err(why) => return Ok(vec![format!("{}: {why}", tree.display())]),
+    };
+    let mut checked = Checked::new(&record);
+    for (name, path) in &files {
+        checked.file(name, |out| {
+            Ok(std::io::copy(&mut fs::File::open(path)?, out)?)
+        })?;
     }
-    Ok(compare_record(
-        &tree.display().to_string(),
-        record,
-        &contents,
-    ))
+    Ok(checked.problems())
 }
 
-/// RECORD (its name and bytes) against the files (name → hash, size), as PEP 376/427 say.
-fn compare_record(
-    wheel: &str,
-    record: Option<(String, Vec<u8>)>,
-    contents: &BTreeMap<String, (String, u64)>,
-) -> Vec<String> {
-    let Some((record_name, record)) = record else {
-        return vec![format!("{wheel}: no .dist-info/RECORD")];
-    };
-    let mut problems = Vec::new();
-    let Ok(record) = String::from_utf8(record) else {
-        problems.push(format!("{record_name} is not UTF-8 text"));
-        return problems;
-    };
-    let mut listed = std::collections::BTreeSet::new();
-    for line in record.lines().filter(|l| !l.is_empty()) {
-        let mut fields = line.rsplitn(3, ',');
-        let (size, hash, name) = (fields.next(), fields.next(), fields.next());
-        let (Some(size), Some(hash), Some(name)) = (size, hash, name) else {
-            problems.push(format!("RECORD line is not path,hash,size: {line}"));
-            continue;
+/// Files checked one by one against a RECORD, and what differs.
+struct Checked<'a> {
+    record: &'a Record,
+    present: BTreeSet<String>,
+    problems: Vec<String>,
+}
+
+impl<'a> Checked<'a> {
+    fn new(record: &'a Record) -> Checked<'a> {
+        Checked {
+            record,
+            present: BTreeSet::new(),
+            problems: Vec::new(),
+        }
+    }
+
+    /// The file `name`, its bytes streamed by `read` into the hash its RECORD line names.
+    fn file(&mut self, name: &str, read: impl FnOnce(&mut dyn Write) -> Result<u64>) -> Result<()> {
+        if self.record.is_exempt(name) {
+            return Ok(());
+        }
+        self.present.insert(name.to_string());
+        let Some(mut hash) = self.record.hasher(name) else {
+            self.problems.push(self.record.unlisted(name));
+            return Ok(());
         };
-        let name = name.trim_matches('"').replace("\"\"", "\"");
-        listed.insert(name.clone());
-        if name == record_name {
-            continue;
+        read(&mut hash)?;
+        if let Err(problem) = self.record.check(name, hash) {
+            self.problems.push(problem);
         }
-        match contents.get(&name) {
-            None => problems.push(format!("RECORD lists {name}, which is not in the wheel")),
-            Some((actual, len)) => {
-                if hash != actual {
-                    problems.push(format!("{name}: RECORD says {hash}, the file has {actual}"));
-                }
-                if size != len.to_string() {
-                    problems.push(format!(
-                        "{name}: RECORD says {size} bytes, the file has {len}"
-                    ));
-                }
-            }
-        }
+        Ok(())
     }
-    for name in contents.keys().filter(|n| !listed.contains(*n)) {
-        problems.push(format!("{name} is in the wheel but not in RECORD"));
+
+    fn problems(mut self) -> Vec<String> {
+        self.problems.extend(self.record.missing(&self.present));
+        self.problems
     }
-    problems
 }
 
 /// Writes `wheel` to the folder `dest` with the PEP 440 local version `label` (`4.7.1` becomes
@@ -826,13 +794,13 @@ mod tests {
         assert!(
             problems
                 .iter()
-                .any(|p| p.starts_with("pkg/__init__.py: RECORD says sha256=")),
+                .any(|p| p.starts_with("`pkg/__init__.py` has sha256=")),
             "{problems:?}"
         );
         assert!(
             problems
                 .iter()
-                .any(|p| p == "extra.txt is in the wheel but not in RECORD"),
+                .any(|p| p.starts_with("`extra.txt` is in the wheel but not in `")),
             "{problems:?}"
         );
     }

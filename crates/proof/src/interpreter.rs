@@ -127,13 +127,14 @@ impl Interpreter {
         }
     }
 
-    /// `python args`, output in `log` (and to `watch`).
+    /// `python args`, output in `log` (and to `watch`), loopback reached directly
+    /// ([`crate::serve::loopback_direct`]).
     pub fn python(&self, args: &[String], log: &Path, watch: &mut dyn FnMut(&str)) -> Result<()> {
         match self {
             Interpreter::Venv(venv) => {
                 let command =
                     CommandLine::new(venv.python.display().to_string()).args(args.iter().cloned());
-                run_logged(&command, &Default::default(), log, watch)?;
+                run_logged(&command, &crate::serve::loopback_direct(), log, watch)?;
                 Ok(())
             }
             #[cfg(feature = "wine")]

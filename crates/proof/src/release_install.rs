@@ -347,6 +347,107 @@ mod tests {
         }
     }
 
+    /// A proxy that answers every request as `answer` does, counting the connections.
+    fn hostile_proxy(
+        answer: &'static str,
+    ) -> (String, std::sync::Arc<std::sync::atomic::AtomicUsize>) {
+        use std::io::{Read, Write};
+        use std::sync::atomic::Ordering;
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let url = format!("http://{}", listener.local_addr().unwrap());
+        let count = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let counted = count.clone();
+        std::thread::spawn(move || {
+            for stream in listener.incoming() {
+                let Ok(mut stream) = stream else { continue };
+                counted.fetch_add(1, Ordering::SeqCst);
+                std::thread::spawn(move || {
+                    let _ = stream.read(&mut [0u8; 4096]);
+                    match answer {
+                        "stall" => std::thread::sleep(std::time::Duration::from_secs(30)),
+                        "redirect" => {
+                            let _ = stream.write_all(
+                                b"HTTP/1.1 302 Found\r\nLocation: http://example.invalid/x/\r\n\
+                                  Content-Length: 0\r\n\r\n",
+                            );
+                        }
+                        _ => {
+                            let _ = stream.write_all(
+                                b"HTTP/1.1 502 Bad Gateway\r\nContent-Length: 0\r\n\r\n",
+                            );
+                        }
+                    }
+                });
+            }
+        });
+        (url, count)
+    }
+
+    /// pip reaches the release served on loopback directly, whatever proxy the environment
+    /// names: one that answers 502, stalls or redirects out of the release is never asked,
+    /// and the wheel comes from the release. (pip honours `http_proxy` for a loopback index,
+    /// `--isolated` or not.)
+    #[test]
+    fn pip_reaches_the_served_release_directly_whatever_proxy_the_environment_names() {
+        let dir = tempfile::tempdir().unwrap();
+        let tree = dir.path().join("tree");
+        std::fs::create_dir_all(tree.join("x")).unwrap();
+        std::fs::create_dir_all(tree.join("x-1.0.dist-info")).unwrap();
+        std::fs::write(tree.join("x/__init__.py"), "").unwrap();
+        std::fs::write(
+            tree.join("x-1.0.dist-info/METADATA"),
+            "Metadata-Version: 2.1\nName: x\nVersion: 1.0\n",
+        )
+        .unwrap();
+        std::fs::write(
+            tree.join("x-1.0.dist-info/WHEEL"),
+            "Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\nTag: py3-none-any\n",
+        )
+        .unwrap();
+        let site = dir.path().join("site");
+        let wheel = "x-1.0-py3-none-any.whl";
+        std::fs::create_dir_all(site.join("x")).unwrap();
+        ct2v_bundle::wheel::write(&tree, &site.join("x").join(wheel)).unwrap();
+        std::fs::write(
+            site.join("x/index.html"),
+            format!("<a href=\"{wheel}\">{wheel}</a>\n"),
+        )
+        .unwrap();
+        let server = serve(&site).unwrap();
+        let python = Interpreter::venv("python3".into(), "host python3");
+        for answer in ["502", "stall", "redirect"] {
+            let (proxy, asked) = hostile_proxy(answer);
+            let dest = dir.path().join(format!("got-{answer}"));
+            let script = format!(
+                "import os, runpy, sys\n\
+                 for name in ('http_proxy', 'HTTP_PROXY', 'all_proxy', 'ALL_PROXY'):\n    \
+                 os.environ[name] = '{proxy}'\n\
+                 sys.argv = ['pip', 'download', '--isolated', '--disable-pip-version-check', \
+                 '--no-deps', '--retries', '0', '--timeout', '5', '-d', r'{}', \
+                 '--index-url', '{}', 'x']\n\
+                 runpy.run_module('pip', run_name='__main__', alter_sys=True)\n",
+                dest.display(),
+                server.url("/"),
+            );
+            let log = dir.path().join(format!("{answer}.log"));
+            let started = std::time::Instant::now();
+            let run = python.output(&["-c".to_string(), script], &log);
+            let shown = std::fs::read_to_string(&log).unwrap_or_default();
+            assert!(run.is_ok(), "{answer}: {run:?}\n{shown}");
+            assert_eq!(
+                asked.load(std::sync::atomic::Ordering::SeqCst),
+                0,
+                "{answer}: the proxy was asked\n{shown}"
+            );
+            assert_eq!(
+                std::fs::read(dest.join(wheel)).unwrap(),
+                std::fs::read(site.join("x").join(wheel)).unwrap(),
+                "{answer}"
+            );
+            assert!(started.elapsed() < std::time::Duration::from_secs(60));
+        }
+    }
+
     #[test]
     fn the_default_python_is_the_preferred_one_unless_the_release_has_one_other_only() {
         let linux = Platform::LinuxX86_64;

@@ -1,8 +1,10 @@
 //! A static file server on a loopback port, for checking a release the way users reach it:
 //! its `whl/<variant>/` index and its wheels over HTTP, as GitHub Pages and release assets
 //! serve them. GET and HEAD only, files below one folder only (no `..`, no links out), a
-//! folder served as its index.html; one thread per connection, stopped when dropped.
+//! folder served as its index.html; one thread per connection, stopped when dropped. Every
+//! Python a check runs gets [`loopback_direct`], so that no proxy answers for this server.
 
+use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::path::{Component, Path, PathBuf};
@@ -11,6 +13,38 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use anyhow::{Context, Result};
+
+/// The hosts a check serves on, which no proxy may answer for.
+const LOOPBACK_HOSTS: [&str; 3] = ["127.0.0.1", "localhost", "::1"];
+
+/// `no_proxy` and `NO_PROXY` as this process has them, with the loopback hosts added: pip
+/// sends a request for the release served on 127.0.0.1 to the proxy `http_proxy` names
+/// unless `no_proxy` covers the host, `--isolated` or not (tried with pip 23.2.1; requests
+/// reads both spellings, psf/requests `src/requests/utils.py`, `should_bypass_proxies`),
+/// and that proxy would then answer for the release: slowly, with a redirect, or with
+/// other wheels.
+pub(crate) fn loopback_direct() -> BTreeMap<String, String> {
+    let mut hosts: Vec<String> = ["no_proxy", "NO_PROXY"]
+        .iter()
+        .filter_map(|name| std::env::var(name).ok())
+        .flat_map(|value| {
+            value
+                .split(',')
+                .map(|h| h.trim().to_string())
+                .collect::<Vec<_>>()
+        })
+        .filter(|h| !h.is_empty())
+        .collect();
+    for host in LOOPBACK_HOSTS {
+        if !hosts.iter().any(|h| h == host) {
+            hosts.push(host.to_string());
+        }
+    }
+    let value = hosts.join(",");
+    ["no_proxy", "NO_PROXY"]
+        .map(|name| (name.to_string(), value.clone()))
+        .into()
+}
 
 pub struct Server {
     pub port: u16,

@@ -8,12 +8,15 @@ use anyhow::Result;
 use crate::pin_inputs::{self, PinAction};
 use ct2v_fetch::cache::Cache;
 use ct2v_fetch::download::Options;
+use ct2v_fetch::payload::BadArchive;
 use ct2v_pipeline::variant::Catalog;
 use ct2v_support::diagnostic::printable;
 use ct2v_support::outln;
 use ct2v_support::workspace::Workspace;
 
-/// Exit 1 when some input could not be pinned (the others are still written).
+/// Exit 1 when some input could not be pinned (the others are still written); exit 2 when
+/// every one that could not was refused for what its file holds (a damaged archive, an
+/// archive bomb): bad input, which another download does not mend.
 pub fn pin_variant(
     workspace: &Workspace,
     variant: &str,
@@ -25,6 +28,7 @@ pub fn pin_variant(
     let cache = Cache::new(&workspace.cache_dir);
     let outcomes = pin_inputs::pin_inputs(&catalog, &cache, &plans, options)?;
     let mut failed = 0;
+    let mut bad_archives = 0;
     let mut written = 0;
     for outcome in &outcomes {
         // One name per platform (mkl-static for Linux and Windows): the file tells them apart.
@@ -48,6 +52,9 @@ pub fn pin_variant(
             }
             Err(e) => {
                 failed += 1;
+                if e.downcast_ref::<BadArchive>().is_some() {
+                    bad_archives += 1;
+                }
                 eprintln!("error: {}", printable(&format!("{e:#}")));
             }
         }
@@ -61,7 +68,10 @@ pub fn pin_variant(
                 n => format!("{n} new pin(s) were written"),
             }
         );
-        return Ok(ExitCode::FAILURE);
+        return Ok(match bad_archives == failed {
+            true => ExitCode::from(2),
+            false => ExitCode::FAILURE,
+        });
     }
     Ok(ExitCode::SUCCESS)
 }

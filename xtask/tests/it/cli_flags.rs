@@ -618,3 +618,61 @@ fn folder_flags_that_name_a_file_a_device_or_nothing_are_refused_before_any_work
         assert!(!dir.path().join("site").exists() && !dir.path().join("NUL").exists());
     }
 }
+
+/// `bundle --wheel` of a file whose name is no PEP 427 wheel name (another extension, too few
+/// or too many parts, a platform that is neither Windows nor Linux) is bad input naming the
+/// file and why, before any work, with `--policy` too; a FIFO given as the wheel is not
+/// waited for.
+#[test]
+fn bundle_of_a_file_whose_name_is_no_wheel_name_is_bad_input_naming_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let wheel = wheel(dir.path());
+    let out = dir.path().join("out");
+    let named = |name: &str| {
+        let path = dir.path().join(name);
+        fs::copy(&wheel, &path).unwrap();
+        path
+    };
+    for (name, policy, why) in [
+        ("some-file.zip", None, "not a wheel (.whl)"),
+        ("some-file.zip", Some("windows"), "not a wheel (.whl)"),
+        ("ctranslate2-4.7.1.whl", None, "not a wheel's file name"),
+        (
+            "a-1-2-3-4-5-6-7.whl",
+            Some("manylinux_2_28"),
+            "not a wheel's file name",
+        ),
+        (
+            "ctranslate2-4.7.1-cp312-cp312-macosx_11_0_arm64.whl",
+            None,
+            "platform tag `macosx_11_0_arm64` is neither Windows nor Linux",
+        ),
+    ] {
+        let path = named(name);
+        let mut extra = Vec::new();
+        if let Some(policy) = policy {
+            extra.extend(["--policy", policy]);
+        }
+        let run = bundle(&path, &out, &extra);
+        assert_code(&run, 2, &["--wheel", name, why]);
+        assert!(!out.exists(), "{name}: nothing written");
+        assert!(
+            !run.stderr.contains("cannot tell the platform"),
+            "{}",
+            run.stderr
+        );
+    }
+    #[cfg(unix)]
+    {
+        let fifo = dir.path().join("fifo-1.0-py3-none-linux_x86_64.whl");
+        assert!(
+            Command::new("mkfifo")
+                .arg(&fifo)
+                .status()
+                .unwrap()
+                .success()
+        );
+        let run = bundle(&fifo, &out, &[]);
+        assert_code(&run, 2, &["--wheel", "is not a file"]);
+    }
+}

@@ -1071,7 +1071,7 @@ fn the_windows_binary_copies_links_as_the_unit_tests_promise() {
                 Member::Link("folder4", "."),
                 Member::Link("folder5", "."),
             ],
-            "unpacks to more than the limit of 67108864 bytes",
+            "expands past the limit of 67108864 bytes",
         ),
     ];
     for (members, reason) in refusals {

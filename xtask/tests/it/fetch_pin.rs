@@ -51,6 +51,35 @@ pub(crate) fn zip_of(data: &[u8]) -> Arc<Vec<u8>> {
     Arc::new(zip.finish().unwrap().into_inner())
 }
 
+/// A real wheel holding `data` as `pkg/data.bin`, with the RECORD that lists its files.
+pub(crate) fn wheel_of(data: &[u8]) -> Arc<Vec<u8>> {
+    Arc::new(wheel_with(&[("pkg/data.bin", data)], |_| {}))
+}
+
+/// A wheel of `files` and its RECORD, whose lines `edit` may change first.
+pub(crate) fn wheel_with(files: &[(&str, &[u8])], edit: impl FnOnce(&mut Vec<String>)) -> Vec<u8> {
+    use std::io::Write;
+    let record = "pkg-1.0.dist-info/RECORD";
+    let mut lines: Vec<String> = files
+        .iter()
+        .map(|(name, data)| {
+            let hash = ct2v_bundle::wheel::record_hash(data);
+            format!("{name},{hash},{}", data.len())
+        })
+        .collect();
+    lines.push(format!("{record},,"));
+    edit(&mut lines);
+    let mut zip = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
+    let options = zip::write::SimpleFileOptions::default();
+    for (name, data) in files {
+        zip.start_file(*name, options).unwrap();
+        zip.write_all(data).unwrap();
+    }
+    zip.start_file(record, options).unwrap();
+    zip.write_all((lines.join("\n") + "\n").as_bytes()).unwrap();
+    zip.finish().unwrap().into_inner()
+}
+
 pub(crate) fn sha256(data: &[u8]) -> String {
     ct2v_fetch::cache::hex(&Sha256::digest(data))
 }
@@ -437,8 +466,8 @@ pub(crate) fn amd_index_serving(
     served: impl Fn(Arc<Vec<u8>>) -> Arc<Vec<u8>>,
 ) -> AmdIndex {
     let server = Server::start();
-    let core = served(zip_of(&bytes(120_000, 3)));
-    let libraries = served(zip_of(&bytes(90_000, 5)));
+    let core = served(wheel_of(&bytes(120_000, 3)));
+    let libraries = served(wheel_of(&bytes(90_000, 5)));
     let page = |file: &str, sha: &str, other: &str| {
         format!(
             "<!DOCTYPE html><html><body>\n\
@@ -481,7 +510,7 @@ pub(crate) fn amd_index_serving(
     // One device wheel per target rocm keeps (`[variant.rocm.device-wheels]`).
     for target in ROCM_TARGETS {
         let file = format!("rocm_sdk_device_{target}-10.0.0-py3-none-win_amd64.whl");
-        let wheel = served(zip_of(target.as_bytes()));
+        let wheel = served(wheel_of(target.as_bytes()));
         server.serve(
             &format!("/amd/rocm/whl-next/rocm-sdk-device-{target}/"),
             Arc::new(
@@ -670,14 +699,20 @@ pub(crate) fn pinned_files(scratch: &Scratch) -> Vec<(String, Vec<u8>)> {
     files
 }
 
-#[test]
-fn pin_refuses_a_page_served_as_the_file_and_writes_nothing() {
+/// The scratch variants with the ct2rs crate's pin taken out, for `pin` to record.
+fn scratch_without_the_crate_pin() -> Scratch {
     let scratch = Scratch::new();
     scratch.edit(
         "variants/ctranslate2/4.7.1.toml",
         &format!("sha256 = \"{CT2_SHA}\"\nsize = 6151405\n"),
         "",
     );
+    scratch
+}
+
+#[test]
+fn pin_refuses_a_page_served_as_the_file_and_writes_nothing() {
+    let scratch = scratch_without_the_crate_pin();
     let before = pinned_files(&scratch);
     let server = Server::start();
     let page = "<!DOCTYPE html>\n<html><head><title>Service Unavailable</title></head></html>\n";
@@ -713,21 +748,24 @@ fn pin_refuses_truncated_wheels_and_zips_and_writes_nothing() {
     let before = pinned_files(&scratch);
     let run = pin_rocm_484(&scratch, cache.path().to_str().unwrap(), &mirrors);
     assert_eq!(run.code, 1, "{}\n{}", run.stdout, run.stderr);
-    for (input, url) in [
+    for (input, url, kind) in [
         (
             "rocm-sdk-core",
             "https://stable.repo.amd.com/rocm/core/rocm_sdk_core-10.0.0-py3-none-win_amd64.whl",
+            "a wheel (.whl)",
         ),
         (
             "rocm-sdk-libraries",
             "https://stable.repo.amd.com/rocm/core/rocm_sdk_libraries-10.0.0-py3-none-win_amd64.whl",
+            "a wheel (.whl)",
         ),
         (
             "ctranslate2-wheels",
             "https://github.com/OpenNMT/CTranslate2/releases/download/v4.8.4/rocm-python-wheels-Windows.zip",
+            "a zip archive (.zip)",
         ),
     ] {
-        let line = format!("error: input `{input}`: {url} is not a zip archive (.zip, .whl): ");
+        let line = format!("error: input `{input}`: {url} is not {kind}: ");
         assert!(run.stderr.contains(&line), "{line}\n{}", run.stderr);
     }
     let core_line = run
@@ -751,4 +789,200 @@ fn pin_refuses_truncated_wheels_and_zips_and_writes_nothing() {
         pinned_files(&scratch) == before,
         "no variant file nor the lock changed"
     );
+}
+
+/// The scratch variants with rocm for one GPU target: one device wheel, a short `pin`.
+pub(crate) fn one_target_scratch() -> Scratch {
+    let scratch = Scratch::new();
+    scratch.edit(
+        "variants/rocm.toml",
+        "gpu-targets = [\"gfx1030\", \"gfx1100\", \"gfx1101\", \"gfx1102\", \"gfx1150\", \"gfx1151\", \"gfx1200\", \"gfx1201\"]",
+        "gpu-targets = [\"gfx1100\"]",
+    );
+    scratch
+}
+
+/// `pin` of rocm 4.8.4 for one GPU target, every archive the loopback index serves made by
+/// `served` from the whole one.
+fn pin_one_target_serving(served: impl Fn(Arc<Vec<u8>>) -> Arc<Vec<u8>>) -> (Run, Scratch) {
+    let scratch = one_target_scratch();
+    let cache = tempfile::tempdir().unwrap();
+    let (_server, mirrors, _, _) = amd_index_serving(None, served);
+    let run = pin_rocm_484(&scratch, cache.path().to_str().unwrap(), &mirrors);
+    (run, scratch)
+}
+
+/// The first entry's data of a zip, with one byte in its middle flipped.
+fn flipped_inside(archive: Arc<Vec<u8>>) -> Arc<Vec<u8>> {
+    let mut bytes = archive.to_vec();
+    let u16_at = |at: usize| usize::from(u16::from_le_bytes([bytes[at], bytes[at + 1]]));
+    let start = 30 + u16_at(26) + u16_at(28);
+    let size = u32::from_le_bytes(bytes[18..22].try_into().unwrap()) as usize;
+    bytes[start + size / 2] ^= 0x40;
+    Arc::new(bytes)
+}
+
+/// Each served wheel's data (`pkg/data.bin`) in a wheel whose RECORD `edit` changes; the
+/// release zip as it is.
+fn record_edited(edit: fn(&mut Vec<String>)) -> Box<Served> {
+    Box::new(
+        move |archive: Arc<Vec<u8>>| match archive.windows(6).any(|w| w == b"RECORD") {
+            true => rewheeled(&archive, edit),
+            false => archive,
+        },
+    )
+}
+
+/// The data a served wheel holds (`pkg/data.bin`), in a wheel whose RECORD `edit` changes.
+fn rewheeled(archive: &[u8], edit: impl FnOnce(&mut Vec<String>)) -> Arc<Vec<u8>> {
+    use std::io::Read;
+    let mut zip = zip::ZipArchive::new(std::io::Cursor::new(archive)).unwrap();
+    let mut data = Vec::new();
+    zip.by_name("pkg/data.bin")
+        .unwrap()
+        .read_to_end(&mut data)
+        .unwrap();
+    Arc::new(wheel_with(&[("pkg/data.bin", &data)], edit))
+}
+
+/// RECORD's digest of no bytes.
+const EMPTY_SHA256: &str = "47DEQpj8HBSa-_TImW-5JCeuQeRkm5NMpJWZG3hSuFU";
+const CORE_WHL: &str =
+    "https://stable.repo.amd.com/rocm/core/rocm_sdk_core-10.0.0-py3-none-win_amd64.whl";
+const RELEASE_ZIP: &str = "https://github.com/OpenNMT/CTranslate2/releases/download/v4.8.4/rocm-python-wheels-Windows.zip";
+
+/// What the loopback index serves for an archive, made from the whole one.
+type Served = dyn Fn(Arc<Vec<u8>>) -> Arc<Vec<u8>>;
+
+/// A form of damage: its label, how it is served, and the lines (URL, what) it must get.
+type DamageCase = (&'static str, Box<Served>, Vec<(&'static str, &'static str)>);
+
+/// An archive damaged inside (an entry whose data fails its CRC or inflates to garbage, a
+/// wheel whose RECORD leaves a file out, lists one that is not there, or gives another
+/// digest or size) is refused with exit 2 naming the URL, the entry and what is wrong;
+/// no variant file nor the lock changes.
+#[test]
+fn pin_refuses_archives_damaged_inside_naming_the_entry_and_writes_nothing() {
+    let cases: Vec<DamageCase> = vec![
+        (
+            "a flipped byte",
+            Box::new(flipped_inside),
+            vec![
+                (
+                    CORE_WHL,
+                    "is a damaged wheel: entry `pkg/data.bin`: its data does not read to its end",
+                ),
+                (
+                    RELEASE_ZIP,
+                    "is a damaged zip archive: entry `pkg/data.bin`: its data does not read to its end",
+                ),
+            ],
+        ),
+        (
+            "a file RECORD leaves out",
+            record_edited(|lines| {
+                lines.remove(0);
+            }),
+            vec![(
+                CORE_WHL,
+                "is a damaged wheel: entry `pkg/data.bin`: `pkg/data.bin` is in the wheel but not in `pkg-1.0.dist-info/RECORD`",
+            )],
+        ),
+        (
+            "a file RECORD lists that is not there",
+            record_edited(|lines| lines.push(format!("pkg/gone.dll,sha256={EMPTY_SHA256},0"))),
+            vec![(
+                CORE_WHL,
+                "is a damaged wheel: `pkg-1.0.dist-info/RECORD` lists `pkg/gone.dll`, which is not in the wheel",
+            )],
+        ),
+        (
+            "another digest",
+            record_edited(|lines| {
+                let size = lines[0].rsplit(',').next().unwrap().to_string();
+                lines[0] = format!("pkg/data.bin,sha256={EMPTY_SHA256},{size}");
+            }),
+            vec![(CORE_WHL, "entry `pkg/data.bin`: `pkg/data.bin` has sha256=")],
+        ),
+        (
+            "another size",
+            record_edited(|lines| lines[0].push('0')),
+            vec![(
+                CORE_WHL,
+                "`pkg/data.bin` is 120000 bytes, where RECORD says 1200000",
+            )],
+        ),
+    ];
+    for (label, served, said) in cases {
+        let (run, scratch) = pin_one_target_serving(served);
+        let before_lock = scratch.path().join("variants/pins.lock");
+        assert_eq!(run.code, 2, "{label}:\n{}\n{}", run.stdout, run.stderr);
+        for (url, why) in said {
+            let line = run
+                .stderr
+                .lines()
+                .find(|l| l.contains(url) && l.contains(why))
+                .unwrap_or_else(|| panic!("{label}: `{url}` `{why}` in\n{}", run.stderr));
+            assert!(
+                line.ends_with("Not pinned") && !line.contains("download it again"),
+                "{label}: {line}"
+            );
+        }
+        // The release zip, whole in all but the first case, is pinned beside them.
+        assert!(
+            run.stderr.contains("input(s) could not be pinned;"),
+            "{label}: {}",
+            run.stderr
+        );
+        let pinned =
+            std::fs::read_to_string(scratch.path().join("variants/ctranslate2/4.8.4.toml"))
+                .unwrap();
+        assert!(!pinned.contains(CORE_WHL), "{label}: {pinned}");
+        assert!(
+            !before_lock.exists()
+                || !std::fs::read_to_string(&before_lock)
+                    .unwrap()
+                    .contains(CORE_WHL),
+            "{label}: the lock"
+        );
+    }
+}
+
+/// A 5 GiB archive bomb (a `.crate` of zeros, 5 MiB served) is refused as what it is,
+/// after decoding no more than the unpacker's limit for its size, exit 2 and nothing
+/// written (it was called "truncated or damaged, download it again").
+#[test]
+fn pin_names_an_archive_bomb_as_one_and_stops_at_the_limit() {
+    let scratch = scratch_without_the_crate_pin();
+    let before = pinned_files(&scratch);
+    let gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    let mut tar = tar::Builder::new(gz);
+    let mut header = tar::Header::new_gnu();
+    header.set_size(5 << 30);
+    header.set_mode(0o644);
+    let zeros = std::io::Read::take(std::io::repeat(0), 5 << 30);
+    tar.append_data(&mut header, "pkg/zeros.bin", zeros)
+        .unwrap();
+    let bomb = Arc::new(tar.into_inner().unwrap().finish().unwrap());
+    let server = Server::start();
+    server.serve(CT2_URL_PATH, bomb.clone());
+    let cache = tempfile::tempdir().unwrap();
+    let started = Instant::now();
+    let run = pin_cpu(&scratch, cache.path().to_str().unwrap(), &mirror(&server));
+    let took = started.elapsed();
+    assert_eq!(run.code, 2, "{}\n{}", run.stdout, run.stderr);
+    let limit = (bomb.len() as u64 * 100).max(64 << 20);
+    let said = format!(
+        "error: input `ctranslate2-source`: https://static.crates.io/crates/ct2rs/ct2rs-0.9.17.crate \
+         expands past the limit of {limit} bytes (stopped at entry `pkg/zeros.bin`): an archive \
+         bomb or a larger archive than allowed"
+    );
+    assert!(run.stderr.contains(&said), "{said}\n{}", run.stderr);
+    assert!(!run.stderr.contains("damaged"), "{}", run.stderr);
+    assert!(
+        pinned_files(&scratch) == before,
+        "no variant file nor the lock changed"
+    );
+    eprintln!("a {} byte bomb of 5 GiB refused in {took:?}", bomb.len());
+    assert!(took < Duration::from_secs(60), "{took:?}");
 }

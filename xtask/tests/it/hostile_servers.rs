@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 
 use crate::common::server::{Reply, Server};
 use crate::common::{Run, Scratch, xtask_in};
-use crate::fetch_pin::{amd_index_serving, pin_rocm_484, pinned_files, sha256};
+use crate::fetch_pin::{amd_index_serving, one_target_scratch, pin_rocm_484, pinned_files, sha256};
 
 /// The rocm-sdk-core project page, as the variant file names it, and where the loopback
 /// index serves it.
@@ -29,13 +29,7 @@ const VERSION_FILE: &str = "variants/ctranslate2/4.8.4.toml";
 /// rocm-sdk-core page answered by `page` (given the core wheel's sha256). The index also
 /// serves the core wheel as `https://files.example.org/core/…`, another host.
 fn pin_with_core_page(page: impl Fn(&str) -> Reply + Send + Sync + 'static) -> (Run, Scratch) {
-    let scratch = Scratch::new();
-    // One GPU target, one device wheel: the run stays short.
-    scratch.edit(
-        "variants/rocm.toml",
-        "gpu-targets = [\"gfx1030\", \"gfx1100\", \"gfx1101\", \"gfx1102\", \"gfx1150\", \"gfx1151\", \"gfx1200\", \"gfx1201\"]",
-        "gpu-targets = [\"gfx1100\"]",
-    );
+    let scratch = one_target_scratch();
     let cache = tempfile::tempdir().unwrap();
     let (server, mut mirrors, core, _) = amd_index_serving(None, |archive| archive);
     let sha = sha256(&core);

@@ -7,7 +7,8 @@ use anyhow::Result;
 use serde::{Deserialize, Serialize};
 
 use super::{Output, Policy};
-use ct2v_support::diagnostic::InputError;
+use ct2v_fetch::wheel_name::WheelName;
+use ct2v_support::diagnostic::{InputError, escaped};
 
 /// Everything one bundle run needs. A plan carries one as its bundle step, with the folders
 /// only the build machine knows written as placeholders its executor fills in.
@@ -127,15 +128,18 @@ impl BundleJob {
     pub fn from_flags(flags: &WheelFlags) -> Result<BundleJob> {
         let wheel = &flags.wheel;
         if !wheel.is_file() {
-            return Err(
-                InputError::new(format!("--wheel {} does not exist", wheel.display())).into(),
-            );
+            let why = match wheel.exists() {
+                true => "is not a file",
+                false => "does not exist",
+            };
+            return Err(InputError::new(format!("--wheel {} {why}", wheel.display())).into());
         }
-        let name = wheel
-            .file_name()
-            .unwrap_or_default()
-            .to_string_lossy()
-            .into_owned();
+        // The name says what the output wheels are called and, unless --policy does, the
+        // platform: a file whose name is no wheel's is refused before any work.
+        let name = WheelName::parse(wheel).map_err(|e| InputError {
+            message: format!("--wheel {}", e.message),
+            ..e
+        })?;
         let policy = match flags.policy {
             Some(policy) => policy,
             None => policy_of(&name)?,
@@ -166,7 +170,7 @@ impl BundleJob {
             Policy::Windows => "windows",
             Policy::Manylinux2_28 => "linux",
         };
-        let variant = name.split('-').next().unwrap_or("wheel");
+        let variant = name.project.as_str();
         let mut spec = BundleJob {
             // A wheel given by hand has no plan that fixed its name: when its binaries need a
             // newer glibc than the policy allows, it gets the tag they prove.
@@ -241,15 +245,21 @@ pub struct WheelFlags {
     pub keep_linux_tag: bool,
 }
 
-fn policy_of(wheel_name: &str) -> Result<Policy> {
-    if wheel_name.contains("win_amd64") || wheel_name.contains("win32") {
+/// The policy a wheel's platform tag asks for.
+fn policy_of(wheel: &WheelName) -> Result<Policy, InputError> {
+    let tag = &wheel.platform_tag;
+    if tag.contains("win_amd64") || tag.contains("win32") {
         Ok(Policy::Windows)
-    } else if wheel_name.contains("linux") {
+    } else if tag.contains("linux") {
         Ok(Policy::Manylinux2_28)
     } else {
-        anyhow::bail!(
-            "cannot tell the platform of {wheel_name} from its tags: pass --policy windows or --policy manylinux_2_28"
-        )
+        Err(InputError::new(format!(
+            "--wheel {}: its platform tag `{}` is neither Windows nor Linux, so the policy \
+             of what the system provides is not known",
+            escaped(&wheel.file),
+            escaped(tag)
+        ))
+        .note("pass --policy windows or --policy manylinux_2_28"))
     }
 }
 

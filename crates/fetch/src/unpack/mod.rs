@@ -228,12 +228,14 @@ impl UnpackError {
                 format!("refusing entry `{}` in {archive}: {reason}", escaped(entry))
             }
             UnpackError::TooLarge { entry, limit, .. } => format!(
-                "{archive} unpacks to more than the limit of {limit} bytes (stopped at entry \
-                 `{}`): the limit is 100 times the archive's size (at least 64 MiB, at most 16 \
-                 GiB), every file and folder counting at least 4 KiB and the copies links \
-                 become on Windows included; real inputs stay far below it, a larger ratio is an \
-                 archive bomb",
-                escaped(entry)
+                "{archive} expands past the limit of {limit} bytes{}: an archive bomb or a \
+                 larger archive than allowed. The limit is 100 times the archive's size (at \
+                 least 64 MiB, at most 16 GiB), every file and folder counting at least 4 KiB \
+                 and the copies links become on Windows included; real inputs stay far below it",
+                match entry.as_str() {
+                    "" => String::new(),
+                    entry => format!(" (stopped at entry `{}`)", escaped(entry)),
+                }
             ),
             UnpackError::TooManyEntries { limit, link, .. } => {
                 let copies = match link {

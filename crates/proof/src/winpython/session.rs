@@ -87,7 +87,7 @@ impl Session {
         self.wine.run(
             &self.python.python_exe(),
             args,
-            &BTreeMap::new(),
+            &crate::serve::loopback_direct(),
             log,
             STEP_LIMIT,
             watch,
