@@ -34,6 +34,7 @@ mod patch_check;
 mod patch_hostile;
 mod patch_safety;
 mod plan;
+mod published_text;
 mod readme;
 mod release;
 mod rocm10_bundle;

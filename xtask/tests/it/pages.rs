@@ -12,11 +12,11 @@ use sha2::{Digest, Sha256};
 use crate::common::{self, HttpDir, Scratch, assert_exit};
 use crate::release::{fake_build, release};
 
-const ASSETS: &str = "gh/o/r/releases/download";
+pub(crate) const ASSETS: &str = "gh/o/r/releases/download";
 
 /// Two releases of the cpu variant (py3.12 as `v4.7.1`, py3.11 as `v4.7.1-2`), their
 /// assets laid out as GitHub serves them below `web/`.
-fn two_releases(scratch: &Scratch, web: &Path) {
+pub(crate) fn two_releases(scratch: &Scratch, web: &Path) {
     for (tag, python) in [("v4.7.1", "3.12"), ("v4.7.1-2", "3.11")] {
         fake_build(scratch, python);
         let out = scratch.path().join(format!("dist/{tag}"));
@@ -29,7 +29,7 @@ fn two_releases(scratch: &Scratch, web: &Path) {
 
 /// `pages` as release.yml runs it for the second release: the earlier release's manifest
 /// downloaded into `earlier/<tag>/`, the assets at `base`, the site written to `site`.
-fn pages_after_two_releases(
+pub(crate) fn pages_after_two_releases(
     scratch: &Scratch,
     web: &Path,
     base: &str,
@@ -55,7 +55,7 @@ fn pages_after_two_releases(
 }
 
 /// `pages` for the newer release (`v4.7.1-2`) into `site`, with `extra` flags.
-fn pages_of_newer(scratch: &Scratch, web: &Path, site: &Path, extra: &[&str]) -> common::Run {
+pub(crate) fn pages_of_newer(scratch: &Scratch, web: &Path, site: &Path, extra: &[&str]) -> common::Run {
     let release = web.join(ASSETS).join("v4.7.1-2");
     let mut args = vec![
         "pages",
@@ -274,7 +274,7 @@ fn a_wheel_name_with_two_contents_across_releases_and_bad_flags_are_refused() {
 
 /// The DOM of `page` as headless Chromium renders it (`--dump-dom` reads it through the
 /// DevTools protocol, so scripts stay on; the page has none).
-fn rendered_dom(page: &Path) -> String {
+pub(crate) fn rendered_dom(page: &Path) -> String {
     let profile = tempfile::tempdir().unwrap();
     let out = std::process::Command::new("chromium")
         .args(["--headless", "--no-sandbox", "--disable-gpu"])

@@ -5,6 +5,8 @@
 pub mod links;
 pub mod notes;
 pub mod pages;
+mod manifest_rules;
+mod provenance;
 mod recheck;
 pub mod request;
 pub mod select;
@@ -24,6 +26,7 @@ use serde::{Deserialize, Serialize};
 use crate::plan::Plan;
 use crate::variant::coverage::Coverage;
 use ct2v_bundle::checksums;
+use ct2v_support::diagnostic::escaped;
 use ct2v_support::fsx::{self, files_below};
 
 pub(crate) const SCHEMA_VERSION: u32 = 1;
@@ -60,32 +63,6 @@ pub struct LeftOut {
 }
 
 impl Manifest {
-    /// What in the manifest would lead a path out of its folder once joined to it (the
-    /// index's `whl/<variant>/`, a download's file name): an artifact path that is not one
-    /// file name, a wheel's variant that is not a variant's name. Each names the artifact.
-    pub(crate) fn path_problems(&self) -> Vec<String> {
-        use ct2v_support::diagnostic::escaped;
-        let mut problems = Vec::new();
-        for a in &self.artifacts {
-            if let Err(why) = ct2v_support::safe_path::check_name(&a.path) {
-                problems.push(format!(
-                    "artifact `{}` in the manifest: {why}",
-                    escaped(&a.path)
-                ));
-            }
-            if a.kind == "wheel"
-                && let Err(why) = crate::variant::check_variant_name(&a.variant)
-            {
-                problems.push(format!(
-                    "{}: variant `{}` in the manifest: {why}",
-                    escaped(&a.path),
-                    escaped(&a.variant)
-                ));
-            }
-        }
-        problems
-    }
-
     /// `dir/manifest.json`, with the file named when it cannot be read or is not a manifest.
     pub fn read(dir: &Path) -> Result<Manifest> {
         let source = dir.join(MANIFEST);
@@ -195,7 +172,11 @@ pub fn release(
         check_dist(b)?;
     }
     for l in &left_out {
-        eprintln!("note: left out of this release: {}: {}", l.job, l.reason);
+        eprintln!(
+            "note: left out of this release: {}: {}",
+            escaped(&l.job),
+            escaped(&l.reason)
+        );
     }
 
     let linux_tagged: Vec<String> = built
@@ -380,22 +361,28 @@ fn complete_variants(built: &[Built], partial: bool) -> Result<(Vec<&Built>, Vec
 }
 
 /// Why an entry has no wheel: its check failed (CI kept its build apart), or it was not built.
+/// It is published (manifest, notes, job summary), so it names the entry's folders by their
+/// own names, never by where this machine keeps them.
 fn missing_reason(b: &Built) -> String {
+    let name = |dir: &Path| {
+        dir.file_name()
+            .map_or_else(String::new, |n| n.to_string_lossy().into_owned())
+    };
     match &b.failed_check {
         Some(dir) => format!(
-            "{} {} py{}: its check failed; its build and logs are in {}",
+            "{} {} py{}: its check failed; its build and logs are in the artifact {}",
             b.plan.variant,
             b.plan.platform,
             b.plan.python,
-            dir.display()
+            name(dir)
         ),
         None => format!(
-            "{} {} py{}: no wheel in {} (build it: cargo xtask build --variant {} \
+            "{} {} py{}: no wheel in its artifact {} (build it: cargo xtask build --variant {} \
              --ctranslate2 {} --platform {} --python {})",
             b.plan.variant,
             b.plan.platform,
             b.plan.python,
-            b.dist.display(),
+            name(&b.dist),
             b.plan.variant,
             b.plan.ctranslate2,
             b.plan.platform,
@@ -554,12 +541,14 @@ fn copy_artifacts(b: &Built, out: &Path) -> Result<Vec<Artifact>> {
     }
     let toolchain: Option<serde_json::Value> =
         match fs::read_to_string(b.dist.join(crate::execute::BUILD_INFO)) {
-            Ok(text) => Some(serde_json::from_str(&text).with_context(|| {
-                format!(
-                    "{} is not valid JSON",
-                    b.dist.join(crate::execute::BUILD_INFO).display()
-                )
-            })?),
+            Ok(text) => Some(published_toolchain(serde_json::from_str(&text).with_context(
+                || {
+                    format!(
+                        "{} is not valid JSON",
+                        b.dist.join(crate::execute::BUILD_INFO).display()
+                    )
+                },
+            )?)),
             Err(_) => None,
         };
     let label = local_label(plan, toolchain.as_ref())?;
@@ -582,7 +571,7 @@ fn copy_artifacts(b: &Built, out: &Path) -> Result<Vec<Artifact>> {
             copy_new(&report, &folder.join(&name))?;
             files.push(("provenance", name));
             if ext == "json" {
-                bundled = bundled_of(&report)?;
+                bundled = provenance::bundled_of(&report)?;
             }
         }
     }
@@ -626,6 +615,15 @@ fn copy_artifacts(b: &Built, out: &Path) -> Result<Vec<Artifact>> {
         });
     }
     Ok(rows)
+}
+
+/// A build's build-info.json as the manifest publishes it: without the SDK's folder on the
+/// build machine (`sdk.root`), which is that machine's own path.
+fn published_toolchain(mut info: serde_json::Value) -> serde_json::Value {
+    if let Some(sdk) = info.get_mut("sdk").and_then(|s| s.as_object_mut()) {
+        sdk.remove("root");
+    }
+    info
 }
 
 /// The input whose bundle search folder or data entry gives `package` its name (the
@@ -789,17 +787,6 @@ fn copy_new(from: &Path, to: &Path) -> Result<()> {
         fs::set_permissions(to, fs::Permissions::from_mode(0o644))?;
     }
     Ok(())
-}
-
-fn bundled_of(report: &Path) -> Result<Vec<ManifestLibrary>> {
-    #[derive(Deserialize)]
-    struct ProvenanceFiles {
-        files: Vec<ManifestLibrary>,
-    }
-    let text = fs::read_to_string(report)?;
-    let parsed: ProvenanceFiles = serde_json::from_str(&text)
-        .with_context(|| format!("{} is not a provenance report", report.display()))?;
-    Ok(parsed.files)
 }
 
 /// A zip of `dir` with sorted entries, fixed times and modes: the same folder, the same bytes.
