@@ -6,7 +6,7 @@
 //! - [`code`]: a value as a code span, where CommonMark reads no markup at all (spec 0.29+,
 //!   "Code spans": backslash escapes, entities, HTML and links are literal inside), and no
 //!   mention is linked.
-//! - [`text`]: prose, every ASCII punctuation character that can start markup
+//! - [`text`], [`paragraph`]: prose, every ASCII punctuation character that can start markup
 //!   backslash-escaped ("Backslash escapes": any ASCII punctuation may be), so no heading,
 //!   list, emphasis, link, image, raw HTML, entity, table or math starts; an `@` is put in a
 //!   code span of its own, so no mention is made.
@@ -41,19 +41,31 @@ pub fn code(value: &str) -> String {
     format!("{fence}{pad}{value}{pad}{fence}")
 }
 
-/// `value` as plain text of a paragraph or a list item.
+/// `value` as plain text inside a line (after other text of a paragraph, a heading or a
+/// list item).
 pub fn text(value: &str) -> String {
+    escaped_text(value, None)
+}
+
+/// `value` as plain text that starts a line (a paragraph of its own): [`text`], and a
+/// first character that would start a list, a rule or a heading underline (`-`, `+`, `=`,
+/// the `.` or `)` of `1. `) escaped too.
+pub fn paragraph(value: &str) -> String {
     let value = escaped(value);
-    let block_marker = block_marker_at(&value);
+    let marker = block_marker_at(&value);
+    escaped_text(&value, marker)
+}
+
+fn escaped_text(value: &str, marker: Option<usize>) -> String {
     let mut out = String::new();
-    for (at, c) in value.char_indices() {
+    for (at, c) in escaped(value).char_indices() {
         match c {
             '@' => out.push_str("`@`"),
             '\\' | '`' | '*' | '_' | '[' | ']' | '<' | '>' | '#' | '|' | '~' | '&' | '$' | '!' => {
                 out.push('\\');
                 out.push(c);
             }
-            c if Some(at) == block_marker => {
+            c if Some(at) == marker => {
                 out.push('\\');
                 out.push(c);
             }
@@ -63,14 +75,18 @@ pub fn text(value: &str) -> String {
     out
 }
 
-/// Where a value put at the start of a line would start a list or a heading underline: its
-/// first character when that is `-`, `+` or `=`, the `.` or `)` after its leading digits.
+/// Where a value put at the start of a line would start a list, a rule or a heading
+/// underline: its first character when that is `-`, `+` or `=`, the `.` or `)` after its
+/// leading digits when a blank or the end follows (CommonMark's ordered list item).
 fn block_marker_at(value: &str) -> Option<usize> {
     if value.starts_with(['-', '+', '=']) {
         return Some(0);
     }
     let digits = value.len() - value.trim_start_matches(|c: char| c.is_ascii_digit()).len();
-    (digits > 0 && value[digits..].starts_with(['.', ')'])).then_some(digits)
+    let after = value[digits..].get(1..).unwrap_or("");
+    let item = value[digits..].starts_with(['.', ')'])
+        && (after.is_empty() || after.starts_with([' ', '\t']));
+    (digits > 0 && item).then_some(digits)
 }
 
 #[cfg(test)]
@@ -91,8 +107,12 @@ mod tests {
         assert_eq!(text("a <b> & [c](d)"), "a \\<b\\> \\& \\[c\\](d)");
         assert_eq!(text("hi @everyone"), "hi `@`everyone");
         assert_eq!(text("# x\r\n- y"), "\\# x\\\\r\\\\n- y");
-        assert_eq!(text("- x"), "\\- x");
-        assert_eq!(text("12. x"), "12\\. x");
+        assert_eq!(text("- x 4.7.1"), "- x 4.7.1");
+        assert_eq!(paragraph("- x"), "\\- x");
+        assert_eq!(paragraph("+ x"), "\\+ x");
+        assert_eq!(paragraph("12. x"), "12\\. x");
+        assert_eq!(paragraph("12)"), "12\\)");
+        assert_eq!(paragraph("4.7.1 <b>"), "4.7.1 \\<b\\>");
         assert_eq!(text("4.7.1-2, see ROCm/x#12 (a)"), "4.7.1-2, see ROCm/x\\#12 (a)");
     }
 }

@@ -277,7 +277,14 @@ fn a_wheel_name_with_two_contents_across_releases_and_bad_flags_are_refused() {
 pub(crate) fn rendered_dom(page: &Path) -> String {
     let profile = tempfile::tempdir().unwrap();
     let out = std::process::Command::new("chromium")
-        .args(["--headless", "--no-sandbox", "--disable-gpu"])
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--no-first-run",
+        ])
         .arg(format!("--user-data-dir={}", profile.path().display()))
         .arg("--dump-dom")
         .arg(format!("file://{}", page.display()))
@@ -381,12 +388,28 @@ fn the_front_page_in_a_browser_shows_the_cards_and_each_variants_commands_and_li
         cards.contains("<td>cc 6.1</td><td>not served: <code>cpu</code></td>"),
         "{cards}"
     );
-    for tool in ["pip install", "uv pip install", "app.exe self pip install"] {
-        let command = format!(
-            "{tool} --extra-index-url https://o.github.io/r/whl/cpu \"ctranslate2==4.7.1+cpu\""
+    // Each command as the browser shows it, one per <pre>, is what a reader copies: pasted
+    // into bash, each runs exactly its program with the intended arguments.
+    let commands = crate::published_text::pasted_commands(&dom);
+    for (command, tool) in commands
+        .iter()
+        .zip(["pip install", "uv pip install", "app.exe self pip install"])
+    {
+        assert_eq!(
+            command,
+            &format!(
+                "{tool} --extra-index-url \"https://o.github.io/r/whl/cpu\" \"ctranslate2==4.7.1+cpu\""
+            )
         );
-        assert!(dom.contains(&command), "{command}\n{dom}");
     }
+    let ran = crate::published_text::pasted_into_bash(&commands);
+    assert_eq!(
+        ran.calls,
+        crate::published_text::intended(
+            &["ctranslate2==4.7.1+cpu"],
+            "https://o.github.io/r/whl/cpu"
+        )
+    );
     assert!(
         dom.contains("<td>3.11</td>"),
         "the newest release's wheel: {dom}"

@@ -17,7 +17,7 @@ use crate::pages::{ASSETS, pages_of_newer, two_releases};
 const MARKER: &str = "PWNED";
 
 /// The `<pre>` blocks of a page, as a reader copies them (entities decoded).
-fn pasted_commands(page: &str) -> Vec<String> {
+pub(crate) fn pasted_commands(page: &str) -> Vec<String> {
     page.split("<pre>")
         .skip(1)
         .map(|rest| html_unescape(rest.split("</pre>").next().unwrap()))
@@ -35,9 +35,9 @@ fn html_unescape(text: &str) -> String {
 /// What running pasted commands did: each program's argv (its name first, without a folder
 /// or `.exe`), in order, and the files that appeared in the folder they ran in.
 #[derive(Debug, PartialEq, Eq)]
-struct Ran {
-    calls: Vec<Vec<String>>,
-    created: BTreeSet<String>,
+pub(crate) struct Ran {
+    pub(crate) calls: Vec<Vec<String>>,
+    pub(crate) created: BTreeSet<String>,
 }
 
 /// A folder with `bin/` (the stubs), `calls/` (one file per call, numbered in order) and
@@ -93,7 +93,7 @@ impl Sandbox {
 
 /// `commands` pasted into an interactive bash (history expansion on, as in a terminal), with
 /// `pip`, `uv` and `app.exe` stubs first on PATH.
-fn pasted_into_bash(commands: &[String]) -> Ran {
+pub(crate) fn pasted_into_bash(commands: &[String]) -> Ran {
     let sandbox = Sandbox::new();
     let stub = "#!/bin/sh\nn=0\nwhile [ -e \"$CALLS/$(printf %04d $n)\" ]; do n=$((n+1)); done\n\
                 printf '%s\\0' \"${0##*/}\" \"$@\" > \"$CALLS/$(printf %04d $n)\"\n";
@@ -231,7 +231,7 @@ fn wheel_row(manifest: &mut serde_json::Value) -> &mut serde_json::Value {
 
 /// The argv each command of the page must run: per CTranslate2 requirement of the wheels,
 /// pip, uv and the PyApp exe, each installing it from the variant's index at `site`.
-fn intended(requirements: &[&str], index: &str) -> Vec<Vec<String>> {
+pub(crate) fn intended(requirements: &[&str], index: &str) -> Vec<Vec<String>> {
     let mut calls = Vec::new();
     for requirement in requirements {
         for program in [

@@ -7,7 +7,7 @@
 use std::collections::BTreeMap;
 
 use super::{Artifact, Manifest, SELECTOR_DATA, SELECTOR_DATA_KIND, SELECTOR_WHEEL_KIND};
-use ct2v_support::markdown::{code, text};
+use ct2v_support::markdown::{code, paragraph, text};
 
 /// Release notes: per variant, what it is for and what the user installs.
 pub fn notes(manifest: &Manifest) -> String {
@@ -32,7 +32,7 @@ pub fn notes(manifest: &Manifest) -> String {
         notes.push_str(&format!(
             "\n## {}\n\n{}\n\n",
             code(variant),
-            text(&first.description)
+            paragraph(&first.description)
         ));
         if let Some(sdk) = &first.sdk {
             notes.push_str(&format!("Built against: {}.\n\n", text(sdk)));
