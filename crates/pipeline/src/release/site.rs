@@ -55,7 +55,10 @@ impl SiteRequest {
             );
         }
         for (variant, wheels) in &site.variants {
-            outln!("{}/whl/{variant}/  {wheels} wheel(s)", out.display())?;
+            outln!(
+                "{}/whl/{variant}/  {wheels} wheel(s)",
+                escaped(&out.display().to_string())
+            )?;
         }
         eprintln!(
             "{} release(s): {}",
