@@ -113,6 +113,9 @@ mod tests {
         assert_eq!(paragraph("12. x"), "12\\. x");
         assert_eq!(paragraph("12)"), "12\\)");
         assert_eq!(paragraph("4.7.1 <b>"), "4.7.1 \\<b\\>");
-        assert_eq!(text("4.7.1-2, see ROCm/x#12 (a)"), "4.7.1-2, see ROCm/x\\#12 (a)");
+        assert_eq!(
+            text("4.7.1-2, see ROCm/x#12 (a)"),
+            "4.7.1-2, see ROCm/x\\#12 (a)"
+        );
     }
 }

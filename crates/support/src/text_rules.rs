@@ -204,8 +204,10 @@ pub fn wheel_file_name(text: &str) -> Result<(), Refusal> {
             quoted(name)
         )));
     }
-    release_version(version).map_err(|r| refuse(format!("its version {}: {}", quoted(version), r.why)))?;
-    if tags.len() == 4 && !(tag_like(tags[0]) && tags[0].starts_with(|c: char| c.is_ascii_digit())) {
+    release_version(version)
+        .map_err(|r| refuse(format!("its version {}: {}", quoted(version), r.why)))?;
+    if tags.len() == 4 && !(tag_like(tags[0]) && tags[0].starts_with(|c: char| c.is_ascii_digit()))
+    {
         return Err(refuse(format!(
             "its build tag {} is not a digit followed by letters, digits, `_` or `.`",
             quoted(tags[0])
@@ -443,19 +445,55 @@ mod tests {
             assert_eq!(wheel_file_name(good), Ok(()), "{good}");
         }
         for (bad, why) in [
-            ("ctranslate2-4.7.1+$(touch x)-cp312-cp312-win_amd64.whl", "whitespace"),
-            ("ctranslate2-4.7.1+$(id)-cp312-cp312-win_amd64.whl", "local label"),
-            ("ctranslate2-4.7.1+`id`-cp312-cp312-win_amd64.whl", "local label"),
-            ("ctranslate2-4.7.1\"x-cp312-cp312-win_amd64.whl", "not a PEP 440 version"),
-            ("ctranslate2-4.7.1'x-cp312-cp312-win_amd64.whl", "not a PEP 440 version"),
-            ("ctranslate2-4.7.1+%PATH%-cp312-cp312-win_amd64.whl", "local label"),
-            ("ctranslate2-4.7.1!-cp312-cp312-win_amd64.whl", "not a PEP 440 version"),
-            ("ctranslate2-4.7.1\n-cp312-cp312-win_amd64.whl", "control character"),
-            ("ctranslate2-4.7.1-cp312-cp312-win_amd64\u{202e}lhw.whl", "invisible character"),
-            ("ctranslate2-4.7.1-cp312-cp312-win;id.whl", "its tag `win;id`"),
+            (
+                "ctranslate2-4.7.1+$(touch x)-cp312-cp312-win_amd64.whl",
+                "whitespace",
+            ),
+            (
+                "ctranslate2-4.7.1+$(id)-cp312-cp312-win_amd64.whl",
+                "local label",
+            ),
+            (
+                "ctranslate2-4.7.1+`id`-cp312-cp312-win_amd64.whl",
+                "local label",
+            ),
+            (
+                "ctranslate2-4.7.1\"x-cp312-cp312-win_amd64.whl",
+                "not a PEP 440 version",
+            ),
+            (
+                "ctranslate2-4.7.1'x-cp312-cp312-win_amd64.whl",
+                "not a PEP 440 version",
+            ),
+            (
+                "ctranslate2-4.7.1+%PATH%-cp312-cp312-win_amd64.whl",
+                "local label",
+            ),
+            (
+                "ctranslate2-4.7.1!-cp312-cp312-win_amd64.whl",
+                "not a PEP 440 version",
+            ),
+            (
+                "ctranslate2-4.7.1\n-cp312-cp312-win_amd64.whl",
+                "control character",
+            ),
+            (
+                "ctranslate2-4.7.1-cp312-cp312-win_amd64\u{202e}lhw.whl",
+                "invisible character",
+            ),
+            (
+                "ctranslate2-4.7.1-cp312-cp312-win;id.whl",
+                "its tag `win;id`",
+            ),
             ("ctr$x-4.7.1-cp312-cp312-win_amd64.whl", "project name"),
-            ("ctranslate2-4.7.1-x1-cp312-cp312-win_amd64.whl", "build tag"),
-            ("ctranslate2-4.7.1-cp312-win_amd64.whl", "4 `-`-separated parts"),
+            (
+                "ctranslate2-4.7.1-x1-cp312-cp312-win_amd64.whl",
+                "build tag",
+            ),
+            (
+                "ctranslate2-4.7.1-cp312-win_amd64.whl",
+                "4 `-`-separated parts",
+            ),
             ("ctranslate2-4.7.1-cp312-cp312-win_amd64.zip", "`.whl`"),
         ] {
             let refusal = wheel_file_name(bad).unwrap_err();

@@ -43,7 +43,9 @@ const BAD_TAGS: &[&str] = &[
 
 /// What a terminal must never get raw from a refused value: ESC, a bidi override or isolate,
 /// a zero-width character, a byte-order mark.
-const HIDDEN: &[char] = &['\u{1b}', '\u{202e}', '\u{200b}', '\u{2066}', '\u{2069}', '\u{feff}'];
+const HIDDEN: &[char] = &[
+    '\u{1b}', '\u{202e}', '\u{200b}', '\u{2066}', '\u{2069}', '\u{feff}',
+];
 
 /// Values every URL flag refuses.
 const BAD_URLS: &[&str] = &[

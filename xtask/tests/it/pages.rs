@@ -55,7 +55,12 @@ pub(crate) fn pages_after_two_releases(
 }
 
 /// `pages` for the newer release (`v4.7.1-2`) into `site`, with `extra` flags.
-pub(crate) fn pages_of_newer(scratch: &Scratch, web: &Path, site: &Path, extra: &[&str]) -> common::Run {
+pub(crate) fn pages_of_newer(
+    scratch: &Scratch,
+    web: &Path,
+    site: &Path,
+    extra: &[&str],
+) -> common::Run {
     let release = web.join(ASSETS).join("v4.7.1-2");
     let mut args = vec![
         "pages",
@@ -391,9 +396,10 @@ fn the_front_page_in_a_browser_shows_the_cards_and_each_variants_commands_and_li
     // Each command as the browser shows it, one per <pre>, is what a reader copies: pasted
     // into bash, each runs exactly its program with the intended arguments.
     let commands = crate::published_text::pasted_commands(&dom);
-    for (command, tool) in commands
-        .iter()
-        .zip(["pip install", "uv pip install", "app.exe self pip install"])
+    for (command, tool) in
+        commands
+            .iter()
+            .zip(["pip install", "uv pip install", "app.exe self pip install"])
     {
         assert_eq!(
             command,

@@ -298,7 +298,10 @@ fn every_command_of_the_front_page_runs_exactly_its_program_when_pasted_into_a_s
     }
     let epoch = release_copy(&web, &scratch.path().join("hostile/epoch"), |m| {
         let row = wheel_row(m);
-        let path = row["path"].as_str().unwrap().replacen("-4.7.1", "-1!4.7.1", 1);
+        let path = row["path"]
+            .as_str()
+            .unwrap()
+            .replacen("-4.7.1", "-1!4.7.1", 1);
         row["path"] = path.into();
     });
     cases.push((
@@ -482,7 +485,9 @@ fn names_from_a_build_reach_the_notes_the_manifest_and_stderr_as_text_only() {
             .as_array()
             .unwrap()
             .iter()
-            .find(|e| e["variant"] == variant && e["platform"] == "linux-x86_64" && e["python"] == "3.12")
+            .find(|e| {
+                e["variant"] == variant && e["platform"] == "linux-x86_64" && e["python"] == "3.12"
+            })
             .cloned()
             .unwrap()
     };
@@ -526,7 +531,11 @@ fn names_from_a_build_reach_the_notes_the_manifest_and_stderr_as_text_only() {
     let out = scratch.path().join("dist/ok");
     let run = release(&out);
     assert_exit(&run, 0, &["note: left out of this release"]);
-    assert!(!run.stderr.contains(['\u{1b}', '\u{202e}']), "{}", run.stderr);
+    assert!(
+        !run.stderr.contains(['\u{1b}', '\u{202e}']),
+        "{}",
+        run.stderr
+    );
 
     let notes_file = out.join("RELEASE_NOTES.md");
     let notes = fs::read_to_string(&notes_file).unwrap();
@@ -568,11 +577,23 @@ fn names_from_a_build_reach_the_notes_the_manifest_and_stderr_as_text_only() {
     for (n, (path, package, needle)) in [
         ("ctranslate2/lib\u{1b}[2J.so", "p", "control or invisible"),
         ("ctranslate2/lib.so", "p\u{202e}", "control or invisible"),
-        ("ctranslate2/lib.so", "line\n## Owned", "control or invisible"),
+        (
+            "ctranslate2/lib.so",
+            "line\n## Owned",
+            "control or invisible",
+        ),
         ("/home/runner/lib.so", "p", "path `/home/runner/lib.so`"),
         ("../../lib.so", "p", "path `../../lib.so`"),
-        ("ctranslate2/lib.so", "from /home/runner/work/sdk", "a folder of the build machine"),
-        ("ctranslate2/lib.so", r"C:\Users\runner\sdk", "a folder of the build machine"),
+        (
+            "ctranslate2/lib.so",
+            "from /home/runner/work/sdk",
+            "a folder of the build machine",
+        ),
+        (
+            "ctranslate2/lib.so",
+            r"C:\Users\runner\sdk",
+            "a folder of the build machine",
+        ),
     ]
     .into_iter()
     .enumerate()
@@ -580,9 +601,17 @@ fn names_from_a_build_reach_the_notes_the_manifest_and_stderr_as_text_only() {
         fs::write(cpu_dir.join("provenance.json"), provenance(path, package)).unwrap();
         let out = scratch.path().join(format!("dist/bad{n}"));
         let run = release(&out);
-        assert_exit(&run, 2, &["provenance.json: names no bundle writes", needle]);
+        assert_exit(
+            &run,
+            2,
+            &["provenance.json: names no bundle writes", needle],
+        );
         assert!(!out.exists(), "{path:?} {package:?}: released");
-        assert!(!run.stderr.contains(['\u{1b}', '\u{202e}']), "{}", run.stderr);
+        assert!(
+            !run.stderr.contains(['\u{1b}', '\u{202e}']),
+            "{}",
+            run.stderr
+        );
     }
 }
 
@@ -628,7 +657,12 @@ fn an_earlier_chain_of_releases_renders_whole_or_is_refused_naming_the_release()
     };
     write_chain(None);
     let site = scratch.path().join("site");
-    let args = ["--earlier", earlier.to_str().unwrap(), "--download-base", base];
+    let args = [
+        "--earlier",
+        earlier.to_str().unwrap(),
+        "--download-base",
+        base,
+    ];
     let run = pages_of_newer(&scratch, &web, &site, &args);
     assert_exit(
         &run,
@@ -660,7 +694,11 @@ fn an_earlier_chain_of_releases_renders_whole_or_is_refused_naming_the_release()
         assert_exit(
             &run,
             2,
-            &[manifest.to_str().unwrap(), "names no release writes", "wheel `"],
+            &[
+                manifest.to_str().unwrap(),
+                "names no release writes",
+                "wheel `",
+            ],
         );
         for other in ["v4.4.0", "v4.5.0", "v4.7.0"] {
             assert!(

@@ -590,10 +590,7 @@ fn a_left_out_entry_the_release_holds_or_a_job_name_with_markup_fails() {
             left("cuda", "cuda linux", "r\u{1b}[31m"),
             "holds a control or invisible character",
         ),
-        (
-            left("../../x", "cuda linux", "r"),
-            "variant `../../x`",
-        ),
+        (left("../../x", "cuda linux", "r"), "variant `../../x`"),
     ];
     for (entry, needle) in cases {
         let dir = copy_of(&scratch, &out, "left-out");

@@ -37,7 +37,6 @@ impl Manifest {
         problems
     }
 
-
     /// What in the manifest cannot be published as it is: a wheel file name that is not
     /// what PEP 427 and PEP 440 allow (it is written into install commands and links), a
     /// release version that is not PEP 440, a `left_out` entry whose job name is not plain

@@ -3,9 +3,9 @@
 //! SHA256SUMS, staged in a temp folder and renamed into place; and the check of such a folder.
 
 pub mod links;
+mod manifest_rules;
 pub mod notes;
 pub mod pages;
-mod manifest_rules;
 mod provenance;
 mod recheck;
 pub mod request;
@@ -541,14 +541,14 @@ fn copy_artifacts(b: &Built, out: &Path) -> Result<Vec<Artifact>> {
     }
     let toolchain: Option<serde_json::Value> =
         match fs::read_to_string(b.dist.join(crate::execute::BUILD_INFO)) {
-            Ok(text) => Some(published_toolchain(serde_json::from_str(&text).with_context(
-                || {
+            Ok(text) => Some(published_toolchain(
+                serde_json::from_str(&text).with_context(|| {
                     format!(
                         "{} is not valid JSON",
                         b.dist.join(crate::execute::BUILD_INFO).display()
                     )
-                },
-            )?)),
+                })?,
+            )),
             Err(_) => None,
         };
     let label = local_label(plan, toolchain.as_ref())?;

@@ -67,6 +67,9 @@ fn names_a_local_folder(text: &str) -> bool {
             word.starts_with('/')
                 || word.starts_with("~/")
                 || word.starts_with("\\\\")
-                || (b.len() >= 3 && b[0].is_ascii_alphabetic() && b[1] == b':' && matches!(b[2], b'\\' | b'/'))
+                || (b.len() >= 3
+                    && b[0].is_ascii_alphabetic()
+                    && b[1] == b':'
+                    && matches!(b[2], b'\\' | b'/'))
         })
 }

@@ -92,7 +92,10 @@ mod tests {
             assert!(quoted_value(bad).is_err(), "{bad:?}");
         }
         let e = quoted("the requirement", "x==1!2").unwrap_err().to_string();
-        assert!(e.starts_with("the requirement `x==1!2` is not allowed"), "{e}");
+        assert!(
+            e.starts_with("the requirement `x==1!2` is not allowed"),
+            "{e}"
+        );
         assert!(e.contains("`!`"), "{e}");
     }
 }
