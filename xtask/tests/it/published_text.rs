@@ -615,6 +615,43 @@ fn names_from_a_build_reach_the_notes_the_manifest_and_stderr_as_text_only() {
     }
 }
 
+/// A wheel a build left whose file name PEP 427 does not allow (a shell substitution, a
+/// backtick, a quote, a line break, an invisible character) stops `release` before anything
+/// is written (exit 2, the name escaped): its name would be published in the manifest, the
+/// notes' pip command and the index.
+#[test]
+fn a_built_wheel_whose_name_pep_427_refuses_stops_the_release() {
+    let scratch = Scratch::new();
+    let wheel = crate::release::fake_build(&scratch, "3.11");
+    let name = wheel.file_name().unwrap().to_str().unwrap().to_string();
+    let mut at = wheel.clone();
+    for (n, form) in [
+        format!("$(touch {MARKER})"),
+        format!("`touch {MARKER}`"),
+        "\"x".to_string(),
+        "'x".to_string(),
+        "\n## x".to_string(),
+        "\u{202e}x".to_string(),
+    ]
+    .iter()
+    .enumerate()
+    {
+        let renamed = wheel.with_file_name(name.replacen(".whl", &format!("{form}.whl"), 1));
+        fs::rename(&at, &renamed).unwrap();
+        at = renamed;
+        let out = scratch.path().join(format!("dist/{n}"));
+        let run = crate::release::release(&scratch, &out, "3.11");
+        assert_exit(&run, 2, &["is not named as PEP 427 names a wheel"]);
+        assert!(!out.exists(), "{form:?}: released");
+        assert!(
+            !run.stderr.contains(['\u{1b}', '\u{202e}']),
+            "{}",
+            run.stderr
+        );
+        assert!(!scratch.path().join(MARKER).exists());
+    }
+}
+
 /// `pages --earlier` over four earlier releases and this one renders every release (each
 /// wheel in the index, each tag in the front page's table); one hostile wheel name in the
 /// third earlier release stops it (exit 2) naming that release's manifest, and nothing is

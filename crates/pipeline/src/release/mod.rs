@@ -501,6 +501,23 @@ fn check_dist(b: &Built) -> Result<(), ct2v_support::diagnostic::InputError> {
         ))
         .note("remove the ones that are not this entry's build"));
     }
+    // Its name is published (the manifest, the notes' pip command, the index) and read
+    // back by `pages`, which refuses what PEP 427 does not allow: refused here first.
+    for wheel in &wheels {
+        let name = wheel
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        if let Err(refusal) = ct2v_support::text_rules::wheel_file_name(&name) {
+            return Err(ct2v_support::diagnostic::InputError::new(format!(
+                "{}: the wheel {} is not named as PEP 427 names a wheel: {}",
+                b.dist.display(),
+                ct2v_support::diagnostic::quoted(&name),
+                refusal.why
+            ))
+            .note(format!("give {}", refusal.instead)));
+        }
+    }
     for path in wheels.iter().cloned().chain(
         [
             "provenance.json",
