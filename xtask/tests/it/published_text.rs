@@ -247,13 +247,14 @@ pub(crate) fn intended(requirements: &[&str], index: &str) -> Vec<Vec<String>> {
     calls
 }
 
-/// A site folder and its parent hold nothing: no site, no staging folder beside it.
+/// Nothing of a refused `pages` run is left: no site, no staging folder or lock beside it.
 fn assert_nothing_written(site: &Path) {
     assert!(!site.exists(), "{} written", site.display());
+    let lock = format!(".{}.lock", site.file_name().unwrap().to_str().unwrap());
     let leftovers: Vec<String> = fs::read_dir(site.parent().unwrap())
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .filter(|n| n.starts_with(".pages-"))
+        .filter(|n| n.starts_with(".pages-") || *n == lock)
         .collect();
     assert!(leftovers.is_empty(), "staging left: {leftovers:?}");
 }
