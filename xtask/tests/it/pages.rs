@@ -395,7 +395,7 @@ fn the_front_page_in_a_browser_shows_the_cards_and_each_variants_commands_and_li
     );
     // Each command as the browser shows it, one per <pre>, is what a reader copies: pasted
     // into bash, each runs exactly its program with the intended arguments.
-    let commands = crate::published_text::pasted_commands(&dom);
+    let commands = crate::common::pasted::pasted_commands(&dom);
     for (command, tool) in
         commands
             .iter()
@@ -408,10 +408,10 @@ fn the_front_page_in_a_browser_shows_the_cards_and_each_variants_commands_and_li
             )
         );
     }
-    let ran = crate::published_text::pasted_into_bash(&commands);
+    let ran = crate::common::pasted::pasted_into_bash(&commands);
     assert_eq!(
         ran.calls,
-        crate::published_text::intended(
+        crate::common::pasted::intended(
             &["ctranslate2==4.7.1+cpu"],
             "https://o.github.io/r/whl/cpu"
         )

@@ -5,206 +5,15 @@
 //! a release (wheel names, versions, `--earlier` manifests) refused where they are read when
 //! they are not what their rules allow (tags and versions given as flags: `bad_strings.rs`).
 
-use std::collections::BTreeSet;
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
 
-use crate::common::{self, Scratch, assert_exit};
+use crate::common::pasted::{intended, pasted_commands, pasted_into_bash, pasted_into_cmd};
+use crate::common::{self, Scratch, assert_exit, github_markdown};
 use crate::pages::{ASSETS, pages_of_newer, two_releases};
 
 /// The file a hostile name's command creates when a shell runs it.
 const MARKER: &str = "PWNED";
-
-/// The `<pre>` blocks of a page, as a reader copies them (entities decoded).
-pub(crate) fn pasted_commands(page: &str) -> Vec<String> {
-    page.split("<pre>")
-        .skip(1)
-        .map(|rest| html_unescape(rest.split("</pre>").next().unwrap()))
-        .collect()
-}
-
-fn html_unescape(text: &str) -> String {
-    text.replace("&quot;", "\"")
-        .replace("&#39;", "'")
-        .replace("&lt;", "<")
-        .replace("&gt;", ">")
-        .replace("&amp;", "&")
-}
-
-/// What running pasted commands did: each program's argv (its name first, without a folder
-/// or `.exe`), in order, and the files that appeared in the folder they ran in.
-#[derive(Debug, PartialEq, Eq)]
-pub(crate) struct Ran {
-    pub(crate) calls: Vec<Vec<String>>,
-    pub(crate) created: BTreeSet<String>,
-}
-
-/// A folder with `bin/` (the stubs), `calls/` (one file per call, numbered in order) and
-/// `cwd/` (where the shell runs, and where a side effect lands).
-struct Sandbox {
-    dir: tempfile::TempDir,
-}
-
-impl Sandbox {
-    fn new() -> Sandbox {
-        let dir = tempfile::tempdir().unwrap();
-        for sub in ["bin", "calls", "cwd"] {
-            fs::create_dir(dir.path().join(sub)).unwrap();
-        }
-        Sandbox { dir }
-    }
-
-    fn path(&self, sub: &str) -> PathBuf {
-        self.dir.path().join(sub)
-    }
-
-    fn ran(&self) -> Ran {
-        let mut names: Vec<PathBuf> = fs::read_dir(self.path("calls"))
-            .unwrap()
-            .map(|e| e.unwrap().path())
-            .collect();
-        names.sort();
-        let calls = names
-            .iter()
-            .map(|f| {
-                let bytes = fs::read(f).unwrap();
-                let mut argv: Vec<String> = bytes
-                    .split(|b| *b == 0)
-                    .map(|a| String::from_utf8_lossy(a).into_owned())
-                    .collect();
-                argv.pop(); // after the last NUL
-                let program = argv[0].rsplit(['/', '\\']).next().unwrap().to_string();
-                argv[0] = program
-                    .strip_suffix(".exe")
-                    .filter(|p| *p != "app")
-                    .unwrap_or(&program)
-                    .to_string();
-                argv
-            })
-            .collect();
-        let created = fs::read_dir(self.path("cwd"))
-            .unwrap()
-            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-            .collect();
-        Ran { calls, created }
-    }
-}
-
-/// `commands` pasted into an interactive bash (history expansion on, as in a terminal), with
-/// `pip`, `uv` and `app.exe` stubs first on PATH.
-pub(crate) fn pasted_into_bash(commands: &[String]) -> Ran {
-    let sandbox = Sandbox::new();
-    let stub = "#!/bin/sh\nn=0\nwhile [ -e \"$CALLS/$(printf %04d $n)\" ]; do n=$((n+1)); done\n\
-                printf '%s\\0' \"${0##*/}\" \"$@\" > \"$CALLS/$(printf %04d $n)\"\n";
-    for program in ["pip", "uv", "app.exe"] {
-        let path = sandbox.path("bin").join(program);
-        fs::write(&path, stub).unwrap();
-        #[cfg(unix)]
-        {
-            use std::os::unix::fs::PermissionsExt;
-            fs::set_permissions(&path, fs::Permissions::from_mode(0o755)).unwrap();
-        }
-    }
-    let mut child = Command::new("bash")
-        .args(["--norc", "--noprofile", "-i"])
-        .env_clear()
-        .env(
-            "PATH",
-            format!("{}:/usr/bin:/bin", sandbox.path("bin").display()),
-        )
-        .env("HOME", sandbox.path("cwd"))
-        .env("HISTFILE", "/dev/null")
-        .env("CALLS", sandbox.path("calls"))
-        .env("COMSPEC", "cmd.exe")
-        .current_dir(sandbox.path("cwd"))
-        .stdin(Stdio::piped())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    {
-        use std::io::Write;
-        let mut stdin = child.stdin.take().unwrap();
-        stdin.write_all(commands.join("\n").as_bytes()).unwrap();
-        stdin.write_all(b"\nexit\n").unwrap();
-    }
-    assert!(child.wait().unwrap().success(), "bash ran the commands");
-    sandbox.ran()
-}
-
-/// A stub Windows program: writes its argv (as the C runtime splits its command line) into
-/// the first free `calls\NNNN`, so calls keep their order.
-const WINDOWS_STUB: &str = r#"#include <stdio.h>
-#include <string.h>
-#include <windows.h>
-int main(int argc, char **argv) {
-  char path[MAX_PATH];
-  HANDLE h = INVALID_HANDLE_VALUE;
-  for (int n = 0; n < 10000 && h == INVALID_HANDLE_VALUE; n++) {
-    snprintf(path, sizeof path, "%s\\%04d", getenv("CALLS"), n);
-    h = CreateFileA(path, GENERIC_WRITE, 0, NULL, CREATE_NEW, FILE_ATTRIBUTE_NORMAL, NULL);
-  }
-  if (h == INVALID_HANDLE_VALUE) return 3;
-  DWORD w;
-  for (int i = 0; i < argc; i++) WriteFile(h, argv[i], (DWORD)strlen(argv[i]) + 1, &w, NULL);
-  CloseHandle(h);
-  return 0;
-}
-"#;
-
-/// `commands` run by wine's cmd.exe as a batch file (which expands `%VAR%` as a prompt does,
-/// and an undefined one to nothing, so any expansion shows in the argv), with `pip.exe`,
-/// `uv.exe` and `app.exe` stubs on its PATH: once plain, once with `!VAR!` expansion on
-/// (`cmd /v:on`). `None` when mingw-w64 or wine is missing (skipped, said).
-fn pasted_into_cmd(commands: &[String]) -> Option<[Ran; 2]> {
-    if !common::mingw::available(true) {
-        return None;
-    }
-    let stubs = tempfile::tempdir().unwrap();
-    let source = stubs.path().join("stub.c");
-    fs::write(&source, WINDOWS_STUB).unwrap();
-    for program in ["pip.exe", "uv.exe", "app.exe"] {
-        common::run_ok(
-            Command::new(common::mingw::GCC)
-                .arg("-O2")
-                .arg("-o")
-                .arg(stubs.path().join(program))
-                .arg(&source),
-        );
-    }
-    let script = stubs.path().join("paste.cmd");
-    let mut text = String::from("@echo off\r\n");
-    for command in commands {
-        text.push_str(command);
-        text.push_str("\r\n");
-    }
-    fs::write(&script, text).unwrap();
-    let prefix = common::mingw::Prefix::new();
-    let run = |delayed: bool| {
-        let sandbox = Sandbox::new();
-        let mut cmd = Command::new("wine");
-        cmd.arg("cmd");
-        if delayed {
-            cmd.arg("/v:on");
-        }
-        let out = cmd
-            .arg("/c")
-            .arg(common::mingw::windows_path(&script))
-            .env("WINEPREFIX", prefix.path())
-            .env("WINEDEBUG", "-all")
-            .env("WINEDLLOVERRIDES", "mscoree,mshtml=")
-            .env("CALLS", common::mingw::windows_path(&sandbox.path("calls")))
-            .env("WINEPATH", common::mingw::windows_path(stubs.path()))
-            .current_dir(sandbox.path("cwd"))
-            .output()
-            .unwrap();
-        assert!(out.status.success(), "{}", common::stdout_and_stderr(&out));
-        prefix.wait_until_idle();
-        sandbox.ran()
-    };
-    Some([run(false), run(true)])
-}
 
 /// The newer of [`two_releases`] (`v4.7.1-2`, cpu py3.11) copied into `dir`, its manifest
 /// changed by `edit` (the release's other files stay: `pages` reads only the manifest).
@@ -229,24 +38,6 @@ fn wheel_row(manifest: &mut serde_json::Value) -> &mut serde_json::Value {
         .unwrap()
 }
 
-/// The argv each command of the page must run: per CTranslate2 requirement of the wheels,
-/// pip, uv and the PyApp exe, each installing it from the variant's index at `site`.
-pub(crate) fn intended(requirements: &[&str], index: &str) -> Vec<Vec<String>> {
-    let mut calls = Vec::new();
-    for requirement in requirements {
-        for program in [
-            &["pip", "install"][..],
-            &["uv", "pip", "install"],
-            &["app.exe", "self", "pip", "install"],
-        ] {
-            let mut argv: Vec<String> = program.iter().map(|s| s.to_string()).collect();
-            argv.extend(["--extra-index-url", index, requirement].map(String::from));
-            calls.push(argv);
-        }
-    }
-    calls
-}
-
 /// Nothing of a refused `pages` run is left: no site, no staging folder or lock beside it.
 fn assert_nothing_written(site: &Path) {
     assert!(!site.exists(), "{} written", site.display());
@@ -257,6 +48,116 @@ fn assert_nothing_written(site: &Path) {
         .filter(|n| n.starts_with(".pages-") || *n == lock)
         .collect();
     assert!(leftovers.is_empty(), "staging left: {leftovers:?}");
+}
+
+/// One hostile input of `pages`: what it is, the release folder (its manifest edited), more
+/// flags, and what the refusal says.
+struct Hostile {
+    what: String,
+    release: PathBuf,
+    flags: Vec<&'static str>,
+    said: &'static str,
+}
+
+const BASE: &str = "https://github.com/o/r/releases/download/";
+
+/// Every form a name takes to run something when pasted: shell substitutions, quotes,
+/// cmd.exe's `%VAR%` and `!VAR!`, a line break, an invisible character, `;`, in the newer
+/// release's wheel name; an epoch's `!` (which PEP 440 allows), a version, a `--site-url`
+/// with `%VAR%`.
+fn hostile_inputs(scratch: &Scratch, web: &Path) -> Vec<Hostile> {
+    let sub = format!("$(touch {MARKER})");
+    let wheel_forms = [
+        format!("+cpu{sub}"),
+        format!("+cpu`touch {MARKER}`"),
+        format!("+cpu\"{sub}\""),
+        format!("+cpu'{sub}'"),
+        "+cpu%COMSPEC%".to_string(),
+        "+cpu!PATH!".to_string(),
+        format!("+cpu\ntouch {MARKER}\n"),
+        "+cpu\u{202e}lhw.46x_68".to_string(),
+        format!("+cpu;touch${{IFS}}{MARKER};"),
+        "1!4.7.1+cpu".to_string(),
+    ];
+    let mut inputs = Vec::new();
+    for (n, form) in wheel_forms.iter().enumerate() {
+        let release = release_copy(web, &scratch.path().join(format!("hostile/{n}")), |m| {
+            let row = wheel_row(m);
+            let path = match form.strip_suffix("+cpu") {
+                Some(version) => row["path"].as_str().unwrap().replacen("4.7.1", version, 1),
+                None => row["path"].as_str().unwrap().replacen("+cpu", form, 1),
+            };
+            row["path"] = path.into();
+        });
+        let epoch = form.starts_with("1!");
+        inputs.push(Hostile {
+            what: format!("wheel name with {form:?}"),
+            release,
+            flags: Vec::new(),
+            // PEP 440 allows an epoch: the command it would be written into refuses it.
+            said: if epoch {
+                "which a shell reads"
+            } else {
+                "names no release writes"
+            },
+        });
+    }
+    let release = release_copy(web, &scratch.path().join("hostile/version"), |m| {
+        m["version"] = format!("4.7.1{sub}").into();
+    });
+    inputs.push(Hostile {
+        what: "a version".into(),
+        release,
+        flags: Vec::new(),
+        said: "names no release writes",
+    });
+    inputs.push(Hostile {
+        what: "--site-url with %COMSPEC%".into(),
+        release: web.join(ASSETS).join("v4.7.1-2"),
+        flags: vec!["--site-url", "https://o.github.io/%COMSPEC%/r"],
+        said: "which a shell reads",
+    });
+    inputs
+}
+
+/// `pages` of `input` into its own folder refuses it: exit 2, what it says, no raw ESC, line
+/// break or override, nothing written. A page written anyway is pasted into the shells, and
+/// what that ran is the failure's message.
+fn assert_refused(scratch: &Scratch, n: usize, input: &Hostile) {
+    let site = scratch.path().join(format!("sites/{n}/site"));
+    fs::create_dir_all(site.parent().unwrap()).unwrap();
+    let mut args = vec![
+        "pages",
+        "--release",
+        input.release.to_str().unwrap(),
+        "--tag",
+        "v4.7.1-2",
+        "--out",
+        site.to_str().unwrap(),
+        "--download-base",
+        BASE,
+    ];
+    args.extend(&input.flags);
+    let run = scratch.run(&args);
+    if run.code == 0 {
+        let page = fs::read_to_string(site.join("index.html")).unwrap();
+        let commands = pasted_commands(&page);
+        panic!(
+            "{}: pages wrote the page (exit 0); its commands {commands:?}\n\
+             pasted into bash ran {:?}\npasted into cmd.exe ran {:?}",
+            input.what,
+            pasted_into_bash(&commands),
+            pasted_into_cmd(&commands)
+        );
+    }
+    assert_exit(&run, 2, &[input.said]);
+    assert!(
+        !run.stderr.contains(['\u{1b}', '\u{202e}']) && !run.stderr.contains("cpu\ntouch"),
+        "{}: printed raw: {}",
+        input.what,
+        run.stderr
+    );
+    assert_nothing_written(&site);
 }
 
 /// A wheel name or version a manifest gives `pages` that PEP 427 / PEP 440 do not allow
@@ -270,114 +171,18 @@ fn every_command_of_the_front_page_runs_exactly_its_program_when_pasted_into_a_s
     let scratch = Scratch::new();
     let web = scratch.path().join("web");
     two_releases(&scratch, &web);
-    let base = "https://github.com/o/r/releases/download/";
-    let sub = format!("$(touch {MARKER})");
-    let wheel_forms = [
-        format!("+cpu{sub}"),
-        format!("+cpu`touch {MARKER}`"),
-        format!("+cpu\"{sub}\""),
-        format!("+cpu'{sub}'"),
-        "+cpu%COMSPEC%".to_string(),
-        "+cpu!PATH!".to_string(),
-        format!("+cpu\ntouch {MARKER}\n"),
-        "+cpu\u{202e}lhw.46x_68".to_string(),
-        format!("+cpu;touch${{IFS}}{MARKER};"),
-    ];
-    let mut cases: Vec<(String, PathBuf, Vec<String>, &str)> = Vec::new();
-    for (n, form) in wheel_forms.iter().enumerate() {
-        let dir = release_copy(&web, &scratch.path().join(format!("hostile/{n}")), |m| {
-            let row = wheel_row(m);
-            let path = row["path"].as_str().unwrap().replacen("+cpu", form, 1);
-            row["path"] = path.into();
-        });
-        cases.push((
-            format!("wheel name with {form:?}"),
-            dir,
-            Vec::new(),
-            "names no release writes",
-        ));
-    }
-    let epoch = release_copy(&web, &scratch.path().join("hostile/epoch"), |m| {
-        let row = wheel_row(m);
-        let path = row["path"]
-            .as_str()
-            .unwrap()
-            .replacen("-4.7.1", "-1!4.7.1", 1);
-        row["path"] = path.into();
-    });
-    cases.push((
-        "an epoch's `!` (PEP 440 allows it)".into(),
-        epoch,
-        Vec::new(),
-        "which a shell reads",
-    ));
-    let version = release_copy(&web, &scratch.path().join("hostile/version"), |m| {
-        m["version"] = format!("4.7.1{sub}").into();
-    });
-    cases.push((
-        "a version".into(),
-        version,
-        Vec::new(),
-        "names no release writes",
-    ));
-    let plain = web.join(ASSETS).join("v4.7.1-2");
-    cases.push((
-        "--site-url with %COMSPEC%".into(),
-        plain.clone(),
-        vec![
-            "--site-url".into(),
-            "https://o.github.io/%COMSPEC%/r".into(),
-        ],
-        "which a shell reads",
-    ));
-    for (n, (what, release, extra, needle)) in cases.iter().enumerate() {
-        let site = scratch.path().join(format!("sites/{n}/site"));
-        fs::create_dir_all(site.parent().unwrap()).unwrap();
-        let mut args = vec![
-            "pages",
-            "--release",
-            release.to_str().unwrap(),
-            "--tag",
-            "v4.7.1-2",
-            "--out",
-            site.to_str().unwrap(),
-            "--download-base",
-            base,
-        ];
-        args.extend(extra.iter().map(String::as_str));
-        let run = scratch.run(&args);
-        if run.code == 0 {
-            // Say what the page does when pasted, not only that it was written.
-            let page = fs::read_to_string(site.join("index.html")).unwrap();
-            let commands = pasted_commands(&page);
-            let bash = pasted_into_bash(&commands);
-            let cmd = pasted_into_cmd(&commands);
-            panic!(
-                "{what}: pages wrote the page (exit 0); its commands {commands:?}\n\
-                 pasted into bash ran {bash:?}\npasted into cmd.exe ran {cmd:?}"
-            );
-        }
-        assert_exit(&run, 2, &[needle]);
-        assert!(
-            !run.stderr.contains(['\u{1b}', '\u{202e}']) && !run.stderr.contains("cpu\ntouch"),
-            "{what}: printed raw: {}",
-            run.stderr
-        );
-        assert_nothing_written(&site);
+    for (n, input) in hostile_inputs(&scratch, &web).iter().enumerate() {
+        assert_refused(&scratch, n, input);
     }
 
-    // The real page: every command, pasted, runs exactly what it says.
+    // The real page, with a site URL of every character the commands may hold.
     let site = scratch.path().join("site");
+    let url = "https://o.github.io/r,x=y@z~w+v";
     let run = pages_of_newer(
         &scratch,
         &web,
         &site,
-        &[
-            "--download-base",
-            base,
-            "--site-url",
-            "https://o.github.io/r,x=y@z~w+v",
-        ],
+        &["--download-base", BASE, "--site-url", url],
     );
     assert_exit(&run, 0, &["1 release(s)"]);
     let page = fs::read_to_string(site.join("index.html")).unwrap();
@@ -386,10 +191,7 @@ fn every_command_of_the_front_page_runs_exactly_its_program_when_pasted_into_a_s
         "the page says which shells it is written for"
     );
     let commands = pasted_commands(&page);
-    let want = intended(
-        &["ctranslate2==4.7.1+cpu"],
-        "https://o.github.io/r,x=y@z~w+v/whl/cpu",
-    );
+    let want = intended(&["ctranslate2==4.7.1+cpu"], &format!("{url}/whl/cpu"));
     assert_eq!(commands.len(), want.len(), "{commands:?}");
     let bash = pasted_into_bash(&commands);
     assert_eq!(bash.calls, want, "bash: {commands:?}");
@@ -403,117 +205,55 @@ fn every_command_of_the_front_page_runs_exactly_its_program_when_pasted_into_a_s
     }
 }
 
-/// `html.parser`'s view of cmark-gfm's HTML for a Markdown file, rendered with raw HTML let
-/// through (`CMARK_OPT_UNSAFE`), so that markup the file lets in shows: every element, every
-/// link's href, and the text outside `code` and `a` (where GitHub links `@mentions`).
-const RENDER: &str = r#"
-import json, sys, cmarkgfm
-from cmarkgfm.cmark import Options
-from html.parser import HTMLParser
-html = cmarkgfm.github_flavored_markdown_to_html(
-    open(sys.argv[1], encoding="utf-8").read(), options=Options.CMARK_OPT_UNSAFE)
-class P(HTMLParser):
-    def __init__(self):
-        super().__init__(convert_charrefs=True)
-        self.tags, self.hrefs, self.text, self.inside = [], [], [], []
-    def handle_starttag(self, tag, attrs):
-        self.tags.append(tag)
-        self.hrefs += [v for k, v in attrs if k in ("href", "src")]
-        if tag in ("code", "a", "pre"):
-            self.inside.append(tag)
-    def handle_endtag(self, tag):
-        if self.inside and self.inside[-1] == tag:
-            self.inside.pop()
-    def handle_data(self, data):
-        if not self.inside:
-            self.text.append(data)
-p = P()
-p.feed(html)
-print(json.dumps({"html": html, "tags": sorted(set(p.tags)), "hrefs": p.hrefs, "text": " ".join(p.text)}))
-"#;
-
-/// The Python that has `cmarkgfm` (`.ci/run` installs it into `target/ci-python`); `None`
-/// when it is not there (skipped, said; a failure under CI=true).
-fn markdown_renderer() -> Option<PathBuf> {
-    let python = common::repo_root().join("target/ci-python/bin/python");
-    let ok = Command::new(&python)
-        .args(["-c", "import cmarkgfm"])
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if ok {
-        return Some(python);
-    }
-    let ci = std::env::var("CI").is_ok_and(|v| v == "true");
-    common::skip::missing_in(
-        "cmarkgfm (GitHub's cmark-gfm for Python)",
-        "python3 -m venv target/ci-python && target/ci-python/bin/pip install cmarkgfm==2025.10.22",
-        ci,
-        &common::skip::record_file(),
-    );
-    None
+/// A `--from` folder for a partial release of the cpu and cuda py3.12 Linux entries, named
+/// with a heading, raw HTML, a mention, `javascript:` links, ESC and a right-to-left
+/// override: cpu's build is there (its provenance report is the test's to write), cuda's
+/// check failed (`failed-<artifact>`, as CI uploads it).
+struct HostileFrom {
+    from: PathBuf,
+    /// cpu's artifact folder, holding its `provenance.json`.
+    cpu: PathBuf,
 }
 
-/// What GitHub would show of a Markdown file: its elements, links and the text outside
-/// code, as JSON.
-fn rendered_markdown(python: &Path, file: &Path) -> serde_json::Value {
-    let out = Command::new(python)
-        .args(["-c", RENDER])
-        .arg(file)
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", common::stdout_and_stderr(&out));
-    serde_json::from_slice(&out.stdout).unwrap()
-}
-
-/// A `--from` folder and a failed entry's folder named with a heading, raw HTML, a mention, a
-/// `javascript:` link, ESC and a right-to-left override, and a provenance report whose
-/// package and path carry the same markup: the release's notes (and so the job summary)
-/// render with no raw HTML, no mention and no link but https, its manifest and stderr hold no
-/// ESC or override, and nothing published names a folder of this machine. A provenance row
-/// with a control or invisible character, a path out of the wheel, or a package naming a
-/// local folder is refused (exit 2) and nothing is released.
-#[test]
-fn names_from_a_build_reach_the_notes_the_manifest_and_stderr_as_text_only() {
-    let Some(python) = markdown_renderer() else {
-        return;
-    };
-    let scratch = Scratch::new();
-    let matrix = scratch.run(&["matrix", "--json"]);
-    assert_eq!(matrix.code, 0, "{}", matrix.stderr);
-    let matrix: serde_json::Value = serde_json::from_str(&matrix.stdout).unwrap();
-    let entry = |variant: &str| -> serde_json::Value {
-        matrix["include"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|e| {
+impl HostileFrom {
+    fn new(scratch: &Scratch) -> HostileFrom {
+        let matrix = scratch.run(&["matrix", "--json"]);
+        assert_eq!(matrix.code, 0, "{}", matrix.stderr);
+        let matrix: serde_json::Value = serde_json::from_str(&matrix.stdout).unwrap();
+        let entry = |variant: &str| -> serde_json::Value {
+            let linux_312 = |e: &&serde_json::Value| {
                 e["variant"] == variant && e["platform"] == "linux-x86_64" && e["python"] == "3.12"
-            })
-            .cloned()
-            .unwrap()
-    };
-    let (cpu, cuda) = (entry("cpu"), entry("cuda"));
-    let hostile = "x\n# Owned @everyone <img src=x onerror=alert(1)> [click](javascript:alert(1)) \
-                   <javascript:alert(2)> \u{1b}[31m\u{202e}";
-    let from = scratch.path().join(format!("from {hostile}"));
-    let cpu_dir = from.join(cpu["artifact"].as_str().unwrap());
-    crate::release::fake_entry(&scratch, &cpu);
-    crate::release::artifacts_of(&scratch, &[&cpu], &from);
-    let package = "<img src=x onerror=alert(1)> @everyone [x](javascript:alert(1)) # h `b` | t";
-    let provenance = |path: &str, package: &str| {
-        serde_json::json!({"files": [{
+            };
+            matrix["include"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(linux_312)
+                .cloned()
+                .unwrap()
+        };
+        let (cpu, cuda) = (entry("cpu"), entry("cuda"));
+        let hostile = "x\n# Owned @everyone <img src=x onerror=alert(1)> \
+                       [click](javascript:alert(1)) <javascript:alert(2)> \u{1b}[31m\u{202e}";
+        let from = scratch.path().join(format!("from {hostile}"));
+        crate::release::fake_entry(scratch, &cpu);
+        crate::release::artifacts_of(scratch, &[&cpu], &from);
+        let failed = from.join(format!("failed-{}", cuda["artifact"].as_str().unwrap()));
+        fs::create_dir_all(failed).unwrap();
+        let cpu = from.join(cpu["artifact"].as_str().unwrap());
+        HostileFrom { from, cpu }
+    }
+
+    /// cpu's provenance report, of one bundled file.
+    fn provenance(&self, path: &str, package: &str) {
+        let report = serde_json::json!({"files": [{
             "path": path, "package": package, "sha256": "ab", "size": 1, "reason": "x"
-        }]})
-        .to_string()
-    };
-    fs::write(
-        cpu_dir.join("provenance.json"),
-        provenance("ctranslate2/li`b`<b>x</b>@everyone.so", package),
-    )
-    .unwrap();
-    let failed = from.join(format!("failed-{}", cuda["artifact"].as_str().unwrap()));
-    fs::create_dir_all(&failed).unwrap();
-    let release = |out: &Path| {
+        }]});
+        fs::write(self.cpu.join("provenance.json"), report.to_string()).unwrap();
+    }
+
+    /// `release --partial` of the two entries from this folder into `out`.
+    fn release(&self, scratch: &Scratch, out: &Path) -> common::Run {
         scratch.run(&[
             "release",
             "--variants",
@@ -523,14 +263,56 @@ fn names_from_a_build_reach_the_notes_the_manifest_and_stderr_as_text_only() {
             "--pythons",
             "3.12",
             "--from",
-            from.to_str().unwrap(),
+            self.from.to_str().unwrap(),
             "--out",
             out.to_str().unwrap(),
             "--partial",
         ])
+    }
+}
+
+/// What GitHub shows of `notes` (the file at `file`) has no element but the notes' own
+/// (headings, paragraphs, lists, code), no link but https, no `@` outside code (a mention),
+/// and only the notes' own headings.
+fn assert_rendered_as_text(python: &Path, file: &Path, notes: &str) {
+    let shown = github_markdown::rendered(python, file);
+    let html = &shown["html"];
+    let allowed = ["code", "h1", "h2", "li", "p", "ul"];
+    for tag in shown["tags"].as_array().unwrap() {
+        assert!(
+            allowed.contains(&tag.as_str().unwrap()),
+            "<{tag}> in the notes:\n{html}"
+        );
+    }
+    for href in shown["hrefs"].as_array().unwrap() {
+        let https = href.as_str().unwrap().starts_with("https://");
+        assert!(https, "a link to {href}:\n{html}");
+    }
+    let text = shown["text"].as_str().unwrap();
+    assert!(!text.contains('@'), "a mention outside code: {text}");
+    let headings = html.as_str().unwrap().matches("<h").count();
+    let sections = notes.matches("\n## ").count() + 1;
+    assert_eq!(headings, sections, "only the notes' own headings:\n{notes}");
+}
+
+/// A `--from` folder and a failed entry's folder named with a heading, raw HTML, a mention, a
+/// `javascript:` link, ESC and a right-to-left override, and a provenance report whose
+/// package and path carry the same markup: the release's notes (and so the job summary, their
+/// last section) render with no raw HTML, no mention and no link but https, its manifest and
+/// stderr hold no ESC or override, and nothing published names a folder of this machine.
+#[test]
+fn names_from_a_build_reach_the_notes_the_manifest_and_stderr_as_text_only() {
+    let Some(python) = github_markdown::renderer() else {
+        return;
     };
+    let scratch = Scratch::new();
+    let from = HostileFrom::new(&scratch);
+    from.provenance(
+        "ctranslate2/li`b`<b>x</b>@everyone.so",
+        "<img src=x onerror=alert(1)> @everyone [x](javascript:alert(1)) # h `b` | t",
+    );
     let out = scratch.path().join("dist/ok");
-    let run = release(&out);
+    let run = from.release(&scratch, &out);
     assert_exit(&run, 0, &["note: left out of this release"]);
     assert!(
         !run.stderr.contains(['\u{1b}', '\u{202e}']),
@@ -544,69 +326,40 @@ fn names_from_a_build_reach_the_notes_the_manifest_and_stderr_as_text_only() {
     let local = scratch.path().to_str().unwrap();
     for (name, text) in [("RELEASE_NOTES.md", &notes), ("manifest.json", &manifest)] {
         assert!(!text.contains(local), "{name} names {local}:\n{text}");
-        assert!(
-            !text.contains(['\u{1b}', '\u{202e}']),
-            "{name} holds ESC or an override:\n{text}"
-        );
+        let hidden = text.contains(['\u{1b}', '\u{202e}']);
+        assert!(!hidden, "{name} holds ESC or an override:\n{text}");
     }
-    let shown = rendered_markdown(&python, &notes_file);
-    let allowed = ["code", "h1", "h2", "li", "p", "ul"];
-    for tag in shown["tags"].as_array().unwrap() {
-        assert!(
-            allowed.contains(&tag.as_str().unwrap()),
-            "<{tag}> in the notes:\n{}",
-            shown["html"]
-        );
-    }
-    for href in shown["hrefs"].as_array().unwrap() {
-        assert!(
-            href.as_str().unwrap().starts_with("https://"),
-            "a link to {href}:\n{}",
-            shown["html"]
-        );
-    }
-    let text = shown["text"].as_str().unwrap();
-    assert!(!text.contains('@'), "a mention outside code: {text}");
-    let headings = shown["html"].as_str().unwrap().matches("<h").count();
-    let sections = notes.matches("\n## ").count() + 1;
-    assert_eq!(headings, sections, "only the notes' own headings:\n{notes}");
+    assert_rendered_as_text(&python, &notes_file, &notes);
     // The job summary is the notes' last section, from its heading on (release.yml).
     let summary = &notes[notes.find("## Not in this release").unwrap()..];
-    assert!(summary.contains("failed-"), "{summary}");
+    assert!(summary.contains("failed-cuda-"), "{summary}");
+}
 
-    // Rows that cannot be published at all.
-    for (n, (path, package, needle)) in [
-        ("ctranslate2/lib\u{1b}[2J.so", "p", "control or invisible"),
-        ("ctranslate2/lib.so", "p\u{202e}", "control or invisible"),
-        (
-            "ctranslate2/lib.so",
-            "line\n## Owned",
-            "control or invisible",
-        ),
+/// A provenance row with a control or invisible character, a path out of the wheel, or a
+/// package naming an absolute folder (of Linux or Windows) is refused (exit 2, escaped) and
+/// nothing is released.
+#[test]
+fn a_provenance_row_that_cannot_be_published_stops_the_release() {
+    let scratch = Scratch::new();
+    let from = HostileFrom::new(&scratch);
+    let control = "control or invisible";
+    let local = "a folder of the build machine";
+    for (n, (path, package, said)) in [
+        ("ctranslate2/lib\u{1b}[2J.so", "p", control),
+        ("ctranslate2/lib.so", "p\u{202e}", control),
+        ("ctranslate2/lib.so", "line\n## Owned", control),
         ("/home/runner/lib.so", "p", "path `/home/runner/lib.so`"),
         ("../../lib.so", "p", "path `../../lib.so`"),
-        (
-            "ctranslate2/lib.so",
-            "from /home/runner/work/sdk",
-            "a folder of the build machine",
-        ),
-        (
-            "ctranslate2/lib.so",
-            r"C:\Users\runner\sdk",
-            "a folder of the build machine",
-        ),
+        ("ctranslate2/lib.so", "from /home/runner/work/sdk", local),
+        ("ctranslate2/lib.so", r"C:\Users\runner\sdk", local),
     ]
     .into_iter()
     .enumerate()
     {
-        fs::write(cpu_dir.join("provenance.json"), provenance(path, package)).unwrap();
+        from.provenance(path, package);
         let out = scratch.path().join(format!("dist/bad{n}"));
-        let run = release(&out);
-        assert_exit(
-            &run,
-            2,
-            &["provenance.json: names no bundle writes", needle],
-        );
+        let run = from.release(&scratch, &out);
+        assert_exit(&run, 2, &["provenance.json: names no bundle writes", said]);
         assert!(!out.exists(), "{path:?} {package:?}: released");
         assert!(
             !run.stderr.contains(['\u{1b}', '\u{202e}']),
@@ -653,6 +406,35 @@ fn a_built_wheel_whose_name_pep_427_refuses_stops_the_release() {
     }
 }
 
+/// The tags of the earlier releases of the chain, oldest first.
+const CHAIN: [&str; 4] = ["v4.4.0", "v4.5.0", "v4.6.0", "v4.7.0"];
+
+/// One folder per tag of [`CHAIN`] in `earlier`, each holding `newer`'s manifest as that
+/// release's (its version in every name, other digests); with `hostile`, the third's wheel
+/// name carries it after `+cpu`.
+fn earlier_chain(newer: &serde_json::Value, earlier: &Path, hostile: Option<&str>) {
+    for tag in CHAIN {
+        let version = &tag[1..];
+        let mut manifest = newer.clone();
+        manifest["version"] = version.into();
+        for a in manifest["artifacts"].as_array_mut().unwrap() {
+            let path = a["path"].as_str().unwrap().replace("4.7.1", version);
+            a["path"] = path.into();
+            a["sha256"] = format!("{:0>64}", version.replace('.', "")).into();
+        }
+        if tag == "v4.6.0"
+            && let Some(form) = hostile
+        {
+            let row = wheel_row(&mut manifest);
+            let path = row["path"].as_str().unwrap().replacen("+cpu", form, 1);
+            row["path"] = path.into();
+        }
+        fs::create_dir_all(earlier.join(tag)).unwrap();
+        let text = serde_json::to_string_pretty(&manifest).unwrap();
+        fs::write(earlier.join(tag).join("manifest.json"), text).unwrap();
+    }
+}
+
 /// `pages --earlier` over four earlier releases and this one renders every release (each
 /// wheel in the index, each tag in the front page's table); one hostile wheel name in the
 /// third earlier release stops it (exit 2) naming that release's manifest, and nothing is
@@ -662,44 +444,18 @@ fn an_earlier_chain_of_releases_renders_whole_or_is_refused_naming_the_release()
     let scratch = Scratch::new();
     let web = scratch.path().join("web");
     two_releases(&scratch, &web);
-    let base = "https://github.com/o/r/releases/download/";
     let newer: serde_json::Value =
         serde_json::from_slice(&fs::read(web.join(ASSETS).join("v4.7.1-2/manifest.json")).unwrap())
             .unwrap();
     let earlier = scratch.path().join("earlier");
-    let tags = ["v4.4.0", "v4.5.0", "v4.6.0", "v4.7.0"];
-    let write_chain = |hostile: Option<&str>| {
-        for tag in tags {
-            let version = &tag[1..];
-            let mut manifest = newer.clone();
-            manifest["version"] = version.into();
-            for a in manifest["artifacts"].as_array_mut().unwrap() {
-                let path = a["path"].as_str().unwrap().replace("4.7.1", version);
-                a["path"] = path.into();
-                a["sha256"] = format!("{:0>64}", version.replace('.', "")).into();
-            }
-            if tag == "v4.6.0"
-                && let Some(form) = hostile
-            {
-                let row = wheel_row(&mut manifest);
-                let path = row["path"].as_str().unwrap().replacen("+cpu", form, 1);
-                row["path"] = path.into();
-            }
-            fs::create_dir_all(earlier.join(tag)).unwrap();
-            fs::write(
-                earlier.join(tag).join("manifest.json"),
-                serde_json::to_string_pretty(&manifest).unwrap(),
-            )
-            .unwrap();
-        }
-    };
+    let write_chain = |hostile: Option<&str>| earlier_chain(&newer, &earlier, hostile);
     write_chain(None);
     let site = scratch.path().join("site");
     let args = [
         "--earlier",
         earlier.to_str().unwrap(),
         "--download-base",
-        base,
+        BASE,
     ];
     let run = pages_of_newer(&scratch, &web, &site, &args);
     assert_exit(
@@ -715,7 +471,7 @@ fn an_earlier_chain_of_releases_renders_whole_or_is_refused_naming_the_release()
         );
     }
     let front = fs::read_to_string(site.join("index.html")).unwrap();
-    for tag in tags.iter().chain(&["v4.7.1-2"]) {
+    for tag in CHAIN.iter().chain(&["v4.7.1-2"]) {
         assert!(front.contains(&format!("<tr><td>{tag}</td>")), "{tag}");
     }
 
