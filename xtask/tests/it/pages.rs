@@ -27,6 +27,12 @@ pub(crate) fn two_releases(scratch: &Scratch, web: &Path) {
     }
 }
 
+/// The newer release's (`v4.7.1-2`) manifest of [`two_releases`].
+pub(crate) fn newer_manifest(web: &Path) -> serde_json::Value {
+    let path = web.join(ASSETS).join("v4.7.1-2/manifest.json");
+    serde_json::from_slice(&fs::read(path).unwrap()).unwrap()
+}
+
 /// `pages` as release.yml runs it for the second release: the earlier release's manifest
 /// downloaded into `earlier/<tag>/`, the assets at `base`, the site written to `site`.
 pub(crate) fn pages_after_two_releases(
@@ -188,9 +194,7 @@ fn a_wheel_name_with_two_contents_across_releases_and_bad_flags_are_refused() {
     let web = scratch.path().join("web");
     two_releases(&scratch, &web);
     // The earlier release claims the newer release's wheel name with other bytes.
-    let newer: serde_json::Value =
-        serde_json::from_slice(&fs::read(web.join(ASSETS).join("v4.7.1-2/manifest.json")).unwrap())
-            .unwrap();
+    let newer = newer_manifest(&web);
     let mut clash = newer.clone();
     for a in clash["artifacts"].as_array_mut().unwrap() {
         a["sha256"] = "00".repeat(32).into();

@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 
 use crate::common::pasted::{intended, pasted_commands, pasted_into_bash, pasted_into_cmd};
 use crate::common::{self, Scratch, assert_exit, github_markdown};
-use crate::pages::{ASSETS, pages_of_newer, two_releases};
+use crate::pages::{ASSETS, newer_manifest, pages_of_newer, two_releases};
 
 /// The file a hostile name's command creates when a shell runs it.
 const MARKER: &str = "PWNED";
@@ -444,9 +444,7 @@ fn an_earlier_chain_of_releases_renders_whole_or_is_refused_naming_the_release()
     let scratch = Scratch::new();
     let web = scratch.path().join("web");
     two_releases(&scratch, &web);
-    let newer: serde_json::Value =
-        serde_json::from_slice(&fs::read(web.join(ASSETS).join("v4.7.1-2/manifest.json")).unwrap())
-            .unwrap();
+    let newer = newer_manifest(&web);
     let earlier = scratch.path().join("earlier");
     let write_chain = |hostile: Option<&str>| earlier_chain(&newer, &earlier, hostile);
     write_chain(None);

@@ -8,20 +8,14 @@ use std::fs;
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
 
+use ct2v_pipeline::release::links::html_unescape;
+
 /// The `<pre>` blocks of a page, as a reader copies them (entities decoded).
 pub fn pasted_commands(page: &str) -> Vec<String> {
     page.split("<pre>")
         .skip(1)
         .map(|rest| html_unescape(rest.split("</pre>").next().unwrap()))
         .collect()
-}
-
-fn html_unescape(text: &str) -> String {
-    text.replace("&quot;", "\"")
-        .replace("&#39;", "'")
-        .replace("&lt;", "<")
-        .replace("&gt;", ">")
-        .replace("&amp;", "&")
 }
 
 /// What running pasted commands did: each program's argv (its name first, without a folder
