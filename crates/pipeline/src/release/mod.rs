@@ -130,6 +130,9 @@ pub struct Built {
     pub dist: PathBuf,
     /// The matrix entry's job name (what a CI run shows), for what a release leaves out.
     pub job: String,
+    /// The matrix entry's artifact name (its folder in `--from`), for what a release leaves
+    /// out: published, unlike where this machine keeps the folder.
+    pub artifact: String,
     /// Where CI put the entry's build and logs when its check failed (`failed-<artifact>`
     /// beside the artifacts), if it is there.
     pub(crate) failed_check: Option<PathBuf>,
@@ -364,17 +367,14 @@ fn complete_variants(built: &[Built], partial: bool) -> Result<(Vec<&Built>, Vec
 /// It is published (manifest, notes, job summary), so it names the entry's folders by their
 /// own names, never by where this machine keeps them.
 fn missing_reason(b: &Built) -> String {
-    let name = |dir: &Path| {
-        dir.file_name()
-            .map_or_else(String::new, |n| n.to_string_lossy().into_owned())
-    };
     match &b.failed_check {
-        Some(dir) => format!(
-            "{} {} py{}: its check failed; its build and logs are in the artifact {}",
+        Some(_) => format!(
+            "{} {} py{}: its check failed; its build and logs are in the artifact {}{}",
             b.plan.variant,
             b.plan.platform,
             b.plan.python,
-            name(dir)
+            select::FAILED_PREFIX,
+            b.artifact
         ),
         None => format!(
             "{} {} py{}: no wheel in its artifact {} (build it: cargo xtask build --variant {} \
@@ -382,7 +382,7 @@ fn missing_reason(b: &Built) -> String {
             b.plan.variant,
             b.plan.platform,
             b.plan.python,
-            name(&b.dist),
+            b.artifact,
             b.plan.variant,
             b.plan.ctranslate2,
             b.plan.platform,

@@ -85,6 +85,7 @@ pub fn builds(workspace: &Workspace, asked: &Asked) -> Result<Vec<Built>> {
             plan,
             dist,
             job: entry.name.clone(),
+            artifact: entry.artifact.clone(),
             failed_check,
         });
     }
