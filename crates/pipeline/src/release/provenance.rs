@@ -73,3 +73,32 @@ fn names_a_local_folder(text: &str) -> bool {
                     && matches!(b[2], b'\\' | b'/'))
         })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_packages_variants_name_pass_and_local_folders_do_not() {
+        for package in [
+            "ROCmLibs v0.6.2.4 rocBLAS for gfx1031 (community build for HIP SDK 6.2.4, \
+             littlewu's Tensile logic: ROCm/rocBLAS#1251), from rocm.gfx1031.7z",
+            "AMD HIP SDK 6.2.4 for Windows (AMD Software: PRO Edition 24.Q4 for HIP)",
+            "rocm_sdk_core 7.2.0.dev0",
+            "search folder 2: lib",
+            "the C++ compiler's runtime",
+        ] {
+            assert!(!names_a_local_folder(package), "{package}");
+        }
+        for package in [
+            "/home/runner/sdk",
+            "from /opt/rocm/lib",
+            "(~/sdk)",
+            r"C:\Program Files\AMD\ROCm",
+            "D:/sdk",
+            r"\\server\share\sdk",
+        ] {
+            assert!(names_a_local_folder(package), "{package}");
+        }
+    }
+}
