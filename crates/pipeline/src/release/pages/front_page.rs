@@ -3,8 +3,9 @@
 //! variant), then per variant of that release what it is for, the pip, uv and PyApp commands
 //! with its index, and its wheels (platform, Python, size, download link); then every release,
 //! newest first, with its SHA256SUMS and manifest.json. Plain HTML, no script; every text
-//! written through [`html_escape`], every command through [`commands`]. Links to the site's own pages are relative (`whl/cpu/`),
-//! links to files are the release assets' URLs, as the pip index writes them.
+//! written through [`html_escape`], every command through [`commands`]. Links to the site's
+//! own pages are relative (`whl/cpu/`), links to files are the release assets' URLs, as the
+//! pip index writes them.
 
 use std::collections::BTreeMap;
 use std::path::Path;
