@@ -164,7 +164,8 @@ fn labelled<'a>(text: &'a str, labels: &[&str]) -> Option<&'a str> {
 
 /// The longest wheel file name taken.
 pub(crate) const MAX_WHEEL_NAME: usize = 255;
-const WHEEL: &str = "a wheel file name as PEP 427 writes it, NAME-VERSION(-BUILD)-PYTHON-ABI-PLATFORM.whl, \
+const WHEEL: &str = "a wheel file name as PEP 427 writes it, \
+                     NAME-VERSION(-BUILD)-PYTHON-ABI-PLATFORM.whl, \
                      e.g. ctranslate2-4.7.1+cpu-cp312-cp312-win_amd64.whl";
 
 /// A wheel's file name as PEP 427 (the binary distribution format) writes it:

@@ -31,7 +31,8 @@ class P(HTMLParser):
             self.text.append(data)
 p = P()
 p.feed(html)
-print(json.dumps({"html": html, "tags": sorted(set(p.tags)), "hrefs": p.hrefs, "text": " ".join(p.text)}))
+print(json.dumps({"html": html, "tags": sorted(set(p.tags)), "hrefs": p.hrefs,
+                  "text": " ".join(p.text)}))
 "#;
 
 /// The Python that has `cmarkgfm` (`.ci/run` installs it into `target/ci-python`); `None`
