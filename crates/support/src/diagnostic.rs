@@ -166,8 +166,9 @@ pub fn escaped(name: &str) -> Cow<'_, str> {
     Cow::Owned(name.chars().map(escaped_char).collect())
 }
 
-/// Control characters and the invisible ones that reorder or hide text.
-fn hidden(c: char) -> bool {
+/// Control characters and the invisible ones that reorder or hide text (the bidirectional
+/// overrides and isolates, zero-width characters, the byte-order mark).
+pub fn hidden(c: char) -> bool {
     c.is_control()
         || matches!(c, '\u{200b}'..='\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2060}'..='\u{2069}' | '\u{feff}')
 }

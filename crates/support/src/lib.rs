@@ -6,6 +6,7 @@ pub mod digest;
 pub mod fsx;
 pub mod host;
 pub mod longpaths;
+pub mod markdown;
 pub mod out_folder;
 pub mod out_lock;
 pub mod owned_output;

@@ -162,6 +162,67 @@ fn labelled<'a>(text: &'a str, labels: &[&str]) -> Option<&'a str> {
     Some(numbers(after).unwrap_or(after))
 }
 
+/// The longest wheel file name taken.
+pub(crate) const MAX_WHEEL_NAME: usize = 255;
+const WHEEL: &str = "a wheel file name as PEP 427 writes it, \
+                     NAME-VERSION(-BUILD)-PYTHON-ABI-PLATFORM.whl, \
+                     e.g. ctranslate2-4.7.1+cpu-cp312-cp312-win_amd64.whl";
+
+/// A wheel's file name as PEP 427 (the binary distribution format) writes it:
+/// `{name}-{version}(-{build})?-{python}-{abi}-{platform}.whl`, the name letters, digits, `_`
+/// and `.`, the version a [`release_version`] (PEP 440), the build tag a digit then letters,
+/// digits, `_` or `.`, each tag letters, digits, `_` and `.` (a compressed tag set).
+pub fn wheel_file_name(text: &str) -> Result<(), Refusal> {
+    let refuse = |why: String| Refusal {
+        why,
+        instead: WHEEL,
+    };
+    one_line(text, MAX_WHEEL_NAME).map_err(refuse)?;
+    let Some(stem) = text.strip_suffix(".whl") else {
+        return Err(refuse("it does not end with `.whl`".into()));
+    };
+    let parts: Vec<&str> = stem.split('-').collect();
+    let tag_like = |p: &str| {
+        !p.is_empty()
+            && p.bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'.')
+    };
+    let (name, version, tags) = match parts.as_slice() {
+        [name, version, tags @ ..] if tags.len() == 3 || tags.len() == 4 => (*name, *version, tags),
+        _ => {
+            return Err(refuse(format!(
+                "it has {} `-`-separated parts, where a wheel's name has 5 or 6",
+                parts.len()
+            )));
+        }
+    };
+    if !tag_like(name)
+        || !name.starts_with(|c: char| c.is_ascii_alphanumeric())
+        || !name.ends_with(|c: char| c.is_ascii_alphanumeric())
+    {
+        return Err(refuse(format!(
+            "its project name {} is not letters, digits, `_` and `.`",
+            quoted(name)
+        )));
+    }
+    release_version(version)
+        .map_err(|r| refuse(format!("its version {}: {}", quoted(version), r.why)))?;
+    if tags.len() == 4 && !(tag_like(tags[0]) && tags[0].starts_with(|c: char| c.is_ascii_digit()))
+    {
+        return Err(refuse(format!(
+            "its build tag {} is not a digit followed by letters, digits, `_` or `.`",
+            quoted(tags[0])
+        )));
+    }
+    if let Some(bad) = tags.iter().find(|t| !tag_like(t)) {
+        return Err(refuse(format!(
+            "its tag {} is not letters, digits, `_` and `.`",
+            quoted(bad)
+        )));
+    }
+    Ok(())
+}
+
 /// A git tag name, as `git check-ref-format` takes `refs/tags/<name>` and `git tag` takes it
 /// (no leading `-`), at most [`MAX_TAG`] characters.
 pub fn git_tag(text: &str) -> Result<(), Refusal> {
@@ -315,6 +376,15 @@ fn one_line(text: &str, max: usize) -> Result<(), String> {
     if let Some(c) = text.chars().find(|c| c.is_whitespace()) {
         return Err(format!("it has whitespace (`{}`)", c.escape_default()));
     }
+    // Git's refname rules allow these (only ASCII control characters are refused), but
+    // printed or published they reorder or hide what is around them: `v1\u{202e}1.4v` shows
+    // as `v1v4.1`.
+    if let Some(c) = text.chars().find(|c| super::diagnostic::hidden(*c)) {
+        return Err(format!(
+            "it has the invisible character `{}`, which reorders or hides text where it is shown",
+            c.escape_default()
+        ));
+    }
     Ok(())
 }
 
@@ -365,6 +435,74 @@ mod tests {
     }
 
     #[test]
+    fn wheel_file_names_are_pep_427_with_a_pep_440_version() {
+        for good in [
+            "ctranslate2-4.7.1+cpu-cp312-cp312-win_amd64.whl",
+            "ctranslate2-4.7.1-cp311-cp311-manylinux_2_28_x86_64.whl",
+            "ctranslate2-4.8.4+rocm10.rdna2-1-cp312-cp312-win_amd64.whl",
+            "ct2_variant_select-4.7.1.post2-py3-none-any.whl",
+            "numpy-1.26.4-cp312-cp312-manylinux_2_17_x86_64.manylinux2014_x86_64.whl",
+        ] {
+            assert_eq!(wheel_file_name(good), Ok(()), "{good}");
+        }
+        for (bad, why) in [
+            (
+                "ctranslate2-4.7.1+$(touch x)-cp312-cp312-win_amd64.whl",
+                "whitespace",
+            ),
+            (
+                "ctranslate2-4.7.1+$(id)-cp312-cp312-win_amd64.whl",
+                "local label",
+            ),
+            (
+                "ctranslate2-4.7.1+`id`-cp312-cp312-win_amd64.whl",
+                "local label",
+            ),
+            (
+                "ctranslate2-4.7.1\"x-cp312-cp312-win_amd64.whl",
+                "not a PEP 440 version",
+            ),
+            (
+                "ctranslate2-4.7.1'x-cp312-cp312-win_amd64.whl",
+                "not a PEP 440 version",
+            ),
+            (
+                "ctranslate2-4.7.1+%PATH%-cp312-cp312-win_amd64.whl",
+                "local label",
+            ),
+            (
+                "ctranslate2-4.7.1!-cp312-cp312-win_amd64.whl",
+                "not a PEP 440 version",
+            ),
+            (
+                "ctranslate2-4.7.1\n-cp312-cp312-win_amd64.whl",
+                "control character",
+            ),
+            (
+                "ctranslate2-4.7.1-cp312-cp312-win_amd64\u{202e}lhw.whl",
+                "invisible character",
+            ),
+            (
+                "ctranslate2-4.7.1-cp312-cp312-win;id.whl",
+                "its tag `win;id`",
+            ),
+            ("ctr$x-4.7.1-cp312-cp312-win_amd64.whl", "project name"),
+            (
+                "ctranslate2-4.7.1-x1-cp312-cp312-win_amd64.whl",
+                "build tag",
+            ),
+            (
+                "ctranslate2-4.7.1-cp312-win_amd64.whl",
+                "4 `-`-separated parts",
+            ),
+            ("ctranslate2-4.7.1-cp312-cp312-win_amd64.zip", "`.whl`"),
+        ] {
+            let refusal = wheel_file_name(bad).unwrap_err();
+            assert!(refusal.why.contains(why), "{bad:?}: {}", refusal.why);
+        }
+    }
+
+    #[test]
     fn ctranslate2_versions_are_numbers_and_dots() {
         for good in ["4.7.1", "4.8.4", "10"] {
             assert_eq!(ctranslate2_version(good), Ok(()), "{good}");
@@ -391,6 +529,10 @@ mod tests {
             ("", "empty"),
             ("v1\u{1b}", "control character"),
             ("v1\n", "control character"),
+            ("v1\u{202e}1.4v", "invisible character `\\u{202e}`"),
+            ("v4.7.1\u{200b}", "invisible character"),
+            ("\u{2066}v4.7.1\u{2069}", "invisible character"),
+            ("\u{feff}v4.7.1", "invisible character"),
             ("v 1", "whitespace"),
             ("v1\u{a0}", "whitespace"),
             (&"v".repeat(129), "129 characters"),

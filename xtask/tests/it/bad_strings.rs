@@ -18,6 +18,8 @@ const BAD_VERSIONS: &[&str] = &[
     "../../X",
     "latest",
     "4.7.1+Rocm10",
+    "4.7.1\u{202e}",
+    "4.7.1\u{200b}",
 ];
 
 /// Values every tag flag refuses (given as `--flag=VALUE`, so that `-v4` is a value).
@@ -32,6 +34,17 @@ const BAD_TAGS: &[&str] = &[
     "-v4",
     "v4:1",
     "v4/",
+    // Git's refname rules allow these; shown, they reorder or hide the text around them.
+    "v1\u{202e}1.4v",
+    "v4.7.1\u{200b}",
+    "\u{2066}v4.7.1\u{2069}",
+    "\u{feff}v4.7.1",
+];
+
+/// What a terminal must never get raw from a refused value: ESC, a bidi override or isolate,
+/// a zero-width character, a byte-order mark.
+const HIDDEN: &[char] = &[
+    '\u{1b}', '\u{202e}', '\u{200b}', '\u{2066}', '\u{2069}', '\u{feff}',
 ];
 
 /// Values every URL flag refuses.
@@ -58,7 +71,7 @@ fn long(prefix: &str) -> String {
 fn refused(run: &Run, flag: &str, value: &str, out: &Path) {
     common::assert_exit(run, 2, &[&format!("{flag} `"), "is not allowed"]);
     assert!(
-        !run.stderr.contains('\u{1b}') && run.stderr.len() < 1_000,
+        !run.stderr.contains(HIDDEN) && run.stderr.len() < 1_000,
         "{flag} {value:?}: the value is escaped and cut: {}",
         run.stderr
     );
@@ -185,7 +198,16 @@ fn pages_refuses_a_bad_tag_download_base_site_url_or_earlier_folder_and_writes_n
 
     // An earlier release's folder is named by its tag, which its links carry.
     let earlier = scratch.path().join("earlier");
-    for tag in ["v4..7", "v 4", "v4\u{1b}[2J", "-v4", "v4.lock", ".v4"] {
+    for tag in [
+        "v4..7",
+        "v 4",
+        "v4\u{1b}[2J",
+        "-v4",
+        "v4.lock",
+        ".v4",
+        "v1\u{202e}1.4v",
+        "v4\u{200b}",
+    ] {
         let folder = earlier.join(tag);
         fs::create_dir_all(&folder).unwrap();
         fs::copy(dist.join("manifest.json"), folder.join("manifest.json")).unwrap();
@@ -198,7 +220,7 @@ fn pages_refuses_a_bad_tag_download_base_site_url_or_earlier_folder_and_writes_n
             earlier.to_str().unwrap(),
         ]);
         common::assert_exit(&run, 2, &["is not a release's tag", "--earlier"]);
-        assert!(!run.stderr.contains('\u{1b}'), "{}", run.stderr);
+        assert!(!run.stderr.contains(HIDDEN), "{}", run.stderr);
         assert!(!site.exists(), "{tag:?}: nothing written");
         fs::remove_dir_all(&folder).unwrap();
     }

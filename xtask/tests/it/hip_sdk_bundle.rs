@@ -70,9 +70,10 @@ fn the_hip_6_2_closure_with_gfx1010_kernels_only_is_bundled_and_loads_under_wine
     let notes = fs::read_to_string(out.join("RELEASE_NOTES.md")).unwrap();
     assert!(
         notes.contains(&format!(
-            "bundles `_rocm_sdk_core/bin/rocblas.dll` from {community} \
-             (https://github.com/likelovewant/ROCmLibs-for-gfx1103-AMD780M-APU/releases/download/v0.6.2.4/{}, \
+            "bundles `_rocm_sdk_core/bin/rocblas.dll` from {} \
+             (`https://github.com/likelovewant/ROCmLibs-for-gfx1103-AMD780M-APU/releases/download/v0.6.2.4/{}`, \
              sha256 not pinned)",
+            ct2v_support::markdown::text(&community),
             community_rocblas::RDNA1.name
         )),
         "{notes}"

@@ -35,6 +35,7 @@ mod patch_hostile;
 mod patch_safety;
 mod plan;
 mod probes;
+mod published_text;
 mod readme;
 mod release;
 mod rocm10_bundle;

@@ -12,11 +12,11 @@ use sha2::{Digest, Sha256};
 use crate::common::{self, HttpDir, Scratch, assert_exit};
 use crate::release::{fake_build, release};
 
-const ASSETS: &str = "gh/o/r/releases/download";
+pub(crate) const ASSETS: &str = "gh/o/r/releases/download";
 
 /// Two releases of the cpu variant (py3.12 as `v4.7.1`, py3.11 as `v4.7.1-2`), their
 /// assets laid out as GitHub serves them below `web/`.
-fn two_releases(scratch: &Scratch, web: &Path) {
+pub(crate) fn two_releases(scratch: &Scratch, web: &Path) {
     for (tag, python) in [("v4.7.1", "3.12"), ("v4.7.1-2", "3.11")] {
         fake_build(scratch, python);
         let out = scratch.path().join(format!("dist/{tag}"));
@@ -27,9 +27,15 @@ fn two_releases(scratch: &Scratch, web: &Path) {
     }
 }
 
+/// The newer release's (`v4.7.1-2`) manifest of [`two_releases`].
+pub(crate) fn newer_manifest(web: &Path) -> serde_json::Value {
+    let path = web.join(ASSETS).join("v4.7.1-2/manifest.json");
+    serde_json::from_slice(&fs::read(path).unwrap()).unwrap()
+}
+
 /// `pages` as release.yml runs it for the second release: the earlier release's manifest
 /// downloaded into `earlier/<tag>/`, the assets at `base`, the site written to `site`.
-fn pages_after_two_releases(
+pub(crate) fn pages_after_two_releases(
     scratch: &Scratch,
     web: &Path,
     base: &str,
@@ -55,7 +61,12 @@ fn pages_after_two_releases(
 }
 
 /// `pages` for the newer release (`v4.7.1-2`) into `site`, with `extra` flags.
-fn pages_of_newer(scratch: &Scratch, web: &Path, site: &Path, extra: &[&str]) -> common::Run {
+pub(crate) fn pages_of_newer(
+    scratch: &Scratch,
+    web: &Path,
+    site: &Path,
+    extra: &[&str],
+) -> common::Run {
     let release = web.join(ASSETS).join("v4.7.1-2");
     let mut args = vec![
         "pages",
@@ -183,9 +194,7 @@ fn a_wheel_name_with_two_contents_across_releases_and_bad_flags_are_refused() {
     let web = scratch.path().join("web");
     two_releases(&scratch, &web);
     // The earlier release claims the newer release's wheel name with other bytes.
-    let newer: serde_json::Value =
-        serde_json::from_slice(&fs::read(web.join(ASSETS).join("v4.7.1-2/manifest.json")).unwrap())
-            .unwrap();
+    let newer = newer_manifest(&web);
     let mut clash = newer.clone();
     for a in clash["artifacts"].as_array_mut().unwrap() {
         a["sha256"] = "00".repeat(32).into();
@@ -274,10 +283,17 @@ fn a_wheel_name_with_two_contents_across_releases_and_bad_flags_are_refused() {
 
 /// The DOM of `page` as headless Chromium renders it (`--dump-dom` reads it through the
 /// DevTools protocol, so scripts stay on; the page has none).
-fn rendered_dom(page: &Path) -> String {
+pub(crate) fn rendered_dom(page: &Path) -> String {
     let profile = tempfile::tempdir().unwrap();
     let out = std::process::Command::new("chromium")
-        .args(["--headless", "--no-sandbox", "--disable-gpu"])
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--no-first-run",
+        ])
         .arg(format!("--user-data-dir={}", profile.path().display()))
         .arg("--dump-dom")
         .arg(format!("file://{}", page.display()))
@@ -381,12 +397,29 @@ fn the_front_page_in_a_browser_shows_the_cards_and_each_variants_commands_and_li
         cards.contains("<td>cc 6.1</td><td>not served: <code>cpu</code></td>"),
         "{cards}"
     );
-    for tool in ["pip install", "uv pip install", "app.exe self pip install"] {
-        let command = format!(
-            "{tool} --extra-index-url https://o.github.io/r/whl/cpu \"ctranslate2==4.7.1+cpu\""
+    // Each command as the browser shows it, one per <pre>, is what a reader copies: pasted
+    // into bash, each runs exactly its program with the intended arguments.
+    let commands = crate::common::pasted::pasted_commands(&dom);
+    for (command, tool) in
+        commands
+            .iter()
+            .zip(["pip install", "uv pip install", "app.exe self pip install"])
+    {
+        assert_eq!(
+            command,
+            &format!(
+                "{tool} --extra-index-url \"https://o.github.io/r/whl/cpu\" \"ctranslate2==4.7.1+cpu\""
+            )
         );
-        assert!(dom.contains(&command), "{command}\n{dom}");
     }
+    let ran = crate::common::pasted::pasted_into_bash(&commands);
+    assert_eq!(
+        ran.calls,
+        crate::common::pasted::intended(
+            &["ctranslate2==4.7.1+cpu"],
+            "https://o.github.io/r/whl/cpu"
+        )
+    );
     assert!(
         dom.contains("<td>3.11</td>"),
         "the newest release's wheel: {dom}"

@@ -443,7 +443,7 @@ fn the_windows_binary_releases_the_same_bytes_and_verifies_them() {
 
 /// A built-looking dist folder for one matrix entry (its slot, platform and Python), the wheel
 /// tagged for the platform; cuda's build-info names the CUDA 12.8 it was built with.
-fn fake_entry(scratch: &Scratch, entry: &serde_json::Value) {
+pub(crate) fn fake_entry(scratch: &Scratch, entry: &serde_json::Value) {
     let (slot, platform, python) = (
         entry["slot"].as_str().unwrap(),
         entry["platform"].as_str().unwrap(),
@@ -798,7 +798,7 @@ fn a_wheel_that_expands_past_its_limit_is_refused_not_read_whole() {
 
 /// CI's artifacts folder (`release --from`): each given entry's dist folder copied under its
 /// artifact name, as the download step lays them out.
-fn artifacts_of(scratch: &Scratch, entries: &[&serde_json::Value], into: &Path) {
+pub(crate) fn artifacts_of(scratch: &Scratch, entries: &[&serde_json::Value], into: &Path) {
     for entry in entries {
         let dist = scratch.path().join(format!(
             "target/xtask/{}/{}/dist/py{}",

@@ -546,3 +546,68 @@ fn names_in_a_manifest_never_lead_a_rewrite_out_of_its_folder() {
         fs::remove_dir_all(&dir).unwrap();
     }
 }
+
+/// A `left_out` entry naming a variant whose wheels the release holds, or whose job name or
+/// reason carries a line break, markup, a mention or ESC, fails verify-release naming it (and
+/// printed escaped), though the notes, the manifest and SHA256SUMS were written to agree, as a
+/// careful tamperer would.
+#[test]
+fn a_left_out_entry_the_release_holds_or_a_job_name_with_markup_fails() {
+    use ct2v_pipeline::release::{LeftOut, Manifest, notes};
+    let (scratch, out) = released();
+    let left = |variant: &str, job: &str, reason: &str| LeftOut {
+        variant: variant.into(),
+        job: job.into(),
+        reason: reason.into(),
+    };
+    let cases = [
+        (
+            left("cpu", "cpu4.7.1 linux-x86_64 py3.12", "held back"),
+            "variant `cpu` is listed as left out, but the release holds 1 of its wheels",
+        ),
+        (
+            left("cuda", "cuda\n## Owned", "r"),
+            "its job name has `\\n`",
+        ),
+        (
+            left("cuda", "cuda <img src=x onerror=alert(1)>", "r"),
+            "its job name has `<`",
+        ),
+        (left("cuda", "cuda @everyone", "r"), "its job name has `@`"),
+        (
+            left("cuda", "cuda [x](javascript:alert(1))", "r"),
+            "its job name has `[`",
+        ),
+        (
+            left("cuda", "cuda\u{1b}[2J linux", "r"),
+            "its job name has `\\u{1b}`",
+        ),
+        (
+            left("cuda", "cuda\u{202e} linux", "r"),
+            "its job name has `\\u{202e}`",
+        ),
+        (
+            left("cuda", "cuda linux", "r\u{1b}[31m"),
+            "holds a control or invisible character",
+        ),
+        (left("../../x", "cuda linux", "r"), "variant `../../x`"),
+    ];
+    for (entry, needle) in cases {
+        let dir = copy_of(&scratch, &out, "left-out");
+        let path = dir.join("manifest.json");
+        let mut manifest: Manifest = serde_json::from_slice(&fs::read(&path).unwrap()).unwrap();
+        manifest.left_out.push(entry);
+        fs::write(&path, serde_json::to_string_pretty(&manifest).unwrap()).unwrap();
+        fs::write(dir.join("RELEASE_NOTES.md"), notes::notes(&manifest)).unwrap();
+        reissue(&dir, "RELEASE_NOTES.md");
+        reissue(&dir, "manifest.json");
+        let run = scratch.run(&["verify-release", dir.to_str().unwrap()]);
+        assert_exit(&run, 1, &["left_out entry `", needle]);
+        assert!(
+            !run.stderr.contains(['\u{1b}', '\u{202e}']),
+            "printed raw: {}",
+            run.stderr
+        );
+        fs::remove_dir_all(&dir).unwrap();
+    }
+}

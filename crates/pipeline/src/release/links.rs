@@ -48,7 +48,8 @@ fn hrefs(text: &str) -> Vec<String> {
     out
 }
 
-fn html_unescape(text: &str) -> String {
+/// `text` with the entities [`ct2v_fetch::pep503::html_escape`] writes decoded.
+pub fn html_unescape(text: &str) -> String {
     text.replace("&quot;", "\"")
         .replace("&#39;", "'")
         .replace("&lt;", "<")

@@ -3,8 +3,10 @@
 //! SHA256SUMS, staged in a temp folder and renamed into place; and the check of such a folder.
 
 pub mod links;
+mod manifest_rules;
 pub mod notes;
 pub mod pages;
+mod provenance;
 mod recheck;
 pub mod request;
 pub mod select;
@@ -24,6 +26,7 @@ use serde::{Deserialize, Serialize};
 use crate::plan::Plan;
 use crate::variant::coverage::Coverage;
 use ct2v_bundle::checksums;
+use ct2v_support::diagnostic::escaped;
 use ct2v_support::fsx::{self, files_below};
 
 pub(crate) const SCHEMA_VERSION: u32 = 1;
@@ -60,32 +63,6 @@ pub struct LeftOut {
 }
 
 impl Manifest {
-    /// What in the manifest would lead a path out of its folder once joined to it (the
-    /// index's `whl/<variant>/`, a download's file name): an artifact path that is not one
-    /// file name, a wheel's variant that is not a variant's name. Each names the artifact.
-    pub(crate) fn path_problems(&self) -> Vec<String> {
-        use ct2v_support::diagnostic::escaped;
-        let mut problems = Vec::new();
-        for a in &self.artifacts {
-            if let Err(why) = ct2v_support::safe_path::check_name(&a.path) {
-                problems.push(format!(
-                    "artifact `{}` in the manifest: {why}",
-                    escaped(&a.path)
-                ));
-            }
-            if a.kind == "wheel"
-                && let Err(why) = crate::variant::check_variant_name(&a.variant)
-            {
-                problems.push(format!(
-                    "{}: variant `{}` in the manifest: {why}",
-                    escaped(&a.path),
-                    escaped(&a.variant)
-                ));
-            }
-        }
-        problems
-    }
-
     /// `dir/manifest.json`, with the file named when it cannot be read or is not a manifest.
     pub fn read(dir: &Path) -> Result<Manifest> {
         let source = dir.join(MANIFEST);
@@ -153,6 +130,9 @@ pub struct Built {
     pub dist: PathBuf,
     /// The matrix entry's job name (what a CI run shows), for what a release leaves out.
     pub job: String,
+    /// The matrix entry's artifact name (its folder in `--from`), for what a release leaves
+    /// out: published, unlike where this machine keeps the folder.
+    pub artifact: String,
     /// Where CI put the entry's build and logs when its check failed (`failed-<artifact>`
     /// beside the artifacts), if it is there.
     pub(crate) failed_check: Option<PathBuf>,
@@ -195,7 +175,11 @@ pub fn release(
         check_dist(b)?;
     }
     for l in &left_out {
-        eprintln!("note: left out of this release: {}: {}", l.job, l.reason);
+        eprintln!(
+            "note: left out of this release: {}: {}",
+            escaped(&l.job),
+            escaped(&l.reason)
+        );
     }
 
     let linux_tagged: Vec<String> = built
@@ -380,22 +364,25 @@ fn complete_variants(built: &[Built], partial: bool) -> Result<(Vec<&Built>, Vec
 }
 
 /// Why an entry has no wheel: its check failed (CI kept its build apart), or it was not built.
+/// It is published (manifest, notes, job summary), so it names the entry's folders by their
+/// own names, never by where this machine keeps them.
 fn missing_reason(b: &Built) -> String {
     match &b.failed_check {
-        Some(dir) => format!(
-            "{} {} py{}: its check failed; its build and logs are in {}",
+        Some(_) => format!(
+            "{} {} py{}: its check failed; its build and logs are in the artifact {}{}",
             b.plan.variant,
             b.plan.platform,
             b.plan.python,
-            dir.display()
+            select::FAILED_PREFIX,
+            b.artifact
         ),
         None => format!(
-            "{} {} py{}: no wheel in {} (build it: cargo xtask build --variant {} \
+            "{} {} py{}: no wheel in its artifact {} (build it: cargo xtask build --variant {} \
              --ctranslate2 {} --platform {} --python {})",
             b.plan.variant,
             b.plan.platform,
             b.plan.python,
-            b.dist.display(),
+            b.artifact,
             b.plan.variant,
             b.plan.ctranslate2,
             b.plan.platform,
@@ -514,6 +501,23 @@ fn check_dist(b: &Built) -> Result<(), ct2v_support::diagnostic::InputError> {
         ))
         .note("remove the ones that are not this entry's build"));
     }
+    // Its name is published (the manifest, the notes' pip command, the index) and read
+    // back by `pages`, which refuses what PEP 427 does not allow: refused here first.
+    for wheel in &wheels {
+        let name = wheel
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        if let Err(refusal) = ct2v_support::text_rules::wheel_file_name(&name) {
+            return Err(ct2v_support::diagnostic::InputError::new(format!(
+                "{}: the wheel {} is not named as PEP 427 names a wheel: {}",
+                b.dist.display(),
+                ct2v_support::diagnostic::quoted(&name),
+                refusal.why
+            ))
+            .note(format!("give {}", refusal.instead)));
+        }
+    }
     for path in wheels.iter().cloned().chain(
         [
             "provenance.json",
@@ -554,12 +558,14 @@ fn copy_artifacts(b: &Built, out: &Path) -> Result<Vec<Artifact>> {
     }
     let toolchain: Option<serde_json::Value> =
         match fs::read_to_string(b.dist.join(crate::execute::BUILD_INFO)) {
-            Ok(text) => Some(serde_json::from_str(&text).with_context(|| {
-                format!(
-                    "{} is not valid JSON",
-                    b.dist.join(crate::execute::BUILD_INFO).display()
-                )
-            })?),
+            Ok(text) => Some(published_toolchain(
+                serde_json::from_str(&text).with_context(|| {
+                    format!(
+                        "{} is not valid JSON",
+                        b.dist.join(crate::execute::BUILD_INFO).display()
+                    )
+                })?,
+            )),
             Err(_) => None,
         };
     let label = local_label(plan, toolchain.as_ref())?;
@@ -582,7 +588,7 @@ fn copy_artifacts(b: &Built, out: &Path) -> Result<Vec<Artifact>> {
             copy_new(&report, &folder.join(&name))?;
             files.push(("provenance", name));
             if ext == "json" {
-                bundled = bundled_of(&report)?;
+                bundled = provenance::bundled_of(&report)?;
             }
         }
     }
@@ -626,6 +632,15 @@ fn copy_artifacts(b: &Built, out: &Path) -> Result<Vec<Artifact>> {
         });
     }
     Ok(rows)
+}
+
+/// A build's build-info.json as the manifest publishes it: without the SDK's folder on the
+/// build machine (`sdk.root`), which is that machine's own path.
+fn published_toolchain(mut info: serde_json::Value) -> serde_json::Value {
+    if let Some(sdk) = info.get_mut("sdk").and_then(|s| s.as_object_mut()) {
+        sdk.remove("root");
+    }
+    info
 }
 
 /// The input whose bundle search folder or data entry gives `package` its name (the
@@ -789,17 +804,6 @@ fn copy_new(from: &Path, to: &Path) -> Result<()> {
         fs::set_permissions(to, fs::Permissions::from_mode(0o644))?;
     }
     Ok(())
-}
-
-fn bundled_of(report: &Path) -> Result<Vec<ManifestLibrary>> {
-    #[derive(Deserialize)]
-    struct ProvenanceFiles {
-        files: Vec<ManifestLibrary>,
-    }
-    let text = fs::read_to_string(report)?;
-    let parsed: ProvenanceFiles = serde_json::from_str(&text)
-        .with_context(|| format!("{} is not a provenance report", report.display()))?;
-    Ok(parsed.files)
 }
 
 /// A zip of `dir` with sorted entries, fixed times and modes: the same folder, the same bytes.

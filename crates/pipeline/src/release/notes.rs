@@ -1,9 +1,13 @@
 //! RELEASE_NOTES.md: per variant, what it is for, what a user installs, and every wheel with
-//! the libraries it bundles and where they came from.
+//! the libraries it bundles and where they came from. GitHub renders it as the release's text,
+//! and the workflow appends its last section to the job summary: every value read from a
+//! build (names, paths, packages, URLs, job names, reasons) is written through
+//! [`markdown`], so none is read as markup, a link or a mention.
 
 use std::collections::BTreeMap;
 
 use super::{Artifact, Manifest, SELECTOR_DATA, SELECTOR_DATA_KIND, SELECTOR_WHEEL_KIND};
+use ct2v_support::markdown::{code, paragraph, text};
 
 /// Release notes: per variant, what it is for and what the user installs.
 pub fn notes(manifest: &Manifest) -> String {
@@ -15,49 +19,60 @@ pub fn notes(manifest: &Manifest) -> String {
     {
         by_variant.entry(&a.variant).or_default().push(a);
     }
-    let mut text = format!(
+    let mut notes = format!(
         "# CTranslate2 {} builds\n\nVerify the downloads with `sha256sum -c SHA256SUMS`. \
          `manifest.json` lists every file with its pinned inputs and bundled libraries; \
          `{SELECTOR_DATA}` says which GPUs each variant serves; every variant's index also has \
          the selector, `pip install ct2-variant-select` then `python -m ct2_variant_select`, which \
          answers with this release's variants.\n",
-        manifest.version
+        text(&manifest.version)
     );
     for (variant, artifacts) in by_variant {
         let first = artifacts[0];
-        text.push_str(&format!("\n## `{variant}`\n\n{}\n\n", first.description));
+        notes.push_str(&format!(
+            "\n## {}\n\n{}\n\n",
+            code(variant),
+            paragraph(&first.description)
+        ));
         if let Some(sdk) = &first.sdk {
-            text.push_str(&format!("Built against: {sdk}.\n\n"));
+            notes.push_str(&format!("Built against: {}.\n\n", text(sdk)));
         }
-        text.push_str(&format!("What users need: {}\n\n", needs(first)));
+        notes.push_str(&format!("What users need: {}\n\n", needs(first)));
         for a in artifacts.iter().filter(|a| a.kind == "wheel") {
-            text.push_str(&format!(
-                "- `{}` ({}, Python {}, {} bytes); install with `pip install {}`\n",
-                a.path,
-                a.platform,
-                a.python,
+            notes.push_str(&format!(
+                "- {} ({}, Python {}, {} bytes); install with {}\n",
+                code(&a.path),
+                text(&a.platform),
+                text(&a.python),
                 a.size,
-                ct2v_support::paths::last_segment(&a.path)
+                code(&format!(
+                    "pip install {}",
+                    ct2v_support::paths::last_segment(&a.path)
+                ))
             ));
             for lib in &a.bundled {
-                text.push_str(&format!("  - bundles `{}` from {}", lib.path, lib.package));
+                notes.push_str(&format!(
+                    "  - bundles {} from {}",
+                    code(&lib.path),
+                    text(&lib.package)
+                ));
                 let input = lib
                     .input
                     .as_ref()
                     .and_then(|name| a.inputs.iter().find(|i| &i.name == name));
                 if let Some(i) = input {
-                    text.push_str(&format!(
+                    notes.push_str(&format!(
                         " ({}, sha256 {})",
-                        i.url,
-                        i.sha256.as_deref().unwrap_or("not pinned")
+                        code(&i.url),
+                        i.sha256.as_deref().map_or("not pinned".into(), code)
                     ));
                 }
-                text.push('\n');
+                notes.push('\n');
             }
         }
     }
-    text.push_str(&left_out(manifest));
-    text
+    notes.push_str(&left_out(manifest));
+    notes
 }
 
 /// The section naming each matrix entry a `--partial` release does not hold; last in the
@@ -66,14 +81,14 @@ pub fn left_out(manifest: &Manifest) -> String {
     if manifest.left_out.is_empty() {
         return String::new();
     }
-    let mut text = format!(
+    let mut notes = format!(
         "\n{LEFT_OUT_HEADING}\n\nThese builds did not pass; a re-run of their jobs and of \
          `release` adds them to this release and its index.\n\n"
     );
     for l in &manifest.left_out {
-        text.push_str(&format!("- `{}`: {}\n", l.job, l.reason));
+        notes.push_str(&format!("- {}: {}\n", code(&l.job), text(&l.reason)));
     }
-    text
+    notes
 }
 
 /// The heading of [`left_out`]'s section.

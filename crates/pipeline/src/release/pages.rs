@@ -9,6 +9,7 @@
 //! keeps working for an older version after a newer release. The front page
 //! ([`front_page`]) says which variant serves which GPU and the command that installs it.
 
+mod commands;
 mod front_page;
 
 pub(crate) use front_page::SITE_PLACEHOLDER;
@@ -41,7 +42,8 @@ pub struct Release {
 /// Reads `dir/manifest.json` as the release `tag`, and `dir/variants.json` if it is there.
 pub(crate) fn read_release(dir: &Path, tag: &str) -> Result<Release> {
     let manifest = Manifest::read(dir)?;
-    let problems = manifest.path_problems();
+    let mut problems = manifest.path_problems();
+    problems.extend(manifest.name_problems());
     if !problems.is_empty() {
         return Err(InputError::new(format!(
             "{}: names no release writes:\n  {}",
@@ -133,12 +135,23 @@ pub(crate) fn write_site(
     )?;
     let by_variant = wheels_by_variant(releases, download_base)?;
     let selector = selector_wheels(releases, download_base);
+    let site = Site {
+        variants: by_variant
+            .iter()
+            .map(|(variant, wheels)| (variant.clone(), wheels.len()))
+            .collect(),
+    };
+    // Rendered before anything is staged: a command it cannot write leaves nothing behind.
+    let front = front_page::render(&front_page::FrontPage {
+        releases,
+        coverage: releases.last().and_then(|r| r.coverage.as_ref()),
+        variants: &site.variants,
+        download_base,
+        site_url: site_url.unwrap_or(SITE_PLACEHOLDER).trim_end_matches('/'),
+    })?;
     let staging = ct2v_support::out_folder::staging_beside(out, ".pages-")?;
     let staged = staging.path().join("site");
     fsx::create_dir_all(&staged)?;
-    let mut site = Site {
-        variants: BTreeMap::new(),
-    };
     for (variant, wheels) in &by_variant {
         let links: Vec<Link> = wheels
             .iter()
@@ -149,16 +162,8 @@ pub(crate) fn write_site(
             })
             .collect();
         wheel_index::write(&staged, variant, &links, &selector)?;
-        site.variants.insert(variant.clone(), links.len());
     }
-    let page = front_page::FrontPage {
-        releases,
-        coverage: releases.last().and_then(|r| r.coverage.as_ref()),
-        variants: &site.variants,
-        download_base,
-        site_url: site_url.unwrap_or(SITE_PLACEHOLDER).trim_end_matches('/'),
-    };
-    fsx::write(&staged.join("index.html"), front_page::render(&page))?;
+    fsx::write(&staged.join("index.html"), front)?;
     fsx::write(&staged.join(".nojekyll"), "")?;
     ct2v_support::out_folder::put_in_place("--out", &staged, out)?;
     Ok(site)

@@ -41,6 +41,7 @@ pub fn recheck(dir: &Path) -> Result<Vec<String>> {
             let manifest: Manifest = serde_json::from_str(&text)
                 .with_context(|| format!("{MANIFEST} is not a release manifest"))?;
             problems.extend(check_manifest(&text, &manifest, &listed, &sizes)?);
+            problems.extend(manifest.name_problems());
             problems.extend(regenerated(dir, &manifest)?);
         }
         Err(e) => problems.push(format!("cannot read {MANIFEST}: {e:#}")),

@@ -7,6 +7,7 @@ use anyhow::Result;
 
 use crate::release::{select, wheel_index};
 use crate::variant::{Catalog, coverage};
+use ct2v_support::diagnostic::escaped;
 use ct2v_support::out_folder;
 use ct2v_support::outln;
 use ct2v_support::workspace::Workspace;
@@ -66,10 +67,10 @@ impl ReleaseRequest {
              check it with `cargo xtask verify-release {} --install`)",
             manifest.artifacts.len(),
             built.len(),
-            out.display(),
+            escaped(&out.display().to_string()),
             wheel_index::DIR,
             wheel_index::DIR,
-            out.display()
+            escaped(&out.display().to_string())
         );
         Ok(ExitCode::SUCCESS)
     }

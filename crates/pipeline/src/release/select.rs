@@ -57,7 +57,10 @@ pub fn builds(workspace: &Workspace, asked: &Asked) -> Result<Vec<Built>> {
     let asked_for: Vec<matrix::Entry> = every.iter().filter(|e| asked.wants(e)).cloned().collect();
     let (_, left_out) = matrix::select(asked_for, asked.include);
     for line in &left_out {
-        eprintln!("note: not in this release (not built): {line}");
+        eprintln!(
+            "note: not in this release (not built): {}",
+            ct2v_support::diagnostic::escaped(line)
+        );
     }
     let (all, _) = matrix::select(every, asked.include);
     check_pythons(&asked.pythons, &all)?;
@@ -82,6 +85,7 @@ pub fn builds(workspace: &Workspace, asked: &Asked) -> Result<Vec<Built>> {
             plan,
             dist,
             job: entry.name.clone(),
+            artifact: entry.artifact.clone(),
             failed_check,
         });
     }

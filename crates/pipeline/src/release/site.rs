@@ -6,6 +6,7 @@ use std::process::ExitCode;
 use anyhow::Result;
 
 use crate::release::pages;
+use ct2v_support::diagnostic::escaped;
 use ct2v_support::out_folder;
 use ct2v_support::outln;
 
@@ -49,19 +50,22 @@ impl SiteRequest {
         if releases.last().is_some_and(|r| r.coverage.is_none()) {
             eprintln!(
                 "{} has no {}: the front page has no card table",
-                release.display(),
+                escaped(&release.display().to_string()),
                 crate::release::SELECTOR_DATA
             );
         }
         for (variant, wheels) in &site.variants {
-            outln!("{}/whl/{variant}/  {wheels} wheel(s)", out.display())?;
+            outln!(
+                "{}/whl/{variant}/  {wheels} wheel(s)",
+                escaped(&out.display().to_string())
+            )?;
         }
         eprintln!(
             "{} release(s): {}",
             releases.len(),
             releases
                 .iter()
-                .map(|r| r.tag.as_str())
+                .map(|r| escaped(&r.tag))
                 .collect::<Vec<_>>()
                 .join(", ")
         );

@@ -3,8 +3,10 @@
 pub mod binaries;
 pub mod community_rocblas;
 pub mod fuzz;
+pub mod github_markdown;
 pub mod mingw;
 pub mod network;
+pub mod pasted;
 pub mod rocm;
 pub mod rocm10;
 pub mod server;

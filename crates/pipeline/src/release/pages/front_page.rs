@@ -3,19 +3,21 @@
 //! variant), then per variant of that release what it is for, the pip, uv and PyApp commands
 //! with its index, and its wheels (platform, Python, size, download link); then every release,
 //! newest first, with its SHA256SUMS and manifest.json. Plain HTML, no script; every text
-//! written through [`html_escape`]. Links to the site's own pages are relative (`whl/cpu/`),
-//! links to files are the release assets' URLs, as the pip index writes them.
+//! written through [`html_escape`], every command through [`commands`]. Links to the site's
+//! own pages are relative (`whl/cpu/`), links to files are the release assets' URLs, as the
+//! pip index writes them.
 
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use super::{Release, url_segment};
+use super::{Release, commands, url_segment};
 use crate::release::wheel_index;
 use crate::release::{Artifact, MANIFEST, SELECTOR_DATA};
 use crate::variant::coverage::{self, Coverage, Style};
 use ct2v_bundle::checksums;
 use ct2v_fetch::pep503::{self, html_escape};
 use ct2v_fetch::wheel_name::WheelName;
+use ct2v_support::diagnostic::InputError;
 use ct2v_support::units::human_size;
 
 /// The site's URL written into the commands when `--site-url` is not given.
@@ -35,8 +37,9 @@ pub(crate) struct FrontPage<'a> {
     pub site_url: &'a str,
 }
 
-/// The front page as HTML.
-pub(super) fn render(page: &FrontPage) -> String {
+/// The front page as HTML; a command that cannot be written for every shell is bad input
+/// naming its value.
+pub(super) fn render(page: &FrontPage) -> Result<String, InputError> {
     let mut html = String::from(HEAD);
     html.push_str("<h1>CTranslate2 builds per GPU</h1>\n");
     if let Some(newest) = page.releases.last() {
@@ -48,11 +51,11 @@ pub(super) fn render(page: &FrontPage) -> String {
             html_escape(&newest.tag)
         ));
         html.push_str(&cards(page.coverage, &newest.tag));
-        html.push_str(&variants(page, newest));
+        html.push_str(&variants(page, newest)?);
     }
     html.push_str(&releases(page));
     html.push_str("</body>\n</html>\n");
-    html
+    Ok(html)
 }
 
 const HEAD: &str = "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
@@ -110,7 +113,7 @@ fn wheels_by_variant(release: &Release) -> BTreeMap<&str, Vec<&Artifact>> {
 }
 
 /// Per variant of `newest`: what it is for, the commands, the wheels.
-fn variants(page: &FrontPage, newest: &Release) -> String {
+fn variants(page: &FrontPage, newest: &Release) -> Result<String, InputError> {
     let by_variant = wheels_by_variant(newest);
     let jumps: Vec<String> = by_variant
         .keys()
@@ -127,7 +130,7 @@ fn variants(page: &FrontPage, newest: &Release) -> String {
         jumps.join(" · ")
     );
     for (variant, wheels) in &by_variant {
-        html.push_str(&variant_section(page, newest, variant, wheels));
+        html.push_str(&variant_section(page, newest, variant, wheels)?);
     }
     let older: Vec<String> = page
         .variants
@@ -141,7 +144,7 @@ fn variants(page: &FrontPage, newest: &Release) -> String {
             older.join(", ")
         ));
     }
-    html
+    Ok(html)
 }
 
 /// `<a href="whl/<variant>/">…</a>`.
@@ -159,7 +162,7 @@ fn variant_section(
     newest: &Release,
     variant: &str,
     wheels: &[&Artifact],
-) -> String {
+) -> Result<String, InputError> {
     let mut html = format!(
         "<section id=\"variant-{}\">\n<h3><code>{}</code></h3>\n<p>{}</p>\n<p>Its pip index: {}</p>\n",
         html_escape(&url_segment(variant)),
@@ -168,29 +171,31 @@ fn variant_section(
         index_link(variant)
     );
     let index = format!("{}/{}/{variant}", page.site_url, wheel_index::DIR);
-    let mut requirements: Vec<String> = wheels
+    let index = commands::quoted(&format!("the index of `{variant}`"), &index)?;
+    let mut requirements: Vec<(String, &str)> = wheels
         .iter()
-        .filter_map(|a| WheelName::parse(Path::new(&a.path)).ok())
-        .map(|w| match w.local {
-            Some(local) => format!("ctranslate2=={}+{local}", w.public_version),
-            None => format!("ctranslate2=={}", w.public_version),
+        .filter_map(|a| Some((WheelName::parse(Path::new(&a.path)).ok()?, a.path.as_str())))
+        .map(|(w, file)| match w.local {
+            Some(local) => (format!("ctranslate2=={}+{local}", w.public_version), file),
+            None => (format!("ctranslate2=={}", w.public_version), file),
         })
         .collect();
     requirements.sort();
-    requirements.dedup();
-    for requirement in &requirements {
-        let args = format!("--extra-index-url {index} \"{requirement}\"");
+    requirements.dedup_by(|a, b| a.0 == b.0);
+    for (requirement, file) in &requirements {
+        let quoted = commands::quoted(&format!("the version of {file}"), requirement)?;
+        let args = html_escape(&format!("--extra-index-url {index} {quoted}"));
         html.push_str(&format!(
-            "<p>For <code>{}</code>:</p>\n<pre>\
-             # pip\npip install {args}\n# uv\nuv pip install {args}\n\
-             # a PyApp exe, into its own environment\napp.exe self pip install {args}</pre>\n",
+            "<p>For <code>{}</code> with pip, uv, or a PyApp exe (into its own environment); \
+             each command runs as it is in {}:</p>\n<pre>pip install {args}</pre>\n\
+             <pre>uv pip install {args}</pre>\n<pre>app.exe self pip install {args}</pre>\n",
             html_escape(requirement),
-            args = html_escape(&args)
+            commands::SHELLS,
         ));
     }
     html.push_str(&wheel_table(page.download_base, newest, wheels));
     html.push_str("</section>\n");
-    html
+    Ok(html)
 }
 
 /// The asset URL of `file` of release `tag`, as the pip index links it.
@@ -297,6 +302,7 @@ mod tests {
             download_base: "https://github.com/o/r/releases/download/",
             site_url: SITE_PLACEHOLDER,
         })
+        .unwrap()
     }
 
     #[test]
@@ -329,7 +335,7 @@ mod tests {
         assert!(!page.contains("<th>GPU</th>"));
         for tool in ["pip install", "uv pip install", "app.exe self pip install"] {
             assert!(page.contains(&format!(
-                "{tool} --extra-index-url https://OWNER.github.io/REPO/whl/cpu \
+                "{tool} --extra-index-url &quot;https://OWNER.github.io/REPO/whl/cpu&quot; \
                  &quot;ctranslate2==4.7.1+cpu&quot;"
             )));
         }
