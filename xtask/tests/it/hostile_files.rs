@@ -438,9 +438,7 @@ fn every_file_written_goes_through_the_regular_file_primitive() {
             continue;
         }
         let text = fs::read_to_string(&path).unwrap();
-        // The unit tests sit at the end of a file, in `#[cfg(test)] mod …`.
-        let code = text.split("#[cfg(test)]\nmod ").next().unwrap();
-        for (n, line) in code.lines().enumerate() {
+        for (n, line) in code_before_tests(&text).enumerate() {
             let line = line.trim_start();
             if line.starts_with("//") {
                 continue;
@@ -457,6 +455,20 @@ fn every_file_written_goes_through_the_regular_file_primitive() {
         "files written without ct2v_support::regular_file:\n{}",
         found.join("\n")
     );
+}
+
+/// The lines of a source file before its unit tests, which sit at the end in a module under
+/// `#[cfg(test)]` (or `#[cfg(all(test, unix))]`).
+fn code_before_tests(text: &str) -> impl Iterator<Item = &str> {
+    let lines: Vec<&str> = text.lines().collect();
+    let end = (0..lines.len())
+        .find(|&i| {
+            lines[i].starts_with("#[cfg(")
+                && lines[i].contains("test")
+                && lines.get(i + 1).is_some_and(|next| next.starts_with("mod "))
+        })
+        .unwrap_or(lines.len());
+    lines.into_iter().take(end)
 }
 
 fn sources(dir: &Path, out: &mut Vec<PathBuf>) {

@@ -3,7 +3,7 @@
 //! pin, the clip taken out of its archive and checked. Assembled in a staging folder and
 //! renamed into place, so that a folder that exists is complete.
 
-use std::fs::{self, File};
+use std::fs;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
