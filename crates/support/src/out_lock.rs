@@ -111,8 +111,7 @@ fn make_folders(dir: &Path) -> io::Result<Vec<PathBuf>> {
 /// killed run's), not a user's file that happens to have its name.
 fn holds_a_holders_line(file: &File) -> bool {
     let mut text = Vec::new();
-    if file.take(LOCK_CAP + 1).read_to_end(&mut text).is_err() || text.len() as u64 > LOCK_CAP
-    {
+    if file.take(LOCK_CAP + 1).read_to_end(&mut text).is_err() || text.len() as u64 > LOCK_CAP {
         return false;
     }
     let Some(rest) = text.strip_prefix(b"pid ") else {
@@ -275,7 +274,9 @@ mod tests {
             let e = hold(&out).unwrap_err();
             let input = e.downcast_ref::<InputError>().expect("bad input");
             assert!(
-                input.message.contains(".out.lock is not a lock file of this tool"),
+                input
+                    .message
+                    .contains(".out.lock is not a lock file of this tool"),
                 "{form}: {input}"
             );
             let meta = fs::symlink_metadata(&lock).expect("kept");

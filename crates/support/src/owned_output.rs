@@ -127,7 +127,10 @@ pub fn record(dir: &Path, dest: &Path) -> Result<()> {
         folder: location(dest)?.display().to_string(),
         entries,
     };
-    fsx::write_atomically(&dir.join(RECORD), &(serde_json::to_string_pretty(&record)? + "\n"))
+    fsx::write_atomically(
+        &dir.join(RECORD),
+        &(serde_json::to_string_pretty(&record)? + "\n"),
+    )
 }
 
 /// Puts the finished `staged` folder at `dest`, whose old folder is deleted only when it is
@@ -693,13 +696,19 @@ mod tests {
         fs::rename(&record_file, &copy).unwrap();
         fs::create_dir(&record_file).unwrap();
         let e = refused(claim("", &tree));
-        assert!(e.contains("cannot be read as a record") && e.contains("folder"), "{e}");
+        assert!(
+            e.contains("cannot be read as a record") && e.contains("folder"),
+            "{e}"
+        );
         #[cfg(unix)]
         {
             fs::remove_dir(&record_file).unwrap();
             std::os::unix::fs::symlink(&copy, &record_file).unwrap();
             let e = refused(claim("", &tree));
-            assert!(e.contains("cannot be read as a record") && e.contains("link"), "{e}");
+            assert!(
+                e.contains("cannot be read as a record") && e.contains("link"),
+                "{e}"
+            );
         }
     }
 

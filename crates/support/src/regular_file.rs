@@ -291,5 +291,4 @@ mod tests {
         assert_eq!(fs::read_to_string(&users).unwrap(), "years of work");
         assert!(!dir.path().join("nowhere").exists());
     }
-
 }

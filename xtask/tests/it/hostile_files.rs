@@ -124,10 +124,7 @@ fn plant(form: Form, at: &Path, dir: &Path) -> Option<UnixListener> {
         Form::LinkToDevZero => symlink("/dev/zero", at).unwrap(),
         Form::Fifo => mkfifo(at),
         Form::Socket => return Some(UnixListener::bind(at).unwrap()),
-        Form::Huge => fs::File::create(at)
-            .unwrap()
-            .set_len(8 << 30)
-            .unwrap(),
+        Form::Huge => fs::File::create(at).unwrap().set_len(8 << 30).unwrap(),
         Form::UsersFile => fs::write(at, USERS_TEXT).unwrap(),
         Form::Folder => fs::create_dir(at).unwrap(),
     }
@@ -262,7 +259,10 @@ fn a_leftovers_marker_that_is_not_a_small_regular_file_never_stalls_the_sweep() 
     }
     assert_exit(&bundle(&wheel, &out), 0, &[]);
     for (form, leftover) in &planted {
-        assert!(leftover.join("sub").is_dir(), "{form:?}: {leftover:?} removed");
+        assert!(
+            leftover.join("sub").is_dir(),
+            "{form:?}: {leftover:?} removed"
+        );
         still_there(*form, &leftover.join(MARKER), dir.path());
     }
 }
@@ -331,11 +331,16 @@ fn a_failing_run_leaves_no_folder_its_lock_made() {
     );
 
     let dir = tempfile::tempdir().unwrap();
-    let wheel = dir.path().join("ctranslate2-4.7.1-cp312-cp312-manylinux_2_28_x86_64.whl");
+    let wheel = dir
+        .path()
+        .join("ctranslate2-4.7.1-cp312-cp312-manylinux_2_28_x86_64.whl");
     fs::write(&wheel, "not a zip").unwrap();
     let run = bundle(&wheel, &dir.path().join("a/b/out"));
     assert_ne!(run.code, 0, "{}", run.stderr);
-    assert!(!dir.path().join("a").exists(), "the lock's folders were left");
+    assert!(
+        !dir.path().join("a").exists(),
+        "the lock's folders were left"
+    );
 }
 
 // ---------------------------------------------------------------------------------------
@@ -363,7 +368,9 @@ fn a_run_killed_while_deleting_a_leftover_leaves_it_marked_for_the_next() {
                 .map(|e| e.unwrap().file_name())
                 .collect();
             let after_marker = order.iter().position(|n| n == MARKER)
-                < order.iter().position(|n| Some(n.as_os_str()) == bulk.file_name());
+                < order
+                    .iter()
+                    .position(|n| Some(n.as_os_str()) == bulk.file_name());
             if !after_marker {
                 fs::remove_dir(bulk).unwrap();
             }
@@ -390,12 +397,18 @@ fn a_run_killed_while_deleting_a_leftover_leaves_it_marked_for_the_next() {
         if left < FILES / 2 {
             break;
         }
-        assert!(child.try_wait().unwrap().is_none(), "ran to its end unkilled");
+        assert!(
+            child.try_wait().unwrap().is_none(),
+            "ran to its end unkilled"
+        );
         assert!(started.elapsed() < DEADLINE, "the sweep never started");
     }
     child.kill().unwrap();
     child.wait().unwrap();
-    assert!(bulk.is_dir(), "killed after the deletion: nothing was tested");
+    assert!(
+        bulk.is_dir(),
+        "killed after the deletion: nothing was tested"
+    );
     assert!(
         leftover.join(MARKER).is_file(),
         "killed while deleting it, the leftover lost its marker first"
@@ -465,7 +478,9 @@ fn code_before_tests(text: &str) -> impl Iterator<Item = &str> {
         .find(|&i| {
             lines[i].starts_with("#[cfg(")
                 && lines[i].contains("test")
-                && lines.get(i + 1).is_some_and(|next| next.starts_with("mod "))
+                && lines
+                    .get(i + 1)
+                    .is_some_and(|next| next.starts_with("mod "))
         })
         .unwrap_or(lines.len());
     lines.into_iter().take(end)

@@ -128,8 +128,11 @@ fn write_outputs(
                 artifacts.push(format!("{PORTABLE_DIR}/{PYINSTALLER_HOOK}"));
             }
             Output::Report => {
-                ct2v_support::fsx::write(out.join(REPORT_JSON), serde_json::to_string_pretty(report)?)?;
-                ct2v_support::fsx::write(out.join(REPORT_MD), report.markdown())?;
+                ct2v_support::fsx::write(
+                    &out.join(REPORT_JSON),
+                    serde_json::to_string_pretty(report)?,
+                )?;
+                ct2v_support::fsx::write(&out.join(REPORT_MD), report.markdown())?;
                 artifacts.push(REPORT_JSON.to_string());
                 artifacts.push(REPORT_MD.to_string());
             }
@@ -251,15 +254,16 @@ fn write_portable(tree: &Path, placed: &[Placed], portable: &Path) -> Result<()>
         }
         let to = internal.join(&relative);
         fs::create_dir_all(to.parent().unwrap())?;
-        ct2v_support::regular_file::copy(&path, &to).with_context(|| format!("cannot copy {}", path.display()))?;
+        ct2v_support::regular_file::copy(&path, &to)
+            .with_context(|| format!("cannot copy {}", path.display()))?;
     }
     let binaries = layout::spec_binaries(placed, Path::new(PORTABLE_INTERNAL));
     ct2v_support::fsx::write(
-        portable.join(BINARIES_JSON),
+        &portable.join(BINARIES_JSON),
         serde_json::to_string_pretty(&binaries)?,
     )?;
     ct2v_support::fsx::write(
-        portable.join(PYINSTALLER_HOOK),
+        &portable.join(PYINSTALLER_HOOK),
         include_str!("../../../../xtask/python/hook-ctranslate2.py"),
     )?;
     Ok(())

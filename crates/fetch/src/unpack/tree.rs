@@ -310,8 +310,9 @@ impl Tree<'_> {
     ) -> Result<(), UnpackError> {
         let path = self.prepare(name, rel, false)?;
         // `create_new` never follows a symlink that might be at `path`.
-        let mut file = ct2v_support::regular_file::open(&path, ct2v_support::regular_file::Mode::CreateNew)
-            .map_err(|e| self.write_error(&path, e))?;
+        let mut file =
+            ct2v_support::regular_file::open(&path, ct2v_support::regular_file::Mode::CreateNew)
+                .map_err(|e| self.write_error(&path, e))?;
         let content = self.contents.len();
         self.contents.push((0, 1));
         self.nodes.insert(rel.join("/"), Node::File(content));
@@ -486,7 +487,8 @@ impl Tree<'_> {
                         .len();
                     self.charge(&name, size)?;
                     // The size asked before, not what `fs::copy` returns: under wine that is 0.
-                    ct2v_support::regular_file::copy(&from, &copy).map_err(|e| self.write_error(&copy, e))?;
+                    ct2v_support::regular_file::copy(&from, &copy)
+                        .map_err(|e| self.write_error(&copy, e))?;
                     self.unpacked.bytes = self.unpacked.bytes.saturating_add(size);
                     self.unpacked.files += 1;
                 }

@@ -110,7 +110,8 @@ fn runnable_copy(cached: &Path, file_name: &str, log: &Path) -> Result<PathBuf> 
 /// Runs `program args`, output to `log`, and stops it after `limit`. A line a minute says it
 /// is still running (an installer prints nothing for many minutes).
 fn run_bounded(program: &Path, args: &[String], log: &Path, limit: Duration) -> Result<()> {
-    let out = ct2v_support::regular_file::create(log).with_context(|| format!("cannot write {}", log.display()))?;
+    let out = ct2v_support::regular_file::create(log)
+        .with_context(|| format!("cannot write {}", log.display()))?;
     let err = out.try_clone()?;
     eprintln!(
         "running {} {} (up to {} min; output in {})",

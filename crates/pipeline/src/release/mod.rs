@@ -805,7 +805,9 @@ fn bundled_of(report: &Path) -> Result<Vec<ManifestLibrary>> {
 /// A zip of `dir` with sorted entries, fixed times and modes: the same folder, the same bytes.
 fn zip_dir(dir: &Path, out: &Path) -> Result<()> {
     let writing = || format!("cannot write {}", out.display());
-    let mut zip = ct2v_bundle::wheel::ZipOut::new(ct2v_support::regular_file::create(out).with_context(writing)?);
+    let mut zip = ct2v_bundle::wheel::ZipOut::new(
+        ct2v_support::regular_file::create(out).with_context(writing)?,
+    );
     for (name, path) in files_below(dir)? {
         refuse_symlink(&path)?;
         let data = fs::read(&path).with_context(|| format!("cannot read {}", path.display()))?;

@@ -173,7 +173,8 @@ fn copy_tree(from: &Path, to: &Path) -> Result<()> {
         } else if kind.is_dir() {
             copy_tree(&path, &dest)?;
         } else {
-            ct2v_support::regular_file::copy(&path, &dest).with_context(|| format!("cannot copy {}", path.display()))?;
+            ct2v_support::regular_file::copy(&path, &dest)
+                .with_context(|| format!("cannot copy {}", path.display()))?;
         }
     }
     Ok(())
@@ -187,7 +188,8 @@ fn copy_link(path: &Path, dest: &Path) -> Result<()> {
 
 #[cfg(not(unix))]
 fn copy_link(path: &Path, dest: &Path) -> Result<()> {
-    ct2v_support::regular_file::copy(path, dest).with_context(|| format!("cannot copy {}", path.display()))?;
+    ct2v_support::regular_file::copy(path, dest)
+        .with_context(|| format!("cannot copy {}", path.display()))?;
     Ok(())
 }
 

@@ -137,14 +137,15 @@ pub(crate) fn prepare(
     // A wine 8 accommodation of the harness (wine lacks propsys.VariantToString, which
     // CPython's _wmi needs; `platform` then falls back to the registry).
     ct2v_support::fsx::write(
-        staged
+        &staged
             .join("Lib")
             .join("site-packages")
             .join("sitecustomize.py"),
         "# ct2-variants' wine harness: wine 8 cannot run CPython's _wmi.\nimport sys\n\nsys.modules[\"_wmi\"] = None\n",
     )?;
     write_provenance(&staged, python, &spec, &signed)?;
-    ct2v_support::regular_file::create(staged.join(MARKER))?.write_all(python.version.as_bytes())?;
+    ct2v_support::regular_file::create(staged.join(MARKER))?
+        .write_all(python.version.as_bytes())?;
 
     if dir.exists() {
         // Never ours: a preparation is renamed into place only after its marker is written.
