@@ -248,29 +248,26 @@ mod tests {
         let lock = dir.path().join(".out.lock");
         let users = dir.path().join("users.txt");
         fs::write(&users, "mine\n").unwrap();
-        let mut forms: Vec<(&str, Box<dyn Fn()>)> = vec![
-            ("file", Box::new(|| fs::write(&lock, "my notes\n").unwrap())),
-            ("folder", Box::new(|| fs::create_dir(&lock).unwrap())),
-        ];
-        #[cfg(unix)]
-        {
-            forms.push((
-                "link",
-                Box::new(|| std::os::unix::fs::symlink(&users, &lock).unwrap()),
-            ));
-            forms.push((
-                "FIFO",
-                Box::new(|| {
-                    let status = std::process::Command::new("mkfifo")
-                        .arg(&lock)
-                        .status()
-                        .unwrap();
-                    assert!(status.success());
-                }),
-            ));
-        }
-        for (form, plant) in forms {
-            plant();
+        let forms: &[&str] = if cfg!(unix) {
+            &["file", "folder", "link", "FIFO"]
+        } else {
+            &["file", "folder"]
+        };
+        let plant = |form: &str| match form {
+            "file" => fs::write(&lock, "my notes\n").unwrap(),
+            "folder" => fs::create_dir(&lock).unwrap(),
+            #[cfg(unix)]
+            "link" => std::os::unix::fs::symlink(&users, &lock).unwrap(),
+            _ => {
+                let status = std::process::Command::new("mkfifo")
+                    .arg(&lock)
+                    .status()
+                    .unwrap();
+                assert!(status.success());
+            }
+        };
+        for &form in forms {
+            plant(form);
             let e = hold(&out).unwrap_err();
             let input = e.downcast_ref::<InputError>().expect("bad input");
             assert!(

@@ -651,23 +651,26 @@ mod tests {
         let users = dir.path().join("users.txt");
         fs::write(&users, "mine").unwrap();
         let marker = dest.join(staging::MARKER);
-        let mut forms: Vec<Box<dyn Fn()>> = vec![Box::new(|| fs::write(&marker, "mine").unwrap())];
-        #[cfg(unix)]
-        {
-            forms.push(Box::new(|| {
-                std::os::unix::fs::symlink(&users, &marker).unwrap()
-            }));
-            forms.push(Box::new(|| {
+        let forms: &[&str] = if cfg!(unix) {
+            &["file", "link", "FIFO"]
+        } else {
+            &["file"]
+        };
+        let plant = |form: &str| match form {
+            "file" => fs::write(&marker, "mine").unwrap(),
+            #[cfg(unix)]
+            "link" => std::os::unix::fs::symlink(&users, &marker).unwrap(),
+            _ => {
                 let status = std::process::Command::new("mkfifo")
                     .arg(&marker)
                     .status()
                     .unwrap();
                 assert!(status.success());
-            }));
-        }
-        for plant in forms {
+            }
+        };
+        for &form in forms {
             let claimed = claim("--out", &dest).unwrap();
-            plant();
+            plant(form);
             assert!(refused(claim("--out", &dest)).contains(".ct2v-made-by-xtask: not written"));
             let second = staged_output(dir.path(), &dest, "two");
             let e = replace("--out", &second, &dest, &claimed).unwrap_err();

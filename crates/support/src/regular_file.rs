@@ -223,7 +223,7 @@ mod tests {
         assert!(e.to_string().contains("larger than 5 bytes"), "{e}");
         let e = open(&path, Mode::CreateNew).unwrap_err();
         assert_eq!(e.kind(), io::ErrorKind::AlreadyExists);
-        copy(&path, &dir.path().join("b")).unwrap();
+        copy(&path, dir.path().join("b")).unwrap();
         assert_eq!(fs::read(dir.path().join("b")).unwrap(), b"short+");
         let e = open(dir.path(), Mode::Truncate).unwrap_err();
         assert!(e.to_string().contains("folder"), "{e}");
