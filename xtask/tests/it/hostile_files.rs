@@ -418,6 +418,69 @@ fn a_run_killed_while_deleting_a_leftover_leaves_it_marked_for_the_next() {
     assert!(!leftover.exists(), "the next run did not remove it");
 }
 
+/// `pages` killed after it renamed its site into place leaves its lock file and its staging
+/// folder: the rerun with the same flags finds the very site it writes (byte for byte), keeps
+/// it, exits 0 and removes both. A site that differs (one byte, a file more) is still refused,
+/// exit 2, untouched.
+#[test]
+fn pages_killed_after_its_rename_is_rerun_to_the_same_site_and_leaves_nothing() {
+    let scratch = Scratch::new();
+    let rel = scratch.path().join("rel");
+    crate::release::fake_build(&scratch, "3.12");
+    assert_exit(&crate::release::release(&scratch, &rel, "3.12"), 0, &[]);
+    let sites = scratch.path().join("sites");
+    let site = sites.join("site");
+    let args = [
+        "pages",
+        "--release",
+        rel.to_str().unwrap(),
+        "--tag",
+        "v4.7.1",
+        "--download-base",
+        "https://github.com/o/r/releases/download/",
+        "--out",
+        site.to_str().unwrap(),
+    ];
+    assert_exit(&bounded_in(scratch.path(), &args), 0, &[]);
+    let clean = site_files(&site);
+    // What a run killed right after its rename leaves beside the site.
+    fs::write(sites.join(".site.lock"), "pid 999999999: xtask pages\n").unwrap();
+    let staging = sites.join(".pages-999999999-k1ll3d");
+    fs::create_dir_all(&staging).unwrap();
+    ct2v_support::staging::mark(&staging).unwrap();
+    let rerun = bounded_in(scratch.path(), &args);
+    assert_exit(&rerun, 0, &["already holds this output"]);
+    assert_eq!(site_files(&site), clean);
+    let left: Vec<_> = fs::read_dir(&sites)
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(left, ["site"], "left beside the site");
+
+    let index = site.join("index.html");
+    let mut edited = fs::read(&index).unwrap();
+    edited[0] ^= 1;
+    fs::write(&index, &edited).unwrap();
+    assert_exit(&bounded_in(scratch.path(), &args), 2, &["is not empty"]);
+    assert_eq!(fs::read(&index).unwrap(), edited);
+    edited[0] ^= 1;
+    fs::write(&index, &edited).unwrap();
+    fs::write(site.join("mine.txt"), "mine").unwrap();
+    assert_exit(&bounded_in(scratch.path(), &args), 2, &["is not empty"]);
+    assert!(site.join("mine.txt").is_file());
+}
+
+/// Every file below `dir` with its bytes.
+fn site_files(dir: &Path) -> Vec<(String, Vec<u8>)> {
+    common::wheel::files_below(dir)
+        .into_iter()
+        .map(|name| {
+            let bytes = fs::read(dir.join(&name)).unwrap();
+            (name, bytes)
+        })
+        .collect()
+}
+
 // ---------------------------------------------------------------------------------------
 // The one primitive.
 
