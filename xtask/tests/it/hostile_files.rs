@@ -26,9 +26,8 @@ const DEADLINE: Duration = Duration::from_secs(60);
 /// rather than taking the machine's memory) and kills it past [`DEADLINE`], failing the test
 /// as a hang.
 fn bounded_in(root: &Path, args: &[&str]) -> Run {
-    let out = tempfile::tempdir().unwrap();
-    let (stdout, stderr) = (out.path().join("stdout"), out.path().join("stderr"));
-    let mut child = Command::new("sh")
+    let mut command = Command::new("sh");
+    command
         .arg("-c")
         .arg("ulimit -v 4194304 && exec \"$0\" \"$@\"")
         .arg(env!("CARGO_BIN_EXE_xtask"))
@@ -36,31 +35,12 @@ fn bounded_in(root: &Path, args: &[&str]) -> Run {
         .arg(root)
         .args(args)
         .env_remove("CT2V_CACHE_DIR")
-        .env("CT2V_HOST_GLIBC", "2.28")
-        .stdin(Stdio::null())
-        .stdout(fs::File::create(&stdout).unwrap())
-        .stderr(fs::File::create(&stderr).unwrap())
-        .spawn()
-        .unwrap();
-    let started = Instant::now();
-    let status = loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            break status;
-        }
-        if started.elapsed() > DEADLINE {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!(
-                "xtask {args:?} still ran after {DEADLINE:?} (a hang):\n{}",
-                fs::read_to_string(&stderr).unwrap_or_default()
-            );
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    };
+        .env("CT2V_HOST_GLIBC", "2.28");
+    let (code, stdout, stderr, _) = crate::doctor::run_within(command, DEADLINE);
     let run = Run {
-        code: common::exit_code(status),
-        stdout: String::from_utf8_lossy(&fs::read(&stdout).unwrap()).into_owned(),
-        stderr: String::from_utf8_lossy(&fs::read(&stderr).unwrap()).into_owned(),
+        code,
+        stdout,
+        stderr,
     };
     assert!(
         !run.stderr.contains("panicked") && !run.stderr.contains("memory allocation"),
@@ -310,20 +290,7 @@ fn a_failing_run_leaves_no_folder_its_lock_made() {
     let scratch = Scratch::new();
     crate::release::fake_build(&scratch, "3.12");
     let out = scratch.path().join("target/new/deeper/4.7.1");
-    let run = bounded_in(
-        scratch.path(),
-        &[
-            "release",
-            "--variants",
-            "cpu",
-            "--platforms",
-            "linux-x86_64",
-            "--pythons",
-            "3.11,3.12",
-            "--out",
-            out.to_str().unwrap(),
-        ],
-    );
+    let run = crate::release::release(&scratch, &out, "3.11,3.12");
     assert_exit(&run, 1, &["no artifacts"]);
     assert!(
         !scratch.path().join("target/new").exists(),
@@ -442,7 +409,7 @@ fn pages_killed_after_its_rename_is_rerun_to_the_same_site_and_leaves_nothing() 
         site.to_str().unwrap(),
     ];
     assert_exit(&bounded_in(scratch.path(), &args), 0, &[]);
-    let clean = site_files(&site);
+    let clean = crate::owned_outputs::contents(&site);
     // What a run killed right after its rename leaves beside the site.
     fs::write(sites.join(".site.lock"), "pid 999999999: xtask pages\n").unwrap();
     let staging = sites.join(".pages-999999999-k1ll3d");
@@ -450,7 +417,7 @@ fn pages_killed_after_its_rename_is_rerun_to_the_same_site_and_leaves_nothing() 
     ct2v_support::staging::mark(&staging).unwrap();
     let rerun = bounded_in(scratch.path(), &args);
     assert_exit(&rerun, 0, &["already holds this output"]);
-    assert_eq!(site_files(&site), clean);
+    assert_eq!(crate::owned_outputs::contents(&site), clean);
     let left: Vec<_> = fs::read_dir(&sites)
         .unwrap()
         .map(|e| e.unwrap().file_name())
@@ -468,17 +435,6 @@ fn pages_killed_after_its_rename_is_rerun_to_the_same_site_and_leaves_nothing() 
     fs::write(site.join("mine.txt"), "mine").unwrap();
     assert_exit(&bounded_in(scratch.path(), &args), 2, &["is not empty"]);
     assert!(site.join("mine.txt").is_file());
-}
-
-/// Every file below `dir` with its bytes.
-fn site_files(dir: &Path) -> Vec<(String, Vec<u8>)> {
-    common::wheel::files_below(dir)
-        .into_iter()
-        .map(|name| {
-            let bytes = fs::read(dir.join(&name)).unwrap();
-            (name, bytes)
-        })
-        .collect()
 }
 
 // ---------------------------------------------------------------------------------------
