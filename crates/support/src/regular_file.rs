@@ -1,6 +1,6 @@
 //! The one way this tool opens a file to write, and to read a record or a marker: only ever a
 //! regular file at that very name. A link is never followed (Unix `O_NOFOLLOW`; Windows
-//! `FILE_FLAG_OPEN_REPARSE_POINT`, then the reparse attribute refused), a FIFO, socket or
+//! `FILE_FLAG_OPEN_REPARSE_POINT`, then a name-surrogate reparse point refused), a FIFO, socket or
 //! device is refused without waiting for it (`O_NONBLOCK`, then `fstat`), and a record or
 //! marker is read only up to a size cap, as the selector reads sysfs. A file is truncated only
 //! once it is known to be a regular file.
@@ -118,7 +118,7 @@ fn why_not(path: &Path, e: io::Error) -> io::Error {
 
 fn check_regular(file: &File) -> io::Result<()> {
     let meta = file.metadata()?;
-    if os::is_reparse_point(&meta) {
+    if os::is_link(file)? {
         return Err(not_a_file("a link (never followed)"));
     }
     if meta.is_file() {
@@ -160,7 +160,8 @@ fn kind_of(_: &std::fs::Metadata) -> &'static str {
 
 #[cfg(unix)]
 mod os {
-    use std::fs::{Metadata, OpenOptions};
+    use std::fs::{File, OpenOptions};
+    use std::io;
     use std::os::unix::fs::OpenOptionsExt;
 
     use super::Mode;
@@ -172,25 +173,32 @@ mod os {
         options.custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC);
     }
 
-    pub(super) fn is_reparse_point(_: &Metadata) -> bool {
-        false
+    /// An open with `O_NOFOLLOW` never gives a link.
+    pub(super) fn is_link(_: &File) -> io::Result<bool> {
+        Ok(false)
     }
 }
 
 #[cfg(windows)]
 mod os {
-    use std::fs::{Metadata, OpenOptions};
-    use std::os::windows::fs::{MetadataExt, OpenOptionsExt};
+    use std::fs::{File, OpenOptions};
+    use std::io;
+    use std::os::windows::fs::OpenOptionsExt;
+    use std::os::windows::io::AsRawHandle;
 
     use windows_sys::Win32::Storage::FileSystem::{
-        FILE_ATTRIBUTE_REPARSE_POINT, FILE_FLAG_OPEN_REPARSE_POINT, FILE_SHARE_READ,
-        FILE_SHARE_WRITE,
+        FILE_ATTRIBUTE_REPARSE_POINT, FILE_ATTRIBUTE_TAG_INFO, FILE_FLAG_OPEN_REPARSE_POINT,
+        FILE_SHARE_READ, FILE_SHARE_WRITE, FileAttributeTagInfo, GetFileInformationByHandleEx,
     };
+
+    /// `IsReparseTagNameSurrogate` (winnt.h, as mingw-w64 ships it): the reparse point names
+    /// another file (a symbolic link, a junction), unlike a cloud file's or a deduplicated one's.
+    const NAME_SURROGATE: u32 = 0x2000_0000;
 
     use super::Mode;
 
     /// `FILE_FLAG_OPEN_REPARSE_POINT` opens a symbolic link or junction itself, not what it
-    /// points to (CreateFileW's documentation); [`is_reparse_point`] then refuses it. A lock
+    /// points to (CreateFileW's documentation); [`is_link`] then refuses it. A lock
     /// file is shared for reading and writing but not deletion, so that it is never removed
     /// while another run has it open.
     pub(super) fn never_follow(options: &mut OpenOptions, mode: Mode) {
@@ -200,8 +208,28 @@ mod os {
         }
     }
 
-    pub(super) fn is_reparse_point(meta: &Metadata) -> bool {
-        meta.file_attributes() & FILE_ATTRIBUTE_REPARSE_POINT != 0
+    /// Whether `file`, opened as itself, is a link to another file: a reparse point whose
+    /// tag is a name surrogate (GetFileInformationByHandleEx, FileAttributeTagInfo).
+    pub(super) fn is_link(file: &File) -> io::Result<bool> {
+        let mut info = FILE_ATTRIBUTE_TAG_INFO {
+            FileAttributes: 0,
+            ReparseTag: 0,
+        };
+        // SAFETY: `info` is a FILE_ATTRIBUTE_TAG_INFO of the size given, written by the call;
+        // the handle is open for as long as `file` is borrowed.
+        let ok = unsafe {
+            GetFileInformationByHandleEx(
+                file.as_raw_handle(),
+                FileAttributeTagInfo,
+                (&raw mut info).cast(),
+                size_of::<FILE_ATTRIBUTE_TAG_INFO>() as u32,
+            )
+        };
+        if ok == 0 {
+            return Err(io::Error::last_os_error());
+        }
+        Ok(info.FileAttributes & FILE_ATTRIBUTE_REPARSE_POINT != 0
+            && info.ReparseTag & NAME_SURROGATE != 0)
     }
 }
 
