@@ -64,7 +64,7 @@ pub fn check_out(flag: &str, path: &Path, existing: Existing) -> Result<(), Inpu
 
 /// A new staging folder beside `dest` (on its file system, so that [`put_in_place`] is a
 /// rename), its parent made first.
-pub fn staging_beside(dest: &Path, prefix: &str) -> anyhow::Result<tempfile::TempDir> {
+pub fn staging_beside(dest: &Path, prefix: &str) -> anyhow::Result<crate::staging::Staging> {
     let parent = match dest.parent() {
         Some(parent) if !parent.as_os_str().is_empty() => parent,
         _ => Path::new("."),

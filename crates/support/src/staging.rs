@@ -17,8 +17,6 @@ use std::fs;
 use std::io::{self, Write as _};
 use std::path::{Path, PathBuf};
 
-use tempfile::TempDir;
-
 use crate::regular_file::{self, Mode};
 
 /// The marker file a staging or aside folder of this tool holds.
@@ -27,15 +25,42 @@ pub const MARKER: &str = ".ct2v-made-by-xtask";
 /// The most bytes of a marker read: its line is a name, a token and a path.
 const MARKER_CAP: u64 = 64 << 10;
 
+/// A staging folder of this run, deleted when dropped (marker last, [`remove`]) unless kept.
+#[derive(Debug)]
+pub struct Staging {
+    path: Option<PathBuf>,
+}
+
+impl Staging {
+    pub fn path(&self) -> &Path {
+        self.path.as_deref().expect("held until dropped or kept")
+    }
+
+    /// Keeps the folder (moved into place, or kept on purpose): it is not deleted.
+    pub fn keep(mut self) -> PathBuf {
+        self.path.take().expect("held until dropped or kept")
+    }
+}
+
+impl Drop for Staging {
+    fn drop(&mut self) {
+        if let Some(path) = self.path.take() {
+            let _ = remove(&path);
+        }
+    }
+}
+
 /// A new staging folder `<prefix><pid>-XXXXXX` in `parent`, after removing the stale ones
 /// this tool made there.
-pub fn create(parent: &Path, prefix: &str) -> io::Result<TempDir> {
+pub fn create(parent: &Path, prefix: &str) -> io::Result<Staging> {
     sweep_and_say(parent, prefix);
     let dir = tempfile::Builder::new()
         .prefix(&format!("{prefix}{}-", std::process::id()))
         .tempdir_in(parent)?;
     mark(dir.path())?;
-    Ok(dir)
+    Ok(Staging {
+        path: Some(dir.keep()),
+    })
 }
 
 /// Writes the marker into `dir` (a folder this process made, or moved aside to delete): its

@@ -82,7 +82,7 @@ fn check_input(spec: &BundleJob) -> Result<String> {
 
 /// A staging folder beside `out` (which it replaces at the end), once the folders a
 /// previous run left there are swept.
-fn create_staging(out: &Path) -> Result<tempfile::TempDir> {
+fn create_staging(out: &Path) -> Result<ct2v_support::staging::Staging> {
     let staging = ct2v_support::out_folder::staging_beside(out, ".bundle-")?;
     if let (Some(parent), Some(name)) = (staging.path().parent(), out.file_name()) {
         ct2v_support::staging::sweep_and_say(parent, &format!(".{}.old-", name.to_string_lossy()));
