@@ -94,7 +94,7 @@ pub fn put_in_place(flag: &str, staged: &Path, dest: &Path) -> anyhow::Result<()
         Err(_) if same_files(staged, dest).unwrap_or(false) => {
             eprintln!(
                 "{flag} {} already holds this output, byte for byte: left as it is",
-                shown(dest)
+                crate::diagnostic::escaped(&shown(dest))
             );
             return fs::remove_dir_all(staged)
                 .with_context(|| format!("cannot remove {}", staged.display()));
