@@ -313,7 +313,7 @@ pub(crate) fn add_requires_dist(tree: &Path, requirements: &[String]) -> Result<
             headers.push('\n');
         }
     }
-    fs::write(&path, headers + body).with_context(|| format!("cannot write {}", path.display()))
+    ct2v_support::fsx::write(&path, headers + body)
 }
 
 /// Gives the unpacked wheel at `tree` (file name `wheel_name`) the platform tag `platform`,
@@ -339,8 +339,7 @@ pub(crate) fn set_platform_tag(tree: &Path, wheel_name: &str, platform: &str) ->
             lines.push(new);
         }
     }
-    fs::write(&path, lines.join("\n") + "\n")
-        .with_context(|| format!("cannot write {}", path.display()))?;
+    ct2v_support::fsx::write(&path, lines.join("\n") + "\n")?;
     Ok(renamed)
 }
 

@@ -226,7 +226,8 @@ impl Cache {
                 let staging = self.partial_dir().join(format!("{}.admit", pin.sha256));
                 fs::create_dir_all(self.partial_dir())
                     .map_err(io_error("create", &self.partial_dir()))?;
-                fs::copy(temp, &staging).map_err(io_error("copy into the cache", temp))?;
+                ct2v_support::regular_file::copy(temp, &staging)
+                    .map_err(io_error("copy into the cache", temp))?;
                 fs::rename(&staging, &dest).map_err(io_error("move into the cache", &staging))?;
                 remove_if_present(temp).map_err(io_error("delete", temp))?;
                 Ok(dest)

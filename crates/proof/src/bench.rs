@@ -34,7 +34,7 @@ pub fn run_and_report(workspace: &Workspace, plan: &Plan, options: &Options) -> 
     let log_dir = workspace.log_dir(&plan.variant, plan.platform);
     std::fs::create_dir_all(&log_dir)?;
     let log = log_dir.join("bench.log");
-    std::fs::write(&log, "")?;
+    ct2v_support::fsx::write(&log, "")?;
     let json = run(workspace, plan, options, &log)?;
     eprintln!("report: {} (log: {})", json.display(), log.display());
     Ok(())

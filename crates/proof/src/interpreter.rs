@@ -290,6 +290,6 @@ impl Interpreter {
 #[cfg(feature = "wine")]
 pub(crate) fn numpy_constraints(work: &Path, numpy: &str) -> Result<PathBuf> {
     let path = work.join("constraints.txt");
-    std::fs::write(&path, format!("numpy=={numpy}\n"))?;
+    ct2v_support::fsx::write(&path, format!("numpy=={numpy}\n"))?;
     Ok(path)
 }

@@ -52,9 +52,10 @@ pub fn aside(dest: &Path) -> PathBuf {
     ))
 }
 
-/// `fs::write`, naming `path` when it fails (a full disk, a read-only one).
+/// Writes `contents` to `path` as [`crate::regular_file::write`] does (only ever a regular
+/// file there, never through a link), naming `path` when it fails (a full disk, a read-only one).
 pub fn write(path: &Path, contents: impl AsRef<[u8]>) -> Result<()> {
-    fs::write(path, contents).with_context(|| format!("cannot write {}", path.display()))
+    crate::regular_file::write(path, contents)
 }
 
 /// `fs::create_dir_all`, naming `dir` when it fails.
@@ -98,7 +99,7 @@ pub fn copy_tree(from: &Path, to: &Path) -> Result<()> {
         if kind.is_dir() {
             copy_tree(&entry.path(), &target)?;
         } else if kind.is_file() {
-            fs::copy(entry.path(), &target).with_context(|| {
+            crate::regular_file::copy(entry.path(), &target).with_context(|| {
                 format!(
                     "cannot copy {} to {}",
                     entry.path().display(),

@@ -13,6 +13,7 @@ pub mod owned_output;
 pub mod paths;
 pub mod platform;
 pub mod process;
+pub mod regular_file;
 pub mod safe_path;
 pub mod staging;
 pub mod stdout;

@@ -11,14 +11,19 @@ use std::path::Path;
 use anyhow::Context;
 
 use crate::diagnostic::InputError;
+use crate::digest::sha256_file;
 use crate::paths::shown;
 use crate::safe_path;
 
 /// What may already be at an output folder's path.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Existing {
-    /// Nothing, or an empty folder (a release, a site: never replaced; see [`put_in_place`]).
+    /// Nothing, or an empty folder (a release: never replaced; see [`put_in_place`]).
     MustBeEmpty,
+    /// [`Existing::MustBeEmpty`], or a folder that may hold byte for byte what this run
+    /// writes (a site: a rerun after a run killed once its site was in place). Never replaced:
+    /// [`put_in_place`] compares it with the finished output.
+    EmptyOrSame,
     /// A folder, replaced as a whole once the new one is complete, when it is this tool's
     /// output unchanged (a bundle; see `owned_output`).
     Replaced,
@@ -59,7 +64,7 @@ pub fn check_out(flag: &str, path: &Path, existing: Existing) -> Result<(), Inpu
 
 /// A new staging folder beside `dest` (on its file system, so that [`put_in_place`] is a
 /// rename), its parent made first.
-pub fn staging_beside(dest: &Path, prefix: &str) -> anyhow::Result<tempfile::TempDir> {
+pub fn staging_beside(dest: &Path, prefix: &str) -> anyhow::Result<crate::staging::Staging> {
     let parent = match dest.parent() {
         Some(parent) if !parent.as_os_str().is_empty() => parent,
         _ => Path::new("."),
@@ -72,18 +77,28 @@ pub fn staging_beside(dest: &Path, prefix: &str) -> anyhow::Result<tempfile::Tem
 /// Renames the finished `staged` folder to `dest`, which [`check_out`] found missing or empty
 /// ([`Existing::MustBeEmpty`]). An empty `dest` is removed first (never more: a folder that
 /// has filled since cannot be removed that way), and the rename fails where anything is at
-/// `dest` again, so nothing there is ever replaced.
+/// `dest` again, so nothing there is ever replaced. A `dest` that holds exactly the files of
+/// `staged`, byte for byte (a run killed once it had put the same output in place), is left
+/// as it is and `staged` removed.
 pub fn put_in_place(flag: &str, staged: &Path, dest: &Path) -> anyhow::Result<()> {
     let filled = |e: io::Error| -> anyhow::Error {
         InputError::new(format!(
-            "{flag} {} is not empty any more ({e}); this is written into a new folder and never \
-             replaces one",
+            "{flag} {} is not empty ({e}), and does not hold what this run wrote; this is \
+             written into a new folder and never replaces one",
             shown(dest)
         ))
         .note("nothing there was changed: remove it, or give another folder")
         .into()
     };
     match fs::remove_dir(dest) {
+        Err(_) if same_files(staged, dest).unwrap_or(false) => {
+            eprintln!(
+                "{flag} {} already holds this output, byte for byte: left as it is",
+                crate::diagnostic::escaped(&shown(dest))
+            );
+            return fs::remove_dir_all(staged)
+                .with_context(|| format!("cannot remove {}", staged.display()));
+        }
         Err(e) if e.kind() != io::ErrorKind::NotFound => return Err(filled(e)),
         _ => {}
     }
@@ -91,6 +106,33 @@ pub fn put_in_place(flag: &str, staged: &Path, dest: &Path) -> anyhow::Result<()
         Ok(_) => filled(e),
         Err(_) => anyhow::Error::new(e).context(format!("cannot move it to {}", dest.display())),
     })
+}
+
+/// Whether the folders `a` and `b` hold the same regular files (names and bytes), and
+/// nothing else (no link, no FIFO).
+fn same_files(a: &Path, b: &Path) -> io::Result<bool> {
+    let (in_a, in_b) = (files_below(a)?, files_below(b)?);
+    if in_a
+        .iter()
+        .map(|(name, _)| name)
+        .ne(in_b.iter().map(|(name, _)| name))
+    {
+        return Ok(false);
+    }
+    for ((_, one), (_, other)) in in_a.iter().zip(&in_b) {
+        let (m1, m2) = (fs::symlink_metadata(one)?, fs::symlink_metadata(other)?);
+        if !m1.is_file() || !m2.is_file() || m1.len() != m2.len() {
+            return Ok(false);
+        }
+        if sha256_file(one)?.0 != sha256_file(other)?.0 {
+            return Ok(false);
+        }
+    }
+    Ok(true)
+}
+
+fn files_below(dir: &Path) -> io::Result<Vec<(String, std::path::PathBuf)>> {
+    crate::fsx::files_below(dir).map_err(io::Error::other)
 }
 
 /// `path`, given as `flag`, is a folder to read.
@@ -202,10 +244,16 @@ mod tests {
             fs::write(dir.path().join("file"), "mine").unwrap();
             let e = put_in_place("--out", &late, &filled).unwrap_err();
             let input = e.downcast_ref::<InputError>().expect("bad input");
-            assert!(input.message.contains("not empty any more"), "{input}");
+            assert!(input.message.contains("is not empty"), "{input}");
             assert!(late.join("index.html").is_file());
         }
         assert_eq!(fs::read_to_string(dest.join("index.html")).unwrap(), "new");
         assert_eq!(fs::read_to_string(dir.path().join("file")).unwrap(), "mine");
+        // The very output already there (a run killed once it was in place): kept as it is.
+        let same = dir.path().join("same");
+        crate::fsx::copy_tree(&dest, &same).unwrap();
+        put_in_place("--out", &same, &dest).unwrap();
+        assert!(!same.exists());
+        assert_eq!(fs::read_to_string(dest.join("index.html")).unwrap(), "new");
     }
 }

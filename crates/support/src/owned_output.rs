@@ -9,6 +9,12 @@
 //! exactly what the record lists. Anything else is bad input naming what differs, and nothing
 //! is touched. A missing or empty folder holds nothing to lose.
 //!
+//! The names this tool reserves at the top of the folder are proven like any other: the
+//! record must be a regular file (read only up to [`RECORD_CAP`], never through a link, never
+//! waited on as a FIFO), and a staging marker ([`staging::MARKER`]) is ours only where the
+//! record lists it (a staging folder that became the output, which may drop it later) or where
+//! this run just wrote it. A link, FIFO or user's file at either name is a difference, named.
+//!
 //! A run checks twice: before any work ([`claim`]: names, kinds and sizes) and at the swap
 //! ([`replace`]: every digest too), on the old folder once it is moved aside, so that nothing
 //! changes it between that check and its deletion. The swap also needs the folder to be the
@@ -27,10 +33,15 @@ use serde::{Deserialize, Serialize};
 use crate::diagnostic::InputError;
 use crate::digest::sha256_file;
 use crate::paths::shown;
+use crate::regular_file;
 use crate::{fsx, staging};
 
 /// The record's file, at the top of the folder it describes.
 pub const RECORD: &str = ".ct2v-owned";
+
+/// The most bytes of a record read: a source tree of tens of thousands of files fits many
+/// times over, `/dev/zero` does not.
+pub const RECORD_CAP: u64 = 64 << 20;
 
 const WRITTEN_BY: &str = "ct2-variants xtask";
 
@@ -91,6 +102,9 @@ pub fn claim(what: &str, dest: &Path) -> Result<Claim, InputError> {
 pub fn record(dir: &Path, dest: &Path) -> Result<()> {
     let mut entries = BTreeMap::new();
     for (name, found) in walk(dir).with_context(|| format!("cannot list {}", dir.display()))? {
+        if name == RECORD {
+            continue;
+        }
         let entry = match found {
             Found::File { path, .. } => {
                 let (sha256, size) = sha256_file(&path)
@@ -113,9 +127,10 @@ pub fn record(dir: &Path, dest: &Path) -> Result<()> {
         folder: location(dest)?.display().to_string(),
         entries,
     };
-    let path = dir.join(RECORD);
-    fs::write(&path, serde_json::to_string_pretty(&record)? + "\n")
-        .with_context(|| format!("cannot write {}", path.display()))
+    fsx::write_atomically(
+        &dir.join(RECORD),
+        &(serde_json::to_string_pretty(&record)? + "\n"),
+    )
 }
 
 /// Puts the finished `staged` folder at `dest`, whose old folder is deleted only when it is
@@ -143,8 +158,9 @@ pub fn replace(what: &str, staged: &Path, dest: &Path, claim: &Claim) -> Result<
         return Err(e).with_context(|| format!("cannot move the new folder to {}", dest.display()));
     }
     if let Some(aside) = old {
-        // An old folder that cannot be deleted is only clutter: the new one is in place.
-        let _ = fs::remove_dir_all(aside);
+        // An old folder that cannot be deleted is only clutter: the new one is in place. It is
+        // deleted marker last, so that a run killed meanwhile leaves it for the next sweep.
+        let _ = staging::remove(&aside);
     }
     Ok(())
 }
@@ -156,13 +172,16 @@ pub fn replace(what: &str, staged: &Path, dest: &Path, claim: &Claim) -> Result<
 fn move_aside(what: &str, dest: &Path, named: &Path, claim: &Claim) -> Result<PathBuf> {
     still_claimed(what, dest, named, claim)?;
     let aside = fsx::aside(dest);
-    staging::mark_as(dest, &aside)
+    // A marker the record lists (a staging folder's, proven with the rest) gives way to ours,
+    // which is made new, so that nothing put at its name since is written through.
+    staging::unmark(dest).with_context(|| format!("cannot mark {} for removal", dest.display()))?;
+    let marker = staging::mark_as(dest, &aside)
         .with_context(|| format!("cannot mark {} for removal", dest.display()))?;
     if let Err(e) = fs::rename(dest, &aside) {
         let _ = staging::unmark(dest);
         return Err(e).with_context(|| format!("cannot move {} aside", dest.display()));
     }
-    if let Err(e) = prove(what, &aside, dest, named, Depth::Sizes) {
+    if let Err(e) = prove(what, &aside, dest, named, Depth::MarkedAside(&marker)) {
         let _ = staging::unmark(&aside);
         if fs::rename(&aside, dest).is_err() {
             bail!(
@@ -201,11 +220,13 @@ pub fn rerecord_after<T>(inside: &Path, write: impl FnOnce() -> Result<T>) -> Re
     written
 }
 
-/// How far a proof goes: [`claim`] compares sizes, [`replace`] every digest.
+/// How far a proof goes: [`claim`] compares sizes, [`replace`] every digest; the folder moved
+/// aside compares sizes and holds the marker this run wrote (its text).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Depth {
+enum Depth<'a> {
     Sizes,
     Digests,
+    MarkedAside(&'a str),
 }
 
 /// The output at `dest` is what `claim` found, every digest checked.
@@ -231,7 +252,7 @@ fn prove(
     depth: Depth,
 ) -> Result<String, InputError> {
     let cannot = |e: io::Error| cannot_check(what, shown_as, &e);
-    let text = match fs::read_to_string(dir.join(RECORD)) {
+    let text = match regular_file::read_small_to_string(&dir.join(RECORD), RECORD_CAP) {
         Ok(text) => text,
         Err(e) if e.kind() == io::ErrorKind::NotFound => {
             let why = format!(
@@ -245,7 +266,15 @@ fn prove(
                 &top_level(dir).map_err(cannot)?,
             ));
         }
-        Err(e) => return Err(cannot(e)),
+        Err(e) => {
+            let why = format!("its {RECORD} cannot be read as a record of this tool: {e}");
+            return Err(refusal(
+                what,
+                shown_as,
+                &why,
+                &top_level(dir).map_err(cannot)?,
+            ));
+        }
     };
     let record = match serde_json::from_str::<Record>(&text) {
         Ok(record) if record.written_by == WRITTEN_BY => record,
@@ -300,8 +329,24 @@ fn differences(
     entries: &BTreeMap<String, Entry>,
     depth: Depth,
 ) -> io::Result<Vec<Difference>> {
-    let found = walk(dir)?;
+    let mut found = walk(dir)?;
     let mut out = Vec::new();
+    // The record, read as a regular file already, is what lists the rest.
+    if !matches!(found.remove(RECORD), Some(Found::File { .. })) {
+        out.push(Difference::Changed(RECORD.to_string()));
+    }
+    let mut entries = std::borrow::Cow::Borrowed(entries);
+    if let Depth::MarkedAside(written) = depth {
+        let ours = match found.remove(staging::MARKER) {
+            Some(Found::File { path, .. }) => regular_file::read_small(&path, RECORD_CAP)
+                .is_ok_and(|text| text == written.as_bytes()),
+            _ => false,
+        };
+        if !ours {
+            out.push(Difference::Changed(staging::MARKER.to_string()));
+        }
+        entries.to_mut().remove(staging::MARKER);
+    }
     for (name, thing) in &found {
         let same = match (entries.get(name), thing) {
             (None, _) => {
@@ -309,7 +354,7 @@ fn differences(
                 continue;
             }
             (Some(Entry::File { size, sha256 }), Found::File { size: now, path }) => {
-                size == now && (depth == Depth::Sizes || sha256_file(path)?.0 == *sha256)
+                size == now && (depth != Depth::Digests || sha256_file(path)?.0 == *sha256)
             }
             (Some(Entry::Link { target }), Found::Link(now)) => target == now,
             (Some(Entry::Folder), Found::Folder) => true,
@@ -319,7 +364,11 @@ fn differences(
             out.push(Difference::Changed(name.clone()));
         }
     }
-    for (name, entry) in entries {
+    for (name, entry) in entries.iter() {
+        // A staging folder's marker that became the output's is taken out once in place.
+        if name == staging::MARKER {
+            continue;
+        }
         let below = format!("{name}/");
         let filled = matches!(entry, Entry::Folder)
             && found
@@ -360,7 +409,7 @@ enum Found {
 }
 
 /// Everything below `dir` (links not followed) by `/`-separated path, folders only when
-/// empty; the record itself left out.
+/// empty; the names this tool reserves too, whatever they are.
 fn walk(dir: &Path) -> io::Result<BTreeMap<String, Found>> {
     let mut found = BTreeMap::new();
     let mut stack = vec![(dir.to_path_buf(), String::new())];
@@ -372,9 +421,6 @@ fn walk(dir: &Path) -> io::Result<BTreeMap<String, Found>> {
             let raw = entry.file_name();
             let name = raw.to_string_lossy();
             let relative = match prefix.as_str() {
-                // A staging folder's marker names that folder, never this one: it is no
-                // part of an output (unpack takes it out once its tree is in place).
-                "" if name == RECORD || name == staging::MARKER => continue,
                 "" => name.to_string(),
                 _ => format!("{prefix}/{name}"),
             };
@@ -590,6 +636,83 @@ mod tests {
             e.contains("mine.txt: not written") && e.contains("built2.o"),
             "{e}"
         );
+    }
+
+    /// The marker's name at the top of an output is proven like any other file: a user's file,
+    /// a link (whose target stays untouched) or a FIFO there stops the claim and the replace.
+    /// A staging folder's marker the record lists (a staging folder that became the output) is
+    /// ours, there or taken out; the record itself must be a regular file.
+    #[test]
+    fn the_names_this_tool_reserves_are_proven_like_any_other_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let dest = dir.path().join("out");
+        let first = staged_output(dir.path(), &dest, "one");
+        replace("--out", &first, &dest, &Claim::Free).unwrap();
+        let users = dir.path().join("users.txt");
+        fs::write(&users, "mine").unwrap();
+        let marker = dest.join(staging::MARKER);
+        let forms: &[&str] = if cfg!(unix) {
+            &["file", "link", "FIFO"]
+        } else {
+            &["file"]
+        };
+        let plant = |form: &str| match form {
+            "file" => fs::write(&marker, "mine").unwrap(),
+            #[cfg(unix)]
+            "link" => std::os::unix::fs::symlink(&users, &marker).unwrap(),
+            _ => {
+                let status = std::process::Command::new("mkfifo")
+                    .arg(&marker)
+                    .status()
+                    .unwrap();
+                assert!(status.success());
+            }
+        };
+        for &form in forms {
+            let claimed = claim("--out", &dest).unwrap();
+            plant(form);
+            assert!(refused(claim("--out", &dest)).contains(".ct2v-made-by-xtask: not written"));
+            let second = staged_output(dir.path(), &dest, "two");
+            let e = replace("--out", &second, &dest, &claimed).unwrap_err();
+            assert!(format!("{e:#}").contains(".ct2v-made-by-xtask"), "{e:#}");
+            assert!(fs::symlink_metadata(&marker).is_ok() && second.is_dir());
+            assert_eq!(fs::read_to_string(&users).unwrap(), "mine");
+            fs::remove_file(&marker).unwrap();
+            fs::remove_dir_all(&second).unwrap();
+        }
+
+        // A staging folder, marked, recorded and put in place (as unpack does).
+        let tree = dir.path().join("tree");
+        let staged = staging::create(dir.path(), ".tree-").unwrap().keep();
+        fs::write(staged.join("a.txt"), "a").unwrap();
+        record(&staged, &tree).unwrap();
+        replace("", &staged, &tree, &Claim::Free).unwrap();
+        let claimed = claim("", &tree).unwrap();
+        assert!(matches!(claimed, Claim::Ours(_)));
+        let again = staged_output(dir.path(), &tree, "again");
+        replace("", &again, &tree, &claimed).unwrap();
+        staging::unmark(&tree).unwrap();
+        assert!(matches!(claim("", &tree).unwrap(), Claim::Ours(_)));
+
+        let record_file = tree.join(RECORD);
+        let copy = dir.path().join("record-copy");
+        fs::rename(&record_file, &copy).unwrap();
+        fs::create_dir(&record_file).unwrap();
+        let e = refused(claim("", &tree));
+        assert!(
+            e.contains("cannot be read as a record") && e.contains("folder"),
+            "{e}"
+        );
+        #[cfg(unix)]
+        {
+            fs::remove_dir(&record_file).unwrap();
+            std::os::unix::fs::symlink(&copy, &record_file).unwrap();
+            let e = refused(claim("", &tree));
+            assert!(
+                e.contains("cannot be read as a record") && e.contains("link"),
+                "{e}"
+            );
+        }
     }
 
     #[test]

@@ -12,7 +12,6 @@ pub use bounded::{Limits, Outcome, Probed, probe_bounded, probe_bounded_with_env
 
 use std::collections::BTreeMap;
 use std::ffi::OsStr;
-use std::fs::OpenOptions;
 use std::io::{self, BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Command as Process, Stdio};
@@ -95,10 +94,7 @@ pub fn run_logged(
         log: log.to_path_buf(),
         tail,
     };
-    let mut file = OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(log)
+    let mut file = crate::regular_file::open(log, crate::regular_file::Mode::Append)
         .map_err(|e| fail(format!("cannot open its log: {e}"), String::new()))?;
     let _ = writeln!(file, "$ {}", command.shell_line());
     let mut process = Process::new(&command.program);

@@ -9,39 +9,72 @@
 //! that merely looks like ours (a user's `.bundle-notes`, a `.out.old-1` someone made) is never
 //! touched. A folder of that shape holding nothing but a marker not yet written whole (a run
 //! killed while marking it) is removed too: nothing is lost with it. Every removal is said on
-//! stderr.
+//! stderr. A marker is read only as a small regular file (`regular_file::read_small`): a link,
+//! FIFO or device at its name proves nothing and is never waited on. A marked folder is
+//! deleted marker last ([`remove`]), so that a run killed while deleting it leaves it marked.
 
 use std::fs;
 use std::io::{self, Write as _};
 use std::path::{Path, PathBuf};
 
-use tempfile::TempDir;
+use crate::regular_file::{self, Mode};
 
 /// The marker file a staging or aside folder of this tool holds.
 pub const MARKER: &str = ".ct2v-made-by-xtask";
 
+/// The most bytes of a marker read: its line is a name, a token and a path.
+const MARKER_CAP: u64 = 64 << 10;
+
+/// A staging folder of this run, deleted when dropped (marker last, [`remove`]) unless kept.
+#[derive(Debug)]
+pub struct Staging {
+    path: Option<PathBuf>,
+}
+
+impl Staging {
+    pub fn path(&self) -> &Path {
+        self.path.as_deref().expect("held until dropped or kept")
+    }
+
+    /// Keeps the folder (moved into place, or kept on purpose): it is not deleted.
+    pub fn keep(mut self) -> PathBuf {
+        self.path.take().expect("held until dropped or kept")
+    }
+}
+
+impl Drop for Staging {
+    fn drop(&mut self) {
+        if let Some(path) = self.path.take() {
+            let _ = remove(&path);
+        }
+    }
+}
+
 /// A new staging folder `<prefix><pid>-XXXXXX` in `parent`, after removing the stale ones
 /// this tool made there.
-pub fn create(parent: &Path, prefix: &str) -> io::Result<TempDir> {
+pub fn create(parent: &Path, prefix: &str) -> io::Result<Staging> {
     sweep_and_say(parent, prefix);
     let dir = tempfile::Builder::new()
         .prefix(&format!("{prefix}{}-", std::process::id()))
         .tempdir_in(parent)?;
     mark(dir.path())?;
-    Ok(dir)
+    Ok(Staging {
+        path: Some(dir.keep()),
+    })
 }
 
 /// Writes the marker into `dir` (a folder this process made, or moved aside to delete): its
 /// name, a random token and where it is, so that a copy or a move of it elsewhere is not ours.
 pub fn mark(dir: &Path) -> io::Result<()> {
     let name = dir.file_name().unwrap_or_default().to_string_lossy();
-    write_marker(dir, &name, || dunce::canonicalize(dir))
+    write_marker(dir, &name, || dunce::canonicalize(dir)).map(drop)
 }
 
 /// [`mark`] for the name `dir` is about to be renamed to (`to`, beside it), so that a run
 /// killed right after the rename leaves a folder the next run knows as its own. Until then the
 /// marker names another folder, and so proves nothing about `dir`.
-pub(crate) fn mark_as(dir: &Path, to: &Path) -> io::Result<()> {
+/// Returns the marker's bytes, which the folder moved to `to` must then hold.
+pub(crate) fn mark_as(dir: &Path, to: &Path) -> io::Result<String> {
     let name = to.file_name().unwrap_or_default().to_string_lossy();
     let parent = match to.parent() {
         Some(p) if !p.as_os_str().is_empty() => p,
@@ -55,18 +88,21 @@ pub(crate) fn mark_as(dir: &Path, to: &Path) -> io::Result<()> {
 /// Writes the marker of `dir` as the folder `name` at `at`. The file is made first and its
 /// line written at once, so that a run killed while marking leaves an unfinished marker (see
 /// [`unfinished`]) rather than an empty folder, which could be anybody's.
+/// The marker is made new: anything already at its name (a link, a FIFO, a user's file) is an
+/// error, never written through.
 fn write_marker(
     dir: &Path,
     name: &str,
     at: impl FnOnce() -> io::Result<PathBuf>,
-) -> io::Result<()> {
-    let mut file = fs::File::create(dir.join(MARKER))?;
+) -> io::Result<String> {
+    let mut file = regular_file::open(&dir.join(MARKER), Mode::CreateNew)?;
     let line = format!(
         "ct2-variants xtask made {name} ({}) at {}\n",
         token(),
         at()?.display()
     );
-    file.write_all(line.as_bytes())
+    file.write_all(line.as_bytes())?;
+    Ok(line)
 }
 
 /// Takes the marker out of a staging folder that is about to become the destination itself.
@@ -105,7 +141,7 @@ pub(crate) fn sweep(parent: &Path, prefix: &str) -> Vec<PathBuf> {
         if is_dir
             && !alive(pid)
             && (marked(&entry.path()) || unfinished(&entry.path()))
-            && fs::remove_dir_all(entry.path()).is_ok()
+            && remove(&entry.path()).is_ok()
         {
             removed.push(entry.path());
         }
@@ -120,7 +156,7 @@ pub fn marked(dir: &Path) -> bool {
     let Ok(at) = dunce::canonicalize(dir) else {
         return false;
     };
-    fs::read_to_string(dir.join(MARKER)).is_ok_and(|text| {
+    regular_file::read_small_to_string(&dir.join(MARKER), MARKER_CAP).is_ok_and(|text| {
         let line = text.lines().next().unwrap_or_default();
         line.starts_with(&format!("ct2-variants xtask made {name} ("))
             && line.ends_with(&format!(") at {}", at.display()))
@@ -137,8 +173,25 @@ fn unfinished(dir: &Path) -> bool {
     let marker = dir.join(MARKER);
     names.len() == 1
         && names[0] == MARKER
-        && fs::symlink_metadata(&marker).is_ok_and(|m| m.is_file())
-        && fs::read(&marker).is_ok_and(|text| !text.ends_with(b"\n"))
+        && regular_file::read_small(&marker, MARKER_CAP).is_ok_and(|text| !text.ends_with(b"\n"))
+}
+
+/// Deletes the marked folder `dir`, its marker last: a run killed on the way leaves a folder
+/// still marked, which the next sweep removes. Links below it are removed, never followed.
+pub fn remove(dir: &Path) -> io::Result<()> {
+    for entry in fs::read_dir(dir)? {
+        let entry = entry?;
+        if entry.file_name() == MARKER {
+            continue;
+        }
+        if entry.file_type()?.is_dir() {
+            fs::remove_dir_all(entry.path())?;
+        } else {
+            fs::remove_file(entry.path())?;
+        }
+    }
+    unmark(dir)?;
+    fs::remove_dir(dir)
 }
 
 /// 128 random bits from the operating system, as hex (a name `tempfile` would not reuse).

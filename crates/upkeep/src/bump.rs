@@ -390,12 +390,12 @@ fn copy_series(from_dir: &Path, to_dir: &Path, from: &str, to: &str) -> Result<(
         let target = staging.join(entry.file_name());
         if entry.file_name() == "series" {
             let text = fs::read_to_string(entry.path())?;
-            fs::write(
+            ct2v_support::fsx::write(
                 &target,
                 text.replace(&format!("CTranslate2 {from}"), &format!("CTranslate2 {to}")),
             )?;
         } else {
-            fs::copy(entry.path(), &target)?;
+            ct2v_support::regular_file::copy(entry.path(), &target)?;
         }
     }
     fs::rename(&staging, to_dir).with_context(|| format!("cannot create {}", to_dir.display()))

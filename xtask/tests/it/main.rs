@@ -23,6 +23,7 @@ mod fetch_pin;
 mod github_tag_source;
 mod gpu_select;
 mod hip_sdk_bundle;
+mod hostile_files;
 mod hostile_servers;
 mod input_fuzz;
 mod install_layout;

@@ -35,7 +35,7 @@ fn bundled(dir: &Path) -> (PathBuf, PathBuf) {
 }
 
 /// Every file below `dir` with its bytes.
-fn contents(dir: &Path) -> Vec<(String, Vec<u8>)> {
+pub(crate) fn contents(dir: &Path) -> Vec<(String, Vec<u8>)> {
     common::wheel::files_below(dir)
         .into_iter()
         .map(|name| {

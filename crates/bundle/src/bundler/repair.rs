@@ -65,7 +65,7 @@ fn place(placed: &[Placed], tree: &Path) -> Result<()> {
         if let Some(dir) = to.parent() {
             fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
         }
-        fs::copy(&file.source, &to).with_context(|| {
+        ct2v_support::regular_file::copy(&file.source, &to).with_context(|| {
             format!("cannot copy {} to {}", file.source.display(), to.display())
         })?;
         make_writable(&to)?;

@@ -82,7 +82,7 @@ fn check_input(spec: &BundleJob) -> Result<String> {
 
 /// A staging folder beside `out` (which it replaces at the end), once the folders a
 /// previous run left there are swept.
-fn create_staging(out: &Path) -> Result<tempfile::TempDir> {
+fn create_staging(out: &Path) -> Result<ct2v_support::staging::Staging> {
     let staging = ct2v_support::out_folder::staging_beside(out, ".bundle-")?;
     if let (Some(parent), Some(name)) = (staging.path().parent(), out.file_name()) {
         ct2v_support::staging::sweep_and_say(parent, &format!(".{}.old-", name.to_string_lossy()));
@@ -128,8 +128,11 @@ fn write_outputs(
                 artifacts.push(format!("{PORTABLE_DIR}/{PYINSTALLER_HOOK}"));
             }
             Output::Report => {
-                fs::write(out.join(REPORT_JSON), serde_json::to_string_pretty(report)?)?;
-                fs::write(out.join(REPORT_MD), report.markdown())?;
+                ct2v_support::fsx::write(
+                    &out.join(REPORT_JSON),
+                    serde_json::to_string_pretty(report)?,
+                )?;
+                ct2v_support::fsx::write(&out.join(REPORT_MD), report.markdown())?;
                 artifacts.push(REPORT_JSON.to_string());
                 artifacts.push(REPORT_MD.to_string());
             }
@@ -251,15 +254,16 @@ fn write_portable(tree: &Path, placed: &[Placed], portable: &Path) -> Result<()>
         }
         let to = internal.join(&relative);
         fs::create_dir_all(to.parent().unwrap())?;
-        fs::copy(&path, &to).with_context(|| format!("cannot copy {}", path.display()))?;
+        ct2v_support::regular_file::copy(&path, &to)
+            .with_context(|| format!("cannot copy {}", path.display()))?;
     }
     let binaries = layout::spec_binaries(placed, Path::new(PORTABLE_INTERNAL));
-    fs::write(
-        portable.join(BINARIES_JSON),
+    ct2v_support::fsx::write(
+        &portable.join(BINARIES_JSON),
         serde_json::to_string_pretty(&binaries)?,
     )?;
-    fs::write(
-        portable.join(PYINSTALLER_HOOK),
+    ct2v_support::fsx::write(
+        &portable.join(PYINSTALLER_HOOK),
         include_str!("../../../../xtask/python/hook-ctranslate2.py"),
     )?;
     Ok(())

@@ -1,17 +1,17 @@
 //! A response body streamed into the part file: hashed as it is written, stopped at the
 //! size caps, when it trickles or when the downloads are cancelled.
 
-use std::fs::{File, OpenOptions};
+use std::fs::File;
 use std::io::{self, BufWriter, Read, Write};
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use sha2::{Digest, Sha256};
 
 use crate::cache;
+use ct2v_support::regular_file;
 use ct2v_support::units::human_size;
 
 use super::pace::Pace;
-use super::part::no_follow;
 use super::progress::Progress;
 use super::worker::{Attempt, AttemptError, Target};
 use super::{FetchError, describe};
@@ -58,9 +58,9 @@ impl<'a> Sink<'a> {
             (Sha256::new(), 0)
         };
         let file = if append {
-            no_follow(OpenOptions::new().append(true)).open(target.path)
+            regular_file::open(target.path, regular_file::Mode::Append)
         } else {
-            no_follow(OpenOptions::new().write(true).create(true).truncate(true)).open(target.path)
+            regular_file::open(target.path, regular_file::Mode::Truncate)
         }
         .map_err(target.io_fatal("write"))?;
         Ok(Sink {

@@ -1,11 +1,12 @@
 //! The part file on disk: its lock, what may stand at its place, where a request resumes
 //! from, and opening it without following links.
 
-use std::fs::{self, File, OpenOptions, TryLockError};
+use std::fs::{self, File, TryLockError};
 use std::io;
 use std::path::Path;
 
 use crate::cache;
+use ct2v_support::regular_file;
 
 use super::error::io_error;
 use super::progress::ProgressSink;
@@ -39,8 +40,7 @@ pub(super) fn lock(
     name: &str,
 ) -> Result<Option<File>, Failure> {
     clear_odd(report, path, name)?;
-    let file = no_follow(OpenOptions::new().create(true).truncate(false).write(true))
-        .open(path)
+    let file = regular_file::open(path, regular_file::Mode::Lock)
         .map_err(|e| Failure::Fatal(io_error(name, "open", path)(e)))?;
     match file.try_lock() {
         Ok(()) => Ok(Some(file)),
@@ -78,8 +78,7 @@ pub(super) fn digest(target: &Target) -> Result<(String, u64), AttemptError> {
 
 /// Empties the part file (creating it where it is missing).
 pub(super) fn clear(target: &Target) -> Result<(), AttemptError> {
-    no_follow(OpenOptions::new().write(true).create(true).truncate(true))
-        .open(target.path)
+    regular_file::open(target.path, regular_file::Mode::Truncate)
         .map(drop)
         .map_err(target.io_fatal("truncate"))
 }
@@ -94,15 +93,4 @@ pub(super) fn remove(target: &Target) -> Result<(), AttemptError> {
 
 pub(super) fn len(path: &Path) -> u64 {
     fs::metadata(path).map_or(0, |m| m.len())
-}
-
-/// Opening never follows a symlink at the last part of the path (`O_NOFOLLOW`): a link
-/// planted at a part file's place fails the open instead of being written through.
-pub(super) fn no_follow(options: &mut OpenOptions) -> &mut OpenOptions {
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::OpenOptionsExt;
-        options.custom_flags(libc::O_NOFOLLOW);
-    }
-    options
 }

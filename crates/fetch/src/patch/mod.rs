@@ -195,10 +195,7 @@ pub fn check_series(patches: &[PathBuf], tree: &Path, log: &Path) -> Result<Vec<
 }
 
 fn append(log: &Path, text: &str) -> Result<()> {
-    let mut file = fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(log)
+    let mut file = ct2v_support::regular_file::open(log, ct2v_support::regular_file::Mode::Append)
         .with_context(|| format!("cannot write {}", log.display()))?;
     file.write_all(text.as_bytes())?;
     Ok(())

@@ -649,7 +649,11 @@ pub fn unpack_into(
     // A killed unpack's staging folder and the old tree it moved aside are swept here, by
     // the next unpack of the same destination (only what this tool marked as its own).
     let prefix = prefix.to_string_lossy().into_owned();
-    let _lock = ct2v_support::out_lock::hold(dest).map_err(|e| write_error(dest, e))?;
+    let _lock =
+        ct2v_support::out_lock::hold(dest).map_err(|e| match e.downcast::<InputError>() {
+            Ok(refusal) => refused(refusal),
+            Err(e) => write_error(dest, e.downcast().unwrap_or_else(io::Error::other)),
+        })?;
     let aside = format!(".{}.old-", dest_name.to_string_lossy());
     ct2v_support::staging::sweep_and_say(parent, &aside);
     let staging =

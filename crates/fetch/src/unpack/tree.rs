@@ -3,7 +3,7 @@
 //! (links inside, no clashes, Windows' names and lengths) without following anything on disk.
 
 use std::collections::HashMap;
-use std::fs::{self, OpenOptions};
+use std::fs;
 use std::io::{self, Read, Write};
 use std::path::{Path, PathBuf};
 
@@ -310,11 +310,9 @@ impl Tree<'_> {
     ) -> Result<(), UnpackError> {
         let path = self.prepare(name, rel, false)?;
         // `create_new` never follows a symlink that might be at `path`.
-        let mut file = OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(&path)
-            .map_err(|e| self.write_error(&path, e))?;
+        let mut file =
+            ct2v_support::regular_file::open(&path, ct2v_support::regular_file::Mode::CreateNew)
+                .map_err(|e| self.write_error(&path, e))?;
         let content = self.contents.len();
         self.contents.push((0, 1));
         self.nodes.insert(rel.join("/"), Node::File(content));
@@ -489,7 +487,8 @@ impl Tree<'_> {
                         .len();
                     self.charge(&name, size)?;
                     // The size asked before, not what `fs::copy` returns: under wine that is 0.
-                    fs::copy(&from, &copy).map_err(|e| self.write_error(&copy, e))?;
+                    ct2v_support::regular_file::copy(&from, &copy)
+                        .map_err(|e| self.write_error(&copy, e))?;
                     self.unpacked.bytes = self.unpacked.bytes.saturating_add(size);
                     self.unpacked.files += 1;
                 }

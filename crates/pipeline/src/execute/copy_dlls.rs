@@ -48,7 +48,7 @@ pub fn copy(files: &[String], dest: &Path) -> Result<Vec<PathBuf>> {
             name.to_string_lossy(),
             std::process::id()
         ));
-        fs::copy(source, &staged)
+        ct2v_support::regular_file::copy(source, &staged)
             .with_context(|| format!("cannot copy {} to {}", file, staged.display()))?;
         fs::rename(&staged, &target)
             .with_context(|| format!("cannot replace {}", target.display()))?;

@@ -73,7 +73,7 @@ pub fn patch_series(
     let log_dir = workspace.log_dir(&plan.slot, plan.platform);
     std::fs::create_dir_all(&log_dir)?;
     let log = log_dir.join("patch-check.log");
-    std::fs::write(&log, "")?;
+    ct2v_support::fsx::write(&log, "")?;
     let unpacked;
     let tree = match source {
         Some(dir) => dir,

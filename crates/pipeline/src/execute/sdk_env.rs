@@ -49,7 +49,8 @@ impl SdkEnv {
         folders: &mut Folders,
     ) -> Result<sdk::Found> {
         let path = prefix.join(RECORD);
-        let text = std::fs::read_to_string(&path).map_err(|e| {
+        // A record is a small regular file: never a link, never waited on, never read whole.
+        let text = ct2v_support::regular_file::read_small_to_string(&path, 1 << 20).map_err(|e| {
             anyhow::anyhow!(
                 "{}: {e}: the native build writes it when it installs the library; build the \
                  library here (without --prebuilt-native) or download the native job's prefix again",
@@ -225,5 +226,31 @@ mod tests {
                 .unwrap_err()
         );
         assert!(bad.contains("not an SDK record"), "{bad}");
+    }
+
+    /// A record that is a FIFO or a link to `/dev/zero` (a downloaded prefix is anybody's) is
+    /// named, never waited on nor read whole.
+    #[cfg(unix)]
+    #[test]
+    fn a_record_that_is_a_fifo_or_a_device_link_is_named_not_waited_on() {
+        let dir = tempfile::tempdir().unwrap();
+        let record = dir.path().join(RECORD);
+        std::os::unix::fs::symlink("/dev/zero", &record).unwrap();
+        let adopt = || {
+            SdkEnv::default()
+                .adopt_record(dir.path(), &mut Folders::default())
+                .unwrap_err()
+                .to_string()
+        };
+        let e = adopt();
+        assert!(e.contains(RECORD) && e.contains("a link"), "{e}");
+        std::fs::remove_file(&record).unwrap();
+        let status = std::process::Command::new("mkfifo")
+            .arg(&record)
+            .status()
+            .unwrap();
+        assert!(status.success());
+        let e = adopt();
+        assert!(e.contains(RECORD) && e.contains("a FIFO"), "{e}");
     }
 }

@@ -94,7 +94,7 @@ fn runnable_copy(cached: &Path, file_name: &str, log: &Path) -> Result<PathBuf> 
     let program = dir.join(file_name);
     let _ = fs::remove_file(&program);
     if fs::hard_link(cached, &program).is_err() {
-        fs::copy(cached, &program).with_context(|| {
+        ct2v_support::regular_file::copy(cached, &program).with_context(|| {
             format!("cannot copy {} to {}", cached.display(), program.display())
         })?;
     }
@@ -110,7 +110,8 @@ fn runnable_copy(cached: &Path, file_name: &str, log: &Path) -> Result<PathBuf> 
 /// Runs `program args`, output to `log`, and stops it after `limit`. A line a minute says it
 /// is still running (an installer prints nothing for many minutes).
 fn run_bounded(program: &Path, args: &[String], log: &Path, limit: Duration) -> Result<()> {
-    let out = fs::File::create(log).with_context(|| format!("cannot write {}", log.display()))?;
+    let out = ct2v_support::regular_file::create(log)
+        .with_context(|| format!("cannot write {}", log.display()))?;
     let err = out.try_clone()?;
     eprintln!(
         "running {} {} (up to {} min; output in {})",

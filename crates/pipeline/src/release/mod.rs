@@ -795,7 +795,7 @@ fn write_checksums(dir: &Path) -> Result<()> {
 
 fn copy_new(from: &Path, to: &Path) -> Result<()> {
     refuse_taken(to)?;
-    fs::copy(from, to)
+    ct2v_support::regular_file::copy(from, to)
         .with_context(|| format!("cannot copy {} to {}", from.display(), to.display()))?;
     // Release files are readable by all, whatever mode the build left.
     #[cfg(unix)]
@@ -809,7 +809,9 @@ fn copy_new(from: &Path, to: &Path) -> Result<()> {
 /// A zip of `dir` with sorted entries, fixed times and modes: the same folder, the same bytes.
 fn zip_dir(dir: &Path, out: &Path) -> Result<()> {
     let writing = || format!("cannot write {}", out.display());
-    let mut zip = ct2v_bundle::wheel::ZipOut::new(fs::File::create(out).with_context(writing)?);
+    let mut zip = ct2v_bundle::wheel::ZipOut::new(
+        ct2v_support::regular_file::create(out).with_context(writing)?,
+    );
     for (name, path) in files_below(dir)? {
         refuse_symlink(&path)?;
         let data = fs::read(&path).with_context(|| format!("cannot read {}", path.display()))?;

@@ -111,7 +111,7 @@ pub(crate) struct Site {
     pub variants: BTreeMap<String, usize>,
 }
 
-/// Writes the site into `out` (which must not exist, or be empty; staged beside it and
+/// Writes the site into `out` (missing, empty, or holding this very site; staged beside it and
 /// renamed into place whole, `out_folder::put_in_place`, one run at a time): `whl/<variant>/…` for
 /// every variant of `releases`, each wheel linked at `<download_base><tag>/<file>`, and an
 /// `index.html` saying which variant serves which GPU and how to install it (its commands
@@ -131,7 +131,7 @@ pub(crate) fn write_site(
     ct2v_support::out_folder::check_out(
         "--out",
         out,
-        ct2v_support::out_folder::Existing::MustBeEmpty,
+        ct2v_support::out_folder::Existing::EmptyOrSame,
     )?;
     let by_variant = wheels_by_variant(releases, download_base)?;
     let selector = selector_wheels(releases, download_base);

@@ -60,20 +60,20 @@ pub(crate) fn write(data_json: &str, version: &str, out: &Path) -> Result<String
         .path()
         .join(format!("ct2_variant_select-{version}.dist-info"));
     fs::create_dir_all(&info)?;
-    fs::write(
-        tree.path().join("ct2_variant_select.py"),
+    ct2v_support::fsx::write(
+        &tree.path().join("ct2_variant_select.py"),
         module_with(data_json)?,
     )?;
-    fs::write(
-        info.join("METADATA"),
+    ct2v_support::fsx::write(
+        &info.join("METADATA"),
         format!(
             "Metadata-Version: 2.1\nName: ct2-variant-select\nVersion: {version}\n\
              Summary: Which CTranslate2 variant (cpu, cuda, ROCm family) fits this machine's GPU\n\
              Requires-Python: >=3.10\n"
         ),
     )?;
-    fs::write(
-        info.join("WHEEL"),
+    ct2v_support::fsx::write(
+        &info.join("WHEEL"),
         "Wheel-Version: 1.0\nGenerator: ct2-variants\nRoot-Is-Purelib: true\nTag: py3-none-any\n",
     )?;
     let name = format!("ct2_variant_select-{version}-py3-none-any.whl");

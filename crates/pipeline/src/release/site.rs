@@ -27,7 +27,7 @@ pub struct SiteRequest {
 impl SiteRequest {
     pub fn write(&self) -> Result<ExitCode> {
         let (release, tag, out) = (&self.release, self.tag.as_str(), &self.out);
-        out_folder::check_out("--out", out, out_folder::Existing::MustBeEmpty)?;
+        out_folder::check_out("--out", out, out_folder::Existing::EmptyOrSame)?;
         out_folder::check_in("--release", release)?;
         if let Some(earlier) = &self.earlier {
             out_folder::check_in("--earlier", earlier)?;

@@ -125,7 +125,7 @@ fn install_release(
         .join(format!("{platform}-py{}", request.python));
     std::fs::create_dir_all(&work)?;
     let log = work.join("install.log");
-    std::fs::write(&log, "")?;
+    ct2v_support::fsx::write(&log, "")?;
     let installs = Installs {
         workspace,
         request: &request,

@@ -34,7 +34,7 @@ pub fn run(
     let log_dir = workspace.log_dir(&plan.slot, plan.platform);
     std::fs::create_dir_all(&log_dir)?;
     let log = log_dir.join("smoke.log");
-    std::fs::write(&log, "")?;
+    ct2v_support::fsx::write(&log, "")?;
     let work = workspace
         .xtask_dir()
         .join("smoke")

@@ -37,7 +37,7 @@ pub fn run(
     let log_dir = workspace.log_dir(&plan.slot, plan.platform);
     std::fs::create_dir_all(&log_dir)?;
     let log = log_dir.join("verify.log");
-    std::fs::write(&log, "")?;
+    ct2v_support::fsx::write(&log, "")?;
     if winpython::under_wine(plan.platform) && checks.numerics {
         return Err(InputError::new(
             "--numerics compares against PyTorch, which is not checked under wine",
@@ -64,7 +64,7 @@ pub fn run(
     );
     if checks.numerics {
         let log = log_dir.join("numerics.log");
-        std::fs::write(&log, "")?;
+        ct2v_support::fsx::write(&log, "")?;
         crate::numerics::check(workspace, plan, &log)?;
         eprintln!("numerics match the official wheel (log: {})", log.display());
     }
@@ -137,7 +137,7 @@ pub(crate) fn transcribe_check(
 ) -> Result<Outcome> {
     let log_dir = workspace.log_dir(&plan.slot, plan.platform);
     let log = log_dir.join("transcribe.log");
-    std::fs::write(&log, "")?;
+    ct2v_support::fsx::write(&log, "")?;
     eprintln!(
         "installing faster-whisper into {} (log: {})",
         interpreter.label(),

@@ -26,7 +26,7 @@ pub fn run(
     let work = work.join("pyapp");
     std::fs::create_dir_all(&work)?;
     let log = work.join("pyapp.log");
-    std::fs::write(&log, "")?;
+    ct2v_support::fsx::write(&log, "")?;
     let spec = crate::winpython::pins::PythonPins::load(&workspace.root)?;
     let wheelhouse =
         ct2v_fetch::wheelhouse::dir(&workspace.cache_dir, request.platform, &request.python);

@@ -124,12 +124,12 @@ pub fn build(
     let mut text = fs::read_to_string(&manifest)?;
     if !text.contains("\n[workspace]") {
         text.push_str("\n[workspace]\n");
-        fs::write(&manifest, text)?;
+        ct2v_support::fsx::write(&manifest, text)?;
     }
     // PyApp reads these at build time only: a fresh build.rs makes cargo run it again.
     let build_rs = source.join("build.rs");
     let text = fs::read(&build_rs)?;
-    fs::write(&build_rs, text)?;
+    ct2v_support::fsx::write(&build_rs, text)?;
     let target_dir = inputs.work.join("pyapp-target");
     let command = CommandLine::new("cargo")
         .args([
@@ -151,7 +151,8 @@ pub fn build(
         .context("building PyApp for x86_64-pc-windows-gnu (rustup target add x86_64-pc-windows-gnu; mingw-w64)")?;
     let built = target_dir.join("x86_64-pc-windows-gnu/debug/pyapp.exe");
     let exe = inputs.work.join("ct2-speech-app.exe");
-    fs::copy(&built, &exe).with_context(|| format!("PyApp wrote no {}", built.display()))?;
+    ct2v_support::regular_file::copy(&built, &exe)
+        .with_context(|| format!("PyApp wrote no {}", built.display()))?;
     Ok(exe)
 }
 
@@ -168,7 +169,8 @@ fn only_folder(dir: &Path) -> Result<PathBuf> {
 
 /// The interpreter folder as PyApp's distribution: a zip with python.exe at its root.
 fn zip_folder(dir: &Path, out: &Path) -> Result<()> {
-    let file = fs::File::create(out).with_context(|| format!("cannot write {}", out.display()))?;
+    let file = ct2v_support::regular_file::create(out)
+        .with_context(|| format!("cannot write {}", out.display()))?;
     let mut zip = zip::ZipWriter::new(file);
     let options = zip::write::SimpleFileOptions::default()
         .compression_method(zip::CompressionMethod::Deflated);
@@ -190,13 +192,13 @@ fn app_wheel(workspace: &Workspace, ctranslate2: &str, work: &Path) -> Result<Pa
     }
     let package = tree.join(APP_MODULE);
     fs::create_dir_all(&package)?;
-    fs::write(package.join("__init__.py"), "")?;
-    fs::copy(
+    ct2v_support::fsx::write(&package.join("__init__.py"), "")?;
+    ct2v_support::regular_file::copy(
         workspace.root.join(crate::speech::transcriber::SCRIPT),
         package.join("transcribe.py"),
     )?;
-    fs::write(
-        package.join("__main__.py"),
+    ct2v_support::fsx::write(
+        &package.join("__main__.py"),
         "import importlib.metadata\nimport runpy\nimport sys\n\n\
          import ctranslate2\n\n\
          print(\"installed\", importlib.metadata.version(\"ctranslate2\"), ctranslate2.__version__, flush=True)\n\
@@ -205,15 +207,15 @@ fn app_wheel(workspace: &Workspace, ctranslate2: &str, work: &Path) -> Result<Pa
     )?;
     let info = tree.join("ct2_speech_app-1.0.dist-info");
     fs::create_dir_all(&info)?;
-    fs::write(
-        info.join("METADATA"),
+    ct2v_support::fsx::write(
+        &info.join("METADATA"),
         format!(
             "Metadata-Version: 2.1\nName: ct2-speech-app\nVersion: 1.0\n\
              Requires-Dist: ctranslate2=={ctranslate2}\n"
         ),
     )?;
-    fs::write(
-        info.join("WHEEL"),
+    ct2v_support::fsx::write(
+        &info.join("WHEEL"),
         "Wheel-Version: 1.0\nGenerator: ct2-variants\nRoot-Is-Purelib: true\nTag: py3-none-any\n",
     )?;
     let wheel = work.join("ct2_speech_app-1.0-py3-none-any.whl");

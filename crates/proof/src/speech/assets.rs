@@ -3,7 +3,7 @@
 //! pin, the clip taken out of its archive and checked. Assembled in a staging folder and
 //! renamed into place, so that a folder that exists is complete.
 
-use std::fs::{self, File};
+use std::fs;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
@@ -50,7 +50,7 @@ pub(crate) fn prepare(
     let model = staging.path().join("model");
     fs::create_dir_all(&model)?;
 
-    let mut joined = File::create(model.join("model.bin"))?;
+    let mut joined = ct2v_support::regular_file::create(model.join("model.bin"))?;
     let mut hasher = HashingWriter::new(&mut joined);
     for part in &spec.model.model_bin {
         copy_member(
@@ -71,7 +71,7 @@ pub(crate) fn prepare(
         );
     }
     for file in &spec.model.files {
-        let mut out = File::create(model.join(last_segment(&file.member)))?;
+        let mut out = ct2v_support::regular_file::create(model.join(last_segment(&file.member)))?;
         copy_member(&archive(&file.input), &file.input, &file.member, &mut out)?;
     }
     let audio = staging.path().join(last_segment(&spec.audio.member));
@@ -79,7 +79,7 @@ pub(crate) fn prepare(
         input: spec.audio.input.clone(),
         member: spec.audio.member.clone(),
     };
-    let mut out = HashingWriter::new(File::create(&audio)?);
+    let mut out = HashingWriter::new(ct2v_support::regular_file::create(&audio)?);
     copy_member(
         &archive(&member.input),
         &member.input,

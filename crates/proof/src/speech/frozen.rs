@@ -76,7 +76,7 @@ pub fn freeze(inputs: &FreezeParams) -> Result<PathBuf> {
     }
     fs::create_dir_all(work)?;
     let spec = work.join(format!("{APP_NAME}.spec"));
-    fs::write(&spec, spec_text(portable, &root.join(SCRIPT), excludes))?;
+    ct2v_support::fsx::write(&spec, spec_text(portable, &root.join(SCRIPT), excludes))?;
     let dist = work.join("dist");
     let mut args: Vec<String> = [
         "-m",
@@ -173,7 +173,8 @@ fn copy_tree(from: &Path, to: &Path) -> Result<()> {
         } else if kind.is_dir() {
             copy_tree(&path, &dest)?;
         } else {
-            fs::copy(&path, &dest).with_context(|| format!("cannot copy {}", path.display()))?;
+            ct2v_support::regular_file::copy(&path, &dest)
+                .with_context(|| format!("cannot copy {}", path.display()))?;
         }
     }
     Ok(())
@@ -187,7 +188,8 @@ fn copy_link(path: &Path, dest: &Path) -> Result<()> {
 
 #[cfg(not(unix))]
 fn copy_link(path: &Path, dest: &Path) -> Result<()> {
-    fs::copy(path, dest).with_context(|| format!("cannot copy {}", path.display()))?;
+    ct2v_support::regular_file::copy(path, dest)
+        .with_context(|| format!("cannot copy {}", path.display()))?;
     Ok(())
 }
 

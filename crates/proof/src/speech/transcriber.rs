@@ -70,10 +70,7 @@ pub(crate) fn run(launch: &Launch, job: &Job, report: &Path, log: &Path) -> Resu
         .with_context(|| format!("cannot start {}", launch.program.display()))?;
     let stdout = String::from_utf8_lossy(&output.stdout);
     let stderr = String::from_utf8_lossy(&output.stderr);
-    let mut file = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(log)
+    let mut file = ct2v_support::regular_file::open(log, ct2v_support::regular_file::Mode::Append)
         .with_context(|| format!("cannot write {}", log.display()))?;
     writeln!(
         file,

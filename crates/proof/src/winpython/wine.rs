@@ -85,7 +85,7 @@ impl Wine {
                 .context("wine could not make its prefix, twice")?;
         }
         let system32 = prefix.join("drive_c/windows/system32");
-        std::fs::copy(shim(workspace)?, system32.join("bcryptprimitives.dll"))
+        ct2v_support::regular_file::copy(shim(workspace)?, system32.join("bcryptprimitives.dll"))
             .context("cannot put the ProcessPrng stand-in into the prefix")?;
         Ok(wine)
     }

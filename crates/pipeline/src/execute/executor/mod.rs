@@ -110,7 +110,7 @@ impl<'a> Executor<'a> {
             let log = self.log_dir.join(format!("{}.log", step.id));
             std::fs::create_dir_all(&self.log_dir)?;
             // Each run of a step starts its log afresh.
-            std::fs::write(&log, "").with_context(|| format!("cannot write {}", log.display()))?;
+            ct2v_support::fsx::write(&log, "")?;
             eprintln!("[{}/{total}] {} — {}", n + 1, step.id, step.description);
             let step_started = Instant::now();
             if let Err(err) = handler.run(self.plan, step, &log) {
