@@ -36,7 +36,7 @@ fn bounded_in(root: &Path, args: &[&str]) -> Run {
         .args(args)
         .env_remove("CT2V_CACHE_DIR")
         .env("CT2V_HOST_GLIBC", "2.28");
-    let (code, stdout, stderr, _) = crate::doctor::run_within(command, DEADLINE);
+    let (code, stdout, stderr, _) = crate::probes::run_within(command, DEADLINE);
     let run = Run {
         code,
         stdout,
