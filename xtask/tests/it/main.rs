@@ -40,6 +40,7 @@ mod published_text;
 mod readme;
 mod release;
 mod rocm10_bundle;
+mod rocm10_coexist;
 mod rocm_variant;
 mod site_push;
 mod speech;

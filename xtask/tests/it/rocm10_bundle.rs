@@ -21,7 +21,7 @@ use std::path::{Path, PathBuf};
 
 use common::Scratch;
 use common::mingw;
-use common::rocm10::{self, CORE, CT2, Family, LIBS, Os, VERSION, Wheels};
+use common::rocm10::{self, CT2, Family, LIBS, Os, VENDORED, VERSION, Wheels};
 use common::server::Server;
 use common::skip;
 use common::wheel::{read_report, unzip, zip_names, zip_wheel};
@@ -134,8 +134,8 @@ fn pin_stand_ins(family: &Family) -> Pinned {
 
 /// A scratch checkout with the stand-in pinned, the plan of `family` for one platform, and
 /// the ROCm inputs unpacked by the unpack step's code into the folders that plan reads.
-struct Staged {
-    work: tempfile::TempDir,
+pub(crate) struct Staged {
+    pub(crate) work: tempfile::TempDir,
     scratch: Scratch,
     plan: serde_json::Value,
     /// The plan's work folder (`target/xtask/<variant>@<ct2>/<platform>`).
@@ -300,10 +300,10 @@ fn bundle_windows(family: &Family) -> Bundled {
         expected.insert(format!("ctranslate2/{dll}"));
     }
     for dll in rocm10::WINDOWS_CORE_CLOSURE {
-        expected.insert(format!("{CORE}/bin/{dll}"));
+        expected.insert(format!("{VENDORED}/bin/{dll}"));
     }
     for dll in rocm10::WINDOWS_LIBS_CLOSURE {
-        expected.insert(format!("{LIBS}/bin/{dll}"));
+        expected.insert(format!("{VENDORED}/bin/{dll}"));
     }
     let device = expected_device_files(family, plan);
     expected.extend(device.iter().cloned());
@@ -324,7 +324,7 @@ fn bundle_windows(family: &Family) -> Bundled {
         "hiprand.dll",
         "hipsolver.dll",
     ] {
-        assert!(!names.contains(&format!("{LIBS}/bin/{decoy}")), "{decoy}");
+        assert!(!names.contains(&format!("{VENDORED}/bin/{decoy}")), "{decoy}");
     }
     for left_out in [
         "hiprtc0715.dll",
@@ -332,7 +332,7 @@ fn bundle_windows(family: &Family) -> Bundled {
         "rocm-openblas.dll",
     ] {
         assert!(
-            !names.contains(&format!("{CORE}/bin/{left_out}")),
+            !names.contains(&format!("{VENDORED}/bin/{left_out}")),
             "{left_out}"
         );
     }
@@ -344,16 +344,17 @@ fn bundle_windows(family: &Family) -> Bundled {
         }
     }
     for target in family.targets {
-        let kpack = format!("{LIBS}/.kpack/blas_lib_{target}.kpack");
+        let kpack = format!("{VENDORED}/.kpack/blas_lib_{target}.kpack");
         assert!(names.contains(&kpack), "{kpack}");
         assert!(names.contains(&format!(
-            "{LIBS}/bin/rocblas/library/TensileLibrary_lazy_{target}.dat"
+            "{VENDORED}/bin/rocblas/library/TensileLibrary_lazy_{target}.dat"
         )));
     }
     assert!(
         !names.iter().any(|n| n.contains(".devel_links/")),
         "rocm-sdk init's manifests stay out"
     );
+    owns_its_folders(&names, family);
 
     // The report names each device wheel as the package of its files.
     let report = read_report(&dist);
@@ -375,8 +376,8 @@ fn bundle_windows(family: &Family) -> Bundled {
             "{path}: {package}"
         );
     }
-    assert!(package_of(&format!("{CORE}/bin/amdhip64_7.dll")).contains("rocm-sdk-core"));
-    assert!(package_of(&format!("{LIBS}/bin/rocblas.dll")).contains("rocm-sdk-libraries"));
+    assert!(package_of(&format!("{VENDORED}/bin/amdhip64_7.dll")).contains("rocm-sdk-core"));
+    assert!(package_of(&format!("{VENDORED}/bin/rocblas.dll")).contains("rocm-sdk-libraries"));
     let md = fs::read_to_string(dist.join("provenance.md")).unwrap();
     for target in family.targets {
         assert!(
@@ -422,7 +423,7 @@ fn expected_device_files(family: &Family, plan: &serde_json::Value) -> BTreeSet<
                 .iter()
                 .any(|d| from_input(d, &format!("device-{target}")) && d["glob"] == glob);
             if asked {
-                files.insert(format!("{LIBS}/{file}"));
+                files.insert(format!("{VENDORED}/{file}"));
             }
         }
     }
@@ -451,7 +452,7 @@ fn rdna3_bundles_its_closure_and_only_gfx1100_to_gfx1103_device_files() {
     let bundled = bundle_windows(rocm10::family("rocm-rdna3"));
     // hipBLASLt's Tensile files come with the family.
     assert!(bundled.names.contains(&format!(
-        "{LIBS}/bin/hipblaslt/library/TensileLibrary_lazy_gfx1100.dat"
+        "{VENDORED}/bin/hipblaslt/library/TensileLibrary_lazy_gfx1100.dat"
     )));
 }
 
@@ -551,8 +552,8 @@ fn every_family_imports_in_the_windows_python_and_a_missing_dll_is_named() {
         (imported, probed, text)
     };
     let forced = [
-        "_rocm_sdk_core/bin/amd_comgr.dll",
-        "_rocm_sdk_core/bin/rocm_kpack.dll",
+        "ctranslate2/_rocm/bin/amd_comgr.dll",
+        "ctranslate2/_rocm/bin/rocm_kpack.dll",
     ];
     let cases: [(&str, Option<(&str, &str)>); 5] = [
         ("rocm-rdna1", None),
@@ -560,13 +561,13 @@ fn every_family_imports_in_the_windows_python_and_a_missing_dll_is_named() {
         // Imported by rocm_sdk_libraries/bin/hipblas.dll: wine's loader names it.
         (
             "rocm-rdna3",
-            Some(("_rocm_sdk_libraries/bin/rocblas.dll", "rocblas.dll")),
+            Some(("ctranslate2/_rocm/bin/rocblas.dll", "rocblas.dll")),
         ),
         ("rocm-rdna35", None),
         // Forced in by the variant, and imported by rocblas.dll.
         (
             "rocm-rdna4",
-            Some(("_rocm_sdk_core/bin/rocm_kpack.dll", "rocm_kpack.dll")),
+            Some(("ctranslate2/_rocm/bin/rocm_kpack.dll", "rocm_kpack.dll")),
         ),
     ];
     for (variant, broken) in cases {
@@ -614,11 +615,23 @@ fn every_family_bundles_on_linux_and_loads_ldd_clean_in_a_venv() {
         return;
     }
     for family in &rocm10::FAMILIES {
-        bundle_linux(family);
+        let bundled = bundle_linux(family);
+        loads_ldd_clean_in_a_venv(&bundled, family);
     }
 }
 
-fn bundle_linux(family: &Family) {
+/// What [`bundle_linux`] leaves: the scratch checkout and its work folder, the fat wheel, and
+/// the name of `_ext` in it.
+pub(crate) struct LinuxBundled {
+    pub staged: Staged,
+    pub fat: PathBuf,
+    pub ext: &'static str,
+    names: BTreeSet<String>,
+}
+
+/// Linux: the stand-in wheels of `family` pinned and unpacked where the plan reads them, the
+/// build's prefix and wheel written, `bundle --variant` run; the fat wheel's files checked.
+pub(crate) fn bundle_linux(family: &Family) -> LinuxBundled {
     use std::process::Command;
     let staged = Staged::new(family, Os::Linux);
     let work = staged.work.path();
@@ -679,7 +692,7 @@ fn bundle_linux(family: &Family) {
         "libamdhip64.so.7",
         "librocm_kpack.so.0",
     ] {
-        expected.insert(format!("{CORE}/lib/{lib}"));
+        expected.insert(format!("{VENDORED}/lib/{lib}"));
     }
     for lib in [
         "libhipblas.so.3",
@@ -687,14 +700,14 @@ fn bundle_linux(family: &Family) {
         "librocblas.so.5",
         "librocsolver.so.0",
     ] {
-        expected.insert(format!("{LIBS}/lib/{lib}"));
+        expected.insert(format!("{VENDORED}/lib/{lib}"));
     }
     let got: BTreeSet<String> = libs.iter().map(|s| s.to_string()).collect();
     assert_eq!(got, expected, "{}: the closure, no decoy", family.variant);
     for target in family.targets {
         for file in [
-            format!("{LIBS}/.kpack/blas_lib_{target}.kpack"),
-            format!("{LIBS}/lib/rocblas/library/TensileLibrary_lazy_{target}.dat"),
+            format!("{VENDORED}/.kpack/blas_lib_{target}.kpack"),
+            format!("{VENDORED}/lib/rocblas/library/TensileLibrary_lazy_{target}.dat"),
         ] {
             assert!(names.contains(&file), "{file}");
         }
@@ -704,6 +717,42 @@ fn bundle_linux(family: &Family) {
             assert!(family.targets.contains(&t), "{name} in {}", family.variant);
         }
     }
+    owns_its_folders(&names, family);
+    LinuxBundled {
+        staged,
+        fat,
+        ext,
+        names,
+    }
+}
+
+/// No file of the fat wheel lies in a folder of another distribution: none under AMD's
+/// `_rocm_sdk_*` import packages, where pip would overwrite AMD's files and `pip uninstall`
+/// delete them; every file is in `ctranslate2/` or the wheel's own `.dist-info`.
+fn owns_its_folders(names: &BTreeSet<String>, family: &Family) {
+    for name in names {
+        let top = name.split('/').next().unwrap();
+        assert!(
+            top == "ctranslate2" || (top.starts_with("ctranslate2-") && top.ends_with(".dist-info")),
+            "{}: {name} is outside the package's own folders",
+            family.variant
+        );
+        assert!(!name.contains("_rocm_sdk_"), "{}: {name}", family.variant);
+    }
+}
+
+/// The fat wheel's files in a fresh venv's site-packages: `_ext` loads and calls through the
+/// chain with no `LD_LIBRARY_PATH`, and `ldd` resolves every library inside the wheel or to
+/// the manylinux allow-list.
+fn loads_ldd_clean_in_a_venv(bundled: &LinuxBundled, family: &Family) {
+    use std::process::Command;
+    let (work, fat, ext) = (bundled.staged.work.path(), &bundled.fat, bundled.ext);
+    let libs: BTreeSet<&str> = bundled
+        .names
+        .iter()
+        .filter(|n| n.contains(".so") && !n.contains("/library/"))
+        .map(String::as_str)
+        .collect();
 
     // A fresh venv with the wheel's files in its site-packages (the host's Python, not 3.12:
     // `_ext` is loaded with ctypes, as the extension module's loader would load it).
@@ -718,7 +767,7 @@ fn bundle_linux(family: &Family) {
     )
     .unwrap();
     let site = PathBuf::from(site.trim());
-    unzip(&fat, &site);
+    unzip(fat, &site);
     let out = Command::new(venv.join("bin/python"))
         .arg("-c")
         .arg(format!(
@@ -763,7 +812,7 @@ fn bundle_linux(family: &Family) {
         "{} (Linux): fat wheel {} is {} bytes with {} files (stand-in files: says nothing of the real size)",
         family.variant,
         fat.file_name().unwrap().to_string_lossy(),
-        fs::metadata(&fat).unwrap().len(),
-        names.len()
+        fs::metadata(fat).unwrap().len(),
+        bundled.names.len()
     );
 }

@@ -20,6 +20,10 @@ use super::wheel::zip_wheel;
 pub const VERSION: &str = "10.0.0";
 pub const CORE: &str = "_rocm_sdk_core";
 pub const LIBS: &str = "_rocm_sdk_libraries";
+/// Where a family's fat wheel vendors the runtime: a folder of its own package, never AMD's
+/// `_rocm_sdk_*` packages (AMD's torch loads those). `bin/` (Windows) or `lib/` (Linux) beside
+/// `.kpack/`, the geometry the kpack loader resolves against.
+pub const VENDORED: &str = "ctranslate2/_rocm";
 /// TheRock's index, as the variants name it, and where the loopback server serves it.
 pub const INDEX: &str = "https://stable.repo.amd.com/rocm/whl-next/";
 const SERVED: &str = "/amd/rocm/whl-next/";
