@@ -9,8 +9,8 @@ use clap::Args;
 
 use crate::flags::{PlatformArg, checked};
 use ct2v_pipeline::plan::request::PlanRequest;
-use ct2v_support::workspace::Workspace;
 use ct2v_support::diagnostic::{InputError, escaped};
+use ct2v_support::workspace::Workspace;
 use ct2v_support::{host, text_rules};
 
 #[derive(Args)]

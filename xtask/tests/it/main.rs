@@ -41,6 +41,7 @@ mod readme;
 mod release;
 mod rocm10_bundle;
 mod rocm10_coexist;
+mod rocm10_hip_runtime;
 mod rocm_variant;
 mod site_push;
 mod speech;

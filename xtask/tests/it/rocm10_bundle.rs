@@ -4,11 +4,11 @@
 //! scratch checkout, unpacked by the unpack step's code into the folders the plan names, next
 //! to a built-looking CTranslate2 4.8.4 wheel and prefix; `bundle --variant` (the code of
 //! `build`'s bundle step, with the plan's folders) makes the fat wheel. Then the wheel is
-//! imported by python.org's Windows CPython under wine with CTranslate2 4.8.4's own
-//! `__init__.py` preamble (the folders it adds), and a wheel with one DLL taken out fails,
-//! naming that DLL. On Linux the same families are bundled from ELF stand-ins (gcc, real
-//! SONAMEs and DT_NEEDED), loaded from a fresh venv with no `LD_LIBRARY_PATH`, and checked
-//! `ldd`-clean.
+//! imported by python.org's Windows CPython under wine with CTranslate2 4.8.4's `__init__.py`
+//! preamble as the rocm10 series patches it (the folder it adds, the DLLs it preloads), and a
+//! wheel with one DLL taken out fails, naming that DLL. On Linux the same families are
+//! bundled from ELF stand-ins (gcc, real SONAMEs and DT_NEEDED), loaded from a fresh venv with
+//! no `LD_LIBRARY_PATH`, and checked `ldd`-clean.
 //!
 //! The stand-in files are a few KiB each: the fat wheel sizes printed say nothing of the
 //! real ones (a real `blas_lib_gfx1201.kpack` alone is ~43 MB).
@@ -29,14 +29,14 @@ use common::wheel::{read_report, unzip, zip_names, zip_wheel};
 const WHEEL: &str = "ctranslate2-4.8.4-cp312-cp312-win_amd64.whl";
 
 /// What [`bundle_windows`] leaves for more checks.
-struct Bundled {
+pub(crate) struct Bundled {
     _staged: Staged,
     #[cfg_attr(not(feature = "wine"), allow(dead_code))] // used by the wine harness's tests
-    fat: PathBuf,
+    pub(crate) fat: PathBuf,
     names: BTreeSet<String>,
 }
 
-fn tools() -> bool {
+pub(crate) fn tools() -> bool {
     mingw::available(false) && !skip::missing("gcc", "apt-get install gcc")
 }
 
@@ -52,20 +52,29 @@ fn plan(scratch: &Scratch, variant: &str, platform: &str) -> serde_json::Value {
     serde_json::from_str(&run.stdout).unwrap()
 }
 
-/// CTranslate2 4.8.4's `python/ctranslate2/__init__.py` up to its `_ext` import: the Windows
-/// preamble, which adds the DLL folders (`_rocm_sdk_core/bin`, `_rocm_sdk_libraries*/bin`) and
-/// loads every DLL of the package folder, as upstream ships it.
-fn init_py() -> String {
-    let upstream = fs::read_to_string(
-        common::repo_root().join("xtask/tests/data/upstream/4.8.4/python/ctranslate2/__init__.py"),
-    )
-    .unwrap();
-    let preamble = upstream
+/// CTranslate2 4.8.4's `python/` package with the rocm10 series applied, into `package`:
+/// `_rocm_runtime.py`, and `__init__.py` up to its `_ext` import (the Windows preamble: the
+/// DLL folders it adds, the HIP runtime and the DLLs HIP loads by name preloaded, every DLL of
+/// the package folder loaded).
+pub(crate) fn write_python_package(work: &Path, package: &Path) {
+    let patched = rocm10::patched_package(CT2, &work.join("patched"));
+    let init = fs::read_to_string(patched.join("__init__.py")).unwrap();
+    let preamble = init
         .split("try:\n    from ctranslate2._ext import")
         .next()
         .unwrap();
-    assert!(preamble.contains("_rocm_sdk_libraries*"), "{preamble}");
-    format!("{preamble}# The stand-in ends here: the real package imports _ext.\n")
+    assert!(preamble.contains("_rocm_runtime.preload"), "{preamble}");
+    fs::create_dir_all(package).unwrap();
+    fs::write(
+        package.join("__init__.py"),
+        format!("{preamble}# The stand-in ends here: the real package imports _ext.\n"),
+    )
+    .unwrap();
+    fs::copy(
+        patched.join("_rocm_runtime.py"),
+        package.join("_rocm_runtime.py"),
+    )
+    .unwrap();
 }
 
 /// The stand-in wheels of `family` for both platforms (libraries in `work`'s `dlls/`, `sos/`),
@@ -243,7 +252,7 @@ impl Staged {
 /// Windows: pins the stand-in wheels of `family` into a scratch checkout, unpacks them where the plan
 /// reads them, writes what a build leaves, runs `bundle --variant` and checks the fat wheel
 /// and its report.
-fn bundle_windows(family: &Family) -> Bundled {
+pub(crate) fn bundle_windows(family: &Family) -> Bundled {
     let staged = Staged::new(family, Os::Windows);
     let dlls = staged.work.path().join("dlls");
     let deps = staged.base.join("deps");
@@ -268,7 +277,7 @@ fn bundle_windows(family: &Family) -> Bundled {
     let tree = staged.work.path().join("ct2-wheel");
     place("ctranslate2.dll", &tree.join("ctranslate2"));
     place(rocm10::EXT, &tree.join("ctranslate2"));
-    fs::write(tree.join("ctranslate2/__init__.py"), init_py()).unwrap();
+    write_python_package(staged.work.path(), &tree.join("ctranslate2"));
     assert!(
         staged.bundle_step()["wheel"]
             .as_str()
@@ -324,7 +333,10 @@ fn bundle_windows(family: &Family) -> Bundled {
         "hiprand.dll",
         "hipsolver.dll",
     ] {
-        assert!(!names.contains(&format!("{VENDORED}/bin/{decoy}")), "{decoy}");
+        assert!(
+            !names.contains(&format!("{VENDORED}/bin/{decoy}")),
+            "{decoy}"
+        );
     }
     for left_out in [
         "hiprtc0715.dll",
@@ -503,10 +515,10 @@ fn every_family_imports_in_the_windows_python_and_a_missing_dll_is_named() {
         ..Default::default()
     };
     let session = Session::start(&workspace, "3.12", work.path(), &options).unwrap();
-    // `import ctranslate2`, then ctranslate2.dll's `probe_init` (the HIP runtime's run-time
-    // loads of amd_comgr.dll and rocm_kpack.dll), after loading `preload` (paths below
-    // site-packages) by full path as TheRock's `rocm_sdk.preload_libraries` does.
-    let import = |site: &Path, preload: &[&str]| {
+    // `import ctranslate2` (the patched preamble preloads the HIP runtime, amd_comgr and
+    // rocm_kpack), then ctranslate2.dll's `probe_init` (the HIP runtime's run-time loads of
+    // amd_comgr.dll and rocm_kpack.dll, which succeed only once those are loaded).
+    let import = |site: &Path| {
         let mut env = session.env();
         env.insert("WINEDEBUG".into(), "err+module".into());
         // The stand-in MSVCP140.dll, never wine's built-in one.
@@ -517,26 +529,15 @@ fn every_family_imports_in_the_windows_python_and_a_missing_dll_is_named() {
                 .trim_start_matches(';')
                 .into(),
         );
-        let preloads: Vec<String> = preload
-            .iter()
-            .map(|p| {
-                format!(
-                    "ctypes.CDLL(os.path.join(site, r'{}'))",
-                    p.replace('/', "\\")
-                )
-            })
-            .collect();
         let script = format!(
             "import sys, os, ctypes\n\
              site = r'{}'\n\
              sys.path.insert(0, site)\n\
              import ctranslate2\n\
              print('IMPORTED', flush=True)\n\
-             {}\n\
              status = ctypes.CDLL(os.path.join(site, 'ctranslate2', 'ctranslate2.dll')).probe_init()\n\
              print('PROBED', status, flush=True)\n",
             windows_path(site),
-            preloads.join("\n")
         );
         let out = std::process::Command::new("wine")
             .arg(session.python.python_exe())
@@ -551,10 +552,6 @@ fn every_family_imports_in_the_windows_python_and_a_missing_dll_is_named() {
         let probed = text.lines().any(|l| l.trim() == "PROBED 0");
         (imported, probed, text)
     };
-    let forced = [
-        "ctranslate2/_rocm/bin/amd_comgr.dll",
-        "ctranslate2/_rocm/bin/rocm_kpack.dll",
-    ];
     let cases: [(&str, Option<(&str, &str)>); 5] = [
         ("rocm-rdna1", None),
         ("rocm-rdna2", None),
@@ -574,26 +571,16 @@ fn every_family_imports_in_the_windows_python_and_a_missing_dll_is_named() {
         let bundled = bundle_windows(rocm10::family(variant));
         let site = work.path().join(format!("site-{variant}"));
         unpack_without(&bundled.fat, &site, None);
-        // The import: every DLL of the closure found through the folders __init__.py adds.
-        // The run-time loads: a plain LoadLibraryA("amd_comgr.dll") from amdhip64_7.dll does
-        // not search those folders (os.add_dll_directory serves imports and ctypes only), so
-        // it fails unless amd_comgr is loaded already; with it preloaded, it succeeds.
-        let (imported, probed, output) = import(&site, &[]);
-        assert!(imported, "{variant}: {output}");
-        assert!(!probed, "{variant}: {output}");
-        assert!(
-            output.contains("FAILED LoadLibraryA(amd_comgr.dll)"),
-            "{variant}: {output}"
-        );
-        let (imported, probed, output) = import(&site, &forced);
-        assert!(
-            imported && probed,
-            "{variant} with amd_comgr and rocm_kpack preloaded: {output}"
-        );
+        // The import: every DLL of the closure found in ctranslate2/_rocm/bin, the folder the
+        // patched __init__.py adds. The run-time loads: a plain LoadLibraryA("amd_comgr.dll")
+        // from amdhip64_7.dll does not search that folder (os.add_dll_directory serves imports
+        // and ctypes only); it succeeds because the preamble preloaded amd_comgr.
+        let (imported, probed, output) = import(&site);
+        assert!(imported && probed, "{variant}: {output}");
         if let Some((path, dll)) = broken {
             let site = work.path().join(format!("site-{variant}-without-{dll}"));
             unpack_without(&bundled.fat, &site, Some(path));
-            let (imported, _, output) = import(&site, &[]);
+            let (imported, _, output) = import(&site);
             assert!(!imported, "{variant} without {dll}: {output}");
             assert!(
                 output.contains(&format!("Library {dll} (")),
@@ -733,7 +720,8 @@ fn owns_its_folders(names: &BTreeSet<String>, family: &Family) {
     for name in names {
         let top = name.split('/').next().unwrap();
         assert!(
-            top == "ctranslate2" || (top.starts_with("ctranslate2-") && top.ends_with(".dist-info")),
+            top == "ctranslate2"
+                || (top.starts_with("ctranslate2-") && top.ends_with(".dist-info")),
             "{}: {name} is outside the package's own folders",
             family.variant
         );

@@ -93,7 +93,10 @@ fn installing_and_uninstalling_a_family_wheel_leaves_amds_rocm_wheels_byte_ident
         format!("rocm_sdk_device_{target}"),
     ]
     .iter()
-    .map(|dist| work.join("wheels").join(rocm10::wheel_name(dist, Os::Linux)))
+    .map(|dist| {
+        work.join("wheels")
+            .join(rocm10::wheel_name(dist, Os::Linux))
+    })
     .collect();
     let mut args = vec!["install", "--no-index", "--no-deps"];
     args.extend(amd.iter().map(|p| p.to_str().unwrap()));
@@ -101,16 +104,26 @@ fn installing_and_uninstalling_a_family_wheel_leaves_amds_rocm_wheels_byte_ident
     let before = amd_files(&site);
     assert!(
         before.contains_key("_rocm_sdk_core/lib/libamdhip64.so.7")
-            && before.contains_key(&format!("_rocm_sdk_libraries/.kpack/blas_lib_{target}.kpack")),
+            && before.contains_key(&format!(
+                "_rocm_sdk_libraries/.kpack/blas_lib_{target}.kpack"
+            )),
         "AMD's stand-ins installed: {before:?}"
     );
 
     // Ours: the fat wheel under a tag this host's Python takes (its files are what matter).
-    let name = bundled.fat.file_name().unwrap().to_string_lossy().into_owned();
+    let name = bundled
+        .fat
+        .file_name()
+        .unwrap()
+        .to_string_lossy()
+        .into_owned();
     let (stem, _) = name.split_once("-cp312-cp312-").expect("a cp312 wheel");
     let ours = work.join(format!("{stem}-py3-none-linux_x86_64.whl"));
     fs::copy(&bundled.fat, &ours).unwrap();
-    pip(&venv, &["install", "--no-index", "--no-deps", ours.to_str().unwrap()]);
+    pip(
+        &venv,
+        &["install", "--no-index", "--no-deps", ours.to_str().unwrap()],
+    );
     let record = fs::read_to_string(
         fs::read_dir(&site)
             .unwrap()
@@ -124,9 +137,16 @@ fn installing_and_uninstalling_a_family_wheel_leaves_amds_rocm_wheels_byte_ident
     )
     .unwrap();
     for line in record.lines() {
-        assert!(!line.contains("_rocm_sdk_"), "RECORD names AMD's folder: {line}");
+        assert!(
+            !line.contains("_rocm_sdk_"),
+            "RECORD names AMD's folder: {line}"
+        );
     }
-    assert_eq!(amd_files(&site), before, "pip install of ours changed AMD's files");
+    assert_eq!(
+        amd_files(&site),
+        before,
+        "pip install of ours changed AMD's files"
+    );
 
     // Both import; `_ext` runs, with the HIP runtime mapped from our folder only.
     let ext = site.join("ctranslate2").join(bundled.ext);
@@ -147,7 +167,11 @@ fn installing_and_uninstalling_a_family_wheel_leaves_amds_rocm_wheels_byte_ident
     );
 
     pip(&venv, &["uninstall", "-y", "ctranslate2"]);
-    assert_eq!(amd_files(&site), before, "pip uninstall of ours changed AMD's files");
+    assert_eq!(
+        amd_files(&site),
+        before,
+        "pip uninstall of ours changed AMD's files"
+    );
     assert!(!site.join("ctranslate2").exists(), "uninstalled");
     let (ok, out) = python(&venv, "import _rocm_sdk_core, _rocm_sdk_libraries");
     assert!(ok, "AMD's packages still import: {out}");

@@ -66,8 +66,8 @@ pub fn choose(
             "no ROCm 10 family wheel is installed there (no ctranslate2/_rocm/bin)".into(),
         );
     };
-    let forced = forced.map(|f| f.trim().to_ascii_lowercase());
-    match (forced.as_deref().unwrap_or(""), system) {
+    let raw = forced.unwrap_or("");
+    match (raw.trim().to_ascii_lowercase().as_str(), system) {
         ("" | "newer", Some(system)) => match (bundled.version, system.version) {
             (Some(ours), Some(theirs)) if theirs > ours => (
                 Some(system.path.clone()),
@@ -95,15 +95,15 @@ pub fn choose(
         ("system", None) => (
             None,
             format!(
-                "{CHOICE}=system, but there is no {RUNTIME} in System32: `import ctranslate2` \
-                 stops; install AMD's display driver, or unset {CHOICE}"
+                "{CHOICE}=system, but there is no {RUNTIME} in System32: install AMD's \
+                 display driver, or unset {CHOICE}"
             ),
         ),
-        (other, _) => (
+        (_, _) => (
             None,
             format!(
-                "{CHOICE}={other:?} is not bundled, system or newer: `import ctranslate2` \
-                 stops; set one of those, or unset it"
+                "{CHOICE}={raw:?} is not bundled, system or newer: set one of those, or \
+                 unset it"
             ),
         ),
     }
@@ -133,12 +133,21 @@ mod tests {
         };
         assert_eq!(loads(Some(&older), None).as_deref(), Some("ours"));
         assert_eq!(loads(Some(&newer), None).as_deref(), Some("system"));
-        assert_eq!(loads(Some(&newer), Some("newer")).as_deref(), Some("system"));
+        assert_eq!(
+            loads(Some(&newer), Some("newer")).as_deref(),
+            Some("system")
+        );
         assert_eq!(loads(Some(&ours.clone()), None).as_deref(), Some("ours"));
         assert_eq!(loads(Some(&unversioned), None).as_deref(), Some("ours"));
         assert_eq!(loads(None, None).as_deref(), Some("ours"));
-        assert_eq!(loads(Some(&newer), Some("bundled")).as_deref(), Some("ours"));
-        assert_eq!(loads(Some(&older), Some(" System ")).as_deref(), Some("system"));
+        assert_eq!(
+            loads(Some(&newer), Some("bundled")).as_deref(),
+            Some("ours")
+        );
+        assert_eq!(
+            loads(Some(&older), Some(" System ")).as_deref(),
+            Some("system")
+        );
         assert_eq!(loads(None, Some("system")), None);
         let (none, why) = choose(Some(&ours), Some(&older), Some("driver\n"));
         assert!(none.is_none() && why.contains("\"driver\\n\""), "{why}");

@@ -27,7 +27,10 @@ pub struct MachineReport {
 /// This machine's facts and the verdict on them; `coverage` is which GPUs each variant serves
 /// (`variant::coverage`, what `variants --json` prints and the selector's data is).
 /// `site_packages`: the Python environment whose installed wheel is examined, if named.
-pub(crate) fn examine(coverage: &Coverage, site_packages: Option<&std::path::Path>) -> MachineReport {
+pub(crate) fn examine(
+    coverage: &Coverage,
+    site_packages: Option<&std::path::Path>,
+) -> MachineReport {
     let facts = collect(site_packages);
     let verdict = recommend(&facts, coverage);
     MachineReport { facts, verdict }
@@ -177,12 +180,16 @@ fn hip7_runtime_text(choice: &HipRuntimeChoice) -> String {
             escaped(&path.display().to_string()),
             escaped(&choice.why)
         ),
-        None => escaped(&choice.why).into_owned(),
+        None if choice.bundled.is_none() => escaped(&choice.why).into_owned(),
+        None => format!("stops: {}", escaped(&choice.why)),
     };
     format!(
         "  HIP 7 runtime of the ROCm 10 wheel in {}:\n    bundled: {}\n    display driver: {}\n    import ctranslate2 {loads}\n",
         escaped(&choice.site_packages.display().to_string()),
-        shown(&choice.bundled, "none (no ctranslate2/_rocm/bin/amdhip64_7.dll)"),
+        shown(
+            &choice.bundled,
+            "none (no ctranslate2/_rocm/bin/amdhip64_7.dll)"
+        ),
         shown(&choice.system, "none (no amdhip64_7.dll in System32)"),
     )
 }

@@ -272,6 +272,31 @@ pub fn elf_symbol(name: &str) -> String {
     format!("f_{clean}")
 }
 
+/// CTranslate2 `version`'s `python/ctranslate2/` as upstream ships it (`__init__.py`, kept
+/// in xtask/tests/data/upstream), patched in `dir` by the version's `series-rocm10` with the
+/// patch step's code. Returns the package folder (`__init__.py`, `_rocm_runtime.py`).
+pub fn patched_package(version: &str, dir: &Path) -> PathBuf {
+    let root = super::repo_root();
+    let tree = dir.join(format!("ctranslate2-{version}"));
+    let init = "python/ctranslate2/__init__.py";
+    write(
+        &tree.join(init),
+        &fs::read(root.join(format!("xtask/tests/data/upstream/{version}/{init}"))).unwrap(),
+    );
+    let folder = root.join(format!("patches/ctranslate2-{version}"));
+    let patches: Vec<PathBuf> = fs::read_to_string(folder.join("series-rocm10"))
+        .unwrap()
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with('#'))
+        .map(|l| folder.join(l))
+        .collect();
+    assert!(!patches.is_empty());
+    ct2v_fetch::patch::apply_series(&patches, &tree, &dir.join(format!("patch-{version}.log")))
+        .unwrap();
+    tree.join("python/ctranslate2")
+}
+
 fn write(path: &Path, data: &[u8]) {
     fs::create_dir_all(path.parent().unwrap()).unwrap();
     fs::write(path, data).unwrap();
