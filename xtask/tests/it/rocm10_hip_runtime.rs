@@ -7,7 +7,6 @@
 //! the one ctranslate2.dll's import bound to, are both seen. `doctor --site-packages` applies
 //! the same rule to the same files and must name the same copy.
 
-#[cfg(feature = "wine")]
 use crate::common;
 
 /// What one `import ctranslate2` under wine saw.
@@ -281,4 +280,38 @@ fn the_newer_hip_runtime_loads_by_full_path_and_doctor_names_the_same_copy() {
         "{}",
         seen.output
     );
+}
+
+/// Patch 0004 applies, with the rest of each version's rocm10 series, to CTranslate2 4.7.1's
+/// and 4.8.4's own `__init__.py` (kept in xtask/tests/data/upstream), by the patch step's
+/// code; both versions get the same `_rocm_runtime.py`, and CPython compiles what results.
+#[test]
+fn the_rocm10_series_gives_4_7_1_and_4_8_4_the_same_runtime_rule() {
+    use std::fs;
+    if common::skip::missing("python3", "apt-get install python3") {
+        return;
+    }
+    let work = tempfile::tempdir().unwrap();
+    let mut rules = Vec::new();
+    for version in ["4.7.1", "4.8.4"] {
+        let package = common::rocm10::patched_package(version, work.path());
+        let init = fs::read_to_string(package.join("__init__.py")).unwrap();
+        assert!(
+            init.contains(r#"rocm_bin = os.path.join(package_dir, "_rocm", "bin")"#)
+                && init.contains("_rocm_runtime.preload(rocm_bin)"),
+            "{version}: {init}"
+        );
+        // The preload comes before the package's own DLLs are loaded.
+        let preload = init.find("_rocm_runtime.preload(rocm_bin)").unwrap();
+        let own = init.find(r#"glob.glob(os.path.join(package_dir, "*.dll"))"#).unwrap();
+        assert!(preload < own, "{version}: {init}");
+        common::run_ok(
+            std::process::Command::new("python3")
+                .args(["-m", "py_compile"])
+                .arg(package.join("__init__.py"))
+                .arg(package.join("_rocm_runtime.py")),
+        );
+        rules.push(fs::read(package.join("_rocm_runtime.py")).unwrap());
+    }
+    assert_eq!(rules[0], rules[1], "one rule for both versions");
 }
