@@ -303,7 +303,9 @@ fn the_rocm10_series_gives_4_7_1_and_4_8_4_the_same_runtime_rule() {
         );
         // The preload comes before the package's own DLLs are loaded.
         let preload = init.find("_rocm_runtime.preload(rocm_bin)").unwrap();
-        let own = init.find(r#"glob.glob(os.path.join(package_dir, "*.dll"))"#).unwrap();
+        let own = init
+            .find(r#"glob.glob(os.path.join(package_dir, "*.dll"))"#)
+            .unwrap();
         assert!(preload < own, "{version}: {init}");
         common::run_ok(
             std::process::Command::new("python3")
