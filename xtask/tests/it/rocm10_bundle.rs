@@ -491,18 +491,14 @@ fn unpack_without(wheel: &Path, site: &Path, left_out: Option<&str>) {
     }
 }
 
-/// NETWORK TEST (python.org's embeddable CPython, once into the shared cache): every family's
-/// fat wheel imported by the Windows CPython under wine, through the folders CTranslate2
-/// 4.8.4's `__init__.py` adds; with a DLL taken out, the import fails naming it.
+/// The tools the wine tests need (else they say why and skip), and python.org's Windows
+/// CPython 3.12 started under wine in a temporary folder.
 #[cfg(feature = "wine")]
-#[test]
-fn every_family_imports_in_the_windows_python_and_a_missing_dll_is_named() {
-    use ct2v_proof::winpython::{Session, wine::windows_path};
-    crate::needs_network!(&["files.pythonhosted.org:443"]);
+pub(crate) fn windows_python() -> Option<(tempfile::TempDir, ct2v_proof::winpython::Session)> {
     if !(mingw::available(true) && tools())
         || skip::missing_from_path("osslsigncode", "apt-get install osslsigncode")
     {
-        return;
+        return None;
     }
     let workspace = ct2v_support::workspace::Workspace::locate(
         Some(common::repo_root()),
@@ -514,21 +510,63 @@ fn every_family_imports_in_the_windows_python_and_a_missing_dll_is_named() {
         progress: false,
         ..Default::default()
     };
-    let session = Session::start(&workspace, "3.12", work.path(), &options).unwrap();
+    let session =
+        ct2v_proof::winpython::Session::start(&workspace, "3.12", work.path(), &options).unwrap();
+    Some((work, session))
+}
+
+/// The environment a script of `session` runs with: the loader's errors shown, and the
+/// stand-in MSVCP140.dll, never wine's built-in one.
+#[cfg(feature = "wine")]
+pub(crate) fn python_env(
+    session: &ct2v_proof::winpython::Session,
+) -> std::collections::BTreeMap<String, String> {
+    let mut env = session.env();
+    env.insert("WINEDEBUG".into(), "err+module".into());
+    let overrides = env.get("WINEDLLOVERRIDES").cloned().unwrap_or_default();
+    env.insert(
+        "WINEDLLOVERRIDES".into(),
+        format!("{overrides};msvcp140=n")
+            .trim_start_matches(';')
+            .into(),
+    );
+    env
+}
+
+/// `python -c script` of `session` under wine with `env`: its stdout and stderr.
+#[cfg(feature = "wine")]
+pub(crate) fn run_python(
+    session: &ct2v_proof::winpython::Session,
+    env: std::collections::BTreeMap<String, String>,
+    script: &str,
+) -> String {
+    let out = std::process::Command::new("wine")
+        .arg(session.python.python_exe())
+        .arg("-c")
+        .arg(script)
+        .envs(env)
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    common::stdout_and_stderr(&out)
+}
+
+/// NETWORK TEST (python.org's embeddable CPython, once into the shared cache): every family's
+/// fat wheel imported by the Windows CPython under wine, through the folders CTranslate2
+/// 4.8.4's `__init__.py` adds; with a DLL taken out, the import fails naming it.
+#[cfg(feature = "wine")]
+#[test]
+fn every_family_imports_in_the_windows_python_and_a_missing_dll_is_named() {
+    use ct2v_proof::winpython::wine::windows_path;
+    crate::needs_network!(&["files.pythonhosted.org:443"]);
+    let Some((work, session)) = windows_python() else {
+        return;
+    };
     // `import ctranslate2` (the patched preamble preloads the HIP runtime, amd_comgr and
     // rocm_kpack), then ctranslate2.dll's `probe_init` (the HIP runtime's run-time loads of
     // amd_comgr.dll and rocm_kpack.dll, which succeed only once those are loaded).
     let import = |site: &Path| {
-        let mut env = session.env();
-        env.insert("WINEDEBUG".into(), "err+module".into());
-        // The stand-in MSVCP140.dll, never wine's built-in one.
-        let overrides = env.get("WINEDLLOVERRIDES").cloned().unwrap_or_default();
-        env.insert(
-            "WINEDLLOVERRIDES".into(),
-            format!("{overrides};msvcp140=n")
-                .trim_start_matches(';')
-                .into(),
-        );
+        let env = python_env(&session);
         let script = format!(
             "import sys, os, ctypes\n\
              site = r'{}'\n\
@@ -539,15 +577,7 @@ fn every_family_imports_in_the_windows_python_and_a_missing_dll_is_named() {
              print('PROBED', status, flush=True)\n",
             windows_path(site),
         );
-        let out = std::process::Command::new("wine")
-            .arg(session.python.python_exe())
-            .arg("-c")
-            .arg(script)
-            .envs(env)
-            .stdin(std::process::Stdio::null())
-            .output()
-            .unwrap();
-        let text = common::stdout_and_stderr(&out);
+        let text = run_python(&session, env, &script);
         let imported = text.lines().any(|l| l.trim() == "IMPORTED");
         let probed = text.lines().any(|l| l.trim() == "PROBED 0");
         (imported, probed, text)

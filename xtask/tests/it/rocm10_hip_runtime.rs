@@ -27,31 +27,17 @@ struct Seen {
 #[cfg(feature = "wine")]
 #[test]
 fn the_newer_hip_runtime_loads_by_full_path_and_doctor_names_the_same_copy() {
-    use ct2v_proof::winpython::{Session, wine::windows_path};
+    use ct2v_proof::winpython::wine::windows_path;
     use std::fs;
     use std::path::Path;
 
     use common::mingw;
     use common::rocm10;
-    use common::skip;
 
     crate::needs_network!(&["files.pythonhosted.org:443"]);
-    if !(mingw::available(true) && crate::rocm10_bundle::tools())
-        || skip::missing_from_path("osslsigncode", "apt-get install osslsigncode")
-    {
+    let Some((work, session)) = crate::rocm10_bundle::windows_python() else {
         return;
-    }
-    let workspace = ct2v_support::workspace::Workspace::locate(
-        Some(common::repo_root()),
-        Some(common::winwheels::cache_dir()),
-    )
-    .unwrap();
-    let work = tempfile::tempdir().unwrap();
-    let options = ct2v_fetch::download::Options {
-        progress: false,
-        ..Default::default()
     };
-    let session = Session::start(&workspace, "3.12", work.path(), &options).unwrap();
     let env = session.env();
     let prefix = Path::new(&env["WINEPREFIX"]).to_path_buf();
     let system32 = prefix.join("drive_c/windows/system32");
@@ -82,15 +68,7 @@ fn the_newer_hip_runtime_loads_by_full_path_and_doctor_names_the_same_copy() {
     let system_dll = system32.join("amdhip64_7.dll");
 
     let import = |forced: Option<&str>| -> Seen {
-        let mut env = session.env();
-        env.insert("WINEDEBUG".into(), "err+module".into());
-        let overrides = env.get("WINEDLLOVERRIDES").cloned().unwrap_or_default();
-        env.insert(
-            "WINEDLLOVERRIDES".into(),
-            format!("{overrides};msvcp140=n")
-                .trim_start_matches(';')
-                .into(),
-        );
+        let mut env = crate::rocm10_bundle::python_env(&session);
         env.remove("CT2_HIP_RUNTIME");
         if let Some(value) = forced {
             env.insert("CT2_HIP_RUNTIME".into(), value.into());
@@ -119,15 +97,7 @@ fn the_newer_hip_runtime_loads_by_full_path_and_doctor_names_the_same_copy() {
              print('BOUND', ct2.f_ctranslate2(), flush=True)\n",
             windows_path(&site),
         );
-        let out = std::process::Command::new("wine")
-            .arg(session.python.python_exe())
-            .arg("-c")
-            .arg(script)
-            .envs(env)
-            .stdin(std::process::Stdio::null())
-            .output()
-            .unwrap();
-        let output = common::stdout_and_stderr(&out);
+        let output = crate::rocm10_bundle::run_python(&session, env, &script);
         let field = |key: &str| {
             output
                 .lines()
