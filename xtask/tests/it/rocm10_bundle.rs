@@ -735,6 +735,7 @@ pub(crate) fn bundle_linux(family: &Family) -> LinuxBundled {
         }
     }
     owns_its_folders(&names, family);
+    runpaths_lead_to_the_vendored_folder(&fat, work, family);
     LinuxBundled {
         staged,
         fat,
@@ -757,6 +758,44 @@ fn owns_its_folders(names: &BTreeSet<String>, family: &Family) {
         );
         assert!(!name.contains("_rocm_sdk_"), "{}: {name}", family.variant);
     }
+}
+
+/// Every library's RUNPATH leads into the wheel's own folders: libctranslate2 to
+/// `$ORIGIN/_rocm/lib`, the runtime's libraries to their own folder, none to AMD's packages;
+/// and none has an RPATH (which would outrank LD_LIBRARY_PATH).
+fn runpaths_lead_to_the_vendored_folder(fat: &Path, work: &Path, family: &Family) {
+    let tree = work.join("fat-unzipped");
+    unzip(fat, &tree);
+    let runpath = |path: &str| {
+        let info = ct2v_bundle::binary::read(&tree.join(path)).unwrap();
+        assert!(
+            info.rpath.is_empty(),
+            "{}: {path} {:?}",
+            family.variant,
+            info.rpath
+        );
+        for entry in &info.runpath {
+            assert!(
+                entry.starts_with("$ORIGIN") && !entry.contains("_rocm_sdk"),
+                "{}: {path} RUNPATH {entry}",
+                family.variant
+            );
+        }
+        info.runpath
+    };
+    assert_eq!(
+        runpath("ctranslate2/libctranslate2.so.4"),
+        ["$ORIGIN/_rocm/lib"],
+        "{}",
+        family.variant
+    );
+    assert_eq!(
+        runpath(&format!("{VENDORED}/lib/libhipblas.so.3")),
+        ["$ORIGIN"],
+        "{}",
+        family.variant
+    );
+    fs::remove_dir_all(&tree).unwrap();
 }
 
 /// The fat wheel's files in a fresh venv's site-packages: `_ext` loads and calls through the
