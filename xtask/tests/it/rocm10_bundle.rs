@@ -36,7 +36,7 @@ pub(crate) struct Bundled {
     names: BTreeSet<String>,
 }
 
-pub(crate) fn tools() -> bool {
+fn tools() -> bool {
     mingw::available(false) && !skip::missing("gcc", "apt-get install gcc")
 }
 
@@ -56,7 +56,7 @@ fn plan(scratch: &Scratch, variant: &str, platform: &str) -> serde_json::Value {
 /// `_rocm_runtime.py`, and `__init__.py` up to its `_ext` import (the Windows preamble: the
 /// DLL folders it adds, the HIP runtime and the DLLs HIP loads by name preloaded, every DLL of
 /// the package folder loaded).
-pub(crate) fn write_python_package(work: &Path, package: &Path) {
+fn write_python_package(work: &Path, package: &Path) {
     let patched = rocm10::patched_package(CT2, &work.join("patched"));
     let init = fs::read_to_string(patched.join("__init__.py")).unwrap();
     let preamble = init
