@@ -4,11 +4,11 @@
 //! scratch checkout, unpacked by the unpack step's code into the folders the plan names, next
 //! to a built-looking CTranslate2 4.8.4 wheel and prefix; `bundle --variant` (the code of
 //! `build`'s bundle step, with the plan's folders) makes the fat wheel. Then the wheel is
-//! imported by python.org's Windows CPython under wine with CTranslate2 4.8.4's own
-//! `__init__.py` preamble (the folders it adds), and a wheel with one DLL taken out fails,
-//! naming that DLL. On Linux the same families are bundled from ELF stand-ins (gcc, real
-//! SONAMEs and DT_NEEDED), loaded from a fresh venv with no `LD_LIBRARY_PATH`, and checked
-//! `ldd`-clean.
+//! imported by python.org's Windows CPython under wine with CTranslate2 4.8.4's `__init__.py`
+//! preamble as the rocm10 series patches it (the folder it adds, the DLLs it preloads), and a
+//! wheel with one DLL taken out fails, naming that DLL. On Linux the same families are
+//! bundled from ELF stand-ins (gcc, real SONAMEs and DT_NEEDED), loaded from a fresh venv with
+//! no `LD_LIBRARY_PATH`, and checked `ldd`-clean.
 //!
 //! The stand-in files are a few KiB each: the fat wheel sizes printed say nothing of the
 //! real ones (a real `blas_lib_gfx1201.kpack` alone is ~43 MB).
@@ -21,7 +21,7 @@ use std::path::{Path, PathBuf};
 
 use common::Scratch;
 use common::mingw;
-use common::rocm10::{self, CORE, CT2, Family, LIBS, Os, VERSION, Wheels};
+use common::rocm10::{self, CT2, Family, LIBS, Os, VENDORED, VERSION, Wheels};
 use common::server::Server;
 use common::skip;
 use common::wheel::{read_report, unzip, zip_names, zip_wheel};
@@ -29,10 +29,10 @@ use common::wheel::{read_report, unzip, zip_names, zip_wheel};
 const WHEEL: &str = "ctranslate2-4.8.4-cp312-cp312-win_amd64.whl";
 
 /// What [`bundle_windows`] leaves for more checks.
-struct Bundled {
+pub(crate) struct Bundled {
     _staged: Staged,
     #[cfg_attr(not(feature = "wine"), allow(dead_code))] // used by the wine harness's tests
-    fat: PathBuf,
+    pub(crate) fat: PathBuf,
     names: BTreeSet<String>,
 }
 
@@ -52,20 +52,29 @@ fn plan(scratch: &Scratch, variant: &str, platform: &str) -> serde_json::Value {
     serde_json::from_str(&run.stdout).unwrap()
 }
 
-/// CTranslate2 4.8.4's `python/ctranslate2/__init__.py` up to its `_ext` import: the Windows
-/// preamble, which adds the DLL folders (`_rocm_sdk_core/bin`, `_rocm_sdk_libraries*/bin`) and
-/// loads every DLL of the package folder, as upstream ships it.
-fn init_py() -> String {
-    let upstream = fs::read_to_string(
-        common::repo_root().join("xtask/tests/data/upstream/4.8.4/python/ctranslate2/__init__.py"),
-    )
-    .unwrap();
-    let preamble = upstream
+/// CTranslate2 4.8.4's `python/` package with the rocm10 series applied, into `package`:
+/// `_rocm_runtime.py`, and `__init__.py` up to its `_ext` import (the Windows preamble: the
+/// DLL folders it adds, the HIP runtime and the DLLs HIP loads by name preloaded, every DLL of
+/// the package folder loaded).
+fn write_python_package(work: &Path, package: &Path) {
+    let patched = rocm10::patched_package(CT2, &work.join("patched"));
+    let init = fs::read_to_string(patched.join("__init__.py")).unwrap();
+    let preamble = init
         .split("try:\n    from ctranslate2._ext import")
         .next()
         .unwrap();
-    assert!(preamble.contains("_rocm_sdk_libraries*"), "{preamble}");
-    format!("{preamble}# The stand-in ends here: the real package imports _ext.\n")
+    assert!(preamble.contains("_rocm_runtime.preload"), "{preamble}");
+    fs::create_dir_all(package).unwrap();
+    fs::write(
+        package.join("__init__.py"),
+        format!("{preamble}# The stand-in ends here: the real package imports _ext.\n"),
+    )
+    .unwrap();
+    fs::copy(
+        patched.join("_rocm_runtime.py"),
+        package.join("_rocm_runtime.py"),
+    )
+    .unwrap();
 }
 
 /// The stand-in wheels of `family` for both platforms (libraries in `work`'s `dlls/`, `sos/`),
@@ -134,8 +143,8 @@ fn pin_stand_ins(family: &Family) -> Pinned {
 
 /// A scratch checkout with the stand-in pinned, the plan of `family` for one platform, and
 /// the ROCm inputs unpacked by the unpack step's code into the folders that plan reads.
-struct Staged {
-    work: tempfile::TempDir,
+pub(crate) struct Staged {
+    pub(crate) work: tempfile::TempDir,
     scratch: Scratch,
     plan: serde_json::Value,
     /// The plan's work folder (`target/xtask/<variant>@<ct2>/<platform>`).
@@ -243,7 +252,7 @@ impl Staged {
 /// Windows: pins the stand-in wheels of `family` into a scratch checkout, unpacks them where the plan
 /// reads them, writes what a build leaves, runs `bundle --variant` and checks the fat wheel
 /// and its report.
-fn bundle_windows(family: &Family) -> Bundled {
+pub(crate) fn bundle_windows(family: &Family) -> Bundled {
     let staged = Staged::new(family, Os::Windows);
     let dlls = staged.work.path().join("dlls");
     let deps = staged.base.join("deps");
@@ -268,7 +277,7 @@ fn bundle_windows(family: &Family) -> Bundled {
     let tree = staged.work.path().join("ct2-wheel");
     place("ctranslate2.dll", &tree.join("ctranslate2"));
     place(rocm10::EXT, &tree.join("ctranslate2"));
-    fs::write(tree.join("ctranslate2/__init__.py"), init_py()).unwrap();
+    write_python_package(staged.work.path(), &tree.join("ctranslate2"));
     assert!(
         staged.bundle_step()["wheel"]
             .as_str()
@@ -300,10 +309,10 @@ fn bundle_windows(family: &Family) -> Bundled {
         expected.insert(format!("ctranslate2/{dll}"));
     }
     for dll in rocm10::WINDOWS_CORE_CLOSURE {
-        expected.insert(format!("{CORE}/bin/{dll}"));
+        expected.insert(format!("{VENDORED}/bin/{dll}"));
     }
     for dll in rocm10::WINDOWS_LIBS_CLOSURE {
-        expected.insert(format!("{LIBS}/bin/{dll}"));
+        expected.insert(format!("{VENDORED}/bin/{dll}"));
     }
     let device = expected_device_files(family, plan);
     expected.extend(device.iter().cloned());
@@ -324,7 +333,10 @@ fn bundle_windows(family: &Family) -> Bundled {
         "hiprand.dll",
         "hipsolver.dll",
     ] {
-        assert!(!names.contains(&format!("{LIBS}/bin/{decoy}")), "{decoy}");
+        assert!(
+            !names.contains(&format!("{VENDORED}/bin/{decoy}")),
+            "{decoy}"
+        );
     }
     for left_out in [
         "hiprtc0715.dll",
@@ -332,7 +344,7 @@ fn bundle_windows(family: &Family) -> Bundled {
         "rocm-openblas.dll",
     ] {
         assert!(
-            !names.contains(&format!("{CORE}/bin/{left_out}")),
+            !names.contains(&format!("{VENDORED}/bin/{left_out}")),
             "{left_out}"
         );
     }
@@ -344,16 +356,17 @@ fn bundle_windows(family: &Family) -> Bundled {
         }
     }
     for target in family.targets {
-        let kpack = format!("{LIBS}/.kpack/blas_lib_{target}.kpack");
+        let kpack = format!("{VENDORED}/.kpack/blas_lib_{target}.kpack");
         assert!(names.contains(&kpack), "{kpack}");
         assert!(names.contains(&format!(
-            "{LIBS}/bin/rocblas/library/TensileLibrary_lazy_{target}.dat"
+            "{VENDORED}/bin/rocblas/library/TensileLibrary_lazy_{target}.dat"
         )));
     }
     assert!(
         !names.iter().any(|n| n.contains(".devel_links/")),
         "rocm-sdk init's manifests stay out"
     );
+    owns_its_folders(&names, family);
 
     // The report names each device wheel as the package of its files.
     let report = read_report(&dist);
@@ -375,8 +388,8 @@ fn bundle_windows(family: &Family) -> Bundled {
             "{path}: {package}"
         );
     }
-    assert!(package_of(&format!("{CORE}/bin/amdhip64_7.dll")).contains("rocm-sdk-core"));
-    assert!(package_of(&format!("{LIBS}/bin/rocblas.dll")).contains("rocm-sdk-libraries"));
+    assert!(package_of(&format!("{VENDORED}/bin/amdhip64_7.dll")).contains("rocm-sdk-core"));
+    assert!(package_of(&format!("{VENDORED}/bin/rocblas.dll")).contains("rocm-sdk-libraries"));
     let md = fs::read_to_string(dist.join("provenance.md")).unwrap();
     for target in family.targets {
         assert!(
@@ -422,7 +435,7 @@ fn expected_device_files(family: &Family, plan: &serde_json::Value) -> BTreeSet<
                 .iter()
                 .any(|d| from_input(d, &format!("device-{target}")) && d["glob"] == glob);
             if asked {
-                files.insert(format!("{LIBS}/{file}"));
+                files.insert(format!("{VENDORED}/{file}"));
             }
         }
     }
@@ -451,7 +464,7 @@ fn rdna3_bundles_its_closure_and_only_gfx1100_to_gfx1103_device_files() {
     let bundled = bundle_windows(rocm10::family("rocm-rdna3"));
     // hipBLASLt's Tensile files come with the family.
     assert!(bundled.names.contains(&format!(
-        "{LIBS}/bin/hipblaslt/library/TensileLibrary_lazy_gfx1100.dat"
+        "{VENDORED}/bin/hipblaslt/library/TensileLibrary_lazy_gfx1100.dat"
     )));
 }
 
@@ -478,18 +491,14 @@ fn unpack_without(wheel: &Path, site: &Path, left_out: Option<&str>) {
     }
 }
 
-/// NETWORK TEST (python.org's embeddable CPython, once into the shared cache): every family's
-/// fat wheel imported by the Windows CPython under wine, through the folders CTranslate2
-/// 4.8.4's `__init__.py` adds; with a DLL taken out, the import fails naming it.
+/// The tools the wine tests need (else they say why and skip), and python.org's Windows
+/// CPython 3.12 started under wine in a temporary folder.
 #[cfg(feature = "wine")]
-#[test]
-fn every_family_imports_in_the_windows_python_and_a_missing_dll_is_named() {
-    use ct2v_proof::winpython::{Session, wine::windows_path};
-    crate::needs_network!(&["files.pythonhosted.org:443"]);
+pub(crate) fn windows_python() -> Option<(tempfile::TempDir, ct2v_proof::winpython::Session)> {
     if !(mingw::available(true) && tools())
         || skip::missing_from_path("osslsigncode", "apt-get install osslsigncode")
     {
-        return;
+        return None;
     }
     let workspace = ct2v_support::workspace::Workspace::locate(
         Some(common::repo_root()),
@@ -501,98 +510,107 @@ fn every_family_imports_in_the_windows_python_and_a_missing_dll_is_named() {
         progress: false,
         ..Default::default()
     };
-    let session = Session::start(&workspace, "3.12", work.path(), &options).unwrap();
-    // `import ctranslate2`, then ctranslate2.dll's `probe_init` (the HIP runtime's run-time
-    // loads of amd_comgr.dll and rocm_kpack.dll), after loading `preload` (paths below
-    // site-packages) by full path as TheRock's `rocm_sdk.preload_libraries` does.
-    let import = |site: &Path, preload: &[&str]| {
-        let mut env = session.env();
-        env.insert("WINEDEBUG".into(), "err+module".into());
-        // The stand-in MSVCP140.dll, never wine's built-in one.
-        let overrides = env.get("WINEDLLOVERRIDES").cloned().unwrap_or_default();
-        env.insert(
-            "WINEDLLOVERRIDES".into(),
-            format!("{overrides};msvcp140=n")
-                .trim_start_matches(';')
-                .into(),
-        );
-        let preloads: Vec<String> = preload
-            .iter()
-            .map(|p| {
-                format!(
-                    "ctypes.CDLL(os.path.join(site, r'{}'))",
-                    p.replace('/', "\\")
-                )
-            })
-            .collect();
+    let session =
+        ct2v_proof::winpython::Session::start(&workspace, "3.12", work.path(), &options).unwrap();
+    Some((work, session))
+}
+
+/// The environment a script of `session` runs with: the loader's errors shown, and the
+/// stand-in MSVCP140.dll, never wine's built-in one.
+#[cfg(feature = "wine")]
+pub(crate) fn python_env(
+    session: &ct2v_proof::winpython::Session,
+) -> std::collections::BTreeMap<String, String> {
+    let mut env = session.env();
+    env.insert("WINEDEBUG".into(), "err+module".into());
+    let overrides = env.get("WINEDLLOVERRIDES").cloned().unwrap_or_default();
+    env.insert(
+        "WINEDLLOVERRIDES".into(),
+        format!("{overrides};msvcp140=n")
+            .trim_start_matches(';')
+            .into(),
+    );
+    env
+}
+
+/// `python -c script` of `session` under wine with `env`: its stdout and stderr.
+#[cfg(feature = "wine")]
+pub(crate) fn run_python(
+    session: &ct2v_proof::winpython::Session,
+    env: std::collections::BTreeMap<String, String>,
+    script: &str,
+) -> String {
+    let out = std::process::Command::new("wine")
+        .arg(session.python.python_exe())
+        .arg("-c")
+        .arg(script)
+        .envs(env)
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    common::stdout_and_stderr(&out)
+}
+
+/// NETWORK TEST (python.org's embeddable CPython, once into the shared cache): every family's
+/// fat wheel imported by the Windows CPython under wine, through the folders CTranslate2
+/// 4.8.4's `__init__.py` adds; with a DLL taken out, the import fails naming it.
+#[cfg(feature = "wine")]
+#[test]
+fn every_family_imports_in_the_windows_python_and_a_missing_dll_is_named() {
+    use ct2v_proof::winpython::wine::windows_path;
+    crate::needs_network!(&["files.pythonhosted.org:443"]);
+    let Some((work, session)) = windows_python() else {
+        return;
+    };
+    // `import ctranslate2` (the patched preamble preloads the HIP runtime, amd_comgr and
+    // rocm_kpack), then ctranslate2.dll's `probe_init` (the HIP runtime's run-time loads of
+    // amd_comgr.dll and rocm_kpack.dll, which succeed only once those are loaded).
+    let import = |site: &Path| {
+        let env = python_env(&session);
         let script = format!(
             "import sys, os, ctypes\n\
              site = r'{}'\n\
              sys.path.insert(0, site)\n\
              import ctranslate2\n\
              print('IMPORTED', flush=True)\n\
-             {}\n\
              status = ctypes.CDLL(os.path.join(site, 'ctranslate2', 'ctranslate2.dll')).probe_init()\n\
              print('PROBED', status, flush=True)\n",
             windows_path(site),
-            preloads.join("\n")
         );
-        let out = std::process::Command::new("wine")
-            .arg(session.python.python_exe())
-            .arg("-c")
-            .arg(script)
-            .envs(env)
-            .stdin(std::process::Stdio::null())
-            .output()
-            .unwrap();
-        let text = common::stdout_and_stderr(&out);
+        let text = run_python(&session, env, &script);
         let imported = text.lines().any(|l| l.trim() == "IMPORTED");
         let probed = text.lines().any(|l| l.trim() == "PROBED 0");
         (imported, probed, text)
     };
-    let forced = [
-        "_rocm_sdk_core/bin/amd_comgr.dll",
-        "_rocm_sdk_core/bin/rocm_kpack.dll",
-    ];
     let cases: [(&str, Option<(&str, &str)>); 5] = [
         ("rocm-rdna1", None),
         ("rocm-rdna2", None),
         // Imported by rocm_sdk_libraries/bin/hipblas.dll: wine's loader names it.
         (
             "rocm-rdna3",
-            Some(("_rocm_sdk_libraries/bin/rocblas.dll", "rocblas.dll")),
+            Some(("ctranslate2/_rocm/bin/rocblas.dll", "rocblas.dll")),
         ),
         ("rocm-rdna35", None),
         // Forced in by the variant, and imported by rocblas.dll.
         (
             "rocm-rdna4",
-            Some(("_rocm_sdk_core/bin/rocm_kpack.dll", "rocm_kpack.dll")),
+            Some(("ctranslate2/_rocm/bin/rocm_kpack.dll", "rocm_kpack.dll")),
         ),
     ];
     for (variant, broken) in cases {
         let bundled = bundle_windows(rocm10::family(variant));
         let site = work.path().join(format!("site-{variant}"));
         unpack_without(&bundled.fat, &site, None);
-        // The import: every DLL of the closure found through the folders __init__.py adds.
-        // The run-time loads: a plain LoadLibraryA("amd_comgr.dll") from amdhip64_7.dll does
-        // not search those folders (os.add_dll_directory serves imports and ctypes only), so
-        // it fails unless amd_comgr is loaded already; with it preloaded, it succeeds.
-        let (imported, probed, output) = import(&site, &[]);
-        assert!(imported, "{variant}: {output}");
-        assert!(!probed, "{variant}: {output}");
-        assert!(
-            output.contains("FAILED LoadLibraryA(amd_comgr.dll)"),
-            "{variant}: {output}"
-        );
-        let (imported, probed, output) = import(&site, &forced);
-        assert!(
-            imported && probed,
-            "{variant} with amd_comgr and rocm_kpack preloaded: {output}"
-        );
+        // The import: every DLL of the closure found in ctranslate2/_rocm/bin, the folder the
+        // patched __init__.py adds. The run-time loads: a plain LoadLibraryA("amd_comgr.dll")
+        // from amdhip64_7.dll does not search that folder (os.add_dll_directory serves imports
+        // and ctypes only); it succeeds because the preamble preloaded amd_comgr.
+        let (imported, probed, output) = import(&site);
+        assert!(imported && probed, "{variant}: {output}");
         if let Some((path, dll)) = broken {
             let site = work.path().join(format!("site-{variant}-without-{dll}"));
             unpack_without(&bundled.fat, &site, Some(path));
-            let (imported, _, output) = import(&site, &[]);
+            let (imported, _, output) = import(&site);
             assert!(!imported, "{variant} without {dll}: {output}");
             assert!(
                 output.contains(&format!("Library {dll} (")),
@@ -614,11 +632,23 @@ fn every_family_bundles_on_linux_and_loads_ldd_clean_in_a_venv() {
         return;
     }
     for family in &rocm10::FAMILIES {
-        bundle_linux(family);
+        let bundled = bundle_linux(family);
+        loads_ldd_clean_in_a_venv(&bundled, family);
     }
 }
 
-fn bundle_linux(family: &Family) {
+/// What [`bundle_linux`] leaves: the scratch checkout and its work folder, the fat wheel, and
+/// the name of `_ext` in it.
+pub(crate) struct LinuxBundled {
+    pub staged: Staged,
+    pub fat: PathBuf,
+    pub ext: &'static str,
+    names: BTreeSet<String>,
+}
+
+/// Linux: the stand-in wheels of `family` pinned and unpacked where the plan reads them, the
+/// build's prefix and wheel written, `bundle --variant` run; the fat wheel's files checked.
+pub(crate) fn bundle_linux(family: &Family) -> LinuxBundled {
     use std::process::Command;
     let staged = Staged::new(family, Os::Linux);
     let work = staged.work.path();
@@ -679,7 +709,7 @@ fn bundle_linux(family: &Family) {
         "libamdhip64.so.7",
         "librocm_kpack.so.0",
     ] {
-        expected.insert(format!("{CORE}/lib/{lib}"));
+        expected.insert(format!("{VENDORED}/lib/{lib}"));
     }
     for lib in [
         "libhipblas.so.3",
@@ -687,14 +717,14 @@ fn bundle_linux(family: &Family) {
         "librocblas.so.5",
         "librocsolver.so.0",
     ] {
-        expected.insert(format!("{LIBS}/lib/{lib}"));
+        expected.insert(format!("{VENDORED}/lib/{lib}"));
     }
     let got: BTreeSet<String> = libs.iter().map(|s| s.to_string()).collect();
     assert_eq!(got, expected, "{}: the closure, no decoy", family.variant);
     for target in family.targets {
         for file in [
-            format!("{LIBS}/.kpack/blas_lib_{target}.kpack"),
-            format!("{LIBS}/lib/rocblas/library/TensileLibrary_lazy_{target}.dat"),
+            format!("{VENDORED}/.kpack/blas_lib_{target}.kpack"),
+            format!("{VENDORED}/lib/rocblas/library/TensileLibrary_lazy_{target}.dat"),
         ] {
             assert!(names.contains(&file), "{file}");
         }
@@ -704,6 +734,82 @@ fn bundle_linux(family: &Family) {
             assert!(family.targets.contains(&t), "{name} in {}", family.variant);
         }
     }
+    owns_its_folders(&names, family);
+    runpaths_lead_to_the_vendored_folder(&fat, work, family);
+    LinuxBundled {
+        staged,
+        fat,
+        ext,
+        names,
+    }
+}
+
+/// No file of the fat wheel lies in a folder of another distribution: none under AMD's
+/// `_rocm_sdk_*` import packages, where pip would overwrite AMD's files and `pip uninstall`
+/// delete them; every file is in `ctranslate2/` or the wheel's own `.dist-info`.
+fn owns_its_folders(names: &BTreeSet<String>, family: &Family) {
+    for name in names {
+        let top = name.split('/').next().unwrap();
+        assert!(
+            top == "ctranslate2"
+                || (top.starts_with("ctranslate2-") && top.ends_with(".dist-info")),
+            "{}: {name} is outside the package's own folders",
+            family.variant
+        );
+        assert!(!name.contains("_rocm_sdk_"), "{}: {name}", family.variant);
+    }
+}
+
+/// Every library's RUNPATH leads into the wheel's own folders: libctranslate2 to
+/// `$ORIGIN/_rocm/lib`, the runtime's libraries to their own folder, none to AMD's packages;
+/// and none has an RPATH (which would outrank LD_LIBRARY_PATH).
+fn runpaths_lead_to_the_vendored_folder(fat: &Path, work: &Path, family: &Family) {
+    let tree = work.join("fat-unzipped");
+    unzip(fat, &tree);
+    let runpath = |path: &str| {
+        let info = ct2v_bundle::binary::read(&tree.join(path)).unwrap();
+        assert!(
+            info.rpath.is_empty(),
+            "{}: {path} {:?}",
+            family.variant,
+            info.rpath
+        );
+        for entry in &info.runpath {
+            assert!(
+                entry.starts_with("$ORIGIN") && !entry.contains("_rocm_sdk"),
+                "{}: {path} RUNPATH {entry}",
+                family.variant
+            );
+        }
+        info.runpath
+    };
+    assert_eq!(
+        runpath("ctranslate2/libctranslate2.so.4"),
+        ["$ORIGIN/_rocm/lib"],
+        "{}",
+        family.variant
+    );
+    assert_eq!(
+        runpath(&format!("{VENDORED}/lib/libhipblas.so.3")),
+        ["$ORIGIN"],
+        "{}",
+        family.variant
+    );
+    fs::remove_dir_all(&tree).unwrap();
+}
+
+/// The fat wheel's files in a fresh venv's site-packages: `_ext` loads and calls through the
+/// chain with no `LD_LIBRARY_PATH`, and `ldd` resolves every library inside the wheel or to
+/// the manylinux allow-list.
+fn loads_ldd_clean_in_a_venv(bundled: &LinuxBundled, family: &Family) {
+    use std::process::Command;
+    let (work, fat, ext) = (bundled.staged.work.path(), &bundled.fat, bundled.ext);
+    let libs: BTreeSet<&str> = bundled
+        .names
+        .iter()
+        .filter(|n| n.contains(".so") && !n.contains("/library/"))
+        .map(String::as_str)
+        .collect();
 
     // A fresh venv with the wheel's files in its site-packages (the host's Python, not 3.12:
     // `_ext` is loaded with ctypes, as the extension module's loader would load it).
@@ -718,7 +824,7 @@ fn bundle_linux(family: &Family) {
     )
     .unwrap();
     let site = PathBuf::from(site.trim());
-    unzip(&fat, &site);
+    unzip(fat, &site);
     let out = Command::new(venv.join("bin/python"))
         .arg("-c")
         .arg(format!(
@@ -763,7 +869,7 @@ fn bundle_linux(family: &Family) {
         "{} (Linux): fat wheel {} is {} bytes with {} files (stand-in files: says nothing of the real size)",
         family.variant,
         fat.file_name().unwrap().to_string_lossy(),
-        fs::metadata(&fat).unwrap().len(),
-        names.len()
+        fs::metadata(fat).unwrap().len(),
+        bundled.names.len()
     );
 }
