@@ -767,3 +767,73 @@ fn bundle_linux(family: &Family) {
         names.len()
     );
 }
+
+/// The device wheels (`device-<target>` inputs) a plan takes, and the hipBLASLt data entries.
+fn device_inputs_and_hipblaslt(plan: &serde_json::Value) -> (Vec<String>, Vec<String>) {
+    let devices = plan["inputs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|i| i["name"].as_str()?.strip_prefix("device-").map(str::to_string))
+        .collect();
+    let hipblaslt = common::plan_step(plan, "bundle")["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|d| d["glob"].as_str().unwrap().contains("/hipblaslt/library/"))
+        .map(|d| d["base"].as_str().unwrap().rsplit('/').next().unwrap().to_string())
+        .collect();
+    (devices, hipblaslt)
+}
+
+/// Target tables are per SDK: ROCm 10 (TheRock release/therock-10.0
+/// cmake/therock_amdgpu_targets.cmake) builds hipBLASLt for gfx1102, so its device wheel's
+/// hipBLASLt files are taken, and knows gfx1031/gfx1033/gfx1034, so the RDNA 2 family names
+/// reach them; the 7.2 variant keeps 7.2's table (no gfx1031 there).
+#[test]
+fn rocm10_families_follow_rocm10s_target_table_and_rocm72_its_own() {
+    let scratch = Scratch::new();
+    for platform in ["windows-x86_64", "linux-x86_64"] {
+        let rdna3 = plan(&scratch, "rocm-rdna3", platform);
+        let (devices, hipblaslt) = device_inputs_and_hipblaslt(&rdna3);
+        assert_eq!(devices, ["gfx1100", "gfx1101", "gfx1102", "gfx1103"]);
+        assert_eq!(
+            hipblaslt,
+            ["device-gfx1100", "device-gfx1101", "device-gfx1102", "device-gfx1103"],
+            "{platform}: gfx1102's hipBLASLt files are bundled for ROCm 10"
+        );
+    }
+    for (family, expected) in [
+        ("gfx103X-dgpu", &["gfx1030", "gfx1031", "gfx1032", "gfx1034"][..]),
+        ("gfx103X-igpu", &["gfx1033", "gfx1035", "gfx1036"][..]),
+        (
+            "gfx103X-all",
+            &["gfx1030", "gfx1031", "gfx1032", "gfx1033", "gfx1034", "gfx1035", "gfx1036"][..],
+        ),
+    ] {
+        let run = scratch.run(&common::plan_args(
+            "rocm-rdna2",
+            "linux-x86_64",
+            "3.12",
+            &["--ctranslate2", CT2, "--gpu-targets", family, "--json"],
+        ));
+        assert_eq!(run.code, 0, "{family}: {}", run.stderr);
+        let plan: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+        let (devices, hipblaslt) = device_inputs_and_hipblaslt(&plan);
+        let mut devices = devices;
+        devices.sort();
+        assert_eq!(devices, expected, "{family}");
+        assert!(hipblaslt.is_empty(), "{family}: no hipBLASLt for RDNA 2");
+    }
+    // ROCm 7.2's table has no gfx1031 or gfx1034: its gfx103X-dgpu is gfx1030 and gfx1032.
+    let run = scratch.run(&common::plan_args(
+        "rocm",
+        "windows-x86_64",
+        "3.12",
+        &["--gpu-targets", "gfx103X-dgpu", "--json"],
+    ));
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let plan: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+    let notes = plan["notes"].to_string();
+    assert!(notes.contains("gfx103X-dgpu: gfx1032 left out"), "{notes}");
+}

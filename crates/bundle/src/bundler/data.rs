@@ -102,7 +102,9 @@ pub(crate) fn select_tree(
         let library = library_name(&dir);
         let missing: Vec<&String> = wanted
             .iter()
-            .filter(|t| !found.contains(*t) && !gpu_targets::excluded(t, &library))
+            // Only variants that repackage a ROCm 7.2 tree filter by target (device wheels hold
+            // one target each and are taken whole), so 7.2's exclusions apply.
+            .filter(|t| !found.contains(*t) && !gpu_targets::ROCM_7_2.excluded(t, &library))
             .collect();
         if let Some(first) = missing.first() {
             let has: Vec<&str> = found.iter().map(String::as_str).collect();
