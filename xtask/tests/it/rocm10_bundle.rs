@@ -282,7 +282,6 @@ fn bundle_windows(family: &Family) -> Bundled {
     // The bundle step.
     let fat = staged.bundle(&[]);
     let dist = staged.dist();
-    let plan = &staged.plan;
     let names = zip_names(&fat);
     assert_eq!(
         ct2v_bundle::wheel::check_record(&fat).unwrap(),
@@ -305,8 +304,13 @@ fn bundle_windows(family: &Family) -> Bundled {
     for dll in rocm10::WINDOWS_LIBS_CLOSURE {
         expected.insert(format!("{LIBS}/bin/{dll}"));
     }
-    let device = expected_device_files(family, plan);
+    let device = expected_device_files(family, Os::Windows);
     expected.extend(device.iter().cloned());
+    let arch_less: Vec<String> = rocm10::arch_less_tensile_files(Os::Windows)
+        .iter()
+        .map(|f| format!("{LIBS}/{f}"))
+        .collect();
+    expected.extend(arch_less.iter().cloned());
     let got: BTreeSet<String> = names
         .iter()
         .filter(|n| !n.contains(".dist-info/"))
@@ -354,6 +358,7 @@ fn bundle_windows(family: &Family) -> Bundled {
         !names.iter().any(|n| n.contains(".devel_links/")),
         "rocm-sdk init's manifests stay out"
     );
+    assert_only_the_closures_kernels(family, &names, Os::Windows);
 
     // The report names each device wheel as the package of its files.
     let report = read_report(&dist);
@@ -375,6 +380,10 @@ fn bundle_windows(family: &Family) -> Bundled {
             "{path}: {package}"
         );
     }
+    for path in &arch_less {
+        assert!(package_of(path).contains("rocm-sdk-libraries"), "{path}");
+    }
+    assert_sizes_by_library(family, &report, Os::Windows);
     assert!(package_of(&format!("{CORE}/bin/amdhip64_7.dll")).contains("rocm-sdk-core"));
     assert!(package_of(&format!("{LIBS}/bin/rocblas.dll")).contains("rocm-sdk-libraries"));
     let md = fs::read_to_string(dist.join("provenance.md")).unwrap();
@@ -398,35 +407,85 @@ fn bundle_windows(family: &Family) -> Bundled {
     }
 }
 
-/// Whether a bundle data entry of the plan takes its files from input `input` (unpacked in
-/// the work folder's `deps/<input>`).
-fn from_input(data: &serde_json::Value, input: &str) -> bool {
-    data["base"]
-        .as_str()
-        .is_some_and(|base| base.ends_with(&format!("/deps/{input}")))
-}
-
-/// The device files the variant's data entries take: every file of each target's device
-/// wheel below the folders the entries name (hipBLASLt's only where the plan has an entry for
-/// that target's wheel: the tool leaves it out where it believes TheRock does not build it).
-fn expected_device_files(family: &Family, plan: &serde_json::Value) -> BTreeSet<String> {
-    let data = common::plan_step(plan, "bundle")["data"]
-        .as_array()
-        .unwrap();
+/// The device-wheel files the bundle must take: each target's files the closure loads (the
+/// blas archive, rocBLAS's and hipBLASLt's Tensile files, by the stand-in's own account, not
+/// the plan's), none of the archives of libraries CTranslate2 never loads.
+fn expected_device_files(family: &Family, os: Os) -> BTreeSet<String> {
     let mut files = BTreeSet::new();
     for target in family.targets {
-        for file in rocm10::device_files(target, Os::Windows) {
-            let folder = file.rsplit_once('/').unwrap().0;
-            let glob = format!("{LIBS}/{folder}/*");
-            let asked = data
-                .iter()
-                .any(|d| from_input(d, &format!("device-{target}")) && d["glob"] == glob);
-            if asked {
-                files.insert(format!("{LIBS}/{file}"));
+        for file in rocm10::device_files(target, os) {
+            if file.loaded {
+                files.insert(format!("{LIBS}/{}", file.path));
             }
         }
     }
     files
+}
+
+/// Only the closure's kernels: per target the blas archive, no fft/rand/miopen/rccl/
+/// hipkernelprovider archive, no MIOpen database or hipDNN arch content, no `.kpm`; every
+/// arch-less Tensile file of the libraries wheel.
+fn assert_only_the_closures_kernels(family: &Family, names: &BTreeSet<String>, os: Os) {
+    for target in family.targets {
+        for file in rocm10::device_files(target, os) {
+            let path = format!("{LIBS}/{}", file.path);
+            assert_eq!(
+                names.contains(&path),
+                file.loaded,
+                "{}: {path} bundled iff the closure loads it",
+                family.variant
+            );
+        }
+    }
+    for file in rocm10::arch_less_tensile_files(os) {
+        assert!(names.contains(&format!("{LIBS}/{file}")), "{file}");
+    }
+    assert!(
+        !names.iter().any(|n| n.ends_with(".kpm")),
+        "the loader reads no manifest: {names:?}"
+    );
+}
+
+/// The report's size by library: the blas archive, rocBLAS's Tensile files (and hipBLASLt's
+/// where TheRock builds it) at the stand-in's sizes, summed over the family's targets; no
+/// other archive. Prints the row docs/variants.md's size table is made of.
+fn assert_sizes_by_library(family: &Family, report: &serde_json::Value, os: Os) {
+    let by_library = &report["library_bytes"];
+    let mut expected: std::collections::BTreeMap<String, u64> = Default::default();
+    for target in family.targets {
+        for file in rocm10::device_files(target, os).into_iter().filter(|f| f.loaded) {
+            let key = ct2v_bundle::bundler::report::library_of(&format!("{LIBS}/{}", file.path));
+            *expected.entry(key).or_default() += file.real_bytes / rocm10::SCALE;
+        }
+    }
+    let arch_less = rocm10::arch_less_tensile_files(os).len() as u64;
+    *expected.entry("rocblas (Tensile)".into()).or_default() +=
+        arch_less * rocm10::ARCH_LESS_REAL_BYTES / rocm10::SCALE;
+    for (library, bytes) in &expected {
+        assert_eq!(
+            by_library[library].as_u64(),
+            Some(*bytes),
+            "{}: {library} in {by_library}",
+            family.variant
+        );
+    }
+    for artifact in ["fft", "rand", "miopen", "rccl", "hipkernelprovider"] {
+        assert!(by_library.get(format!("{artifact} (.kpack)")).is_none(), "{by_library}");
+    }
+    let device: u64 = expected.values().sum();
+    eprintln!(
+        "SIZE {} {:?}: device data {} stand-in bytes = {:.0} MB real at 1:{} ({})",
+        family.variant,
+        os,
+        device,
+        (device * rocm10::SCALE) as f64 / 1e6,
+        rocm10::SCALE,
+        expected
+            .iter()
+            .map(|(l, b)| format!("{l} {:.1} MB", (b * rocm10::SCALE) as f64 / 1e6))
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
 }
 
 #[test]
@@ -449,10 +508,12 @@ fn rdna3_bundles_its_closure_and_only_gfx1100_to_gfx1103_device_files() {
         return;
     }
     let bundled = bundle_windows(rocm10::family("rocm-rdna3"));
-    // hipBLASLt's Tensile files come with the family.
-    assert!(bundled.names.contains(&format!(
-        "{LIBS}/bin/hipblaslt/library/TensileLibrary_lazy_gfx1100.dat"
-    )));
+    // hipBLASLt's Tensile files come with the family, gfx1102's too (ROCm 10 builds them).
+    for target in ["gfx1100", "gfx1102"] {
+        assert!(bundled.names.contains(&format!(
+            "{LIBS}/bin/hipblaslt/library/TensileLiteLibrary_lazy_{target}_Mapping.dat"
+        )));
+    }
 }
 
 #[test]
@@ -704,6 +765,8 @@ fn bundle_linux(family: &Family) {
             assert!(family.targets.contains(&t), "{name} in {}", family.variant);
         }
     }
+    assert_only_the_closures_kernels(family, &names, Os::Linux);
+    assert_sizes_by_library(family, &read_report(&staged.dist()), Os::Linux);
 
     // A fresh venv with the wheel's files in its site-packages (the host's Python, not 3.12:
     // `_ext` is loaded with ctypes, as the extension module's loader would load it).

@@ -115,8 +115,8 @@ fn search(
 }
 
 /// One entry, or with `from = "device-wheels"` one per device wheel input (`device-<target>`).
-/// A device wheel holds its one target's files, so its entries take all they match (no
-/// `filter`); the library the SDK's TheRock release does not build for a target (`table`:
+/// A device wheel holds its one target's files, so its entries need no `gpu-targets` filter
+/// (`closure` keeps only the kernel archives of the closure's libraries); the library the SDK's TheRock release does not build for a target (`table`:
 /// hipBLASLt for RDNA 2, …) is not asked of that target's wheel.
 fn data(
     files: &Files,
@@ -148,7 +148,7 @@ fn data(
             from: LibrarySource::Input(name.clone()),
             glob: glob.clone(),
             dest: dest.clone(),
-            filter: None,
+            filter: d.filter,
         })
         .collect())
 }
