@@ -123,7 +123,10 @@ pub const ROCM_10_0: Table = Table {
                 "gfx1030", "gfx1031", "gfx1032", "gfx1033", "gfx1034", "gfx1035", "gfx1036",
             ],
         ),
-        ("gfx103X-dgpu", &["gfx1030", "gfx1031", "gfx1032", "gfx1034"]),
+        (
+            "gfx103X-dgpu",
+            &["gfx1030", "gfx1031", "gfx1032", "gfx1034"],
+        ),
         ("gfx103X-igpu", &["gfx1033", "gfx1035", "gfx1036"]),
         ("gfx110X-all", &["gfx1100", "gfx1101", "gfx1102", "gfx1103"]),
         ("gfx110X-dgpu", &["gfx1100", "gfx1101", "gfx1102"]),
@@ -138,10 +141,10 @@ pub const ROCM_10_0: Table = Table {
         ("gfx125X-dcgpu", &["gfx1250"]),
     ],
     targets: &[
-        "gfx900", "gfx90c", "gfx906", "gfx908", "gfx90a", "gfx942", "gfx950", "gfx1010",
-        "gfx1011", "gfx1012", "gfx1030", "gfx1031", "gfx1032", "gfx1033", "gfx1034", "gfx1035",
-        "gfx1036", "gfx1100", "gfx1101", "gfx1102", "gfx1103", "gfx1150", "gfx1151", "gfx1152",
-        "gfx1153", "gfx1200", "gfx1201", "gfx1250",
+        "gfx900", "gfx90c", "gfx906", "gfx908", "gfx90a", "gfx942", "gfx950", "gfx1010", "gfx1011",
+        "gfx1012", "gfx1030", "gfx1031", "gfx1032", "gfx1033", "gfx1034", "gfx1035", "gfx1036",
+        "gfx1100", "gfx1101", "gfx1102", "gfx1103", "gfx1150", "gfx1151", "gfx1152", "gfx1153",
+        "gfx1200", "gfx1201", "gfx1250",
     ],
     excluded: &[
         (
@@ -184,9 +187,7 @@ impl Table {
         if let Some((_, targets)) = self.families.iter().find(|(f, _)| *f == name) {
             return Some(targets.iter().map(|t| t.to_string()).collect());
         }
-        self.targets
-            .contains(&name)
-            .then(|| vec![name.to_string()])
+        self.targets.contains(&name).then(|| vec![name.to_string()])
     }
 
     /// Every family name and target, for [`closest`].
@@ -266,8 +267,16 @@ mod tests {
         assert_eq!(t.family("gfx103X-dgpu").unwrap(), ["gfx1030", "gfx1032"]);
         assert_eq!(t.family("gfx120X-all").unwrap(), ["gfx1200", "gfx1201"]);
         assert_eq!(t.family("gfx1151").unwrap(), ["gfx1151"]);
-        assert!(t.family("dgpu-all").unwrap().contains(&"gfx1201".to_string()));
-        assert!(!t.family("igpu-all").unwrap().contains(&"gfx1035".to_string()));
+        assert!(
+            t.family("dgpu-all")
+                .unwrap()
+                .contains(&"gfx1201".to_string())
+        );
+        assert!(
+            !t.family("igpu-all")
+                .unwrap()
+                .contains(&"gfx1035".to_string())
+        );
         assert!(t.family("custom").is_none(), "a bundle name, not a family");
         assert!(t.family("gfx110X").is_none(), "not a name TheRock defines");
     }
@@ -278,17 +287,30 @@ mod tests {
         assert_eq!(t.name, "TheRock 10.0");
         assert_eq!(
             t.family("gfx103X-all").unwrap(),
-            ["gfx1030", "gfx1031", "gfx1032", "gfx1033", "gfx1034", "gfx1035", "gfx1036"]
+            [
+                "gfx1030", "gfx1031", "gfx1032", "gfx1033", "gfx1034", "gfx1035", "gfx1036"
+            ]
         );
         assert_eq!(
             t.family("gfx103X-dgpu").unwrap(),
             ["gfx1030", "gfx1031", "gfx1032", "gfx1034"]
         );
         assert_eq!(t.family("gfx1033").unwrap(), ["gfx1033"]);
-        assert!(t.family("igpu-all").unwrap().contains(&"gfx1035".to_string()));
-        assert!(t.family("igpu-all").unwrap().contains(&"gfx1033".to_string()));
+        assert!(
+            t.family("igpu-all")
+                .unwrap()
+                .contains(&"gfx1035".to_string())
+        );
+        assert!(
+            t.family("igpu-all")
+                .unwrap()
+                .contains(&"gfx1033".to_string())
+        );
         for gone in ["gfx1031", "gfx1033", "gfx1034"] {
-            assert!(ROCM_7_2.family(gone).is_none(), "{gone} is not in 7.2's table");
+            assert!(
+                ROCM_7_2.family(gone).is_none(),
+                "{gone} is not in 7.2's table"
+            );
         }
         assert_eq!(Table::for_sdk(Some("7.2")).name, "TheRock 7.2");
         assert_eq!(Table::for_sdk(None).name, "TheRock 7.2");
@@ -321,7 +343,11 @@ mod tests {
             }
             for (library, targets) in table.excluded {
                 for t in *targets {
-                    assert!(table.targets.contains(t), "{t} of {library} in {}", table.name);
+                    assert!(
+                        table.targets.contains(t),
+                        "{t} of {library} in {}",
+                        table.name
+                    );
                 }
             }
         }

@@ -61,9 +61,7 @@ pub fn library_stem(file_name: &str) -> String {
     };
     let base = base.strip_prefix("lib").unwrap_or(base);
     let trimmed = match base.rsplit_once(['_', '-']) {
-        Some((head, tail)) if !tail.is_empty() && tail.bytes().all(|b| b.is_ascii_digit()) => {
-            head
-        }
+        Some((head, tail)) if !tail.is_empty() && tail.bytes().all(|b| b.is_ascii_digit()) => head,
         _ => base,
     };
     trimmed.to_string()

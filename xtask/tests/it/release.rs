@@ -1010,13 +1010,24 @@ fn an_asset_of_2_gib_or_more_is_refused_before_anything_is_written() {
             "2147483648 bytes".to_string(),
             "GitHub".to_string(),
         ] {
-            assert!(run.stderr.contains(&needle), "{what}: `{needle}` in {}", run.stderr);
+            assert!(
+                run.stderr.contains(&needle),
+                "{what}: `{needle}` in {}",
+                run.stderr
+            );
         }
         assert!(!out.exists(), "{what}: nothing written");
         let leftovers: Vec<_> = fs::read_dir(out.parent().unwrap())
             .map(|d| d.flatten().map(|e| e.file_name()).collect())
             .unwrap_or_default();
-        assert!(leftovers.is_empty(), "{what}: no staging left: {leftovers:?}");
-        assert_eq!(fs::metadata(&file).unwrap().len(), size, "{what}: untouched");
+        assert!(
+            leftovers.is_empty(),
+            "{what}: no staging left: {leftovers:?}"
+        );
+        assert_eq!(
+            fs::metadata(&file).unwrap().len(),
+            size,
+            "{what}: untouched"
+        );
     }
 }

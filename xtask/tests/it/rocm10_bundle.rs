@@ -453,7 +453,10 @@ fn assert_sizes_by_library(family: &Family, report: &serde_json::Value, os: Os) 
     let by_library = &report["library_bytes"];
     let mut expected: std::collections::BTreeMap<String, u64> = Default::default();
     for target in family.targets {
-        for file in rocm10::device_files(target, os).into_iter().filter(|f| f.loaded) {
+        for file in rocm10::device_files(target, os)
+            .into_iter()
+            .filter(|f| f.loaded)
+        {
             let key = match file.path.as_str() {
                 p if p.starts_with(".kpack/") => "blas (.kpack)",
                 p if p.contains("/rocblas/") => "rocblas (Tensile)",
@@ -474,7 +477,10 @@ fn assert_sizes_by_library(family: &Family, report: &serde_json::Value, os: Os) 
         );
     }
     for artifact in ["fft", "rand", "miopen", "rccl", "hipkernelprovider"] {
-        assert!(by_library.get(format!("{artifact} (.kpack)")).is_none(), "{by_library}");
+        assert!(
+            by_library.get(format!("{artifact} (.kpack)")).is_none(),
+            "{by_library}"
+        );
     }
     let device: u64 = expected.values().sum();
     eprintln!(
@@ -841,14 +847,27 @@ fn device_inputs_and_hipblaslt(plan: &serde_json::Value) -> (Vec<String>, Vec<St
         .as_array()
         .unwrap()
         .iter()
-        .filter_map(|i| i["name"].as_str()?.strip_prefix("device-").map(str::to_string))
+        .filter_map(|i| {
+            i["name"]
+                .as_str()?
+                .strip_prefix("device-")
+                .map(str::to_string)
+        })
         .collect();
     let hipblaslt = common::plan_step(plan, "bundle")["data"]
         .as_array()
         .unwrap()
         .iter()
         .filter(|d| d["glob"].as_str().unwrap().contains("/hipblaslt/library/"))
-        .map(|d| d["base"].as_str().unwrap().rsplit('/').next().unwrap().to_string())
+        .map(|d| {
+            d["base"]
+                .as_str()
+                .unwrap()
+                .rsplit('/')
+                .next()
+                .unwrap()
+                .to_string()
+        })
         .collect();
     (devices, hipblaslt)
 }
@@ -866,16 +885,26 @@ fn rocm10_families_follow_rocm10s_target_table_and_rocm72_its_own() {
         assert_eq!(devices, ["gfx1100", "gfx1101", "gfx1102", "gfx1103"]);
         assert_eq!(
             hipblaslt,
-            ["device-gfx1100", "device-gfx1101", "device-gfx1102", "device-gfx1103"],
+            [
+                "device-gfx1100",
+                "device-gfx1101",
+                "device-gfx1102",
+                "device-gfx1103"
+            ],
             "{platform}: gfx1102's hipBLASLt files are bundled for ROCm 10"
         );
     }
     for (family, expected) in [
-        ("gfx103X-dgpu", &["gfx1030", "gfx1031", "gfx1032", "gfx1034"][..]),
+        (
+            "gfx103X-dgpu",
+            &["gfx1030", "gfx1031", "gfx1032", "gfx1034"][..],
+        ),
         ("gfx103X-igpu", &["gfx1033", "gfx1035", "gfx1036"][..]),
         (
             "gfx103X-all",
-            &["gfx1030", "gfx1031", "gfx1032", "gfx1033", "gfx1034", "gfx1035", "gfx1036"][..],
+            &[
+                "gfx1030", "gfx1031", "gfx1032", "gfx1033", "gfx1034", "gfx1035", "gfx1036",
+            ][..],
         ),
     ] {
         let run = scratch.run(&common::plan_args(

@@ -324,7 +324,10 @@ mod tests {
     #[test]
     fn files_count_under_their_library() {
         for (path, library) in [
-            ("_rocm_sdk_libraries/.kpack/blas_lib_gfx1100.kpack", "blas (.kpack)"),
+            (
+                "_rocm_sdk_libraries/.kpack/blas_lib_gfx1100.kpack",
+                "blas (.kpack)",
+            ),
             (
                 "_rocm_sdk_libraries/bin/rocblas/library/TensileLibrary_lazy_gfx1100.dat",
                 "rocblas (Tensile)",

@@ -45,7 +45,11 @@ mod tests {
         assert!(check(&file).is_ok());
         f.set_len(LIMIT).unwrap();
         let err = check(&file).unwrap_err();
-        assert!(err.message.contains("2147483648 bytes (2.0 GiB)"), "{}", err.message);
+        assert!(
+            err.message.contains("2147483648 bytes (2.0 GiB)"),
+            "{}",
+            err.message
+        );
         assert!(check(&dir.path().join("absent")).is_ok());
         assert!(check(dir.path()).is_ok(), "a folder is no asset");
     }

@@ -294,9 +294,9 @@ fn write(path: &Path, data: &[u8]) {
 /// the fat wheel's size follows the files' sizes.
 fn device_data(what: &str, len: u64) -> Vec<u8> {
     let mut data = format!("stand-in device code: {what}\n").into_bytes();
-    let mut x: u64 = what
-        .bytes()
-        .fold(0x9E37_79B9_7F4A_7C15, |h, b| (h ^ u64::from(b)).wrapping_mul(0x100_0000_01B3));
+    let mut x: u64 = what.bytes().fold(0x9E37_79B9_7F4A_7C15, |h, b| {
+        (h ^ u64::from(b)).wrapping_mul(0x100_0000_01B3)
+    });
     while (data.len() as u64) < len {
         x ^= x << 13;
         x ^= x >> 7;
@@ -356,9 +356,19 @@ pub fn device_files(target: &str, os: Os) -> Vec<DeviceFile> {
     let mut files: Vec<DeviceFile> = KPACK_ARTIFACTS
         .iter()
         .filter(|(a, _)| *a != "rccl" || therock_builds_rccl(target, os))
-        .map(|(a, bytes)| file(format!(".kpack/{a}_lib_{target}.kpack"), *bytes, *a == "blas"))
+        .map(|(a, bytes)| {
+            file(
+                format!(".kpack/{a}_lib_{target}.kpack"),
+                *bytes,
+                *a == "blas",
+            )
+        })
         .collect();
-    files.push(file(format!("share/miopen/db/{target}.kdb"), 10_000_000, false));
+    files.push(file(
+        format!("share/miopen/db/{target}.kdb"),
+        10_000_000,
+        false,
+    ));
     files.push(file(
         format!("{dir}/hipdnn_plugins/engines/arch_content/hipkernelprovider/{target}/kernels.co"),
         2_000_000,
