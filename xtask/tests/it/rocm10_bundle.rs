@@ -244,6 +244,13 @@ impl Staged {
 /// reads them, writes what a build leaves, runs `bundle --variant` and checks the fat wheel
 /// and its report.
 fn bundle_windows(family: &Family) -> Bundled {
+    let (staged, input_files) = prepare_windows(family);
+    bundled_windows(family, staged, &input_files)
+}
+
+/// The Windows stand-ins of `family` staged where the plan reads them, with what a build
+/// leaves (the prefix, the CPU side's DLLs, the CTranslate2 wheel); returns the wheel's files.
+fn prepare_windows(family: &Family) -> (Staged, BTreeSet<String>) {
     let staged = Staged::new(family, Os::Windows);
     let dlls = staged.work.path().join("dlls");
     let deps = staged.base.join("deps");
@@ -278,7 +285,11 @@ fn bundle_windows(family: &Family) -> Bundled {
         staged.bundle_step()["wheel"]
     );
     let input_files = staged.ct2_wheel(&tree, "cp312-cp312-win_amd64");
+    (staged, input_files)
+}
 
+/// `bundle --variant` of the staged `family`, and the checks of the fat wheel and its report.
+fn bundled_windows(family: &Family, staged: Staged, input_files: &BTreeSet<String>) -> Bundled {
     // The bundle step.
     let fat = staged.bundle(&[]);
     let dist = staged.dist();
@@ -932,4 +943,57 @@ fn rocm10_families_follow_rocm10s_target_table_and_rocm72_its_own() {
     let plan: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
     let notes = plan["notes"].to_string();
     assert!(notes.contains("gfx103X-dgpu: gfx1032 left out"), "{notes}");
+}
+
+/// A device wheel whose `.kpack/` holds an archive of an artifact the bundle's table does not
+/// map to libraries (a newer TheRock's), or a file that is no archive, stops the bundle with
+/// exit 2 naming the file: it may hold code a bundled library loads, so it is neither taken
+/// nor dropped by guess. Nothing is written.
+#[test]
+fn an_archive_the_table_does_not_know_stops_the_bundle_naming_it() {
+    if !tools() {
+        return;
+    }
+    let family = rocm10::family("rocm-rdna4");
+    let (staged, _) = prepare_windows(family);
+    let kpack = staged
+        .base
+        .join("deps/device-gfx1201")
+        .join(LIBS)
+        .join(".kpack");
+    for (name, needle) in [
+        ("hipsparselt2_lib_gfx1201.kpack", "artifact `hipsparselt2`"),
+        ("README.txt", "is not a TheRock kernel archive"),
+    ] {
+        let file = kpack.join(name);
+        fs::write(&file, "unknown").unwrap();
+        let run = staged.scratch.run(&[
+            "bundle",
+            "--variant",
+            family.variant,
+            "--platform",
+            "windows-x86_64",
+            "--python",
+            "3.12",
+            "--ctranslate2",
+            CT2,
+        ]);
+        assert_eq!(run.code, 2, "{name}: {}", run.stderr);
+        for expected in [name, needle, "nothing was written"] {
+            assert!(
+                run.stderr.contains(expected),
+                "{name}: `{expected}` in {}",
+                run.stderr
+            );
+        }
+        let wheels = fs::read_dir(staged.dist())
+            .map(|d| {
+                d.flatten()
+                    .filter(|e| e.path().extension().is_some_and(|x| x == "whl"))
+                    .count()
+            })
+            .unwrap_or(0);
+        assert_eq!(wheels, 0, "{name}: no fat wheel");
+        fs::remove_file(&file).unwrap();
+    }
 }
