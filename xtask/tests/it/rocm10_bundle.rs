@@ -10,8 +10,10 @@
 //! SONAMEs and DT_NEEDED), loaded from a fresh venv with no `LD_LIBRARY_PATH`, and checked
 //! `ldd`-clean.
 //!
-//! The stand-in files are a few KiB each: the fat wheel sizes printed say nothing of the
-//! real ones (a real `blas_lib_gfx1201.kpack` alone is ~43 MB).
+//! The stand-in's device files are 1/1000 of a size model with the real wheel's proportions
+//! (common/rocm10.rs `device_files`): the `SIZE` lines printed are the family's device data
+//! at real scale, the figures of docs/variants.md's size table. Its host libraries are not to
+//! scale.
 
 use crate::common;
 
