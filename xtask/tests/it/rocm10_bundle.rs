@@ -363,9 +363,6 @@ fn bundled_windows(family: &Family, staged: Staged, input_files: &BTreeSet<Strin
     for target in family.targets {
         let kpack = format!("{LIBS}/.kpack/blas_lib_{target}.kpack");
         assert!(names.contains(&kpack), "{kpack}");
-        assert!(names.contains(&format!(
-            "{LIBS}/bin/rocblas/library/TensileLibrary_lazy_{target}.dat"
-        )));
     }
     assert!(
         !names.iter().any(|n| n.contains(".devel_links/")),
@@ -776,12 +773,8 @@ fn bundle_linux(family: &Family) {
     let got: BTreeSet<String> = libs.iter().map(|s| s.to_string()).collect();
     assert_eq!(got, expected, "{}: the closure, no decoy", family.variant);
     for target in family.targets {
-        for file in [
-            format!("{LIBS}/.kpack/blas_lib_{target}.kpack"),
-            format!("{LIBS}/lib/rocblas/library/TensileLibrary_lazy_{target}.dat"),
-        ] {
-            assert!(names.contains(&file), "{file}");
-        }
+        let file = format!("{LIBS}/.kpack/blas_lib_{target}.kpack");
+        assert!(names.contains(&file), "{file}");
     }
     for name in &names {
         for t in ct2v_bundle::gpu_targets::targets_in(name) {

@@ -336,8 +336,8 @@ pub struct DeviceFile {
 /// The device files of `target` in its device wheel, relative to `_rocm_sdk_libraries/`:
 /// every target-specific archive of the device filter, MIOpen's per-arch database and hipDNN's
 /// kernel provider's arch content (what the bundle must leave out), rocBLAS's and hipBLASLt's
-/// per-target Tensile files (flat `library/` layout, per-arch fallback and hipBLASLt mapping
-/// names as rocm-libraries#6840 writes them; not verified for 10.0).
+/// per-target Tensile files (per-arch fallback and hipBLASLt mapping names as
+/// rocm-libraries#6840 writes them, flat or in `library/<target>/`; not verified for 10.0).
 ///
 /// Sizes, a model in real bytes: a whole device wheel is ~378 MB (third-party: a Windows
 /// `rocm-sdk-device-gfx1200` 10.0.0 of 377,648,520 bytes). Of it: blas archive 43 MB
@@ -374,7 +374,13 @@ pub fn device_files(target: &str, os: Os) -> Vec<DeviceFile> {
         2_000_000,
         false,
     ));
-    let rocblas = format!("{dir}/rocblas/library");
+    // RDNA 3.5's Tensile files in per-target folders (`library/<target>/`), as a third party
+    // reports TheRock 7.14 laying them out; the others flat. Both layouts are then bundled.
+    let library = |lib: &str| match target.starts_with("gfx115") {
+        true => format!("{dir}/{lib}/library/{target}"),
+        false => format!("{dir}/{lib}/library"),
+    };
+    let rocblas = library("rocblas");
     files.push(file(
         format!("{rocblas}/TensileLibrary_lazy_{target}.dat"),
         500_000,
@@ -396,7 +402,7 @@ pub fn device_files(target: &str, os: Os) -> Vec<DeviceFile> {
         true,
     ));
     if therock_builds_hipblaslt(target) {
-        let hipblaslt = format!("{dir}/hipblaslt/library");
+        let hipblaslt = library("hipblaslt");
         files.push(file(
             format!("{hipblaslt}/TensileLiteLibrary_lazy_{target}_Mapping.dat"),
             2_000_000,
