@@ -370,7 +370,9 @@ pub fn device_files(target: &str, os: Os) -> Vec<DeviceFile> {
         false,
     ));
     files.push(file(
-        format!("{dir}/hipdnn_plugins/engines/arch_content/hipkernelprovider/{target}/kernels.co"),
+        format!(
+            "{dir}/hipdnn_plugins/engines/arch_content/hip-kernel-provider/{target}/kernels.co"
+        ),
         2_000_000,
         false,
     ));
@@ -401,6 +403,11 @@ pub fn device_files(target: &str, os: Os) -> Vec<DeviceFile> {
         100_000,
         true,
     ));
+    if target.starts_with("gfx115") {
+        // In a per-target folder the splitter moves every file, whatever its name
+        // (database_handlers.py `_TensileHandler`: "any file underneath is accepted").
+        files.push(file(format!("{rocblas}/TensileManifest.txt"), 1_000, true));
+    }
     if therock_builds_hipblaslt(target) {
         let hipblaslt = library("hipblaslt");
         files.push(file(
