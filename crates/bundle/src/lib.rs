@@ -6,4 +6,5 @@ pub mod binary;
 pub mod bundler;
 pub mod checksums;
 pub mod gpu_targets;
+pub mod kpack;
 pub mod wheel;

@@ -974,3 +974,60 @@ fn a_partial_release_publishes_the_complete_variants_and_a_rerun_adds_the_rest()
         none.stderr
     );
 }
+
+/// GitHub refuses a release asset of 2 GiB or more ("each file … must be under 2 GiB", GitHub's
+/// documentation, "About releases"): `release` refuses it first, exit 2, naming the file, its
+/// size and the limit, before anything is written. The files are sparse (`set_len`): no 2 GiB
+/// of data is ever written.
+#[test]
+fn an_asset_of_2_gib_or_more_is_refused_before_anything_is_written() {
+    const LIMIT: u64 = 2_147_483_648;
+    let cases: [(&str, u64); 3] = [
+        ("wheel", LIMIT + LIMIT / 20), // 2.1 GiB
+        ("provenance.json", LIMIT),    // exactly the limit: not under it
+        ("provenance.md", LIMIT + 1),
+    ];
+    for (what, size) in cases {
+        let scratch = Scratch::new();
+        let wheel = fake_build(&scratch, "3.12");
+        let dist = wheel.parent().unwrap().to_path_buf();
+        let file = match what {
+            "wheel" => wheel.clone(),
+            name => dist.join(name),
+        };
+        fs::OpenOptions::new()
+            .write(true)
+            .open(&file)
+            .unwrap()
+            .set_len(size)
+            .unwrap();
+        let out = scratch.path().join("target/dist/4.7.1");
+        let run = release(&scratch, &out, "3.12");
+        assert_eq!(run.code, 2, "{what}: {}", run.stderr);
+        for needle in [
+            file.display().to_string(),
+            format!("{size} bytes"),
+            "2147483648 bytes".to_string(),
+            "GitHub".to_string(),
+        ] {
+            assert!(
+                run.stderr.contains(&needle),
+                "{what}: `{needle}` in {}",
+                run.stderr
+            );
+        }
+        assert!(!out.exists(), "{what}: nothing written");
+        let leftovers: Vec<_> = fs::read_dir(out.parent().unwrap())
+            .map(|d| d.flatten().map(|e| e.file_name()).collect())
+            .unwrap_or_default();
+        assert!(
+            leftovers.is_empty(),
+            "{what}: no staging left: {leftovers:?}"
+        );
+        assert_eq!(
+            fs::metadata(&file).unwrap().len(),
+            size,
+            "{what}: untouched"
+        );
+    }
+}

@@ -10,8 +10,10 @@
 //! bundled from ELF stand-ins (gcc, real SONAMEs and DT_NEEDED), loaded from a fresh venv with
 //! no `LD_LIBRARY_PATH`, and checked `ldd`-clean.
 //!
-//! The stand-in files are a few KiB each: the fat wheel sizes printed say nothing of the
-//! real ones (a real `blas_lib_gfx1201.kpack` alone is ~43 MB).
+//! The stand-in's device files are 1/1000 of a size model with the real wheel's proportions
+//! (common/rocm10.rs `device_files`): the `SIZE` lines printed are the family's device data
+//! at real scale, the figures of docs/variants.md's size table. Its host libraries are not to
+//! scale.
 
 use crate::common;
 
@@ -253,6 +255,13 @@ impl Staged {
 /// reads them, writes what a build leaves, runs `bundle --variant` and checks the fat wheel
 /// and its report.
 pub(crate) fn bundle_windows(family: &Family) -> Bundled {
+    let (staged, input_files) = prepare_windows(family);
+    bundled_windows(family, staged, &input_files)
+}
+
+/// The Windows stand-ins of `family` staged where the plan reads them, with what a build
+/// leaves (the prefix, the CPU side's DLLs, the CTranslate2 wheel); returns the wheel's files.
+fn prepare_windows(family: &Family) -> (Staged, BTreeSet<String>) {
     let staged = Staged::new(family, Os::Windows);
     let dlls = staged.work.path().join("dlls");
     let deps = staged.base.join("deps");
@@ -287,11 +296,14 @@ pub(crate) fn bundle_windows(family: &Family) -> Bundled {
         staged.bundle_step()["wheel"]
     );
     let input_files = staged.ct2_wheel(&tree, "cp312-cp312-win_amd64");
+    (staged, input_files)
+}
 
+/// `bundle --variant` of the staged `family`, and the checks of the fat wheel and its report.
+fn bundled_windows(family: &Family, staged: Staged, input_files: &BTreeSet<String>) -> Bundled {
     // The bundle step.
     let fat = staged.bundle(&[]);
     let dist = staged.dist();
-    let plan = &staged.plan;
     let names = zip_names(&fat);
     assert_eq!(
         ct2v_bundle::wheel::check_record(&fat).unwrap(),
@@ -314,8 +326,13 @@ pub(crate) fn bundle_windows(family: &Family) -> Bundled {
     for dll in rocm10::WINDOWS_LIBS_CLOSURE {
         expected.insert(format!("{VENDORED}/bin/{dll}"));
     }
-    let device = expected_device_files(family, plan);
+    let device = expected_device_files(family, Os::Windows);
     expected.extend(device.iter().cloned());
+    let arch_less: Vec<String> = rocm10::arch_less_tensile_files(Os::Windows)
+        .iter()
+        .map(|f| format!("{VENDORED}/{f}"))
+        .collect();
+    expected.extend(arch_less.iter().cloned());
     let got: BTreeSet<String> = names
         .iter()
         .filter(|n| !n.contains(".dist-info/"))
@@ -358,15 +375,13 @@ pub(crate) fn bundle_windows(family: &Family) -> Bundled {
     for target in family.targets {
         let kpack = format!("{VENDORED}/.kpack/blas_lib_{target}.kpack");
         assert!(names.contains(&kpack), "{kpack}");
-        assert!(names.contains(&format!(
-            "{VENDORED}/bin/rocblas/library/TensileLibrary_lazy_{target}.dat"
-        )));
     }
     assert!(
         !names.iter().any(|n| n.contains(".devel_links/")),
         "rocm-sdk init's manifests stay out"
     );
     owns_its_folders(&names, family);
+    assert_only_the_closures_kernels(family, &names, Os::Windows);
 
     // The report names each device wheel as the package of its files.
     let report = read_report(&dist);
@@ -388,6 +403,10 @@ pub(crate) fn bundle_windows(family: &Family) -> Bundled {
             "{path}: {package}"
         );
     }
+    for path in &arch_less {
+        assert!(package_of(path).contains("rocm-sdk-libraries"), "{path}");
+    }
+    assert_sizes_by_library(family, &report, Os::Windows);
     assert!(package_of(&format!("{VENDORED}/bin/amdhip64_7.dll")).contains("rocm-sdk-core"));
     assert!(package_of(&format!("{VENDORED}/bin/rocblas.dll")).contains("rocm-sdk-libraries"));
     let md = fs::read_to_string(dist.join("provenance.md")).unwrap();
@@ -411,35 +430,95 @@ pub(crate) fn bundle_windows(family: &Family) -> Bundled {
     }
 }
 
-/// Whether a bundle data entry of the plan takes its files from input `input` (unpacked in
-/// the work folder's `deps/<input>`).
-fn from_input(data: &serde_json::Value, input: &str) -> bool {
-    data["base"]
-        .as_str()
-        .is_some_and(|base| base.ends_with(&format!("/deps/{input}")))
-}
-
-/// The device files the variant's data entries take: every file of each target's device
-/// wheel below the folders the entries name (hipBLASLt's only where the plan has an entry for
-/// that target's wheel: the tool leaves it out where it believes TheRock does not build it).
-fn expected_device_files(family: &Family, plan: &serde_json::Value) -> BTreeSet<String> {
-    let data = common::plan_step(plan, "bundle")["data"]
-        .as_array()
-        .unwrap();
+/// The device-wheel files the bundle must take: each target's files the closure loads (the
+/// blas archive, rocBLAS's and hipBLASLt's Tensile files, by the stand-in's own account, not
+/// the plan's), none of the archives of libraries CTranslate2 never loads.
+fn expected_device_files(family: &Family, os: Os) -> BTreeSet<String> {
     let mut files = BTreeSet::new();
     for target in family.targets {
-        for file in rocm10::device_files(target, Os::Windows) {
-            let folder = file.rsplit_once('/').unwrap().0;
-            let glob = format!("{LIBS}/{folder}/*");
-            let asked = data
-                .iter()
-                .any(|d| from_input(d, &format!("device-{target}")) && d["glob"] == glob);
-            if asked {
-                files.insert(format!("{VENDORED}/{file}"));
+        for file in rocm10::device_files(target, os) {
+            if file.loaded {
+                files.insert(format!("{VENDORED}/{}", file.path));
             }
         }
     }
     files
+}
+
+/// Only the closure's kernels: per target the blas archive, no fft/rand/miopen/rccl/
+/// hipkernelprovider archive, no MIOpen database or hipDNN arch content, no `.kpm`; every
+/// arch-less Tensile file of the libraries wheel.
+fn assert_only_the_closures_kernels(family: &Family, names: &BTreeSet<String>, os: Os) {
+    for target in family.targets {
+        for file in rocm10::device_files(target, os) {
+            let path = format!("{VENDORED}/{}", file.path);
+            assert_eq!(
+                names.contains(&path),
+                file.loaded,
+                "{}: {path} bundled iff the closure loads it",
+                family.variant
+            );
+        }
+    }
+    for file in rocm10::arch_less_tensile_files(os) {
+        assert!(names.contains(&format!("{VENDORED}/{file}")), "{file}");
+    }
+    assert!(
+        !names.iter().any(|n| n.ends_with(".kpm")),
+        "the loader reads no manifest: {names:?}"
+    );
+}
+
+/// The report's size by library: the blas archive, rocBLAS's Tensile files (and hipBLASLt's
+/// where TheRock builds it) at the stand-in's sizes, summed over the family's targets; no
+/// other archive. Prints the row docs/variants.md's size table is made of.
+fn assert_sizes_by_library(family: &Family, report: &serde_json::Value, os: Os) {
+    let by_library = &report["library_bytes"];
+    let mut expected: std::collections::BTreeMap<String, u64> = Default::default();
+    for target in family.targets {
+        for file in rocm10::device_files(target, os)
+            .into_iter()
+            .filter(|f| f.loaded)
+        {
+            let key = match file.path.as_str() {
+                p if p.starts_with(".kpack/") => "blas (.kpack)",
+                p if p.contains("/rocblas/") => "rocblas (Tensile)",
+                _ => "hipblaslt (Tensile)",
+            };
+            *expected.entry(key.to_string()).or_default() += file.real_bytes / rocm10::SCALE;
+        }
+    }
+    let arch_less = rocm10::arch_less_tensile_files(os).len() as u64;
+    *expected.entry("rocblas (Tensile)".into()).or_default() +=
+        arch_less * rocm10::ARCH_LESS_REAL_BYTES / rocm10::SCALE;
+    for (library, bytes) in &expected {
+        assert_eq!(
+            by_library[library].as_u64(),
+            Some(*bytes),
+            "{}: {library} in {by_library}",
+            family.variant
+        );
+    }
+    for artifact in ["fft", "rand", "miopen", "rccl", "hipkernelprovider"] {
+        assert!(
+            by_library.get(format!("{artifact} (.kpack)")).is_none(),
+            "{by_library}"
+        );
+    }
+    let device: u64 = expected.values().sum();
+    eprintln!(
+        "SIZE {} {:?}: device data {} stand-in bytes = {:.0} MB real at 1:{} ({})",
+        family.variant,
+        os,
+        device,
+        (device * rocm10::SCALE) as f64 / 1e6,
+        rocm10::SCALE,
+        expected
+            .iter()
+            .map(|(l, b)| format!("{l} {:.1} MB", (b * rocm10::SCALE) as f64 / 1e6))
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
 }
 
 #[test]
@@ -462,10 +541,12 @@ fn rdna3_bundles_its_closure_and_only_gfx1100_to_gfx1103_device_files() {
         return;
     }
     let bundled = bundle_windows(rocm10::family("rocm-rdna3"));
-    // hipBLASLt's Tensile files come with the family.
-    assert!(bundled.names.contains(&format!(
-        "{VENDORED}/bin/hipblaslt/library/TensileLibrary_lazy_gfx1100.dat"
-    )));
+    // hipBLASLt's Tensile files come with the family, gfx1102's too (ROCm 10 builds them).
+    for target in ["gfx1100", "gfx1102"] {
+        assert!(bundled.names.contains(&format!(
+            "{VENDORED}/bin/hipblaslt/library/TensileLiteLibrary_lazy_{target}_Mapping.dat"
+        )));
+    }
 }
 
 #[test]
@@ -722,18 +803,16 @@ pub(crate) fn bundle_linux(family: &Family) -> LinuxBundled {
     let got: BTreeSet<String> = libs.iter().map(|s| s.to_string()).collect();
     assert_eq!(got, expected, "{}: the closure, no decoy", family.variant);
     for target in family.targets {
-        for file in [
-            format!("{VENDORED}/.kpack/blas_lib_{target}.kpack"),
-            format!("{VENDORED}/lib/rocblas/library/TensileLibrary_lazy_{target}.dat"),
-        ] {
-            assert!(names.contains(&file), "{file}");
-        }
+        let file = format!("{VENDORED}/.kpack/blas_lib_{target}.kpack");
+        assert!(names.contains(&file), "{file}");
     }
     for name in &names {
         for t in ct2v_bundle::gpu_targets::targets_in(name) {
             assert!(family.targets.contains(&t), "{name} in {}", family.variant);
         }
     }
+    assert_only_the_closures_kernels(family, &names, Os::Linux);
+    assert_sizes_by_library(family, &read_report(&staged.dist()), Os::Linux);
     owns_its_folders(&names, family);
     runpaths_lead_to_the_vendored_folder(&fat, work, family);
     LinuxBundled {
@@ -872,4 +951,150 @@ fn loads_ldd_clean_in_a_venv(bundled: &LinuxBundled, family: &Family) {
         fs::metadata(fat).unwrap().len(),
         bundled.names.len()
     );
+}
+
+/// The device wheels (`device-<target>` inputs) a plan takes, and the hipBLASLt data entries.
+fn device_inputs_and_hipblaslt(plan: &serde_json::Value) -> (Vec<String>, Vec<String>) {
+    let devices = plan["inputs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|i| {
+            i["name"]
+                .as_str()?
+                .strip_prefix("device-")
+                .map(str::to_string)
+        })
+        .collect();
+    let hipblaslt = common::plan_step(plan, "bundle")["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|d| d["glob"].as_str().unwrap().contains("/hipblaslt/library/"))
+        .map(|d| {
+            d["base"]
+                .as_str()
+                .unwrap()
+                .rsplit('/')
+                .next()
+                .unwrap()
+                .to_string()
+        })
+        .collect();
+    (devices, hipblaslt)
+}
+
+/// Target tables are per SDK: ROCm 10 (TheRock release/therock-10.0
+/// cmake/therock_amdgpu_targets.cmake) builds hipBLASLt for gfx1102, so its device wheel's
+/// hipBLASLt files are taken, and knows gfx1031/gfx1033/gfx1034, so the RDNA 2 family names
+/// reach them; the 7.2 variant keeps 7.2's table (no gfx1031 there).
+#[test]
+fn rocm10_families_follow_rocm10s_target_table_and_rocm72_its_own() {
+    let scratch = Scratch::new();
+    for platform in ["windows-x86_64", "linux-x86_64"] {
+        let rdna3 = plan(&scratch, "rocm-rdna3", platform);
+        let (devices, hipblaslt) = device_inputs_and_hipblaslt(&rdna3);
+        assert_eq!(devices, ["gfx1100", "gfx1101", "gfx1102", "gfx1103"]);
+        assert_eq!(
+            hipblaslt,
+            [
+                "device-gfx1100",
+                "device-gfx1101",
+                "device-gfx1102",
+                "device-gfx1103"
+            ],
+            "{platform}: gfx1102's hipBLASLt files are bundled for ROCm 10"
+        );
+    }
+    for (family, expected) in [
+        (
+            "gfx103X-dgpu",
+            &["gfx1030", "gfx1031", "gfx1032", "gfx1034"][..],
+        ),
+        ("gfx103X-igpu", &["gfx1033", "gfx1035", "gfx1036"][..]),
+        (
+            "gfx103X-all",
+            &[
+                "gfx1030", "gfx1031", "gfx1032", "gfx1033", "gfx1034", "gfx1035", "gfx1036",
+            ][..],
+        ),
+    ] {
+        let run = scratch.run(&common::plan_args(
+            "rocm-rdna2",
+            "linux-x86_64",
+            "3.12",
+            &["--ctranslate2", CT2, "--gpu-targets", family, "--json"],
+        ));
+        assert_eq!(run.code, 0, "{family}: {}", run.stderr);
+        let plan: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+        let (devices, hipblaslt) = device_inputs_and_hipblaslt(&plan);
+        let mut devices = devices;
+        devices.sort();
+        assert_eq!(devices, expected, "{family}");
+        assert!(hipblaslt.is_empty(), "{family}: no hipBLASLt for RDNA 2");
+    }
+    // ROCm 7.2's table has no gfx1031 or gfx1034: its gfx103X-dgpu is gfx1030 and gfx1032.
+    let run = scratch.run(&common::plan_args(
+        "rocm",
+        "windows-x86_64",
+        "3.12",
+        &["--gpu-targets", "gfx103X-dgpu", "--json"],
+    ));
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let plan: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+    let notes = plan["notes"].to_string();
+    assert!(notes.contains("gfx103X-dgpu: gfx1032 left out"), "{notes}");
+}
+
+/// A device wheel whose `.kpack/` holds an archive of an artifact the bundle's table does not
+/// map to libraries (a newer TheRock's), or a file that is no archive, stops the bundle with
+/// exit 2 naming the file: it may hold code a bundled library loads, so it is neither taken
+/// nor dropped by guess. Nothing is written.
+#[test]
+fn an_archive_the_table_does_not_know_stops_the_bundle_naming_it() {
+    if !tools() {
+        return;
+    }
+    let family = rocm10::family("rocm-rdna4");
+    let (staged, _) = prepare_windows(family);
+    let kpack = staged
+        .base
+        .join("deps/device-gfx1201")
+        .join(LIBS)
+        .join(".kpack");
+    for (name, needle) in [
+        ("hipsparselt2_lib_gfx1201.kpack", "artifact `hipsparselt2`"),
+        ("README.txt", "is not a TheRock kernel archive"),
+    ] {
+        let file = kpack.join(name);
+        fs::write(&file, "unknown").unwrap();
+        let run = staged.scratch.run(&[
+            "bundle",
+            "--variant",
+            family.variant,
+            "--platform",
+            "windows-x86_64",
+            "--python",
+            "3.12",
+            "--ctranslate2",
+            CT2,
+        ]);
+        assert_eq!(run.code, 2, "{name}: {}", run.stderr);
+        for expected in [name, needle, "nothing was written"] {
+            assert!(
+                run.stderr.contains(expected),
+                "{name}: `{expected}` in {}",
+                run.stderr
+            );
+        }
+        let wheels = fs::read_dir(staged.dist())
+            .map(|d| {
+                d.flatten()
+                    .filter(|e| e.path().extension().is_some_and(|x| x == "whl"))
+                    .count()
+            })
+            .unwrap_or(0);
+        assert_eq!(wheels, 0, "{name}: no fat wheel");
+        fs::remove_file(&file).unwrap();
+    }
 }

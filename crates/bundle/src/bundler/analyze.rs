@@ -44,7 +44,7 @@ pub(crate) fn analyze(spec: &BundleJob, tree: &Path) -> Result<BundleAnalysis> {
     let locations = locations(spec, tree, &roots)?;
     let closure = resolve(spec, roots, &locations, &never_bundled)?;
     let mut placed = layout::libraries(&closure);
-    let (data, kernel_bytes) = data_files(spec)?;
+    let (data, kernel_bytes) = data_files(spec, &closure)?;
     placed.extend(data);
     let sdk_bytes = sdk_bytes(spec, &locations, &placed)?;
     let os = SystemLibraries::for_policy(spec.policy);
@@ -221,13 +221,24 @@ fn parent_of(relative: &str) -> String {
 }
 
 /// The data files to place, and the kernel bytes kept per GPU target.
-fn data_files(spec: &BundleJob) -> Result<(Vec<Placed>, BTreeMap<String, u64>)> {
+fn data_files(spec: &BundleJob, closure: &Closure) -> Result<(Vec<Placed>, BTreeMap<String, u64>)> {
     let mut placed = Vec::new();
     let mut kernel_bytes = BTreeMap::new();
+    let libraries: Vec<String> = closure.libraries.iter().map(|l| l.name.clone()).collect();
     for (n, d) in spec.data.iter().enumerate() {
         let targets = d.filter_gpu_targets.then_some(spec.gpu_targets.as_slice());
-        let selection = data::select_tree(&d.base, &d.glob, targets)
-            .map_err(|e| anyhow::anyhow!("{e}\nnothing was written to {}", spec.out.display()))?;
+        let nothing_written =
+            |e: String| anyhow::anyhow!("{e}\nnothing was written to {}", spec.out.display());
+        let mut selection =
+            data::select_tree(&d.base, &d.glob, targets).map_err(nothing_written)?;
+        if d.filter_closure {
+            selection
+                .retain_kernels_of(&libraries)
+                .map_err(|e| InputError::new(nothing_written(e).to_string()))?;
+        }
+        if selection.files.is_empty() && d.filter_closure {
+            continue;
+        }
         if selection.files.is_empty() {
             bail!(
                 "data `{}` matches no file in {}{}",

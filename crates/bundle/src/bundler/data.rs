@@ -62,6 +62,32 @@ pub(crate) struct DataSelection {
     pub kernel_bytes: BTreeMap<String, u64>,
 }
 
+impl DataSelection {
+    /// Keeps only the kernel archives of the libraries in `closure` (file names), and their
+    /// bytes per target; a file that is no archive TheRock's table knows is an error.
+    pub(crate) fn retain_kernels_of(&mut self, closure: &[String]) -> Result<(), String> {
+        let mut kept = Vec::new();
+        for file in std::mem::take(&mut self.files) {
+            let name = ct2v_support::paths::last_segment(&file.relative);
+            if crate::kpack::needed(name, closure)
+                .map_err(|e| format!("{}: {e}", file.source.display()))?
+            {
+                kept.push(file);
+            } else {
+                let size = fs::metadata(&file.source).map(|m| m.len()).unwrap_or(0);
+                for t in targets_in(&file.relative) {
+                    if let Some(bytes) = self.kernel_bytes.get_mut(t) {
+                        *bytes = bytes.saturating_sub(size);
+                    }
+                }
+            }
+        }
+        self.kernel_bytes.retain(|_, b| *b > 0);
+        self.files = kept;
+        Ok(())
+    }
+}
+
 /// The files below `base`/`dir` (sub-folders included) whose names match `glob`'s last
 /// segment, filtered to `targets` by the targets their path names. With `targets`, a
 /// requested target that has no file where other targets have some is an error naming the
@@ -102,7 +128,9 @@ pub(crate) fn select_tree(
         let library = library_name(&dir);
         let missing: Vec<&String> = wanted
             .iter()
-            .filter(|t| !found.contains(*t) && !gpu_targets::excluded(t, &library))
+            // Only variants that repackage a ROCm 7.2 tree filter by target (device wheels hold
+            // one target each and are taken whole), so 7.2's exclusions apply.
+            .filter(|t| !found.contains(*t) && !gpu_targets::ROCM_7_2.excluded(t, &library))
             .collect();
         if let Some(first) = missing.first() {
             let has: Vec<&str> = found.iter().map(String::as_str).collect();

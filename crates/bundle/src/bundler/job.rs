@@ -88,6 +88,9 @@ pub struct DataGlob {
     pub glob: String,
     pub dest: String,
     pub filter_gpu_targets: bool,
+    /// Keep only the kernel archives of the closure's libraries (`crate::kpack`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub filter_closure: bool,
     /// Who provides the files, for the report, when no `*.dist-info` above them says.
     pub package: Option<String>,
 }
@@ -312,6 +315,7 @@ fn data_flag(given: &str, filter_gpu_targets: bool) -> Result<DataGlob, InputErr
         glob: pattern.to_string(),
         dest: dest.to_string(),
         filter_gpu_targets,
+        filter_closure: false,
         package: None,
     })
 }

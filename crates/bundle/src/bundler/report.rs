@@ -37,6 +37,28 @@ pub struct ProvenanceReport {
     /// Kernel data bundled per GPU target (rocBLAS / hipBLASLt `library/`), in bytes.
     #[serde(skip_serializing_if = "BTreeMap::is_empty")]
     pub kernel_bytes: BTreeMap<String, u64>,
+    /// Bytes bundled per library ([`library_of`]): a host library with its kernel archive's
+    /// artifact and Tensile files beside it, so a family's size reads by what costs it.
+    pub library_bytes: BTreeMap<String, u64>,
+}
+
+/// What a bundled file is counted under in [`ProvenanceReport::library_bytes`]: a TheRock
+/// kernel archive under its artifact (`blas (.kpack)`), a Tensile file under its library
+/// (`rocblas (Tensile)`), any other file under its library's stem (`rocblas`).
+pub fn library_of(path: &str) -> String {
+    let name = ct2v_support::paths::last_segment(path);
+    let folders: Vec<&str> = path.split('/').collect();
+    if folders.contains(&".kpack")
+        && let Some(artifact) = crate::kpack::artifact_of(name)
+    {
+        return format!("{artifact} (.kpack)");
+    }
+    if let Some(at) = folders.iter().position(|f| *f == "library")
+        && at > 0
+    {
+        return format!("{} (Tensile)", folders[at - 1].to_ascii_lowercase());
+    }
+    crate::kpack::library_stem(name)
 }
 
 #[derive(Debug, Serialize)]
@@ -69,6 +91,10 @@ impl ProvenanceReport {
             });
         }
         let bundled_bytes = files.iter().map(|f| f.size).sum();
+        let mut library_bytes: BTreeMap<String, u64> = BTreeMap::new();
+        for f in &files {
+            *library_bytes.entry(library_of(&f.path)).or_default() += f.size;
+        }
         Ok(ProvenanceReport {
             schema_version: SCHEMA_VERSION,
             variant: variant.to_string(),
@@ -81,6 +107,7 @@ impl ProvenanceReport {
             saved_bytes: sdk_bytes.saturating_sub(bundled_bytes),
             platform_tag: None,
             kernel_bytes: BTreeMap::new(),
+            library_bytes,
         })
     }
 
@@ -164,6 +191,9 @@ impl ProvenanceReport {
         if let Some(kernels) = self.kernels() {
             let _ = writeln!(out, "{kernels}");
         }
+        if let Some(libraries) = self.by_library() {
+            let _ = writeln!(out, "{libraries}");
+        }
         out
     }
 
@@ -184,6 +214,16 @@ impl ProvenanceReport {
         }
         line.push_str(").");
         Some(line)
+    }
+
+    fn by_library(&self) -> Option<String> {
+        let mut rows: Vec<(&String, &u64)> = self.library_bytes.iter().collect();
+        rows.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
+        let rows: Vec<String> = rows
+            .iter()
+            .map(|(l, b)| format!("{l} {}", human_size(**b)))
+            .collect();
+        (!rows.is_empty()).then(|| format!("Size by library: {}.", rows.join(", ")))
     }
 
     fn kernels(&self) -> Option<String> {
@@ -209,6 +249,9 @@ impl ProvenanceReport {
         }
         if let Some(kernels) = self.kernels() {
             let _ = writeln!(out, "{kernels}\n");
+        }
+        if let Some(libraries) = self.by_library() {
+            let _ = writeln!(out, "{libraries}\n");
         }
         let _ = writeln!(out, "| file | package | size | sha256 | needed by |");
         let _ = writeln!(out, "|---|---|---:|---|---|");
@@ -275,6 +318,30 @@ mod tests {
             "{md}"
         );
         assert!(md.contains("3.0 KiB saved"), "{md}");
+        assert!(md.contains("Size by library: amdhip64 1.0 KiB."), "{md}");
+    }
+
+    #[test]
+    fn files_count_under_their_library() {
+        for (path, library) in [
+            (
+                "_rocm_sdk_libraries/.kpack/blas_lib_gfx1100.kpack",
+                "blas (.kpack)",
+            ),
+            (
+                "_rocm_sdk_libraries/bin/rocblas/library/TensileLibrary_lazy_gfx1100.dat",
+                "rocblas (Tensile)",
+            ),
+            (
+                "_rocm_sdk_libraries/lib/hipblaslt/library/gfx1150/x.co",
+                "hipblaslt (Tensile)",
+            ),
+            ("_rocm_sdk_libraries/bin/rocblas.dll", "rocblas"),
+            ("_rocm_sdk_libraries/lib/librocblas.so.5", "rocblas"),
+            ("ctranslate2/libiomp5md.dll", "iomp5md"),
+        ] {
+            assert_eq!(library_of(path), library, "{path}");
+        }
     }
 
     /// Never "37.1 KiB bundled out of 29.9 KiB".

@@ -217,6 +217,7 @@ mod tests {
             glob: "lib/*".into(),
             dest: "ctranslate2".into(),
             filter_gpu_targets: false,
+            filter_closure: false,
             package: None,
         }];
         job

@@ -2,6 +2,7 @@
 //! entry gathered into `target/dist/<version>/` with a manifest, release notes and
 //! SHA256SUMS, staged in a temp folder and renamed into place; and the check of such a folder.
 
+mod asset_size;
 pub mod links;
 mod manifest_rules;
 pub mod notes;
@@ -263,6 +264,10 @@ pub fn release(
     )?;
     fsx::write(&folder.join(NOTES), notes::notes(&manifest))?;
     write_checksums(&folder)?;
+    // What is made here (the portable zips) is checked before it is put in place.
+    for (_, path) in files_below(&folder)? {
+        asset_size::check(&path)?;
+    }
     ct2v_support::out_folder::put_in_place("--out", &folder, dest)?;
     Ok(manifest)
 }
@@ -535,6 +540,7 @@ fn check_dist(b: &Built) -> Result<(), ct2v_support::diagnostic::InputError> {
                 path.display()
             )));
         }
+        asset_size::check(&path)?;
     }
     Ok(())
 }

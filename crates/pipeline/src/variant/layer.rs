@@ -308,6 +308,9 @@ pub struct SearchTable {
 pub enum DataFilter {
     /// Keep only files whose name carries one of the variant's GPU targets.
     GpuTargets,
+    /// TheRock kernel archives (`.kpack/<artifact>_…`): keep only those of artifacts that
+    /// hold a library of the closure (`ct2v_bundle::kpack`).
+    Closure,
 }
 
 #[derive(Debug, Clone, Deserialize)]

@@ -29,8 +29,9 @@ pub const INDEX: &str = "https://stable.repo.amd.com/rocm/whl-next/";
 const SERVED: &str = "/amd/rocm/whl-next/";
 /// The CTranslate2 whose `__init__.py` adds `_rocm_sdk_libraries*/bin` (4.8.3+).
 pub const CT2: &str = "4.8.4";
-/// The size of each stand-in device file (a real `blas_lib_gfx1201.kpack` is ~43 MB).
-pub const DEVICE_BYTES: usize = 8 * 1024;
+/// Stand-in device files are the real sizes divided by this: 1 stand-in byte for 1,000 real
+/// ones (see [`device_files`] for the model the sizes follow).
+pub const SCALE: u64 = 1000;
 
 /// A ROCm 10 variant and its GPU targets (variants/rocm-<family>.toml).
 pub struct Family {
@@ -74,10 +75,25 @@ pub fn therock_builds_hipblaslt(target: &str) -> bool {
     !(target.starts_with("gfx101") || target.starts_with("gfx103"))
 }
 
-/// The artifacts whose device code a device wheel carries as `.kpack/<artifact>_lib_<t>.kpack`
-/// (a subset of build_python_packages.py's device_artifact_filter; RELEASES.md lists
-/// `blas_lib_gfx1100.kpack fft_lib_gfx1100.kpack rand_lib_gfx1100.kpack ...`).
-pub const KPACK_ARTIFACTS: [&str; 3] = ["blas", "fft", "rand"];
+/// The target-specific artifacts of TheRock 10.0's `device_artifact_filter`
+/// (build_python_packages.py L586-613; BUILD_TOPOLOGY.toml L588-719: hipdnn, miopenprovider
+/// and hipblasltprovider are target-neutral, so no device wheel has an archive of theirs),
+/// each as `.kpack/<artifact>_lib_<t>.kpack` (artifact_builder.py L281-285), with its size in
+/// real bytes (the model in [`device_files`]). Only `blas` holds a library CTranslate2 loads.
+pub const KPACK_ARTIFACTS: [(&str, u64); 6] = [
+    ("blas", 43_000_000),
+    ("fft", 15_000_000),
+    ("rand", 6_000_000),
+    ("miopen", 20_000_000),
+    ("hipkernelprovider", 3_000_000),
+    ("rccl", 10_000_000),
+];
+
+/// Whether TheRock builds RCCL for `target` on `os`: excluded for gfx1103, gfx1150, gfx1152,
+/// gfx1153 (therock_amdgpu_targets.cmake), and it has no Windows DLL pattern (_dist_info.py).
+pub fn therock_builds_rccl(target: &str, os: Os) -> bool {
+    os == Os::Linux && !["gfx1103", "gfx1150", "gfx1152", "gfx1153"].contains(&target)
+}
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub enum Os {
@@ -302,10 +318,22 @@ fn write(path: &Path, data: &[u8]) {
     fs::write(path, data).unwrap();
 }
 
-/// Opaque device data of `len` bytes naming `what`.
-fn device_data(what: &str) -> Vec<u8> {
-    let line = format!("stand-in device code: {what}\n");
-    line.repeat(DEVICE_BYTES / line.len() + 1).into_bytes()
+/// `len` bytes of device data for `what`: a line naming it, then pseudo-random bytes, which
+/// no zip compresses (as real archives are zstd-compressed and code objects compressed), so
+/// the fat wheel's size follows the files' sizes.
+fn device_data(what: &str, len: u64) -> Vec<u8> {
+    let mut data = format!("stand-in device code: {what}\n").into_bytes();
+    let mut x: u64 = what.bytes().fold(0x9E37_79B9_7F4A_7C15, |h, b| {
+        (h ^ u64::from(b)).wrapping_mul(0x100_0000_01B3)
+    });
+    while (data.len() as u64) < len {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        data.extend_from_slice(&x.to_le_bytes());
+    }
+    data.truncate(len as usize);
+    data
 }
 
 /// A wheel's `.dist-info`: METADATA (with `requires`), WHEEL with its tag.
@@ -324,29 +352,124 @@ fn dist_info(tree: &Path, dist: &str, tag: &str, requires: &[String]) {
     );
 }
 
-/// The device files of `target` in its device wheel, relative to `_rocm_sdk_libraries/`.
-pub fn device_files(target: &str, os: Os) -> Vec<String> {
+/// One file of a device wheel, relative to `_rocm_sdk_libraries/`.
+pub struct DeviceFile {
+    pub path: String,
+    /// Its size in the real wheel (the model below); the stand-in has `real_bytes / SCALE`.
+    pub real_bytes: u64,
+    /// Whether CTranslate2's closure loads it (the blas archive, rocBLAS's and hipBLASLt's
+    /// Tensile files): exactly these are bundled.
+    pub loaded: bool,
+}
+
+/// The device files of `target` in its device wheel, relative to `_rocm_sdk_libraries/`:
+/// every target-specific archive of the device filter, MIOpen's per-arch database and hipDNN's
+/// kernel provider's arch content (what the bundle must leave out), rocBLAS's and hipBLASLt's
+/// per-target Tensile files (per-arch fallback and hipBLASLt mapping names as
+/// rocm-libraries#6840 writes them, flat or in `library/<target>/`; not verified for 10.0).
+///
+/// Sizes, a model in real bytes: a whole device wheel is ~378 MB (third-party: a Windows
+/// `rocm-sdk-device-gfx1200` 10.0.0 of 377,648,520 bytes). Of it: blas archive 43 MB
+/// (third-party: a `blas_lib_gfx1201.kpack`), hipBLASLt 234 MB (rocm-libraries#12116: a
+/// gfx1200 hipBLASLt library of 234,001.5 KB, develop branch), rocBLAS's Tensile files
+/// 45.1 MB (~687 MB over 15 targets in the HIP SDK); the other 56 MB is split between fft,
+/// rand, miopen, hipkernelprovider and MIOpen's database by assumption. RCCL (Linux only) is
+/// outside the Windows figure. Targets without hipBLASLt (RDNA 1, RDNA 2) are ~144 MB.
+pub fn device_files(target: &str, os: Os) -> Vec<DeviceFile> {
     let dir = os.dir();
-    let mut files: Vec<String> = KPACK_ARTIFACTS
+    let file = |path: String, real_bytes: u64, loaded: bool| DeviceFile {
+        path,
+        real_bytes,
+        loaded,
+    };
+    let mut files: Vec<DeviceFile> = KPACK_ARTIFACTS
         .iter()
-        .map(|a| format!(".kpack/{a}_lib_{target}.kpack"))
+        .filter(|(a, _)| *a != "rccl" || therock_builds_rccl(target, os))
+        .map(|(a, bytes)| {
+            file(
+                format!(".kpack/{a}_lib_{target}.kpack"),
+                *bytes,
+                *a == "blas",
+            )
+        })
         .collect();
-    files.push(format!(
-        "{dir}/rocblas/library/TensileLibrary_lazy_{target}.dat"
+    files.push(file(
+        format!("share/miopen/db/{target}.kdb"),
+        10_000_000,
+        false,
     ));
-    files.push(format!(
-        "{dir}/rocblas/library/Kernels.so-000-{target}.hsaco"
+    files.push(file(
+        format!(
+            "{dir}/hipdnn_plugins/engines/arch_content/hip-kernel-provider/{target}/kernels.co"
+        ),
+        2_000_000,
+        false,
     ));
-    files.push(format!(
-        "{dir}/rocblas/library/TensileLibrary_Type_HH_Contraction_l_Ailk_Bljk_Cijk_Dijk_{target}.co"
+    // RDNA 3.5's Tensile files in per-target folders (`library/<target>/`), as a third party
+    // reports TheRock 7.14 laying them out; the others flat. Both layouts are then bundled.
+    let library = |lib: &str| match target.starts_with("gfx115") {
+        true => format!("{dir}/{lib}/library/{target}"),
+        false => format!("{dir}/{lib}/library"),
+    };
+    let rocblas = library("rocblas");
+    files.push(file(
+        format!("{rocblas}/TensileLibrary_lazy_{target}.dat"),
+        500_000,
+        true,
     ));
+    files.push(file(
+        format!("{rocblas}/Kernels.so-000-{target}.hsaco"),
+        4_500_000,
+        true,
+    ));
+    files.push(file(
+        format!("{rocblas}/TensileLibrary_Type_HH_Contraction_l_Ailk_Bljk_Cijk_Dijk_{target}.co"),
+        40_000_000,
+        true,
+    ));
+    files.push(file(
+        format!("{rocblas}/TensileLibrary_Type_HH_Contraction_l_Ailk_Bljk_Cijk_Dijk_fallback_{target}.dat"),
+        100_000,
+        true,
+    ));
+    if target.starts_with("gfx115") {
+        // In a per-target folder the splitter moves every file, whatever its name
+        // (database_handlers.py `_TensileHandler`: "any file underneath is accepted").
+        files.push(file(format!("{rocblas}/TensileManifest.txt"), 1_000, true));
+    }
     if therock_builds_hipblaslt(target) {
-        files.push(format!(
-            "{dir}/hipblaslt/library/TensileLibrary_lazy_{target}.dat"
+        let hipblaslt = library("hipblaslt");
+        files.push(file(
+            format!("{hipblaslt}/TensileLiteLibrary_lazy_{target}_Mapping.dat"),
+            2_000_000,
+            true,
         ));
-        files.push(format!("{dir}/hipblaslt/library/extop_{target}.co"));
+        files.push(file(
+            format!("{hipblaslt}/TensileLibrary_HH_HH_HA_Bias_SAV_UA_Type_HH_HPA_Contraction_l_Alik_Bljk_Cijk_Dijk_{target}.co"),
+            232_000_000,
+            true,
+        ));
     }
     files
+}
+
+/// The size of each arch-less Tensile file, in real bytes (an assumption).
+pub const ARCH_LESS_REAL_BYTES: u64 = 300_000;
+
+/// The architecture-neutral rocBLAS Tensile files the splitter leaves in the libraries wheel
+/// (rocm-systems `database_handlers.py` `_TensileHandler`: a `library/` file naming no target
+/// stays generic), relative to `_rocm_sdk_libraries/`. Hypothetical for 10.0: builds with
+/// rocm-libraries#6840 name their fallback files per target. Without them rocBLAS crashes at
+/// the first GEMM that falls back (ROCm/rocm-libraries#6076).
+pub fn arch_less_tensile_files(os: Os) -> Vec<String> {
+    let dir = os.dir();
+    [
+        "TensileLibrary_Type_HH_Contraction_l_Ailk_Bljk_Cijk_Dijk_fallback.dat",
+        "TensileLibrary_Type_SS_Contraction_l_Ailk_Bljk_Cijk_Dijk_fallback.dat",
+    ]
+    .iter()
+    .map(|name| format!("{dir}/rocblas/library/{name}"))
+    .collect()
 }
 
 /// The wheel file name of project `dist` (`rocm_sdk_core`) for `os`.
@@ -400,10 +523,16 @@ pub fn wheels(dir: &Path, built: &Path, os: Os, targets: &[&str]) -> Wheels {
     place(&libs_libs, &libs.join(LIBS).join(os.dir()));
     // The generic artifacts' kpack manifests (artifact_builder.py force-includes
     // `.kpack/{artifact}_{component}.kpm`).
-    for artifact in KPACK_ARTIFACTS {
+    for (artifact, _) in KPACK_ARTIFACTS {
         write(
             &libs.join(LIBS).join(format!(".kpack/{artifact}_lib.kpm")),
             format!("stand-in manifest of {artifact}_lib").as_bytes(),
+        );
+    }
+    for file in arch_less_tensile_files(os) {
+        write(
+            &libs.join(LIBS).join(&file),
+            &device_data(&file, ARCH_LESS_REAL_BYTES / SCALE),
         );
     }
     dist_info(
@@ -419,8 +548,12 @@ pub fn wheels(dir: &Path, built: &Path, os: Os, targets: &[&str]) -> Wheels {
         let overlay = tree.join(LIBS);
         write(&overlay.join("__init__.py"), b"");
         let mut links = Vec::new();
-        for file in device_files(target, os) {
-            write(&overlay.join(&file), &device_data(&file));
+        for device in device_files(target, os) {
+            let file = device.path;
+            write(
+                &overlay.join(&file),
+                &device_data(&file, device.real_bytes / SCALE),
+            );
             links.push(format!(
                 "{{\"relpath\": \"{file}\", \"target\": \"{}/{LIBS}/{file}\"}}",
                 vec![".."; file.split('/').count()].join("/")

@@ -133,6 +133,7 @@ fn data_glob(layout: &Layout, v: &Resolved, d: &Data, inputs: &[PlannedInput]) -
         glob,
         dest: d.dest.clone(),
         filter_gpu_targets: d.filter == Some(DataFilter::GpuTargets),
+        filter_closure: d.filter == Some(DataFilter::Closure),
         package: input_package(v, &d.from).map(|p| input_label(inputs, d.from.name(), p)),
     }
 }

@@ -8,6 +8,7 @@ use super::inputs::{DEVICE_INPUT_PREFIX, DEVICE_WHEELS};
 use super::{Bundle, Data, Input, LibrarySource, Search};
 use crate::variant::layer::{BundleTable, DataTable, Output, SearchTable};
 use crate::variant::{Files, Loc};
+use ct2v_bundle::gpu_targets::Table;
 use ct2v_support::diagnostic::InputError;
 use ct2v_support::safe_path;
 
@@ -18,10 +19,11 @@ pub(super) fn bundle(
     name: &str,
     spec: Option<&BundleTable>,
     inputs: &BTreeMap<String, Input>,
+    table: &Table,
     host_glibc: Option<(u32, u32)>,
     notes: &mut Vec<String>,
 ) -> Result<Bundle, InputError> {
-    let mut bundle = from_spec(files, name, spec, inputs)?;
+    let mut bundle = from_spec(files, name, spec, inputs, table)?;
     bundle.manylinux = ct2v_bundle::bundler::manylinux::target_for(bundle.policy, host_glibc);
     if let (Some(tag), Some(policy)) = (
         &bundle.manylinux,
@@ -43,6 +45,7 @@ fn from_spec(
     name: &str,
     spec: Option<&BundleTable>,
     inputs: &BTreeMap<String, Input>,
+    table: &Table,
 ) -> Result<Bundle, InputError> {
     let spec = spec.cloned().unwrap_or_default();
     let policy = spec
@@ -75,7 +78,7 @@ fn from_spec(
             .data
             .unwrap_or_default()
             .iter()
-            .map(|d| data(files, d, inputs))
+            .map(|d| data(files, d, inputs, table))
             .collect::<Result<Vec<Vec<Data>>, InputError>>()?
             .into_iter()
             .flatten()
@@ -112,13 +115,14 @@ fn search(
 }
 
 /// One entry, or with `from = "device-wheels"` one per device wheel input (`device-<target>`).
-/// A device wheel holds its one target's files, so its entries take all they match (no
-/// `filter`); the library TheRock does not build for a target (hipBLASLt for gfx1102, …) is
-/// not asked of that target's wheel.
+/// A device wheel holds its one target's files, so its entries need no `gpu-targets` filter
+/// (`closure` keeps only the kernel archives of the closure's libraries); the library the SDK's TheRock release does not build for a target (`table`:
+/// hipBLASLt for RDNA 2, …) is not asked of that target's wheel.
 fn data(
     files: &Files,
     d: &DataTable,
     inputs: &BTreeMap<String, Input>,
+    table: &Table,
 ) -> Result<Vec<Data>, InputError> {
     let glob = checked(files, &d.glob, "data glob", safe_path::check_nonempty)?;
     let dest = checked(files, &d.dest, "dest", safe_path::check_relative)?;
@@ -139,12 +143,12 @@ fn data(
     Ok(inputs
         .keys()
         .filter_map(|n| Some((n, n.strip_prefix(DEVICE_INPUT_PREFIX)?)))
-        .filter(|(_, target)| !ct2v_bundle::gpu_targets::excluded(target, library))
+        .filter(|(_, target)| !table.excluded(target, library))
         .map(|(name, _)| Data {
             from: LibrarySource::Input(name.clone()),
             glob: glob.clone(),
             dest: dest.clone(),
-            filter: None,
+            filter: d.filter,
         })
         .collect())
 }

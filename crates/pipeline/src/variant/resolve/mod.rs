@@ -344,6 +344,7 @@ pub(super) fn resolve(
         name,
         layer.bundle.as_ref(),
         &inputs,
+        targets::sdk_table(&layer),
         host_glibc,
         &mut notes,
     )?;

@@ -192,7 +192,7 @@ pub(super) fn gpu_targets(
         .collect();
     Ok(match (&choices.gpu_targets, &choices.target_family) {
         (Some(targets), _) => {
-            let list = given_targets(targets, &offered, compiles, notes)
+            let list = given_targets(targets, &offered, compiles, sdk_table(layer), notes)
                 .map_err(|e| e.note("from --gpu-targets"))?;
             if list.is_empty() {
                 return Err(InputError::new("--gpu-targets is empty")
@@ -202,7 +202,13 @@ pub(super) fn gpu_targets(
         }
         (None, Some(family)) if layer.gpu_targets.is_some() => {
             notes.push(format!("GPU targets from ROCM_SDK_TARGET_FAMILY={family}"));
-            given_targets(std::slice::from_ref(family), &offered, compiles, notes)?
+            given_targets(
+                std::slice::from_ref(family),
+                &offered,
+                compiles,
+                sdk_table(layer),
+                notes,
+            )?
         }
         _ => {
             for target in layer.gpu_targets.iter().flatten() {
@@ -221,6 +227,16 @@ pub(super) fn gpu_targets(
     })
 }
 
+/// The target table of the SDK the variant names (`[sdk] version`): families differ by release.
+pub(super) fn sdk_table(layer: &Layer) -> &'static gpu_targets::Table {
+    let version = layer
+        .sdk
+        .as_ref()
+        .and_then(|s| s.version.as_ref())
+        .map(|v| v.value.as_str());
+    gpu_targets::Table::for_sdk(version)
+}
+
 /// GPU targets as given (`--gpu-targets` or `ROCM_SDK_TARGET_FAMILY`): exact targets
 /// (`gfx1100`), TheRock's family names (`gfx110X-dgpu`, see [`ct2v_bundle::gpu_targets`]), or `custom`
 /// (TheRock's bundle name: the variant's own list). A variant that repackages a wheel can
@@ -231,6 +247,7 @@ fn given_targets(
     given: &[String],
     offered: &[String],
     compiles: bool,
+    table: &gpu_targets::Table,
     notes: &mut Vec<String>,
 ) -> Result<Vec<String>, InputError> {
     let mut targets: Vec<String> = Vec::new();
@@ -251,7 +268,7 @@ fn given_targets(
                 )));
             }
             vec![text.to_string()]
-        } else if let Some(members) = gpu_targets::family(text) {
+        } else if let Some(members) = table.family(text) {
             if compiles {
                 members
             } else {
@@ -274,7 +291,7 @@ fn given_targets(
                 kept
             }
         } else {
-            let hint = gpu_targets::closest(text, gpu_targets::all_names())
+            let hint = gpu_targets::closest(text, table.all_names())
                 .map_or(String::new(), |c| format!("; did you mean {c}?"));
             return Err(InputError::new(format!(
                 "`{text}` is not a GPU target or one of TheRock's target families \
