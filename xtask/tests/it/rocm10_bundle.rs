@@ -618,6 +618,42 @@ fn every_family_bundles_on_linux_and_loads_ldd_clean_in_a_venv() {
     }
 }
 
+/// Linux, the family every other extends (rocm-rdna2), on a core wheel laid out as TheRock's:
+/// the HSA runtime's libraries in `lib/rocm_sysdeps/lib` (symbol-versioned, one unversioned
+/// SONAME among the decoys), the host BLAS in `lib/host-math/lib` reached from the other wheel
+/// (hipBLASLt), the OpenMP runtime in `lib/llvm/lib` (unversioned SONAME), comgr loaded by name
+/// and needing `rocm_sysdeps` too. The closure takes each at its folder and leaves the decoys;
+/// a fresh process with an empty `LD_LIBRARY_PATH` loads `_ext` and maps every bundled
+/// library from inside the wheel and nothing of ROCm from outside it.
+#[test]
+fn linux_bundle_finds_rocm_sysdeps_host_math_and_llvm_and_loads_with_no_rocm_on_the_path() {
+    if !tools() || skip::missing("patchelf", "apt-get install patchelf") {
+        return;
+    }
+    bundle_linux(rocm10::family("rocm-rdna2"));
+}
+
+/// What `libctranslate2.so.4`, `_ext` and the forced libraries need of rocm-sdk-core, below
+/// `_rocm_sdk_core/`: the HIP runtime and through it the HSA runtime and its `rocm_sysdeps`
+/// (elfutils, libdrm, numactl, zlib, zstd), comgr and its `rocm_sysdeps`, the host BLAS
+/// hipBLASLt needs, the OpenMP runtime in `lib/llvm/lib`. Not the decoys: `librocm_sysdeps_dw`,
+/// `_bz2`, `_liblzma`, `libLLVM`, `librocm_smi64`, `libhiprtc`.
+const LINUX_CORE_CLOSURE: [&str; 13] = [
+    "lib/libamd_comgr.so.3",
+    "lib/libamdhip64.so.7",
+    "lib/libhsa-runtime64.so.1",
+    "lib/librocm_kpack.so.0",
+    "lib/librocprofiler-register.so.0",
+    "lib/rocm_sysdeps/lib/librocm_sysdeps_drm.so.2",
+    "lib/rocm_sysdeps/lib/librocm_sysdeps_drm_amdgpu.so.1",
+    "lib/rocm_sysdeps/lib/librocm_sysdeps_elf.so.1",
+    "lib/rocm_sysdeps/lib/librocm_sysdeps_numa.so.1",
+    "lib/rocm_sysdeps/lib/librocm_sysdeps_z.so.1",
+    "lib/rocm_sysdeps/lib/librocm_sysdeps_zstd.so.1",
+    "lib/host-math/lib/librocm-openblas.so.0",
+    "lib/llvm/lib/libomp.so",
+];
+
 fn bundle_linux(family: &Family) {
     use std::process::Command;
     let staged = Staged::new(family, Os::Linux);
@@ -674,12 +710,10 @@ fn bundle_linux(family: &Family) {
         "ctranslate2/libctranslate2.so.4".to_string(),
     ]
     .into();
-    for lib in [
-        "libamd_comgr.so.3",
-        "libamdhip64.so.7",
-        "librocm_kpack.so.0",
-    ] {
-        expected.insert(format!("{CORE}/lib/{lib}"));
+    // Each at its folder in rocm-sdk-core, `rocm_sysdeps`, `host-math` and `llvm` included, so
+    // the DT_RPATHs TheRock wrote still point where they did.
+    for path in LINUX_CORE_CLOSURE {
+        expected.insert(format!("{CORE}/{path}"));
     }
     for lib in [
         "libhipblas.so.3",
@@ -719,25 +753,58 @@ fn bundle_linux(family: &Family) {
     .unwrap();
     let site = PathBuf::from(site.trim());
     unzip(&fat, &site);
+    // A fresh process with an empty library path loads `_ext` and calls through the chain;
+    // every file the load mapped (/proc/self/maps after, less before) is inside the wheel or
+    // a system library of the allow-list.
+    let script = format!(
+        "import ctypes\n\
+         def mapped():\n    \
+             with open('/proc/self/maps') as f:\n        \
+                 return {{l.split(None, 5)[5].strip() for l in f if len(l.split(None, 5)) == 6}}\n\
+         before = mapped()\n\
+         lib = ctypes.CDLL({:?})\n\
+         print('VALUE', lib.ct2_value())\n\
+         for path in sorted(mapped() - before):\n    \
+             print('MAPPED', path)\n",
+        site.join("ctranslate2").join(ext).to_str().unwrap()
+    );
     let out = Command::new(venv.join("bin/python"))
         .arg("-c")
-        .arg(format!(
-            "import ctypes\nlib = ctypes.CDLL({:?})\nprint('VALUE', lib.ct2_value())\n",
-            site.join("ctranslate2").join(ext).to_str().unwrap()
-        ))
-        .env_remove("LD_LIBRARY_PATH")
+        .arg(script)
+        .env("LD_LIBRARY_PATH", "")
         .env_remove("LD_PRELOAD")
         .output()
         .unwrap();
     let text = common::stdout_and_stderr(&out);
     assert!(
-        out.status.success() && text.contains("VALUE "),
+        out.status.success() && text.contains("VALUE ") && !text.contains("FAILED dlopen"),
         "{}: {text}",
         family.variant
     );
     let allowed = ct2v_bundle::bundler::policy::SystemLibraries::for_policy(
         ct2v_bundle::bundler::Policy::Manylinux2_28,
     );
+    let loaded: BTreeSet<&str> = text
+        .lines()
+        .filter_map(|l| l.strip_prefix("MAPPED "))
+        .collect();
+    for path in &loaded {
+        let inside = Path::new(path).starts_with(&site);
+        let name = path.rsplit('/').next().unwrap();
+        assert!(
+            inside || allowed.contains(name),
+            "{}: {path} loaded from outside the wheel:\n{text}",
+            family.variant
+        );
+    }
+    for lib in &libs {
+        let path = site.join(lib);
+        assert!(
+            loaded.contains(path.to_str().unwrap()),
+            "{}: {lib} was not loaded by the chain:\n{text}",
+            family.variant
+        );
+    }
     for lib in &libs {
         let path = site.join(lib);
         let out = Command::new("ldd")
