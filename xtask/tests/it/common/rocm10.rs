@@ -374,7 +374,14 @@ pub fn linux_libs(dir: &Path) {
 /// needs returns, and what each one it loads by name returns (`dlopen`, then `dlsym`); a load
 /// that fails prints `FAILED dlopen(<name>): <dlerror>` and counts -1000000.
 fn elf_source(name: &str, needed: &[&str], loads: &[&str]) -> String {
+    // The glibc 2.2.5 versions of the dl* calls, as a build in the manylinux_2_28 image links
+    // them (glibc 2.34 moved them into libc under GLIBC_2.34).
     let mut c = String::from("#include <dlfcn.h>\n#include <stdio.h>\n");
+    if !loads.is_empty() {
+        for f in ["dlopen", "dlsym", "dlerror"] {
+            c.push_str(&format!("__asm__(\".symver {f},{f}@GLIBC_2.2.5\");\n"));
+        }
+    }
     for n in needed {
         c.push_str(&format!("int {}(void);\n", elf_symbol(n)));
     }
