@@ -614,7 +614,7 @@ fn every_family_bundles_on_linux_and_loads_ldd_clean_in_a_venv() {
         return;
     }
     for family in &rocm10::FAMILIES {
-        bundle_linux(family);
+        bundle_linux(family, Rpaths::Therocks);
     }
 }
 
@@ -624,13 +624,15 @@ fn every_family_bundles_on_linux_and_loads_ldd_clean_in_a_venv() {
 /// (hipBLASLt), the OpenMP runtime in `lib/llvm/lib` (unversioned SONAME), comgr loaded by name
 /// and needing `rocm_sysdeps` too. The closure takes each at its folder and leaves the decoys;
 /// a fresh process with an empty `LD_LIBRARY_PATH` loads `_ext` and maps every bundled
-/// library from inside the wheel and nothing of ROCm from outside it.
+/// library from inside the wheel and nothing of ROCm from outside it. Twice: with the DT_RPATHs
+/// TheRock's packaging writes, and with none (the bundle's own RUNPATHs must suffice).
 #[test]
 fn linux_bundle_finds_rocm_sysdeps_host_math_and_llvm_and_loads_with_no_rocm_on_the_path() {
     if !tools() || skip::missing("patchelf", "apt-get install patchelf") {
         return;
     }
-    bundle_linux(rocm10::family("rocm-rdna2"));
+    bundle_linux(rocm10::family("rocm-rdna2"), Rpaths::Therocks);
+    bundle_linux(rocm10::family("rocm-rdna2"), Rpaths::Removed);
 }
 
 /// What `libctranslate2.so.4`, `_ext` and the forced libraries need of rocm-sdk-core, below
@@ -654,11 +656,30 @@ const LINUX_CORE_CLOSURE: [&str; 13] = [
     "lib/llvm/lib/libomp.so",
 ];
 
-fn bundle_linux(family: &Family) {
+/// The search paths the ROCm wheels' ELF files carry into the bundle.
+#[derive(Clone, Copy, PartialEq)]
+enum Rpaths {
+    /// The `$ORIGIN` DT_RPATHs TheRock's packaging writes (the stand-in has them).
+    Therocks,
+    /// None: removed from the unpacked wheels, so only the bundle's RUNPATHs can find anything.
+    Removed,
+}
+
+fn bundle_linux(family: &Family, rpaths: Rpaths) {
     use std::process::Command;
     let staged = Staged::new(family, Os::Linux);
     let work = staged.work.path();
     let sos = work.join("sos");
+    if rpaths == Rpaths::Removed {
+        for input in ["rocm-sdk-core", "rocm-sdk-libraries"] {
+            for file in common::wheel::files_below(&staged.base.join("deps").join(input)) {
+                let path = staged.base.join("deps").join(input).join(file);
+                if fs::read(&path).unwrap().starts_with(b"\x7fELF") {
+                    common::run_ok(Command::new("patchelf").arg("--remove-rpath").arg(&path));
+                }
+            }
+        }
+    }
     // The build's prefix (libctranslate2.so.4) and wheel (`_ext` needing it), and the
     // patchelf of the build-tools venv the plan names.
     let prefix_lib = staged.base.join("prefix/ctranslate2/lib");
@@ -825,6 +846,19 @@ fn bundle_linux(family: &Family) {
                 "{lib}: {name} resolved outside the wheel to {resolved}, not in the allow-list"
             );
         }
+    }
+    // The report names rocm-sdk-core as the package of what came from its subfolders.
+    let report = read_report(&staged.dist());
+    for path in LINUX_CORE_CLOSURE {
+        let path = format!("{CORE}/{path}");
+        let entry = report["files"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|f| f["path"] == path.as_str())
+            .unwrap_or_else(|| panic!("{path} in {report:#}"));
+        let package = entry["package"].as_str().unwrap().replace('_', "-");
+        assert!(package.contains("rocm-sdk-core"), "{path}: {package}");
     }
     eprintln!(
         "{} (Linux): fat wheel {} is {} bytes with {} files (stand-in files: says nothing of the real size)",
