@@ -7,8 +7,8 @@
 //! imported by python.org's Windows CPython under wine with CTranslate2 4.8.4's own
 //! `__init__.py` preamble (the folders it adds), and a wheel with one DLL taken out fails,
 //! naming that DLL. On Linux the same families are bundled from ELF stand-ins (gcc, real
-//! SONAMEs and DT_NEEDED), loaded from a fresh venv with no `LD_LIBRARY_PATH`, and checked
-//! `ldd`-clean.
+//! SONAMEs and DT_NEEDED, core's `rocm_sysdeps`, `host-math` and `llvm` folders), loaded from
+//! a fresh venv with an empty `LD_LIBRARY_PATH`, and checked `ldd`-clean.
 //!
 //! The stand-in files are a few KiB each: the fat wheel sizes printed say nothing of the
 //! real ones (a real `blas_lib_gfx1201.kpack` alone is ~43 MB).
@@ -603,11 +603,13 @@ fn every_family_imports_in_the_windows_python_and_a_missing_dll_is_named() {
 }
 
 /// Linux: each family's fat wheel from the stand-in's ELF libraries (real SONAMEs and
-/// DT_NEEDED, common/rocm10.rs) through `bundle --variant --platform linux-x86_64`: the closure
-/// at `_rocm_sdk_core/lib` and `_rocm_sdk_libraries/lib` with RUNPATHs to each other, the
-/// forced libraries, the family's device files beside `lib/`; unpacked into a fresh venv's
-/// site-packages, `_ext` loads and calls through the chain with no `LD_LIBRARY_PATH`, and
-/// `ldd` resolves every dependency inside the wheel or to the manylinux allow-list.
+/// DT_NEEDED, TheRock's DT_RPATHs, common/rocm10.rs) through `bundle --variant --platform
+/// linux-x86_64`: the closure at `_rocm_sdk_core/lib` (and its `rocm_sysdeps`, `host-math`,
+/// `llvm` folders) and `_rocm_sdk_libraries/lib` with RUNPATHs to each other, the forced
+/// libraries, the family's device files beside `lib/`; unpacked into a fresh venv's
+/// site-packages, `_ext` loads and calls through the chain with an empty `LD_LIBRARY_PATH`,
+/// mapping only the wheel's libraries and the allow-list's, and `ldd` resolves every
+/// dependency inside the wheel or to the manylinux allow-list.
 #[test]
 fn every_family_bundles_on_linux_and_loads_ldd_clean_in_a_venv() {
     if !tools() || skip::missing("patchelf", "apt-get install patchelf") {

@@ -4,7 +4,9 @@
 //! folder of its own but overlays `_rocm_sdk_libraries/` (`.kpack/`, Tensile files, its
 //! `.devel_links/<target>.json`). On Windows the libraries are real PE DLLs (mingw-w64) with
 //! the import graph of the real ones and decoys the closure must leave out; the Linux wheels
-//! hold small ELF files (gcc) with the SONAMEs and DT_NEEDED of the real ones. Every fact it
+//! hold small ELF files (gcc) with the SONAMEs, DT_NEEDED and DT_RPATH of the real ones, core's
+//! in TheRock's four Linux folders (`lib/`, `lib/rocm_sysdeps/lib`, `lib/host-math/lib`,
+//! `lib/llvm/lib`). Every fact it
 //! follows is listed with its source in `rocm10-facts.md`, next to this file.
 
 use std::collections::BTreeMap;
