@@ -635,6 +635,7 @@ fn linux_bundle_finds_rocm_sysdeps_host_math_and_llvm_and_loads_with_no_rocm_on_
     }
     bundle_linux(rocm10::family("rocm-rdna2"), Rpaths::Therocks);
     bundle_linux(rocm10::family("rocm-rdna2"), Rpaths::Removed);
+    bundle_linux(rocm10::family("rocm-rdna2"), Rpaths::CoreLibOnly);
 }
 
 /// What `libctranslate2.so.4`, `_ext` and the forced libraries need of rocm-sdk-core, below
@@ -658,6 +659,57 @@ const LINUX_CORE_CLOSURE: [&str; 13] = [
     "lib/llvm/lib/libomp.so",
 ];
 
+/// `bundle --variant` with the variant's search cut to core's `lib/` (the scratch checkout's
+/// rocm-rdna2.toml edited): it fails, naming each library found only in an unlisted folder
+/// below it with that folder, and writes no wheel.
+fn refused_naming_the_unlisted_folders(staged: &Staged, toolchain: &Path) {
+    let file = staged.scratch.path().join("variants/rocm-rdna2.toml");
+    let text = fs::read_to_string(&file).unwrap();
+    let cut: String = text
+        .lines()
+        .filter(|l| !l.contains("dir = \"_rocm_sdk_core/lib/"))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    assert_ne!(cut, text, "the variant lists core's subfolders");
+    fs::write(&file, cut).unwrap();
+    let run = staged.scratch.run(&[
+        "bundle",
+        "--variant",
+        staged.plan["variant"].as_str().unwrap(),
+        "--platform",
+        "linux-x86_64",
+        "--python",
+        "3.12",
+        "--ctranslate2",
+        CT2,
+        "--toolchain-dir",
+        toolchain.to_str().unwrap(),
+    ]);
+    assert_ne!(run.code, 0, "{}", run.stderr);
+    let core = staged.base.join("deps/rocm-sdk-core").join(CORE);
+    for path in LINUX_CORE_CLOSURE
+        .iter()
+        .filter(|p| p.matches('/').count() > 1)
+    {
+        let copy = core.join(path);
+        let said = format!(
+            "but {} is there, in a folder no search entry lists: add {} to the bundle's search",
+            copy.display(),
+            copy.parent().unwrap().display()
+        );
+        assert!(run.stderr.contains(&said), "{path}: {}", run.stderr);
+    }
+    assert!(
+        !staged.dist().exists()
+            || !fs::read_dir(staged.dist()).unwrap().any(|e| e
+                .unwrap()
+                .path()
+                .extension()
+                .is_some_and(|x| x == "whl")),
+        "no wheel written"
+    );
+}
+
 /// The search paths the ROCm wheels' ELF files carry into the bundle.
 #[derive(Clone, Copy, PartialEq)]
 enum Rpaths {
@@ -665,6 +717,9 @@ enum Rpaths {
     Therocks,
     /// None: removed from the unpacked wheels, so only the bundle's RUNPATHs can find anything.
     Removed,
+    /// TheRock's, with a variant whose search lists core's `lib/` only (as before ROCm 10's
+    /// Linux folders were known): the bundle must stop naming each library's unlisted folder.
+    CoreLibOnly,
 }
 
 fn bundle_linux(family: &Family, rpaths: Rpaths) {
@@ -721,6 +776,9 @@ fn bundle_linux(family: &Family, rpaths: Rpaths) {
     let toolchain = work.join("toolchain");
     fs::create_dir_all(&toolchain).unwrap();
 
+    if rpaths == Rpaths::CoreLibOnly {
+        return refused_naming_the_unlisted_folders(&staged, &toolchain);
+    }
     let fat = staged.bundle(&["--toolchain-dir", toolchain.to_str().unwrap()]);
     let names = zip_names(&fat);
     let libs: BTreeSet<&str> = names
