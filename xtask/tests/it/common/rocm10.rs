@@ -6,8 +6,8 @@
 //! the import graph of the real ones and decoys the closure must leave out; the Linux wheels
 //! hold small ELF files (gcc) with the SONAMEs, DT_NEEDED and DT_RPATH of the real ones, core's
 //! in TheRock's four Linux folders (`lib/`, `lib/rocm_sysdeps/lib`, `lib/host-math/lib`,
-//! `lib/llvm/lib`). Every fact it
-//! follows is listed with its source in `rocm10-facts.md`, next to this file.
+//! `lib/llvm/lib`). Every fact it follows is listed with its source in `rocm10-facts.md`, next
+//! to this file.
 
 use std::collections::BTreeMap;
 use std::fs;
@@ -197,7 +197,14 @@ pub fn windows_dlls(dir: &Path) {
 /// them follow each project's RUNTIME_DEPS (facts file, "Linux core"): the HSA runtime needs
 /// elfutils, libdrm, numactl, zlib and zstd; HIP needs the HSA runtime; comgr (LLVM linked in
 /// statically) needs zlib and zstd; hipBLASLt needs the host BLAS. Decoys the closure must
-/// leave out sit in each folder.
+/// leave out sit in each folder. SONAMEs read on T10: `librocm_sysdeps_z.so.1`
+/// (zlib/CMakeLists.txt L120), `_liblzma.so.5` (liblzma/CMakeLists.txt L126), `_elf.so.1`,
+/// `_dw.so.1`, `_zstd.so.1`, `_bz2.so` (docs/development/artifacts.md L62-84), `_numa.so.1`
+/// (test_runner.py L269). Inferred from upstream's own SONAMEs (not read on T10):
+/// `_drm.so.2`, `_drm_amdgpu.so.1`, `libhsa-runtime64.so.1`, `librocprofiler-register.so.0`,
+/// `librocm-openblas.so.0` (OpenBLAS's major version 0 under the OUTPUT_NAME
+/// host-blas/CMakeLists.txt L172 gives it), `libomp.so`. The stand-in's own choice:
+/// `libLLVM.so.22.0git`, `librocm_smi64.so.1`.
 pub const LINUX_CORE: [(&str, &[&str]); 19] = [
     (
         "lib/libamd_comgr.so.3",
@@ -253,6 +260,7 @@ pub const LINUX_CORE: [(&str, &[&str]); 19] = [
     // In core `lib/` (`_dist_info.py` L274), needed by nothing in CTranslate2's closure.
     ("lib/librocm_smi64.so.1", &["librocm_sysdeps_drm.so.2"]),
 ];
+
 /// What a Linux library loads by name at run time (`dlopen` from its own code, so its own
 /// RUNPATH is searched): the HIP runtime loads comgr, as on Windows (the variant forces it).
 pub const LINUX_LOADS: [(&str, &[&str]); 1] = [("libamdhip64.so.7", &["libamd_comgr.so.3"])];
