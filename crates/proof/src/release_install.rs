@@ -348,6 +348,7 @@ mod tests {
     }
 
     /// A proxy that answers every request as `answer` does, counting the connections.
+    #[cfg(unix)]
     fn hostile_proxy(
         answer: &'static str,
     ) -> (String, std::sync::Arc<std::sync::atomic::AtomicUsize>) {
@@ -386,7 +387,10 @@ mod tests {
     /// pip reaches the release served on loopback directly, whatever proxy the environment
     /// names: one that answers 502, stalls or redirects out of the release is never asked,
     /// and the wheel comes from the release. (pip honours `http_proxy` for a loopback index,
-    /// `--isolated` or not.)
+    /// `--isolated` or not.) It runs the host's `python3`, which the Windows build's unit tests
+    /// under wine do not have; a Windows Python under wine gets the same `no_proxy`
+    /// ([`crate::serve::loopback_direct`], in `winpython/session.rs`).
+    #[cfg(unix)]
     #[test]
     fn pip_reaches_the_served_release_directly_whatever_proxy_the_environment_names() {
         let dir = tempfile::tempdir().unwrap();

@@ -9,6 +9,7 @@ use clap::Args;
 
 use crate::flags::{PlatformArg, checked};
 use ct2v_pipeline::plan::request::PlanRequest;
+use ct2v_support::diagnostic::{InputError, escaped};
 use ct2v_support::workspace::Workspace;
 use ct2v_support::{host, text_rules};
 
@@ -36,10 +37,26 @@ pub struct Doctor {
     /// no SDK is needed here unless the bundle copies files from it
     #[arg(long, requires = "variant")]
     pub prebuilt_native: bool,
+    /// The Python environment's site-packages whose installed ROCm 10 family wheel to
+    /// examine: which HIP runtime `import ctranslate2` loads (Windows), its own or the
+    /// display driver's
+    #[arg(long, value_name = "DIR", conflicts_with = "variant")]
+    pub site_packages: Option<PathBuf>,
 }
 
 impl Doctor {
     pub fn run(self, workspace: &Workspace) -> Result<ExitCode> {
+        if let Some(dir) = self.site_packages.as_deref().filter(|d| !d.is_dir()) {
+            return Err(InputError::new(format!(
+                "--site-packages {} is not a folder",
+                escaped(&dir.display().to_string())
+            ))
+            .note(
+                "name the site-packages folder ctranslate2 is installed in: \
+                 python -c \"import sysconfig; print(sysconfig.get_paths()['platlib'])\"",
+            )
+            .into());
+        }
         let build = self.variant.map(|variant| PlanRequest {
             variant,
             platform: self.platform.map(Into::into),
@@ -50,6 +67,6 @@ impl Doctor {
             ..PlanRequest::default()
         });
         let build = build.as_ref().map(|b| (b, self.prebuilt_native));
-        ct2v_pipeline::doctor::report(workspace, self.json, build)
+        ct2v_pipeline::doctor::report(workspace, self.json, build, self.site_packages.as_deref())
     }
 }

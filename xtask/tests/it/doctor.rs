@@ -559,3 +559,52 @@ fn an_rdna1_card_the_official_wheel_skips_gets_its_hip_sdk_build() {
         "{verdict:#?}"
     );
 }
+
+/// `--site-packages` names a folder: a path that does not exist, a file, a FIFO (never
+/// opened, so never waited on) or a link to a file is exit 2 naming the flag and the path,
+/// with how to find the folder.
+#[test]
+fn doctor_site_packages_that_is_not_a_folder_is_exit_2() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("site.txt");
+    fs::write(&file, "not a folder").unwrap();
+    let mut bad = vec![dir.path().join("missing"), file.clone()];
+    #[cfg(unix)]
+    {
+        let fifo = dir.path().join("fifo");
+        common::run_ok(std::process::Command::new("mkfifo").arg(&fifo));
+        let link = dir.path().join("link");
+        std::os::unix::fs::symlink(&file, &link).unwrap();
+        bad.extend([fifo, link]);
+    }
+    for path in bad {
+        let run = doctor(&["--site-packages", path.to_str().unwrap()], &[], &[]);
+        assert_eq!(
+            run.code,
+            2,
+            "{}: {}{}",
+            path.display(),
+            run.stdout,
+            run.stderr
+        );
+        assert!(
+            run.stderr.contains(&format!(
+                "--site-packages {} is not a folder",
+                path.display()
+            )) && run.stderr.contains("sysconfig.get_paths()['platlib']"),
+            "{}",
+            run.stderr
+        );
+    }
+    let run = doctor(
+        &[
+            "--site-packages",
+            dir.path().to_str().unwrap(),
+            "--variant",
+            "cpu",
+        ],
+        &[],
+        &[],
+    );
+    assert_eq!(run.code, 2, "{}", run.stderr);
+}

@@ -40,6 +40,8 @@ mod published_text;
 mod readme;
 mod release;
 mod rocm10_bundle;
+mod rocm10_coexist;
+mod rocm10_hip_runtime;
 mod rocm_variant;
 mod site_push;
 mod speech;

@@ -4,11 +4,12 @@
 //! scratch checkout, unpacked by the unpack step's code into the folders the plan names, next
 //! to a built-looking CTranslate2 4.8.4 wheel and prefix; `bundle --variant` (the code of
 //! `build`'s bundle step, with the plan's folders) makes the fat wheel. Then the wheel is
-//! imported by python.org's Windows CPython under wine with CTranslate2 4.8.4's own
-//! `__init__.py` preamble (the folders it adds), and a wheel with one DLL taken out fails,
-//! naming that DLL. On Linux the same families are bundled from ELF stand-ins (gcc, real
-//! SONAMEs and DT_NEEDED, core's `rocm_sysdeps`, `host-math` and `llvm` folders), loaded from
-//! a fresh venv with an empty `LD_LIBRARY_PATH`, and checked `ldd`-clean.
+//! imported by python.org's Windows CPython under wine with CTranslate2 4.8.4's `__init__.py`
+//! preamble as the rocm10 series patches it (the folder it adds, the DLLs it preloads), and a
+//! wheel with one DLL taken out fails, naming that DLL. On Linux the same families are
+//! bundled from ELF stand-ins (gcc, real SONAMEs, DT_NEEDED and DT_RPATHs, core's
+//! `rocm_sysdeps`, `host-math` and `llvm` folders), loaded from a fresh venv with an empty
+//! `LD_LIBRARY_PATH`, and checked `ldd`-clean.
 //!
 //! The stand-in files are a few KiB each: the fat wheel sizes printed say nothing of the
 //! real ones (a real `blas_lib_gfx1201.kpack` alone is ~43 MB).
@@ -21,7 +22,7 @@ use std::path::{Path, PathBuf};
 
 use common::Scratch;
 use common::mingw;
-use common::rocm10::{self, CORE, CT2, Family, LIBS, Os, VERSION, Wheels};
+use common::rocm10::{self, CORE, CT2, Family, LIBS, Os, VENDORED, VERSION, Wheels};
 use common::server::Server;
 use common::skip;
 use common::wheel::{read_report, unzip, zip_names, zip_wheel};
@@ -29,10 +30,10 @@ use common::wheel::{read_report, unzip, zip_names, zip_wheel};
 const WHEEL: &str = "ctranslate2-4.8.4-cp312-cp312-win_amd64.whl";
 
 /// What [`bundle_windows`] leaves for more checks.
-struct Bundled {
+pub(crate) struct Bundled {
     _staged: Staged,
     #[cfg_attr(not(feature = "wine"), allow(dead_code))] // used by the wine harness's tests
-    fat: PathBuf,
+    pub(crate) fat: PathBuf,
     names: BTreeSet<String>,
 }
 
@@ -52,20 +53,29 @@ fn plan(scratch: &Scratch, variant: &str, platform: &str) -> serde_json::Value {
     serde_json::from_str(&run.stdout).unwrap()
 }
 
-/// CTranslate2 4.8.4's `python/ctranslate2/__init__.py` up to its `_ext` import: the Windows
-/// preamble, which adds the DLL folders (`_rocm_sdk_core/bin`, `_rocm_sdk_libraries*/bin`) and
-/// loads every DLL of the package folder, as upstream ships it.
-fn init_py() -> String {
-    let upstream = fs::read_to_string(
-        common::repo_root().join("xtask/tests/data/upstream/4.8.4/python/ctranslate2/__init__.py"),
-    )
-    .unwrap();
-    let preamble = upstream
+/// CTranslate2 4.8.4's `python/` package with the rocm10 series applied, into `package`:
+/// `_rocm_runtime.py`, and `__init__.py` up to its `_ext` import (the Windows preamble: the
+/// DLL folders it adds, the HIP runtime and the DLLs HIP loads by name preloaded, every DLL of
+/// the package folder loaded).
+fn write_python_package(work: &Path, package: &Path) {
+    let patched = rocm10::patched_package(CT2, &work.join("patched"));
+    let init = fs::read_to_string(patched.join("__init__.py")).unwrap();
+    let preamble = init
         .split("try:\n    from ctranslate2._ext import")
         .next()
         .unwrap();
-    assert!(preamble.contains("_rocm_sdk_libraries*"), "{preamble}");
-    format!("{preamble}# The stand-in ends here: the real package imports _ext.\n")
+    assert!(preamble.contains("_rocm_runtime.preload"), "{preamble}");
+    fs::create_dir_all(package).unwrap();
+    fs::write(
+        package.join("__init__.py"),
+        format!("{preamble}# The stand-in ends here: the real package imports _ext.\n"),
+    )
+    .unwrap();
+    fs::copy(
+        patched.join("_rocm_runtime.py"),
+        package.join("_rocm_runtime.py"),
+    )
+    .unwrap();
 }
 
 /// The stand-in wheels of `family` for both platforms (libraries in `work`'s `dlls/`, `sos/`),
@@ -134,8 +144,8 @@ fn pin_stand_ins(family: &Family) -> Pinned {
 
 /// A scratch checkout with the stand-in pinned, the plan of `family` for one platform, and
 /// the ROCm inputs unpacked by the unpack step's code into the folders that plan reads.
-struct Staged {
-    work: tempfile::TempDir,
+pub(crate) struct Staged {
+    pub(crate) work: tempfile::TempDir,
     scratch: Scratch,
     plan: serde_json::Value,
     /// The plan's work folder (`target/xtask/<variant>@<ct2>/<platform>`).
@@ -243,7 +253,7 @@ impl Staged {
 /// Windows: pins the stand-in wheels of `family` into a scratch checkout, unpacks them where the plan
 /// reads them, writes what a build leaves, runs `bundle --variant` and checks the fat wheel
 /// and its report.
-fn bundle_windows(family: &Family) -> Bundled {
+pub(crate) fn bundle_windows(family: &Family) -> Bundled {
     let staged = Staged::new(family, Os::Windows);
     let dlls = staged.work.path().join("dlls");
     let deps = staged.base.join("deps");
@@ -268,7 +278,7 @@ fn bundle_windows(family: &Family) -> Bundled {
     let tree = staged.work.path().join("ct2-wheel");
     place("ctranslate2.dll", &tree.join("ctranslate2"));
     place(rocm10::EXT, &tree.join("ctranslate2"));
-    fs::write(tree.join("ctranslate2/__init__.py"), init_py()).unwrap();
+    write_python_package(staged.work.path(), &tree.join("ctranslate2"));
     assert!(
         staged.bundle_step()["wheel"]
             .as_str()
@@ -300,10 +310,10 @@ fn bundle_windows(family: &Family) -> Bundled {
         expected.insert(format!("ctranslate2/{dll}"));
     }
     for dll in rocm10::WINDOWS_CORE_CLOSURE {
-        expected.insert(format!("{CORE}/bin/{dll}"));
+        expected.insert(format!("{VENDORED}/bin/{dll}"));
     }
     for dll in rocm10::WINDOWS_LIBS_CLOSURE {
-        expected.insert(format!("{LIBS}/bin/{dll}"));
+        expected.insert(format!("{VENDORED}/bin/{dll}"));
     }
     let device = expected_device_files(family, plan);
     expected.extend(device.iter().cloned());
@@ -324,7 +334,10 @@ fn bundle_windows(family: &Family) -> Bundled {
         "hiprand.dll",
         "hipsolver.dll",
     ] {
-        assert!(!names.contains(&format!("{LIBS}/bin/{decoy}")), "{decoy}");
+        assert!(
+            !names.contains(&format!("{VENDORED}/bin/{decoy}")),
+            "{decoy}"
+        );
     }
     for left_out in [
         "hiprtc0715.dll",
@@ -332,7 +345,7 @@ fn bundle_windows(family: &Family) -> Bundled {
         "rocm-openblas.dll",
     ] {
         assert!(
-            !names.contains(&format!("{CORE}/bin/{left_out}")),
+            !names.contains(&format!("{VENDORED}/bin/{left_out}")),
             "{left_out}"
         );
     }
@@ -344,16 +357,17 @@ fn bundle_windows(family: &Family) -> Bundled {
         }
     }
     for target in family.targets {
-        let kpack = format!("{LIBS}/.kpack/blas_lib_{target}.kpack");
+        let kpack = format!("{VENDORED}/.kpack/blas_lib_{target}.kpack");
         assert!(names.contains(&kpack), "{kpack}");
         assert!(names.contains(&format!(
-            "{LIBS}/bin/rocblas/library/TensileLibrary_lazy_{target}.dat"
+            "{VENDORED}/bin/rocblas/library/TensileLibrary_lazy_{target}.dat"
         )));
     }
     assert!(
         !names.iter().any(|n| n.contains(".devel_links/")),
         "rocm-sdk init's manifests stay out"
     );
+    owns_its_folders(&names, family);
 
     // The report names each device wheel as the package of its files.
     let report = read_report(&dist);
@@ -375,8 +389,8 @@ fn bundle_windows(family: &Family) -> Bundled {
             "{path}: {package}"
         );
     }
-    assert!(package_of(&format!("{CORE}/bin/amdhip64_7.dll")).contains("rocm-sdk-core"));
-    assert!(package_of(&format!("{LIBS}/bin/rocblas.dll")).contains("rocm-sdk-libraries"));
+    assert!(package_of(&format!("{VENDORED}/bin/amdhip64_7.dll")).contains("rocm-sdk-core"));
+    assert!(package_of(&format!("{VENDORED}/bin/rocblas.dll")).contains("rocm-sdk-libraries"));
     let md = fs::read_to_string(dist.join("provenance.md")).unwrap();
     for target in family.targets {
         assert!(
@@ -422,7 +436,7 @@ fn expected_device_files(family: &Family, plan: &serde_json::Value) -> BTreeSet<
                 .iter()
                 .any(|d| from_input(d, &format!("device-{target}")) && d["glob"] == glob);
             if asked {
-                files.insert(format!("{LIBS}/{file}"));
+                files.insert(format!("{VENDORED}/{file}"));
             }
         }
     }
@@ -451,7 +465,7 @@ fn rdna3_bundles_its_closure_and_only_gfx1100_to_gfx1103_device_files() {
     let bundled = bundle_windows(rocm10::family("rocm-rdna3"));
     // hipBLASLt's Tensile files come with the family.
     assert!(bundled.names.contains(&format!(
-        "{LIBS}/bin/hipblaslt/library/TensileLibrary_lazy_gfx1100.dat"
+        "{VENDORED}/bin/hipblaslt/library/TensileLibrary_lazy_gfx1100.dat"
     )));
 }
 
@@ -478,18 +492,14 @@ fn unpack_without(wheel: &Path, site: &Path, left_out: Option<&str>) {
     }
 }
 
-/// NETWORK TEST (python.org's embeddable CPython, once into the shared cache): every family's
-/// fat wheel imported by the Windows CPython under wine, through the folders CTranslate2
-/// 4.8.4's `__init__.py` adds; with a DLL taken out, the import fails naming it.
+/// The tools the wine tests need (else they say why and skip), and python.org's Windows
+/// CPython 3.12 started under wine in a temporary folder.
 #[cfg(feature = "wine")]
-#[test]
-fn every_family_imports_in_the_windows_python_and_a_missing_dll_is_named() {
-    use ct2v_proof::winpython::{Session, wine::windows_path};
-    crate::needs_network!(&["files.pythonhosted.org:443"]);
+pub(crate) fn windows_python() -> Option<(tempfile::TempDir, ct2v_proof::winpython::Session)> {
     if !(mingw::available(true) && tools())
         || skip::missing_from_path("osslsigncode", "apt-get install osslsigncode")
     {
-        return;
+        return None;
     }
     let workspace = ct2v_support::workspace::Workspace::locate(
         Some(common::repo_root()),
@@ -501,98 +511,107 @@ fn every_family_imports_in_the_windows_python_and_a_missing_dll_is_named() {
         progress: false,
         ..Default::default()
     };
-    let session = Session::start(&workspace, "3.12", work.path(), &options).unwrap();
-    // `import ctranslate2`, then ctranslate2.dll's `probe_init` (the HIP runtime's run-time
-    // loads of amd_comgr.dll and rocm_kpack.dll), after loading `preload` (paths below
-    // site-packages) by full path as TheRock's `rocm_sdk.preload_libraries` does.
-    let import = |site: &Path, preload: &[&str]| {
-        let mut env = session.env();
-        env.insert("WINEDEBUG".into(), "err+module".into());
-        // The stand-in MSVCP140.dll, never wine's built-in one.
-        let overrides = env.get("WINEDLLOVERRIDES").cloned().unwrap_or_default();
-        env.insert(
-            "WINEDLLOVERRIDES".into(),
-            format!("{overrides};msvcp140=n")
-                .trim_start_matches(';')
-                .into(),
-        );
-        let preloads: Vec<String> = preload
-            .iter()
-            .map(|p| {
-                format!(
-                    "ctypes.CDLL(os.path.join(site, r'{}'))",
-                    p.replace('/', "\\")
-                )
-            })
-            .collect();
+    let session =
+        ct2v_proof::winpython::Session::start(&workspace, "3.12", work.path(), &options).unwrap();
+    Some((work, session))
+}
+
+/// The environment a script of `session` runs with: the loader's errors shown, and the
+/// stand-in MSVCP140.dll, never wine's built-in one.
+#[cfg(feature = "wine")]
+pub(crate) fn python_env(
+    session: &ct2v_proof::winpython::Session,
+) -> std::collections::BTreeMap<String, String> {
+    let mut env = session.env();
+    env.insert("WINEDEBUG".into(), "err+module".into());
+    let overrides = env.get("WINEDLLOVERRIDES").cloned().unwrap_or_default();
+    env.insert(
+        "WINEDLLOVERRIDES".into(),
+        format!("{overrides};msvcp140=n")
+            .trim_start_matches(';')
+            .into(),
+    );
+    env
+}
+
+/// `python -c script` of `session` under wine with `env`: its stdout and stderr.
+#[cfg(feature = "wine")]
+pub(crate) fn run_python(
+    session: &ct2v_proof::winpython::Session,
+    env: std::collections::BTreeMap<String, String>,
+    script: &str,
+) -> String {
+    let out = std::process::Command::new("wine")
+        .arg(session.python.python_exe())
+        .arg("-c")
+        .arg(script)
+        .envs(env)
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    common::stdout_and_stderr(&out)
+}
+
+/// NETWORK TEST (python.org's embeddable CPython, once into the shared cache): every family's
+/// fat wheel imported by the Windows CPython under wine, through the folders CTranslate2
+/// 4.8.4's `__init__.py` adds; with a DLL taken out, the import fails naming it.
+#[cfg(feature = "wine")]
+#[test]
+fn every_family_imports_in_the_windows_python_and_a_missing_dll_is_named() {
+    use ct2v_proof::winpython::wine::windows_path;
+    crate::needs_network!(&["files.pythonhosted.org:443"]);
+    let Some((work, session)) = windows_python() else {
+        return;
+    };
+    // `import ctranslate2` (the patched preamble preloads the HIP runtime, amd_comgr and
+    // rocm_kpack), then ctranslate2.dll's `probe_init` (the HIP runtime's run-time loads of
+    // amd_comgr.dll and rocm_kpack.dll, which succeed only once those are loaded).
+    let import = |site: &Path| {
+        let env = python_env(&session);
         let script = format!(
             "import sys, os, ctypes\n\
              site = r'{}'\n\
              sys.path.insert(0, site)\n\
              import ctranslate2\n\
              print('IMPORTED', flush=True)\n\
-             {}\n\
              status = ctypes.CDLL(os.path.join(site, 'ctranslate2', 'ctranslate2.dll')).probe_init()\n\
              print('PROBED', status, flush=True)\n",
             windows_path(site),
-            preloads.join("\n")
         );
-        let out = std::process::Command::new("wine")
-            .arg(session.python.python_exe())
-            .arg("-c")
-            .arg(script)
-            .envs(env)
-            .stdin(std::process::Stdio::null())
-            .output()
-            .unwrap();
-        let text = common::stdout_and_stderr(&out);
+        let text = run_python(&session, env, &script);
         let imported = text.lines().any(|l| l.trim() == "IMPORTED");
         let probed = text.lines().any(|l| l.trim() == "PROBED 0");
         (imported, probed, text)
     };
-    let forced = [
-        "_rocm_sdk_core/bin/amd_comgr.dll",
-        "_rocm_sdk_core/bin/rocm_kpack.dll",
-    ];
     let cases: [(&str, Option<(&str, &str)>); 5] = [
         ("rocm-rdna1", None),
         ("rocm-rdna2", None),
         // Imported by rocm_sdk_libraries/bin/hipblas.dll: wine's loader names it.
         (
             "rocm-rdna3",
-            Some(("_rocm_sdk_libraries/bin/rocblas.dll", "rocblas.dll")),
+            Some(("ctranslate2/_rocm/bin/rocblas.dll", "rocblas.dll")),
         ),
         ("rocm-rdna35", None),
         // Forced in by the variant, and imported by rocblas.dll.
         (
             "rocm-rdna4",
-            Some(("_rocm_sdk_core/bin/rocm_kpack.dll", "rocm_kpack.dll")),
+            Some(("ctranslate2/_rocm/bin/rocm_kpack.dll", "rocm_kpack.dll")),
         ),
     ];
     for (variant, broken) in cases {
         let bundled = bundle_windows(rocm10::family(variant));
         let site = work.path().join(format!("site-{variant}"));
         unpack_without(&bundled.fat, &site, None);
-        // The import: every DLL of the closure found through the folders __init__.py adds.
-        // The run-time loads: a plain LoadLibraryA("amd_comgr.dll") from amdhip64_7.dll does
-        // not search those folders (os.add_dll_directory serves imports and ctypes only), so
-        // it fails unless amd_comgr is loaded already; with it preloaded, it succeeds.
-        let (imported, probed, output) = import(&site, &[]);
-        assert!(imported, "{variant}: {output}");
-        assert!(!probed, "{variant}: {output}");
-        assert!(
-            output.contains("FAILED LoadLibraryA(amd_comgr.dll)"),
-            "{variant}: {output}"
-        );
-        let (imported, probed, output) = import(&site, &forced);
-        assert!(
-            imported && probed,
-            "{variant} with amd_comgr and rocm_kpack preloaded: {output}"
-        );
+        // The import: every DLL of the closure found in ctranslate2/_rocm/bin, the folder the
+        // patched __init__.py adds. The run-time loads: a plain LoadLibraryA("amd_comgr.dll")
+        // from amdhip64_7.dll does not search that folder (os.add_dll_directory serves imports
+        // and ctypes only); it succeeds because the preamble preloaded amd_comgr.
+        let (imported, probed, output) = import(&site);
+        assert!(imported && probed, "{variant}: {output}");
         if let Some((path, dll)) = broken {
             let site = work.path().join(format!("site-{variant}-without-{dll}"));
             unpack_without(&bundled.fat, &site, Some(path));
-            let (imported, _, output) = import(&site, &[]);
+            let (imported, _, output) = import(&site);
             assert!(!imported, "{variant} without {dll}: {output}");
             assert!(
                 output.contains(&format!("Library {dll} (")),
@@ -602,11 +621,11 @@ fn every_family_imports_in_the_windows_python_and_a_missing_dll_is_named() {
     }
 }
 
-/// Linux: each family's fat wheel from the stand-in's ELF libraries (real SONAMEs and
-/// DT_NEEDED, TheRock's DT_RPATHs, common/rocm10.rs) through `bundle --variant --platform
-/// linux-x86_64`: the closure at `_rocm_sdk_core/lib` (and its `rocm_sysdeps`, `host-math`,
-/// `llvm` folders) and `_rocm_sdk_libraries/lib` with RUNPATHs to each other, the forced
-/// libraries, the family's device files beside `lib/`; unpacked into a fresh venv's
+/// Linux: each family's fat wheel from the stand-in's ELF libraries (real SONAMEs, DT_NEEDED,
+/// TheRock's DT_RPATHs, common/rocm10.rs) through `bundle --variant --platform linux-x86_64`:
+/// the closure at `ctranslate2/_rocm/lib` (core's `rocm_sysdeps`, `host-math` and `llvm`
+/// folders below it, as below core's `lib/`) with RUNPATHs leading only inside the wheel, the
+/// forced libraries, the family's device files beside `lib/`; unpacked into a fresh venv's
 /// site-packages, `_ext` loads and calls through the chain with an empty `LD_LIBRARY_PATH`,
 /// mapping only the wheel's libraries and the allow-list's, and `ldd` resolves every
 /// dependency inside the wheel or to the manylinux allow-list.
@@ -616,7 +635,8 @@ fn every_family_bundles_on_linux_and_loads_ldd_clean_in_a_venv() {
         return;
     }
     for family in &rocm10::FAMILIES {
-        bundle_linux(family, Rpaths::Therocks);
+        let bundled = bundle_linux(family, Rpaths::Therocks);
+        loads_ldd_clean_in_a_venv(&bundled, family);
     }
 }
 
@@ -624,25 +644,33 @@ fn every_family_bundles_on_linux_and_loads_ldd_clean_in_a_venv() {
 /// the HSA runtime's libraries in `lib/rocm_sysdeps/lib` (symbol-versioned, one unversioned
 /// SONAME among the decoys), the host BLAS in `lib/host-math/lib` reached from the other wheel
 /// (hipBLASLt), the OpenMP runtime in `lib/llvm/lib` (unversioned SONAME), comgr loaded by name
-/// and needing `rocm_sysdeps` too. The closure takes each at its folder and leaves the decoys;
-/// a fresh process with an empty `LD_LIBRARY_PATH` loads `_ext` and maps every bundled
-/// library from inside the wheel and nothing of ROCm from outside it. Twice: with the DT_RPATHs
-/// TheRock's packaging writes, and with none (the bundle's own RUNPATHs must suffice).
+/// and needing `rocm_sysdeps` too. The closure takes each to the same folder below
+/// `ctranslate2/_rocm/lib` and leaves the decoys; a fresh process with an empty
+/// `LD_LIBRARY_PATH` loads `_ext` and maps every bundled library from inside the wheel and
+/// nothing of ROCm from outside it. Three forms: with the DT_RPATHs TheRock's packaging writes
+/// (the bundle drops those leading outside the wheel), with none (the bundle's own RUNPATHs
+/// must suffice), and with a variant whose search lists core's `lib/` only (refused, naming
+/// each unlisted folder).
 #[test]
 fn linux_bundle_finds_rocm_sysdeps_host_math_and_llvm_and_loads_with_no_rocm_on_the_path() {
     if !tools() || skip::missing("patchelf", "apt-get install patchelf") {
         return;
     }
-    bundle_linux(rocm10::family("rocm-rdna2"), Rpaths::Therocks);
-    bundle_linux(rocm10::family("rocm-rdna2"), Rpaths::Removed);
-    bundle_linux(rocm10::family("rocm-rdna2"), Rpaths::CoreLibOnly);
+    let family = rocm10::family("rocm-rdna2");
+    for rpaths in [Rpaths::Therocks, Rpaths::Removed] {
+        let bundled = bundle_linux(family, rpaths);
+        loads_ldd_clean_in_a_venv(&bundled, family);
+    }
+    let staged = stage_linux(family, Rpaths::Therocks);
+    refused_naming_the_unlisted_folders(&staged.staged, &staged.toolchain);
 }
 
 /// What `libctranslate2.so.4`, `_ext` and the forced libraries need of rocm-sdk-core, below
-/// `_rocm_sdk_core/`: the HIP runtime and through it the HSA runtime and its `rocm_sysdeps`
-/// (elfutils, libdrm, numactl, zlib, zstd), comgr and its `rocm_sysdeps`, the host BLAS
-/// hipBLASLt needs, the OpenMP runtime in `lib/llvm/lib`. Not the decoys: `librocm_sysdeps_dw`,
-/// `_bz2`, `_liblzma`, `libLLVM`, `librocm_smi64`, `libhiprtc`.
+/// `_rocm_sdk_core/` (and below `ctranslate2/_rocm/` in the fat wheel): the HIP runtime and
+/// through it the HSA runtime and its `rocm_sysdeps` (elfutils, libdrm, numactl, zlib, zstd),
+/// comgr and its `rocm_sysdeps`, the host BLAS hipBLASLt needs, the OpenMP runtime in
+/// `lib/llvm/lib`. Not the decoys: `librocm_sysdeps_dw`, `_bz2`, `_liblzma`, `libLLVM`,
+/// `librocm_smi64`, `libhiprtc`.
 const LINUX_CORE_CLOSURE: [&str; 13] = [
     "lib/libamd_comgr.so.3",
     "lib/libamdhip64.so.7",
@@ -712,17 +740,34 @@ fn refused_naming_the_unlisted_folders(staged: &Staged, toolchain: &Path) {
 
 /// The search paths the ROCm wheels' ELF files carry into the bundle.
 #[derive(Clone, Copy, PartialEq)]
-enum Rpaths {
+pub(crate) enum Rpaths {
     /// The `$ORIGIN` DT_RPATHs TheRock's packaging writes (the stand-in has them).
     Therocks,
     /// None: removed from the unpacked wheels, so only the bundle's RUNPATHs can find anything.
     Removed,
-    /// TheRock's, with a variant whose search lists core's `lib/` only (as before ROCm 10's
-    /// Linux folders were known): the bundle must stop naming each library's unlisted folder.
-    CoreLibOnly,
 }
 
-fn bundle_linux(family: &Family, rpaths: Rpaths) {
+/// What [`stage_linux`] leaves: the scratch checkout and its work folder, the toolchain folder
+/// to give `bundle`, and the name of `_ext` in the CTranslate2 wheel.
+struct LinuxStaged {
+    staged: Staged,
+    toolchain: PathBuf,
+    ext: &'static str,
+}
+
+/// What [`bundle_linux`] leaves: the scratch checkout and its work folder, the fat wheel, and
+/// the name of `_ext` in it.
+pub(crate) struct LinuxBundled {
+    pub staged: Staged,
+    pub fat: PathBuf,
+    pub ext: &'static str,
+    names: BTreeSet<String>,
+}
+
+/// Linux: the stand-in wheels of `family` pinned and unpacked where the plan reads them (their
+/// DT_RPATHs as `rpaths` says), the build's prefix and wheel written, the build-tools'
+/// patchelf in place.
+fn stage_linux(family: &Family, rpaths: Rpaths) -> LinuxStaged {
     use std::process::Command;
     let staged = Staged::new(family, Os::Linux);
     let work = staged.work.path();
@@ -775,10 +820,22 @@ fn bundle_linux(family: &Family, rpaths: Rpaths) {
     std::os::unix::fs::symlink(String::from_utf8_lossy(&which.stdout).trim(), patchelf).unwrap();
     let toolchain = work.join("toolchain");
     fs::create_dir_all(&toolchain).unwrap();
-
-    if rpaths == Rpaths::CoreLibOnly {
-        return refused_naming_the_unlisted_folders(&staged, &toolchain);
+    LinuxStaged {
+        staged,
+        toolchain,
+        ext,
     }
+}
+
+/// Linux: [`stage_linux`], then `bundle --variant`; the fat wheel's files checked: the closure
+/// and nothing else, every file in the package's own folders, every RUNPATH inside the wheel.
+pub(crate) fn bundle_linux(family: &Family, rpaths: Rpaths) -> LinuxBundled {
+    let LinuxStaged {
+        staged,
+        toolchain,
+        ext,
+    } = stage_linux(family, rpaths);
+    let work = staged.work.path();
     let fat = staged.bundle(&["--toolchain-dir", toolchain.to_str().unwrap()]);
     let names = zip_names(&fat);
     let libs: BTreeSet<&str> = names
@@ -791,10 +848,10 @@ fn bundle_linux(family: &Family, rpaths: Rpaths) {
         "ctranslate2/libctranslate2.so.4".to_string(),
     ]
     .into();
-    // Each at its folder in rocm-sdk-core, `rocm_sysdeps`, `host-math` and `llvm` included, so
-    // the DT_RPATHs TheRock wrote still point where they did.
+    // Each at the same place below `ctranslate2/_rocm/` as below `_rocm_sdk_core/`,
+    // `rocm_sysdeps`, `host-math` and `llvm` included.
     for path in LINUX_CORE_CLOSURE {
-        expected.insert(format!("{CORE}/{path}"));
+        expected.insert(format!("{VENDORED}/{path}"));
     }
     for lib in [
         "libhipblas.so.3",
@@ -802,14 +859,14 @@ fn bundle_linux(family: &Family, rpaths: Rpaths) {
         "librocblas.so.5",
         "librocsolver.so.0",
     ] {
-        expected.insert(format!("{LIBS}/lib/{lib}"));
+        expected.insert(format!("{VENDORED}/lib/{lib}"));
     }
     let got: BTreeSet<String> = libs.iter().map(|s| s.to_string()).collect();
     assert_eq!(got, expected, "{}: the closure, no decoy", family.variant);
     for target in family.targets {
         for file in [
-            format!("{LIBS}/.kpack/blas_lib_{target}.kpack"),
-            format!("{LIBS}/lib/rocblas/library/TensileLibrary_lazy_{target}.dat"),
+            format!("{VENDORED}/.kpack/blas_lib_{target}.kpack"),
+            format!("{VENDORED}/lib/rocblas/library/TensileLibrary_lazy_{target}.dat"),
         ] {
             assert!(names.contains(&file), "{file}");
         }
@@ -819,6 +876,117 @@ fn bundle_linux(family: &Family, rpaths: Rpaths) {
             assert!(family.targets.contains(&t), "{name} in {}", family.variant);
         }
     }
+    owns_its_folders(&names, family);
+    runpaths_lead_to_the_vendored_folder(&fat, &names, work, family);
+    LinuxBundled {
+        staged,
+        fat,
+        ext,
+        names,
+    }
+}
+
+/// No file of the fat wheel lies in a folder of another distribution: none under AMD's
+/// `_rocm_sdk_*` import packages, where pip would overwrite AMD's files and `pip uninstall`
+/// delete them; every file is in `ctranslate2/` or the wheel's own `.dist-info`.
+fn owns_its_folders(names: &BTreeSet<String>, family: &Family) {
+    for name in names {
+        let top = name.split('/').next().unwrap();
+        assert!(
+            top == "ctranslate2"
+                || (top.starts_with("ctranslate2-") && top.ends_with(".dist-info")),
+            "{}: {name} is outside the package's own folders",
+            family.variant
+        );
+        assert!(!name.contains("_rocm_sdk_"), "{}: {name}", family.variant);
+    }
+}
+
+/// Every library's RUNPATH leads into the wheel's own folders: each entry, read from the
+/// library's folder, is a folder of the wheel below `ctranslate2/` (libctranslate2's are
+/// `_rocm/lib` and the OpenMP runtime's `_rocm/lib/llvm/lib`, the runtime's libraries their own
+/// folder), none reaches AMD's packages, even the DT_RPATHs TheRock wrote; and none has an
+/// RPATH (which would outrank LD_LIBRARY_PATH).
+fn runpaths_lead_to_the_vendored_folder(
+    fat: &Path,
+    names: &BTreeSet<String>,
+    work: &Path,
+    family: &Family,
+) {
+    let tree = work.join("fat-unzipped");
+    unzip(fat, &tree);
+    let runpath = |path: &str| {
+        let info = ct2v_bundle::binary::read(&tree.join(path)).unwrap();
+        assert!(
+            info.rpath.is_empty(),
+            "{}: {path} has an RPATH {:?}",
+            family.variant,
+            info.rpath
+        );
+        let folder = Path::new(path).parent().unwrap();
+        for entry in &info.runpath {
+            let rest = entry.strip_prefix("$ORIGIN").unwrap_or_else(|| {
+                panic!(
+                    "{}: {path} RUNPATH {entry} is not $ORIGIN-relative",
+                    family.variant
+                )
+            });
+            let mut led: Vec<&str> = folder.to_str().unwrap().split('/').collect();
+            for part in rest.split('/').filter(|p| !p.is_empty()) {
+                if part == ".." {
+                    assert!(
+                        led.pop().is_some(),
+                        "{}: {path} RUNPATH {entry} leaves the wheel",
+                        family.variant
+                    );
+                } else {
+                    led.push(part);
+                }
+            }
+            let led = led.join("/");
+            assert!(
+                led.starts_with("ctranslate2")
+                    && !led.contains("_rocm_sdk")
+                    && tree.join(&led).is_dir(),
+                "{}: {path} RUNPATH {entry} leads to {led}, not a folder of the wheel's own",
+                family.variant
+            );
+        }
+        info.runpath
+    };
+    for name in names
+        .iter()
+        .filter(|n| n.contains(".so") && !n.contains("/library/"))
+    {
+        runpath(name);
+    }
+    assert_eq!(
+        runpath("ctranslate2/libctranslate2.so.4"),
+        ["$ORIGIN/_rocm/lib", "$ORIGIN/_rocm/lib/llvm/lib"],
+        "{}",
+        family.variant
+    );
+    assert_eq!(
+        runpath(&format!("{VENDORED}/lib/libhipblas.so.3")),
+        ["$ORIGIN"],
+        "{}",
+        family.variant
+    );
+    fs::remove_dir_all(&tree).unwrap();
+}
+
+/// The fat wheel's files in a fresh venv's site-packages: `_ext` loads and calls through the
+/// chain with no `LD_LIBRARY_PATH`, and `ldd` resolves every library inside the wheel or to
+/// the manylinux allow-list.
+fn loads_ldd_clean_in_a_venv(bundled: &LinuxBundled, family: &Family) {
+    use std::process::Command;
+    let (work, fat, ext) = (bundled.staged.work.path(), &bundled.fat, bundled.ext);
+    let libs: BTreeSet<&str> = bundled
+        .names
+        .iter()
+        .filter(|n| n.contains(".so") && !n.contains("/library/"))
+        .map(String::as_str)
+        .collect();
 
     // A fresh venv with the wheel's files in its site-packages (the host's Python, not 3.12:
     // `_ext` is loaded with ctypes, as the extension module's loader would load it).
@@ -833,7 +1001,7 @@ fn bundle_linux(family: &Family, rpaths: Rpaths) {
     )
     .unwrap();
     let site = PathBuf::from(site.trim());
-    unzip(&fat, &site);
+    unzip(fat, &site);
     // A fresh process with an empty library path loads `_ext` and calls through the chain;
     // every file the load mapped (/proc/self/maps after, less before) is inside the wheel or
     // a system library of the allow-list.
@@ -908,9 +1076,9 @@ fn bundle_linux(family: &Family, rpaths: Rpaths) {
         }
     }
     // The report names rocm-sdk-core as the package of what came from its subfolders.
-    let report = read_report(&staged.dist());
+    let report = read_report(&bundled.staged.dist());
     for path in LINUX_CORE_CLOSURE {
-        let path = format!("{CORE}/{path}");
+        let path = format!("{VENDORED}/{path}");
         let entry = report["files"]
             .as_array()
             .unwrap()
@@ -924,7 +1092,7 @@ fn bundle_linux(family: &Family, rpaths: Rpaths) {
         "{} (Linux): fat wheel {} is {} bytes with {} files (stand-in files: says nothing of the real size)",
         family.variant,
         fat.file_name().unwrap().to_string_lossy(),
-        fs::metadata(&fat).unwrap().len(),
-        names.len()
+        fs::metadata(fat).unwrap().len(),
+        bundled.names.len()
     );
 }

@@ -680,15 +680,15 @@ mod tests {
         let mut all = searched.to_vec();
         all.push(tree.location(
             "core/lib/rocm_sysdeps/lib",
-            "_rocm_sdk_core/lib/rocm_sysdeps/lib",
+            "ctranslate2/_rocm/lib/rocm_sysdeps/lib",
             "rocm_sdk_core",
         ));
         all.push(tree.location(
             "core/lib/llvm/lib",
-            "_rocm_sdk_core/lib/llvm/lib",
+            "ctranslate2/_rocm/lib/llvm/lib",
             "rocm_sdk_core",
         ));
-        all.push(tree.location("core/lib/bin", "_rocm_sdk_core/bin", "rocm_sdk_core"));
+        all.push(tree.location("core/lib/bin", "ctranslate2/_rocm/bin", "rocm_sdk_core"));
         all.push(tree.location("core/lib/a/b/c/d/e", "deep", "rocm_sdk_core"));
         let closure = tree
             .resolve(&["wheel/libctranslate2.so.4"], &[], &all)
@@ -702,9 +702,9 @@ mod tests {
         };
         assert_eq!(
             at("librocm_sysdeps_z.so.1"),
-            Some("_rocm_sdk_core/lib/rocm_sysdeps/lib")
+            Some("ctranslate2/_rocm/lib/rocm_sysdeps/lib")
         );
-        assert_eq!(at("libomp.so"), Some("_rocm_sdk_core/lib/llvm/lib"));
+        assert_eq!(at("libomp.so"), Some("ctranslate2/_rocm/lib/llvm/lib"));
     }
 
     #[test]

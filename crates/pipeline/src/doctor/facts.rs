@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
+use super::hip_runtime::{self, HipRuntimeChoice};
 use super::parse::{self, AmdGpu, NvidiaGpu};
 use crate::sdk::hip::{self, HipInstall};
 use ct2v_support::host;
@@ -34,20 +35,27 @@ pub struct DriverRuntime {
 }
 
 impl DriverRuntime {
-    /// `System32\amdhip64_6.dll` under `system_root` (`%SystemRoot%`), if it is there.
-    pub fn find(system_root: &Path) -> Option<DriverRuntime> {
-        let path = system_root.join("System32").join("amdhip64_6.dll");
-        let path = if path.is_file() {
-            path
-        } else {
+    /// `System32\<name>` under `system_root` (`%SystemRoot%`), if it is there.
+    pub fn find(system_root: &Path, name: &str) -> Option<DriverRuntime> {
+        DriverRuntime::at(&system_root.join("System32").join(name))
             // wine and case-sensitive copies spell it `system32`.
-            let lower = system_root.join("system32").join("amdhip64_6.dll");
-            lower.is_file().then_some(lower)?
-        };
-        let version = ct2v_bundle::binary::version::file_version(&path)
+            .or_else(|| DriverRuntime::at(&system_root.join("system32").join(name)))
+    }
+
+    /// The runtime at `path`, if a file is there. Its version is read from the file's own
+    /// bytes (`binary::version`), not through GetFileVersionInfoW, which can return stale
+    /// data for a path in System32 (lemonade-sdk/lemonade#3213).
+    pub fn at(path: &Path) -> Option<DriverRuntime> {
+        if !path.is_file() {
+            return None;
+        }
+        let version = ct2v_bundle::binary::version::file_version(path)
             .ok()
             .flatten();
-        Some(DriverRuntime { path, version })
+        Some(DriverRuntime {
+            path: path.to_path_buf(),
+            version,
+        })
     }
 
     /// `6.4.43482.7`, or that it carries none.
@@ -77,6 +85,9 @@ pub struct Facts {
     /// Windows: the HIP 6 runtime the display driver installed (`System32\amdhip64_6.dll`),
     /// which the rocm-gfx1010 wheel uses rather than bundling one.
     pub driver_hip_runtime: Option<DriverRuntime>,
+    /// Windows: the HIP 7 runtime an installed ROCm 10 family wheel loads, its own or the
+    /// display driver's (`hip_runtime`); `None` when no site-packages was named.
+    pub hip7_runtime: Option<HipRuntimeChoice>,
     /// Windows: `LongPathsEnabled` (None elsewhere), and the line that says it.
     pub long_paths: Option<bool>,
     pub long_paths_said: Option<String>,
@@ -164,7 +175,7 @@ fn msvc() -> Tool {
 /// This machine's facts. The programs asked (the build tools, nvidia-smi, nvcc, rocminfo,
 /// hipinfo, cl) are asked at once: each may take its whole timeout (a hung driver), and
 /// together they cost one, not one each. Their problems are said in a fixed order.
-pub fn collect() -> Facts {
+pub fn collect(site_packages: Option<&Path>) -> Facts {
     let hip_path = std::env::var_os("HIP_PATH").map(PathBuf::from);
     // The Windows installs are read wherever %ProgramFiles% is set (so a copied Program
     // Files tree can be examined from Linux too).
@@ -194,6 +205,9 @@ pub fn collect() -> Facts {
             joined(amd),
         )
     });
+    let system_root = windows_layout
+        .then(|| std::env::var_os("SystemRoot").map(PathBuf::from))
+        .flatten();
     let mut problems = Vec::new();
     let mut tools = vec![msvc];
     tools.extend(kept(tools_found, &mut problems));
@@ -202,10 +216,12 @@ pub fn collect() -> Facts {
     let (amd_gpus, amd_gpus_from) = kept(amd, &mut problems);
     Facts {
         os: std::env::consts::OS.to_string(),
-        driver_hip_runtime: windows_layout
-            .then(|| std::env::var_os("SystemRoot").map(PathBuf::from))
-            .flatten()
-            .and_then(|root| DriverRuntime::find(&root)),
+        driver_hip_runtime: system_root
+            .as_deref()
+            .and_then(|root| DriverRuntime::find(root, "amdhip64_6.dll")),
+        hip7_runtime: site_packages
+            .filter(|_| windows_layout)
+            .map(|site| hip_runtime::examine(site, system_root.as_deref())),
         long_paths: ct2v_support::longpaths::enabled(),
         long_paths_said: ct2v_support::longpaths::describe(),
         arch: std::env::consts::ARCH.to_string(),

@@ -4,6 +4,7 @@
 
 mod choice;
 mod facts;
+mod hip_runtime;
 mod parse;
 mod verdict;
 
@@ -13,6 +14,7 @@ use crate::variant::coverage::Coverage;
 
 pub use choice::{Chosen, choose};
 pub use facts::{DriverRuntime, Facts, collect};
+pub use hip_runtime::HipRuntimeChoice;
 pub use parse::{AmdGpu, NvidiaGpu, hipinfo, nvidia_smi_csv, nvidia_smi_cuda_version, rocminfo};
 pub use verdict::{Verdict, recommend};
 
@@ -24,8 +26,12 @@ pub struct MachineReport {
 
 /// This machine's facts and the verdict on them; `coverage` is which GPUs each variant serves
 /// (`variant::coverage`, what `variants --json` prints and the selector's data is).
-pub(crate) fn examine(coverage: &Coverage) -> MachineReport {
-    let facts = collect();
+/// `site_packages`: the Python environment whose installed wheel is examined, if named.
+pub(crate) fn examine(
+    coverage: &Coverage,
+    site_packages: Option<&std::path::Path>,
+) -> MachineReport {
+    let facts = collect(site_packages);
     let verdict = recommend(&facts, coverage);
     MachineReport { facts, verdict }
 }
@@ -108,6 +114,9 @@ impl MachineReport {
                 ),
             }
         }
+        if let Some(choice) = &f.hip7_runtime {
+            out.push_str(&hip7_runtime_text(choice));
+        }
         if f.hip_installs.is_empty() {
             out.push_str("  HIP SDK installs: none found\n");
         }
@@ -152,6 +161,39 @@ impl MachineReport {
     }
 }
 
+/// The HIP 7 runtime lines: both copies with their versions, and which one
+/// `import ctranslate2` loads.
+fn hip7_runtime_text(choice: &HipRuntimeChoice) -> String {
+    use ct2v_support::diagnostic::escaped;
+    let shown = |r: &Option<DriverRuntime>, none: &str| {
+        r.as_ref().map_or(none.to_string(), |r| {
+            format!(
+                "{} ({})",
+                escaped(&r.path.display().to_string()),
+                r.version_text()
+            )
+        })
+    };
+    let loads = match &choice.loads {
+        Some(path) => format!(
+            "loads {} ({})",
+            escaped(&path.display().to_string()),
+            escaped(&choice.why)
+        ),
+        None if choice.bundled.is_none() => escaped(&choice.why).into_owned(),
+        None => format!("stops: {}", escaped(&choice.why)),
+    };
+    format!(
+        "  HIP 7 runtime of the ROCm 10 wheel in {}:\n    bundled: {}\n    display driver: {}\n    import ctranslate2 {loads}\n",
+        escaped(&choice.site_packages.display().to_string()),
+        shown(
+            &choice.bundled,
+            "none (no ctranslate2/_rocm/bin/amdhip64_7.dll)"
+        ),
+        shown(&choice.system, "none (no amdhip64_7.dll in System32)"),
+    )
+}
+
 fn list_or(items: &[String], none: &str) -> String {
     if items.is_empty() {
         none.to_string()
@@ -166,13 +208,14 @@ pub fn report(
     workspace: &ct2v_support::workspace::Workspace,
     json: bool,
     build: Option<(&crate::plan::request::PlanRequest, bool)>,
+    site_packages: Option<&std::path::Path>,
 ) -> anyhow::Result<std::process::ExitCode> {
     if let Some((request, prebuilt_native)) = build {
         return crate::execute::readiness::report(workspace, request, prebuilt_native);
     }
     let catalog = crate::variant::Catalog::load(&workspace.root, &[])?;
     let coverage = crate::variant::coverage::of_catalog(&catalog)?;
-    let report = examine(&coverage);
+    let report = examine(&coverage, site_packages);
     if json {
         ct2v_support::outln!("{}", serde_json::to_string_pretty(&report)?)?;
     } else {

@@ -4,7 +4,8 @@
 //! `__init__.py` adds with `os.add_dll_directory` (OpenNMT/CTranslate2 v4.7.1
 //! python/ctranslate2/__init__.py: the package folder, `../_rocm_sdk_core/bin`,
 //! `../_rocm_sdk_libraries_custom/bin`; 4.8.3 and later, and our 0004 patch: every
-//! `../_rocm_sdk_libraries*/bin`, so ROCm 10's `_rocm_sdk_libraries/bin` too) and Windows' own
+//! `../_rocm_sdk_libraries*/bin`, so ROCm 10's `_rocm_sdk_libraries/bin` too; the ROCm 10
+//! family wheels' own `ctranslate2/_rocm/bin`, which our 0004 patch adds) and Windows' own
 //! DLLs; what is found nowhere is named with the DLL that imports it.
 
 use std::path::Path;
@@ -14,8 +15,9 @@ use ct2v_bundle::bundler::policy::SystemLibraries;
 use ct2v_bundle::bundler::{Policy, glob, run::read_imports};
 
 /// The folders, relative to site-packages, that CTranslate2's `__init__.py` adds.
-pub(crate) const DLL_FOLDERS: [&str; 4] = [
+pub(crate) const DLL_FOLDERS: [&str; 5] = [
     "ctranslate2",
+    "ctranslate2/_rocm/bin",
     "_rocm_sdk_core/bin",
     "_rocm_sdk_libraries_custom/bin",
     "_rocm_sdk_libraries/bin",

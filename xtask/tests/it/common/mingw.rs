@@ -197,6 +197,11 @@ impl Drop for Prefix {
 /// A DLL named `name` in `dir` whose version resource says `version` (compiled by mingw-w64's
 /// windres), as a driver's runtime carries one.
 pub fn build_versioned(dir: &Path, name: &str, version: [u16; 4]) -> PathBuf {
+    build_versioned_from(dir, name, version, "int f_runtime(void) { return 6; }\n")
+}
+
+/// [`build_versioned`] with the DLL's C source (its exports).
+pub fn build_versioned_from(dir: &Path, name: &str, version: [u16; 4], source: &str) -> PathBuf {
     fs::create_dir_all(dir).unwrap();
     let [a, b, c, d] = version;
     let rc = dir.join("version.rc");
@@ -217,7 +222,7 @@ pub fn build_versioned(dir: &Path, name: &str, version: [u16; 4]) -> PathBuf {
             .arg(&res),
     );
     let c_file = dir.join("empty.c");
-    fs::write(&c_file, "int f_runtime(void) { return 6; }\n").unwrap();
+    fs::write(&c_file, source).unwrap();
     let out = dir.join(name);
     super::run_ok(
         Command::new("x86_64-w64-mingw32-gcc")

@@ -22,6 +22,10 @@ use super::wheel::zip_wheel;
 pub const VERSION: &str = "10.0.0";
 pub const CORE: &str = "_rocm_sdk_core";
 pub const LIBS: &str = "_rocm_sdk_libraries";
+/// Where a family's fat wheel vendors the runtime: a folder of its own package, never AMD's
+/// `_rocm_sdk_*` packages (AMD's torch loads those). `bin/` (Windows) or `lib/` (Linux) beside
+/// `.kpack/`, the geometry the kpack loader resolves against.
+pub const VENDORED: &str = "ctranslate2/_rocm";
 /// TheRock's index, as the variants name it, and where the loopback server serves it.
 pub const INDEX: &str = "https://stable.repo.amd.com/rocm/whl-next/";
 const SERVED: &str = "/amd/rocm/whl-next/";
@@ -427,6 +431,31 @@ pub fn elf_symbol(name: &str) -> String {
         .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
         .collect();
     format!("f_{clean}")
+}
+
+/// CTranslate2 `version`'s `python/ctranslate2/` as upstream ships it (`__init__.py`, kept
+/// in xtask/tests/data/upstream), patched in `dir` by the version's `series-rocm10` with the
+/// patch step's code. Returns the package folder (`__init__.py`, `_rocm_runtime.py`).
+pub fn patched_package(version: &str, dir: &Path) -> PathBuf {
+    let root = super::repo_root();
+    let tree = dir.join(format!("ctranslate2-{version}"));
+    let init = "python/ctranslate2/__init__.py";
+    write(
+        &tree.join(init),
+        &fs::read(root.join(format!("xtask/tests/data/upstream/{version}/{init}"))).unwrap(),
+    );
+    let folder = root.join(format!("patches/ctranslate2-{version}"));
+    let patches: Vec<PathBuf> = fs::read_to_string(folder.join("series-rocm10"))
+        .unwrap()
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with('#'))
+        .map(|l| folder.join(l))
+        .collect();
+    assert!(!patches.is_empty());
+    ct2v_fetch::patch::apply_series(&patches, &tree, &dir.join(format!("patch-{version}.log")))
+        .unwrap();
+    tree.join("python/ctranslate2")
 }
 
 fn write(path: &Path, data: &[u8]) {

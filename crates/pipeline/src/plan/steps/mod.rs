@@ -282,16 +282,27 @@ fn msvc_env(v: &Resolved, steps: &[Step]) -> Option<super::MsvcEnv> {
 }
 
 fn sdk_note(sdk: &Sdk, platform: Platform) -> String {
+    let kind = match sdk.kind {
+        SdkKind::Cuda => "CUDA toolkit",
+        SdkKind::Hip => "HIP SDK",
+    };
+    // An SDK published only as pip wheels (ROCm 10: no installer exists) is the devel
+    // wheel's tree, which the build is given, never one it finds installed.
+    if let Some((index, requirement)) = &sdk.pip {
+        return format!(
+            "{kind} {} is the tree of its devel wheel, given with --sdk-dir (or CT2V_SDK_DIR): \
+             pip install --index-url {index} \"{requirement}\" into a venv, then --sdk-dir \
+             \"$(rocm-sdk path --root)\"; no installer of it exists. {{sdk.root}} below stands \
+             for it ({{sdk.clang}} for its clang's folder)",
+            sdk.version
+        );
+    }
     let looked = match (sdk.kind, platform) {
         (SdkKind::Cuda, _) => "CUDA_PATH, CUDA_HOME, then nvcc on PATH",
         (SdkKind::Hip, Platform::WindowsX86_64) => {
             "every C:\\Program Files\\AMD\\ROCm\\<version> (HIP_PATH is checked, not trusted)"
         }
         (SdkKind::Hip, Platform::LinuxX86_64) => "--rocm-path, then /opt/rocm*",
-    };
-    let kind = match sdk.kind {
-        SdkKind::Cuda => "CUDA toolkit",
-        SdkKind::Hip => "HIP SDK",
     };
     format!(
         "{kind} {} is found when the build runs ({looked}); {{sdk.root}} below stands for it{}",
