@@ -878,6 +878,20 @@ pub(crate) fn bundle_linux(family: &Family, rpaths: Rpaths) -> LinuxBundled {
     }
     owns_its_folders(&names, family);
     runpaths_lead_to_the_vendored_folder(&fat, &names, work, family);
+    // The report names each search path dropped: TheRock's, which lead to AMD's folders.
+    let report = read_report(&staged.dist());
+    let dropped = report["dropped_search_paths"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    assert_eq!(dropped.is_empty(), rpaths == Rpaths::Removed, "{report:#}");
+    for d in &dropped {
+        assert!(
+            d["entry"].as_str().unwrap().contains("/_rocm_sdk_core/"),
+            "{d}"
+        );
+        assert!(names.contains(d["file"].as_str().unwrap()), "{d}");
+    }
     LinuxBundled {
         staged,
         fat,

@@ -12,6 +12,8 @@ use super::analyze::BundleAnalysis;
 use super::job::BundleJob;
 use super::layout::Placed;
 use super::repair::Repaired;
+use super::runpath::DroppedSearchPath;
+use ct2v_support::diagnostic::escaped;
 use ct2v_support::units::human_size;
 
 pub const SCHEMA_VERSION: u32 = 1;
@@ -37,6 +39,10 @@ pub struct ProvenanceReport {
     /// Kernel data bundled per GPU target (rocBLAS / hipBLASLt `library/`), in bytes.
     #[serde(skip_serializing_if = "BTreeMap::is_empty")]
     pub kernel_bytes: BTreeMap<String, u64>,
+    /// Linux: search paths the bundled binaries brought that lead outside the wheel (into
+    /// another package beside it, or the build machine), dropped from their RUNPATH.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub dropped_search_paths: Vec<DroppedSearchPath>,
 }
 
 #[derive(Debug, Serialize)]
@@ -81,6 +87,7 @@ impl ProvenanceReport {
             saved_bytes: sdk_bytes.saturating_sub(bundled_bytes),
             platform_tag: None,
             kernel_bytes: BTreeMap::new(),
+            dropped_search_paths: Vec::new(),
         })
     }
 
@@ -112,6 +119,7 @@ impl ProvenanceReport {
         report.assumed_present = analysis.assumed_present.clone();
         report.platform_tag = repaired.platform_tag.clone();
         report.kernel_bytes = analysis.kernel_bytes.clone();
+        report.dropped_search_paths = repaired.dropped_search_paths.clone();
         Ok(report)
     }
 
@@ -164,7 +172,25 @@ impl ProvenanceReport {
         if let Some(kernels) = self.kernels() {
             let _ = writeln!(out, "{kernels}");
         }
+        if let Some(dropped) = self.dropped() {
+            let _ = writeln!(out, "{dropped}");
+        }
         out
+    }
+
+    /// The search paths dropped, in one sentence, each escaped as every name printed is.
+    fn dropped(&self) -> Option<String> {
+        let each: Vec<String> = self
+            .dropped_search_paths
+            .iter()
+            .map(|d| format!("{} ({})", escaped(&d.entry), escaped(&d.file)))
+            .collect();
+        (!each.is_empty()).then(|| {
+            format!(
+                "Search paths dropped, leading outside the wheel: {}.",
+                each.join(", ")
+            )
+        })
     }
 
     fn tag_line(&self) -> Option<String> {
@@ -209,6 +235,9 @@ impl ProvenanceReport {
         }
         if let Some(kernels) = self.kernels() {
             let _ = writeln!(out, "{kernels}\n");
+        }
+        if let Some(dropped) = self.dropped() {
+            let _ = writeln!(out, "{dropped}\n");
         }
         let _ = writeln!(out, "| file | package | size | sha256 | needed by |");
         let _ = writeln!(out, "|---|---|---:|---|---|");
@@ -275,6 +304,31 @@ mod tests {
             "{md}"
         );
         assert!(md.contains("3.0 KiB saved"), "{md}");
+    }
+
+    /// A search path dropped from a RUNPATH is named, with its file, in both views; a control
+    /// character in it is shown escaped.
+    #[test]
+    fn dropped_search_paths_are_named_escaped() {
+        let hash = |_: &Path| Ok(("ab".repeat(32), 1));
+        let mut report =
+            ProvenanceReport::new("rocm", "linux-x86_64", &[], vec![], 0, &hash).unwrap();
+        assert!(!report.summary().contains("dropped"));
+        report.dropped_search_paths = vec![DroppedSearchPath {
+            file: "ctranslate2/_rocm/lib/libhsa-runtime64.so.1".into(),
+            entry: "$ORIGIN/../../_rocm_sdk_core/lib\x1b[2J".into(),
+        }];
+        for text in [report.summary(), report.markdown()] {
+            assert!(
+                text.contains(
+                    "Search paths dropped, leading outside the wheel: \
+                     $ORIGIN/../../_rocm_sdk_core/lib\\u{1b}[2J \
+                     (ctranslate2/_rocm/lib/libhsa-runtime64.so.1)."
+                ),
+                "{text}"
+            );
+            assert!(!text.contains('\x1b'), "{text}");
+        }
     }
 
     /// Never "37.1 KiB bundled out of 29.9 KiB".
