@@ -7,8 +7,9 @@
 //! imported by python.org's Windows CPython under wine with CTranslate2 4.8.4's `__init__.py`
 //! preamble as the rocm10 series patches it (the folder it adds, the DLLs it preloads), and a
 //! wheel with one DLL taken out fails, naming that DLL. On Linux the same families are
-//! bundled from ELF stand-ins (gcc, real SONAMEs and DT_NEEDED), loaded from a fresh venv with
-//! no `LD_LIBRARY_PATH`, and checked `ldd`-clean.
+//! bundled from ELF stand-ins (gcc, real SONAMEs, DT_NEEDED and DT_RPATHs, core's
+//! `rocm_sysdeps`, `host-math` and `llvm` folders), loaded from a fresh venv with an empty
+//! `LD_LIBRARY_PATH`, and checked `ldd`-clean.
 //!
 //! The stand-in's device files are 1/1000 of a size model with the real wheel's proportions
 //! (common/rocm10.rs `device_files`): the `SIZE` lines printed are the family's device data
@@ -23,7 +24,7 @@ use std::path::{Path, PathBuf};
 
 use common::Scratch;
 use common::mingw;
-use common::rocm10::{self, CT2, Family, LIBS, Os, VENDORED, VERSION, Wheels};
+use common::rocm10::{self, CORE, CT2, Family, LIBS, Os, VENDORED, VERSION, Wheels};
 use common::server::Server;
 use common::skip;
 use common::wheel::{read_report, unzip, zip_names, zip_wheel};
@@ -701,21 +702,138 @@ fn every_family_imports_in_the_windows_python_and_a_missing_dll_is_named() {
     }
 }
 
-/// Linux: each family's fat wheel from the stand-in's ELF libraries (real SONAMEs and
-/// DT_NEEDED, common/rocm10.rs) through `bundle --variant --platform linux-x86_64`: the closure
-/// at `_rocm_sdk_core/lib` and `_rocm_sdk_libraries/lib` with RUNPATHs to each other, the
+/// Linux: each family's fat wheel from the stand-in's ELF libraries (real SONAMEs, DT_NEEDED,
+/// TheRock's DT_RPATHs, common/rocm10.rs) through `bundle --variant --platform linux-x86_64`:
+/// the closure at `ctranslate2/_rocm/lib` (core's `rocm_sysdeps`, `host-math` and `llvm`
+/// folders below it, as below core's `lib/`) with RUNPATHs leading only inside the wheel, the
 /// forced libraries, the family's device files beside `lib/`; unpacked into a fresh venv's
-/// site-packages, `_ext` loads and calls through the chain with no `LD_LIBRARY_PATH`, and
-/// `ldd` resolves every dependency inside the wheel or to the manylinux allow-list.
+/// site-packages, `_ext` loads and calls through the chain with an empty `LD_LIBRARY_PATH`,
+/// mapping only the wheel's libraries and the allow-list's, and `ldd` resolves every
+/// dependency inside the wheel or to the manylinux allow-list.
 #[test]
 fn every_family_bundles_on_linux_and_loads_ldd_clean_in_a_venv() {
     if !tools() || skip::missing("patchelf", "apt-get install patchelf") {
         return;
     }
     for family in &rocm10::FAMILIES {
-        let bundled = bundle_linux(family);
+        let bundled = bundle_linux(family, Rpaths::Therocks);
         loads_ldd_clean_in_a_venv(&bundled, family);
     }
+}
+
+/// Linux, the family every other extends (rocm-rdna2), on a core wheel laid out as TheRock's:
+/// the HSA runtime's libraries in `lib/rocm_sysdeps/lib` (symbol-versioned, one unversioned
+/// SONAME among the decoys), the host BLAS in `lib/host-math/lib` reached from the other wheel
+/// (hipBLASLt), the OpenMP runtime in `lib/llvm/lib` (unversioned SONAME), comgr loaded by name
+/// and needing `rocm_sysdeps` too. The closure takes each to the same folder below
+/// `ctranslate2/_rocm/lib` and leaves the decoys; a fresh process with an empty
+/// `LD_LIBRARY_PATH` loads `_ext` and maps every bundled library from inside the wheel and
+/// nothing of ROCm from outside it. Three forms: with the DT_RPATHs TheRock's packaging writes
+/// (the bundle drops those leading outside the wheel), with none (the bundle's own RUNPATHs
+/// must suffice), and with a variant whose search lists core's `lib/` only (refused, naming
+/// each unlisted folder).
+#[test]
+fn linux_bundle_finds_rocm_sysdeps_host_math_and_llvm_and_loads_with_no_rocm_on_the_path() {
+    if !tools() || skip::missing("patchelf", "apt-get install patchelf") {
+        return;
+    }
+    let family = rocm10::family("rocm-rdna2");
+    for rpaths in [Rpaths::Therocks, Rpaths::Removed] {
+        let bundled = bundle_linux(family, rpaths);
+        loads_ldd_clean_in_a_venv(&bundled, family);
+    }
+    let staged = stage_linux(family, Rpaths::Therocks);
+    refused_naming_the_unlisted_folders(&staged.staged, &staged.toolchain);
+}
+
+/// What `libctranslate2.so.4`, `_ext` and the forced libraries need of rocm-sdk-core, below
+/// `_rocm_sdk_core/` (and below `ctranslate2/_rocm/` in the fat wheel): the HIP runtime and
+/// through it the HSA runtime and its `rocm_sysdeps` (elfutils, libdrm, numactl, zlib, zstd),
+/// comgr and its `rocm_sysdeps`, the host BLAS hipBLASLt needs, the OpenMP runtime in
+/// `lib/llvm/lib`. Not the decoys: `librocm_sysdeps_dw`, `_bz2`, `_liblzma`, `libLLVM`,
+/// `librocm_smi64`, `libhiprtc`.
+const LINUX_CORE_CLOSURE: [&str; 13] = [
+    "lib/libamd_comgr.so.3",
+    "lib/libamdhip64.so.7",
+    "lib/libhsa-runtime64.so.1",
+    "lib/librocm_kpack.so.0",
+    "lib/librocprofiler-register.so.0",
+    "lib/rocm_sysdeps/lib/librocm_sysdeps_drm.so.2",
+    "lib/rocm_sysdeps/lib/librocm_sysdeps_drm_amdgpu.so.1",
+    "lib/rocm_sysdeps/lib/librocm_sysdeps_elf.so.1",
+    "lib/rocm_sysdeps/lib/librocm_sysdeps_numa.so.1",
+    "lib/rocm_sysdeps/lib/librocm_sysdeps_z.so.1",
+    "lib/rocm_sysdeps/lib/librocm_sysdeps_zstd.so.1",
+    "lib/host-math/lib/librocm-openblas.so.0",
+    "lib/llvm/lib/libomp.so",
+];
+
+/// `bundle --variant` with the variant's search cut to core's `lib/` (the scratch checkout's
+/// rocm-rdna2.toml edited): it fails, naming each library found only in an unlisted folder
+/// below it with that folder, and writes no wheel.
+fn refused_naming_the_unlisted_folders(staged: &Staged, toolchain: &Path) {
+    let file = staged.scratch.path().join("variants/rocm-rdna2.toml");
+    let text = fs::read_to_string(&file).unwrap();
+    let cut: String = text
+        .lines()
+        .filter(|l| !l.contains("dir = \"_rocm_sdk_core/lib/"))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    assert_ne!(cut, text, "the variant lists core's subfolders");
+    fs::write(&file, cut).unwrap();
+    let run = staged.scratch.run(&[
+        "bundle",
+        "--variant",
+        staged.plan["variant"].as_str().unwrap(),
+        "--platform",
+        "linux-x86_64",
+        "--python",
+        "3.12",
+        "--ctranslate2",
+        CT2,
+        "--toolchain-dir",
+        toolchain.to_str().unwrap(),
+    ]);
+    assert_ne!(run.code, 0, "{}", run.stderr);
+    let core = staged.base.join("deps/rocm-sdk-core").join(CORE);
+    for path in LINUX_CORE_CLOSURE
+        .iter()
+        .filter(|p| p.matches('/').count() > 1)
+    {
+        let copy = core.join(path);
+        let said = format!(
+            "but {} is there, in a folder no search entry lists: add {} to the bundle's search",
+            copy.display(),
+            copy.parent().unwrap().display()
+        );
+        assert!(run.stderr.contains(&said), "{path}: {}", run.stderr);
+    }
+    assert!(
+        !staged.dist().exists()
+            || !fs::read_dir(staged.dist()).unwrap().any(|e| e
+                .unwrap()
+                .path()
+                .extension()
+                .is_some_and(|x| x == "whl")),
+        "no wheel written"
+    );
+}
+
+/// The search paths the ROCm wheels' ELF files carry into the bundle.
+#[derive(Clone, Copy, PartialEq)]
+pub(crate) enum Rpaths {
+    /// The `$ORIGIN` DT_RPATHs TheRock's packaging writes (the stand-in has them).
+    Therocks,
+    /// None: removed from the unpacked wheels, so only the bundle's RUNPATHs can find anything.
+    Removed,
+}
+
+/// What [`stage_linux`] leaves: the scratch checkout and its work folder, the toolchain folder
+/// to give `bundle`, and the name of `_ext` in the CTranslate2 wheel.
+struct LinuxStaged {
+    staged: Staged,
+    toolchain: PathBuf,
+    ext: &'static str,
 }
 
 /// What [`bundle_linux`] leaves: the scratch checkout and its work folder, the fat wheel, and
@@ -727,13 +845,24 @@ pub(crate) struct LinuxBundled {
     names: BTreeSet<String>,
 }
 
-/// Linux: the stand-in wheels of `family` pinned and unpacked where the plan reads them, the
-/// build's prefix and wheel written, `bundle --variant` run; the fat wheel's files checked.
-pub(crate) fn bundle_linux(family: &Family) -> LinuxBundled {
+/// Linux: the stand-in wheels of `family` pinned and unpacked where the plan reads them (their
+/// DT_RPATHs as `rpaths` says), the build's prefix and wheel written, the build-tools'
+/// patchelf in place.
+fn stage_linux(family: &Family, rpaths: Rpaths) -> LinuxStaged {
     use std::process::Command;
     let staged = Staged::new(family, Os::Linux);
     let work = staged.work.path();
     let sos = work.join("sos");
+    if rpaths == Rpaths::Removed {
+        for input in ["rocm-sdk-core", "rocm-sdk-libraries"] {
+            for file in common::wheel::files_below(&staged.base.join("deps").join(input)) {
+                let path = staged.base.join("deps").join(input).join(file);
+                if fs::read(&path).unwrap().starts_with(b"\x7fELF") {
+                    common::run_ok(Command::new("patchelf").arg("--remove-rpath").arg(&path));
+                }
+            }
+        }
+    }
     // The build's prefix (libctranslate2.so.4) and wheel (`_ext` needing it), and the
     // patchelf of the build-tools venv the plan names.
     let prefix_lib = staged.base.join("prefix/ctranslate2/lib");
@@ -772,7 +901,22 @@ pub(crate) fn bundle_linux(family: &Family) -> LinuxBundled {
     std::os::unix::fs::symlink(String::from_utf8_lossy(&which.stdout).trim(), patchelf).unwrap();
     let toolchain = work.join("toolchain");
     fs::create_dir_all(&toolchain).unwrap();
+    LinuxStaged {
+        staged,
+        toolchain,
+        ext,
+    }
+}
 
+/// Linux: [`stage_linux`], then `bundle --variant`; the fat wheel's files checked: the closure
+/// and nothing else, every file in the package's own folders, every RUNPATH inside the wheel.
+pub(crate) fn bundle_linux(family: &Family, rpaths: Rpaths) -> LinuxBundled {
+    let LinuxStaged {
+        staged,
+        toolchain,
+        ext,
+    } = stage_linux(family, rpaths);
+    let work = staged.work.path();
     let fat = staged.bundle(&["--toolchain-dir", toolchain.to_str().unwrap()]);
     let names = zip_names(&fat);
     let libs: BTreeSet<&str> = names
@@ -785,12 +929,10 @@ pub(crate) fn bundle_linux(family: &Family) -> LinuxBundled {
         "ctranslate2/libctranslate2.so.4".to_string(),
     ]
     .into();
-    for lib in [
-        "libamd_comgr.so.3",
-        "libamdhip64.so.7",
-        "librocm_kpack.so.0",
-    ] {
-        expected.insert(format!("{VENDORED}/lib/{lib}"));
+    // Each at the same place below `ctranslate2/_rocm/` as below `_rocm_sdk_core/`,
+    // `rocm_sysdeps`, `host-math` and `llvm` included.
+    for path in LINUX_CORE_CLOSURE {
+        expected.insert(format!("{VENDORED}/{path}"));
     }
     for lib in [
         "libhipblas.so.3",
@@ -814,7 +956,21 @@ pub(crate) fn bundle_linux(family: &Family) -> LinuxBundled {
     assert_only_the_closures_kernels(family, &names, Os::Linux);
     assert_sizes_by_library(family, &read_report(&staged.dist()), Os::Linux);
     owns_its_folders(&names, family);
-    runpaths_lead_to_the_vendored_folder(&fat, work, family);
+    runpaths_lead_to_the_vendored_folder(&fat, &names, work, family);
+    // The report names each search path dropped: TheRock's, which lead to AMD's folders.
+    let report = read_report(&staged.dist());
+    let dropped = report["dropped_search_paths"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    assert_eq!(dropped.is_empty(), rpaths == Rpaths::Removed, "{report:#}");
+    for d in &dropped {
+        assert!(
+            d["entry"].as_str().unwrap().contains("/_rocm_sdk_core/"),
+            "{d}"
+        );
+        assert!(names.contains(d["file"].as_str().unwrap()), "{d}");
+    }
     LinuxBundled {
         staged,
         fat,
@@ -839,32 +995,67 @@ fn owns_its_folders(names: &BTreeSet<String>, family: &Family) {
     }
 }
 
-/// Every library's RUNPATH leads into the wheel's own folders: libctranslate2 to
-/// `$ORIGIN/_rocm/lib`, the runtime's libraries to their own folder, none to AMD's packages;
-/// and none has an RPATH (which would outrank LD_LIBRARY_PATH).
-fn runpaths_lead_to_the_vendored_folder(fat: &Path, work: &Path, family: &Family) {
+/// Every library's RUNPATH leads into the wheel's own folders: each entry, read from the
+/// library's folder, is a folder of the wheel below `ctranslate2/` (libctranslate2's are
+/// `_rocm/lib` and the OpenMP runtime's `_rocm/lib/llvm/lib`, the runtime's libraries their own
+/// folder), none reaches AMD's packages, even the DT_RPATHs TheRock wrote; and none has an
+/// RPATH (which would outrank LD_LIBRARY_PATH).
+fn runpaths_lead_to_the_vendored_folder(
+    fat: &Path,
+    names: &BTreeSet<String>,
+    work: &Path,
+    family: &Family,
+) {
     let tree = work.join("fat-unzipped");
     unzip(fat, &tree);
     let runpath = |path: &str| {
         let info = ct2v_bundle::binary::read(&tree.join(path)).unwrap();
         assert!(
             info.rpath.is_empty(),
-            "{}: {path} {:?}",
+            "{}: {path} has an RPATH {:?}",
             family.variant,
             info.rpath
         );
+        let folder = Path::new(path).parent().unwrap();
         for entry in &info.runpath {
+            let rest = entry.strip_prefix("$ORIGIN").unwrap_or_else(|| {
+                panic!(
+                    "{}: {path} RUNPATH {entry} is not $ORIGIN-relative",
+                    family.variant
+                )
+            });
+            let mut led: Vec<&str> = folder.to_str().unwrap().split('/').collect();
+            for part in rest.split('/').filter(|p| !p.is_empty()) {
+                if part == ".." {
+                    assert!(
+                        led.pop().is_some(),
+                        "{}: {path} RUNPATH {entry} leaves the wheel",
+                        family.variant
+                    );
+                } else {
+                    led.push(part);
+                }
+            }
+            let led = led.join("/");
             assert!(
-                entry.starts_with("$ORIGIN") && !entry.contains("_rocm_sdk"),
-                "{}: {path} RUNPATH {entry}",
+                led.starts_with("ctranslate2")
+                    && !led.contains("_rocm_sdk")
+                    && tree.join(&led).is_dir(),
+                "{}: {path} RUNPATH {entry} leads to {led}, not a folder of the wheel's own",
                 family.variant
             );
         }
         info.runpath
     };
+    for name in names
+        .iter()
+        .filter(|n| n.contains(".so") && !n.contains("/library/"))
+    {
+        runpath(name);
+    }
     assert_eq!(
         runpath("ctranslate2/libctranslate2.so.4"),
-        ["$ORIGIN/_rocm/lib"],
+        ["$ORIGIN/_rocm/lib", "$ORIGIN/_rocm/lib/llvm/lib"],
         "{}",
         family.variant
     );
@@ -904,25 +1095,58 @@ fn loads_ldd_clean_in_a_venv(bundled: &LinuxBundled, family: &Family) {
     .unwrap();
     let site = PathBuf::from(site.trim());
     unzip(fat, &site);
+    // A fresh process with an empty library path loads `_ext` and calls through the chain;
+    // every file the load mapped (/proc/self/maps after, less before) is inside the wheel or
+    // a system library of the allow-list.
+    let script = format!(
+        "import ctypes\n\
+         def mapped():\n    \
+             with open('/proc/self/maps') as f:\n        \
+                 return {{l.split(None, 5)[5].strip() for l in f if len(l.split(None, 5)) == 6}}\n\
+         before = mapped()\n\
+         lib = ctypes.CDLL({:?})\n\
+         print('VALUE', lib.ct2_value())\n\
+         for path in sorted(mapped() - before):\n    \
+             print('MAPPED', path)\n",
+        site.join("ctranslate2").join(ext).to_str().unwrap()
+    );
     let out = Command::new(venv.join("bin/python"))
         .arg("-c")
-        .arg(format!(
-            "import ctypes\nlib = ctypes.CDLL({:?})\nprint('VALUE', lib.ct2_value())\n",
-            site.join("ctranslate2").join(ext).to_str().unwrap()
-        ))
-        .env_remove("LD_LIBRARY_PATH")
+        .arg(script)
+        .env("LD_LIBRARY_PATH", "")
         .env_remove("LD_PRELOAD")
         .output()
         .unwrap();
     let text = common::stdout_and_stderr(&out);
     assert!(
-        out.status.success() && text.contains("VALUE "),
+        out.status.success() && text.contains("VALUE ") && !text.contains("FAILED dlopen"),
         "{}: {text}",
         family.variant
     );
     let allowed = ct2v_bundle::bundler::policy::SystemLibraries::for_policy(
         ct2v_bundle::bundler::Policy::Manylinux2_28,
     );
+    let loaded: BTreeSet<&str> = text
+        .lines()
+        .filter_map(|l| l.strip_prefix("MAPPED "))
+        .collect();
+    for path in &loaded {
+        let inside = Path::new(path).starts_with(&site);
+        let name = path.rsplit('/').next().unwrap();
+        assert!(
+            inside || allowed.contains(name),
+            "{}: {path} loaded from outside the wheel:\n{text}",
+            family.variant
+        );
+    }
+    for lib in &libs {
+        let path = site.join(lib);
+        assert!(
+            loaded.contains(path.to_str().unwrap()),
+            "{}: {lib} was not loaded by the chain:\n{text}",
+            family.variant
+        );
+    }
     for lib in &libs {
         let path = site.join(lib);
         let out = Command::new("ldd")
@@ -943,6 +1167,19 @@ fn loads_ldd_clean_in_a_venv(bundled: &LinuxBundled, family: &Family) {
                 "{lib}: {name} resolved outside the wheel to {resolved}, not in the allow-list"
             );
         }
+    }
+    // The report names rocm-sdk-core as the package of what came from its subfolders.
+    let report = read_report(&bundled.staged.dist());
+    for path in LINUX_CORE_CLOSURE {
+        let path = format!("{VENDORED}/{path}");
+        let entry = report["files"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|f| f["path"] == path.as_str())
+            .unwrap_or_else(|| panic!("{path} in {report:#}"));
+        let package = entry["package"].as_str().unwrap().replace('_', "-");
+        assert!(package.contains("rocm-sdk-core"), "{path}: {package}");
     }
     eprintln!(
         "{} (Linux): fat wheel {} is {} bytes with {} files (stand-in files: says nothing of the real size)",

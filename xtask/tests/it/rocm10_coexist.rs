@@ -79,7 +79,8 @@ fn installing_and_uninstalling_a_family_wheel_leaves_amds_rocm_wheels_byte_ident
         return;
     }
     let family = rocm10::family("rocm-rdna2");
-    let bundled = crate::rocm10_bundle::bundle_linux(family);
+    let bundled =
+        crate::rocm10_bundle::bundle_linux(family, crate::rocm10_bundle::Rpaths::Therocks);
     let work = bundled.staged.work.path();
     let venv = work.join("coexist-venv");
     common::run_ok(Command::new("python3").args(["-m", "venv"]).arg(&venv));
@@ -148,7 +149,8 @@ fn installing_and_uninstalling_a_family_wheel_leaves_amds_rocm_wheels_byte_ident
         "pip install of ours changed AMD's files"
     );
 
-    // Both import; `_ext` runs, with the HIP runtime mapped from our folder only.
+    // Both import; `_ext` runs, with the HIP runtime, and every other library mapped from a
+    // `_rocm` folder, from our folder only (no search path of ours leads into AMD's).
     let ext = site.join("ctranslate2").join(bundled.ext);
     let (ok, out) = python(
         &venv,
@@ -156,13 +158,15 @@ fn installing_and_uninstalling_a_family_wheel_leaves_amds_rocm_wheels_byte_ident
             "import ctypes, _rocm_sdk_core, _rocm_sdk_libraries, ctranslate2\n\
              print('VALUE', ctypes.CDLL({:?}).ct2_value())\n\
              maps = open('/proc/self/maps').read()\n\
-             print('\\n'.join(sorted({{l.split()[-1] for l in maps.splitlines() if 'libamdhip64' in l}})))\n",
+             print('\\n'.join(sorted({{l.split()[-1] for l in maps.splitlines() if '_rocm' in l}})))\n",
             ext.to_str().unwrap()
         ),
     );
     assert!(ok && out.contains("VALUE "), "{out}");
     assert!(
-        out.contains("ctranslate2/_rocm/lib/libamdhip64.so.7") && !out.contains("_rocm_sdk_core/"),
+        out.contains("ctranslate2/_rocm/lib/libamdhip64.so.7")
+            && out.contains("ctranslate2/_rocm/lib/rocm_sysdeps/lib/librocm_sysdeps_numa.so.1")
+            && !out.contains("_rocm_sdk_"),
         "the HIP runtime comes from our folder: {out}"
     );
 

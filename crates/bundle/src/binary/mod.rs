@@ -171,7 +171,6 @@ fn describe_start(data: &[u8]) -> String {
 /// Replaces `$ORIGIN` and `${ORIGIN}` in an rpath/runpath entry with `dir` (the folder of
 /// the binary that holds the entry), as the ELF loader does. `$ORIGINAL` and other names
 /// are left alone; nothing is normalised, so `$ORIGIN/../lib` stays `dir/../lib`.
-#[cfg(test)]
 pub(crate) fn expand_origin(entry: &str, dir: &Path) -> PathBuf {
     let mut out = std::ffi::OsString::new();
     let mut rest = entry;

@@ -8,6 +8,8 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
+use ct2v_support::diagnostic::escaped;
+
 use super::glob::matches;
 use super::policy::SystemLibraries;
 
@@ -46,12 +48,15 @@ pub struct Closure {
 
 #[derive(Debug, thiserror::Error)]
 pub enum ClosureError {
-    #[error("{}", missing_message(.missing, .other_versions, .searched))]
+    #[error("{}", missing_message(.missing, .other_versions, .unsearched, .searched))]
     Missing {
         missing: BTreeMap<String, BTreeSet<String>>,
         /// Missing library → files in the search folders that are another version of it
         /// (`amdhip64_6.dll` for `amdhip64_7.dll`): an SDK of the wrong major version.
         other_versions: BTreeMap<String, Vec<PathBuf>>,
+        /// Missing library → files of that very name in a folder below a search folder that
+        /// no search entry lists: the search is short of a folder.
+        unsearched: BTreeMap<String, Vec<PathBuf>>,
         searched: Vec<PathBuf>,
     },
     #[error("forced library pattern `{pattern}` matches no file in:\n{}{}", list(.searched), other_builds(.pattern, .others))]
@@ -103,6 +108,7 @@ fn other_builds(pattern: &str, others: &[PathBuf]) -> String {
 fn missing_message(
     missing: &BTreeMap<String, BTreeSet<String>>,
     other_versions: &BTreeMap<String, Vec<PathBuf>>,
+    unsearched: &BTreeMap<String, Vec<PathBuf>>,
     searched: &[PathBuf],
 ) -> String {
     let mut text = format!(
@@ -119,6 +125,15 @@ fn missing_message(
         text.push_str(&format!("  {name}  (imported by {})\n", who.join(", ")));
         for other in other_versions.get(name).into_iter().flatten() {
             text.push_str(&format!("    {}\n", another_version(other, name)));
+        }
+        for copy in unsearched.get(name).into_iter().flatten() {
+            let folder = copy.parent().unwrap_or(copy);
+            text.push_str(&format!(
+                "    but {} is there, in a folder no search entry lists: add {} to the \
+                 bundle's search (the variant's `[bundle] search`, or --search)\n",
+                escaped(&copy.display().to_string()),
+                escaped(&folder.display().to_string())
+            ));
         }
     }
     text.push_str("searched, in order:\n");
@@ -176,9 +191,59 @@ pub fn resolve(inputs: &ClosureParams, read_imports: ReadImports) -> Result<Clos
     }
     Err(ClosureError::Missing {
         other_versions: other_versions(&missing, &index, system),
+        unsearched: unsearched_copies(&missing, &searched),
         missing,
         searched,
     })
+}
+
+/// How deep below a search folder, and how many entries in all, [`unsearched_copies`] looks.
+const UNSEARCHED_DEPTH: usize = 4;
+const UNSEARCHED_ENTRIES: usize = 20_000;
+
+/// For each missing library, the files of that exact name in the folders below the search
+/// folders that are not search folders themselves (TheRock's Linux `rocm-sdk-core` keeps the
+/// HSA runtime's libraries in `lib/rocm_sysdeps/lib`, below `lib/`). Links are not followed,
+/// and the look is bounded in depth and in entries read: it only makes the error say more.
+fn unsearched_copies(
+    missing: &BTreeMap<String, BTreeSet<String>>,
+    searched: &[PathBuf],
+) -> BTreeMap<String, Vec<PathBuf>> {
+    let mut found: BTreeMap<String, Vec<PathBuf>> = BTreeMap::new();
+    let mut budget = UNSEARCHED_ENTRIES;
+    let mut queue: VecDeque<(PathBuf, usize)> = searched.iter().map(|d| (d.clone(), 0)).collect();
+    while let Some((dir, depth)) = queue.pop_front() {
+        let Ok(entries) = fs::read_dir(&dir) else {
+            continue;
+        };
+        let mut entries: Vec<_> = entries.filter_map(|e| e.ok()).collect();
+        entries.sort_by_key(|e| e.file_name());
+        for entry in entries {
+            if budget == 0 {
+                return found;
+            }
+            budget -= 1;
+            let Ok(kind) = entry.file_type() else {
+                continue;
+            };
+            let path = entry.path();
+            if kind.is_dir() && depth < UNSEARCHED_DEPTH && !searched.contains(&path) {
+                queue.push_back((path, depth + 1));
+            } else if depth > 0 && (kind.is_file() || kind.is_symlink()) {
+                let name = entry.file_name().to_string_lossy().into_owned();
+                // DLL names are matched as Windows matches them, without regard to case.
+                let wanted = missing.keys().find(|k| {
+                    **k == name
+                        || (k.to_ascii_lowercase().ends_with(".dll")
+                            && k.eq_ignore_ascii_case(&name))
+                });
+                if let Some(wanted) = wanted {
+                    found.entry(wanted.clone()).or_default().push(path);
+                }
+            }
+        }
+    }
+    found
 }
 
 /// For each missing library, the files in the search folders that are another version of it.
@@ -554,6 +619,92 @@ mod tests {
             ClosureError::Missing { missing, .. } => assert_eq!(missing.len(), 1),
             other => panic!("{other}"),
         }
+    }
+
+    #[test]
+    fn a_library_in_a_folder_below_a_search_folder_is_named_with_the_folder_to_add() {
+        let tree = Tree::new(&[
+            (
+                "wheel/libctranslate2.so.4",
+                &["libamdhip64.so.7", "HIPBLAS.dll"],
+            ),
+            ("core/lib/libamdhip64.so.7", &["libhsa-runtime64.so.1"]),
+            (
+                "core/lib/libhsa-runtime64.so.1",
+                &["librocm_sysdeps_z.so.1", "libomp.so", "libdeep.so.1"],
+            ),
+            // A versioned and an unversioned SONAME, each in its own folder below `lib/`.
+            ("core/lib/rocm_sysdeps/lib/librocm_sysdeps_z.so.1", &[]),
+            ("core/lib/llvm/lib/libomp.so", &[]),
+            // A DLL whose name differs in case from the import.
+            ("core/lib/bin/hipblas.dll", &[]),
+            // Deeper than the look goes: not named.
+            ("core/lib/a/b/c/d/e/libdeep.so.1", &[]),
+        ]);
+        #[cfg(unix)]
+        std::os::unix::fs::symlink(
+            tree.dir.path().join("core"),
+            tree.dir.path().join("core/lib/loop"),
+        )
+        .unwrap();
+        let searched = [
+            tree.location("wheel", "ctranslate2", "wheel"),
+            tree.location("core/lib", "_rocm_sdk_core/lib", "rocm_sdk_core"),
+        ];
+        let err = tree
+            .resolve(&["wheel/libctranslate2.so.4"], &[], &searched)
+            .unwrap_err();
+        let shown = err.to_string();
+        for (name, folder) in [
+            ("librocm_sysdeps_z.so.1", "core/lib/rocm_sysdeps/lib"),
+            ("libomp.so", "core/lib/llvm/lib"),
+            ("hipblas.dll", "core/lib/bin"),
+        ] {
+            let path = tree.dir.path().join(folder).join(name);
+            let said = format!(
+                "but {} is there, in a folder no search entry lists: add {} to the bundle's search",
+                path.display(),
+                tree.dir.path().join(folder).display()
+            );
+            assert!(shown.contains(&said), "{name}: {shown}");
+        }
+        assert!(shown.contains("libdeep.so.1  (imported by"), "{shown}");
+        assert!(!shown.contains("libdeep.so.1 is there"), "{shown}");
+        assert_eq!(
+            shown.matches(" is there, in a folder").count(),
+            3,
+            "{shown}"
+        );
+
+        // With those folders listed, the closure takes each file at its own destination.
+        let mut all = searched.to_vec();
+        all.push(tree.location(
+            "core/lib/rocm_sysdeps/lib",
+            "ctranslate2/_rocm/lib/rocm_sysdeps/lib",
+            "rocm_sdk_core",
+        ));
+        all.push(tree.location(
+            "core/lib/llvm/lib",
+            "ctranslate2/_rocm/lib/llvm/lib",
+            "rocm_sdk_core",
+        ));
+        all.push(tree.location("core/lib/bin", "ctranslate2/_rocm/bin", "rocm_sdk_core"));
+        all.push(tree.location("core/lib/a/b/c/d/e", "deep", "rocm_sdk_core"));
+        let closure = tree
+            .resolve(&["wheel/libctranslate2.so.4"], &[], &all)
+            .unwrap();
+        let at = |name: &str| {
+            closure
+                .libraries
+                .iter()
+                .find(|l| l.name == name)
+                .map(|l| l.dest.as_str())
+        };
+        assert_eq!(
+            at("librocm_sysdeps_z.so.1"),
+            Some("ctranslate2/_rocm/lib/rocm_sysdeps/lib")
+        );
+        assert_eq!(at("libomp.so"), Some("ctranslate2/_rocm/lib/llvm/lib"));
     }
 
     #[test]

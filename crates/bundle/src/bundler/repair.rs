@@ -21,6 +21,8 @@ pub(crate) struct Repaired {
     pub wheel_name: String,
     /// Linux: the platform tag given and what the binaries prove.
     pub platform_tag: Option<Tagging>,
+    /// Linux: search paths the binaries brought that lead outside the wheel, dropped.
+    pub dropped_search_paths: Vec<runpath::DroppedSearchPath>,
 }
 
 /// Repairs `tree`, the input wheel (named `wheel_name`) unpacked and analyzed.
@@ -31,6 +33,7 @@ pub(crate) fn repair(
     wheel_name: &str,
 ) -> Result<Repaired> {
     place(&analysis.placed, tree)?;
+    let mut dropped_search_paths = Vec::new();
     // Nothing added: the wheel's binaries stay byte for byte as they were.
     if spec.policy == Policy::Manylinux2_28 && !analysis.placed.is_empty() {
         let patchelf = spec
@@ -38,11 +41,12 @@ pub(crate) fn repair(
             .clone()
             .filter(|p| p.is_file())
             .unwrap_or_else(|| PathBuf::from("patchelf"));
-        runpath::set_relative(tree, &analysis.closure, &patchelf)?;
+        dropped_search_paths = runpath::set_relative(tree, &analysis.closure, &patchelf)?;
     }
     let mut repaired = Repaired {
         wheel_name: wheel_name.to_string(),
         platform_tag: None,
+        dropped_search_paths,
     };
     if let Some(target) = &spec.manylinux {
         let tagging = manylinux::tag_wheel(

@@ -12,6 +12,8 @@ use super::analyze::BundleAnalysis;
 use super::job::BundleJob;
 use super::layout::Placed;
 use super::repair::Repaired;
+use super::runpath::DroppedSearchPath;
+use ct2v_support::diagnostic::escaped;
 use ct2v_support::units::human_size;
 
 pub const SCHEMA_VERSION: u32 = 1;
@@ -40,6 +42,10 @@ pub struct ProvenanceReport {
     /// Bytes bundled per library ([`library_of`]): a host library with its kernel archive's
     /// artifact and Tensile files beside it, so a family's size reads by what costs it.
     pub library_bytes: BTreeMap<String, u64>,
+    /// Linux: search paths the bundled binaries brought that lead outside the wheel (into
+    /// another package beside it, or the build machine), dropped from their RUNPATH.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub dropped_search_paths: Vec<DroppedSearchPath>,
 }
 
 /// What a bundled file is counted under in [`ProvenanceReport::library_bytes`]: a TheRock
@@ -108,6 +114,7 @@ impl ProvenanceReport {
             platform_tag: None,
             kernel_bytes: BTreeMap::new(),
             library_bytes,
+            dropped_search_paths: Vec::new(),
         })
     }
 
@@ -139,6 +146,7 @@ impl ProvenanceReport {
         report.assumed_present = analysis.assumed_present.clone();
         report.platform_tag = repaired.platform_tag.clone();
         report.kernel_bytes = analysis.kernel_bytes.clone();
+        report.dropped_search_paths = repaired.dropped_search_paths.clone();
         Ok(report)
     }
 
@@ -194,7 +202,25 @@ impl ProvenanceReport {
         if let Some(libraries) = self.by_library() {
             let _ = writeln!(out, "{libraries}");
         }
+        if let Some(dropped) = self.dropped() {
+            let _ = writeln!(out, "{dropped}");
+        }
         out
+    }
+
+    /// The search paths dropped, in one sentence, each escaped as every name printed is.
+    fn dropped(&self) -> Option<String> {
+        let each: Vec<String> = self
+            .dropped_search_paths
+            .iter()
+            .map(|d| format!("{} ({})", escaped(&d.entry), escaped(&d.file)))
+            .collect();
+        (!each.is_empty()).then(|| {
+            format!(
+                "Search paths dropped, leading outside the wheel: {}.",
+                each.join(", ")
+            )
+        })
     }
 
     fn tag_line(&self) -> Option<String> {
@@ -252,6 +278,9 @@ impl ProvenanceReport {
         }
         if let Some(libraries) = self.by_library() {
             let _ = writeln!(out, "{libraries}\n");
+        }
+        if let Some(dropped) = self.dropped() {
+            let _ = writeln!(out, "{dropped}\n");
         }
         let _ = writeln!(out, "| file | package | size | sha256 | needed by |");
         let _ = writeln!(out, "|---|---|---:|---|---|");
@@ -341,6 +370,31 @@ mod tests {
             ("ctranslate2/libiomp5md.dll", "iomp5md"),
         ] {
             assert_eq!(library_of(path), library, "{path}");
+        }
+    }
+
+    /// A search path dropped from a RUNPATH is named, with its file, in both views; a control
+    /// character in it is shown escaped.
+    #[test]
+    fn dropped_search_paths_are_named_escaped() {
+        let hash = |_: &Path| Ok(("ab".repeat(32), 1));
+        let mut report =
+            ProvenanceReport::new("rocm", "linux-x86_64", &[], vec![], 0, &hash).unwrap();
+        assert!(!report.summary().contains("dropped"));
+        report.dropped_search_paths = vec![DroppedSearchPath {
+            file: "ctranslate2/_rocm/lib/libhsa-runtime64.so.1".into(),
+            entry: "$ORIGIN/../../_rocm_sdk_core/lib\x1b[2J".into(),
+        }];
+        for text in [report.summary(), report.markdown()] {
+            assert!(
+                text.contains(
+                    "Search paths dropped, leading outside the wheel: \
+                     $ORIGIN/../../_rocm_sdk_core/lib\\u{1b}[2J \
+                     (ctranslate2/_rocm/lib/libhsa-runtime64.so.1)."
+                ),
+                "{text}"
+            );
+            assert!(!text.contains('\x1b'), "{text}");
         }
     }
 

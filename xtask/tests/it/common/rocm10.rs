@@ -4,8 +4,10 @@
 //! folder of its own but overlays `_rocm_sdk_libraries/` (`.kpack/`, Tensile files, its
 //! `.devel_links/<target>.json`). On Windows the libraries are real PE DLLs (mingw-w64) with
 //! the import graph of the real ones and decoys the closure must leave out; the Linux wheels
-//! hold small ELF files (gcc) with the SONAMEs and DT_NEEDED of the real ones. Every fact it
-//! follows is listed with its source in `rocm10-facts.md`, next to this file.
+//! hold small ELF files (gcc) with the SONAMEs, DT_NEEDED and DT_RPATH of the real ones, core's
+//! in TheRock's four Linux folders (`lib/`, `lib/rocm_sysdeps/lib`, `lib/host-math/lib`,
+//! `lib/llvm/lib`). Every fact it follows is listed with its source in `rocm10-facts.md`, next
+//! to this file.
 
 use std::collections::BTreeMap;
 use std::fs;
@@ -205,18 +207,92 @@ pub fn windows_dlls(dir: &Path) {
     mingw::build(dir, &dlls);
 }
 
-/// The host libraries of each wheel on Linux: `(file name = SONAME, DT_NEEDED)`. The files
-/// carry their SONAME as their name, as TheRock's runtime wheels keep only the SONAME file
-/// (py_packaging.py, populate_runtime_files).
-pub const LINUX_CORE: [(&str, &[&str]); 4] = [
-    ("libamd_comgr.so.3", &[]),
-    ("librocm_kpack.so.0", &[]),
-    ("libamdhip64.so.7", &[]),
-    ("libhiprtc.so.7", &["libamdhip64.so.7"]),
+/// The host libraries of each wheel on Linux: `(path below the wheel's folder, DT_NEEDED)`,
+/// the file name being the SONAME, as TheRock's runtime wheels keep only the SONAME file
+/// (py_packaging.py, populate_runtime_files). Core has three library folders besides `lib/`
+/// (T10 `_dist_info.py` L256-269, `build_python_packages.py` L237-239): `lib/rocm_sysdeps/lib`
+/// (the bundled system libraries, SONAMEs prefixed `rocm_sysdeps_` and symbol-versioned
+/// `AMDROCM_SYSDEPS_1.0`, third-party/sysdeps/linux/README.md), `lib/host-math/lib` (OpenBLAS
+/// as `librocm-openblas`) and `lib/llvm/lib` (amd-llvm's shared libraries). The edges into
+/// them follow each project's RUNTIME_DEPS (facts file, "Linux core"): the HSA runtime needs
+/// elfutils, libdrm, numactl, zlib and zstd; HIP needs the HSA runtime; comgr (LLVM linked in
+/// statically) needs zlib and zstd; hipBLASLt needs the host BLAS. Decoys the closure must
+/// leave out sit in each folder. SONAMEs read on T10: `librocm_sysdeps_z.so.1`
+/// (zlib/CMakeLists.txt L120), `_liblzma.so.5` (liblzma/CMakeLists.txt L126), `_elf.so.1`,
+/// `_dw.so.1`, `_zstd.so.1`, `_bz2.so` (docs/development/artifacts.md L62-84), `_numa.so.1`
+/// (test_runner.py L269). Inferred from upstream's own SONAMEs (not read on T10):
+/// `_drm.so.2`, `_drm_amdgpu.so.1`, `libhsa-runtime64.so.1`, `librocprofiler-register.so.0`,
+/// `librocm-openblas.so.0` (OpenBLAS's major version 0 under the OUTPUT_NAME
+/// host-blas/CMakeLists.txt L172 gives it), `libomp.so`. The stand-in's own choice:
+/// `libLLVM.so.22.0git`, `librocm_smi64.so.1`.
+pub const LINUX_CORE: [(&str, &[&str]); 19] = [
+    (
+        "lib/libamd_comgr.so.3",
+        &["librocm_sysdeps_z.so.1", "librocm_sysdeps_zstd.so.1"],
+    ),
+    ("lib/librocm_kpack.so.0", &[]),
+    ("lib/librocprofiler-register.so.0", &[]),
+    (
+        "lib/libhsa-runtime64.so.1",
+        &[
+            "librocm_sysdeps_elf.so.1",
+            "librocm_sysdeps_drm.so.2",
+            "librocm_sysdeps_drm_amdgpu.so.1",
+            "librocm_sysdeps_numa.so.1",
+            "librocm_sysdeps_z.so.1",
+            "librocm_sysdeps_zstd.so.1",
+            "librocprofiler-register.so.0",
+        ],
+    ),
+    (
+        "lib/libamdhip64.so.7",
+        &["libhsa-runtime64.so.1", "librocprofiler-register.so.0"],
+    ),
+    ("lib/libhiprtc.so.7", &["libamdhip64.so.7"]),
+    ("lib/rocm_sysdeps/lib/librocm_sysdeps_z.so.1", &[]),
+    ("lib/rocm_sysdeps/lib/librocm_sysdeps_zstd.so.1", &[]),
+    ("lib/rocm_sysdeps/lib/librocm_sysdeps_liblzma.so.5", &[]),
+    // An unversioned SONAME (docs/development/artifacts.md L62-64).
+    ("lib/rocm_sysdeps/lib/librocm_sysdeps_bz2.so", &[]),
+    (
+        "lib/rocm_sysdeps/lib/librocm_sysdeps_elf.so.1",
+        &["librocm_sysdeps_z.so.1", "librocm_sysdeps_zstd.so.1"],
+    ),
+    (
+        "lib/rocm_sysdeps/lib/librocm_sysdeps_dw.so.1",
+        &[
+            "librocm_sysdeps_elf.so.1",
+            "librocm_sysdeps_liblzma.so.5",
+            "librocm_sysdeps_bz2.so",
+        ],
+    ),
+    ("lib/rocm_sysdeps/lib/librocm_sysdeps_drm.so.2", &[]),
+    (
+        "lib/rocm_sysdeps/lib/librocm_sysdeps_drm_amdgpu.so.1",
+        &["librocm_sysdeps_drm.so.2"],
+    ),
+    ("lib/rocm_sysdeps/lib/librocm_sysdeps_numa.so.1", &[]),
+    ("lib/host-math/lib/librocm-openblas.so.0", &[]),
+    // amd-llvm's OpenMP runtime (unversioned SONAME), which a CTranslate2 built with the
+    // SDK's clang and `-fopenmp` needs, and its LLVM library, which nothing here needs.
+    ("lib/llvm/lib/libomp.so", &[]),
+    ("lib/llvm/lib/libLLVM.so.22.0git", &[]),
+    // In core `lib/` (`_dist_info.py` L274), needed by nothing in CTranslate2's closure.
+    ("lib/librocm_smi64.so.1", &["librocm_sysdeps_drm.so.2"]),
 ];
 
+/// What a Linux library loads by name at run time (`dlopen` from its own code, so its own
+/// RUNPATH is searched): the HIP runtime loads comgr, as on Windows (the variant forces it).
+pub const LINUX_LOADS: [(&str, &[&str]); 1] = [("libamdhip64.so.7", &["libamd_comgr.so.3"])];
+
+/// The `libraries` wheel, all in `lib/`. hipBLASLt needs core's host BLAS (its RUNTIME_DEPS
+/// name therock-host-blas, T10 `math-libs/BLAS/CMakeLists.txt` L186-191, and the libraries
+/// wheel's RPATH reaches `lib/host-math/lib`, T10 `build_python_packages.py` L323-326).
 pub const LINUX_LIBS: [(&str, &[&str]); 8] = [
-    ("libhipblaslt.so.1", &["libamdhip64.so.7"]),
+    (
+        "libhipblaslt.so.1",
+        &["libamdhip64.so.7", "librocm-openblas.so.0"],
+    ),
     (
         "librocblas.so.5",
         &[
@@ -239,43 +315,128 @@ pub const LINUX_LIBS: [(&str, &[&str]); 8] = [
     ("libMIOpen.so.1", &["libamdhip64.so.7", "librocblas.so.5"]),
 ];
 
-/// Builds the Linux shared libraries into `dir` with gcc, each with its SONAME and its
-/// DT_NEEDED (linked against the libraries it needs), plus `libctranslate2.so.4` that needs
-/// the HIP runtime and hipBLAS. Each exports `f_<stem>()`, which calls what it needs.
+/// What CTranslate2's build leaves: `libctranslate2.so.4` needs the HIP runtime, hipBLAS and
+/// the compiler's OpenMP runtime (OPENMP_RUNTIME=COMP with the SDK's clang links `libomp.so`).
+pub const LINUX_CT2: (&str, &[&str]) = (
+    "libctranslate2.so.4",
+    &["libamdhip64.so.7", "libhipblas.so.3", "libomp.so"],
+);
+
+/// The folders (below the wheels' site-packages) each wheel's ELF files have on their DT_RPATH,
+/// as TheRock's packaging adds them (`rpath_dep`, T10 `build_python_packages.py` L237-239,
+/// L323-326; `patchelf --add-rpath` then `--force-rpath`, `py_packaging.py` L498-553).
+const CORE_RPATH: [&str; 2] = [
+    "_rocm_sdk_core/lib/llvm/lib",
+    "_rocm_sdk_core/lib/rocm_sysdeps/lib",
+];
+const LIBS_RPATH: [&str; 3] = [
+    "_rocm_sdk_core/lib",
+    "_rocm_sdk_core/lib/rocm_sysdeps/lib",
+    "_rocm_sdk_core/lib/host-math/lib",
+];
+
+/// The bundled system libraries' symbol version (third-party/sysdeps/common/zstd/version.lds).
+const SYSDEPS_VERSION: &str = "AMDROCM_SYSDEPS_1.0";
+
+/// Builds the Linux shared libraries into `dir` (flat, by file name) with gcc, each with its
+/// SONAME, its DT_NEEDED (linked against the libraries it needs, which are built first), the
+/// DT_RPATH TheRock's packaging gives its wheel, and for `rocm_sysdeps` the symbol version;
+/// plus [`LINUX_CT2`]. Each exports `f_<stem>()`, which calls what it needs.
 pub fn linux_libs(dir: &Path) {
     fs::create_dir_all(dir).unwrap();
-    let ct2: (&str, &[&str]) = (
-        "libctranslate2.so.4",
-        &["libamdhip64.so.7", "libhipblas.so.3"],
-    );
-    for (name, needed) in LINUX_CORE
-        .iter()
-        .chain(LINUX_LIBS.iter())
-        .chain(std::iter::once(&ct2))
-    {
-        let mut c = String::new();
-        for n in *needed {
-            c.push_str(&format!("int {}(void);\n", elf_symbol(n)));
-        }
-        c.push_str(&format!("int {}(void) {{ return 1", elf_symbol(name)));
-        for n in *needed {
-            c.push_str(&format!(" + {}()", elf_symbol(n)));
-        }
-        c.push_str("; }\n");
+    let script = dir.join("sysdeps.lds");
+    fs::write(&script, format!("{SYSDEPS_VERSION} {{ global: *; }};\n")).unwrap();
+    let mut todo: Vec<(String, &[&str], Vec<String>)> = Vec::new();
+    for (path, needed) in LINUX_CORE {
+        todo.push((
+            format!("{CORE}/{path}"),
+            needed,
+            rpath_of(path, &CORE_RPATH),
+        ));
+    }
+    for (name, needed) in LINUX_LIBS {
+        todo.push((
+            format!("{LIBS}/lib/{name}"),
+            needed,
+            rpath_of("lib/x", &LIBS_RPATH),
+        ));
+    }
+    todo.push((LINUX_CT2.0.to_string(), LINUX_CT2.1, Vec::new()));
+    while !todo.is_empty() {
+        let ready = todo
+            .iter()
+            .position(|(_, needed, _)| needed.iter().all(|n| dir.join(n).is_file()))
+            .expect("every DT_NEEDED of the stand-in is one of its libraries");
+        let (path, needed, rpath) = todo.remove(ready);
+        let name = path.rsplit('/').next().unwrap();
+        let loads = LINUX_LOADS
+            .iter()
+            .find(|(l, _)| *l == name)
+            .map_or(&[][..], |(_, loads)| *loads);
         let source = dir.join(format!("{}.c", elf_symbol(name)));
-        fs::write(&source, c).unwrap();
+        fs::write(&source, elf_source(name, needed, loads)).unwrap();
         let mut cmd = Command::new("gcc");
         cmd.args(["-shared", "-fPIC", "-o"])
             .arg(dir.join(name))
             .arg(&source)
             .arg(format!("-Wl,-soname,{name}"))
             .arg("-Wl,--no-as-needed");
-        for n in *needed {
+        if !loads.is_empty() {
+            cmd.arg("-ldl");
+        }
+        if path.contains("/rocm_sysdeps/") {
+            cmd.arg(format!("-Wl,--version-script={}", script.display()));
+        }
+        if !rpath.is_empty() {
+            cmd.arg("-Wl,--disable-new-dtags")
+                .arg(format!("-Wl,-rpath,{}", rpath.join(":")));
+        }
+        for n in needed {
             cmd.arg(dir.join(n));
         }
         super::run_ok(&mut cmd);
         fs::remove_file(source).unwrap();
     }
+    fs::remove_file(script).unwrap();
+}
+
+/// The C source of stand-in library `name`: `f_<stem>()` returns 1 plus what each library it
+/// needs returns, and what each one it loads by name returns (`dlopen`, then `dlsym`); a load
+/// that fails prints `FAILED dlopen(<name>): <dlerror>` and counts -1000000.
+fn elf_source(name: &str, needed: &[&str], loads: &[&str]) -> String {
+    // The glibc 2.2.5 versions of the dl* calls, as a build in the manylinux_2_28 image links
+    // them (glibc 2.34 moved them into libc under GLIBC_2.34).
+    let mut c = String::from("#include <dlfcn.h>\n#include <stdio.h>\n");
+    if !loads.is_empty() {
+        for f in ["dlopen", "dlsym", "dlerror"] {
+            c.push_str(&format!("__asm__(\".symver {f},{f}@GLIBC_2.2.5\");\n"));
+        }
+    }
+    for n in needed {
+        c.push_str(&format!("int {}(void);\n", elf_symbol(n)));
+    }
+    c.push_str(&format!("int {}(void) {{\n  int v = 1", elf_symbol(name)));
+    for n in needed {
+        c.push_str(&format!(" + {}()", elf_symbol(n)));
+    }
+    c.push_str(";\n");
+    for l in loads {
+        c.push_str(&format!(
+            "  {{ void *h = dlopen(\"{l}\", RTLD_NOW | RTLD_GLOBAL);\n    \
+             int (*f)(void) = h ? (int (*)(void))dlsym(h, \"{}\") : 0;\n    \
+             if (f) v += f(); else {{ fprintf(stderr, \"FAILED dlopen({l}): %s\\n\", dlerror()); v -= 1000000; }} }}\n",
+            elf_symbol(l)
+        ));
+    }
+    c.push_str("  return v;\n}\n");
+    c
+}
+
+/// The DT_RPATH entries of a file at `path` below its wheel's folder: `$ORIGIN`, up to
+/// site-packages, then each folder of `to`.
+fn rpath_of(path: &str, to: &[&str]) -> Vec<String> {
+    let up = vec![".."; path.split('/').count()].join("/");
+    to.iter().map(|t| format!("$ORIGIN/{up}/{t}")).collect()
 }
 
 /// `f_<stem>` of a library file name (`librocblas.so.5` → `f_librocblas`).
@@ -496,31 +657,34 @@ pub fn wheels(dir: &Path, built: &Path, os: Os, targets: &[&str]) -> Wheels {
             (name, Arc::new(fs::read(&out).unwrap())),
         );
     };
-    let (core_libs, libs_libs): (Vec<&str>, Vec<&str>) = match os {
+    // Paths below each wheel's folder (`_rocm_sdk_core/`, `_rocm_sdk_libraries/`).
+    let in_dir = |name: &str| format!("{}/{name}", os.dir());
+    let (core_libs, libs_libs): (Vec<String>, Vec<String>) = match os {
         Os::Windows => (
-            WINDOWS_CORE.iter().map(|l| l.0).collect(),
-            WINDOWS_LIBS.iter().map(|l| l.0).collect(),
+            WINDOWS_CORE.iter().map(|l| in_dir(l.0)).collect(),
+            WINDOWS_LIBS.iter().map(|l| in_dir(l.0)).collect(),
         ),
         Os::Linux => (
-            LINUX_CORE.iter().map(|l| l.0).collect(),
-            LINUX_LIBS.iter().map(|l| l.0).collect(),
+            LINUX_CORE.iter().map(|l| l.0.to_string()).collect(),
+            LINUX_LIBS.iter().map(|l| in_dir(l.0)).collect(),
         ),
     };
-    let place = |names: &[&str], to: &Path| {
-        for name in names {
-            write(&to.join(name), &fs::read(built.join(name)).unwrap());
+    let place = |paths: &[String], to: &Path| {
+        for path in paths {
+            let name = path.rsplit('/').next().unwrap();
+            write(&to.join(path), &fs::read(built.join(name)).unwrap());
         }
     };
 
     let core = dir.join(format!("tree-{}-core", os.tag()));
     write(&core.join(CORE).join("__init__.py"), b"");
-    place(&core_libs, &core.join(CORE).join(os.dir()));
+    place(&core_libs, &core.join(CORE));
     dist_info(&core, "rocm_sdk_core", os.tag(), &[]);
     add("rocm-sdk-core", "rocm_sdk_core", &core);
 
     let libs = dir.join(format!("tree-{}-libraries", os.tag()));
     write(&libs.join(LIBS).join("__init__.py"), b"");
-    place(&libs_libs, &libs.join(LIBS).join(os.dir()));
+    place(&libs_libs, &libs.join(LIBS));
     // The generic artifacts' kpack manifests (artifact_builder.py force-includes
     // `.kpack/{artifact}_{component}.kpm`).
     for (artifact, _) in KPACK_ARTIFACTS {
