@@ -765,13 +765,27 @@ fn a_wheel_that_expands_past_its_limit_is_refused_not_read_whole() {
     for _ in 0..256 {
         zip.write_all(&block).unwrap();
     }
+    // A true RECORD, so that only the expansion can stop the release (a RECORD that leaves
+    // files out is refused before any file is read).
+    let zeros = vec![0u8; 256 << 20];
+    let metadata = "Name: ctranslate2\nVersion: 4.7.1\n";
+    let wheel_file = "Wheel-Version: 1.0\n";
+    let line = |name: &str, data: &[u8]| {
+        format!(
+            "{name},{},{}\n",
+            ct2v_bundle::wheel::record_hash(data),
+            data.len()
+        )
+    };
+    let record = line("ctranslate2/zeros.bin", &zeros)
+        + &line("ctranslate2-4.7.1.dist-info/METADATA", metadata.as_bytes())
+        + &line("ctranslate2-4.7.1.dist-info/WHEEL", wheel_file.as_bytes())
+        + "ctranslate2-4.7.1.dist-info/RECORD,,\n";
+    drop(zeros);
     for (name, text) in [
-        (
-            "ctranslate2-4.7.1.dist-info/METADATA",
-            "Name: ctranslate2\nVersion: 4.7.1\n",
-        ),
-        ("ctranslate2-4.7.1.dist-info/WHEEL", "Wheel-Version: 1.0\n"),
-        ("ctranslate2-4.7.1.dist-info/RECORD", ""),
+        ("ctranslate2-4.7.1.dist-info/METADATA", metadata),
+        ("ctranslate2-4.7.1.dist-info/WHEEL", wheel_file),
+        ("ctranslate2-4.7.1.dist-info/RECORD", record.as_str()),
     ] {
         zip.start_file(name, deflated).unwrap();
         zip.write_all(text.as_bytes()).unwrap();
