@@ -177,16 +177,25 @@ fn patchelf(program: &Path, path: &Path, runpath: &str) -> Result<()> {
 
 #[cfg(test)]
 mod tests {
+    #[cfg(unix)]
     use std::collections::BTreeSet;
+    #[cfg(unix)]
     use std::fs;
+    #[cfg(unix)]
     use std::path::Path;
+    #[cfg(unix)]
     use std::process::Command;
 
     use super::origin_relative;
+    #[cfg(unix)]
     use crate::binary;
-    use crate::bundler::closure::{Closure, Library};
+    #[cfg(unix)]
+    use crate::bundler::closure::Closure;
+    #[cfg(unix)]
+    use crate::bundler::closure::Library;
 
     /// Whether gcc and patchelf are here; a skip names them, and under CI it is a failure.
+    #[cfg(unix)]
     fn tools() -> bool {
         let missing: Vec<&str> = ["gcc", "patchelf"]
             .into_iter()
@@ -207,6 +216,7 @@ mod tests {
         false
     }
 
+    #[cfg(unix)]
     /// A shared library `name` at `path` with `-Wl,<flag>` each, built with gcc.
     fn gcc_library(path: &Path, name: &str, flags: &[&str]) {
         let source = path.with_extension("c");
@@ -232,6 +242,7 @@ mod tests {
         fs::remove_file(source).unwrap();
     }
 
+    #[cfg(unix)]
     fn placed(name: &str, dest: &str, needed_by: &str) -> Library {
         Library {
             name: name.into(),
@@ -249,6 +260,8 @@ mod tests {
     /// leading outside it (into AMD's package beside it in site-packages, to a folder the wheel
     /// lacks, through a link that leaves it, an absolute path) is dropped; the RPATH becomes a
     /// RUNPATH of what is left and the bundle's own entries.
+    // ELF RUNPATHs, written by patchelf and built with gcc: Linux only.
+    #[cfg(unix)]
     #[test]
     fn inherited_search_paths_leading_outside_the_wheel_are_dropped() {
         if !tools() {
