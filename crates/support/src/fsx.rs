@@ -52,10 +52,14 @@ pub fn aside(dest: &Path) -> PathBuf {
     ))
 }
 
-/// Writes `contents` to `path` as [`crate::regular_file::write`] does (only ever a regular
-/// file there, never through a link), naming `path` when it fails (a full disk, a read-only one).
+/// Writes `contents` to `path` (made, or emptied first) through [`crate::regular_file::open`]:
+/// only ever a regular file there, never through a link, naming `path` when it fails (a full
+/// disk, a read-only one).
 pub fn write(path: &Path, contents: impl AsRef<[u8]>) -> Result<()> {
-    crate::regular_file::write(path, contents)
+    use std::io::Write;
+    crate::regular_file::open(path, crate::regular_file::Mode::Truncate)
+        .and_then(|mut file| file.write_all(contents.as_ref()))
+        .with_context(|| format!("cannot write {}", path.display()))
 }
 
 /// `fs::create_dir_all`, naming `dir` when it fails.

@@ -6,10 +6,8 @@
 //! once it is known to be a regular file.
 
 use std::fs::{File, OpenOptions};
-use std::io::{self, Read, Write};
+use std::io::{self, Read};
 use std::path::Path;
-
-use anyhow::Context;
 
 /// How a file is opened for writing.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -42,14 +40,6 @@ pub fn open(path: &Path, mode: Mode) -> io::Result<File> {
         file.set_len(0)?;
     }
     Ok(file)
-}
-
-/// Writes `contents` to `path` (made, or emptied first), only as a regular file, naming
-/// `path` when it fails.
-pub fn write(path: &Path, contents: impl AsRef<[u8]>) -> anyhow::Result<()> {
-    open(path, Mode::Truncate)
-        .and_then(|mut file| file.write_all(contents.as_ref()))
-        .with_context(|| format!("cannot write {}", path.display()))
 }
 
 /// `File::create` made safe: [`open`] as [`Mode::Truncate`].
@@ -242,10 +232,10 @@ mod tests {
     fn a_regular_file_is_written_truncated_appended_and_read() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("a");
-        write(&path, "longer text").unwrap();
-        write(&path, "short").unwrap();
+        crate::fsx::write(&path, "longer text").unwrap();
+        crate::fsx::write(&path, "short").unwrap();
         assert_eq!(fs::read_to_string(&path).unwrap(), "short");
-        open(&path, Mode::Append).unwrap().write_all(b"+").unwrap();
+        std::io::Write::write_all(&mut open(&path, Mode::Append).unwrap(), b"+").unwrap();
         assert_eq!(read_small_to_string(&path, 6).unwrap(), "short+");
         let e = read_small(&path, 5).unwrap_err();
         assert!(e.to_string().contains("larger than 5 bytes"), "{e}");
