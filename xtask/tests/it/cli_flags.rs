@@ -665,13 +665,7 @@ fn bundle_of_a_file_whose_name_is_no_wheel_name_is_bad_input_naming_it() {
     #[cfg(unix)]
     {
         let fifo = dir.path().join("fifo-1.0-py3-none-linux_x86_64.whl");
-        assert!(
-            Command::new("mkfifo")
-                .arg(&fifo)
-                .status()
-                .unwrap()
-                .success()
-        );
+        common::mkfifo(&fifo);
         let run = bundle(&fifo, &out, &[]);
         assert_code(&run, 2, &["--wheel", "is not a file"]);
     }

@@ -572,7 +572,7 @@ fn doctor_site_packages_that_is_not_a_folder_is_exit_2() {
     #[cfg(unix)]
     {
         let fifo = dir.path().join("fifo");
-        common::run_ok(std::process::Command::new("mkfifo").arg(&fifo));
+        common::mkfifo(&fifo);
         let link = dir.path().join("link");
         std::os::unix::fs::symlink(&file, &link).unwrap();
         bad.extend([fifo, link]);

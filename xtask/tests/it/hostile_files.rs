@@ -102,18 +102,13 @@ fn plant(form: Form, at: &Path, dir: &Path) -> Option<UnixListener> {
         Form::DanglingLink => symlink(dir.join("created-through-a-link"), at).unwrap(),
         Form::LinkToDevNull => symlink("/dev/null", at).unwrap(),
         Form::LinkToDevZero => symlink("/dev/zero", at).unwrap(),
-        Form::Fifo => mkfifo(at),
+        Form::Fifo => common::mkfifo(at),
         Form::Socket => return Some(UnixListener::bind(at).unwrap()),
         Form::Huge => fs::File::create(at).unwrap().set_len(8 << 30).unwrap(),
         Form::UsersFile => fs::write(at, USERS_TEXT).unwrap(),
         Form::Folder => fs::create_dir(at).unwrap(),
     }
     None
-}
-
-fn mkfifo(at: &Path) {
-    let status = Command::new("mkfifo").arg(at).status().unwrap();
-    assert!(status.success(), "mkfifo {}", at.display());
 }
 
 /// `form` is still at `at` as planted, and nothing outside was written through it.

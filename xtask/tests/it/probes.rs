@@ -439,10 +439,7 @@ fn the_selector_stops_an_nvidia_smi_printing_300_mb_at_the_cap() {
 /// bounded time, no traceback.
 #[test]
 fn odd_sysfs_files_are_skipped_with_a_reason_not_waited_for() {
-    let mkfifo = |path: &Path| {
-        let ok = Command::new("mkfifo").arg(path).status().unwrap();
-        assert!(ok.success(), "mkfifo {}", path.display());
-    };
+    let mkfifo = common::mkfifo;
     let card = |root: &Path, n: usize| {
         let dir = root.join(format!("sys/class/drm/card{n}/device"));
         fs::create_dir_all(&dir).unwrap();

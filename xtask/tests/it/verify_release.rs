@@ -5,7 +5,7 @@
 use std::fs;
 use std::path::Path;
 
-use crate::common::{Scratch, assert_exit};
+use crate::common::{self, Scratch, assert_exit};
 use crate::release::{fake_build, release};
 
 const PAGE: &str = "whl/cpu/ctranslate2/index.html";
@@ -118,21 +118,9 @@ fn a_fifo_in_a_release_folder_is_refused_not_waited_for() {
     let (scratch, out) = released();
     let dir = copy_of(&scratch, &out, "fifo");
     let fifo = dir.join("notes.fifo");
-    assert!(
-        std::process::Command::new("mkfifo")
-            .arg(&fifo)
-            .status()
-            .unwrap()
-            .success()
-    );
+    common::mkfifo(&fifo);
     fs::remove_file(dir.join("manifest.json")).unwrap();
-    assert!(
-        std::process::Command::new("mkfifo")
-            .arg(dir.join("manifest.json"))
-            .status()
-            .unwrap()
-            .success()
-    );
+    common::mkfifo(&dir.join("manifest.json"));
     let started = std::time::Instant::now();
     let run = scratch.run(&["verify-release", dir.to_str().unwrap()]);
     assert!(started.elapsed().as_secs() < 20, "it waited on a FIFO");

@@ -18,6 +18,13 @@ pub mod winwheels;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+/// A FIFO made at `at` with `mkfifo`, for the tests of what the tool never waits on.
+#[cfg(unix)]
+pub fn mkfifo(at: &Path) {
+    let status = Command::new("mkfifo").arg(at).status().unwrap();
+    assert!(status.success(), "mkfifo {}", at.display());
+}
+
 pub fn repo_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .parent()
