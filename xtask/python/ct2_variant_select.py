@@ -1557,6 +1557,13 @@ class Gpu:
     pci_device: str | None = None  # four lower-case hex digits
     integrated: bool = False
     generation: str | None = None
+    # The device index its runtime gives it (HIP or CUDA order, see INDEX_BASIS); None when
+    # the runtime does not list it (an AMD card without a KFD node) or it cannot be told.
+    index: int | None = None
+    location: str | None = None  # PCI address, 0000:03:00.0
+    node: int | None = None  # KFD topology node
+    # What named its target: "KFD", "pci.ids", "clinfo" or "nvidia-smi".
+    source: str | None = None
 
     def describe(self) -> str:
         if self.vendor == "nvidia":
@@ -1583,6 +1590,8 @@ class Detected:
 
 @dataclass
 class Answer:
+    """What `select()` returns and `--json` prints (docs/gpu-setup.md has the schema)."""
+
     schema_version: int
     platform: str | None
     variant: str | None
@@ -1595,6 +1604,12 @@ class Answer:
     reasons: list
     # Each source looked at and what it gave, in order.
     sources: list = field(default_factory=list)
+    # The served GPU's device index in its runtime (CTranslate2's `device_index` when no
+    # variable below is set), and the variables that make it the only device, index 0.
+    device_index: int | None = None
+    visible_devices: dict = field(default_factory=dict)
+    # How the index was known, and how sure it is.
+    index_basis: str | None = None
 
 
 def _card(target: str, data: dict) -> dict:
@@ -1640,9 +1655,10 @@ def nvidia_gpus(run: Runner, found: Detected, data: dict) -> None:
         else:
             found.notes.append(f"nvidia-smi failed (exit {code}): {first[:120]}")
         return
-    for line in out.splitlines():
-        if not line.strip():
-            continue
+    # nvidia-smi lists its GPUs in its own index order, a line each: a line that cannot be
+    # read still holds its GPU's place.
+    lines = [line for line in out.splitlines() if line.strip()]
+    for index, line in enumerate(lines):
         parts = [p.strip() for p in line.split(",")]
         ok = (
             len(parts) == 3
@@ -1657,7 +1673,14 @@ def nvidia_gpus(run: Runner, found: Detected, data: dict) -> None:
             )
             continue
         found.gpus.append(
-            Gpu("nvidia", parts[0], compute_capability=parts[1], driver=parts[2])
+            Gpu(
+                "nvidia",
+                parts[0],
+                compute_capability=parts[1],
+                driver=parts[2],
+                index=index,
+                source="nvidia-smi",
+            )
         )
 
 
@@ -1738,7 +1761,12 @@ def windows_adapters(run: Runner, found: Detected, data: dict) -> None:
         else:  # wmic's table (wine ignores /format:csv): Name, then PNPDeviceID
             name = line[: match.start()].strip()
         if vendor == "1002":
-            found.gpus.append(_amd_gpu(device, name or None, None, data))
+            gpu = _amd_gpu(device, name or None, None, data)
+            # Windows lists the adapters in an order that is not known to be HIP's: the index
+            # is a guess unless the driver's OpenCL list confirms it (windows_driver_targets).
+            gpu.index = sum(g.vendor == "amd" for g in found.gpus)
+            gpu.source = "pci.ids" if gpu.gfx else None
+            found.gpus.append(gpu)
         elif vendor == "10de":
             if not any(g.vendor == "nvidia" for g in found.gpus):
                 found.notes.append(_unreported_nvidia(f"adapter ({name or '10de:' + device})", found))
@@ -1749,6 +1777,74 @@ def windows_adapters(run: Runner, found: Detected, data: dict) -> None:
             )
     if not seen:
         found.notes.append("no PCI display adapter listed")
+    if any(g.vendor == "amd" and g.gfx is None for g in found.gpus):
+        windows_driver_targets(run, found, data)
+
+
+# The AMD display driver's OpenCL runtime names each GPU by its target ("Name: gfx1153"); the
+# driver installs clinfo.exe beside it (C:\Windows\System32), which lists them. Asked only
+# when a PnP device ID is not in the PCI-ID table: a card newer than the table.
+CLINFO = ["clinfo"]
+
+
+def clinfo_gpus(text: str) -> list:
+    """(target, board name) of each GPU device clinfo lists, in its order. A `Name:` is a
+    target only as the runtime names one (`gfx1153`, features after a colon dropped)."""
+    gpus, is_gpu, board = [], False, ""
+    for line in text.splitlines():
+        key, _, value = line.strip().partition(":")
+        key, value = key.strip(), value.strip()
+        if key == "Device Type":
+            is_gpu, board = "CL_DEVICE_TYPE_GPU" in value, ""
+        elif key == "Board name" and is_gpu:
+            board = value
+        elif key == "Name" and is_gpu:
+            target = value.split(":")[0].strip().lower()
+            if re.fullmatch(r"gfx[0-9]{1,3}[0-9a-f]{2}", target):
+                gpus.append((target, board))
+            is_gpu = False
+    return gpus
+
+
+def windows_driver_targets(run: Runner, found: Detected, data: dict) -> None:
+    """Names the target of each AMD adapter the PCI-ID table does not know, from clinfo: the
+    one whose board name is the adapter's name, else (as many unknown adapters as targets no
+    known adapter accounts for) the next such target in clinfo's order."""
+    answered = ask(run, CLINFO, found, "clinfo not found (it comes with the AMD display driver)")
+    if answered is None:
+        return
+    code, out = answered
+    listed = clinfo_gpus(out) if code == 0 else []
+    found.sources.append(f"clinfo: exit {code}, {len(listed)} GPU target(s)")
+    known = [g.gfx for g in found.gpus if g.vendor == "amd" and g.gfx]
+    left = []
+    for target, board in listed:
+        if target in known:
+            known.remove(target)
+        else:
+            left.append((target, board))
+    unknown = [g for g in found.gpus if g.vendor == "amd" and g.gfx is None]
+    for gpu in list(unknown):
+        same = next((t for t in left if t[1] and t[1].casefold() == gpu.name.casefold()), None)
+        if same:
+            _name_target(gpu, same[0], data)
+            left.remove(same)
+            unknown.remove(gpu)
+    if len(unknown) == len(left):
+        for gpu, (target, _) in zip(unknown, left):
+            _name_target(gpu, target, data)
+    elif unknown and left:
+        found.notes.append(
+            f"clinfo lists {len(left)} target(s) the PCI-ID table does not account for and "
+            f"{len(unknown)} adapter(s) are unknown: which is which is not known"
+        )
+
+
+def _name_target(gpu: Gpu, target: str, data: dict) -> None:
+    card = _card(target, data)
+    gpu.gfx, gpu.source = target, "clinfo"
+    gpu.integrated = bool(card.get("integrated"))
+    gpu.generation = card.get("generation")
 
 
 def _unreported_nvidia(what: str, found: Detected) -> str:
@@ -1765,8 +1861,20 @@ def _unreported_nvidia(what: str, found: Detected) -> str:
 
 
 # The KFD properties the selector uses. The kernel writes each as "<name> %u" (Linux,
-# drivers/gpu/drm/amd/amdkfd/kfd_topology.c: node_show, sysfs_show_32bit_prop).
-KFD_KEYS = ("gfx_target_version", "vendor_id", "device_id")
+# drivers/gpu/drm/amd/amdkfd/kfd_topology.c: node_show, sysfs_show_32bit_prop); a GPU node's
+# location_id is pci_dev_id() of its PCI device ((bus << 8) | devfn) and domain its PCI domain
+# (kfd_topology.c: kfd_topology_add_device). A CPU node has gfx_target_version 0 and
+# simd_count 0.
+KFD_KEYS = (
+    "gfx_target_version",
+    "vendor_id",
+    "device_id",
+    "simd_count",
+    "location_id",
+    "domain",
+)
+# A PCI address as sysfs names a device's folder: 0000:03:00.0.
+PCI_ADDRESS = re.compile(r"[0-9a-f]{4,8}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]")
 
 
 def _properties(path: Path) -> dict:
@@ -1784,9 +1892,11 @@ def _properties(path: Path) -> dict:
         if key in values:
             raise OSError(f"{path} gives {key} twice")
         values[key] = int(value)
-    for key in ("vendor_id", "device_id"):
+    for key in ("vendor_id", "device_id", "location_id"):
         if values.get(key, 0) > 0xFFFF:
             raise OSError(f"{path}: {key} {values[key]} is not a PCI ID (above 0xffff)")
+    if values.get("domain", 0) > 0xFFFFFFFF:
+        raise OSError(f"{path}: domain {values['domain']} is not a PCI domain (above 0xffffffff)")
     return values
 
 
@@ -1795,6 +1905,14 @@ def gfx_of_target_version(value: int) -> str:
     100300 -> gfx1030, 90010 -> gfx90a."""
     major, minor, stepping = value // 10000, (value // 100) % 100, value % 100
     return f"gfx{major}{minor:x}{stepping:x}"
+
+
+def _pci_location(props: dict) -> str | None:
+    """A KFD node's PCI address (0000:03:00.0), from its location_id and domain."""
+    if "location_id" not in props:
+        return None
+    loc = props["location_id"]
+    return f"{props.get('domain', 0):04x}:{loc >> 8:02x}:{(loc >> 3) & 0x1F:02x}.{loc & 7}"
 
 
 def _listing(folder: Path, found: Detected) -> list:
@@ -1807,29 +1925,66 @@ def _listing(folder: Path, found: Detected) -> list:
 
 
 def _pci_ids(card: Path) -> tuple:
-    """(vendor, device) of a DRM card, four lower-case hex digits each; OSError saying why not."""
+    """(vendor, device, address) of a DRM card: four lower-case hex digits each, and the PCI
+    address its `device` link names (None when it names none); OSError saying why not."""
     ids = []
     for name in ("vendor", "device"):
         text = read_small(card / "device" / name).strip().lower().removeprefix("0x")
         if not re.fullmatch(r"[0-9a-f]{4}", text):
             raise OSError(f"{card / 'device' / name} is not a PCI ID: {text[:40]!r}")
         ids.append(text)
+    address = Path(os.path.realpath(card / "device")).name
+    ids.append(address if PCI_ADDRESS.fullmatch(address) else None)
     return tuple(ids)
 
 
-def linux_gpus(root: Path, found: Detected, data: dict) -> None:
-    kfd = {}
-    for node in _listing(root / "sys/class/kfd/kfd/topology/nodes", found):
+def kfd_gpus(root: Path, found: Detected, data: dict) -> list:
+    """Every GPU node of KFD topology, in node order, each from its own properties: two GPUs
+    of one PCI device ID are two GPUs. Its index is its place among the GPU nodes, the order
+    HIP lists devices in on Linux (docs/gpu-setup.md says what that rests on); after a node
+    that cannot be read, the places are not known."""
+    folder = root / "sys/class/kfd/kfd/topology/nodes"
+    nodes = sorted(
+        (n for n in _listing(folder, found) if NUMBER.fullmatch(n.name)), key=lambda n: int(n.name)
+    )
+    gpus = []
+    place, unreadable = 0, None
+    for node in nodes:
         try:
             props = _properties(node / "properties")
         except FileNotFoundError:
             continue
         except OSError as e:
             found.notes.append(f"skipped a KFD node: {e}")
+            unreadable = unreadable or node.name
             continue
         target = props.get("gfx_target_version", 0)
-        if target and props.get("vendor_id") == 0x1002:
-            kfd[f"{props.get('device_id', 0):04x}"] = gfx_of_target_version(target)
+        if not target or props.get("simd_count", 1) == 0:  # a CPU node
+            continue
+        index = None if unreadable else place
+        place += 1
+        if props.get("vendor_id") != 0x1002:
+            continue
+        gpu = _amd_gpu(f"{props.get('device_id', 0):04x}", None, gfx_of_target_version(target), data)
+        gpu.index, gpu.node, gpu.source = index, int(node.name), "KFD"
+        gpu.location = _pci_location(props)
+        gpus.append(gpu)
+    if unreadable and any(g.index is None for g in gpus):
+        found.notes.append(
+            f"KFD node {unreadable} could not be read, so the HIP device index of the GPUs "
+            "after it is not known"
+        )
+    return gpus
+
+
+def _same_card(gpu: Gpu, device: str, address: str | None) -> bool:
+    if address and gpu.location:
+        return gpu.location == address
+    return gpu.pci_device == device
+
+
+def linux_gpus(root: Path, found: Detected, data: dict) -> None:
+    kfd = kfd_gpus(root, found, data)
     pci = []
     for card in _listing(root / "sys/class/drm", found):
         if not re.fullmatch(r"card[0-9]+", card.name):
@@ -1840,13 +1995,21 @@ def linux_gpus(root: Path, found: Detected, data: dict) -> None:
             continue
         except OSError as e:
             found.notes.append(f"skipped {card.name}: {e}")
-    for vendor, device in pci:
+    unmatched = list(kfd)
+    for vendor, device, address in pci:
         if vendor == "1002":
-            found.gpus.append(_amd_gpu(device, None, kfd.pop(device, None), data))
+            node = next((g for g in unmatched if _same_card(g, device, address)), None)
+            if node is not None:
+                unmatched.remove(node)
+                continue
+            # A card KFD does not list (no amdgpu compute, or a kernel without KFD): the HIP
+            # runtime does not see it either, so it has no device index.
+            gpu = _amd_gpu(device, None, None, data)
+            gpu.location, gpu.source = address, "pci.ids"
+            kfd.append(gpu)
         elif vendor == "10de" and not any(g.vendor == "nvidia" for g in found.gpus):
             found.notes.append(_unreported_nvidia(f"GPU (10de:{device})", found))
-    for device, gfx in kfd.items():  # a compute node with no DRM card (headless)
-        found.gpus.append(_amd_gpu(device, None, gfx, data))
+    found.gpus.extend(kfd)
     if not pci and not kfd:
         found.notes.append("no GPU in /sys/class/drm or /sys/class/kfd")
 
@@ -1952,21 +2115,60 @@ def _generation(data: dict, gfx) -> str:
     return (card or {}).get("generation", "")
 
 
-def _rank(option: _Option, data: dict) -> tuple:
+def _target_key(gfx: str | None) -> tuple:
+    """gfx1201 -> (12, 0, 1), gfx90a -> (9, 0, 10): a target's generation, to compare."""
+    match = re.fullmatch(r"gfx([0-9]{1,3})([0-9a-f])([0-9a-f])", gfx or "")
+    return tuple(int(x, 16) if i else int(x) for i, x in enumerate(match.groups())) if match else ()
+
+
+def strength(gpu: Gpu) -> tuple:
+    """Which GPU to serve first, higher first: a discrete GPU before an integrated one; an
+    NVIDIA GPU before an AMD one (two vendors' generations do not compare); then the newer
+    generation (compute capability, gfx target). Equal ones: the lower device index (max()
+    keeps the first)."""
+    generation = _cc(gpu.compute_capability) if gpu.vendor == "nvidia" else _target_key(gpu.gfx)
+    return (not gpu.integrated, gpu.vendor == "nvidia", generation)
+
+
+def _rank(option: _Option, served: int, data: dict) -> tuple:
+    """Of the builds that serve the chosen GPU: the one serving the most GPUs present, one
+    serving it natively over through PTX, the lowest CUDA major that serves it (the widest
+    driver range), the AMD build that fits its generation best."""
     cuda = (option.build.get("nvidia") or {}).get("cuda_major", 0)
     amd = option.build.get("amd")
     fit = amd_fit(amd, _generation(data, option.gpu.gfx)) if amd else 0
-    # A GPU served natively over one served through PTX; a discrete GPU over an integrated
-    # one; an NVIDIA GPU over an AMD one (the order GPUs are looked at); then the lowest CUDA
-    # major that serves it (the widest driver range); then the AMD build that fits the card's
-    # generation best.
+    return (served, option.how == "native", -cuda, fit)
+
+
+VISIBLE = {"amd": "HIP_VISIBLE_DEVICES", "nvidia": "CUDA_VISIBLE_DEVICES"}
+
+
+def _index_basis(gpu: Gpu) -> str:
+    if gpu.vendor == "nvidia":
+        return (
+            "nvidia-smi's order, which is PCI bus order; CUDA numbers devices so only with "
+            "CUDA_DEVICE_ORDER=PCI_BUS_ID (its default puts the fastest first)"
+        )
+    if gpu.source == "KFD" or gpu.node is not None:
+        return "KFD topology node order, skipping CPU nodes: the order HIP lists devices on Linux"
     return (
-        option.how == "native",
-        not option.gpu.integrated,
-        option.gpu.vendor == "nvidia",
-        -cuda,
-        fit,
+        "the order Windows lists the AMD display adapters, not known to be HIP's order: "
+        "check with hipInfo or clinfo"
     )
+
+
+def _visible(gpu: Gpu) -> dict:
+    if gpu.index is None:
+        return {}
+    if gpu.vendor == "nvidia":
+        return {"CUDA_DEVICE_ORDER": "PCI_BUS_ID", "CUDA_VISIBLE_DEVICES": str(gpu.index)}
+    return {VISIBLE["amd"]: str(gpu.index)}
+
+
+def _gpu_row(gpu: Gpu, served: bool) -> dict:
+    row = asdict(gpu)
+    row["served"] = served
+    return row
 
 
 def choose(
@@ -1974,12 +2176,11 @@ def choose(
 ) -> Answer:
     data = data if data is not None else DATA
     reasons = []
-    options = []
-    for gpu in found.gpus:
+    options = {}
+    for n, gpu in enumerate(found.gpus):
         problems = []
-        mine = _options(gpu, plat, data, problems)
-        options.extend(mine)
-        if not mine:
+        options[n] = _options(gpu, plat, data, problems)
+        if not options[n]:
             if gpu.vendor == "amd" and gpu.gfx is None:
                 ids = data.get("amd_pci_ids", {})
                 reasons.append(
@@ -1990,16 +2191,28 @@ def choose(
                 reasons.append(f"{gpu.describe()}: " + "; ".join(problems))
             else:
                 reasons.append(f"{gpu.describe()}: no variant serves it yet")
-    if options:
-        best = max(options, key=lambda o: _rank(o, data))
+    servable = [n for n in options if options[n]]
+    if servable:
+        chosen = max(servable, key=lambda n: strength(found.gpus[n]))
+        gpu = found.gpus[chosen]
+
+        def serves(option: _Option) -> list:
+            return [
+                n
+                for n, theirs in options.items()
+                if any(o.variant is option.variant and o.build is option.build for o in theirs)
+            ]
+
+        best = max(options[chosen], key=lambda o: _rank(o, len(serves(o)), data))
         variant, build = best.variant, best.build
-        sentence = f"{best.gpu.describe()}: {variant['name']} (+{build['local_version']})"
+        served = set(serves(best))
+        sentence = f"{gpu.describe()}: {variant['name']} (+{build['local_version']})"
         alternatives = [
             f"{o.variant['name']} (+{o.build['local_version']}, ROCm {o.build['amd']['rocm']}, "
             "not yet run on an RDNA 1 card)"
-            for o in options
-            if o.gpu is best.gpu and o.variant is not variant and (o.build.get("amd") or {}).get("rocm")
-            and _generation(data, best.gpu.gfx) == "RDNA 1"
+            for o in options[chosen]
+            if o.variant is not variant and (o.build.get("amd") or {}).get("rocm")
+            and _generation(data, gpu.gfx) == "RDNA 1"
         ]
         if alternatives:
             sentence += "; the alternative: " + ", ".join(alternatives)
@@ -2015,22 +2228,38 @@ def choose(
                 f"; it uses the HIP runtime of the AMD display driver (Adrenalin), which must be "
                 f"at least HIP {hip_sdk}"
             )
-        others = [g.describe() for g in found.gpus if g is not best.gpu]
+        visible = _visible(gpu)
+        if len(found.gpus) > 1 and gpu.index is not None:
+            shown = " ".join(f"{k}={v}" for k, v in visible.items())
+            sentence += f"; device index {gpu.index} (or {shown})"
+        others = [
+            g.describe() + ("" if n in served else f" (not served by {variant['name']})")
+            for n, g in enumerate(found.gpus)
+            if n != chosen
+        ]
         if others:
             sentence += "; also found: " + ", ".join(others)
-        chosen_gpu = asdict(best.gpu)
+        for n, other in enumerate(found.gpus):
+            if n != chosen and n not in served and options[n]:
+                reasons.append(
+                    f"{other.describe()}: not served by {variant['name']} "
+                    f"(+{build['local_version']}), the wheel for {gpu.describe()}"
+                )
+        rows = [_gpu_row(g, n in served) for n, g in enumerate(found.gpus)]
+        answer_gpu, index, basis = rows[chosen], gpu.index, _index_basis(gpu)
     else:
         cpu = next((v for v in data.get("variants", []) if v["name"] == "cpu"), None)
+        rows = [_gpu_row(g, False) for g in found.gpus]
         if cpu is None or plat not in cpu["platforms"] or not cpu.get("builds"):
             return Answer(
                 SCHEMA_VERSION, plat, None, None, None, None,
-                f"no variant is built for {plat}", None, [asdict(g) for g in found.gpus],
+                f"no variant is built for {plat}", None, rows,
                 reasons + found.notes, list(found.sources),
             )
         variant, build = cpu, cpu["builds"][0]
         said = reasons or found.notes or ["no GPU found"]
         sentence = "; ".join(said) + "; cpu"
-        chosen_gpu = None
+        answer_gpu, index, visible, basis = None, None, {}, None
     base = (index_base or "").rstrip("/")
     index_url = f"{base}/whl/{variant['name']}/" if base else f"whl/{variant['name']}/"
     return Answer(
@@ -2041,10 +2270,13 @@ def choose(
         build["requirement"],
         index_url,
         sentence,
-        chosen_gpu,
-        [asdict(g) for g in found.gpus],
+        answer_gpu,
+        rows,
         reasons + found.notes,
         list(found.sources),
+        index,
+        visible,
+        basis,
     )
 
 
@@ -2091,26 +2323,52 @@ def main(argv=None, root="/", run: Runner = run_command, system=None) -> int:
     except SystemExit as e:
         print(e.code, file=sys.stderr)
         return 2
-    plat = args.platform
+    answer = select(args.root, run, system, data, args.index_base, args.platform)
     try:
-        plat = plat or this_platform(system)
-        found = detect(args.root, run, system or plat.split("-")[0], data)
-        answer = choose(found, plat, data, args.index_base)
-    except Exception as e:  # whatever went wrong, the app gets cpu and why
-        reason = f"the GPU check failed: {type(e).__name__}: {str(e)[:200]}"
-        answer = fallback(plat, data, args.index_base, reason)
-    try:
-        if args.json:
-            print(json.dumps(asdict(answer), indent=2))
-        else:
-            print(answer.sentence)
-            if answer.variant:
-                print(f"variant:     {answer.variant}")
-                print(f"index:       {answer.index_url}")
-                print(f"requirement: {answer.requirement}")
+        print(json.dumps(asdict(answer), indent=2) if args.json else text(answer))
     except OSError:
         return 1
     return 0
+
+
+def select(
+    root: Path | str = "/",
+    run: Runner = run_command,
+    system: str | None = None,
+    data: dict | None = None,
+    index_base: str | None = None,
+    platform: str | None = None,
+) -> Answer:
+    """The wheel for this machine, for an app to call: an Answer (variant, index_url,
+    requirement, device_index, visible_devices, reasons, ...), never an exception."""
+    data = data if data is not None else DATA
+    plat = platform
+    try:
+        plat = plat or this_platform(system)
+        found = detect(root, run, system or plat.split("-")[0], data)
+        return choose(found, plat, data, index_base)
+    except Exception as e:  # whatever went wrong, the app gets cpu and why
+        reason = f"the GPU check failed: {type(e).__name__}: {str(e)[:200]}"
+        return fallback(plat, data, index_base, reason)
+
+
+def text(answer: Answer) -> str:
+    """The answer for a person: the sentence, the wheel, and each GPU with its device index."""
+    lines = [answer.sentence]
+    if answer.variant:
+        lines += [
+            f"variant:     {answer.variant}",
+            f"index:       {answer.index_url}",
+            f"requirement: {answer.requirement}",
+        ]
+    if answer.device_index is not None:
+        shown = " ".join(f"{k}={v}" for k, v in answer.visible_devices.items())
+        lines.append(f"device:      index {answer.device_index}, or {shown} (then index 0)")
+    for gpu in answer.gpus:
+        where = "?" if gpu.get("index") is None else gpu["index"]
+        said = "served" if gpu.get("served") else "not served"
+        lines.append(f"gpu {where}:       {Gpu(**{k: v for k, v in gpu.items() if k != 'served'}).describe()}: {said}")
+    return "\n".join(lines)
 
 
 def fallback(plat: str | None, data: dict, index_base: str | None, reason: str) -> Answer:
