@@ -1926,15 +1926,19 @@ def _listing(folder: Path, found: Detected) -> list:
 
 def _pci_ids(card: Path) -> tuple:
     """(vendor, device, address) of a DRM card: four lower-case hex digits each, and the PCI
-    address its `device` link names (None when it names none); OSError saying why not."""
+    address its uevent names (None when it names none); OSError saying why not."""
     ids = []
     for name in ("vendor", "device"):
         text = read_small(card / "device" / name).strip().lower().removeprefix("0x")
         if not re.fullmatch(r"[0-9a-f]{4}", text):
             raise OSError(f"{card / 'device' / name} is not a PCI ID: {text[:40]!r}")
         ids.append(text)
-    address = Path(os.path.realpath(card / "device")).name
-    ids.append(address if PCI_ADDRESS.fullmatch(address) else None)
+    try:  # PCI_SLOT_NAME=0000:03:00.0 (the kernel's pci_uevent, drivers/pci/pci-driver.c)
+        uevent = read_small(card / "device" / "uevent")
+    except FileNotFoundError:
+        uevent = ""
+    slot = re.search(r"^PCI_SLOT_NAME=(\S+)$", uevent, re.M)
+    ids.append(slot.group(1).lower() if slot and PCI_ADDRESS.fullmatch(slot.group(1).lower()) else None)
     return tuple(ids)
 
 
