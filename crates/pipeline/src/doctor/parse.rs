@@ -118,6 +118,37 @@ pub fn hipinfo(text: &str) -> Vec<AmdGpu> {
     gpus
 }
 
+/// `clinfo` (the OpenCL runtime of the AMD display driver, or of ROCm): each
+/// `CL_DEVICE_TYPE_GPU` device, its `Name:` the target (`gfx1153`, `gfx90a:sramecc+:xnack-`),
+/// its `Board name:` the card's.
+pub fn clinfo(text: &str) -> Vec<AmdGpu> {
+    let mut gpus = Vec::new();
+    let (mut is_gpu, mut board) = (false, None::<String>);
+    for line in text.lines() {
+        let Some((key, value)) = line.split_once(':') else {
+            continue;
+        };
+        let value = value.trim();
+        match key.trim() {
+            "Device Type" => (is_gpu, board) = (value.contains("CL_DEVICE_TYPE_GPU"), None),
+            "Board name" if is_gpu => board = Some(value.to_string()),
+            "Name" if is_gpu => {
+                let gfx = isa(value).to_ascii_lowercase();
+                if is_target(&gfx) {
+                    gpus.push(AmdGpu {
+                        name: board.take().unwrap_or_else(|| gfx.clone()),
+                        gfx,
+                        arch: value.to_string(),
+                    });
+                }
+                is_gpu = false;
+            }
+            _ => {}
+        }
+    }
+    gpus
+}
+
 /// `gfx` and 2 to 5 ASCII digits or lower-case hex letters (`gfx90a`, `gfx1032`): a target as
 /// the runtime names one, not other scripts' digits nor a long run.
 fn is_target(isa: &str) -> bool {
