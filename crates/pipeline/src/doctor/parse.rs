@@ -211,6 +211,44 @@ mod tests {
         assert!(nvidia_smi_csv("No devices were found\n").is_empty());
     }
 
+    /// clinfo's GPU devices (the AMD OpenCL runtime's layout, tabs and all), each with its
+    /// board name; features after the target dropped; a CPU device, a name that is no target
+    /// (other scripts' digits, a marketing name, a long run) left out and the others kept.
+    #[test]
+    fn clinfo_gives_each_gpu_device_with_its_board_name() {
+        let device = |board: &str, name: &str, kind: &str| {
+            format!(
+                "  Device Type:\t\t\t\t\t {kind}\r\n  Board name:\t\t\t\t\t {board}\r\n  \
+                 Max compute units:\t\t\t\t 4\r\n  Name:\t\t\t\t\t\t {name}\r\n"
+            )
+        };
+        let gpu = |board: &str, name: &str| device(board, name, "CL_DEVICE_TYPE_GPU");
+        let text = [
+            "Number of platforms:\t\t\t\t 1\r\n".to_string(),
+            gpu("AMD Radeon(TM) 820M", "gfx1153"),
+            device("AMD Ryzen 5 220", "gfx1153", "CL_DEVICE_TYPE_CPU"),
+            gpu("Odd", "gfx\u{661}\u{661}\u{665}\u{663}"),
+            gpu("Odd", "Radeon 820M"),
+            gpu("Odd", &format!("gfx{}", "1".repeat(5000))),
+            gpu("AMD Instinct MI210", "gfx90a:sramecc+:xnack-"),
+        ]
+        .concat();
+        let gpus = clinfo(&text);
+        let found: Vec<(&str, &str, &str)> = gpus
+            .iter()
+            .map(|g| (g.name.as_str(), g.gfx.as_str(), g.arch.as_str()))
+            .collect();
+        assert_eq!(
+            found,
+            [
+                ("AMD Radeon(TM) 820M", "gfx1153", "gfx1153"),
+                ("AMD Instinct MI210", "gfx90a", "gfx90a:sramecc+:xnack-"),
+            ]
+        );
+        assert!(clinfo("").is_empty());
+        assert!(clinfo("Number of platforms: 0\n").is_empty());
+    }
+
     /// A number or target of other scripts' digits, of thousands of digits or with a sign is
     /// not one a tool prints: that line or agent is left out and the others kept.
     #[test]
