@@ -61,7 +61,11 @@ fn selector(python: &Path, machine: &serde_json::Value) -> serde_json::Value {
 
 /// The facts doctor gathers on `machine`: its `doctor` inputs read by doctor's own parsers.
 fn facts(machine: &serde_json::Value) -> Facts {
-    let (os, arch) = machine["platform"].as_str().unwrap().split_once('-').unwrap();
+    let (os, arch) = machine["platform"]
+        .as_str()
+        .unwrap()
+        .split_once('-')
+        .unwrap();
     let mut facts = Facts {
         os: os.into(),
         arch: arch.into(),
@@ -83,7 +87,10 @@ fn facts(machine: &serde_json::Value) -> Facts {
 
 #[test]
 fn the_doctor_and_the_selector_agree_on_each_machine_of_the_shared_table() {
-    if crate::common::skip::missing("python3", "the selector's interpreter: apt-get install python3") {
+    if crate::common::skip::missing(
+        "python3",
+        "the selector's interpreter: apt-get install python3",
+    ) {
         return;
     }
     // The interpreter itself (a pyenv shim needs a PATH the selector's runs do not have).
@@ -124,16 +131,29 @@ fn the_doctor_and_the_selector_agree_on_each_machine_of_the_shared_table() {
             .collect();
         assert_eq!(serde_json::Value::from(rows), want["gpus"], "{what}");
         assert_eq!(verdict.variant, want["variant"].as_str().unwrap(), "{what}");
-        assert_eq!(verdict.local_version.as_deref(), want["local_version"].as_str(), "{what}");
+        assert_eq!(
+            verdict.local_version.as_deref(),
+            want["local_version"].as_str(),
+            "{what}"
+        );
         let device = verdict.device.as_ref().expect("a GPU is served");
-        assert_eq!(serde_json::json!(device.index), want["device_index"], "{what}");
+        assert_eq!(
+            serde_json::json!(device.index),
+            want["device_index"],
+            "{what}"
+        );
         assert_eq!(
             serde_json::to_value(&device.visible_devices).unwrap(),
             want["visible_devices"],
             "{what}"
         );
         // The selector, on its own inputs, says the same.
-        for key in ["variant", "local_version", "device_index", "visible_devices"] {
+        for key in [
+            "variant",
+            "local_version",
+            "device_index",
+            "visible_devices",
+        ] {
             assert_eq!(answer[key], want[key], "{key}: {what}");
         }
         let said: Vec<serde_json::Value> = answer["gpus"]

@@ -84,7 +84,9 @@ fn generation_key(target: &str) -> Vec<u32> {
     if let Some(digits) = target.strip_prefix("gfx") {
         let ok = (3..=5).contains(&digits.len())
             && digits.is_ascii()
-            && digits[..digits.len() - 2].bytes().all(|b| b.is_ascii_digit());
+            && digits[..digits.len() - 2]
+                .bytes()
+                .all(|b| b.is_ascii_digit());
         if !ok {
             return Vec::new();
         }
@@ -101,7 +103,11 @@ fn generation_key(target: &str) -> Vec<u32> {
 /// Which GPU to serve first, higher first (the selector's `strength`).
 fn strength(f: &Facts, gpu: Chosen, coverage: &Coverage) -> (bool, bool, Vec<u32>) {
     match gpu {
-        Chosen::Nvidia(i) => (true, true, generation_key(&f.nvidia_gpus[i].compute_capability)),
+        Chosen::Nvidia(i) => (
+            true,
+            true,
+            generation_key(&f.nvidia_gpus[i].compute_capability),
+        ),
         Chosen::Amd(i) => {
             let gfx = &f.amd_gpus[i].gfx;
             let integrated = card_of(coverage, gfx).is_some_and(|c| c.integrated);
