@@ -2191,6 +2191,46 @@ def _gpu_row(gpu: Gpu, served: bool) -> dict:
     return row
 
 
+def _served_sentence(
+    found: Detected, chosen: int, best: _Option, mine: list, served: set, data: dict
+) -> str:
+    """The answer in words when a GPU is served: which, by what, what to know, the others."""
+    gpu, variant, build = found.gpus[chosen], best.variant, best.build
+    sentence = f"{gpu.describe()}: {variant['name']} (+{build['local_version']})"
+    alternatives = [
+        f"{o.variant['name']} (+{o.build['local_version']}, ROCm {o.build['amd']['rocm']}, "
+        "not yet run on an RDNA 1 card)"
+        for o in mine
+        if o.variant is not variant and (o.build.get("amd") or {}).get("rocm")
+        and _generation(data, gpu.gfx) == "RDNA 1"
+    ]
+    if alternatives:
+        sentence += "; the alternative: " + ", ".join(alternatives)
+    if best.how == "ptx":
+        sentence += (
+            "; its kernels are compiled from PTX by the driver at first use (a slow first "
+            "start, and the driver must be at least as new as the CUDA toolkit the wheel "
+            "was built with)"
+        )
+    hip_sdk = (build.get("amd") or {}).get("hip_sdk")
+    if hip_sdk:
+        sentence += (
+            f"; it uses the HIP runtime of the AMD display driver (Adrenalin), which must be "
+            f"at least HIP {hip_sdk}"
+        )
+    if len(found.gpus) > 1 and gpu.index is not None:
+        shown = " ".join(f"{k}={v}" for k, v in _visible(gpu).items())
+        sentence += f"; device index {gpu.index} (or {shown})"
+    others = [
+        g.describe() + ("" if n in served else f" (not served by {variant['name']})")
+        for n, g in enumerate(found.gpus)
+        if n != chosen
+    ]
+    if others:
+        sentence += "; also found: " + ", ".join(others)
+    return sentence
+
+
 def choose(
     found: Detected, plat: str, data: dict | None = None, index_base: str | None = None
 ) -> Answer:
@@ -2226,39 +2266,7 @@ def choose(
         best = max(options[chosen], key=lambda o: _rank(o, len(serves(o)), data))
         variant, build = best.variant, best.build
         served = set(serves(best))
-        sentence = f"{gpu.describe()}: {variant['name']} (+{build['local_version']})"
-        alternatives = [
-            f"{o.variant['name']} (+{o.build['local_version']}, ROCm {o.build['amd']['rocm']}, "
-            "not yet run on an RDNA 1 card)"
-            for o in options[chosen]
-            if o.variant is not variant and (o.build.get("amd") or {}).get("rocm")
-            and _generation(data, gpu.gfx) == "RDNA 1"
-        ]
-        if alternatives:
-            sentence += "; the alternative: " + ", ".join(alternatives)
-        if best.how == "ptx":
-            sentence += (
-                "; its kernels are compiled from PTX by the driver at first use (a slow first "
-                "start, and the driver must be at least as new as the CUDA toolkit the wheel "
-                "was built with)"
-            )
-        hip_sdk = (build.get("amd") or {}).get("hip_sdk")
-        if hip_sdk:
-            sentence += (
-                f"; it uses the HIP runtime of the AMD display driver (Adrenalin), which must be "
-                f"at least HIP {hip_sdk}"
-            )
-        visible = _visible(gpu)
-        if len(found.gpus) > 1 and gpu.index is not None:
-            shown = " ".join(f"{k}={v}" for k, v in visible.items())
-            sentence += f"; device index {gpu.index} (or {shown})"
-        others = [
-            g.describe() + ("" if n in served else f" (not served by {variant['name']})")
-            for n, g in enumerate(found.gpus)
-            if n != chosen
-        ]
-        if others:
-            sentence += "; also found: " + ", ".join(others)
+        sentence = _served_sentence(found, chosen, best, options[chosen], served, data)
         for n, other in enumerate(found.gpus):
             if n != chosen and n not in served and options[n]:
                 reasons.append(
@@ -2266,7 +2274,8 @@ def choose(
                     f"(+{build['local_version']}), the wheel for {gpu.describe()}"
                 )
         rows = [_gpu_row(g, n in served) for n, g in enumerate(found.gpus)]
-        answer_gpu, index, basis = rows[chosen], gpu.index, _index_basis(gpu)
+        answer_gpu, index, visible = rows[chosen], gpu.index, _visible(gpu)
+        basis = _index_basis(gpu)
     else:
         cpu = next((v for v in data.get("variants", []) if v["name"] == "cpu"), None)
         rows = [_gpu_row(g, False) for g in found.gpus]

@@ -285,6 +285,32 @@ fn options_of<'a>(
     found
 }
 
+/// Of `mine` (the chosen GPU's options), the first of the best, with every GPU its build
+/// serves; `options`: each GPU's.
+fn best_option<'o, 'a>(
+    mine: &'o [Candidate<'a>],
+    options: &[(Chosen, Vec<Candidate<'a>>)],
+) -> Option<(&'o Candidate<'a>, Vec<Chosen>)> {
+    let serves = |option: &Candidate| -> Vec<Chosen> {
+        options
+            .iter()
+            .filter(|(_, theirs)| theirs.iter().any(|o| o.same_build(option)))
+            .map(|(gpu, _)| *gpu)
+            .collect()
+    };
+    let mut best: Option<(&Candidate, Vec<Chosen>)> = None;
+    for option in mine {
+        let served = serves(option);
+        if best
+            .as_ref()
+            .is_none_or(|(b, s)| option.rank(served.len()) > b.rank(s.len()))
+        {
+            best = Some((option, served));
+        }
+    }
+    best
+}
+
 /// The variant for the GPUs of `f` on its platform, as the selector chooses.
 pub fn choose(f: &Facts, coverage: &Coverage) -> Choice {
     let platform = format!("{}-{}", f.os, f.arch);
@@ -315,25 +341,9 @@ pub fn choose(f: &Facts, coverage: &Coverage) -> Choice {
             chosen = Some(entry);
         }
     }
-    let serves = |option: &Candidate| -> Vec<Chosen> {
-        options
-            .iter()
-            .filter(|(_, theirs)| theirs.iter().any(|o| o.same_build(option)))
-            .map(|(gpu, _)| *gpu)
-            .collect()
-    };
-    if let Some((gpu, mine)) = chosen {
-        let mut best: Option<(&Candidate, Vec<Chosen>)> = None;
-        for option in mine {
-            let served = serves(option);
-            if best
-                .as_ref()
-                .is_none_or(|(b, s)| option.rank(served.len()) > b.rank(s.len()))
-            {
-                best = Some((option, served));
-            }
-        }
-        let (best, served) = best.expect("a GPU with options has a best one");
+    if let Some((gpu, mine)) = chosen
+        && let Some((best, served)) = best_option(mine, &options)
+    {
         return Choice {
             platform,
             variant: Some(best.variant.name.clone()),
