@@ -2381,6 +2381,20 @@ def select(
         return fallback(plat, data, index_base, reason)
 
 
+# Control characters and the invisible ones that reorder or hide text (bidirectional
+# overrides and isolates, zero-width characters, the byte-order mark): the set the project's
+# Rust side escapes (crates/support/src/diagnostic.rs, `hidden`).
+HIDDEN = re.compile("[\x00-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2060-\u2069\ufeff]")
+SHORT_ESCAPES = {"\t": "\\t", "\r": "\\r", "\n": "\\n"}
+
+
+def escaped(line: str) -> str:
+    """`line` as it may reach a terminal: a GPU's name from a tool cannot move the cursor,
+    recolour the terminal or pass for another name; each hidden character is written as
+    its escape (`\\u{1b}`), as the Rust side writes it."""
+    return HIDDEN.sub(lambda m: SHORT_ESCAPES.get(m.group(), f"\\u{{{ord(m.group()):x}}}"), line)
+
+
 def text(answer: Answer) -> str:
     """The answer for a person: the sentence, the wheel, and each GPU with its device index."""
     lines = [answer.sentence]
@@ -2397,7 +2411,7 @@ def text(answer: Answer) -> str:
         where = "?" if gpu.get("index") is None else gpu["index"]
         said = "served" if gpu.get("served") else "not served"
         lines.append(f"gpu {where}:       {Gpu(**{k: v for k, v in gpu.items() if k != 'served'}).describe()}: {said}")
-    return "\n".join(lines)
+    return "\n".join(escaped(line) for line in lines)
 
 
 def fallback(plat: str | None, data: dict, index_base: str | None, reason: str) -> Answer:

@@ -744,6 +744,27 @@ class CommandLine(unittest.TestCase):
         self.assertEqual(answer["variant"], "cpu")
         self.assertIn("the GPU check failed: AttributeError", answer["sentence"])
 
+    def test_names_from_tools_are_printed_escaped(self):
+        """A display adapter or clinfo board named with ESC, a backspace, a right-to-left
+        override or a zero-width space: text mode writes each as its escape; --json escapes
+        them as JSON does. (A carriage return ends the tool's line, so no name holds one.)"""
+        name = "AMD Radeon\x1b[2J\x08\u202eXTX\u200b 820M"
+        pnp = f"PCI\\VEN_1002&DEV_1118&SUBSYS_0&REV_00\\4&0|{name}\r\n"
+        clinfo = f"  Device Type: CL_DEVICE_TYPE_GPU\n  Board name: {name}\n  Name: gfx1153\n"
+        for argv in ([], ["--json"]):
+            out = io.StringIO()
+            with redirect_stdout(out):
+                code = sel.main(argv + ["--platform", "windows-x86_64"], root=str(FIXTURES / "sysfs" / "empty"),
+                                run=Fake({"powershell.exe": pnp, "clinfo": clinfo}), system="windows")
+            self.assertEqual(code, 0)
+            printed = out.getvalue()
+            for hidden in ("\x1b", "\x08", "\u202e", "\u200b"):
+                self.assertNotIn(hidden, printed, argv)
+            if not argv:
+                self.assertIn("AMD Radeon\\u{1b}[2J\\u{8}\\u{202e}XTX\\u{200b} 820M (gfx1153, RDNA 3.5)", printed)
+            else:
+                self.assertEqual(json.loads(printed)["gpu"]["name"], name)
+
     def test_a_bad_index_base_is_refused(self):
         with self.assertRaises(SystemExit) as e, redirect_stderr(io.StringIO()):
             sel.main(["--index-base", "not a url"], run=Fake({}), system="linux")
