@@ -1948,7 +1948,7 @@ def _pci_ids(card: Path) -> tuple:
         ids.append(text)
     try:  # PCI_SLOT_NAME=0000:03:00.0 (the kernel's pci_uevent, drivers/pci/pci-driver.c)
         uevent = read_small(card / "device" / "uevent")
-    except FileNotFoundError:
+    except OSError:  # missing, or not a small regular file: the card is matched by its ID
         uevent = ""
     slot = re.search(r"^PCI_SLOT_NAME=(\S+)$", uevent, re.M)
     ids.append(slot.group(1).lower() if slot and PCI_ADDRESS.fullmatch(slot.group(1).lower()) else None)

@@ -171,6 +171,24 @@ class OddFiles(unittest.TestCase):
                     sel.read_small(path)
                 self.assertIn(said, str(e.exception))
 
+    def test_an_odd_uevent_leaves_the_card_matched_by_its_id(self):
+        """A DRM card's uevent that is a FIFO, a link to /dev/zero or names no PCI address: the
+        card is still found (by its device ID), never waited for."""
+        for form in ("fifo", "device", "garbage"):
+            with self.subTest(form=form), tempfile.TemporaryDirectory() as root:
+                card = Path(root, "sys/class/drm/card0/device")
+                card.mkdir(parents=True)
+                (card / "vendor").write_text("0x1002\n")
+                (card / "device").write_text("0x73ff\n")
+                if form == "fifo":
+                    os.mkfifo(card / "uevent")
+                elif form == "device":
+                    (card / "uevent").symlink_to("/dev/zero")
+                else:
+                    (card / "uevent").write_text("PCI_SLOT_NAME=\x1b[2J../../etc\n")
+                a = pick("linux", root=root)
+                self.assertEqual([(g["gfx"], g["location"]) for g in a.gpus], [("gfx1032", None)], a.reasons)
+
     def test_undecodable_bytes_are_replaced(self):
         with tempfile.TemporaryDirectory() as d:
             path = Path(d, "vendor")
