@@ -2136,28 +2136,32 @@ def _generation(data: dict, gfx) -> str:
 
 
 def _target_key(gfx: str | None) -> tuple:
-    """gfx1201 -> (12, 0, 1), gfx90a -> (9, 0, 10): a target's generation, to compare."""
-    match = re.fullmatch(r"gfx([0-9]{1,3})([0-9a-f])([0-9a-f])", gfx or "")
-    return tuple(int(x, 16) if i else int(x) for i, x in enumerate(match.groups())) if match else ()
+    """gfx1201 -> (12, 0), gfx1036 -> (10, 3), gfx90a -> (9, 0): a target's generation, to
+    compare. The last digit is left out: within a generation it says nothing of strength
+    (gfx1102, an RX 7600, is no stronger than gfx1100, an RX 7900 XTX)."""
+    match = re.fullmatch(r"gfx([0-9]{1,3})([0-9a-f])[0-9a-f]", gfx or "")
+    return (int(match.group(1)), int(match.group(2), 16)) if match else ()
 
 
 def strength(gpu: Gpu) -> tuple:
     """Which GPU to serve first, higher first: a discrete GPU before an integrated one; an
     NVIDIA GPU before an AMD one (two vendors' generations do not compare); then the newer
-    generation (compute capability, gfx target). Equal ones: the lower device index (max()
-    keeps the first)."""
+    generation (compute capability; the gfx target's family, gfx110x). Equal ones: the lower
+    device index (max() keeps the first); memory and compute units are not read."""
     generation = _cc(gpu.compute_capability) if gpu.vendor == "nvidia" else _target_key(gpu.gfx)
     return (not gpu.integrated, gpu.vendor == "nvidia", generation)
 
 
 def _rank(option: _Option, served: int, data: dict) -> tuple:
-    """Of the builds that serve the chosen GPU: the one serving the most GPUs present, one
-    serving it natively over through PTX, the lowest CUDA major that serves it (the widest
-    driver range), the AMD build that fits its generation best."""
+    """Of the builds that serve the chosen GPU: an AMD build of the kind chosen for its
+    generation (amd_fit above 0: for RDNA 1 a HIP 6 build, for the others a ROCm wheel, not a
+    HIP SDK build) before one that is not, whatever else it serves; then the one serving the most GPUs present, one serving it natively over
+    through PTX, the lowest CUDA major that serves it (the widest driver range), the AMD build
+    that fits its generation best."""
     cuda = (option.build.get("nvidia") or {}).get("cuda_major", 0)
     amd = option.build.get("amd")
-    fit = amd_fit(amd, _generation(data, option.gpu.gfx)) if amd else 0
-    return (served, option.how == "native", -cuda, fit)
+    fit = amd_fit(amd, _generation(data, option.gpu.gfx)) if amd else 1
+    return (fit > 0, served, option.how == "native", -cuda, fit)
 
 
 VISIBLE = {"amd": "HIP_VISIBLE_DEVICES", "nvidia": "CUDA_VISIBLE_DEVICES"}

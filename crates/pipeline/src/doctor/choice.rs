@@ -6,10 +6,10 @@
 //! The rule: each GPU's options are the builds that serve it on this platform (an NVIDIA
 //! driver at least the build's minimum). The GPU served is the strongest with an option: a
 //! discrete GPU before an integrated one, an NVIDIA GPU before an AMD one, then the newer
-//! generation (compute capability, gfx target), then the lower device index. Of its options:
-//! the build serving the most GPUs present, one served natively before one through PTX, the
-//! lowest CUDA major, then for an AMD card the build that fits its generation best
-//! (`AmdCoverage::fit`). No option: `cpu`, with why each GPU is not used; no `cpu` for this
+//! generation (compute capability; the gfx target's family), then the lower device index. Of
+//! its options: an AMD build that fits its generation at all (`AmdCoverage::fit` above 0),
+//! then the build serving the most GPUs present, one served natively before one through PTX,
+//! the lowest CUDA major, then for an AMD card the build that fits its generation best. No option: `cpu`, with why each GPU is not used; no `cpu` for this
 //! platform: no variant. A GPU's device index is its place in its tool's list (rocminfo,
 //! hipinfo and clinfo list in the runtime's order, nvidia-smi in PCI bus order).
 
@@ -63,14 +63,14 @@ struct Candidate<'a> {
 impl Candidate<'_> {
     /// Of the chosen GPU's options, higher first; `served`: how many GPUs present the build
     /// serves.
-    fn rank(&self, served: usize) -> (usize, bool, i64, u32) {
+    fn rank(&self, served: usize) -> (bool, usize, bool, i64, u32) {
         let cuda = self.build.nvidia.as_ref().map_or(0, |n| n.cuda_major);
         let fit = self
             .build
             .amd
             .as_ref()
-            .map_or(0, |a| a.fit(self.generation));
-        (served, self.how == "native", -i64::from(cuda), fit)
+            .map_or(1, |a| a.fit(self.generation));
+        (fit > 0, served, self.how == "native", -i64::from(cuda), fit)
     }
 
     fn same_build(&self, other: &Candidate) -> bool {
@@ -78,21 +78,24 @@ impl Candidate<'_> {
     }
 }
 
-/// `gfx1201` → `[12, 0, 1]`, `gfx90a` → `[9, 0, 10]`; `8.6` → `[8, 6]`: a generation, to
-/// compare within a vendor.
+/// `gfx1201` → `[12, 0]`, `gfx90a` → `[9, 0]`; `8.6` → `[8, 6]`: a generation, to compare
+/// within a vendor. A target's last digit is left out: within a family it says nothing of
+/// strength (gfx1102, an RX 7600, is no stronger than gfx1100, an RX 7900 XTX).
 fn generation_key(target: &str) -> Vec<u32> {
     if let Some(digits) = target.strip_prefix("gfx") {
         let ok = (3..=5).contains(&digits.len())
             && digits.is_ascii()
             && digits[..digits.len() - 2]
                 .bytes()
-                .all(|b| b.is_ascii_digit());
+                .all(|b| b.is_ascii_digit())
+            && digits[digits.len() - 2..]
+                .bytes()
+                .all(|b| b.is_ascii_hexdigit());
         if !ok {
             return Vec::new();
         }
         let (major, rest) = digits.split_at(digits.len() - 2);
-        let hex = |s: &str| u32::from_str_radix(s, 16).ok();
-        return [major.parse().ok(), hex(&rest[..1]), hex(&rest[1..])]
+        return [major.parse().ok(), u32::from_str_radix(&rest[..1], 16).ok()]
             .into_iter()
             .collect::<Option<Vec<u32>>>()
             .unwrap_or_default();
