@@ -1570,7 +1570,7 @@ class Gpu:
     pci_device: str | None = None  # four lower-case hex digits
     integrated: bool = False
     generation: str | None = None
-    # The device index its runtime gives it (HIP or CUDA order, see INDEX_BASIS); None when
+    # The device index its runtime gives it (HIP or CUDA order, see _index_basis); None when
     # the runtime does not list it (an AMD card without a KFD node) or it cannot be told.
     index: int | None = None
     location: str | None = None  # PCI address, 0000:03:00.0
@@ -1775,8 +1775,8 @@ def windows_adapters(run: Runner, found: Detected, data: dict) -> None:
             name = line[: match.start()].strip()
         if vendor == "1002":
             gpu = _amd_gpu(device, name or None, None, data)
-            # Windows lists the adapters in an order that is not known to be HIP's: the index
-            # is a guess unless the driver's OpenCL list confirms it (windows_driver_targets).
+            # Windows lists the adapters in an order not known to be HIP's: the index is a
+            # guess, and the answer's index_basis says so.
             gpu.index = sum(g.vendor == "amd" for g in found.gpus)
             gpu.source = "pci.ids" if gpu.gfx else None
             found.gpus.append(gpu)
@@ -1794,9 +1794,10 @@ def windows_adapters(run: Runner, found: Detected, data: dict) -> None:
         windows_driver_targets(run, found, data)
 
 
-# The AMD display driver's OpenCL runtime names each GPU by its target ("Name: gfx1153"); the
-# driver installs clinfo.exe beside it (C:\Windows\System32), which lists them. Asked only
-# when a PnP device ID is not in the PCI-ID table: a card newer than the table.
+# The AMD display driver's OpenCL runtime names each GPU by its target ("Name: gfx1153"), and
+# `clinfo` lists them; AMD's rocm-bootstrap 0.3.0 asks it on Windows for the same reason
+# (rocm_bootstrap/_platform.py, run_clinfo; that the driver puts clinfo.exe on PATH is its
+# assumption, not checked here). Asked only when a PnP device ID is not in the PCI-ID table.
 CLINFO = ["clinfo"]
 
 
@@ -1823,7 +1824,8 @@ def windows_driver_targets(run: Runner, found: Detected, data: dict) -> None:
     """Names the target of each AMD adapter the PCI-ID table does not know, from clinfo: the
     one whose board name is the adapter's name, else (as many unknown adapters as targets no
     known adapter accounts for) the next such target in clinfo's order."""
-    answered = ask(run, CLINFO, found, "clinfo not found (it comes with the AMD display driver)")
+    missing = "clinfo not found: the driver could not name a card the PCI-ID table does not know"
+    answered = ask(run, CLINFO, found, missing)
     if answered is None:
         return
     code, out = answered
@@ -1951,7 +1953,8 @@ def _pci_ids(card: Path) -> tuple:
     except OSError:  # missing, or not a small regular file: the card is matched by its ID
         uevent = ""
     slot = re.search(r"^PCI_SLOT_NAME=(\S+)$", uevent, re.M)
-    ids.append(slot.group(1).lower() if slot and PCI_ADDRESS.fullmatch(slot.group(1).lower()) else None)
+    address = slot.group(1).lower() if slot else ""
+    ids.append(address if PCI_ADDRESS.fullmatch(address) else None)
     return tuple(ids)
 
 
@@ -1983,7 +1986,8 @@ def kfd_gpus(root: Path, found: Detected, data: dict) -> list:
         place += 1
         if props.get("vendor_id") != 0x1002:
             continue
-        gpu = _amd_gpu(f"{props.get('device_id', 0):04x}", None, gfx_of_target_version(target), data)
+        device = f"{props.get('device_id', 0):04x}"
+        gpu = _amd_gpu(device, None, gfx_of_target_version(target), data)
         gpu.index, gpu.node, gpu.source = index, int(node.name), "KFD"
         gpu.location = _pci_location(props)
         gpus.append(gpu)
@@ -2155,9 +2159,9 @@ def strength(gpu: Gpu) -> tuple:
 def _rank(option: _Option, served: int, data: dict) -> tuple:
     """Of the builds that serve the chosen GPU: an AMD build of the kind chosen for its
     generation (amd_fit above 0: for RDNA 1 a HIP 6 build, for the others a ROCm wheel, not a
-    HIP SDK build) before one that is not, whatever else it serves; then the one serving the most GPUs present, one serving it natively over
-    through PTX, the lowest CUDA major that serves it (the widest driver range), the AMD build
-    that fits its generation best."""
+    HIP SDK build) before one that is not, whatever else it serves; then the one serving the
+    most GPUs present, one serving it natively over through PTX, the lowest CUDA major that
+    serves it (the widest driver range), the AMD build that fits its generation best."""
     cuda = (option.build.get("nvidia") or {}).get("cuda_major", 0)
     amd = option.build.get("amd")
     fit = amd_fit(amd, _generation(data, option.gpu.gfx)) if amd else 1
@@ -2414,7 +2418,8 @@ def text(answer: Answer) -> str:
     for gpu in answer.gpus:
         where = "?" if gpu.get("index") is None else gpu["index"]
         said = "served" if gpu.get("served") else "not served"
-        lines.append(f"gpu {where}:       {Gpu(**{k: v for k, v in gpu.items() if k != 'served'}).describe()}: {said}")
+        described = Gpu(**{k: v for k, v in gpu.items() if k != "served"}).describe()
+        lines.append(f"gpu {where}:       {described}: {said}")
     return "\n".join(escaped(line) for line in lines)
 
 
