@@ -2172,6 +2172,11 @@ VISIBLE = {"amd": "HIP_VISIBLE_DEVICES", "nvidia": "CUDA_VISIBLE_DEVICES"}
 
 
 def _index_basis(gpu: Gpu) -> str:
+    if gpu.index is None:
+        return (
+            "not known: KFD does not list this GPU (so HIP does not see it), or a KFD node "
+            "before it could not be read"
+        )
     if gpu.vendor == "nvidia":
         return (
             "nvidia-smi's order, which is PCI bus order; CUDA numbers devices so only with "
