@@ -477,8 +477,17 @@ fn the_doctor_and_the_selector_agree_on_every_card() {
                 verdict.requirement.as_deref(),
                 "{what}"
             );
-            // The same GPU, of several.
-            let chosen = match ct2v_pipeline::doctor::choose(&facts, &coverage).gpu {
+            // The same GPU, of several, at the same device index where the selector knows one
+            // (an AMD card it finds in sysfs without a KFD node has none: HIP cannot see it).
+            let choice = ct2v_pipeline::doctor::choose(&facts, &coverage);
+            if !answer["device_index"].is_null() {
+                assert_eq!(
+                    answer["device_index"],
+                    serde_json::json!(choice.device_index),
+                    "{what}"
+                );
+            }
+            let chosen = match choice.gpu {
                 Some(Chosen::Nvidia(i)) => Some(facts.nvidia_gpus[i].compute_capability.clone()),
                 Some(Chosen::Amd(i)) => Some(facts.amd_gpus[i].gfx.clone()),
                 None => None,

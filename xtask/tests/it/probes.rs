@@ -245,7 +245,7 @@ fn a_gpu_tool_that_prints_300_mb_is_cut_at_the_cap_and_said() {
 }
 
 /// `doctor --json` with every program it asks misbehaving at once (timeout 3 s): nvidia-smi,
-/// rocminfo and python3 sleep, hipinfo and gcc flood stderr, nvcc prints its version and
+/// rocminfo, clinfo and python3 sleep, hipinfo and gcc flood stderr, nvcc prints its version and
 /// leaves a child holding its output, cmake detaches one. They are asked at once, so doctor
 /// finishes within about one timeout (one after another it took one each, and the nvcc it
 /// read to the end of its output hung it for good); each problem is said, the toolkit nvcc
@@ -257,6 +257,7 @@ fn every_program_doctor_asks_that_hangs_costs_one_timeout_together_and_each_is_s
     let tool = HangingTool::new("nvidia-smi", Sleeps, "");
     for (name, how, line) in [
         ("rocminfo", Sleeps, ""),
+        ("clinfo", Sleeps, ""),
         ("python3", Sleeps, ""),
         ("hipinfo", Floods300MbOfStderr, ""),
         ("gcc", Floods300MbOfStderr, ""),
@@ -268,7 +269,7 @@ fn every_program_doctor_asks_that_hangs_costs_one_timeout_together_and_each_is_s
     let timeout_s = 3;
     let command = doctor_with(&tool, timeout_s, &["--json"]);
     let (code, stdout, stderr, took) = run_within(command, Duration::from_secs(60));
-    eprintln!("doctor with seven misbehaving programs and a {timeout_s} s timeout: {took:.2?}");
+    eprintln!("doctor with eight misbehaving programs and a {timeout_s} s timeout: {took:.2?}");
     assert!(code == 0 || code == 1, "exit {code}: {stderr}");
     assert!(!stderr.contains("panicked"), "{stderr}");
     let report: serde_json::Value = serde_json::from_str(&stdout).expect(&stdout);
@@ -276,6 +277,7 @@ fn every_program_doctor_asks_that_hangs_costs_one_timeout_together_and_each_is_s
     for said in [
         format!("nvidia-smi` did not answer within {timeout_s} s; it was stopped"),
         format!("rocminfo` did not answer within {timeout_s} s; it was stopped"),
+        format!("clinfo` did not answer within {timeout_s} s; it was stopped"),
         format!("python3` did not answer within {timeout_s} s; it was stopped"),
         "hipinfo` printed more than 1048576 bytes".to_string(),
         "gcc` printed more than 1048576 bytes".to_string(),

@@ -298,8 +298,8 @@ fn cuda_toolkit(problems: &mut Vec<String>) -> Option<CudaToolkit> {
     })
 }
 
-/// `rocminfo`, else `hipinfo` (on PATH, else in each install's `bin`), else the names
-/// Windows gives the display adapters.
+/// `rocminfo`, else `hipinfo` (on PATH, else in each install's `bin`), else `clinfo`, else the
+/// names Windows gives the display adapters.
 fn amd_gpus(installs: &[HipInstall], problems: &mut Vec<String>) -> (Vec<AmdGpu>, Option<String>) {
     let mut sources: Vec<AmdSource> = host::which("rocminfo")
         .map(|program| AmdSource {
@@ -321,6 +321,13 @@ fn amd_gpus(installs: &[HipInstall], problems: &mut Vec<String>) -> (Vec<AmdGpu>
         program,
         args: Vec::new(),
         parse: parse::hipinfo,
+    }));
+    // The display driver's OpenCL runtime names the target of a card newer than any table.
+    sources.extend(host::which("clinfo").map(|program| AmdSource {
+        program,
+        args: Vec::new(),
+        parse: parse::clinfo,
+        from: "clinfo".to_string(),
     }));
     if cfg!(windows) {
         sources.push(AmdSource {

@@ -15,8 +15,10 @@ use crate::variant::coverage::Coverage;
 pub use choice::{Chosen, choose};
 pub use facts::{DriverRuntime, Facts, collect};
 pub use hip_runtime::HipRuntimeChoice;
-pub use parse::{AmdGpu, NvidiaGpu, hipinfo, nvidia_smi_csv, nvidia_smi_cuda_version, rocminfo};
-pub use verdict::{Verdict, recommend};
+pub use parse::{
+    AmdGpu, NvidiaGpu, clinfo, hipinfo, nvidia_smi_csv, nvidia_smi_cuda_version, rocminfo,
+};
+pub use verdict::{Device, Verdict, recommend};
 
 #[derive(Debug, Serialize)]
 pub struct MachineReport {
@@ -78,9 +80,9 @@ impl MachineReport {
         if f.nvidia_gpus.is_empty() {
             out.push_str("  GPUs: none (nvidia-smi not found or reports none)\n");
         }
-        for g in &f.nvidia_gpus {
+        for (index, g) in f.nvidia_gpus.iter().enumerate() {
             out.push_str(&format!(
-                "  {}  compute capability {}  driver {}  {}\n",
+                "  {index}: {}  compute capability {}  driver {}  {}\n",
                 g.name, g.compute_capability, g.driver, g.memory
             ));
         }
@@ -91,9 +93,9 @@ impl MachineReport {
         if f.amd_gpus.is_empty() {
             out.push_str("  GPUs: none (rocminfo / hipinfo not found or report none)\n");
         }
-        for g in &f.amd_gpus {
+        for (index, g) in f.amd_gpus.iter().enumerate() {
             out.push_str(&format!(
-                "  {}  {}  (from {})\n",
+                "  {index}: {}  {}  (from {})\n",
                 g.name,
                 g.gfx,
                 f.amd_gpus_from.as_deref().unwrap_or("?")
@@ -149,6 +151,13 @@ impl MachineReport {
         ));
         if let Some(requirement) = &v.requirement {
             out.push_str(&format!("  wheel: {requirement}\n"));
+        }
+        if let Some(device) = &v.device {
+            out.push_str(&format!(
+                "  device: index {}, or {} (then index 0)\n",
+                device.index,
+                device.variables()
+            ));
         }
         for note in &v.notes {
             out.push_str(&format!("  note: {}\n", note.replace('\n', "\n        ")));

@@ -118,6 +118,37 @@ pub fn hipinfo(text: &str) -> Vec<AmdGpu> {
     gpus
 }
 
+/// `clinfo` (the OpenCL runtime of the AMD display driver, or of ROCm): each
+/// `CL_DEVICE_TYPE_GPU` device, its `Name:` the target (`gfx1153`, `gfx90a:sramecc+:xnack-`),
+/// its `Board name:` the card's.
+pub fn clinfo(text: &str) -> Vec<AmdGpu> {
+    let mut gpus = Vec::new();
+    let (mut is_gpu, mut board) = (false, None::<String>);
+    for line in text.lines() {
+        let Some((key, value)) = line.split_once(':') else {
+            continue;
+        };
+        let value = value.trim();
+        match key.trim() {
+            "Device Type" => (is_gpu, board) = (value.contains("CL_DEVICE_TYPE_GPU"), None),
+            "Board name" if is_gpu => board = Some(value.to_string()),
+            "Name" if is_gpu => {
+                let gfx = isa(value).to_ascii_lowercase();
+                if is_target(&gfx) {
+                    gpus.push(AmdGpu {
+                        name: board.take().unwrap_or_else(|| gfx.clone()),
+                        gfx,
+                        arch: value.to_string(),
+                    });
+                }
+                is_gpu = false;
+            }
+            _ => {}
+        }
+    }
+    gpus
+}
+
 /// `gfx` and 2 to 5 ASCII digits or lower-case hex letters (`gfx90a`, `gfx1032`): a target as
 /// the runtime names one, not other scripts' digits nor a long run.
 fn is_target(isa: &str) -> bool {
@@ -178,6 +209,44 @@ mod tests {
             }]
         );
         assert!(nvidia_smi_csv("No devices were found\n").is_empty());
+    }
+
+    /// clinfo's GPU devices (the AMD OpenCL runtime's layout, tabs and all), each with its
+    /// board name; features after the target dropped; a CPU device, a name that is no target
+    /// (other scripts' digits, a marketing name, a long run) left out and the others kept.
+    #[test]
+    fn clinfo_gives_each_gpu_device_with_its_board_name() {
+        let device = |board: &str, name: &str, kind: &str| {
+            format!(
+                "  Device Type:\t\t\t\t\t {kind}\r\n  Board name:\t\t\t\t\t {board}\r\n  \
+                 Max compute units:\t\t\t\t 4\r\n  Name:\t\t\t\t\t\t {name}\r\n"
+            )
+        };
+        let gpu = |board: &str, name: &str| device(board, name, "CL_DEVICE_TYPE_GPU");
+        let text = [
+            "Number of platforms:\t\t\t\t 1\r\n".to_string(),
+            gpu("AMD Radeon(TM) 820M", "gfx1153"),
+            device("AMD Ryzen 5 220", "gfx1153", "CL_DEVICE_TYPE_CPU"),
+            gpu("Odd", "gfx\u{661}\u{661}\u{665}\u{663}"),
+            gpu("Odd", "Radeon 820M"),
+            gpu("Odd", &format!("gfx{}", "1".repeat(5000))),
+            gpu("AMD Instinct MI210", "gfx90a:sramecc+:xnack-"),
+        ]
+        .concat();
+        let gpus = clinfo(&text);
+        let found: Vec<(&str, &str, &str)> = gpus
+            .iter()
+            .map(|g| (g.name.as_str(), g.gfx.as_str(), g.arch.as_str()))
+            .collect();
+        assert_eq!(
+            found,
+            [
+                ("AMD Radeon(TM) 820M", "gfx1153", "gfx1153"),
+                ("AMD Instinct MI210", "gfx90a", "gfx90a:sramecc+:xnack-"),
+            ]
+        );
+        assert!(clinfo("").is_empty());
+        assert!(clinfo("Number of platforms: 0\n").is_empty());
     }
 
     /// A number or target of other scripts' digits, of thousands of digits or with a sign is

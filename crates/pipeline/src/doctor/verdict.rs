@@ -4,6 +4,8 @@
 //! built, NVIDIA → `cuda`, a GPU no build serves → `cpu` with why), whether it can be built or
 //! used here, and the exact next steps.
 
+use std::collections::BTreeMap;
+
 use serde::Serialize;
 
 use super::choice::{self, Chosen};
@@ -26,6 +28,28 @@ pub struct Verdict {
     pub next_steps: Vec<String>,
     /// Things worth knowing that are not steps (HIP_PATH, other GPUs).
     pub notes: Vec<String>,
+    /// The served GPU's device index, and the variables that select it.
+    pub device: Option<Device>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Device {
+    /// Its index in its runtime's list: CTranslate2's `device_index` with no variable set.
+    pub index: usize,
+    /// The variables that make it the only device (then index 0).
+    pub visible_devices: BTreeMap<String, String>,
+}
+
+impl Device {
+    /// `HIP_VISIBLE_DEVICES=1`, or `CUDA_DEVICE_ORDER=PCI_BUS_ID CUDA_VISIBLE_DEVICES=1`.
+    pub fn variables(&self) -> String {
+        let pairs: Vec<String> = self
+            .visible_devices
+            .iter()
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect();
+        pairs.join(" ")
+    }
 }
 
 pub fn recommend(f: &Facts, coverage: &Coverage) -> Verdict {
@@ -43,6 +67,7 @@ pub fn recommend(f: &Facts, coverage: &Coverage) -> Verdict {
             ready: false,
             next_steps: Vec::new(),
             notes: Vec::new(),
+            device: None,
         },
         (Some("cuda"), Some(Chosen::Nvidia(i)), _) => cuda(f, &f.nvidia_gpus[i], &choice),
         (Some(v), Some(Chosen::Amd(i)), Some(sdk)) => {
@@ -65,27 +90,40 @@ pub fn recommend(f: &Facts, coverage: &Coverage) -> Verdict {
             ready: true,
             next_steps: vec![format!("build it: cargo xtask build --variant {other}")],
             notes: Vec::new(),
+            device: None,
         },
         (Some(_), None, _) => cpu(f, &choice),
     };
     verdict.local_version = choice.local_version.clone();
     verdict.requirement = choice.requirement.clone();
-    if let Some(chosen) = choice.gpu {
+    verdict.device = choice.device_index.map(|index| Device {
+        index,
+        visible_devices: choice.visible_devices.clone(),
+    });
+    if let (Some(chosen), Some(device)) = (choice.gpu, &verdict.device) {
         let others = (0..f.nvidia_gpus.len())
             .map(Chosen::Nvidia)
             .chain((0..f.amd_gpus.len()).map(Chosen::Amd))
             .filter(|g| *g != chosen);
         for other in others {
-            verdict
-                .notes
-                .push(match choice.unused.iter().find(|(g, _)| *g == other) {
-                    Some((_, why)) => format!("also found: {why}"),
-                    None => format!(
-                        "also found: {}, served too; CUDA_VISIBLE_DEVICES or HIP_VISIBLE_DEVICES \
-                         picks the GPU an app uses",
-                        choice::describe(f, other, coverage)
-                    ),
-                });
+            let unused = choice.unused.iter().find(|(g, _)| *g == other);
+            verdict.notes.push(match unused {
+                Some((_, why)) => format!("also found: {why}"),
+                None if choice.served.contains(&other) => format!(
+                    "also found: {}, served by this wheel too; {} keeps an app on the one chosen",
+                    choice::describe(f, other, coverage),
+                    device.variables()
+                ),
+                None => format!(
+                    "also found: {}: not served by {} (+{}), the wheel for {}; {} keeps an app \
+                     off it",
+                    choice::describe(f, other, coverage),
+                    verdict.variant,
+                    verdict.local_version.as_deref().unwrap_or_default(),
+                    choice::describe(f, chosen, coverage),
+                    device.variables()
+                ),
+            });
         }
     }
     verdict.notes.extend(f.tool_problems.iter().cloned());
@@ -155,6 +193,7 @@ fn cuda(f: &Facts, gpu: &NvidiaGpu, choice: &choice::Choice) -> Verdict {
         ready: !old_driver,
         next_steps,
         notes: Vec::new(),
+        device: None,
     }
 }
 
@@ -208,6 +247,7 @@ fn family_wheel(f: &Facts, index: usize, variant: &str, coverage: &Coverage) -> 
             "build it: pip install --index-url https://stable.repo.amd.com/rocm/whl-next/              \"rocm[libraries,devel]=={rocm}\" into a venv, then cargo xtask build --variant              {variant} --sdk-dir \"$(rocm-sdk path --root)\""
         )],
         notes: Vec::new(),
+        device: None,
     }
 }
 
@@ -288,6 +328,7 @@ fn from_hip_sdk(f: &Facts, index: usize, variant: &str, sdk: &str, coverage: &Co
         ready: false,
         next_steps: Vec::new(),
         notes: Vec::new(),
+        device: None,
     };
     let runtime_problem = if f.windows_layout {
         driver_runtime_problem(f.driver_hip_runtime.as_ref(), variant)
@@ -388,6 +429,7 @@ fn rocm(f: &Facts, gpu: &AmdGpu, platform: &str) -> Verdict {
         ready: true,
         next_steps: Vec::new(),
         notes: Vec::new(),
+        device: None,
     };
     let target = if f.os == "windows" {
         ""
@@ -494,6 +536,7 @@ fn cpu(f: &Facts, choice: &choice::Choice) -> Verdict {
         ready: true,
         next_steps: first_steps,
         notes,
+        device: None,
     }
 }
 
@@ -536,6 +579,9 @@ mod cuda_tests {
             requirement: Some("ctranslate2==4.7.1+cu12".into()),
             how: Some("native".into()),
             gpu: Some(Chosen::Nvidia(0)),
+            device_index: Some(0),
+            visible_devices: BTreeMap::new(),
+            served: vec![Chosen::Nvidia(0)],
             unused: Vec::new(),
             served_elsewhere: Vec::new(),
         };
