@@ -1218,7 +1218,10 @@ fn a_failed_windows_entry_withholds_only_its_platform_and_a_rerun_adds_it() {
     let again = indexed(&second, "cpu");
     assert_eq!(again.len(), 4, "{again:?}");
     assert_eq!(
-        again.iter().filter(|w| w.ends_with("win_amd64.whl")).count(),
+        again
+            .iter()
+            .filter(|w| w.ends_with("win_amd64.whl"))
+            .count(),
         2,
         "{again:?}"
     );
@@ -1261,7 +1264,10 @@ fn windows_failing_for_every_variant_still_publishes_the_linux_sets() {
         serde_json::from_str(&fs::read_to_string(out.join("manifest.json")).unwrap()).unwrap();
     let left = manifest["left_out"].as_array().unwrap();
     assert_eq!(left.len(), 2, "{left:#?}");
-    assert!(left.iter().all(|l| l["platform"] == "windows-x86_64"), "{left:#?}");
+    assert!(
+        left.iter().all(|l| l["platform"] == "windows-x86_64"),
+        "{left:#?}"
+    );
     let notes = fs::read_to_string(out.join("RELEASE_NOTES.md")).unwrap();
     for variant in ["cpu", "cuda"] {
         assert!(

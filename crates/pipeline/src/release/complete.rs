@@ -13,10 +13,7 @@ use super::{Built, LeftOut, select, wheel_in};
 /// The entries of the variants' platforms whose every entry has its wheel, and what is left
 /// out, each with its platform. Without `partial` any missing entry is an error naming each
 /// with the command that builds it; with it, nothing complete at all is one too.
-pub(super) fn complete_sets(
-    built: &[Built],
-    partial: bool,
-) -> Result<(Vec<&Built>, Vec<LeftOut>)> {
+pub(super) fn complete_sets(built: &[Built], partial: bool) -> Result<(Vec<&Built>, Vec<LeftOut>)> {
     let missing: Vec<&Built> = built
         .iter()
         .filter(|b| wheel_in(&b.dist).is_none())

@@ -78,7 +78,9 @@ impl Manifest {
                 ));
             }
             let platform_known = l.platform.is_empty()
-                || l.platform.parse::<ct2v_support::platform::Platform>().is_ok();
+                || l.platform
+                    .parse::<ct2v_support::platform::Platform>()
+                    .is_ok();
             if !platform_known {
                 problems.push(format!(
                     "{entry}: platform {} is none of {}",
