@@ -15,6 +15,9 @@ use ct2v_support::workspace::Workspace;
 #[command(
     name = "cargo xtask",
     bin_name = "cargo xtask",
+    // `--version`/`-V`: the xtask crate's version (CARGO_PKG_VERSION, clap's default); no
+    // build script asks git for the commit, which would make every build slower.
+    version,
     about = "Build, bundle and release every variant of CTranslate2",
     long_about = "Build, bundle and release every variant of CTranslate2 (cpu, cuda, rocm, \
                   rocm-gfx1010). Variants are described by variants/*.toml; `plan` shows what \
