@@ -69,6 +69,18 @@ pub struct LeftOut {
 }
 
 impl Manifest {
+    /// The platforms of `variant` a `--partial` release left out, sorted (none for an entry
+    /// of an older manifest, which names no platform).
+    pub(crate) fn platforms_left_out(&self, variant: &str) -> Vec<&str> {
+        let platforms: std::collections::BTreeSet<&str> = self
+            .left_out
+            .iter()
+            .filter(|l| l.variant == variant && !l.platform.is_empty())
+            .map(|l| l.platform.as_str())
+            .collect();
+        platforms.into_iter().collect()
+    }
+
     /// `dir/manifest.json`, with the file named when it cannot be read or is not a manifest.
     pub fn read(dir: &Path) -> Result<Manifest> {
         let source = dir.join(MANIFEST);

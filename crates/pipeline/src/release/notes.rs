@@ -38,7 +38,7 @@ pub fn notes(manifest: &Manifest) -> String {
             notes.push_str(&format!("Built against: {}.\n\n", text(sdk)));
         }
         notes.push_str(&format!("What users need: {}\n\n", needs(first)));
-        let missing = platforms_left_out(manifest, variant);
+        let missing = manifest.platforms_left_out(variant);
         if !missing.is_empty() {
             notes.push_str(&format!(
                 "Not in this release for {}: see \"Not in this release\" below.\n\n",
@@ -130,18 +130,6 @@ fn platforms_released<'a>(manifest: &'a Manifest, variant: &str) -> Vec<&'a str>
         .iter()
         .filter(|a| a.kind == "wheel" && a.variant == variant)
         .map(|a| a.platform.as_str())
-        .collect();
-    platforms.into_iter().collect()
-}
-
-/// The platforms of `variant` the release leaves out, sorted (none for an entry of a manifest
-/// that names no platform).
-fn platforms_left_out<'a>(manifest: &'a Manifest, variant: &str) -> Vec<&'a str> {
-    let platforms: BTreeSet<&str> = manifest
-        .left_out
-        .iter()
-        .filter(|l| l.variant == variant && !l.platform.is_empty())
-        .map(|l| l.platform.as_str())
         .collect();
     platforms.into_iter().collect()
 }

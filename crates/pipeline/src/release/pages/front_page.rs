@@ -168,18 +168,6 @@ fn variants(page: &FrontPage, newest: &Release) -> Result<String, InputError> {
 const LEFT_OUT_WHY: &str = "its build did not pass (the release notes say which job and \
                             why); a re-run of that job and of the release adds it to this index.";
 
-/// The platforms of `variant` that `release` left out (`--partial`), sorted.
-fn platforms_left_out<'a>(release: &'a Release, variant: &str) -> Vec<&'a str> {
-    let platforms: BTreeSet<&str> = release
-        .manifest
-        .left_out
-        .iter()
-        .filter(|l| l.variant == variant && !l.platform.is_empty())
-        .map(|l| l.platform.as_str())
-        .collect();
-    platforms.into_iter().collect()
-}
-
 /// Each of `names` in `<code>`, comma-separated.
 fn codes(names: &[&str]) -> String {
     names
@@ -236,7 +224,7 @@ fn variant_section(
         ));
     }
     html.push_str(&wheel_table(page.download_base, newest, wheels));
-    let missing = platforms_left_out(newest, variant);
+    let missing = newest.manifest.platforms_left_out(variant);
     if !missing.is_empty() {
         html.push_str(&format!(
             "<p>Not in release {} for {}: {}</p>\n",
