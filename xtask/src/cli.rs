@@ -102,7 +102,9 @@ pub enum Cmd {
                       LD_LIBRARY_PATH, no SDK on PATH) and check `import ctranslate2`, its \
                       version, and the compute types the variant promises for each device \
                       (variants/*.toml [verify.compute-types]). The same check is the build's \
-                      `verify` step; this command reruns it on its own.\n\n\
+                      `verify` step; this command reruns it on its own. With --offline every \
+                      pip install is from the cache's wheelhouse alone (--isolated --no-index: \
+                      no index is asked).\n\n\
                       --transcribe also installs the pinned faster-whisper (wheels/transcribe.txt, \
                       --no-deps, so the built ctranslate2 is the one imported) into that venv and \
                       transcribes real speech: by default the pinned Whisper base model and the \
@@ -111,7 +113,8 @@ pub enum Cmd {
                       CTranslate2 actually used, the real-time factor and the word error rate \
                       against the reference, and fails above the pinned maximum WER. Logs: \
                       target/xtask/logs/<variant>/<platform>/transcribe.log.",
-        after_help = "Examples:\n  cargo xtask verify --variant cpu\n  cargo xtask verify --variant cpu --numerics\n  \
+        after_help = "Examples:\n  cargo xtask verify --variant cpu\n  cargo xtask verify --variant cpu --offline\n  \
+                      cargo xtask verify --variant cpu --numerics\n  \
                       cargo xtask verify --variant cpu --transcribe\n  \
                       cargo xtask verify --variant cuda --transcribe --device cuda --compute-type int8_float16\n  \
                       cargo xtask verify --variant cpu --transcribe --audio me.wav --reference \"hello world\"\n\n\
