@@ -1207,6 +1207,13 @@ fn a_failed_windows_entry_withholds_only_its_platform_and_a_rerun_adds_it() {
     assert_eq!(cpu_data["platforms"], serde_json::json!(["linux-x86_64"]));
     let ok = run_verify_release(&scratch, &first);
     assert_eq!(ok.code, 0, "{}", ok.stderr);
+    assert!(
+        ok.stderr.contains(
+            "note: a partial release: it leaves out cpu on windows-x86_64 (2 matrix entries"
+        ),
+        "{}",
+        ok.stderr
+    );
 
     // The failed job ran again and passed: the re-run's index holds both platforms.
     fs::remove_dir_all(artifacts.join(&failed)).unwrap();
@@ -1235,7 +1242,9 @@ fn a_failed_windows_entry_withholds_only_its_platform_and_a_rerun_adds_it() {
     }
     let notes = fs::read_to_string(second.join("RELEASE_NOTES.md")).unwrap();
     assert!(!notes.contains("Not in this release"), "{notes}");
-    assert_eq!(run_verify_release(&scratch, &second).code, 0);
+    let whole = run_verify_release(&scratch, &second);
+    assert_eq!(whole.code, 0, "{}", whole.stderr);
+    assert!(!whole.stderr.contains("partial"), "{}", whole.stderr);
 }
 
 /// Both `cpu` and `cuda` failing on Windows still publishes both variants' Linux wheels,
