@@ -15,6 +15,9 @@ use ct2v_support::workspace::Workspace;
 #[command(
     name = "cargo xtask",
     bin_name = "cargo xtask",
+    // `--version`/`-V`: the xtask crate's version (CARGO_PKG_VERSION, clap's default); no
+    // build script asks git for the commit, which would make every build slower.
+    version,
     about = "Build, bundle and release every variant of CTranslate2",
     long_about = "Build, bundle and release every variant of CTranslate2 (cpu, cuda, rocm, \
                   rocm-gfx1010). Variants are described by variants/*.toml; `plan` shows what \
@@ -99,7 +102,9 @@ pub enum Cmd {
                       LD_LIBRARY_PATH, no SDK on PATH) and check `import ctranslate2`, its \
                       version, and the compute types the variant promises for each device \
                       (variants/*.toml [verify.compute-types]). The same check is the build's \
-                      `verify` step; this command reruns it on its own.\n\n\
+                      `verify` step; this command reruns it on its own. With --offline every \
+                      pip install is from the cache's wheelhouse alone (--isolated --no-index: \
+                      no index is asked).\n\n\
                       --transcribe also installs the pinned faster-whisper (wheels/transcribe.txt, \
                       --no-deps, so the built ctranslate2 is the one imported) into that venv and \
                       transcribes real speech: by default the pinned Whisper base model and the \
@@ -108,7 +113,8 @@ pub enum Cmd {
                       CTranslate2 actually used, the real-time factor and the word error rate \
                       against the reference, and fails above the pinned maximum WER. Logs: \
                       target/xtask/logs/<variant>/<platform>/transcribe.log.",
-        after_help = "Examples:\n  cargo xtask verify --variant cpu\n  cargo xtask verify --variant cpu --numerics\n  \
+        after_help = "Examples:\n  cargo xtask verify --variant cpu\n  cargo xtask verify --variant cpu --offline\n  \
+                      cargo xtask verify --variant cpu --numerics\n  \
                       cargo xtask verify --variant cpu --transcribe\n  \
                       cargo xtask verify --variant cuda --transcribe --device cuda --compute-type int8_float16\n  \
                       cargo xtask verify --variant cpu --transcribe --audio me.wav --reference \"hello world\"\n\n\

@@ -156,9 +156,18 @@ impl Interpreter {
     pub(crate) fn pip_install(&self, wheelhouse: &Path, args: &[String], log: &Path) -> Result<()> {
         match self {
             Interpreter::Venv(_) => {
-                let mut all: Vec<String> = ["-m", "pip", "install", "--quiet", "--no-index"]
-                    .map(String::from)
-                    .to_vec();
+                // `--isolated`: no PIP_* variable or pip.conf adds an index or an http
+                // find-links to the wheelhouse (as under wine, winpython/session.rs).
+                let mut all: Vec<String> = [
+                    "-m",
+                    "pip",
+                    "install",
+                    "--quiet",
+                    "--isolated",
+                    "--no-index",
+                ]
+                .map(String::from)
+                .to_vec();
                 all.extend(["--find-links".into(), wheelhouse.display().to_string()]);
                 all.extend(args.iter().cloned());
                 self.python(&all, log, &mut |_| {})

@@ -96,7 +96,7 @@ pub(crate) fn targets(request: &InstallRequest, manifest: &Manifest) -> Result<V
     }
     if out.is_empty() {
         let held: BTreeSet<&str> = of_platform().map(|a| a.python.as_str()).collect();
-        return Err(InputError::new(format!(
+        let error = InputError::new(format!(
             "{} has no {} wheel for Python {}{} (it has {} wheels for: {})",
             request.dir.display(),
             request.platform,
@@ -113,21 +113,64 @@ pub(crate) fn targets(request: &InstallRequest, manifest: &Manifest) -> Result<V
                 held.into_iter().collect::<Vec<_>>().join(", ")
             }
         ))
-        .note("see its manifest.json for what it holds; --platform and --python choose")
-        .into());
+        .note("see its manifest.json for what it holds; --platform and --python choose");
+        let error = left_out_all(manifest, request)
+            .into_iter()
+            .fold(error, InputError::note);
+        return Err(error.into());
     }
     for variant in request.variants {
         if !out.iter().any(|t| &t.variant == variant) {
-            return Err(InputError::new(format!(
+            let error = InputError::new(format!(
                 "{} has no {} Python {} wheel of variant `{variant}`",
                 request.dir.display(),
                 request.platform,
                 request.python
-            ))
+            ));
+            return Err(match left_out(manifest, request.platform, variant) {
+                Some(note) => error.note(note),
+                None => error,
+            }
             .into());
         }
     }
     Ok(out)
+}
+
+/// [`left_out`] of each variant asked for (none asked: every variant the release left out).
+fn left_out_all(manifest: &Manifest, request: &InstallRequest) -> Vec<String> {
+    let mut variants: Vec<&str> = request.variants.iter().map(String::as_str).collect();
+    if variants.is_empty() {
+        variants = manifest
+            .left_out
+            .iter()
+            .map(|l| l.variant.as_str())
+            .collect();
+        variants.dedup();
+    }
+    variants
+        .into_iter()
+        .filter_map(|v| left_out(manifest, request.platform, v))
+        .collect()
+}
+
+/// What the release says of `variant` on `platform` when `release --partial` left it out
+/// there (its build did not pass): the jobs, and where the reasons are.
+fn left_out(manifest: &Manifest, platform: Platform, variant: &str) -> Option<String> {
+    let jobs: Vec<&str> = manifest
+        .left_out
+        .iter()
+        .filter(|l| l.variant == variant)
+        .filter(|l| l.platform.is_empty() || l.platform == platform.name())
+        .map(|l| l.job.as_str())
+        .collect();
+    (!jobs.is_empty()).then(|| {
+        format!(
+            "this release left `{variant}` out on {platform} (its builds did not pass: {}); \
+             its RELEASE_NOTES.md says why, and a re-run of those jobs and of the release adds it",
+            jobs.join(", ")
+        )
+    })
 }
 
 /// Every link of the variant's index must lead into the release folder, which this check
@@ -323,7 +366,10 @@ mod tests {
         let artifacts = pythons
             .iter()
             .map(|(platform, python)| Artifact {
-                path: format!("ctranslate2-4.7.1+cpu-cp{}-x.whl", python.replace('.', "")),
+                path: format!(
+                    "ctranslate2-4.7.1+cpu-cp{0}-cp{0}-x.whl",
+                    python.replace('.', "")
+                ),
                 kind: "wheel".into(),
                 variant: "cpu".into(),
                 description: String::new(),
@@ -450,6 +496,45 @@ mod tests {
             );
             assert!(started.elapsed() < std::time::Duration::from_secs(60));
         }
+    }
+
+    /// A variant asked for on a platform a `--partial` release left out is named as left
+    /// out, with its job; one the release never had is not.
+    #[test]
+    fn a_variant_left_out_on_the_platform_asked_for_is_said_to_be() {
+        let mut manifest = release_with(&[("linux-x86_64", "3.12")]);
+        manifest.left_out.push(ct2v_pipeline::release::LeftOut {
+            variant: "cpu".into(),
+            platform: "windows-x86_64".into(),
+            job: "cpu4.7.1 windows-x86_64 py3.12".into(),
+            reason: "its check failed".into(),
+        });
+        let variants = ["cpu".to_string()];
+        let request = |platform: Platform| InstallRequest {
+            dir: Path::new("dist"),
+            variants: &variants,
+            platform,
+            python: "3.12".into(),
+            find_links: &[],
+            transcribe: false,
+            download: Default::default(),
+        };
+        let error = targets(&request(Platform::WindowsX86_64), &manifest)
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(error.contains("has no windows-x86_64 wheel"), "{error}");
+        assert!(
+            error.contains("this release left `cpu` out on windows-x86_64")
+                && error.contains("cpu4.7.1 windows-x86_64 py3.12"),
+            "{error}"
+        );
+        assert_eq!(
+            targets(&request(Platform::LinuxX86_64), &manifest)
+                .unwrap()
+                .len(),
+            1
+        );
     }
 
     #[test]

@@ -31,9 +31,10 @@ pub struct Release {
     /// the release folder, for hosting the folder as it is)
     #[arg(long, value_name = "URL", value_parser = checked(text_rules::base_url))]
     pub index_base_url: Option<String>,
-    /// Release the variants whose entries all have their artifacts and name the others (in
-    /// the notes, the manifest and on stderr) instead of stopping; a variant with any entry
-    /// missing is left out whole. For CI, where one failed job must not withhold the rest
+    /// Release each variant's platforms whose entries all have their artifacts and name the
+    /// others (in the notes, the manifest and on stderr) instead of stopping; a platform of a
+    /// variant with any entry missing is left out whole, its other platforms released. For
+    /// CI, where one failed job must not withhold the rest
     #[arg(long)]
     pub partial: bool,
     #[command(flatten)]

@@ -45,7 +45,8 @@ impl SpeechArgs {
         }
     }
 
-    /// An option that only means something for the speech check, if one was given.
+    /// An option that only means something for the speech check, if one was given (the
+    /// download options serve the install too: `--offline` installs from the cache alone).
     pub fn given(&self) -> Option<&'static str> {
         [
             (self.model.is_some(), "--model"),
@@ -54,7 +55,6 @@ impl SpeechArgs {
             (self.device != "auto", "--device"),
             (self.compute_type != "default", "--compute-type"),
             (self.threads != 0, "--threads"),
-            (self.download.offline, "--offline"),
         ]
         .into_iter()
         .find(|(given, _)| *given)

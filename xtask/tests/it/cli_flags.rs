@@ -670,3 +670,24 @@ fn bundle_of_a_file_whose_name_is_no_wheel_name_is_bad_input_naming_it() {
         assert_code(&run, 2, &["--wheel", "is not a file"]);
     }
 }
+
+/// `--version` and `-V` print the tool's name and version (the xtask crate's, as Cargo.toml
+/// says) on stdout and exit 0, from any folder: no checkout is needed to ask.
+#[test]
+fn version_flags_print_the_tool_version_and_exit_0() {
+    let manifest = fs::read_to_string(repo_root().join("xtask/Cargo.toml")).unwrap();
+    let version = manifest
+        .lines()
+        .find_map(|l| l.strip_prefix("version = \""))
+        .and_then(|v| v.strip_suffix('"'))
+        .unwrap();
+    let elsewhere = tempfile::tempdir().unwrap();
+    for flag in ["--version", "-V"] {
+        for dir in [repo_root(), elsewhere.path().to_path_buf()] {
+            let run = xtask_in(&dir, &[flag]);
+            assert_eq!(run.code, 0, "{flag}: {}", run.stderr);
+            assert_eq!(run.stdout, format!("cargo xtask {version}\n"), "{flag}");
+            assert_eq!(run.stderr, "", "{flag}");
+        }
+    }
+}

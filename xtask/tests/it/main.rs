@@ -32,6 +32,7 @@ mod install_sdk;
 mod network;
 mod owned_outputs;
 mod pages;
+mod partial_release;
 mod patch_check;
 mod patch_hostile;
 mod patch_safety;

@@ -175,3 +175,112 @@ fn a_warm_fetch_needs_no_network() {
     }
     assert!(output.status.success(), "offline: {stderr}");
 }
+
+/// A loopback "package index" that answers 404 to everything and counts the requests it got.
+struct RecordingIndex {
+    url: String,
+    requests: std::sync::Arc<std::sync::Mutex<Vec<String>>>,
+}
+
+impl RecordingIndex {
+    fn start() -> RecordingIndex {
+        use std::io::{BufRead, BufReader, Write};
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let url = format!("http://{}/simple/", listener.local_addr().unwrap());
+        let requests = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let seen = requests.clone();
+        std::thread::spawn(move || {
+            for stream in listener.incoming().flatten() {
+                let mut line = String::new();
+                let _ = BufReader::new(&stream).read_line(&mut line);
+                seen.lock().unwrap().push(line.trim_end().to_string());
+                let _ = (&stream).write_all(
+                    b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
+                );
+            }
+        });
+        RecordingIndex { url, requests }
+    }
+
+    fn requests(&self) -> Vec<String> {
+        self.requests.lock().unwrap().clone()
+    }
+}
+
+/// `verify --offline` installs only from the cache's wheelhouse: with an index named the way
+/// pip is otherwise pointed at one (PIP_INDEX_URL, PIP_EXTRA_INDEX_URL), a loopback server
+/// standing in for it gets no request, and the check still passes from the cache (the
+/// official 4.7.1 wheel standing in for a cpu build, as in speech.rs). `--numerics`, which
+/// needs PyPI, is refused with `--offline` before any work.
+#[test]
+fn an_offline_verify_asks_no_index_and_passes_from_the_cache() {
+    needs_network!(&["pypi.org:443", "files.pythonhosted.org:443"]);
+    let scratch = common::Scratch::new();
+    crate::speech::stand_in_build(&scratch);
+    let python = format!("3.{}", crate::speech::python_minor());
+    // What `fetch` puts into the wheelhouse for the verify venv (the wheel's runtime
+    // requirements), downloaded here alone rather than with every cpu input.
+    let wheelhouse = ct2v_fetch::wheelhouse::dir(
+        &scratch.path().join("target/xtask/cache"),
+        ct2v_support::platform::Platform::LinuxX86_64,
+        &python,
+    );
+    common::run_ok(
+        std::process::Command::new("python3")
+            .args([
+                "-m",
+                "pip",
+                "download",
+                "--quiet",
+                "--only-binary=:all:",
+                "-d",
+            ])
+            .arg(&wheelhouse)
+            .args(ct2v_fetch::wheelhouse::RUNTIME_REQUIREMENTS),
+    );
+    let index = RecordingIndex::start();
+    // Every way this host's pip is pointed at an index: its variables, an http find-links and
+    // a config file.
+    let config = scratch.path().join("pip.conf");
+    std::fs::write(
+        &config,
+        format!(
+            "[global]\nindex-url = {0}\nextra-index-url = {0}\n",
+            index.url
+        ),
+    )
+    .unwrap();
+    let env = [
+        ("PIP_INDEX_URL", index.url.as_str()),
+        ("PIP_EXTRA_INDEX_URL", index.url.as_str()),
+        ("PIP_FIND_LINKS", index.url.as_str()),
+        ("PIP_CONFIG_FILE", config.to_str().unwrap()),
+        ("PIP_RETRIES", "0"),
+        ("PIP_TIMEOUT", "5"),
+    ];
+    let verify = |extra: &[&str]| {
+        let mut args = vec![
+            "verify",
+            "--variant",
+            "cpu",
+            "--python",
+            &python,
+            "--offline",
+        ];
+        args.extend_from_slice(extra);
+        common::xtask_with_env(scratch.path(), &args, &env, &[])
+    };
+    let numerics = verify(&["--numerics"]);
+    common::assert_exit(&numerics, 2, &["--numerics", "--offline"]);
+
+    let run = verify(&[]);
+    assert_eq!(
+        index.requests(),
+        Vec::<String>::new(),
+        "the index was asked:\n{}",
+        run.stderr
+    );
+    common::assert_exit(&run, 0, &["verified"]);
+    assert!(run.stdout.contains("cpu compute types: "), "{}", run.stdout);
+    assert_eq!(index.requests(), Vec::<String>::new());
+}

@@ -389,6 +389,43 @@ fn cuda_arch_flag_overrides_the_variant() {
     );
 }
 
+/// The cuda plan's SDK note says which toolkits a build takes: the CUDA majors the variant
+/// declares its cuBLAS wheel for ([bundle.requires-dist]), not only the oldest (a build finds
+/// CUDA 13 as readily as 12); a major added there shows in the note.
+#[test]
+fn the_cuda_note_names_every_cuda_major_the_build_takes() {
+    let note_of = |plan: &Value| -> String {
+        let notes = plan["notes"].as_array().unwrap();
+        let note = notes
+            .iter()
+            .filter_map(Value::as_str)
+            .find(|n| n.starts_with("CUDA toolkit"))
+            .unwrap_or_else(|| panic!("a CUDA note in {notes:#?}"));
+        note.to_string()
+    };
+    for platform in ["linux-x86_64", "windows-x86_64"] {
+        let note = note_of(&plan_json("cuda", platform));
+        assert!(
+            note.starts_with("CUDA toolkit 12 or 13 is found when the build runs"),
+            "{platform}: {note}"
+        );
+        assert!(note.contains("cu12, cu13"), "{platform}: {note}");
+    }
+    let scratch = common::Scratch::new();
+    scratch.edit(
+        "variants/cuda.toml",
+        "\"13\" = [\"nvidia-cublas>=13.0,<14\"]",
+        "\"13\" = [\"nvidia-cublas>=13.0,<14\"]\n\"14\" = [\"nvidia-cublas>=14.0,<15\"]",
+    );
+    let run = scratch.run(&plan_args("cuda", "linux-x86_64", PYTHON, &["--json"]));
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let note = note_of(&serde_json::from_str(&run.stdout).unwrap());
+    assert!(
+        note.starts_with("CUDA toolkit 12, 13 or 14 is found"),
+        "{note}"
+    );
+}
+
 #[test]
 fn windows_source_builds_run_in_msvc_and_copy_their_dlls_before_the_wheel() {
     for variant in ["cpu", "cuda", "rocm-gfx1010"] {

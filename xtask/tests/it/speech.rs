@@ -87,7 +87,7 @@ pub(crate) fn stand_in_build(scratch: &Scratch) {
     assert!(dist.join("portable/hook-ctranslate2.py").is_file());
 }
 
-fn python_minor() -> u32 {
+pub(crate) fn python_minor() -> u32 {
     let out =
         run_ok(Command::new("python3").args(["-c", "import sys; print(sys.version_info[1])"]));
     String::from_utf8_lossy(&out.stdout).trim().parse().unwrap()

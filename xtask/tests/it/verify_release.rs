@@ -535,7 +535,8 @@ fn names_in_a_manifest_never_lead_a_rewrite_out_of_its_folder() {
     }
 }
 
-/// A `left_out` entry naming a variant whose wheels the release holds, or whose job name or
+/// A `left_out` entry naming a variant whose wheels the release holds on that platform (or at
+/// all, for an entry naming no platform), a platform we do not build, or whose job name or
 /// reason carries a line break, markup, a mention or ESC, fails verify-release naming it (and
 /// printed escaped), though the notes, the manifest and SHA256SUMS were written to agree, as a
 /// careful tamperer would.
@@ -543,15 +544,27 @@ fn names_in_a_manifest_never_lead_a_rewrite_out_of_its_folder() {
 fn a_left_out_entry_the_release_holds_or_a_job_name_with_markup_fails() {
     use ct2v_pipeline::release::{LeftOut, Manifest, notes};
     let (scratch, out) = released();
-    let left = |variant: &str, job: &str, reason: &str| LeftOut {
+    let on = |platform: &str, variant: &str, job: &str, reason: &str| LeftOut {
         variant: variant.into(),
+        platform: platform.into(),
         job: job.into(),
         reason: reason.into(),
     };
+    let left = |variant: &str, job: &str, reason: &str| on("linux-x86_64", variant, job, reason);
     let cases = [
         (
             left("cpu", "cpu4.7.1 linux-x86_64 py3.12", "held back"),
+            "variant `cpu` is listed as left out on linux-x86_64, but the release holds 1 of its \
+             wheels for it",
+        ),
+        // A manifest of before platforms were released apart: no platform, the variant whole.
+        (
+            on("", "cpu", "cpu4.7.1 linux-x86_64 py3.12", "held back"),
             "variant `cpu` is listed as left out, but the release holds 1 of its wheels",
+        ),
+        (
+            on("linux\u{1b}[2J", "cuda", "cuda linux", "r"),
+            "platform `linux\\u{1b}[2J` is none of linux-x86_64, windows-x86_64",
         ),
         (
             left("cuda", "cuda\n## Owned", "r"),

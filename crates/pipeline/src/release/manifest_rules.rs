@@ -1,8 +1,8 @@
 //! What a manifest read back (`pages`, `verify-release`) must hold before any of it is
 //! written into a path, a page, a command or the notes: artifact paths that are one file name,
 //! wheel variants that are variant names, wheel file names as PEP 427 writes them with a PEP
-//! 440 version, and a `left_out` list of what the release really lacks, named in words a
-//! terminal, a page and Markdown show as they are.
+//! 440 version, and a `left_out` list of what the release really lacks (per variant and
+//! platform), named in words a terminal, a page and Markdown show as they are.
 
 use super::{Manifest, SELECTOR_WHEEL_KIND};
 use ct2v_support::diagnostic::{escaped, hidden, quoted};
@@ -40,7 +40,8 @@ impl Manifest {
     /// What in the manifest cannot be published as it is: a wheel file name that is not
     /// what PEP 427 and PEP 440 allow (it is written into install commands and links), a
     /// release version that is not PEP 440, a `left_out` entry whose job name is not plain
-    /// words or whose variant still has wheels in the release. Each names what it is about.
+    /// words, whose platform is none we build, or whose variant still has wheels in the
+    /// release for that platform. Each names what it is about.
     pub(crate) fn name_problems(&self) -> Vec<String> {
         let mut problems = Vec::new();
         if let Err(refusal) = text_rules::release_version(&self.version) {
@@ -76,16 +77,37 @@ impl Manifest {
                     quoted(&l.reason)
                 ));
             }
+            let platform_known = l.platform.is_empty()
+                || l.platform
+                    .parse::<ct2v_support::platform::Platform>()
+                    .is_ok();
+            if !platform_known {
+                problems.push(format!(
+                    "{entry}: platform {} is none of {}",
+                    quoted(&l.platform),
+                    ct2v_support::platform::Platform::names().join(", ")
+                ));
+            }
+            // An entry without a platform (a manifest of before platforms were released apart)
+            // leaves its variant out whole.
             let wheels = self
                 .artifacts
                 .iter()
                 .filter(|a| a.kind == "wheel" && a.variant == l.variant)
+                .filter(|a| l.platform.is_empty() || a.platform == l.platform)
                 .count();
-            if wheels > 0 {
+            if wheels > 0 && l.platform.is_empty() {
                 problems.push(format!(
                     "{entry}: variant `{}` is listed as left out, but the release holds {wheels} \
                      of its wheels (release leaves a variant out whole)",
                     escaped(&l.variant)
+                ));
+            } else if wheels > 0 {
+                problems.push(format!(
+                    "{entry}: variant `{}` is listed as left out on {}, but the release holds \
+                     {wheels} of its wheels for it (release leaves a variant's platform out whole)",
+                    escaped(&l.variant),
+                    escaped(&l.platform)
                 ));
             }
         }

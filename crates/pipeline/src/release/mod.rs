@@ -3,6 +3,7 @@
 //! SHA256SUMS, staged in a temp folder and renamed into place; and the check of such a folder.
 
 mod asset_size;
+mod complete;
 pub mod links;
 mod manifest_rules;
 pub mod notes;
@@ -58,12 +59,28 @@ pub struct Manifest {
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
 pub struct LeftOut {
     pub variant: String,
+    /// The entry's platform: a release leaves out a variant's platform whole (its other
+    /// platforms' wheels are published). Empty in a manifest of before that: the variant whole.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub platform: String,
     /// The entry's job name, as a CI run shows it.
     pub job: String,
     pub reason: String,
 }
 
 impl Manifest {
+    /// The platforms of `variant` a `--partial` release left out, sorted (none for an entry
+    /// of an older manifest, which names no platform).
+    pub(crate) fn platforms_left_out(&self, variant: &str) -> Vec<&str> {
+        let platforms: std::collections::BTreeSet<&str> = self
+            .left_out
+            .iter()
+            .filter(|l| l.variant == variant && !l.platform.is_empty())
+            .map(|l| l.platform.as_str())
+            .collect();
+        platforms.into_iter().collect()
+    }
+
     /// `dir/manifest.json`, with the file named when it cannot be read or is not a manifest.
     pub fn read(dir: &Path) -> Result<Manifest> {
         let source = dir.join(MANIFEST);
@@ -153,9 +170,9 @@ pub(crate) fn check_dest(dest: &Path) -> Result<(), ct2v_support::diagnostic::In
 }
 
 /// A Linux wheel still tagged `linux_x86_64` is refused unless `allow_linux_tag`.
-/// With `partial`, a variant with any entry missing is left out whole (its index would lack a
-/// Python or platform) and named in the manifest and notes; without it, any missing entry stops
-/// the release.
+/// With `partial`, a variant's platform with any entry missing is left out whole (its index
+/// would lack a Python there) and named in the manifest and notes, its other platforms
+/// published; without it, any missing entry stops the release.
 pub fn release(
     built: &[Built],
     version: &str,
@@ -171,7 +188,7 @@ pub fn release(
     let _lock = ct2v_support::out_lock::hold(dest)
         .with_context(|| format!("cannot write {}", dest.display()))?;
     check_dest(dest)?;
-    let (built, left_out) = complete_variants(built, partial)?;
+    let (built, left_out) = complete::complete_sets(built, partial)?;
     for b in &built {
         check_dist(b)?;
     }
@@ -305,95 +322,8 @@ pub struct ReleaseOptions<'a> {
     pub allow_linux_tag: bool,
     /// Where the pip index links the wheels; `None`: relative links.
     pub index_base_url: Option<&'a str>,
-    /// Release the variants whose entries are all there, naming the rest.
+    /// Release each variant's platforms whose entries are all there, naming the rest.
     pub partial: bool,
-}
-
-/// The entries of the variants whose every entry has its wheel, and what is left out. Without
-/// `partial` any missing entry is an error naming each with the command that builds it.
-fn complete_variants(built: &[Built], partial: bool) -> Result<(Vec<&Built>, Vec<LeftOut>)> {
-    let missing: Vec<&Built> = built
-        .iter()
-        .filter(|b| wheel_in(&b.dist).is_none())
-        .collect();
-    if !partial && !missing.is_empty() {
-        let lines: Vec<String> = missing
-            .iter()
-            .map(|b| format!("  {}", missing_reason(b)))
-            .collect();
-        bail!(
-            "{} matrix {} no artifacts:\n{}\n(--partial releases the variants whose entries are \
-             all there and names the others)",
-            missing.len(),
-            if missing.len() == 1 {
-                "entry has"
-            } else {
-                "entries have"
-            },
-            lines.join("\n")
-        );
-    }
-    let incomplete: Vec<&str> = missing.iter().map(|b| b.plan.variant.as_str()).collect();
-    let mut kept = Vec::new();
-    let mut left_out = Vec::new();
-    for b in built {
-        if !incomplete.contains(&b.plan.variant.as_str()) {
-            kept.push(b);
-            continue;
-        }
-        let reason = if missing.iter().any(|m| std::ptr::eq(*m, b)) {
-            missing_reason(b)
-        } else {
-            format!(
-                "held back: another entry of `{}` is missing, and its index would lack it",
-                b.plan.variant
-            )
-        };
-        left_out.push(LeftOut {
-            variant: b.plan.variant.clone(),
-            job: b.job.clone(),
-            reason,
-        });
-    }
-    if kept.is_empty() {
-        bail!(
-            "no variant has all its entries, so nothing can be released:\n  {}",
-            left_out
-                .iter()
-                .map(|l| format!("{}: {}", l.job, l.reason))
-                .collect::<Vec<_>>()
-                .join("\n  ")
-        );
-    }
-    Ok((kept, left_out))
-}
-
-/// Why an entry has no wheel: its check failed (CI kept its build apart), or it was not built.
-/// It is published (manifest, notes, job summary), so it names the entry's folders by their
-/// own names, never by where this machine keeps them.
-fn missing_reason(b: &Built) -> String {
-    match &b.failed_check {
-        Some(_) => format!(
-            "{} {} py{}: its check failed; its build and logs are in the artifact {}{}",
-            b.plan.variant,
-            b.plan.platform,
-            b.plan.python,
-            select::FAILED_PREFIX,
-            b.artifact
-        ),
-        None => format!(
-            "{} {} py{}: no wheel in its artifact {} (build it: cargo xtask build --variant {} \
-             --ctranslate2 {} --platform {} --python {})",
-            b.plan.variant,
-            b.plan.platform,
-            b.plan.python,
-            b.artifact,
-            b.plan.variant,
-            b.plan.ctranslate2,
-            b.plan.platform,
-            b.plan.python
-        ),
-    }
 }
 
 /// The coverage of what `artifacts` released: per variant only the local versions that have
@@ -470,7 +400,7 @@ fn newer_than_policy(b: &Built) -> Option<String> {
     })
 }
 
-fn wheel_in(dist: &Path) -> Option<PathBuf> {
+pub(crate) fn wheel_in(dist: &Path) -> Option<PathBuf> {
     wheels_in(dist).into_iter().next()
 }
 

@@ -4,9 +4,9 @@
 //! build (names, paths, packages, URLs, job names, reasons) is written through
 //! [`markdown`], so none is read as markup, a link or a mention.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
-use super::{Artifact, Manifest, SELECTOR_DATA, SELECTOR_DATA_KIND, SELECTOR_WHEEL_KIND};
+use super::{Artifact, LeftOut, Manifest, SELECTOR_DATA, SELECTOR_DATA_KIND, SELECTOR_WHEEL_KIND};
 use ct2v_support::markdown::{code, paragraph, text};
 
 /// Release notes: per variant, what it is for and what the user installs.
@@ -38,6 +38,13 @@ pub fn notes(manifest: &Manifest) -> String {
             notes.push_str(&format!("Built against: {}.\n\n", text(sdk)));
         }
         notes.push_str(&format!("What users need: {}\n\n", needs(first)));
+        let missing = manifest.platforms_left_out(variant);
+        if !missing.is_empty() {
+            notes.push_str(&format!(
+                "Not in this release for {}: see \"Not in this release\" below.\n\n",
+                codes(&missing)
+            ));
+        }
         for a in artifacts.iter().filter(|a| a.kind == "wheel") {
             notes.push_str(&format!(
                 "- {} ({}, Python {}, {} bytes); install with {}\n",
@@ -75,20 +82,56 @@ pub fn notes(manifest: &Manifest) -> String {
     notes
 }
 
-/// The section naming each matrix entry a `--partial` release does not hold; last in the
-/// notes, so that a workflow can copy it from its heading to the end. Empty when none is.
+/// The section naming each matrix entry a `--partial` release does not hold, by variant and
+/// platform, with the platforms of that variant it does hold; last in the notes, so that a
+/// workflow can copy it from its heading to the end (the job summary). Empty when none is.
 pub fn left_out(manifest: &Manifest) -> String {
     if manifest.left_out.is_empty() {
         return String::new();
     }
     let mut notes = format!(
         "\n{LEFT_OUT_HEADING}\n\nThese builds did not pass; a re-run of their jobs and of \
-         `release` adds them to this release and its index.\n\n"
+         `release` adds them to this release and its index (the wheels it holds stay as they \
+         are).\n\n"
     );
+    let mut sets: BTreeMap<(&str, &str), Vec<&LeftOut>> = BTreeMap::new();
     for l in &manifest.left_out {
-        notes.push_str(&format!("- {}: {}\n", code(&l.job), text(&l.reason)));
+        sets.entry((&l.variant, &l.platform)).or_default().push(l);
+    }
+    for ((variant, platform), entries) in sets {
+        let held = platforms_released(manifest, variant);
+        let which = if platform.is_empty() {
+            code(variant)
+        } else {
+            format!("{} for {}", code(variant), code(platform))
+        };
+        let others = if held.is_empty() {
+            "no wheel of it is".to_string()
+        } else {
+            format!("its {} wheels are", codes(&held))
+        };
+        notes.push_str(&format!("- {which}: not in this release; {others}\n"));
+        for l in entries {
+            notes.push_str(&format!("  - {}: {}\n", code(&l.job), text(&l.reason)));
+        }
     }
     notes
+}
+
+/// Each of `names` as code, comma-separated.
+fn codes(names: &[&str]) -> String {
+    names.iter().map(|n| code(n)).collect::<Vec<_>>().join(", ")
+}
+
+/// The platforms of `variant`'s wheels in the release, sorted.
+fn platforms_released<'a>(manifest: &'a Manifest, variant: &str) -> Vec<&'a str> {
+    let platforms: BTreeSet<&str> = manifest
+        .artifacts
+        .iter()
+        .filter(|a| a.kind == "wheel" && a.variant == variant)
+        .map(|a| a.platform.as_str())
+        .collect();
+    platforms.into_iter().collect()
 }
 
 /// The heading of [`left_out`]'s section.

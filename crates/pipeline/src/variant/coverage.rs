@@ -629,17 +629,10 @@ fn of_variant(catalog: &Catalog, name: &str) -> Result<VariantCoverage, InputErr
                         sdk.version
                     ))
                 })?;
-            let mut majors: Vec<u32> = resolved
-                .bundle
-                .requires_dist
-                .keys()
-                .filter_map(|k| k.parse().ok())
-                .filter(|m| *m >= floor)
-                .collect();
+            let mut majors = crate::variant::declared_majors(floor, &resolved.bundle.requires_dist);
             if majors.is_empty() || !label.contains(SDK_MAJOR) {
                 majors = vec![floor];
             }
-            majors.sort_unstable();
             let requested = resolved.cuda_arch.as_deref().unwrap_or("Auto");
             let mut builds = Vec::new();
             for major in majors {

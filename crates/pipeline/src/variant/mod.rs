@@ -22,7 +22,9 @@ pub use resolve::{
     Build, Bundle, Choices, DEVICE_INPUT_PREFIX, GithubTag, IndexedWheel, Resolved, Sdk, Source,
     Submodule, Verify,
 };
-pub(crate) use resolve::{Data, Input, LibrarySource, SDK_MAJOR, Search, SourceBuild, sdk_major};
+pub(crate) use resolve::{
+    Data, Input, LibrarySource, SDK_MAJOR, Search, SourceBuild, declared_majors, sdk_major,
+};
 pub(crate) use template::{Placeholder, expand};
 
 /// The build-tools requirements of a version file that names none (`build-tools`).

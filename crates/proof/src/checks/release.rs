@@ -56,10 +56,32 @@ pub fn run(
         "{}: every checksum, RECORD and manifest entry agrees",
         dir.display()
     );
+    say_left_out(&ct2v_pipeline::release::Manifest::read(dir)?);
     if options.install {
         install_release(workspace, dir, options, plan_for)?;
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// What a `--partial` release leaves out, per variant and platform, on stderr: it verifies,
+/// and is still not whole.
+fn say_left_out(manifest: &ct2v_pipeline::release::Manifest) {
+    let sets: std::collections::BTreeSet<String> = manifest
+        .left_out
+        .iter()
+        .map(|l| match l.platform.as_str() {
+            "" => l.variant.clone(),
+            platform => format!("{} on {platform}", l.variant),
+        })
+        .collect();
+    if !sets.is_empty() {
+        eprintln!(
+            "note: a partial release: it leaves out {} ({} matrix entries; RELEASE_NOTES.md, \
+             \"Not in this release\", says why)",
+            escaped(&sets.into_iter().collect::<Vec<_>>().join(", ")),
+            manifest.left_out.len()
+        );
+    }
 }
 
 fn install_release(

@@ -97,9 +97,35 @@ pub(crate) fn install_and_verify(
         for arg in command.args.iter_mut().filter(|a| **a == built) {
             *arg = wheel.display().to_string();
         }
+        if offline {
+            index_free(&mut command);
+        }
         interpreter.run_verify_command(&command, i == 0, &step.env, &wheelhouse, log)?;
     }
     Ok(())
+}
+
+/// The options that keep a `pip install` off every index: `--no-index` (only the step's
+/// `--find-links` wheelhouse), `--isolated` (no PIP_* variable or pip.conf adds an index or
+/// an http find-links; pip's own `--help` describes both).
+const OFFLINE_PIP: [&str; 2] = ["--isolated", "--no-index"];
+
+/// A plan command that is a `pip install` made to install from the wheelhouse alone (the
+/// plan's own commands name an index-less `--find-links`, which pip adds to PyPI, not puts in
+/// its place).
+fn index_free(command: &mut ct2v_pipeline::plan::CommandLine) {
+    if !command
+        .args
+        .starts_with(&["-m".into(), "pip".into(), "install".into()])
+    {
+        return;
+    }
+    let missing: Vec<String> = OFFLINE_PIP
+        .iter()
+        .filter(|o| !command.args.iter().any(|a| a == *o))
+        .map(|o| o.to_string())
+        .collect();
+    command.args.splice(3..3, missing);
 }
 
 /// The cache's wheelhouse for the plan's platform and Python; a fresh interpreter's first

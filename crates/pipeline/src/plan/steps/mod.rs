@@ -174,7 +174,7 @@ pub(super) fn plan(workspace: &Workspace, v: &Resolved) -> Plan {
     if let Some(sdk) = &v.sdk
         && v.sdk_dir.is_none()
     {
-        notes.push(sdk_note(sdk, v.platform));
+        notes.push(sdk_note(sdk, v));
     }
     notes.extend(inputs::sdk_dir_note(v));
     let (fetched, mut steps, wheel) = match &v.build {
@@ -281,7 +281,8 @@ fn msvc_env(v: &Resolved, steps: &[Step]) -> Option<super::MsvcEnv> {
     })
 }
 
-fn sdk_note(sdk: &Sdk, platform: Platform) -> String {
+fn sdk_note(sdk: &Sdk, v: &Resolved) -> String {
+    let platform = v.platform;
     let kind = match sdk.kind {
         SdkKind::Cuda => "CUDA toolkit",
         SdkKind::Hip => "HIP SDK",
@@ -304,12 +305,47 @@ fn sdk_note(sdk: &Sdk, platform: Platform) -> String {
         }
         (SdkKind::Hip, Platform::LinuxX86_64) => "--rocm-path, then /opt/rocm*",
     };
+    let (which, labelled) = match sdk.kind {
+        SdkKind::Cuda => cuda_majors(sdk, v),
+        SdkKind::Hip => (sdk.version.clone(), String::new()),
+    };
     format!(
-        "{kind} {} is found when the build runs ({looked}); {{sdk.root}} below stands for it{}",
-        sdk.version,
+        "{kind} {which} is found when the build runs ({looked}){labelled}; {{sdk.root}} below \
+         stands for it{}",
         match sdk.kind {
             SdkKind::Hip => " ({sdk.clang} for its clang's folder)",
             SdkKind::Cuda => "",
         }
     )
+}
+
+/// The CUDA majors a build of `v` takes, in words ("12 or 13": those its
+/// `[bundle.requires-dist]` names from its `[sdk]` version up; "12 or newer" when it names
+/// none), and how the wheel is labelled by the one found (", the wheel labelled cu12, cu13").
+fn cuda_majors(sdk: &Sdk, v: &Resolved) -> (String, String) {
+    let floor = crate::variant::sdk_major(&sdk.version).and_then(|m| m.parse().ok());
+    let majors = floor.map_or_else(Vec::new, |floor| {
+        crate::variant::declared_majors(floor, &v.bundle.requires_dist)
+    });
+    let Some((last, first)) = majors.split_last() else {
+        return (format!("{} or newer", sdk.version), String::new());
+    };
+    let which = match first {
+        [] => last.to_string(),
+        _ => {
+            let first: Vec<String> = first.iter().map(u32::to_string).collect();
+            format!("{} or {last}", first.join(", "))
+        }
+    };
+    let labelled = match &v.local_version {
+        Some(label) if label.contains(crate::variant::SDK_MAJOR) => {
+            let labels: Vec<String> = majors
+                .iter()
+                .map(|m| label.replace(crate::variant::SDK_MAJOR, &m.to_string()))
+                .collect();
+            format!(", the wheel labelled by its major ({})", labels.join(", "))
+        }
+        _ => String::new(),
+    };
+    (which, labelled)
 }

@@ -1,13 +1,14 @@
 //! The Pages site's front page (`index.html`): which command installs the build for the
 //! reader's GPU. The card table of the newest release's `variants.json` (GPU → target →
 //! variant), then per variant of that release what it is for, the pip, uv and PyApp commands
-//! with its index, and its wheels (platform, Python, size, download link); then every release,
+//! with its index, its wheels (platform, Python, size, download link) and the platforms a
+//! `--partial` release left out; then every release,
 //! newest first, with its SHA256SUMS and manifest.json. Plain HTML, no script; every text
 //! written through [`html_escape`], every command through [`commands`]. Links to the site's
 //! own pages are relative (`whl/cpu/`), links to files are the release assets' URLs, as the
 //! pip index writes them.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
 use super::{Release, commands, url_segment};
@@ -144,7 +145,36 @@ fn variants(page: &FrontPage, newest: &Release) -> Result<String, InputError> {
             older.join(", ")
         ));
     }
+    let absent: BTreeSet<&str> = newest
+        .manifest
+        .left_out
+        .iter()
+        .map(|l| l.variant.as_str())
+        .filter(|v| !by_variant.contains_key(v))
+        .collect();
+    let absent: Vec<&str> = absent.into_iter().collect();
+    if !absent.is_empty() {
+        html.push_str(&format!(
+            "<p>Not in release {}: {}; {}</p>\n",
+            html_escape(&newest.tag),
+            codes(&absent),
+            LEFT_OUT_WHY
+        ));
+    }
     Ok(html)
+}
+
+/// Why a variant or platform is missing from a release, and what brings it.
+const LEFT_OUT_WHY: &str = "its build did not pass (the release notes say which job and \
+                            why); a re-run of that job and of the release adds it to this index.";
+
+/// Each of `names` in `<code>`, comma-separated.
+fn codes(names: &[&str]) -> String {
+    names
+        .iter()
+        .map(|n| format!("<code>{}</code>", html_escape(n)))
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// `<a href="whl/<variant>/">…</a>`.
@@ -194,6 +224,15 @@ fn variant_section(
         ));
     }
     html.push_str(&wheel_table(page.download_base, newest, wheels));
+    let missing = newest.manifest.platforms_left_out(variant);
+    if !missing.is_empty() {
+        html.push_str(&format!(
+            "<p>Not in release {} for {}: {}</p>\n",
+            html_escape(&newest.tag),
+            codes(&missing),
+            LEFT_OUT_WHY
+        ));
+    }
     html.push_str("</section>\n");
     Ok(html)
 }
@@ -303,6 +342,42 @@ mod tests {
             site_url: SITE_PLACEHOLDER,
         })
         .unwrap()
+    }
+
+    /// A `--partial` release: the variant's section names the platform it lacks, and a
+    /// variant with no wheel at all is named once, each with what brings it.
+    #[test]
+    fn what_a_partial_release_left_out_is_named_per_platform() {
+        let mut releases = [release("v4.7.1", "cpu", "CPU only")];
+        let left = |variant: &str, platform: &str, job: &str| crate::release::LeftOut {
+            variant: variant.into(),
+            platform: platform.into(),
+            job: job.into(),
+            reason: "its check failed".into(),
+        };
+        releases[0].manifest.left_out = vec![
+            left("cpu", "linux-x86_64", "cpu linux-x86_64 py3.12"),
+            left("cuda", "linux-x86_64", "cuda linux-x86_64 py3.12"),
+            left("cuda", "windows-x86_64", "cuda windows-x86_64 py3.12"),
+        ];
+        let page = render_of(&releases, None);
+        let cpu = &page[page.find("<section id=\"variant-cpu\">").unwrap()..];
+        let cpu = &cpu[..cpu.find("</section>").unwrap()];
+        assert!(
+            cpu.contains(
+                "<p>Not in release v4.7.1 for <code>linux-x86_64</code>: its build did not pass"
+            ),
+            "{cpu}"
+        );
+        assert_eq!(
+            page.matches("Not in release v4.7.1: <code>cuda</code>; its build did not pass")
+                .count(),
+            1,
+            "{page}"
+        );
+        // A complete release says nothing of the kind.
+        let page = render_of(&[release("v4.7.1", "cpu", "CPU only")], None);
+        assert!(!page.contains("Not in release"), "{page}");
     }
 
     #[test]

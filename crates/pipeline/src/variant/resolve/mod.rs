@@ -27,7 +27,7 @@ use ct2v_support::diagnostic::InputError;
 use ct2v_support::platform::Platform;
 
 pub use inputs::DEVICE_INPUT_PREFIX;
-pub(crate) use sdk::{SDK_MAJOR, sdk_major};
+pub(crate) use sdk::{SDK_MAJOR, declared_majors, sdk_major};
 
 /// What the user chose on the command line.
 #[derive(Debug, Clone, Default)]

@@ -145,3 +145,18 @@ pub(crate) fn sdk_major(version: &str) -> Option<&str> {
         .next()
         .filter(|m| !m.is_empty() && m.bytes().all(|b| b.is_ascii_digit()))
 }
+
+/// The SDK majors from `floor` up that `[bundle.requires-dist]` names (a build bundles only
+/// for those: `execute::bundle_job` refuses another), sorted; empty when it names none.
+pub(crate) fn declared_majors(
+    floor: u32,
+    requires_dist: &std::collections::BTreeMap<String, Vec<String>>,
+) -> Vec<u32> {
+    let mut majors: Vec<u32> = requires_dist
+        .keys()
+        .filter_map(|k| k.parse().ok())
+        .filter(|m| *m >= floor)
+        .collect();
+    majors.sort_unstable();
+    majors
+}
