@@ -318,7 +318,8 @@ DATA = json.loads(r"""
               "gfx1011",
               "gfx1012"
             ],
-            "rocm": "10.0.0"
+            "rocm": "10.0.0",
+            "amd_sub_family": "gfx10_1"
           }
         }
       ]
@@ -345,7 +346,8 @@ DATA = json.loads(r"""
               "gfx1035",
               "gfx1036"
             ],
-            "rocm": "10.0.0"
+            "rocm": "10.0.0",
+            "amd_sub_family": "gfx10_3"
           }
         }
       ]
@@ -369,7 +371,8 @@ DATA = json.loads(r"""
               "gfx1102",
               "gfx1103"
             ],
-            "rocm": "10.0.0"
+            "rocm": "10.0.0",
+            "amd_sub_family": "gfx110x"
           }
         }
       ]
@@ -393,7 +396,8 @@ DATA = json.loads(r"""
               "gfx1152",
               "gfx1153"
             ],
-            "rocm": "10.0.0"
+            "rocm": "10.0.0",
+            "amd_sub_family": "gfx115x"
           }
         }
       ]
@@ -415,7 +419,8 @@ DATA = json.loads(r"""
               "gfx1200",
               "gfx1201"
             ],
-            "rocm": "10.0.0"
+            "rocm": "10.0.0",
+            "amd_sub_family": "gfx12_0"
           }
         }
       ]
