@@ -106,7 +106,12 @@ impl Gpus {
     /// Reads `variants/gpus.toml` into `files` and checks it; `variants` are the names of the
     /// variant files (what `[amd.families]` may name).
     pub(crate) fn load(files: &mut Files, variants: &[String]) -> Result<Gpus, InputError> {
-        let id = files.read(&Path::new("variants").join(GPUS_FILE))?;
+        let id = files.read(&Path::new("variants").join(GPUS_FILE)).map_err(|e| {
+            e.note(format!(
+                "variants/{GPUS_FILE} is the GPU data every variant reads (cards, PCI IDs, \
+                 TheRock's target tables): restore it from the checkout"
+            ))
+        })?;
         let (path, text) = &files.files[id];
         Gpus::parse(path, text, variants)
     }
