@@ -150,7 +150,11 @@ mod tests {
         let table = Table {
             name: "t".into(),
             targets: vec!["gfx1100".into()],
-            families: [("gfx110X-dgpu".to_string(), vec!["gfx1100".to_string()]), ("dgpu-all".to_string(), vec!["gfx1100".to_string()])].into(),
+            families: [
+                ("gfx110X-dgpu".to_string(), vec!["gfx1100".to_string()]),
+                ("dgpu-all".to_string(), vec!["gfx1100".to_string()]),
+            ]
+            .into(),
             excluded: BTreeMap::new(),
         };
         let names = || table.all_names();

@@ -24,7 +24,8 @@ fn add_family_in_data(scratch: &Scratch) {
             "{rdna4}  {{ gfx = \"gfx1260\", generation = \"RDNA 5\", products = \"Radeon Test 1260\" }},\n"
         ),
     );
-    let last_id = "  { id = \"7590\", gfx = \"gfx1200\", name = \"Navi 44 [Radeon RX 9050 / 9060 XT]\" },\n";
+    let last_id =
+        "  { id = \"7590\", gfx = \"gfx1200\", name = \"Navi 44 [Radeon RX 9050 / 9060 XT]\" },\n";
     scratch.edit(
         gpus,
         last_id,
@@ -99,9 +100,9 @@ fn a_gpu_family_added_in_data_alone_reaches_coverage_plan_bundle_doctor_and_sele
     );
     let table = scratch.run(&["variants", "--markdown"]);
     assert!(
-        table
-            .stdout
-            .contains("| AMD RDNA 5: Radeon Test 1260 | gfx1260 | `rocm-rdna5` (`+rocm10.rdna5`) |"),
+        table.stdout.contains(
+            "| AMD RDNA 5: Radeon Test 1260 | gfx1260 | `rocm-rdna5` (`+rocm10.rdna5`) |"
+        ),
         "{}",
         table.stdout
     );
@@ -115,14 +116,21 @@ fn a_gpu_family_added_in_data_alone_reaches_coverage_plan_bundle_doctor_and_sele
         assert_eq!(plan.code, 0, "{extra:?}: {}", plan.stderr);
         let plan: serde_json::Value = serde_json::from_str(&plan.stdout).unwrap();
         let bundle = plan_step(&plan, "bundle");
-        assert_eq!(bundle["gpu_targets"], serde_json::json!(["gfx1260"]), "{extra:?}");
+        assert_eq!(
+            bundle["gpu_targets"],
+            serde_json::json!(["gfx1260"]),
+            "{extra:?}"
+        );
         assert_eq!(
             bundle["not_built"],
             serde_json::json!({"rccl": ["gfx1260"]}),
             "{extra:?}"
         );
         let text = plan.to_string();
-        assert!(text.contains("CMAKE_HIP_ARCHITECTURES=gfx1260"), "{extra:?}");
+        assert!(
+            text.contains("CMAKE_HIP_ARCHITECTURES=gfx1260"),
+            "{extra:?}"
+        );
         assert!(text.contains("rocm-sdk-device-gfx1260"), "{extra:?}");
     }
 
@@ -188,7 +196,12 @@ fn a_broken_gpu_data_file_is_exit_2_naming_the_file_and_key() {
         (
             "{ id = \"7590\",",
             "{ id = \"73ff\",",
-            &["variants/gpus.toml", "`amd.pci-ids.devices id` `73ff`: listed twice", "-->", "keep one line per device ID"],
+            &[
+                "variants/gpus.toml",
+                "`amd.pci-ids.devices id` `73ff`: listed twice",
+                "-->",
+                "keep one line per device ID",
+            ],
         ),
         (
             "{ id = \"7590\",",
@@ -198,7 +211,10 @@ fn a_broken_gpu_data_file_is_exit_2_naming_the_file_and_key() {
         (
             "{ id = \"7590\", gfx = \"gfx1200\"",
             "{ id = \"7590\", gfx = \"gfx1260\"",
-            &["`gfx1260`: not one of [amd] targets", "add the target to [amd]"],
+            &[
+                "`gfx1260`: not one of [amd] targets",
+                "add the target to [amd]",
+            ],
         ),
         (
             "{ gfx = \"gfx1201\",",
@@ -208,12 +224,18 @@ fn a_broken_gpu_data_file_is_exit_2_naming_the_file_and_key() {
         (
             "gfx125X-dcgpu = [\"gfx1250\"]",
             "gfx125X-dcgpu = [\"gfx1260\"]",
-            &["`therock.\"10.0\".families.gfx125X-dcgpu` `gfx1260`: a target this table does not declare", "add it to TheRock 10.0 `targets`"],
+            &[
+                "`therock.\"10.0\".families.gfx125X-dcgpu` `gfx1260`: a target this table does not declare",
+                "add it to TheRock 10.0 `targets`",
+            ],
         ),
         (
             "rocm-rdna4 = \"gfx12_0\"",
             "rocm-rdna-4 = \"gfx12_0\"",
-            &["[amd.families] names `rocm-rdna-4`, which is no variant", "did you mean"],
+            &[
+                "[amd.families] names `rocm-rdna-4`, which is no variant",
+                "did you mean",
+            ],
         ),
         (
             "[amd.families]",
@@ -224,11 +246,18 @@ fn a_broken_gpu_data_file_is_exit_2_naming_the_file_and_key() {
     for (from, to, needles) in cases {
         let scratch = Scratch::new();
         scratch.edit(gpus, from, to);
-        for args in [&["variants", "--json"][..], &plan_args("rocm-rdna2", "linux-x86_64", "3.12", &[])[..]] {
+        for args in [
+            &["variants", "--json"][..],
+            &plan_args("rocm-rdna2", "linux-x86_64", "3.12", &[])[..],
+        ] {
             let run = scratch.run(args);
             assert_eq!(run.code, 2, "{to} {args:?}: {}", run.stderr);
             for needle in *needles {
-                assert!(run.stderr.contains(needle), "{to}: `{needle}` in\n{}", run.stderr);
+                assert!(
+                    run.stderr.contains(needle),
+                    "{to}: `{needle}` in\n{}",
+                    run.stderr
+                );
             }
             assert!(!run.stderr.contains("panicked"), "{}", run.stderr);
         }

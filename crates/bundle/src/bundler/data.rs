@@ -237,7 +237,13 @@ mod tests {
             "TensileManifest.txt",
         ]);
         let want = vec!["gfx1100".to_string(), "gfx1101".to_string()];
-        let picked = select_tree(dir.path(), "bin/rocblas/library/*", Some(&want), &BTreeMap::new()).unwrap();
+        let picked = select_tree(
+            dir.path(),
+            "bin/rocblas/library/*",
+            Some(&want),
+            &BTreeMap::new(),
+        )
+        .unwrap();
         let relative: Vec<&str> = picked.files.iter().map(|f| f.relative.as_str()).collect();
         assert_eq!(
             relative,
@@ -257,13 +263,27 @@ mod tests {
     fn a_requested_target_without_kernels_is_an_error_naming_it_and_the_library() {
         let dir = library(&["gfx1100/TensileLibrary.dat", "gfx1030/TensileLibrary.dat"]);
         let want = vec!["gfx1100".to_string(), "gfx1101".to_string()];
-        let err = select_tree(dir.path(), "bin/rocblas/library/*", Some(&want), &BTreeMap::new()).unwrap_err();
+        let err = select_tree(
+            dir.path(),
+            "bin/rocblas/library/*",
+            Some(&want),
+            &BTreeMap::new(),
+        )
+        .unwrap_err();
         assert!(err.contains("rocblas has no kernel files"), "{err}");
         assert!(err.contains("requested GPU target gfx1101"), "{err}");
         assert!(err.contains("gfx1030, gfx1100"), "{err}");
         // A folder with no kernel files at all names no target: nothing to check.
         let plain = library(&["TensileManifest.txt"]);
-        assert!(select_tree(plain.path(), "bin/rocblas/library/*", Some(&want), &BTreeMap::new()).is_ok());
+        assert!(
+            select_tree(
+                plain.path(),
+                "bin/rocblas/library/*",
+                Some(&want),
+                &BTreeMap::new()
+            )
+            .is_ok()
+        );
     }
 
     /// The exclusions are the variant's table's, not one release's for all: ROCm 7.2 does not
@@ -290,12 +310,17 @@ mod tests {
         let want = vec!["gfx1030".to_string(), "gfx1100".to_string()];
         assert!(select_tree(dir.path(), "hipblaslt/library/*", Some(&want), &rocm_10_0).is_ok());
         let want = vec!["gfx1102".to_string(), "gfx1100".to_string()];
-        let err = select_tree(dir.path(), "hipblaslt/library/*", Some(&want), &rocm_10_0)
-            .unwrap_err();
+        let err =
+            select_tree(dir.path(), "hipblaslt/library/*", Some(&want), &rocm_10_0).unwrap_err();
         assert!(err.contains("requested GPU target gfx1102"), "{err}");
         // Nothing known to be left out: every requested target needs its files.
-        let err = select_tree(dir.path(), "hipblaslt/library/*", Some(&want), &BTreeMap::new())
-            .unwrap_err();
+        let err = select_tree(
+            dir.path(),
+            "hipblaslt/library/*",
+            Some(&want),
+            &BTreeMap::new(),
+        )
+        .unwrap_err();
         assert!(err.contains("hipblaslt has no kernel files"), "{err}");
     }
 }

@@ -260,8 +260,13 @@ mod tests {
         for target in gpus.amd_targets.iter().filter(|t| !t.integrated) {
             let mut rx = false;
             for entry in target.products.split(", ") {
-                rx = entry.starts_with("RX ") || (rx && entry.starts_with(|c: char| c.is_ascii_digit()));
-                let model = entry.trim_start_matches("RX ").split(' ').next().unwrap_or("");
+                rx = entry.starts_with("RX ")
+                    || (rx && entry.starts_with(|c: char| c.is_ascii_digit()));
+                let model = entry
+                    .trim_start_matches("RX ")
+                    .split(' ')
+                    .next()
+                    .unwrap_or("");
                 if rx && model.len() == 4 && model.bytes().all(|b| b.is_ascii_digit()) {
                     check(model, &target.gfx, &target.products);
                 }

@@ -106,12 +106,14 @@ impl Gpus {
     /// Reads `variants/gpus.toml` into `files` and checks it; `variants` are the names of the
     /// variant files (what `[amd.families]` may name).
     pub(crate) fn load(files: &mut Files, variants: &[String]) -> Result<Gpus, InputError> {
-        let id = files.read(&Path::new("variants").join(GPUS_FILE)).map_err(|e| {
-            e.note(format!(
-                "variants/{GPUS_FILE} is the GPU data every variant reads (cards, PCI IDs, \
+        let id = files
+            .read(&Path::new("variants").join(GPUS_FILE))
+            .map_err(|e| {
+                e.note(format!(
+                    "variants/{GPUS_FILE} is the GPU data every variant reads (cards, PCI IDs, \
                  TheRock's target tables): restore it from the checkout"
-            ))
-        })?;
+                ))
+            })?;
         let (path, text) = &files.files[id];
         Gpus::parse(path, text, variants)
     }
@@ -174,27 +176,24 @@ impl Bad<'_> {
     /// one (the `nth` one, 0-based, for a duplicate).
     fn at(&self, key: &str, value: &str, nth: usize, why: &str) -> InputError {
         let needle = format!("\"{value}\"");
-        let at = self
-            .text
-            .match_indices(&needle)
-            .nth(nth)
-            .map(|(i, _)| i);
+        let at = self.text.match_indices(&needle).nth(nth).map(|(i, _)| i);
         let error = InputError::new(format!(
             "{}: `{key}` {}: {why}",
             self.path.display(),
             quoted(value)
         ));
         match at {
-            Some(i) => error.at(Location::from_span(self.path, self.text, i..i + needle.len())),
+            Some(i) => error.at(Location::from_span(
+                self.path,
+                self.text,
+                i..i + needle.len(),
+            )),
             None => error,
         }
     }
 }
 
-fn check_nvidia(
-    bad: &Bad,
-    nvidia: &NvidiaFile,
-) -> Result<Vec<(u32, CudaDriverFloor)>, InputError> {
+fn check_nvidia(bad: &Bad, nvidia: &NvidiaFile) -> Result<Vec<(u32, CudaDriverFloor)>, InputError> {
     let mut seen = BTreeSet::new();
     for card in &nvidia.cards {
         let ok = card.cc.split_once('.').is_some_and(|(a, b)| {
@@ -311,13 +310,12 @@ fn check_amd(
                 .at("amd.targets gfx", &target.gfx, 1, "listed twice")
                 .note("keep one line per target"));
         }
-        if !tables
-            .iter()
-            .any(|(_, t)| t.targets.contains(&target.gfx))
-        {
+        if !tables.iter().any(|(_, t)| t.targets.contains(&target.gfx)) {
             return Err(bad
                 .at("amd.targets gfx", &target.gfx, 0, "in no [therock.*] table")
-                .note("add it to the `targets` (and families) of the TheRock release that builds it"));
+                .note(
+                    "add it to the `targets` (and families) of the TheRock release that builds it",
+                ));
         }
     }
     let mut ids: BTreeMap<&str, &PciId> = BTreeMap::new();
@@ -329,7 +327,12 @@ fn check_amd(
                 .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b));
         if !hex {
             return Err(bad
-                .at("amd.pci-ids.devices id", &device.id, 0, "not a PCI device ID")
+                .at(
+                    "amd.pci-ids.devices id",
+                    &device.id,
+                    0,
+                    "not a PCI device ID",
+                )
                 .note("write four lower-case hex digits, as sysfs and pci.ids do, e.g. \"73ff\""));
         }
         if let Some(first) = ids.insert(&device.id, device) {
@@ -343,7 +346,12 @@ fn check_amd(
         }
         if !targets.contains(device.gfx.as_str()) {
             return Err(bad
-                .at("amd.pci-ids.devices gfx", &device.gfx, 0, "not one of [amd] targets")
+                .at(
+                    "amd.pci-ids.devices gfx",
+                    &device.gfx,
+                    0,
+                    "not one of [amd] targets",
+                )
                 .note("add the target to [amd] `targets` (generation, products) first"));
         }
     }
@@ -363,7 +371,12 @@ fn check_amd(
                 .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_');
         if !ok {
             return Err(bad
-                .at(&format!("amd.families.{family}"), key, 0, "not an AMD sub-family key")
+                .at(
+                    &format!("amd.families.{family}"),
+                    key,
+                    0,
+                    "not an AMD sub-family key",
+                )
                 .note("use rocm-bootstrap's key, e.g. \"gfx10_3\" or \"gfx110x\""));
         }
     }
@@ -413,7 +426,9 @@ mod tests {
         assert_eq!(t.name, "TheRock 10.0");
         assert_eq!(
             t.family("gfx103X-all").unwrap(),
-            ["gfx1030", "gfx1031", "gfx1032", "gfx1033", "gfx1034", "gfx1035", "gfx1036"]
+            [
+                "gfx1030", "gfx1031", "gfx1032", "gfx1033", "gfx1034", "gfx1035", "gfx1036"
+            ]
         );
         assert_eq!(
             t.family("gfx103X-dgpu").unwrap(),
@@ -421,7 +436,10 @@ mod tests {
         );
         assert_eq!(t.family("gfx1033").unwrap(), ["gfx1033"]);
         for igpu in ["gfx1033", "gfx1035"] {
-            assert!(t.family("igpu-all").unwrap().contains(&igpu.into()), "{igpu}");
+            assert!(
+                t.family("igpu-all").unwrap().contains(&igpu.into()),
+                "{igpu}"
+            );
         }
         let old = gpus.table_for_sdk(Some("7.2"));
         for gone in ["gfx1031", "gfx1033", "gfx1034"] {
@@ -436,7 +454,10 @@ mod tests {
     #[test]
     fn hipblaslt_is_not_built_for_rdna2_and_for_gfx1102_only_before_rocm_10() {
         let gpus = real();
-        let (old, new) = (gpus.table_for_sdk(Some("7.2")), gpus.table_for_sdk(Some("10.0")));
+        let (old, new) = (
+            gpus.table_for_sdk(Some("7.2")),
+            gpus.table_for_sdk(Some("10.0")),
+        );
         for t in [old, new] {
             assert!(t.excluded("gfx1030", "hipblaslt"), "{}", t.name);
             assert!(!t.excluded("gfx1100", "hipblaslt"), "{}", t.name);
@@ -483,7 +504,10 @@ mod tests {
             (
                 "{ id = \"7590\",",
                 "{ id = \"73ff\",",
-                &["`amd.pci-ids.devices id` `73ff`: listed twice", "keep one line per device ID"],
+                &[
+                    "`amd.pci-ids.devices id` `73ff`: listed twice",
+                    "keep one line per device ID",
+                ],
             ),
             (
                 "{ id = \"7590\",",
@@ -521,7 +545,10 @@ mod tests {
             (
                 "rocm-rdna4 = \"gfx12_0\"",
                 "rocm-rdna9 = \"gfx12_0\"",
-                &["[amd.families] names `rocm-rdna9`, which is no variant", "did you mean `rocm-rdna"],
+                &[
+                    "[amd.families] names `rocm-rdna9`, which is no variant",
+                    "did you mean `rocm-rdna",
+                ],
             ),
             (
                 "rocm-rdna4 = \"gfx12_0\"",
@@ -548,7 +575,11 @@ mod tests {
                 "[amd.pci-ids]\nvendor = \"1002\"\n",
                 &["unknown key `vendor`", "variants/gpus.toml"],
             ),
-            ("products = \"RX 9060 XT\"", "products = 9060", &["variants/gpus.toml"]),
+            (
+                "products = \"RX 9060 XT\"",
+                "products = 9060",
+                &["variants/gpus.toml"],
+            ),
         ];
         for (from, to, needles) in cases {
             assert_eq!(text.matches(from).count(), 1, "`{from}` once");

@@ -20,12 +20,10 @@ pub(super) fn bundle(
     spec: Option<&BundleTable>,
     inputs: &BTreeMap<String, Input>,
     table: &Table,
-    gpu_targets: &[String],
     host_glibc: Option<(u32, u32)>,
     notes: &mut Vec<String>,
 ) -> Result<Bundle, InputError> {
     let mut bundle = from_spec(files, name, spec, inputs, table)?;
-    bundle.not_built = table.excluded_for(gpu_targets);
     bundle.manylinux = ct2v_bundle::bundler::manylinux::target_for(bundle.policy, host_glibc);
     if let (Some(tag), Some(policy)) = (
         &bundle.manylinux,

@@ -344,16 +344,16 @@ pub(super) fn resolve(
     let host_glibc = choices
         .host_glibc
         .filter(|_| Some(platform) == Platform::host());
-    let bundle = bundle::bundle(
+    let mut bundle = bundle::bundle(
         files,
         name,
         layer.bundle.as_ref(),
         &inputs,
         table,
-        &gpu_targets,
         host_glibc,
         &mut notes,
     )?;
+    bundle.not_built = table.excluded_for(&gpu_targets);
     let local_version = sdk::local_version(files, layer.local_version.as_ref())?;
     let build_tools = checks::build_tools(catalog, layer.build_tools.as_ref())?;
     let version = catalog.version_of(name);
