@@ -5,7 +5,6 @@
 //! A broken data file is exit 2 naming the file, the key and the next step.
 
 use std::fs;
-use std::process::Command;
 
 use crate::common::{Scratch, plan_args, plan_step};
 use crate::gpu_select::{
@@ -160,7 +159,7 @@ fn a_gpu_family_added_in_data_alone_reaches_coverage_plan_bundle_doctor_and_sele
     let text = fs::read_to_string(&selector).unwrap();
     let generated = replaced(&text, DATA_BEGIN, DATA_END, &data_block(&json.stdout)).unwrap();
     fs::write(&selector, generated).unwrap();
-    let Some(python) = python3() else {
+    let Some(python) = crate::probes::python_exe() else {
         panic!("no python3: the selector cannot be asked");
     };
     for platform in ["linux-x86_64", "windows-x86_64"] {
@@ -172,17 +171,6 @@ fn a_gpu_family_added_in_data_alone_reaches_coverage_plan_bundle_doctor_and_sele
         assert_eq!(answer["local_version"], "rocm10.rdna5", "{platform}");
         assert_eq!(answer["gpu"]["gfx"], "gfx1260", "{platform}");
     }
-}
-
-/// The interpreter itself (a pyenv shim needs a PATH the selector's runs do not have).
-fn python3() -> Option<std::path::PathBuf> {
-    Command::new("python3")
-        .args(["-c", "import sys; print(sys.executable)"])
-        .output()
-        .ok()
-        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
-        .filter(|p| !p.is_empty())
-        .map(std::path::PathBuf::from)
 }
 
 /// Mistakes in the data file stop every command that reads the variants, exit 2, naming the
