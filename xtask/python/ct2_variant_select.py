@@ -331,7 +331,8 @@ DATA = json.loads(r"""
               "gfx1011",
               "gfx1012"
             ],
-            "rocm": "10.0.0"
+            "rocm": "10.0.0",
+            "amd_sub_family": "gfx10_1"
           }
         }
       ]
@@ -358,7 +359,8 @@ DATA = json.loads(r"""
               "gfx1035",
               "gfx1036"
             ],
-            "rocm": "10.0.0"
+            "rocm": "10.0.0",
+            "amd_sub_family": "gfx10_3"
           }
         }
       ]
@@ -382,7 +384,8 @@ DATA = json.loads(r"""
               "gfx1102",
               "gfx1103"
             ],
-            "rocm": "10.0.0"
+            "rocm": "10.0.0",
+            "amd_sub_family": "gfx110x"
           }
         }
       ]
@@ -406,7 +409,8 @@ DATA = json.loads(r"""
               "gfx1152",
               "gfx1153"
             ],
-            "rocm": "10.0.0"
+            "rocm": "10.0.0",
+            "amd_sub_family": "gfx115x"
           }
         }
       ]
@@ -428,7 +432,8 @@ DATA = json.loads(r"""
               "gfx1200",
               "gfx1201"
             ],
-            "rocm": "10.0.0"
+            "rocm": "10.0.0",
+            "amd_sub_family": "gfx12_0"
           }
         }
       ]

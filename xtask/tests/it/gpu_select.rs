@@ -13,21 +13,21 @@ use std::process::Command;
 
 use crate::common::{Scratch, repo_root, xtask};
 
-const SELECTOR: &str = "xtask/python/ct2_variant_select.py";
-const DATA_BEGIN: &str = "# --- generated data: begin ---\n";
-const DATA_END: &str = "# --- generated data: end ---";
+pub(crate) const SELECTOR: &str = "xtask/python/ct2_variant_select.py";
+pub(crate) const DATA_BEGIN: &str = "# --- generated data: begin ---\n";
+pub(crate) const DATA_END: &str = "# --- generated data: end ---";
 const README_BEGIN: &str = "<!-- cards: begin -->\n";
 const README_END: &str = "<!-- cards: end -->";
 
 /// `text` with what lies between `begin` and `end` replaced by `block`; `None` when the markers
 /// are missing.
-fn replaced(text: &str, begin: &str, end: &str, block: &str) -> Option<String> {
+pub(crate) fn replaced(text: &str, begin: &str, end: &str, block: &str) -> Option<String> {
     let start = text.find(begin)? + begin.len();
     let stop = start + text[start..].find(end)?;
     Some(format!("{}{block}{}", &text[..start], &text[stop..]))
 }
 
-fn data_block(json: &str) -> String {
+pub(crate) fn data_block(json: &str) -> String {
     format!("DATA = json.loads(r\"\"\"\n{}\n\"\"\")\n", json.trim_end())
 }
 
@@ -280,7 +280,7 @@ fn a_release_carries_its_selector_data() {
 /// and the selector's recorded outputs (nvidia-smi's query, the PnP device ID on Windows, the
 /// PCI IDs in sysfs on Linux).
 #[derive(Debug, Clone)]
-enum Gpu {
+pub(crate) enum Gpu {
     Nvidia { cc: String, driver: String },
     Amd { gfx: String },
 }
@@ -288,6 +288,17 @@ enum Gpu {
 /// The selector's answer (`--json`) on `platform` for a machine with `gpus`: a fake
 /// `nvidia-smi` and `powershell.exe` on a PATH of their own, a sysfs tree as `--root`.
 fn selector_answer(
+    python: &Path,
+    platform: &str,
+    gpus: &[Gpu],
+    pci: &dyn Fn(&str) -> String,
+) -> serde_json::Value {
+    selector_answer_of(&repo_root().join(SELECTOR), python, platform, gpus, pci)
+}
+
+/// [`selector_answer`] of the selector script `selector` (a scratch copy).
+pub(crate) fn selector_answer_of(
+    selector: &Path,
     python: &Path,
     platform: &str,
     gpus: &[Gpu],
@@ -347,7 +358,7 @@ fn selector_answer(
     }
     let out = Command::new(python)
         .arg("-B")
-        .arg(repo_root().join(SELECTOR))
+        .arg(selector)
         .args(["--json", "--platform", platform, "--root"])
         .arg(&root)
         .env("PATH", &bin)
@@ -397,12 +408,14 @@ fn the_doctor_and_the_selector_agree_on_every_card() {
         driver: driver.into(),
     };
     let amd = |gfx: &str| Gpu::Amd { gfx: gfx.into() };
-    // pci.ids has no device of the Radeon 820M (gfx1153) yet: a machine cannot show it to the
-    // selector by its PCI ID, so it is left out here (the selector's own test names it).
+    // A target with no PCI ID in the GPU data (pci.ids has none of the Radeon 820M, gfx1153,
+    // yet) cannot be shown to the selector by its PCI ID, so it is left out here (the
+    // selector's own test names it).
+    let has_pci_id = |gfx: &str| coverage.amd_pci_ids.devices.iter().any(|d| d.gfx == gfx);
     let mut machines: Vec<Vec<Gpu>> = coverage
         .cards
         .iter()
-        .filter(|card| card.target != "gfx1153")
+        .filter(|card| card.vendor == "NVIDIA" || has_pci_id(&card.target))
         .map(|card| {
             vec![if card.vendor == "NVIDIA" {
                 nvidia(&card.target, "999.99")

@@ -93,6 +93,7 @@ fn damaged_variant_files_never_panic_and_errors_name_the_file() {
         "variants/rocm.toml",
         "variants/rocm-gfx1010.toml",
         "variants/ctranslate2/4.7.1.toml",
+        "variants/gpus.toml",
     ];
     let mut rng = fuzz::Rng::seeded("variant files");
     let mut failures = Vec::new();

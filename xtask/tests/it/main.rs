@@ -21,6 +21,7 @@ mod doctor;
 mod download;
 mod fetch_pin;
 mod github_tag_source;
+mod gpu_data;
 mod gpu_machines;
 mod gpu_select;
 mod hip_sdk_bundle;

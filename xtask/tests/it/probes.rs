@@ -340,7 +340,7 @@ fn a_hung_getconf_or_python3_does_not_hang_doctor_for_a_build() {
 }
 
 /// The interpreter behind `python3` (a pyenv shim needs a PATH the selector's runs lack).
-fn python_exe() -> Option<std::path::PathBuf> {
+pub(crate) fn python_exe() -> Option<std::path::PathBuf> {
     Command::new("python3")
         .args(["-c", "import sys; print(sys.executable)"])
         .output()

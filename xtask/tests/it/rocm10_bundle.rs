@@ -715,7 +715,7 @@ fn every_family_bundles_on_linux_and_loads_ldd_clean_in_a_venv() {
     if !tools() || skip::missing("patchelf", "apt-get install patchelf") {
         return;
     }
-    for family in &rocm10::FAMILIES {
+    for family in rocm10::families() {
         let bundled = bundle_linux(family, Rpaths::Therocks);
         loads_ldd_clean_in_a_venv(&bundled, family);
     }

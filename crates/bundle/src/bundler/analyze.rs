@@ -229,8 +229,8 @@ fn data_files(spec: &BundleJob, closure: &Closure) -> Result<(Vec<Placed>, BTree
         let targets = d.filter_gpu_targets.then_some(spec.gpu_targets.as_slice());
         let nothing_written =
             |e: String| anyhow::anyhow!("{e}\nnothing was written to {}", spec.out.display());
-        let mut selection =
-            data::select_tree(&d.base, &d.glob, targets).map_err(nothing_written)?;
+        let mut selection = data::select_tree(&d.base, &d.glob, targets, &spec.not_built)
+            .map_err(nothing_written)?;
         if d.filter_closure {
             selection
                 .retain_kernels_of(&libraries)

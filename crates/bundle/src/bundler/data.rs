@@ -13,7 +13,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use super::glob::matches;
-use crate::gpu_targets::{self, targets_in};
+use crate::gpu_targets::targets_in;
 
 /// Whether a data file is kept: files for no particular architecture always are; files for
 /// some architecture only when one of them is targeted.
@@ -91,11 +91,13 @@ impl DataSelection {
 /// The files below `base`/`dir` (sub-folders included) whose names match `glob`'s last
 /// segment, filtered to `targets` by the targets their path names. With `targets`, a
 /// requested target that has no file where other targets have some is an error naming the
-/// target and the library, unless TheRock leaves that library out for that target.
+/// target and the library, unless the variant's TheRock table leaves that library out for that
+/// target (`not_built`: library → targets, [`crate::gpu_targets::Table::excluded_for`]).
 pub(crate) fn select_tree(
     base: &Path,
     glob: &str,
     targets: Option<&[String]>,
+    not_built: &BTreeMap<String, Vec<String>>,
 ) -> Result<DataSelection, String> {
     let (dir, pattern) = split(base, glob);
     let all = ct2v_support::fsx::files_below(&dir)
@@ -128,9 +130,7 @@ pub(crate) fn select_tree(
         let library = library_name(&dir);
         let missing: Vec<&String> = wanted
             .iter()
-            // Only variants that repackage a ROCm 7.2 tree filter by target (device wheels hold
-            // one target each and are taken whole), so 7.2's exclusions apply.
-            .filter(|t| !found.contains(*t) && !gpu_targets::ROCM_7_2.excluded(t, &library))
+            .filter(|t| !found.contains(*t) && !not_built_for(not_built, &library, t))
             .collect();
         if let Some(first) = missing.first() {
             let has: Vec<&str> = found.iter().map(String::as_str).collect();
@@ -149,6 +149,13 @@ pub(crate) fn select_tree(
         }
     }
     Ok(selection)
+}
+
+/// Whether `not_built` leaves `library` (any case) out for `target`.
+fn not_built_for(not_built: &BTreeMap<String, Vec<String>>, library: &str, target: &str) -> bool {
+    not_built
+        .iter()
+        .any(|(l, ts)| l.eq_ignore_ascii_case(library) && ts.iter().any(|t| t == target))
 }
 
 /// `rocblas` for `…/rocblas/library`, else the folder's own name.
@@ -230,7 +237,13 @@ mod tests {
             "TensileManifest.txt",
         ]);
         let want = vec!["gfx1100".to_string(), "gfx1101".to_string()];
-        let picked = select_tree(dir.path(), "bin/rocblas/library/*", Some(&want)).unwrap();
+        let picked = select_tree(
+            dir.path(),
+            "bin/rocblas/library/*",
+            Some(&want),
+            &BTreeMap::new(),
+        )
+        .unwrap();
         let relative: Vec<&str> = picked.files.iter().map(|f| f.relative.as_str()).collect();
         assert_eq!(
             relative,
@@ -250,23 +263,64 @@ mod tests {
     fn a_requested_target_without_kernels_is_an_error_naming_it_and_the_library() {
         let dir = library(&["gfx1100/TensileLibrary.dat", "gfx1030/TensileLibrary.dat"]);
         let want = vec!["gfx1100".to_string(), "gfx1101".to_string()];
-        let err = select_tree(dir.path(), "bin/rocblas/library/*", Some(&want)).unwrap_err();
+        let err = select_tree(
+            dir.path(),
+            "bin/rocblas/library/*",
+            Some(&want),
+            &BTreeMap::new(),
+        )
+        .unwrap_err();
         assert!(err.contains("rocblas has no kernel files"), "{err}");
         assert!(err.contains("requested GPU target gfx1101"), "{err}");
         assert!(err.contains("gfx1030, gfx1100"), "{err}");
         // A folder with no kernel files at all names no target: nothing to check.
         let plain = library(&["TensileManifest.txt"]);
-        assert!(select_tree(plain.path(), "bin/rocblas/library/*", Some(&want)).is_ok());
+        assert!(
+            select_tree(
+                plain.path(),
+                "bin/rocblas/library/*",
+                Some(&want),
+                &BTreeMap::new()
+            )
+            .is_ok()
+        );
     }
 
+    /// The exclusions are the variant's table's, not one release's for all: ROCm 7.2 does not
+    /// build hipBLASLt for gfx1030 or gfx1102, ROCm 10.0 builds it for gfx1102.
     #[test]
-    fn hipblaslt_may_lack_what_therock_does_not_build_it_for() {
+    fn hipblaslt_may_lack_only_what_the_variants_table_does_not_build_it_for() {
         let dir = tempfile::tempdir().unwrap();
         let lib = dir.path().join("hipblaslt/library");
         fs::create_dir_all(&lib).unwrap();
         fs::write(lib.join("TensileLibrary_gfx1100.dat"), "k").unwrap();
+        let table = |targets: &[&str]| {
+            BTreeMap::from([(
+                "hipblaslt".to_string(),
+                targets.iter().map(|t| t.to_string()).collect::<Vec<_>>(),
+            )])
+        };
+        let rocm_7_2 = table(&["gfx1030", "gfx1102"]);
+        let rocm_10_0 = table(&["gfx1030"]);
+        for want in [["gfx1030", "gfx1100"], ["gfx1102", "gfx1100"]] {
+            let want: Vec<String> = want.iter().map(|t| t.to_string()).collect();
+            let picked = select_tree(dir.path(), "hipblaslt/library/*", Some(&want), &rocm_7_2);
+            assert_eq!(picked.unwrap().files.len(), 1, "{want:?}");
+        }
         let want = vec!["gfx1030".to_string(), "gfx1100".to_string()];
-        let picked = select_tree(dir.path(), "hipblaslt/library/*", Some(&want)).unwrap();
-        assert_eq!(picked.files.len(), 1);
+        assert!(select_tree(dir.path(), "hipblaslt/library/*", Some(&want), &rocm_10_0).is_ok());
+        let want = vec!["gfx1102".to_string(), "gfx1100".to_string()];
+        let err =
+            select_tree(dir.path(), "hipblaslt/library/*", Some(&want), &rocm_10_0).unwrap_err();
+        assert!(err.contains("requested GPU target gfx1102"), "{err}");
+        // Nothing known to be left out: every requested target needs its files.
+        let err = select_tree(
+            dir.path(),
+            "hipblaslt/library/*",
+            Some(&want),
+            &BTreeMap::new(),
+        )
+        .unwrap_err();
+        assert!(err.contains("hipblaslt has no kernel files"), "{err}");
     }
 }

@@ -1,6 +1,7 @@
 //! What one bundle run needs ([`BundleJob`]): what every caller must say, defaults for the
 //! rest, and the job of `bundle --wheel` from its flags.
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use anyhow::Result;
@@ -35,6 +36,10 @@ pub struct BundleJob {
     pub data: Vec<DataGlob>,
     /// Keep only data files for these GPU targets (files naming no target are kept).
     pub gpu_targets: Vec<String>,
+    /// Library → those of `gpu_targets` the variant's TheRock release does not build it for
+    /// (its table's exclusions), so its kernel files may lack them.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub not_built: BTreeMap<String, Vec<String>>,
     pub outputs: Vec<Output>,
     /// The folder the outputs go to; replaced as a whole.
     pub out: PathBuf,
@@ -116,6 +121,7 @@ impl BundleJob {
             search: Vec::new(),
             data: Vec::new(),
             gpu_targets: Vec::new(),
+            not_built: BTreeMap::new(),
             outputs: Output::ALL.to_vec(),
             out,
             patchelf: None,

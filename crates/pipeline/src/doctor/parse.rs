@@ -167,6 +167,7 @@ fn isa(text: &str) -> String {
 
 /// The gfx target of a Radeon card from its name, for when no HIP tool sees it (a HIP 7
 /// runtime sees no RDNA 1 card at all): the desktop RX 5000/6000/7000/9000 series.
+/// The ranges are code; the GPU data's products and PCI names are the facts they must agree with.
 pub(crate) fn gfx_from_marketing_name(name: &str) -> Option<&'static str> {
     let upper = name.to_ascii_uppercase();
     if !upper.contains("RADEON") {
@@ -177,17 +178,20 @@ pub(crate) fn gfx_from_marketing_name(name: &str) -> Option<&'static str> {
         .find(|w| w.len() == 4)?
         .parse()
         .ok()?;
+    // The desktop models of the GPU data's products and its pci.ids names (variants/gpus.toml;
+    // a test holds the two together).
     Some(match model {
         5600..=5799 => "gfx1010",
-        5500..=5599 => "gfx1012",
+        5300..=5599 => "gfx1012",
         6800..=6999 => "gfx1030",
         6700..=6799 => "gfx1031",
         6600..=6699 => "gfx1032",
+        6300..=6599 => "gfx1034",
         7900..=7999 => "gfx1100",
         7700..=7899 => "gfx1101",
-        7600..=7699 => "gfx1102",
+        7300..=7699 => "gfx1102",
         9070..=9079 => "gfx1201",
-        9060..=9069 => "gfx1200",
+        9050..=9069 => "gfx1200",
         _ => return None,
     })
 }
@@ -308,5 +312,43 @@ mod tests {
             Some("gfx1100")
         );
         assert_eq!(gfx_from_marketing_name("NVIDIA GeForce RTX 4090"), None);
+    }
+
+    /// Every desktop Radeon RX model the GPU data names (its products, and the first model of
+    /// each pci.ids name) maps to that data's target: a model the name table misses (RX 5300,
+    /// RX 6500 XT, RX 7500, RX 9050) would leave a Windows machine's card unknown.
+    #[test]
+    fn marketing_names_agree_with_the_gpu_data() {
+        let gpus = crate::variant::gpus::checkout_gpus();
+        let mut checked = 0;
+        let mut check = |model: &str, gfx: &str, from: &str| {
+            let name = format!("AMD Radeon RX {model}");
+            assert_eq!(gfx_from_marketing_name(&name), Some(gfx), "{name} ({from})");
+            checked += 1;
+        };
+        for target in gpus.amd_targets.iter().filter(|t| !t.integrated) {
+            let mut rx = false;
+            for entry in target.products.split(", ") {
+                rx = entry.starts_with("RX ")
+                    || (rx && entry.starts_with(|c: char| c.is_ascii_digit()));
+                let model = entry
+                    .trim_start_matches("RX ")
+                    .split(' ')
+                    .next()
+                    .unwrap_or("");
+                if rx && model.len() == 4 && model.bytes().all(|b| b.is_ascii_digit()) {
+                    check(model, &target.gfx, &target.products);
+                }
+            }
+        }
+        for device in &gpus.pci_ids {
+            if let Some((_, rest)) = device.name.split_once("Radeon RX ") {
+                let model: String = rest.chars().take_while(char::is_ascii_digit).collect();
+                if model.len() == 4 {
+                    check(&model, &device.gfx, &device.name);
+                }
+            }
+        }
+        assert!(checked > 40, "{checked}");
     }
 }

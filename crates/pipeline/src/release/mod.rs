@@ -373,7 +373,7 @@ fn released_coverage(coverage: &Coverage, artifacts: &[Artifact]) -> Result<Cove
             builds,
         });
     }
-    Ok(crate::variant::coverage::with_cards(variants))
+    Ok(coverage.with_variants(variants))
 }
 
 /// `(2, 36)` of a `manylinux_2_36_x86_64` tag or policy name.

@@ -14,21 +14,15 @@
 //!   A cubin for sm_XY runs on devices of compute capability X.Z with Z >= Y; PTX for
 //!   compute_XY is compiled by the driver for any newer device (NVIDIA's CUDA C++ Programming
 //!   Guide, "Binary Compatibility" and "PTX Compatibility").
-//! - Minimum drivers: NVIDIA's CUDA Toolkit Release Notes, table "CUDA Toolkit and Minimum
-//!   Required Driver Version for CUDA Minor Version Compatibility" (CUDA 12.x: >= 525.60.13
-//!   Linux, >= 528.33 Windows; CUDA 13.x: >= 580), repeated on
-//!   docs.nvidia.com/deploy/cuda-compatibility/minor-version-compatibility.html (12.x >= 525,
-//!   13.x >= 580).
-//! - gfx targets and their products: ROCm/TheRock `cmake/therock_amdgpu_targets.cmake` (the
-//!   product named with each target) and LLVM's AMDGPUUsage processor table.
-//! - PCI device IDs: pci.ids (pciutils/pciids) version 2026.08.22, vendor 1002; each chip's
-//!   code name there (Navi 10, Navi 23, Strix Halo…) joined to its gfx target through the
-//!   products both name.
+//! - NVIDIA cards, the minimum driver of each CUDA major, AMD targets, their PCI IDs and AMD's
+//!   key for each family: the GPU data file, `variants/gpus.toml` ([`super::gpus`]), which
+//!   cites its sources.
 
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+use crate::variant::gpus::Gpus;
 use crate::variant::{Catalog, Choices, SDK_MAJOR, SdkKind};
 use ct2v_support::diagnostic::InputError;
 use ct2v_support::platform::Platform;
@@ -50,190 +44,6 @@ pub(crate) fn common_for_major(major: u32) -> &'static str {
         COMMON_CUDA_12
     }
 }
-
-/// The oldest driver that runs what a CUDA toolkit of `major` builds (minor version
-/// compatibility): `(major, Linux, Windows)`.
-pub(crate) const CUDA_DRIVERS: &[(u32, &str, &str)] =
-    &[(12, "525.60.13", "528.33"), (13, "580", "580")];
-
-/// The pci.ids version the device names below are from.
-pub(crate) const PCI_IDS_VERSION: &str = "2026.08.22";
-
-/// AMD (vendor 0x1002) display devices of RDNA 1 and newer: device ID, gfx target, pci.ids name.
-pub(crate) const AMD_PCI_IDS: &[(u16, &str, &str)] = &[
-    (0x1114, "gfx1152", "Krackan [Radeon 840M / 860M Graphics]"),
-    (0x13c0, "gfx1036", "Granite Ridge [Radeon Graphics]"),
-    (0x150e, "gfx1150", "Strix [Radeon 880M / 890M]"),
-    (
-        0x1586,
-        "gfx1151",
-        "Strix Halo [Radeon Graphics / Radeon 8050S Graphics / Radeon 8060S Graphics]",
-    ),
-    (0x15bf, "gfx1103", "Phoenix1"),
-    (0x15c8, "gfx1103", "Phoenix2"),
-    (0x163f, "gfx1033", "VanGogh [AMD Custom GPU 0405]"),
-    (0x164e, "gfx1036", "Raphael"),
-    (0x1681, "gfx1035", "Rembrandt [Radeon 680M]"),
-    (0x1900, "gfx1103", "HawkPoint1"),
-    (0x1901, "gfx1103", "HawkPoint2"),
-    (0x7310, "gfx1010", "Navi 10 [Radeon Pro W5700X]"),
-    (0x7312, "gfx1010", "Navi 10 [Radeon Pro W5700]"),
-    (0x7319, "gfx1010", "Navi 10 [Radeon Pro 5700 XT]"),
-    (0x731b, "gfx1010", "Navi 10 [Radeon Pro 5700]"),
-    (
-        0x731f,
-        "gfx1010",
-        "Navi 10 [Radeon RX 5600 OEM/5600 XT / 5700/5700 XT]",
-    ),
-    (
-        0x7340,
-        "gfx1012",
-        "Navi 14 [Radeon RX 5500/5500M / Pro 5300/5300M/5500M]",
-    ),
-    (0x7341, "gfx1012", "Navi 14 [Radeon Pro W5500]"),
-    (0x7347, "gfx1012", "Navi 14 [Radeon Pro W5500M]"),
-    (0x734f, "gfx1012", "Navi 14 [Radeon Pro W5300M]"),
-    (0x7360, "gfx1011", "Navi 12 [Radeon Pro 5600M/V520/BC-160]"),
-    (0x7362, "gfx1011", "Navi 12 [Radeon Pro V520/V540]"),
-    (0x73a1, "gfx1030", "Navi 21 [Radeon Pro V620]"),
-    (0x73a2, "gfx1030", "Navi 21 Pro-XTA [Radeon Pro W6900X]"),
-    (0x73a3, "gfx1030", "Navi 21 GL-XL [Radeon PRO W6800]"),
-    (0x73a5, "gfx1030", "Navi 21 [Radeon RX 6950 XT]"),
-    (
-        0x73ab,
-        "gfx1030",
-        "Navi 21 Pro-XLA [Radeon Pro W6800X/Radeon Pro W6800X Duo]",
-    ),
-    (0x73ae, "gfx1030", "Navi 21 [Radeon Pro V620 MxGPU]"),
-    (0x73af, "gfx1030", "Navi 21 [Radeon RX 6900 XT]"),
-    (
-        0x73bf,
-        "gfx1030",
-        "Navi 21 [Radeon RX 6800/6800 XT / 6900 XT]",
-    ),
-    (0x73c3, "gfx1031", "Navi 22"),
-    (0x73ce, "gfx1031", "Navi 22-XL SRIOV MxGPU"),
-    (
-        0x73df,
-        "gfx1031",
-        "Navi 22 [Radeon RX 6700/6700 XT/6750 XT / 6800M/6850M XT]",
-    ),
-    (0x73e0, "gfx1032", "Navi 23"),
-    (0x73e1, "gfx1032", "Navi 23 WKS-XM [Radeon PRO W6600M]"),
-    (0x73e3, "gfx1032", "Navi 23 WKS-XL [Radeon PRO W6600]"),
-    (
-        0x73ef,
-        "gfx1032",
-        "Navi 23 [Radeon RX 6650 XT / 6700S / 6800S]",
-    ),
-    (0x73f0, "gfx1102", "Navi 33 [Radeon RX 7600M XT]"),
-    (0x73ff, "gfx1032", "Navi 23 [Radeon RX 6600/6600 XT/6600M]"),
-    (0x7421, "gfx1034", "Navi 24 [Radeon PRO W6500M]"),
-    (0x7422, "gfx1034", "Navi 24 [Radeon PRO W6400]"),
-    (0x7423, "gfx1034", "Navi 24 [Radeon PRO W6300/W6300M]"),
-    (0x7424, "gfx1034", "Navi 24 [Radeon RX 6300]"),
-    (0x743f, "gfx1034", "Navi 24 [Radeon RX 6400/6500 XT/6500M]"),
-    (0x7448, "gfx1100", "Navi 31 [Radeon Pro W7900]"),
-    (0x7449, "gfx1100", "Navi 31 [Radeon Pro W7800 48GB]"),
-    (0x744a, "gfx1100", "Navi 31 [Radeon Pro W7900 Dual Slot]"),
-    (0x744b, "gfx1100", "Navi 31 [Radeon Pro W7900D]"),
-    (
-        0x744c,
-        "gfx1100",
-        "Navi 31 [Radeon RX 7900 XT/7900 XTX/7900 GRE/7900M]",
-    ),
-    (0x745e, "gfx1100", "Navi 31 [Radeon Pro W7800]"),
-    (0x7460, "gfx1101", "Navi 32 GL-XL [AMD Radeon PRO V710]"),
-    (0x7461, "gfx1101", "Navi 32 [AMD Radeon PRO V710]"),
-    (0x7470, "gfx1101", "Navi 32 [Radeon PRO W7700]"),
-    (0x747e, "gfx1101", "Navi 32 [Radeon RX 7700 XT / 7800 XT]"),
-    (
-        0x7480,
-        "gfx1102",
-        "Navi 33 [Radeon RX 7600/7600 XT/7600M XT/7600S/7700S / PRO W7600]",
-    ),
-    (0x7481, "gfx1102", "Navi 33 [Steam Machine]"),
-    (0x7483, "gfx1102", "Navi 33 [Radeon RX 7600M/7600M XT]"),
-    (0x7487, "gfx1102", "Navi 33 [Radeon Graphics]"),
-    (0x7489, "gfx1102", "Navi 33 [Radeon Pro W7500]"),
-    (0x748b, "gfx1102", "Navi 33 [Radeon Graphics]"),
-    (0x7499, "gfx1102", "Navi 33 [Radeon RX 7400/7300/Pro W7400]"),
-    (0x749f, "gfx1102", "Navi 33 [Radeon RX 7500]"),
-    (
-        0x7550,
-        "gfx1201",
-        "Navi 48 [Radeon RX 9070/9070 XT/9070 GRE]",
-    ),
-    (0x7551, "gfx1201", "Navi 48 [Radeon AI PRO R9700]"),
-    (0x7590, "gfx1200", "Navi 44 [Radeon RX 9050 / 9060 XT]"),
-];
-
-/// AMD consumer GPUs by target: gfx target, generation, products, integrated.
-pub(crate) const AMD_CARDS: &[(&str, &str, &str, bool)] = &[
-    ("gfx1010", "RDNA 1", "RX 5700 XT, 5700, 5600 XT", false),
-    ("gfx1011", "RDNA 1", "Radeon Pro V520, Pro 5600M", false),
-    ("gfx1012", "RDNA 1", "RX 5500 XT, 5500, 5300", false),
-    (
-        "gfx1030",
-        "RDNA 2",
-        "RX 6950 XT, 6900 XT, 6800 XT, 6800",
-        false,
-    ),
-    ("gfx1031", "RDNA 2", "RX 6750 XT, 6700 XT, 6700", false),
-    ("gfx1032", "RDNA 2", "RX 6650 XT, 6600 XT, 6600", false),
-    ("gfx1033", "RDNA 2", "Steam Deck (Van Gogh)", true),
-    ("gfx1034", "RDNA 2", "RX 6500 XT, 6400", false),
-    ("gfx1035", "RDNA 2", "Radeon 680M, 660M (Rembrandt)", true),
-    (
-        "gfx1036",
-        "RDNA 2",
-        "Radeon Graphics of Ryzen 7000/9000 desktop (Raphael, Granite Ridge)",
-        true,
-    ),
-    ("gfx1100", "RDNA 3", "RX 7900 XTX, 7900 XT, 7900 GRE", false),
-    ("gfx1101", "RDNA 3", "RX 7800 XT, 7700 XT", false),
-    ("gfx1102", "RDNA 3", "RX 7600 XT, 7600", false),
-    (
-        "gfx1103",
-        "RDNA 3",
-        "Radeon 780M, 760M, 740M (Phoenix, Hawk Point)",
-        true,
-    ),
-    (
-        "gfx1150",
-        "RDNA 3.5",
-        "Radeon 890M, 880M (Strix Point)",
-        true,
-    ),
-    (
-        "gfx1151",
-        "RDNA 3.5",
-        "Radeon 8060S, 8050S (Strix Halo)",
-        true,
-    ),
-    ("gfx1152", "RDNA 3.5", "Radeon 860M, 840M (Krackan)", true),
-    // ROCm/TheRock cmake/therock_amdgpu_targets.cmake: `gfx1153 "AMD Radeon 820M iGPU"`.
-    ("gfx1153", "RDNA 3.5", "Radeon 820M", true),
-    ("gfx1200", "RDNA 4", "RX 9060 XT", false),
-    ("gfx1201", "RDNA 4", "RX 9070 XT, 9070, 9070 GRE", false),
-];
-
-/// NVIDIA GPUs by compute capability (NVIDIA's "CUDA GPUs" list): capability, generation,
-/// products.
-pub(crate) const NVIDIA_CARDS: &[(&str, &str, &str)] = &[
-    ("5.0", "Maxwell", "GTX 750 Ti, 750"),
-    ("5.2", "Maxwell", "GTX 980 Ti, 980, 970, 960, 950, Titan X"),
-    ("6.0", "Pascal", "Tesla P100"),
-    ("6.1", "Pascal", "GTX 1080 Ti … 1050, Titan Xp"),
-    ("7.0", "Volta", "Titan V, Tesla V100"),
-    ("7.5", "Turing", "RTX 20 series, GTX 16 series"),
-    ("8.0", "Ampere", "A100"),
-    ("8.6", "Ampere", "RTX 30 series"),
-    ("8.9", "Ada Lovelace", "RTX 40 series"),
-    ("9.0", "Hopper", "H100"),
-    ("10.0", "Blackwell", "B200"),
-    ("12.0", "Blackwell", "RTX 50 series"),
-];
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Coverage {
@@ -297,6 +107,11 @@ pub struct AmdCoverage {
     /// its `rocm-sdk-core` input: `10.0.0`, `7.2.0`); `None` for a HIP SDK build.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rocm: Option<String>,
+    /// AMD's own key for the family this build is (rocm-bootstrap's sub-family: `gfx10_3` for
+    /// `rocm-rdna2`), from the GPU data file's `[amd.families]`; added to schema 1, absent for
+    /// builds that are no such family.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub amd_sub_family: Option<String>,
 }
 
 impl AmdCoverage {
@@ -415,7 +230,7 @@ fn arch_list(list: &str) -> Result<(Vec<String>, Vec<String>), String> {
     Ok((sass, ptx))
 }
 
-fn nvidia(major: u32, requested: &str) -> Result<NvidiaCoverage, String> {
+fn nvidia(gpus: &Gpus, major: u32, requested: &str) -> Result<NvidiaCoverage, String> {
     let list = match requested {
         "Common" => common_for_major(major).to_string(),
         "Auto" | "All" => {
@@ -433,13 +248,13 @@ fn nvidia(major: u32, requested: &str) -> Result<NvidiaCoverage, String> {
         .min()
         .map(|(_, s)| s.clone())
         .unwrap_or_default();
-    let (linux, windows) = CUDA_DRIVERS
-        .iter()
-        .find(|(m, _, _)| *m == major)
-        .map(|(_, l, w)| (l.to_string(), w.to_string()))
+    let (linux, windows) = gpus
+        .cuda_driver(major)
+        .map(|d| (d.linux.clone(), d.windows.clone()))
         .ok_or_else(|| {
             format!(
-                "no minimum driver is known for CUDA {major} (variant/coverage.rs, CUDA_DRIVERS)"
+                "no minimum driver is known for CUDA {major} (variants/gpus.toml, \
+                 [nvidia.cuda-drivers])"
             )
         })?;
     Ok(NvidiaCoverage {
@@ -465,86 +280,107 @@ pub(crate) fn of_variants(catalog: &Catalog, names: &[&str]) -> Result<Coverage,
     for name in catalog.variant_names().filter(|n| names.contains(n)) {
         variants.push(of_variant(catalog, name)?);
     }
-    Ok(with_cards(variants))
+    Ok(with_cards(&catalog.gpus, variants))
 }
 
-/// The coverage around `variants`: the card table, the driver table and the PCI IDs.
-pub(crate) fn with_cards(variants: Vec<VariantCoverage>) -> Coverage {
-    let mut cards = Vec::new();
-    for (cap, generation, products) in NVIDIA_CARDS {
-        let served_by = variants
-            .iter()
-            .flat_map(|v| v.builds.iter().map(move |b| (v, b)))
-            .filter_map(|(v, b)| {
-                let how = serves_cc(b.nvidia.as_ref()?, cap)?;
-                Some(ServedBy {
-                    variant: v.name.clone(),
-                    local_version: b.local_version.clone(),
-                    how: how.into(),
-                })
-            })
-            .collect();
-        cards.push(Card {
-            vendor: "NVIDIA".into(),
-            generation: generation.to_string(),
-            target: cap.to_string(),
-            products: products.to_string(),
-            integrated: false,
-            served_by,
-        });
-    }
-    for (gfx, generation, products, integrated) in AMD_CARDS {
-        let served_by = variants
-            .iter()
-            .flat_map(|v| v.builds.iter().map(move |b| (v, b)))
-            .filter(|(_, b)| {
-                b.amd
-                    .as_ref()
-                    .is_some_and(|a| a.gfx.iter().any(|g| g == gfx))
-            })
-            .map(|(v, b)| ServedBy {
-                variant: v.name.clone(),
-                local_version: b.local_version.clone(),
-                how: "native".into(),
-            })
-            .collect();
-        cards.push(Card {
-            vendor: "AMD".into(),
-            generation: generation.to_string(),
-            target: gfx.to_string(),
-            products: products.to_string(),
-            integrated: *integrated,
-            served_by,
-        });
-    }
-    Coverage {
+/// The coverage around `variants`: the card table, the driver table and the PCI IDs, from the
+/// GPU data `gpus`.
+pub(crate) fn with_cards(gpus: &Gpus, variants: Vec<VariantCoverage>) -> Coverage {
+    let card = |vendor: &str, generation: &str, target: &str, products: &str, integrated| Card {
+        vendor: vendor.into(),
+        generation: generation.into(),
+        target: target.into(),
+        products: products.into(),
+        integrated,
+        served_by: Vec::new(),
+    };
+    let cards = gpus
+        .nvidia_cards
+        .iter()
+        .map(|c| card("NVIDIA", &c.generation, &c.cc, &c.products, false))
+        .chain(
+            gpus.amd_targets
+                .iter()
+                .map(|t| card("AMD", &t.generation, &t.gfx, &t.products, t.integrated)),
+        )
+        .collect();
+    let frame = Coverage {
         schema_version: SCHEMA_VERSION,
-        variants,
+        variants: Vec::new(),
         cards,
-        cuda_drivers: CUDA_DRIVERS
+        cuda_drivers: gpus
+            .cuda_drivers
             .iter()
-            .map(|(major, linux, windows)| CudaDriver {
+            .map(|(major, floor)| CudaDriver {
                 cuda_major: *major,
-                linux: linux.to_string(),
-                windows: windows.to_string(),
+                linux: floor.linux.clone(),
+                windows: floor.windows.clone(),
             })
             .collect(),
         amd_pci_ids: PciIds {
-            source: "pci.ids (github.com/pciutils/pciids), vendor 1002; gfx targets from \
-                     ROCm/TheRock cmake/therock_amdgpu_targets.cmake and LLVM AMDGPUUsage"
-                .into(),
-            version: PCI_IDS_VERSION.into(),
+            source: gpus.pci_source.clone(),
+            version: gpus.pci_version.clone(),
             vendor: "1002".into(),
-            devices: AMD_PCI_IDS
+            devices: gpus
+                .pci_ids
                 .iter()
-                .map(|(device, gfx, name)| PciDevice {
-                    device: format!("{device:04x}"),
-                    gfx: gfx.to_string(),
-                    name: name.to_string(),
+                .map(|d| PciDevice {
+                    device: d.id.clone(),
+                    gfx: d.gfx.clone(),
+                    name: d.name.clone(),
                 })
                 .collect(),
         },
+    };
+    frame.with_variants(variants)
+}
+
+impl Coverage {
+    /// This coverage's cards, drivers and PCI IDs around `variants` (a release's): each card
+    /// served by the builds of `variants` that serve it.
+    pub(crate) fn with_variants(&self, variants: Vec<VariantCoverage>) -> Coverage {
+        let cards = self
+            .cards
+            .iter()
+            .map(|card| Card {
+                served_by: served_by(&variants, card),
+                ..card.clone()
+            })
+            .collect();
+        Coverage {
+            schema_version: SCHEMA_VERSION,
+            variants,
+            cards,
+            cuda_drivers: self.cuda_drivers.clone(),
+            amd_pci_ids: self.amd_pci_ids.clone(),
+        }
     }
+}
+
+/// The builds of `variants` that serve `card`: an NVIDIA card by a cubin or PTX, an AMD one
+/// by its target's kernels.
+fn served_by(variants: &[VariantCoverage], card: &Card) -> Vec<ServedBy> {
+    let mut served = Vec::new();
+    for v in variants {
+        for b in &v.builds {
+            let how = if card.vendor == "NVIDIA" {
+                b.nvidia.as_ref().and_then(|n| serves_cc(n, &card.target))
+            } else {
+                b.amd
+                    .as_ref()
+                    .filter(|a| a.gfx.contains(&card.target))
+                    .map(|_| "native")
+            };
+            if let Some(how) = how {
+                served.push(ServedBy {
+                    variant: v.name.clone(),
+                    local_version: b.local_version.clone(),
+                    how: how.into(),
+                });
+            }
+        }
+    }
+    served
 }
 
 fn of_variant(catalog: &Catalog, name: &str) -> Result<VariantCoverage, InputError> {
@@ -617,6 +453,7 @@ fn of_variant(catalog: &Catalog, name: &str) -> Result<VariantCoverage, InputErr
                     .filter(|_| rocm.is_none())
                     .map(|s| s.version.clone()),
                 rocm,
+                amd_sub_family: catalog.gpus.amd_families.get(name).cloned(),
             };
             vec![build(label, None, Some(amd))]
         }
@@ -636,7 +473,7 @@ fn of_variant(catalog: &Catalog, name: &str) -> Result<VariantCoverage, InputErr
             let requested = resolved.cuda_arch.as_deref().unwrap_or("Auto");
             let mut builds = Vec::new();
             for major in majors {
-                let coverage = nvidia(major, requested).map_err(|why| {
+                let coverage = nvidia(&catalog.gpus, major, requested).map_err(|why| {
                     InputError::new(format!(
                         "{file}: cuda-arch `{requested}` of variant `{name}`: {why}"
                     ))
@@ -797,7 +634,7 @@ mod tests {
     use super::*;
 
     fn cuda(major: u32) -> NvidiaCoverage {
-        nvidia(major, "Common").unwrap()
+        nvidia(&crate::variant::gpus::checkout_gpus(), major, "Common").unwrap()
     }
 
     #[test]
@@ -825,6 +662,8 @@ mod tests {
 
     #[test]
     fn lists_that_say_nothing_fixed_are_refused() {
+        let gpus = crate::variant::gpus::checkout_gpus();
+        let nvidia = |major, list| nvidia(&gpus, major, list);
         assert!(
             nvidia(12, "Auto")
                 .unwrap_err()
@@ -835,17 +674,5 @@ mod tests {
         let c = nvidia(12, "9.0").unwrap();
         assert_eq!(serves_cc(&c, "8.9"), None);
         assert_eq!(serves_cc(&c, "12.0"), None, "no PTX");
-    }
-
-    #[test]
-    fn pci_ids_are_unique_and_name_declared_targets() {
-        let mut seen = std::collections::BTreeSet::new();
-        for (device, gfx, _) in AMD_PCI_IDS {
-            assert!(seen.insert(device), "{device:04x} twice");
-            assert!(
-                AMD_CARDS.iter().any(|(g, ..)| g == gfx),
-                "{gfx} has no card row"
-            );
-        }
     }
 }

@@ -4,6 +4,7 @@
 pub mod coverage;
 pub mod download_url;
 mod extends;
+pub mod gpus;
 pub mod layer;
 pub mod listing;
 pub mod loc;
@@ -33,7 +34,8 @@ pub const DEFAULT_BUILD_TOOLS: &str = "wheels/build-tools.txt";
 use ct2v_support::diagnostic::{InputError, Location};
 use layer::{Layer, Stack};
 
-/// The file every variant starts from; it is not a variant itself.
+/// The file every variant starts from; it is not a variant itself (nor is `gpus.toml`, the GPU
+/// data: [`gpus`]).
 pub(crate) const DEFAULTS_FILE: &str = "defaults.toml";
 
 /// One file per CTranslate2 version, `variants/ctranslate2/<version>.toml`: its source pin
@@ -101,6 +103,8 @@ pub struct Catalog {
     chosen: BTreeMap<String, String>,
     /// The version files those need, by version.
     pub versions: BTreeMap<String, Layer>,
+    /// The GPU data file (`variants/gpus.toml`), checked.
+    pub gpus: gpus::Gpus,
 }
 
 impl Catalog {
@@ -117,7 +121,7 @@ impl Catalog {
             let Some(name) = file.strip_suffix(".toml") else {
                 continue;
             };
-            if file == DEFAULTS_FILE {
+            if file == DEFAULTS_FILE || file == gpus::GPUS_FILE {
                 continue;
             }
             if let Err(why) = check_variant_name(name) {
@@ -188,6 +192,7 @@ impl Catalog {
         let (chosen, versions) = load_versions(
             &mut files, root, &names, &defaults, &variants, &bases, version,
         )?;
+        let gpus = gpus::Gpus::load(&mut files, &names)?;
         Ok(Catalog {
             root: root.to_path_buf(),
             files,
@@ -196,6 +201,7 @@ impl Catalog {
             bases,
             chosen,
             versions,
+            gpus,
         })
     }
 

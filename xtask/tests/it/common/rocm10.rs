@@ -41,40 +41,50 @@ pub struct Family {
     pub targets: &'static [&'static str],
 }
 
-pub const FAMILIES: [Family; 5] = [
-    Family {
-        variant: "rocm-rdna1",
-        targets: &["gfx1010", "gfx1011", "gfx1012"],
-    },
-    Family {
-        variant: "rocm-rdna2",
-        targets: &[
-            "gfx1030", "gfx1031", "gfx1032", "gfx1033", "gfx1034", "gfx1035", "gfx1036",
-        ],
-    },
-    Family {
-        variant: "rocm-rdna3",
-        targets: &["gfx1100", "gfx1101", "gfx1102", "gfx1103"],
-    },
-    Family {
-        variant: "rocm-rdna35",
-        targets: &["gfx1150", "gfx1151", "gfx1152", "gfx1153"],
-    },
-    Family {
-        variant: "rocm-rdna4",
-        targets: &["gfx1200", "gfx1201"],
-    },
-];
-
-pub fn family(variant: &str) -> &'static Family {
-    FAMILIES.iter().find(|f| f.variant == variant).unwrap()
+/// The ROCm 10 families as the checkout has them: the variants the GPU data file names AMD's
+/// key for (`[amd.families]` of variants/gpus.toml), each with its coverage's targets, and
+/// TheRock 10.0's table from the same file.
+struct Checkout {
+    families: Vec<Family>,
+    rocm_10: ct2v_bundle::gpu_targets::Table,
 }
 
-/// Whether TheRock builds hipBLASLt for `target`: cmake/therock_amdgpu_targets.cmake lists
-/// hipBLASLt in EXCLUDE_TARGET_PROJECTS of gfx1010-gfx1012 and gfx1030-gfx1036 only (gfx1102
-/// was added to its build by TheRock#2908).
+static CHECKOUT: std::sync::LazyLock<Checkout> = std::sync::LazyLock::new(|| {
+    let catalog = ct2v_pipeline::variant::Catalog::load(&super::repo_root(), &[]).unwrap();
+    let coverage = ct2v_pipeline::variant::coverage::of_catalog(&catalog).unwrap();
+    let leak = |s: &str| -> &'static str { Box::leak(s.to_string().into_boxed_str()) };
+    let families = catalog
+        .gpus
+        .amd_families
+        .keys()
+        .map(|name| {
+            let variant = coverage.variants.iter().find(|v| &v.name == name).unwrap();
+            let amd = variant.builds[0].amd.as_ref().unwrap();
+            let targets: Vec<&'static str> = amd.gfx.iter().map(|t| leak(t)).collect();
+            Family {
+                variant: leak(name),
+                targets: Box::leak(targets.into_boxed_slice()),
+            }
+        })
+        .collect();
+    let rocm_10 = catalog.gpus.table_for_sdk(Some("10.0")).clone();
+    Checkout { families, rocm_10 }
+});
+
+/// Every ROCm 10 family, in the GPU data file's order.
+pub fn families() -> &'static [Family] {
+    &CHECKOUT.families
+}
+
+pub fn family(variant: &str) -> &'static Family {
+    families().iter().find(|f| f.variant == variant).unwrap()
+}
+
+/// Whether TheRock 10.0 builds hipBLASLt for `target`: its table in variants/gpus.toml, from
+/// cmake/therock_amdgpu_targets.cmake's EXCLUDE_TARGET_PROJECTS (gfx1010-gfx1012 and
+/// gfx1030-gfx1036 only; gfx1102 was added to its build by TheRock#2908).
 pub fn therock_builds_hipblaslt(target: &str) -> bool {
-    !(target.starts_with("gfx101") || target.starts_with("gfx103"))
+    !CHECKOUT.rocm_10.excluded(target, "hipblaslt")
 }
 
 /// The target-specific artifacts of TheRock 10.0's `device_artifact_filter`

@@ -72,6 +72,7 @@ fn bundle_job(
             .map(|d| data_glob(layout, v, d, inputs))
             .collect(),
         gpu_targets: v.gpu_targets.clone(),
+        not_built: v.bundle.not_built.clone(),
         outputs: v.bundle.outputs.clone(),
         patchelf: (matches!(v.build, Build::FromSource(_)) && !v.platform.is_windows())
             .then(|| PathBuf::from(layout.tool("patchelf"))),

@@ -420,7 +420,7 @@ mod tests {
         ));
         assert!(page.contains("<a href=\"whl/cpu/\">"));
 
-        let coverage = coverage::with_cards(Vec::new());
+        let coverage = coverage::with_cards(&crate::variant::gpus::checkout_gpus(), Vec::new());
         let page = render_of(&releases, Some(&coverage));
         assert!(!page.contains("no card table"));
         assert_eq!(

@@ -96,6 +96,7 @@ fn from_spec(
             Some(at) => requires_dist(files, &at)?,
             None => BTreeMap::new(),
         },
+        not_built: BTreeMap::new(),
     })
 }
 

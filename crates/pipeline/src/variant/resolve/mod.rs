@@ -245,6 +245,10 @@ pub struct Bundle {
     pub outputs: Vec<Output>,
     /// `Requires-Dist` lines of the bundled wheel, by the SDK's major version.
     pub requires_dist: BTreeMap<String, Vec<String>>,
+    /// Library → those of the variant's GPU targets its SDK's TheRock release does not build it
+    /// for (the table's exclusions): the bundle expects no kernel files for them.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub not_built: BTreeMap<String, Vec<String>>,
 }
 
 impl Bundle {
@@ -315,7 +319,8 @@ pub(super) fn resolve(
     let mut inputs = inputs::declared(files, &layer, platform)?;
     let build = source::build(catalog, name, &layer, &python, &inputs)?;
     let compiles = matches!(build, Build::FromSource(_));
-    let gpu_targets = targets::gpu_targets(files, &layer, choices, compiles, &mut notes)?;
+    let table = targets::sdk_table(catalog, &layer);
+    let gpu_targets = targets::gpu_targets(files, &layer, table, choices, compiles, &mut notes)?;
     // Device wheels: one per kept target, `pin` writing each its own table once found (which
     // then stands for the generated one); a table for a target not kept is left out.
     if layer.device_wheels.is_some() {
@@ -339,15 +344,16 @@ pub(super) fn resolve(
     let host_glibc = choices
         .host_glibc
         .filter(|_| Some(platform) == Platform::host());
-    let bundle = bundle::bundle(
+    let mut bundle = bundle::bundle(
         files,
         name,
         layer.bundle.as_ref(),
         &inputs,
-        targets::sdk_table(&layer),
+        table,
         host_glibc,
         &mut notes,
     )?;
+    bundle.not_built = table.excluded_for(&gpu_targets);
     let local_version = sdk::local_version(files, layer.local_version.as_ref())?;
     let build_tools = checks::build_tools(catalog, layer.build_tools.as_ref())?;
     let version = catalog.version_of(name);

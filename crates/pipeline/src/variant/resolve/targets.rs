@@ -180,6 +180,7 @@ fn python_list_note(name: &str) -> String {
 pub(super) fn gpu_targets(
     files: &Files,
     layer: &Layer,
+    table: &gpu_targets::Table,
     choices: &Choices,
     compiles: bool,
     notes: &mut Vec<String>,
@@ -192,7 +193,7 @@ pub(super) fn gpu_targets(
         .collect();
     Ok(match (&choices.gpu_targets, &choices.target_family) {
         (Some(targets), _) => {
-            let list = given_targets(targets, &offered, compiles, sdk_table(layer), notes)
+            let list = given_targets(targets, &offered, compiles, table, notes)
                 .map_err(|e| e.note("from --gpu-targets"))?;
             if list.is_empty() {
                 return Err(InputError::new("--gpu-targets is empty")
@@ -206,7 +207,7 @@ pub(super) fn gpu_targets(
                 std::slice::from_ref(family),
                 &offered,
                 compiles,
-                sdk_table(layer),
+                table,
                 notes,
             )?
         }
@@ -227,14 +228,15 @@ pub(super) fn gpu_targets(
     })
 }
 
-/// The target table of the SDK the variant names (`[sdk] version`): families differ by release.
-pub(super) fn sdk_table(layer: &Layer) -> &'static gpu_targets::Table {
+/// The target table of the SDK the variant names (`[sdk] version`), from the GPU data file:
+/// families and exclusions differ by release.
+pub(super) fn sdk_table<'a>(catalog: &'a Catalog, layer: &Layer) -> &'a gpu_targets::Table {
     let version = layer
         .sdk
         .as_ref()
         .and_then(|s| s.version.as_ref())
         .map(|v| v.value.as_str());
-    gpu_targets::Table::for_sdk(version)
+    catalog.gpus.table_for_sdk(version)
 }
 
 /// GPU targets as given (`--gpu-targets` or `ROCM_SDK_TARGET_FAMILY`): exact targets
