@@ -19,6 +19,7 @@ mod concurrency_and_faults;
 mod cublas_loader;
 mod doctor;
 mod download;
+mod download_memory;
 mod fetch_pin;
 mod github_tag_source;
 mod gpu_select;
@@ -56,4 +57,5 @@ mod windows_exe;
 // The Windows Python harness's checks, in a binary built with it (`.ci/run` turns it on).
 #[cfg(feature = "wine")]
 mod windows_python;
+mod workflow_disk;
 mod workflows;

@@ -11,7 +11,7 @@ use crate::common;
 
 pub(crate) const WORKFLOWS: &str = ".github/workflows";
 /// The setup both build stages share (SDK installs, caches, doctor).
-const SETUP: &str = ".github/actions/build-setup/action.yml";
+pub(crate) const SETUP: &str = ".github/actions/build-setup/action.yml";
 
 fn read(path: &str) -> String {
     std::fs::read_to_string(common::repo_root().join(path)).unwrap()
@@ -49,7 +49,7 @@ pub(crate) fn yaml(path: &str) -> Value {
 }
 
 /// What `xtask ARGS` prints as JSON in `scratch` (it must succeed).
-fn json_of(scratch: &common::Scratch, args: &[&str]) -> Value {
+pub(crate) fn json_of(scratch: &common::Scratch, args: &[&str]) -> Value {
     let out = scratch.run(args);
     assert_eq!(out.code, 0, "{}", out.stderr);
     serde_json::from_str(&out.stdout).unwrap()
@@ -563,7 +563,10 @@ fn runs_are_grouped_per_ref_and_pull_requests_cancel_the_previous_run() {
 fn hosted_linux_source_builds_run_in_the_manylinux_2_28_image() {
     let lane = yaml(&format!("{WORKFLOWS}/lane.yml"));
     for job in ["native", "build"] {
-        assert_eq!(lane["jobs"][job]["container"], "${{ matrix.container }}");
+        assert_eq!(
+            lane["jobs"][job]["container"]["image"],
+            "${{ matrix.container }}"
+        );
     }
     let python = run_of(step_named(
         &setup_steps(),
