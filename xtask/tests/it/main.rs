@@ -6,6 +6,7 @@
 
 mod common;
 
+mod amd_status;
 mod architecture;
 mod archive_fuzz;
 mod bad_strings;

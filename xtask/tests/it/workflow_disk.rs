@@ -11,7 +11,7 @@ use std::process::Command;
 
 use serde_json::Value;
 
-use crate::workflows::{SETUP, WORKFLOWS, json_of, jobs, run_of, setup_steps, steps, yaml};
+use crate::workflows::{SETUP, WORKFLOWS, jobs, json_of, run_of, setup_steps, steps, yaml};
 
 const FREE_DISK: &str = ".github/scripts/free-disk";
 
@@ -93,7 +93,11 @@ fn device_wheels_stay_out_of_the_actions_cache() {
             });
         assert_eq!(entry["device-wheels"], expected, "{entry}");
     }
-    let with: Vec<&String> = planned.iter().filter(|(_, d)| **d).map(|(k, _)| &k.0).collect();
+    let with: Vec<&String> = planned
+        .iter()
+        .filter(|(_, d)| **d)
+        .map(|(k, _)| &k.0)
+        .collect();
     assert!(
         with.iter().any(|v| v.starts_with("rocm-rdna")) && planned.values().any(|d| !d),
         "{planned:?}"
@@ -101,7 +105,10 @@ fn device_wheels_stay_out_of_the_actions_cache() {
 
     // Where the downloads go: CT2V_CACHE_DIR, set by build-setup's first step.
     let setup = setup_steps();
-    let folder = run_of(crate::workflows::step_named(&setup, "Download cache folder"));
+    let folder = run_of(crate::workflows::step_named(
+        &setup,
+        "Download cache folder",
+    ));
     assert!(
         folder.contains("CT2V_CACHE_DIR=$GITHUB_WORKSPACE/.ct2v-cache"),
         "{folder}"
@@ -186,7 +193,10 @@ fn device_wheel_jobs_free_the_linux_runners_disk_first() {
             .collect();
         for folder in &folders {
             let mount = format!("/{folder}:/host/{folder}");
-            assert!(volumes.contains(&mount.as_str()), "{job}: {mount} in {volumes:?}");
+            assert!(
+                volumes.contains(&mount.as_str()),
+                "{job}: {mount} in {volumes:?}"
+            );
         }
     }
 
