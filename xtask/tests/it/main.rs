@@ -58,5 +58,6 @@ mod windows_exe;
 // The Windows Python harness's checks, in a binary built with it (`.ci/run` turns it on).
 #[cfg(feature = "wine")]
 mod windows_python;
+mod workflow_actions;
 mod workflow_disk;
 mod workflows;
