@@ -54,14 +54,31 @@ fn cache_steps() -> Vec<(String, Value)> {
 }
 
 /// The matrix says which entries download device wheels, and it says so exactly where the
-/// entry's plan has a `device-<target>` input; build-setup's download cache is skipped for
-/// them, and no cache anywhere holds a place device wheels or their kernels land.
+/// entry's plan has a `device-<target>` input (a family's own targets, no other's);
+/// build-setup's download cache is skipped for them, and no cache anywhere holds a place
+/// device wheels or their kernels land.
 #[test]
 fn device_wheels_stay_out_of_the_actions_cache() {
     let scratch = common::Scratch::new();
     let all = ["--json", "--include-unpinned", "--include-self-hosted"];
     let matrix = json_of(&scratch, &[&["matrix"][..], &all[..]].concat());
     let native = json_of(&scratch, &[&["matrix", "--native"][..], &all[..]].concat());
+    // Each family's targets, from the coverage (`variants --json`).
+    let coverage = json_of(&scratch, &["variants", "--json"]);
+    let targets_of = |variant: &str| -> Vec<String> {
+        let v = coverage["variants"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|v| v["name"] == variant)
+            .unwrap();
+        let mut gfx: Vec<String> = v["builds"][0]["amd"]["gfx"]
+            .as_array()
+            .map(|a| a.iter().map(|g| g.as_str().unwrap().to_string()).collect())
+            .unwrap_or_default();
+        gfx.sort();
+        gfx
+    };
     let mut planned: BTreeMap<(String, String), bool> = BTreeMap::new();
     let entries = matrix["include"].as_array().unwrap();
     let natives = native["include"].as_array().unwrap();
@@ -85,11 +102,19 @@ fn device_wheels_stay_out_of_the_actions_cache() {
                         "--json",
                     ],
                 );
-                plan["inputs"]
+                // A family's job downloads its own targets' device wheels, no other's.
+                let mut devices: Vec<String> = plan["inputs"]
                     .as_array()
                     .unwrap()
                     .iter()
-                    .any(|i| i["name"].as_str().unwrap().starts_with("device-"))
+                    .filter_map(|i| i["name"].as_str().unwrap().strip_prefix("device-"))
+                    .map(str::to_string)
+                    .collect();
+                devices.sort();
+                if !devices.is_empty() {
+                    assert_eq!(devices, targets_of(&variant), "{variant} {platform}");
+                }
+                !devices.is_empty()
             });
         assert_eq!(entry["device-wheels"], expected, "{entry}");
     }
