@@ -310,3 +310,84 @@ fn free_disk_empties_its_folders_only_and_follows_no_link() {
     );
     assert!(Path::new(outside.path()).is_dir());
 }
+
+/// The native job (`build --until install-ctranslate2`) stops before the bundle, the only step
+/// that reads device wheels: it neither downloads nor unpacks them (a ROCm 10 family's are
+/// ~380 MB per target). A later run that goes on to them fetches them then.
+#[test]
+fn a_run_that_stops_before_the_bundle_downloads_no_device_wheel() {
+    let ct2 = crate::fetch_pin::bytes(4096, 1);
+    let onednn = crate::fetch_pin::bytes(4096, 2);
+    let scratch = crate::fetch_pin::scratch_pinned_to(&ct2, &onednn);
+    let cache = tempfile::tempdir().unwrap();
+    let in_cache = |bytes: &[u8]| {
+        let dir = cache.path().join("sha256");
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join(crate::fetch_pin::sha256(bytes)), bytes).unwrap();
+    };
+    // Every input pinned; all but the device wheels in the cache (`--offline` fetches none).
+    in_cache(&ct2);
+    in_cache(&onednn);
+    let variant = "variants/rocm-rdna2.toml";
+    let index = "https://stable.repo.amd.com/rocm/whl-next/";
+    for project in ["rocm-sdk-core", "rocm-sdk-libraries"] {
+        let bytes = project.as_bytes();
+        in_cache(bytes);
+        let table = format!(
+            "[platform.linux-x86_64.inputs.{project}]\nindex = \"{index}\"\npackage = \"{project} 10.0.0\"\n"
+        );
+        let pinned = format!(
+            "{table}url = \"{index}x/{}-10.0.0-py3-none-linux_x86_64.whl\"\nsha256 = \"{}\"\nsize = {}\n",
+            project.replace('-', "_"),
+            crate::fetch_pin::sha256(bytes),
+            bytes.len()
+        );
+        scratch.edit(variant, &table, &pinned);
+    }
+    let targets = [
+        "gfx1030", "gfx1031", "gfx1032", "gfx1033", "gfx1034", "gfx1035", "gfx1036",
+    ];
+    let mut devices = String::new();
+    for target in targets {
+        let bytes = format!("device {target}");
+        devices.push_str(&format!(
+            "\n[platform.linux-x86_64.inputs.device-{target}]\nindex = \"{index}\"\npackage = \"rocm-sdk-device-{target} 10.0.0\"\nurl = \"{index}x/rocm_sdk_device_{target}-10.0.0-py3-none-linux_x86_64.whl\"\nsha256 = \"{}\"\nsize = {}\n",
+            crate::fetch_pin::sha256(bytes.as_bytes()),
+            bytes.len()
+        ));
+    }
+    let path = scratch.path().join(variant);
+    let text = std::fs::read_to_string(&path).unwrap();
+    std::fs::write(&path, text + &devices).unwrap();
+
+    let cache_dir = cache.path().to_str().unwrap();
+    let build = |until: &str| {
+        scratch.run(&[
+            "--cache-dir",
+            cache_dir,
+            "build",
+            "--variant",
+            "rocm-rdna2",
+            "--platform",
+            "linux-x86_64",
+            "--python",
+            "3.12",
+            "--offline",
+            "--until",
+            until,
+        ])
+    };
+    let native = build("fetch");
+    assert_eq!(native.code, 0, "{}", native.stderr);
+    assert!(
+        native
+            .stderr
+            .contains("7 device wheel(s) left out: only the bundle reads them"),
+        "{}",
+        native.stderr
+    );
+    // A run that goes on to a device wheel fetches again, and wants them (offline: named).
+    let on = build("unpack-device-gfx1030");
+    assert_eq!(on.code, 1, "{}", on.stderr);
+    assert!(on.stderr.contains("device-gfx1030"), "{}", on.stderr);
+}
