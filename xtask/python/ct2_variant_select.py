@@ -392,7 +392,7 @@ DATA = json.loads(r"""
     },
     {
       "name": "rocm-rdna35",
-      "description": "AMD RDNA 3.5 (Radeon 890M/880M, 8060S/8050S, 860M/840M; gfx1150–gfx1153): from source against ROCm 10's Python wheels, this family's kernels only",
+      "description": "AMD RDNA 3.5 (Radeon 890M/880M, 8060S/8050S, 860M/840M; gfx1150–gfx1153): from source against ROCm 10's Python wheels, this family's kernels only; AMD lists gfx1153 as build passing only (not yet tested by AMD), on Windows and Linux",
       "ctranslate2": "4.7.1",
       "platforms": [
         "linux-x86_64",
@@ -417,7 +417,7 @@ DATA = json.loads(r"""
     },
     {
       "name": "rocm-rdna4",
-      "description": "AMD RDNA 4 (RX 9070 XT, 9070, 9060 XT; gfx1200–gfx1201): from source against ROCm 10's Python wheels, this family's kernels only",
+      "description": "AMD RDNA 4 (RX 9070 XT, 9070, 9060 XT; gfx1200–gfx1201): from source against ROCm 10's Python wheels, this family's kernels only; on Windows AMD lists gfx1200 and gfx1201 as build passing only (not yet tested by AMD there)",
       "ctranslate2": "4.7.1",
       "platforms": [
         "linux-x86_64",
@@ -954,7 +954,11 @@ DATA = json.loads(r"""
         {
           "variant": "rocm-rdna35",
           "local_version": "rocm10.rdna35",
-          "how": "native"
+          "how": "native",
+          "amd_status": {
+            "linux-x86_64": "build passing only",
+            "windows-x86_64": "build passing only"
+          }
         }
       ]
     },
@@ -973,7 +977,10 @@ DATA = json.loads(r"""
         {
           "variant": "rocm-rdna4",
           "local_version": "rocm10.rdna4",
-          "how": "native"
+          "how": "native",
+          "amd_status": {
+            "windows-x86_64": "build passing only"
+          }
         }
       ]
     },
@@ -992,7 +999,10 @@ DATA = json.loads(r"""
         {
           "variant": "rocm-rdna4",
           "local_version": "rocm10.rdna4",
-          "how": "native"
+          "how": "native",
+          "amd_status": {
+            "windows-x86_64": "build passing only"
+          }
         }
       ]
     }

@@ -6,6 +6,7 @@
 
 mod common;
 
+mod amd_status;
 mod architecture;
 mod archive_fuzz;
 mod bad_strings;
@@ -19,6 +20,7 @@ mod concurrency_and_faults;
 mod cublas_loader;
 mod doctor;
 mod download;
+mod download_memory;
 mod fetch_pin;
 mod github_tag_source;
 mod gpu_data;
@@ -59,4 +61,6 @@ mod windows_exe;
 // The Windows Python harness's checks, in a binary built with it (`.ci/run` turns it on).
 #[cfg(feature = "wine")]
 mod windows_python;
+mod workflow_actions;
+mod workflow_disk;
 mod workflows;

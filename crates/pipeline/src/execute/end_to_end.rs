@@ -83,6 +83,7 @@ impl BuildRequest {
             },
             msvc: None,
             prebuilt_native: self.prebuilt_native,
+            skip_device_wheels: skips_device_wheels(plan, self.until.as_deref()),
         };
         let mut executor = Executor::new(
             plan,
@@ -120,6 +121,13 @@ pub fn show_plan(workspace: &Workspace, request: &PlanRequest, json: bool) -> Re
         eprintln!("warning: {problem}");
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Whether the run leaves the device wheels out: it stops before the bundle, their only
+/// reader (the native job, `--until install-ctranslate2`), and not at one's own unpack step.
+fn skips_device_wheels(plan: &plan::Plan, until: Option<&str>) -> bool {
+    let unpack_device = format!("unpack-{}", crate::variant::DEVICE_INPUT_PREFIX);
+    stops_before_bundle(plan, until) && !until.is_some_and(|u| u.starts_with(&unpack_device))
 }
 
 /// Whether `--until STEP` ends the run before the plan's bundle step.

@@ -36,10 +36,20 @@ pub(crate) struct Runner {
     /// The C++ library was built by another run (`--prebuilt-native`): its SDK is the one its
     /// install step recorded, and this machine needs one only where the bundle copies from it.
     pub prebuilt_native: bool,
+    /// This run stops before the bundle, the only step that reads device wheels (ROCm 10: one
+    /// per GPU target, ~380 MB each): they are neither downloaded nor unpacked.
+    pub skip_device_wheels: bool,
 }
 
 impl Handler for Runner {
     fn cannot_run(&self, plan: &Plan, step: &Step) -> Option<String> {
+        if let Action::Unpack { input, .. } = &step.action
+            && !self.needs(input)
+        {
+            return Some(
+                "only the bundle reads a device wheel, and this run stops before the bundle".into(),
+            );
+        }
         let here = ct2v_support::platform::Platform::host();
         (matches!(step.action, Action::Verify) && here != Some(plan.platform)).then(|| {
             format!(
@@ -147,6 +157,7 @@ impl Handler for Runner {
             Action::Fetch { .. } => plan
                 .inputs
                 .iter()
+                .filter(|i| self.needs(&i.name))
                 .map(|i| {
                     let cached = i
                         .cache_path
@@ -188,9 +199,29 @@ impl Handler for Runner {
 }
 
 impl Runner {
+    /// Whether this run reads the input `name` (see [`Runner::skip_device_wheels`]).
+    fn needs(&self, name: &str) -> bool {
+        !(self.skip_device_wheels && name.starts_with(crate::variant::DEVICE_INPUT_PREFIX))
+    }
+
     /// The plan's inputs into the cache and, online, the pip wheels an offline build needs.
     fn fetch(&mut self, plan: &Plan, log: &Path) -> Result<()> {
-        let summary = input_download::fetch_plan(&self.cache, plan, &self.download)?;
+        let (wanted, left): (Vec<_>, Vec<_>) = plan
+            .inputs
+            .iter()
+            .cloned()
+            .partition(|i| self.needs(&i.name));
+        if !left.is_empty() {
+            eprintln!(
+                "      {} device wheel(s) left out: only the bundle reads them",
+                left.len()
+            );
+        }
+        let wanted = Plan {
+            inputs: wanted,
+            ..plan.clone()
+        };
+        let summary = input_download::fetch_plan(&self.cache, &wanted, &self.download)?;
         eprintln!("      {}", summary.line());
         if !self.download.offline
             && let Some(requirements) = plan.venv_requirements()
@@ -458,6 +489,49 @@ mod tests {
     use ct2v_support::owned_output::{self, Claim, RECORD};
     use std::fs;
 
+    /// A run that stops before the bundle (the native job) leaves out the unpack of each
+    /// device wheel, and only those; a run that goes on unpacks them.
+    #[test]
+    fn a_run_before_the_bundle_leaves_device_wheels_out() {
+        let unpack = |input: &str| {
+            let action = Action::Unpack {
+                input: input.into(),
+                archive: String::new(),
+                subdir: None,
+                dest: String::new(),
+                expect: vec![],
+            };
+            step("unpack", action, vec![])
+        };
+        let plan = Plan::of_steps(vec![]);
+        let mut runner = Runner {
+            cache: Cache::new("cache"),
+            download: download::Options::default(),
+            folders: bundle_job::Folders::default(),
+            sdk: SdkEnv::default(),
+            msvc: None,
+            prebuilt_native: false,
+            skip_device_wheels: true,
+        };
+        let why = runner.cannot_run(&plan, &unpack("device-gfx1030")).unwrap();
+        assert!(
+            why.contains("only the bundle reads a device wheel"),
+            "{why}"
+        );
+        for other in ["rocm-sdk-core", "rocm-sdk-libraries", "onednn"] {
+            assert!(
+                runner.cannot_run(&plan, &unpack(other)).is_none(),
+                "{other}"
+            );
+        }
+        runner.skip_device_wheels = false;
+        assert!(
+            runner
+                .cannot_run(&plan, &unpack("device-gfx1030"))
+                .is_none()
+        );
+    }
+
     fn step(id: &'static str, action: Action, commands: Vec<CommandLine>) -> Step {
         Step {
             id: id.into(),
@@ -533,6 +607,7 @@ mod tests {
             sdk: SdkEnv::default(),
             msvc: None,
             prebuilt_native: false,
+            skip_device_wheels: false,
         };
         let log = dir.path().join("log");
         for step in &plan.steps[1..] {

@@ -68,6 +68,11 @@ pub struct Entry {
     /// is not pinned yet.
     #[serde(rename = "sdk-key")]
     pub(crate) sdk_key: String,
+    /// Whether the plan downloads device wheels (ROCm 10: one per GPU target, ~380 MB each):
+    /// the job frees the runner's disk first and keeps its downloads out of the Actions
+    /// cache, whose 10 GB per repository a family's wheels would fill.
+    #[serde(rename = "device-wheels")]
+    pub(crate) device_wheels: bool,
     /// The inputs without a sha256 pin: such a job stops at its first step.
     #[serde(skip)]
     pub unpinned: Vec<String>,
@@ -275,6 +280,10 @@ pub fn entries(catalog: &Catalog) -> Result<Vec<Entry>, InputError> {
                     .as_ref()
                     .and_then(|i| i.sha256.clone())
                     .unwrap_or_default();
+                let device_wheels = plan
+                    .inputs
+                    .iter()
+                    .any(|i| i.name.starts_with(crate::variant::DEVICE_INPUT_PREFIX));
                 let sdk = resolved.sdk.as_ref();
                 let needs_sdk = sdk.is_some() && (!compiles || resolved.bundle.takes_from_sdk());
                 include.push(Entry {
@@ -308,6 +317,7 @@ pub fn entries(catalog: &Catalog) -> Result<Vec<Entry>, InputError> {
                     compiles,
                     native_key,
                     sdk_key,
+                    device_wheels,
                     unpinned,
                 });
             }

@@ -151,6 +151,10 @@ pub struct ServedBy {
     pub local_version: String,
     /// `native` (a cubin or gfx kernels for it) or `ptx` (compiled by the driver at first use).
     pub how: String,
+    /// Platform → AMD's own status of the target there where it is less than release-ready
+    /// (`amd_status`: "build passing only"); empty for every other card and build.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub amd_status: BTreeMap<String, String>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -372,10 +376,12 @@ fn served_by(variants: &[VariantCoverage], card: &Card) -> Vec<ServedBy> {
                     .map(|_| "native")
             };
             if let Some(how) = how {
+                let rocm = b.amd.as_ref().and_then(|a| a.rocm.as_deref());
                 served.push(ServedBy {
                     variant: v.name.clone(),
                     local_version: b.local_version.clone(),
                     how: how.into(),
+                    amd_status: super::amd_status::of(rocm, &card.target, &v.platforms),
                 });
             }
         }
@@ -515,6 +521,9 @@ pub(crate) struct ServedCell {
     pub builds: Vec<(String, bool)>,
     /// `Windows` when the variant is released for fewer than every platform.
     pub only: Option<String>,
+    /// AMD's status of the card's target per OS (`Windows`, "build passing only"), where less
+    /// than release-ready.
+    pub amd_status: Vec<(String, String)>,
 }
 
 /// How [`CardRow::served_text`] writes code (a variant, `+cu12`) and plain words.
@@ -545,8 +554,20 @@ impl CardRow {
                     Some(only) => format!(", {} only", (style.text)(only)),
                     None => String::new(),
                 };
+                // One clause per status, its OSes joined: "on Linux and Windows AMD lists…".
+                let mut by_status: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
+                for (os, status) in &cell.amd_status {
+                    by_status.entry(status).or_default().push(os);
+                }
+                let status: String = by_status
+                    .iter()
+                    .map(|(status, oses)| {
+                        let oses = oses.join(" and ");
+                        (style.text)(&format!("; on {oses} AMD lists the target as {status}"))
+                    })
+                    .collect();
                 format!(
-                    "{} ({}{only})",
+                    "{} ({}{only}{status})",
                     (style.code)(&cell.variant),
                     labels.join(", ")
                 )
@@ -569,11 +590,7 @@ pub(crate) fn card_rows(coverage: &Coverage) -> Vec<CardRow> {
         (platforms.len() < all).then(|| {
             platforms
                 .iter()
-                .map(|p| match p.split('-').next().unwrap_or(p) {
-                    "windows" => "Windows",
-                    "linux" => "Linux",
-                    other => other,
-                })
+                .map(|p| os_word(p))
                 .collect::<Vec<_>>()
                 .join(", ")
         })
@@ -589,6 +606,11 @@ pub(crate) fn card_rows(coverage: &Coverage) -> Vec<CardRow> {
                     variant: s.variant.clone(),
                     builds: vec![build],
                     only: only(&s.variant),
+                    amd_status: s
+                        .amd_status
+                        .iter()
+                        .map(|(p, status)| (os_word(p).to_string(), status.clone()))
+                        .collect(),
                 }),
             }
         }
@@ -609,6 +631,15 @@ pub(crate) fn card_rows(coverage: &Coverage) -> Vec<CardRow> {
         });
     }
     rows
+}
+
+/// `Windows` for `windows-x86_64`.
+fn os_word(platform: &str) -> &str {
+    match platform.split('-').next().unwrap_or(platform) {
+        "windows" => "Windows",
+        "linux" => "Linux",
+        other => other,
+    }
 }
 
 /// The card table of the README: one row per card, the builds that serve it or `cpu`.
