@@ -45,6 +45,7 @@ mod rocm10_hip_runtime;
 mod rocm_variant;
 mod site_push;
 mod speech;
+mod tag_run;
 mod test_skips;
 mod upstream_check;
 mod variant_errors;
