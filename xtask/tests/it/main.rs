@@ -14,6 +14,7 @@ mod bundle_audit;
 mod bundle_elf;
 mod bundle_real;
 mod bundle_wine;
+mod ci_docs;
 mod cli_flags;
 mod concurrency_and_faults;
 mod cublas_loader;
