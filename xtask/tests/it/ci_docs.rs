@@ -58,7 +58,10 @@ fn the_onednn_versions_are_ours_and_upstreams_as_the_variant_data_says() {
         .expect("the accepted oneDNN drift");
     assert!(row.contains(&format!("**{ours}**")), "{row}");
     for upstream in ["3.1.1", "3.10.2"] {
-        assert!(row.contains(upstream) && accepted.contains(upstream), "{row}\n{accepted}");
+        assert!(
+            row.contains(upstream) && accepted.contains(upstream),
+            "{row}\n{accepted}"
+        );
     }
     assert!(accepted.contains(ours), "{accepted}");
     assert!(!row.contains("the same version"), "{row}");
@@ -97,7 +100,10 @@ fn the_entries_that_wait_for_pin_or_a_self_hosted_runner_are_the_matrixs() {
     let unpinned = left_out("inputs not pinned yet");
     assert!(unpinned.len() >= 10, "{unpinned:?}");
     for (variant, platform) in &unpinned {
-        assert!(covered(variant, &named), "{variant} ({platform}) not named in:\n{pins}");
+        assert!(
+            covered(variant, &named),
+            "{variant} ({platform}) not named in:\n{pins}"
+        );
         // A family named for one platform only must be left out only there.
         let windows_only = pins.contains(&format!("`{variant}` on Windows"))
             || named
@@ -114,7 +120,10 @@ fn the_entries_that_wait_for_pin_or_a_self_hosted_runner_are_the_matrixs() {
     assert!(!self_hosted.is_empty());
     for (variant, platform) in &self_hosted {
         assert_eq!(platform, "linux-x86_64");
-        assert!(covered(variant, &named), "{variant} not named in:\n{hosted}");
+        assert!(
+            covered(variant, &named),
+            "{variant} not named in:\n{hosted}"
+        );
     }
 }
 
@@ -151,7 +160,10 @@ fn every_job_the_doc_times_or_names_exists() {
                     continue; // a lane's jobs are named by the matrix
                 }
                 let job = job.split(" / ").last().unwrap();
-                assert!(names.contains(job), "{section}: `{job}` is no job: {names:?}");
+                assert!(
+                    names.contains(job),
+                    "{section}: `{job}` is no job: {names:?}"
+                );
                 checked += 1;
             }
         }
@@ -170,18 +182,19 @@ fn the_release_downloads_and_uploads_five_at_a_time_as_cited() {
         .filter(|s| s["with"]["pattern"].is_string())
         .collect();
     assert_eq!(downloads.len(), 1);
-    assert!(downloads[0]["uses"].as_str().unwrap().starts_with("actions/download-artifact@"));
-    let publish = all
-        .iter()
-        .find(|s| s["name"] == "Publish")
-        .unwrap()["run"]
+    assert!(
+        downloads[0]["uses"]
+            .as_str()
+            .unwrap()
+            .starts_with("actions/download-artifact@")
+    );
+    let publish = all.iter().find(|s| s["name"] == "Publish").unwrap()["run"]
         .as_str()
         .unwrap();
     assert_eq!(publish.matches("\"${files[@]}\"").count(), 2, "{publish}");
     assert!(!publish.contains("for "), "one call, not a loop: {publish}");
     let text =
-        std::fs::read_to_string(common::repo_root().join(".github/workflows/release.yml"))
-            .unwrap();
+        std::fs::read_to_string(common::repo_root().join(".github/workflows/release.yml")).unwrap();
     let doc = ci_md();
     for cited in ["PARALLEL_DOWNLOADS = 5", "`Concurrency = 5`"] {
         assert!(text.contains(cited) && doc.contains(cited), "{cited}");

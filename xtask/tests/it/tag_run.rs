@@ -30,7 +30,10 @@ fn waits_for(workflow: &Value, name: &str) -> BTreeSet<String> {
     let mut seen = BTreeSet::new();
     let mut todo = needs_of(&workflow["jobs"][name]);
     while let Some(n) = todo.pop() {
-        assert!(workflow["jobs"][&n].is_object(), "{name} needs {n}, which is no job");
+        assert!(
+            workflow["jobs"][&n].is_object(),
+            "{name} needs {n}, which is no job"
+        );
         if seen.insert(n.clone()) {
             todo.extend(needs_of(&workflow["jobs"][&n]));
         }
@@ -76,7 +79,12 @@ fn the_first_checks_wait_for_no_windows_build_and_every_build_waits_for_them() {
             "{name} does not wait for checks"
         );
         if windows_or_cpp(job).is_some() {
-            assert!(job["if"].as_str().unwrap_or("").contains("needs.checks.outputs"));
+            assert!(
+                job["if"]
+                    .as_str()
+                    .unwrap_or("")
+                    .contains("needs.checks.outputs")
+            );
         }
     }
     let tools: Vec<&String> = jobs(&build)
@@ -200,12 +208,20 @@ fn the_first_checks_list_every_failure_at_once_and_hand_on_the_matrix() {
         &[
             ("TAG", "v4.8.5"),
             ("UPSTREAM", "1"),
-            ("UPSTREAM_SAYS", "onednn.version  drift\\n::error::forged\\n\\033[2J"),
+            (
+                "UPSTREAM_SAYS",
+                "onednn.version  drift\\n::error::forged\\n\\033[2J",
+            ),
             ("NPM", "1"),
             ("NPM_SAYS", "lane.yml:3:1: unexpected key"),
         ],
     );
-    assert_eq!(out.status.code(), Some(1), "{}", common::stdout_and_stderr(&out));
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{}",
+        common::stdout_and_stderr(&out)
+    );
     let summary = bin.read("summary");
     let failed: Vec<&str> = summary
         .lines()
@@ -231,12 +247,20 @@ fn the_first_checks_list_every_failure_at_once_and_hand_on_the_matrix() {
     // the runner would read a line starting with `::` as a command.
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(!stdout.contains("forged"), "{stdout}");
-    assert_eq!(stdout.matches("::error title=First checks::").count(), 3, "{stdout}");
+    assert_eq!(
+        stdout.matches("::error title=First checks::").count(),
+        3,
+        "{stdout}"
+    );
     assert!(bin.read("output").contains("main-native="));
 
     // A variant file the tool refuses: both lanes' matrices fail naming it, and the checks
     // after them still run.
-    bin.scratch.edit("variants/cuda.toml", "[sdk]", "[sdk]\nthis-key-is-unknown = 1");
+    bin.scratch.edit(
+        "variants/cuda.toml",
+        "[sdk]",
+        "[sdk]\nthis-key-is-unknown = 1",
+    );
     let out = bin.script("first-checks", &[], &[]);
     assert_eq!(out.status.code(), Some(1));
     let summary = bin.read("summary");
@@ -354,7 +378,11 @@ fn a_retag_of_a_commit_main_built_downloads_its_native_libraries_and_compiles_no
     for n in &natives {
         assert_eq!(reuse[n], "42");
     }
-    assert_eq!(reuse.as_object().unwrap().len(), natives.len(), "only native-*: {reuse}");
+    assert_eq!(
+        reuse.as_object().unwrap().len(),
+        natives.len(),
+        "only native-*: {reuse}"
+    );
     let log = bin.read("gh.log");
     for needle in [
         "repos/owner/repo/actions/workflows/build.yml/runs",
@@ -389,8 +417,15 @@ fn a_retag_of_a_commit_main_built_downloads_its_native_libraries_and_compiles_no
         ),
     ]);
     let (_, reuse) = natives_reused(&bin, &answers);
-    assert_eq!(compiled(&natives, &reuse), ["native-cuda-windows-x86_64"], "{reuse}");
-    assert_eq!(reuse["native-cpu-linux-x86_64"], "50", "the newest run wins");
+    assert_eq!(
+        compiled(&natives, &reuse),
+        ["native-cuda-windows-x86_64"],
+        "{reuse}"
+    );
+    assert_eq!(
+        reuse["native-cpu-linux-x86_64"], "50",
+        "the newest run wins"
+    );
     assert_eq!(reuse["native-cuda-linux-x86_64"], "41");
 
     // Names from the API are data: one that would break the JSON, the YAML or a log is left out.
@@ -401,7 +436,10 @@ fn a_retag_of_a_commit_main_built_downloads_its_native_libraries_and_compiles_no
         ("native-cpu-windows-x86_64", false),
     ]);
     let answers = BTreeMap::from([
-        ("runs.json".to_string(), serde_json::json!({"workflow_runs": [{"id": 7}]})),
+        (
+            "runs.json".to_string(),
+            serde_json::json!({"workflow_runs": [{"id": 7}]}),
+        ),
         ("artifacts-7.json".to_string(), hostile),
     ]);
     let (_, reuse) = natives_reused(&bin, &answers);
@@ -409,7 +447,10 @@ fn a_retag_of_a_commit_main_built_downloads_its_native_libraries_and_compiles_no
 
     // No run of main for the commit, or GitHub not answering: every native job goes on to the
     // cache, then compiles; the tag's run does not fail for it.
-    let none = BTreeMap::from([("runs.json".to_string(), serde_json::json!({"workflow_runs": []}))]);
+    let none = BTreeMap::from([(
+        "runs.json".to_string(),
+        serde_json::json!({"workflow_runs": []}),
+    )]);
     let (out, reuse) = natives_reused(&bin, &none);
     assert!(out.status.success());
     assert_eq!(reuse, serde_json::json!({}));
@@ -423,7 +464,11 @@ fn a_retag_of_a_commit_main_built_downloads_its_native_libraries_and_compiles_no
     );
     // A SHA that is not a full commit id is refused before GitHub is asked.
     std::fs::write(bin.file("gh.log"), "").unwrap();
-    let out = bin.script("main-natives", &["HEAD", "x.json"], &[("GITHUB_REPOSITORY", "o/r")]);
+    let out = bin.script(
+        "main-natives",
+        &["HEAD", "x.json"],
+        &[("GITHUB_REPOSITORY", "o/r")],
+    );
     assert_eq!(out.status.code(), Some(2));
     assert_eq!(bin.read("gh.log"), "");
 }
@@ -437,23 +482,45 @@ fn the_native_job_reuses_mains_library_then_the_cache_and_pull_requests_only_res
     let main_run = step_named(native, "The C++ library of main's run of this commit");
     assert_eq!(main_run["id"], "main-run");
     assert_eq!(main_run["continue-on-error"], true);
-    assert_eq!(main_run["with"]["run-id"], "${{ fromJSON(inputs.reuse)[matrix.artifact] }}");
+    assert_eq!(
+        main_run["with"]["run-id"],
+        "${{ fromJSON(inputs.reuse)[matrix.artifact] }}"
+    );
     assert_eq!(main_run["with"]["github-token"], "${{ github.token }}");
     assert_eq!(main_run["with"]["name"], "${{ matrix.artifact }}");
     let cache = step_named(native, "The C++ library of an earlier run");
-    assert!(cache["uses"].as_str().unwrap().starts_with("actions/cache/restore@"));
+    assert!(
+        cache["uses"]
+            .as_str()
+            .unwrap()
+            .starts_with("actions/cache/restore@")
+    );
     assert_eq!(cache["if"], "steps.main-run.outcome != 'success'");
-    let compile_if = "steps.main-run.outcome != 'success' && steps.native-cache.outputs.cache-hit != 'true'";
-    assert_eq!(step_named(native, "Build the C++ library")["if"], compile_if);
+    let compile_if =
+        "steps.main-run.outcome != 'success' && steps.native-cache.outputs.cache-hit != 'true'";
+    assert_eq!(
+        step_named(native, "Build the C++ library")["if"],
+        compile_if
+    );
     let setup = native
         .iter()
         .find(|s| s["uses"] == "./.github/actions/build-setup")
         .unwrap();
     assert_eq!(setup["if"], compile_if);
     let save = step_named(native, "The C++ library for later runs");
-    assert!(save["uses"].as_str().unwrap().starts_with("actions/cache/save@"));
+    assert!(
+        save["uses"]
+            .as_str()
+            .unwrap()
+            .starts_with("actions/cache/save@")
+    );
     assert_eq!(save["with"]["key"], cache["with"]["key"]);
-    assert!(save["if"].as_str().unwrap().contains("github.event_name != 'pull_request'"));
+    assert!(
+        save["if"]
+            .as_str()
+            .unwrap()
+            .contains("github.event_name != 'pull_request'")
+    );
     // No step anywhere saves a native cache otherwise (a plain actions/cache saves on success).
     for (name, workflow) in crate::workflows::workflows() {
         for (job_name, job) in jobs(&workflow) {
@@ -469,11 +536,17 @@ fn the_native_job_reuses_mains_library_then_the_cache_and_pull_requests_only_res
     }
     let build = build_yml();
     let checks = &build["jobs"]["checks"];
-    let lookup = step_named(steps(checks), "The native libraries main built for this commit");
+    let lookup = step_named(
+        steps(checks),
+        "The native libraries main built for this commit",
+    );
     assert_eq!(lookup["if"], "github.ref_type == 'tag'");
     assert!(run_of(lookup).contains(".github/scripts/main-natives \"$GITHUB_SHA\""));
     for lane in ["main", "gpu"] {
-        assert_eq!(build["jobs"][lane]["with"]["reuse"], "${{ needs.checks.outputs.reuse }}");
+        assert_eq!(
+            build["jobs"][lane]["with"]["reuse"],
+            "${{ needs.checks.outputs.reuse }}"
+        );
     }
     assert_eq!(build["permissions"]["actions"], "read");
     let release = yaml(&format!("{WORKFLOWS}/release.yml"));
@@ -484,11 +557,22 @@ fn the_native_job_reuses_mains_library_then_the_cache_and_pull_requests_only_res
 /// with each outcome of the artifact download and the cache restore.
 fn prebuilt(artifact: &str, cache: &str) -> String {
     let lane = yaml(&format!("{WORKFLOWS}/lane.yml"));
-    let step = step_named(steps(&lane["jobs"]["build"]), "Where the C++ library comes from").clone();
+    let step = step_named(
+        steps(&lane["jobs"]["build"]),
+        "Where the C++ library comes from",
+    )
+    .clone();
     let dir = tempfile::tempdir().unwrap();
     let output = dir.path().join("output");
     let out = Command::new("bash")
-        .args(["--noprofile", "--norc", "-eo", "pipefail", "-c", run_of(&step)])
+        .args([
+            "--noprofile",
+            "--norc",
+            "-eo",
+            "pipefail",
+            "-c",
+            run_of(&step),
+        ])
         .env("GITHUB_OUTPUT", &output)
         .env("ARTIFACT", artifact)
         .env("CACHE", cache)
@@ -510,14 +594,22 @@ fn a_rerun_after_the_artifacts_expired_rebuilds_what_is_gone() {
     let wheel = steps(&lane["jobs"]["build"]);
     let download = step_named(wheel, "The native job's C++ library");
     assert_eq!(download["continue-on-error"], true);
-    let cache = step_named(wheel, "The C++ library from the cache (the artifact is gone)");
+    let cache = step_named(
+        wheel,
+        "The C++ library from the cache (the artifact is gone)",
+    );
     assert_eq!(
         cache["with"]["key"],
-        step_named(steps(&lane["jobs"]["native"]), "The C++ library of an earlier run")["with"]["key"]
+        step_named(
+            steps(&lane["jobs"]["native"]),
+            "The C++ library of an earlier run"
+        )["with"]["key"]
     );
     let build = run_of(step_named(wheel, "Build"));
     assert!(
-        build.contains("${{ steps.native.outputs.prebuilt == 'true' && '--prebuilt-native' || '' }}"),
+        build.contains(
+            "${{ steps.native.outputs.prebuilt == 'true' && '--prebuilt-native' || '' }}"
+        ),
         "{build}"
     );
     let setup = wheel
@@ -528,9 +620,17 @@ fn a_rerun_after_the_artifacts_expired_rebuilds_what_is_gone() {
         setup["with"]["stage"],
         "${{ steps.native.outputs.prebuilt == 'false' && 'native' || 'wheel' }}"
     );
-    assert!(setup["with"]["needs-sdk"].as_str().unwrap().contains("matrix.sdk != ''"));
+    assert!(
+        setup["with"]["needs-sdk"]
+            .as_str()
+            .unwrap()
+            .contains("matrix.sdk != ''")
+    );
     // It may compile: its limit is the native job's.
-    assert_eq!(lane["jobs"]["build"]["timeout-minutes"], "${{ inputs.native-timeout }}");
+    assert_eq!(
+        lane["jobs"]["build"]["timeout-minutes"],
+        "${{ inputs.native-timeout }}"
+    );
 
     // The tool: every job's download of it (the action, release.yml) goes on when it fails,
     // and the tool is then built where the job runs.
@@ -547,8 +647,14 @@ fn a_rerun_after_the_artifacts_expired_rebuilds_what_is_gone() {
     assert!(built.contains("cargo build --locked -p xtask"), "{built}");
     let release = yaml(&format!("{WORKFLOWS}/release.yml"));
     let release_steps = steps(&release["jobs"]["release"]);
-    assert_eq!(step_named(release_steps, "The tool this run built")["continue-on-error"], true);
-    let rebuild = step_named(release_steps, "The tool, built here (this run's artifact is gone)");
+    assert_eq!(
+        step_named(release_steps, "The tool this run built")["continue-on-error"],
+        true
+    );
+    let rebuild = step_named(
+        release_steps,
+        "The tool, built here (this run's artifact is gone)",
+    );
     assert_eq!(rebuild["if"], "steps.tool.outcome != 'success'");
     assert!(run_of(rebuild).contains("cargo +stable build --locked -p xtask"));
 
@@ -583,8 +689,13 @@ fn a_rerun_after_the_artifacts_expired_rebuilds_what_is_gone() {
             assert_eq!(step["continue-on-error"], true, "{step}");
         }
     }
-    assert_eq!(expiring, 4, "the tool (action, release), native (native job, wheel job)");
-    assert!(Path::new(&common::repo_root().join(".github/actions/build-tool/action.yml")).is_file());
+    assert_eq!(
+        expiring, 4,
+        "the tool (action, release), native (native job, wheel job)"
+    );
+    assert!(
+        Path::new(&common::repo_root().join(".github/actions/build-tool/action.yml")).is_file()
+    );
 }
 
 /// The Windows speech check and frozen app (minutes each on the runner) run once per variant
@@ -636,7 +747,11 @@ fn windows_speech_checks_run_once_per_variant_and_platform() {
         } else {
             Vec::new()
         };
-        assert_eq!(checked.get(key).cloned().unwrap_or_default(), expected, "{key:?}");
+        assert_eq!(
+            checked.get(key).cloned().unwrap_or_default(),
+            expected,
+            "{key:?}"
+        );
     }
     let lane = yaml(&format!("{WORKFLOWS}/lane.yml"));
     let step = step_named(steps(&lane["jobs"]["build"]), "Speech check (Windows)");

@@ -1025,7 +1025,8 @@ fn native_libraries_and_sdks_are_cached_by_what_they_are_made_from() {
         cache["with"]["key"],
         "native-${{ matrix.slot }}-${{ matrix.platform }}-${{ matrix.native-key }}"
     );
-    let hit = "steps.main-run.outcome != 'success' && steps.native-cache.outputs.cache-hit != 'true'";
+    let hit =
+        "steps.main-run.outcome != 'success' && steps.native-cache.outputs.cache-hit != 'true'";
     let setup = native
         .iter()
         .position(|s| s["uses"] == "./.github/actions/build-setup")
@@ -1099,13 +1100,24 @@ fn native_libraries_and_sdks_are_cached_by_what_they_are_made_from() {
 fn the_tool_is_built_once_per_run_and_handed_to_every_job() {
     let build = yaml(&format!("{WORKFLOWS}/build.yml"));
     for (job, container) in [
-        ("tool-linux", Value::from("quay.io/pypa/manylinux_2_28_x86_64")),
+        (
+            "tool-linux",
+            Value::from("quay.io/pypa/manylinux_2_28_x86_64"),
+        ),
         ("tool-windows", Value::Null),
     ] {
         let tool = &build["jobs"][job];
         assert_eq!(tool["container"], container, "{job}");
-        assert!(steps(tool).iter().any(|s| s["uses"] == "./.github/actions/build-tool"));
-        let os = if job == "tool-linux" { "Linux" } else { "Windows" };
+        assert!(
+            steps(tool)
+                .iter()
+                .any(|s| s["uses"] == "./.github/actions/build-tool")
+        );
+        let os = if job == "tool-linux" {
+            "Linux"
+        } else {
+            "Windows"
+        };
         let upload = steps(tool).last().unwrap();
         assert_eq!(upload["with"]["name"], format!("xtask-{os}"));
     }
