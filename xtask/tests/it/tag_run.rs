@@ -551,6 +551,21 @@ fn the_native_job_reuses_mains_library_then_the_cache_and_pull_requests_only_res
             }
         }
     }
+    // The tool's cache (its key changes on any crate edit) likewise.
+    let tool = yaml(".github/actions/build-tool/action.yml");
+    let tool = tool["runs"]["steps"].as_array().unwrap();
+    let save = step_named(tool, "The tool's cache for later runs");
+    assert!(
+        save["if"]
+            .as_str()
+            .unwrap()
+            .contains("github.event_name != 'pull_request'")
+    );
+    assert!(!tool.iter().any(|s| {
+        s["uses"]
+            .as_str()
+            .is_some_and(|u| u.starts_with("actions/cache@"))
+    }));
     let build = build_yml();
     let checks = &build["jobs"]["checks"];
     let lookup = step_named(
@@ -660,8 +675,11 @@ fn a_rerun_after_the_artifacts_expired_rebuilds_what_is_gone() {
     assert_eq!(rebuild["uses"], "./.github/actions/build-tool");
     assert_eq!(rebuild["if"], "steps.artifact.outcome != 'success'");
     let built = yaml(".github/actions/build-tool/action.yml");
-    let built = serde_json::to_string(&built).unwrap();
-    assert!(built.contains("cargo build --locked -p xtask"), "{built}");
+    let built_steps = built["runs"]["steps"].as_array().unwrap();
+    assert_eq!(
+        run_of(step_named(built_steps, "Build the tool")),
+        "cargo build --locked -p xtask"
+    );
     let release = yaml(&format!("{WORKFLOWS}/release.yml"));
     let release_steps = steps(&release["jobs"]["release"]);
     assert_eq!(
