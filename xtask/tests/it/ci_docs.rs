@@ -127,6 +127,42 @@ fn the_entries_that_wait_for_pin_or_a_self_hosted_runner_are_the_matrixs() {
     }
 }
 
+/// The Python jobs that install the SDK (the matrix's `needs-sdk`) are those the doc names.
+#[test]
+fn the_python_jobs_that_install_the_sdk_are_the_ones_the_doc_names() {
+    let doc = ci_md();
+    let at = doc
+        .find("only where its bundle copies files from it (")
+        .expect("the sentence on Python jobs and the SDK");
+    let sentence = &doc[at..at + doc[at..].find(')').unwrap()];
+    let named = ticked(sentence);
+    let out = common::xtask(&[
+        "matrix",
+        "--json",
+        "--include-unpinned",
+        "--include-self-hosted",
+    ]);
+    let matrix: Value = serde_json::from_str(&out.stdout).unwrap();
+    let mut installing = BTreeSet::new();
+    for e in matrix["include"].as_array().unwrap() {
+        let variant = e["variant"].as_str().unwrap();
+        if e["needs-sdk"] == true {
+            installing.insert(variant);
+        }
+        let sdk_from_source = e["compiles"] == true && e["sdk"] != "";
+        if sdk_from_source && covered(variant, &named) {
+            assert_eq!(e["needs-sdk"], true, "the doc names {variant}: {e}");
+        }
+    }
+    assert!(installing.len() >= 6, "{installing:?}");
+    for variant in installing {
+        assert!(
+            covered(variant, &named),
+            "{variant} not named in: {sentence}"
+        );
+    }
+}
+
 /// The job ids and display names of the workflows a tag runs.
 fn job_names() -> BTreeSet<String> {
     let mut names = BTreeSet::new();
