@@ -40,6 +40,7 @@ mod probes;
 mod published_text;
 mod readme;
 mod release;
+mod retag;
 mod rocm10_bundle;
 mod rocm10_coexist;
 mod rocm10_hip_runtime;
