@@ -248,7 +248,7 @@ fn the_first_checks_list_every_failure_at_once_and_hand_on_the_matrix() {
         "#### Version facts agree with upstream (xtask upstream --check)",
         "onednn.version  drift",
         "#### The tag releases a version this build makes",
-        "the release tag `v4.8.5` is CTranslate2 4.8.5, but this build makes CTranslate2 4.7.1",
+        "the release tag `v4.8.5` (--release-tag) is CTranslate2 4.8.5, but this build makes CTranslate2 4.7.1",
         "#### Workflows lint (actionlint)",
         "lane.yml:3:1: unexpected key",
         "| The plan of every entry | passed |",
@@ -269,6 +269,16 @@ fn the_first_checks_list_every_failure_at_once_and_hand_on_the_matrix() {
         "{stdout}"
     );
     assert!(bin.read("output").contains("main-native="));
+    // The tag check itself: exit 2 (bad input), naming the flag and what to tag instead.
+    let run = common::xtask(&["matrix", "--release-tag", "v4.8.5"]);
+    common::assert_exit(
+        &run,
+        2,
+        &[
+            "(--release-tag) is CTranslate2 4.8.5",
+            "tag v<CTranslate2 version> (v4.7.1)",
+        ],
+    );
 
     // A variant file the tool refuses: both lanes' matrices fail naming it, and the checks
     // after them still run.

@@ -15,14 +15,14 @@ pub fn check(tag: &str, built: &[&str]) -> Result<(), InputError> {
     );
     let Some(version) = tag.strip_prefix('v') else {
         return Err(InputError::new(format!(
-            "the release tag `{}` does not start with `v`: release.yml runs on `v*` tags only",
+            "the release tag `{}` (--release-tag) does not start with `v`: release.yml runs on `v*` tags only",
             escaped(tag)
         ))
         .note(next));
     };
     if let Err(refusal) = text_rules::release_version(version) {
         return Err(InputError::new(format!(
-            "the release tag `{}` is not a release version: {}",
+            "the release tag `{}` (--release-tag) is not a release version: {}",
             escaped(tag),
             refusal.why
         ))
@@ -33,7 +33,7 @@ pub fn check(tag: &str, built: &[&str]) -> Result<(), InputError> {
         return Ok(());
     }
     Err(InputError::new(format!(
-        "the release tag `{}` is CTranslate2 {}, but this build makes CTranslate2 {}",
+        "the release tag `{}` (--release-tag) is CTranslate2 {}, but this build makes CTranslate2 {}",
         escaped(tag),
         escaped(&numbers),
         built.join(", ")
@@ -75,7 +75,7 @@ mod tests {
         }
         let other = check("v4.8.5", &built).unwrap_err().to_string();
         assert!(
-            other.contains("`v4.8.5` is CTranslate2 4.8.5")
+            other.contains("`v4.8.5` (--release-tag) is CTranslate2 4.8.5")
                 && other.contains("makes CTranslate2 4.7.1, 4.8.4"),
             "{other}"
         );
