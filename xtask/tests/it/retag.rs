@@ -225,6 +225,8 @@ fn the_native_job_reuses_mains_library_then_the_cache_and_pull_requests_only_res
     );
     assert_eq!(main_run["with"]["github-token"], "${{ github.token }}");
     assert_eq!(main_run["with"]["name"], "${{ matrix.artifact }}");
+    let leftovers = step_named(native, "What a failed download left");
+    assert_eq!(leftovers["if"], "steps.main-run.outcome == 'failure'");
     let cache = step_named(native, "The C++ library of an earlier run");
     assert!(
         cache["uses"]

@@ -341,6 +341,16 @@ fn a_rerun_after_the_artifacts_expired_rebuilds_what_is_gone() {
     let wheel = steps(&lane["jobs"]["build"]);
     let download = step_named(wheel, "The native job's C++ library");
     assert_eq!(download["continue-on-error"], true);
+    let leftovers = step_named(wheel, "What a failed download left");
+    assert_eq!(
+        leftovers["if"],
+        "steps.native-artifact.outcome == 'failure'"
+    );
+    assert_eq!(run_of(leftovers), "rm -rf -- \"$PREFIX\"");
+    assert_eq!(
+        leftovers["env"]["PREFIX"],
+        "target/xtask/${{ matrix.slot }}/${{ matrix.platform }}/prefix"
+    );
     let cache = step_named(
         wheel,
         "The C++ library from the cache (the artifact is gone)",
