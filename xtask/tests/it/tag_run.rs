@@ -383,10 +383,14 @@ fn a_rerun_after_the_artifacts_expired_rebuilds_what_is_gone() {
             .unwrap()
             .contains("matrix.sdk != ''")
     );
-    // It may compile: its limit is the native job's.
+    // It may compile: its limit is the native job's, and its build step's too only then.
     assert_eq!(
         lane["jobs"]["build"]["timeout-minutes"],
         "${{ inputs.native-timeout }}"
+    );
+    assert_eq!(
+        step_named(wheel, "Build")["timeout-minutes"],
+        "${{ steps.native.outputs.prebuilt == 'false' && inputs.native-timeout || 60 }}"
     );
 
     // The tool: every job's download of it (the action, release.yml) goes on when it fails,
