@@ -26,6 +26,10 @@ pub struct Matrix {
     /// for CUDA) or `main` (the rest); build.yml runs each lane's jobs apart
     #[arg(long, value_name = "LANE", value_parser = ["main", "gpu"])]
     pub lane: Option<String>,
+    /// Also check that this release tag (`v4.7.1`, `v4.7.1-2`) is a release version of a
+    /// CTranslate2 version the matrix builds: exit 2 naming both otherwise
+    #[arg(long, value_name = "TAG")]
+    pub release_tag: Option<String>,
     #[command(flatten)]
     pub include: IncludeArgs,
 }
@@ -38,6 +42,7 @@ impl Matrix {
             ctranslate2: self.ctranslate2,
             lane: self.lane,
             opt: self.include.opt(),
+            release_tag: self.release_tag,
         }
         .print(&workspace.root)
     }

@@ -73,6 +73,11 @@ pub struct Entry {
     /// cache, whose 10 GB per repository a family's wheels would fill.
     #[serde(rename = "device-wheels")]
     pub(crate) device_wheels: bool,
+    /// Whether this job checks the wheel with real speech and a frozen app on the Windows
+    /// runner (minutes each): one job per slot and platform, its newest Python; the others'
+    /// wheels are installed and imported by the build's own verify step.
+    #[serde(rename = "speech-check")]
+    pub speech_check: bool,
     /// The inputs without a sha256 pin: such a job stops at its first step.
     #[serde(skip)]
     pub unpinned: Vec<String>,
@@ -113,6 +118,7 @@ pub fn native(entries: &[Entry]) -> Vec<Entry> {
             ),
             artifact: e.native.clone(),
             needs_sdk: !e.sdk.is_empty(),
+            speech_check: false,
             ..e.clone()
         })
         .collect()
@@ -318,12 +324,36 @@ pub fn entries(catalog: &Catalog) -> Result<Vec<Entry>, InputError> {
                     native_key,
                     sdk_key,
                     device_wheels,
+                    speech_check: false,
                     unpinned,
                 });
             }
         }
     }
+    mark_speech_checks(&mut include);
     Ok(include)
+}
+
+/// Marks the newest Python of each Windows slot for the speech check.
+fn mark_speech_checks(entries: &mut [Entry]) {
+    let mut newest: std::collections::BTreeMap<(String, Platform), usize> = Default::default();
+    for (i, e) in entries.iter().enumerate() {
+        if !e.platform.is_windows() {
+            continue;
+        }
+        let at = newest.entry((e.slot.clone(), e.platform)).or_insert(i);
+        if python_key(&e.python) > python_key(&entries[*at].python) {
+            *at = i;
+        }
+    }
+    for i in newest.into_values() {
+        entries[i].speech_check = true;
+    }
+}
+
+/// `3.14` as (3, 14), so that 3.14 sorts after 3.9.
+fn python_key(python: &str) -> Vec<u32> {
+    python.split('.').map(|p| p.parse().unwrap_or(0)).collect()
 }
 
 /// What `matrix` prints: which entries, and how.
@@ -337,12 +367,20 @@ pub struct MatrixRequest {
     /// Only the entries of this lane.
     pub lane: Option<String>,
     pub opt: Opt,
+    /// A release tag to check against the CTranslate2 versions built (`release_tag`).
+    pub release_tag: Option<String>,
 }
 
 impl MatrixRequest {
     /// The matrix on stdout; each entry left out is named on stderr with why.
     pub fn print(&self, root: &Path) -> anyhow::Result<std::process::ExitCode> {
         let mut all = matrix(root, &self.ctranslate2)?;
+        if let Some(tag) = &self.release_tag {
+            let mut built: Vec<&str> = all.include.iter().map(|e| e.ctranslate2.as_str()).collect();
+            built.sort_unstable();
+            built.dedup();
+            super::release_tag::check(tag, &built)?;
+        }
         if let Some(lane) = &self.lane {
             all.include.retain(|e| e.lane == lane.as_str());
         }

@@ -8,6 +8,7 @@
 pub(crate) mod cache_key;
 pub mod matrix;
 pub mod outputs;
+pub mod release_tag;
 mod render;
 pub mod request;
 mod step_id;
