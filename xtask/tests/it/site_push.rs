@@ -812,12 +812,12 @@ fn the_token_is_held_only_where_it_is_used_and_never_put_in_a_url() {
     }
     assert!(checkouts >= 9, "{checkouts}");
     assert_eq!(
-        holders, 5,
-        "the preflight, the earlier manifests, the two publishes and main's native libraries"
+        holders, 6,
+        "the preflight, this release's manifest, the earlier manifests, the two publishes and main's native libraries"
     );
 }
 
-/// The release job's step that gathers the earlier releases' manifests, run as the workflow
+/// The pip-index job's step that gathers the earlier releases' manifests, run as the workflow
 /// runs it (`bash -e -o pipefail`, the repository's scripts) against a `gh` whose release list
 /// holds tags a flag parser would take for flags (`--clobber`, `-Oevil`), one with a `/` and
 /// one without a manifest: every tag reaches `gh` after `--`, the `/` one and the missing
@@ -828,7 +828,7 @@ fn earlier_release_tags_reach_gh_as_data_never_as_flags() {
         return;
     }
     let release = workflows::yaml(&format!("{}/release.yml", workflows::WORKFLOWS));
-    let step = workflows::steps(&release["jobs"]["release"])
+    let step = workflows::steps(&release["jobs"]["pip-index"])
         .iter()
         .find(|s| s["env"]["GH_TOKEN"].is_string() && workflows::run_of(s).contains("earlier"))
         .expect("a step that gathers the earlier manifests");

@@ -410,17 +410,27 @@ fn a_rerun_after_the_artifacts_expired_rebuilds_what_is_gone() {
         "cargo build --locked -p xtask"
     );
     let release = yaml(&format!("{WORKFLOWS}/release.yml"));
-    let release_steps = steps(&release["jobs"]["release"]);
-    assert_eq!(
-        step_named(release_steps, "The tool this run built")["continue-on-error"],
-        true
+    for job in ["release", "pip-index"] {
+        let release_steps = steps(&release["jobs"][job]);
+        assert_eq!(
+            step_named(release_steps, "The tool this run built")["continue-on-error"],
+            true,
+            "{job}"
+        );
+        let rebuild = step_named(
+            release_steps,
+            "The tool, built here (this run's artifact is gone)",
+        );
+        assert_eq!(rebuild["if"], "steps.tool.outcome != 'success'", "{job}");
+        assert_eq!(run_of(rebuild), ".github/scripts/tool-built-here", "{job}");
+    }
+    let script =
+        std::fs::read_to_string(common::repo_root().join(".github/scripts/tool-built-here"))
+            .unwrap();
+    assert!(
+        script.contains("cargo +stable build --locked -p xtask"),
+        "{script}"
     );
-    let rebuild = step_named(
-        release_steps,
-        "The tool, built here (this run's artifact is gone)",
-    );
-    assert_eq!(rebuild["if"], "steps.tool.outcome != 'success'");
-    assert!(run_of(rebuild).contains("cargo +stable build --locked -p xtask"));
 
     // What a re-run cannot rebuild, the entries' wheels, keeps the repository's retention
     // (90 days by default), not 7.
@@ -454,8 +464,8 @@ fn a_rerun_after_the_artifacts_expired_rebuilds_what_is_gone() {
         }
     }
     assert_eq!(
-        expiring, 4,
-        "the tool (action, release), native (native job, wheel job)"
+        expiring, 5,
+        "the tool (action, release, pip-index), native (native job, wheel job)"
     );
     assert!(
         Path::new(&common::repo_root().join(".github/actions/build-tool/action.yml")).is_file()

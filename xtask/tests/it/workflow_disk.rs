@@ -37,18 +37,43 @@ fn uses(step: &Value, action: &str) -> bool {
         .is_some_and(|u| u.starts_with(&format!("{action}@")))
 }
 
-/// Every `actions/cache` step of the workflows and of build-setup, named by where it is.
+/// Whether `step` saves or restores an Actions cache (`actions/cache`, or its `restore` and
+/// `save` halves).
+fn is_cache(step: &Value) -> bool {
+    [
+        "actions/cache",
+        "actions/cache/restore",
+        "actions/cache/save",
+    ]
+    .iter()
+    .any(|a| uses(step, a))
+}
+
+/// Every cache step of the workflows and of the composite actions, named by where it is.
 fn cache_steps() -> Vec<(String, Value)> {
     let mut found = Vec::new();
     for (name, workflow) in crate::workflows::workflows() {
         for (job_name, job) in jobs(&workflow) {
-            for step in steps(job).iter().filter(|s| uses(s, "actions/cache")) {
+            for step in steps(job).iter().filter(|s| is_cache(s)) {
                 found.push((format!("{name} job {job_name}"), step.clone()));
             }
         }
     }
-    for step in setup_steps().iter().filter(|s| uses(s, "actions/cache")) {
-        found.push((SETUP.to_string(), step.clone()));
+    let actions = common::repo_root().join(".github/actions");
+    for entry in std::fs::read_dir(&actions).unwrap() {
+        let file = format!(
+            ".github/actions/{}/action.yml",
+            entry.unwrap().file_name().to_string_lossy()
+        );
+        let action = crate::workflows::yaml(&file);
+        for step in action["runs"]["steps"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter(|s| is_cache(s))
+        {
+            found.push((file.clone(), step.clone()));
+        }
     }
     found
 }
