@@ -410,7 +410,15 @@ DATA = json.loads(r"""
               "gfx1153"
             ],
             "rocm": "10.0.0",
-            "amd_sub_family": "gfx115x"
+            "amd_sub_family": "gfx115x",
+            "build_passing_only": {
+              "linux-x86_64": [
+                "gfx1153"
+              ],
+              "windows-x86_64": [
+                "gfx1153"
+              ]
+            }
           }
         }
       ]
@@ -433,7 +441,13 @@ DATA = json.loads(r"""
               "gfx1201"
             ],
             "rocm": "10.0.0",
-            "amd_sub_family": "gfx12_0"
+            "amd_sub_family": "gfx12_0",
+            "build_passing_only": {
+              "windows-x86_64": [
+                "gfx1200",
+                "gfx1201"
+              ]
+            }
           }
         }
       ]

@@ -30,6 +30,10 @@ pub struct Table {
     /// variant bundles.
     #[serde(default)]
     pub excluded: BTreeMap<String, Vec<String>>,
+    /// Platform (`windows-x86_64`) → the targets AMD lists there as "Build Passing" only
+    /// (compiled, never run by AMD): said beside a build, never used to choose files.
+    #[serde(default, rename = "build-passing-only")]
+    pub build_passing_only: BTreeMap<String, Vec<String>>,
 }
 
 /// The bundle name of `rocm_sdk_libraries_custom`: "the targets this wheel has".

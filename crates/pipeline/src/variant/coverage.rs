@@ -112,6 +112,11 @@ pub struct AmdCoverage {
     /// builds that are no such family.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub amd_sub_family: Option<String>,
+    /// Platform → those of `gfx` AMD lists there as "Build Passing" only (the SDK's table in
+    /// the GPU data file, `build-passing-only`), for the platforms the build is released for;
+    /// added to schema 1, absent when there are none.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub build_passing_only: BTreeMap<String, Vec<String>>,
 }
 
 impl AmdCoverage {
@@ -376,17 +381,50 @@ fn served_by(variants: &[VariantCoverage], card: &Card) -> Vec<ServedBy> {
                     .map(|_| "native")
             };
             if let Some(how) = how {
-                let rocm = b.amd.as_ref().and_then(|a| a.rocm.as_deref());
+                let amd_status = b
+                    .amd
+                    .iter()
+                    .flat_map(|a| &a.build_passing_only)
+                    .filter(|(_, targets)| targets.contains(&card.target))
+                    .map(|(platform, _)| (platform.clone(), BUILD_PASSING_ONLY.to_string()))
+                    .collect();
                 served.push(ServedBy {
                     variant: v.name.clone(),
                     local_version: b.local_version.clone(),
                     how: how.into(),
-                    amd_status: super::amd_status::of(rocm, &card.target, &v.platforms),
+                    amd_status,
                 });
             }
         }
     }
     served
+}
+
+/// What the card table and `variants.json` say beside a build of a target AMD lists as
+/// "Build Passing" only on a platform.
+pub const BUILD_PASSING_ONLY: &str = "build passing only";
+
+/// Platform → those of `targets` that `table` lists as "Build Passing" only there, for the
+/// `platforms` a build is released for.
+fn build_passing_only(
+    table: &ct2v_bundle::gpu_targets::Table,
+    targets: &[String],
+    platforms: &[String],
+) -> BTreeMap<String, Vec<String>> {
+    table
+        .build_passing_only
+        .iter()
+        .filter(|(platform, _)| platforms.contains(platform))
+        .map(|(platform, listed)| {
+            let hit: Vec<String> = targets
+                .iter()
+                .filter(|t| listed.contains(t))
+                .cloned()
+                .collect();
+            (platform.clone(), hit)
+        })
+        .filter(|(_, hit)| !hit.is_empty())
+        .collect()
 }
 
 fn of_variant(catalog: &Catalog, name: &str) -> Result<VariantCoverage, InputError> {
@@ -458,6 +496,11 @@ fn of_variant(catalog: &Catalog, name: &str) -> Result<VariantCoverage, InputErr
                     .as_ref()
                     .filter(|_| rocm.is_none())
                     .map(|s| s.version.clone()),
+                build_passing_only: build_passing_only(
+                    catalog.gpus.table_for_sdk(rocm.as_deref()),
+                    &resolved.gpu_targets,
+                    &platforms,
+                ),
                 rocm,
                 amd_sub_family: catalog.gpus.amd_families.get(name).cloned(),
             };
@@ -663,6 +706,37 @@ pub fn markdown(coverage: &Coverage) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_the_builds_targets_on_its_platforms_are_said_to_be_build_passing_only() {
+        let gpus = crate::variant::gpus::checkout_gpus();
+        let both = ["linux-x86_64".to_string(), "windows-x86_64".to_string()];
+        let rdna4 = ["gfx1200".to_string(), "gfx1201".to_string()];
+        let rocm10 = gpus.table_for_sdk(Some("10.0.0"));
+        assert_eq!(
+            build_passing_only(rocm10, &rdna4, &both),
+            BTreeMap::from([("windows-x86_64".to_string(), rdna4.to_vec())])
+        );
+        assert!(
+            build_passing_only(rocm10, &rdna4, &both[..1]).is_empty(),
+            "not released for Windows"
+        );
+        let rdna35 = ["gfx1151".to_string(), "gfx1153".to_string()];
+        let said = build_passing_only(rocm10, &rdna35, &both);
+        assert_eq!(said.len(), 2, "{said:?}");
+        assert!(
+            said.values().all(|t| t == &["gfx1153".to_string()]),
+            "{said:?}"
+        );
+        assert!(
+            build_passing_only(gpus.table_for_sdk(Some("7.2.0")), &rdna4, &both).is_empty(),
+            "another ROCm's table"
+        );
+        assert!(
+            build_passing_only(gpus.table_for_sdk(None), &rdna4, &both).is_empty(),
+            "a HIP SDK build"
+        );
+    }
 
     fn cuda(major: u32) -> NvidiaCoverage {
         nvidia(&crate::variant::gpus::checkout_gpus(), major, "Common").unwrap()

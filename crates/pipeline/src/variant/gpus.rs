@@ -12,6 +12,7 @@ use serde::Deserialize;
 use super::{Files, toml_error};
 use ct2v_bundle::gpu_targets::{Table, looks_like_target};
 use ct2v_support::diagnostic::{InputError, Location, quoted};
+use ct2v_support::platform::Platform;
 
 /// The GPU data file's name in `variants/`; it is not a variant.
 pub(crate) const GPUS_FILE: &str = "gpus.toml";
@@ -268,6 +269,12 @@ fn check_tables(
                     .excluded
                     .iter()
                     .map(|(l, ts)| (key(&format!("excluded.{l}")), ts)),
+            )
+            .chain(
+                table
+                    .build_passing_only
+                    .iter()
+                    .map(|(p, ts)| (key(&format!("build-passing-only.{p}")), ts)),
             );
         for (key, targets) in named {
             if let Some(unknown) = targets.iter().find(|t| !table.targets.contains(t)) {
@@ -278,6 +285,15 @@ fn check_tables(
                         table.name
                     )));
             }
+        }
+        if let Some(platform) = table
+            .build_passing_only
+            .keys()
+            .find(|p| p.parse::<Platform>().is_err())
+        {
+            return Err(bad
+                .at(&key("build-passing-only"), platform, 0, "not a platform")
+                .note("name a platform: linux-x86_64 or windows-x86_64"));
         }
         tables.push((major, table.clone()));
     }
@@ -541,6 +557,21 @@ mod tests {
                 "rccl = [\"gfx1103\"",
                 "rccl = [\"gfx1303\"",
                 &["`therock.\"10.0\".excluded.rccl` `gfx1303`"],
+            ),
+            (
+                "windows-x86_64 = [\"gfx1153\", \"gfx1200\"",
+                "windows-x86_64 = [\"gfx1153\", \"gfx1290\"",
+                &[
+                    "`therock.\"10.0\".build-passing-only.windows-x86_64` `gfx1290`: a target this table does not declare",
+                ],
+            ),
+            (
+                "windows-x86_64 = [\"gfx1153\", \"gfx1200\"",
+                "macos-arm64 = [\"gfx1153\", \"gfx1200\"",
+                &[
+                    "`therock.\"10.0\".build-passing-only` `macos-arm64`: not a platform",
+                    "linux-x86_64 or windows-x86_64",
+                ],
             ),
             (
                 "rocm-rdna4 = \"gfx12_0\"",

@@ -1,7 +1,6 @@
 //! Variant files: loading `variants/*.toml` (and the shared `variants/defaults.toml`),
 //! reporting mistakes in them, and resolving one variant for one platform.
 
-pub mod amd_status;
 pub mod coverage;
 pub mod download_url;
 mod extends;
