@@ -92,7 +92,11 @@ pub fn parse_cuda_code(data: &[u8], path: &Path) -> Result<Vec<CudaCode>, Binary
         return Err(input.malformed(format!("{name} has no bytes in the file")));
     };
     input.bytes(offset, size, name)?;
-    Sections { input: &input, name }.entries(offset, offset + size)
+    Sections {
+        input: &input,
+        name,
+    }
+    .entries(offset, offset + size)
 }
 
 struct Sections<'a, 'b> {
@@ -179,13 +183,17 @@ impl Sections<'_, '_> {
     /// `size` bytes at `at` that must end before `limit` (the end of what holds them).
     fn within(&self, at: u64, size: u64, limit: u64, what: &str) -> Result<&[u8], BinaryError> {
         if at.checked_add(size).is_none_or(|e| e > limit) {
-            return Err(self.problem(at, format!("{what} of {size} bytes is cut off at 0x{limit:x}")));
+            return Err(self.problem(
+                at,
+                format!("{what} of {size} bytes is cut off at 0x{limit:x}"),
+            ));
         }
         self.input.bytes(at, size, what)
     }
 
     fn problem(&self, at: u64, what: String) -> BinaryError {
-        self.input.malformed(format!("{} at 0x{at:x}: {what}", self.name))
+        self.input
+            .malformed(format!("{} at 0x{at:x}: {what}", self.name))
     }
 }
 
@@ -220,7 +228,10 @@ mod tests {
     /// cuobjdump's listing of `library`: "ELF file 1: libtiny-plain.1.sm_75.cubin" and
     /// "PTX file 1: libtiny-plain.1.sm_120.ptx" lines under its "## … library" heading.
     fn cuobjdump_lists(library: &str) -> Vec<CudaCode> {
-        let mut lines = CUOBJDUMP.lines().skip_while(|l| !l.ends_with(library)).skip(1);
+        let mut lines = CUOBJDUMP
+            .lines()
+            .skip_while(|l| !l.ends_with(library))
+            .skip(1);
         let mut listed = Vec::new();
         for line in lines.by_ref().take_while(|l| !l.starts_with("##")) {
             let (kind, name) = if let Some(rest) = line.strip_prefix("ELF file") {
@@ -231,25 +242,39 @@ mod tests {
                 panic!("unexpected cuobjdump line {line:?}");
             };
             let arch = name.rsplit_once(".sm_").expect("an sm_ suffix").1;
-            listed.push(CudaCode { kind, arch: arch.parse().expect("a number") });
+            listed.push(CudaCode {
+                kind,
+                arch: arch.parse().expect("a number"),
+            });
         }
         listed
     }
 
     /// cuobjdump numbers cubins and PTX apart, so each kind is compared in its own order.
     fn by_kind(codes: &[CudaCode], kind: CodeKind) -> Vec<u32> {
-        codes.iter().filter(|c| c.kind == kind).map(|c| c.arch).collect()
+        codes
+            .iter()
+            .filter(|c| c.kind == kind)
+            .map(|c| c.arch)
+            .collect()
     }
 
     #[test]
     fn reads_what_cuobjdump_lists_plain_and_compressed() {
-        for (bytes, name) in [(PLAIN, "libtiny-plain.so"), (COMPRESSED, "libtiny-compressed.so")] {
+        for (bytes, name) in [
+            (PLAIN, "libtiny-plain.so"),
+            (COMPRESSED, "libtiny-compressed.so"),
+        ] {
             let found = parse_cuda_code(bytes, Path::new(name)).unwrap();
             let listed = cuobjdump_lists(name);
             assert_eq!(listed.len(), 11, "{name}: the fixture's listing");
             assert_eq!(found.len(), listed.len(), "{name}: {found:?}");
             for kind in [CodeKind::Cubin, CodeKind::Ptx] {
-                assert_eq!(by_kind(&found, kind), by_kind(&listed, kind), "{name} {kind:?}");
+                assert_eq!(
+                    by_kind(&found, kind),
+                    by_kind(&listed, kind),
+                    "{name} {kind:?}"
+                );
             }
             let names: std::collections::BTreeSet<String> =
                 found.iter().map(ToString::to_string).collect();
@@ -291,7 +316,10 @@ mod tests {
     fn a_damaged_fatbin_is_an_error_naming_what_is_wrong() {
         let err = damaged(0, &[0, 0, 0, 1]);
         assert!(err.contains("bad.so is not a valid ELF file"), "{err}");
-        assert!(err.contains("where a fatbin starts with 0xba55ed50"), "{err}");
+        assert!(
+            err.contains("where a fatbin starts with 0xba55ed50"),
+            "{err}"
+        );
         let err = damaged(8, &u64::MAX.to_le_bytes());
         assert!(err.contains("past the end of any file"), "{err}");
         let err = damaged(8, &0x10_0000u64.to_le_bytes());

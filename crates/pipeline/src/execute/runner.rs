@@ -79,9 +79,16 @@ impl Handler for Runner {
             Action::Bundle(_) => self.bundle(plan),
             Action::Checksum { dir, .. } => {
                 let compiler = self.compiler_banner(plan)?;
+                let cuda_arch = self.sdk.cuda_arch_list(plan)?;
+                if let Some(list) = &cuda_arch {
+                    let wheel = Path::new(&plan.outputs.fat_wheel);
+                    let carried = crate::sdk::cuda_code::check_wheel(wheel, list)?;
+                    eprintln!("      {}", ct2v_support::diagnostic::escaped(&carried));
+                }
+                let sdk = (self.sdk.found.as_ref(), cuda_arch.as_deref());
                 // The bundle's output folder: SHA256SUMS and build-info.json join its record.
                 rerecord_after(Path::new(dir), || {
-                    write_build_info(plan, self.sdk.found.as_ref(), &compiler, Path::new(dir))?;
+                    write_build_info(plan, sdk, &compiler, Path::new(dir))?;
                     checksums::write(Path::new(dir), checksums::default_jobs())
                 })?;
                 Ok(())

@@ -44,8 +44,7 @@ fn first_toolkit(arch: &str) -> Option<(u32, u32)> {
 /// toolkit's `version` ("12.8", "13.0").
 pub(crate) fn for_toolkit(requested: &str, version: &str) -> Result<String> {
     let mut numbers = version.split('.').map(|n| n.parse::<u32>().ok());
-    let (Some(Some(major)), minor) = (numbers.next(), numbers.next().flatten().unwrap_or(0))
-    else {
+    let (Some(Some(major)), minor) = (numbers.next(), numbers.next().flatten().unwrap_or(0)) else {
         bail!("cannot read the CUDA toolkit's version `{version}` (from nvcc --version)");
     };
     let list = match requested {
@@ -116,11 +115,17 @@ mod tests {
             let err = for_toolkit("Common", version).unwrap_err().to_string();
             assert!(err.contains("10.0 (first in CUDA 12.8)"), "{err}");
             assert!(err.contains("12.0+PTX (first in CUDA 12.8)"), "{err}");
-            assert!(err.contains(&format!("CUDA {version} cannot build")), "{err}");
+            assert!(
+                err.contains(&format!("CUDA {version} cannot build")),
+                "{err}"
+            );
             assert!(err.contains("install CUDA 12.8 or newer"), "{err}");
         }
         let err = for_toolkit("9.0;12.1", "12.8").unwrap_err().to_string();
-        assert!(err.contains("12.1 (first in CUDA 12.9)") && !err.contains("9.0 ("), "{err}");
+        assert!(
+            err.contains("12.1 (first in CUDA 12.9)") && !err.contains("9.0 ("),
+            "{err}"
+        );
         let err = for_toolkit("8.9", "11.4").unwrap_err().to_string();
         assert!(err.contains("8.9 (first in CUDA 11.8)"), "{err}");
         assert_eq!(for_toolkit("8.9;9.0+PTX", "11.8").unwrap(), "8.9;9.0+PTX");

@@ -398,7 +398,7 @@ pub(crate) fn serves_cc(nvidia: &NvidiaCoverage, device: &str) -> Option<&'stati
 
 /// The cubin and PTX capabilities of a `CUDA_ARCH_LIST` of numbers (`Common` already
 /// written out); a name CMake knows (`Turing`) is not read here.
-fn arch_list(list: &str) -> Result<(Vec<String>, Vec<String>), String> {
+pub(crate) fn arch_list(list: &str) -> Result<(Vec<String>, Vec<String>), String> {
     let mut sass = Vec::new();
     let mut ptx = Vec::new();
     for part in list.split([';', ' ', ',']).filter(|p| !p.is_empty()) {
@@ -833,7 +833,11 @@ mod tests {
         ] {
             assert_eq!(serves_cc(&c, device), Some("native"), "{why}");
         }
-        assert_eq!(serves_cc(&c, "13.0"), Some("ptx"), "compute_120 for what comes next");
+        assert_eq!(
+            serves_cc(&c, "13.0"),
+            Some("ptx"),
+            "compute_120 for what comes next"
+        );
         assert_eq!(c.ptx, ["12.0"], "PTX for the newest only");
         assert_eq!(c.driver_min_windows, "528.33");
     }
@@ -858,11 +862,22 @@ mod tests {
     fn cuda_13_serves_everything_it_knows_natively_but_jetson_thor() {
         let c = cuda(13);
         for device in NVCC_13_0_CODES.iter().filter(|d| **d != "11.0") {
-            assert_eq!(serves_cc(&c, device), Some("native"), "compute capability {device}");
+            assert_eq!(
+                serves_cc(&c, device),
+                Some("native"),
+                "compute capability {device}"
+            );
         }
-        assert_eq!(serves_cc(&c, "11.0"), None, "Jetson Thor: ARM only, not built for");
+        assert_eq!(
+            serves_cc(&c, "11.0"),
+            None,
+            "Jetson Thor: ARM only, not built for"
+        );
         for sass in &c.sass {
-            assert!(NVCC_13_0_CODES.contains(&sass.as_str()), "CUDA 13.0 cannot build {sass}");
+            assert!(
+                NVCC_13_0_CODES.contains(&sass.as_str()),
+                "CUDA 13.0 cannot build {sass}"
+            );
         }
     }
 
