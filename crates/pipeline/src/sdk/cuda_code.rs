@@ -102,8 +102,36 @@ pub fn check_wheel(wheel: &Path, list: &str) -> Result<String> {
     ))
 }
 
+/// A wheel whose CTranslate2 library is the fatbin fixture (nvcc 13.0: sm_75, sm_89, sm_120
+/// and compute_120 PTX), for the tests here and the build's.
+#[cfg(test)]
+pub(crate) mod fixture {
+    use std::path::Path;
+
+    pub(crate) const TINY: &[u8] =
+        include_bytes!("../../../bundle/tests/data/fatbin/libtiny-plain.so");
+
+    /// A wheel whose CTranslate2 library is `library`, made with the bundle's wheel writer.
+    pub(crate) fn wheel_with(dir: &Path, library: &[u8]) -> std::path::PathBuf {
+        let tree = dir.join("tree");
+        let info = tree.join("ctranslate2-4.7.1.dist-info");
+        std::fs::create_dir_all(tree.join("ctranslate2")).unwrap();
+        std::fs::create_dir_all(&info).unwrap();
+        std::fs::write(tree.join("ctranslate2/libctranslate2.so.4"), library).unwrap();
+        std::fs::write(tree.join("ctranslate2/__init__.py"), "").unwrap();
+        let metadata = "Metadata-Version: 2.1\nName: ctranslate2\nVersion: 4.7.1\n";
+        std::fs::write(info.join("METADATA"), metadata).unwrap();
+        let tags = "Wheel-Version: 1.0\nRoot-Is-Purelib: false\nTag: cp312-cp312-linux_x86_64\n";
+        std::fs::write(info.join("WHEEL"), tags).unwrap();
+        let wheel = dir.join("ctranslate2-4.7.1-cp312-cp312-linux_x86_64.whl");
+        ct2v_bundle::wheel::write(&tree, &wheel).unwrap();
+        wheel
+    }
+}
+
 #[cfg(test)]
 mod tests {
+    use super::fixture::{TINY, wheel_with};
     use super::*;
     use crate::sdk::cuda_arch::COMMON_CUDA_13;
 
@@ -159,25 +187,6 @@ mod tests {
             assert!(!is_ctranslate2_library(member), "{member}");
         }
     }
-    const TINY: &[u8] = include_bytes!("../../../bundle/tests/data/fatbin/libtiny-plain.so");
-
-    /// A wheel whose CTranslate2 library is `library`, made with the bundle's wheel writer.
-    fn wheel_with(dir: &Path, library: &[u8]) -> std::path::PathBuf {
-        let tree = dir.join("tree");
-        let info = tree.join("ctranslate2-4.7.1.dist-info");
-        std::fs::create_dir_all(tree.join("ctranslate2")).unwrap();
-        std::fs::create_dir_all(&info).unwrap();
-        std::fs::write(tree.join("ctranslate2/libctranslate2.so.4"), library).unwrap();
-        std::fs::write(tree.join("ctranslate2/__init__.py"), "").unwrap();
-        let metadata = "Metadata-Version: 2.1\nName: ctranslate2\nVersion: 4.7.1\n";
-        std::fs::write(info.join("METADATA"), metadata).unwrap();
-        let tags = "Wheel-Version: 1.0\nRoot-Is-Purelib: false\nTag: cp312-cp312-linux_x86_64\n";
-        std::fs::write(info.join("WHEEL"), tags).unwrap();
-        let wheel = dir.join("ctranslate2-4.7.1-cp312-cp312-linux_x86_64.whl");
-        ct2v_bundle::wheel::write(&tree, &wheel).unwrap();
-        wheel
-    }
-
     #[test]
     fn a_wheel_is_held_against_its_list() {
         let dir = tempfile::tempdir().unwrap();
