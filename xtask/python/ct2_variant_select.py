@@ -118,7 +118,7 @@ DATA = json.loads(r"""
           "requirement": "ctranslate2==4.7.1+cu12",
           "nvidia": {
             "cuda_major": 12,
-            "cuda_arch_list": "5.3;6.0;6.1;7.0;7.5;8.0;8.6;8.6+PTX",
+            "cuda_arch_list": "5.3;6.0;6.1;7.0;7.5;8.0;8.6;8.9;9.0;10.0;12.0;12.0+PTX",
             "sass": [
               "5.3",
               "6.0",
@@ -126,10 +126,14 @@ DATA = json.loads(r"""
               "7.0",
               "7.5",
               "8.0",
-              "8.6"
+              "8.6",
+              "8.9",
+              "9.0",
+              "10.0",
+              "12.0"
             ],
             "ptx": [
-              "8.6"
+              "12.0"
             ],
             "cc_min": "5.3",
             "driver_min_linux": "525.60.13",
@@ -141,14 +145,18 @@ DATA = json.loads(r"""
           "requirement": "ctranslate2==4.7.1+cu13",
           "nvidia": {
             "cuda_major": 13,
-            "cuda_arch_list": "7.5;8.0;8.6;8.6+PTX",
+            "cuda_arch_list": "7.5;8.0;8.6;8.9;9.0;10.0;12.0;12.0+PTX",
             "sass": [
               "7.5",
               "8.0",
-              "8.6"
+              "8.6",
+              "8.9",
+              "9.0",
+              "10.0",
+              "12.0"
             ],
             "ptx": [
-              "8.6"
+              "12.0"
             ],
             "cc_min": "7.5",
             "driver_min_linux": "580",
@@ -598,12 +606,12 @@ DATA = json.loads(r"""
         {
           "variant": "cuda",
           "local_version": "cu12",
-          "how": "ptx"
+          "how": "native"
         },
         {
           "variant": "cuda",
           "local_version": "cu13",
-          "how": "ptx"
+          "how": "native"
         }
       ]
     },
@@ -617,12 +625,12 @@ DATA = json.loads(r"""
         {
           "variant": "cuda",
           "local_version": "cu12",
-          "how": "ptx"
+          "how": "native"
         },
         {
           "variant": "cuda",
           "local_version": "cu13",
-          "how": "ptx"
+          "how": "native"
         }
       ]
     },
@@ -636,12 +644,12 @@ DATA = json.loads(r"""
         {
           "variant": "cuda",
           "local_version": "cu12",
-          "how": "ptx"
+          "how": "native"
         },
         {
           "variant": "cuda",
           "local_version": "cu13",
-          "how": "ptx"
+          "how": "native"
         }
       ]
     },

@@ -404,6 +404,23 @@ impl Budget {
     }
 }
 
+/// The members of `wheel` whose name `wanted` accepts, with their bytes, in the wheel's order
+/// (read within the wheel's unpacking limit).
+pub fn read_members(wheel: &Path, wanted: impl Fn(&str) -> bool) -> Result<Vec<(String, Vec<u8>)>> {
+    let mut zip = ZipArchive::new(fs::File::open(wheel)?)
+        .with_context(|| format!("{} is not a zip", wheel.display()))?;
+    let mut budget = Budget::of(wheel)?;
+    let mut found = Vec::new();
+    for i in 0..zip.len() {
+        let mut entry = zip.by_index(i)?;
+        let name = entry.name()?.to_string();
+        if entry.is_file() && wanted(&name) {
+            found.push((name, budget.read(&mut entry)?));
+        }
+    }
+    Ok(found)
+}
+
 /// Checks that a wheel's RECORD lists every file with the digest and size it has, as the
 /// binary distribution format says (`ct2v_fetch::wheel_record`). Returns the problems found
 /// (empty when the wheel is consistent). Members are hashed as they are read, within the

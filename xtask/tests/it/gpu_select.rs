@@ -141,7 +141,7 @@ fn the_coverage_says_what_the_maintainers_know() {
     }
     assert_eq!(served("6.1"), ["cuda+cu12"], "CUDA 13 dropped Pascal");
     assert_eq!(served("8.6"), ["cuda+cu12", "cuda+cu13"]);
-    assert_eq!(served("12.0"), ["cuda+cu12", "cuda+cu13"], "through PTX");
+    assert_eq!(served("12.0"), ["cuda+cu12", "cuda+cu13"], "RTX 50: sm_120");
     let cuda = v["variants"]
         .as_array()
         .unwrap()
@@ -151,8 +151,9 @@ fn the_coverage_says_what_the_maintainers_know() {
     let cu12 = &cuda["builds"][0]["nvidia"];
     assert_eq!(
         cu12["cuda_arch_list"],
-        "5.3;6.0;6.1;7.0;7.5;8.0;8.6;8.6+PTX"
+        "5.3;6.0;6.1;7.0;7.5;8.0;8.6;8.9;9.0;10.0;12.0;12.0+PTX"
     );
+    assert_eq!(cu12["ptx"], serde_json::json!(["12.0"]));
     assert_eq!(cu12["driver_min_linux"], "525.60.13");
     assert_eq!(cu12["driver_min_windows"], "528.33");
     assert_eq!(cuda["builds"][1]["nvidia"]["driver_min_windows"], "580");

@@ -75,8 +75,13 @@ class Nvidia(unittest.TestCase):
         self.assertEqual(a.variant, "cpu")
         self.assertIn("GTX 970 (compute capability 5.2, driver 546.33): no variant serves it yet", a.sentence)
 
-    def test_blackwell_runs_through_ptx_and_cuda_12_is_preferred(self):
+    def test_blackwell_runs_natively_and_cuda_12_is_preferred(self):
         a = pick("windows", **{"nvidia-smi": fixture("nvidia-smi/rtx5090.txt")})
+        self.assertEqual((a.variant, a.local_version), ("cuda", "cu12"))
+        self.assertNotIn("PTX", a.sentence)
+
+    def test_a_gpu_newer_than_every_cubin_runs_through_ptx(self):
+        a = pick("linux", **{"nvidia-smi": "NVIDIA Future GPU, 13.0, 600.00\n"})
         self.assertEqual((a.variant, a.local_version), ("cuda", "cu12"))
         self.assertIn("compiled from PTX", a.sentence)
 

@@ -9,8 +9,10 @@
 //! - `input.rs`: the file's bytes with bounds-checked reads
 //! - `pe.rs`: PE32 and PE32+ (imports, delay imports, machine, subsystem)
 //! - `elf.rs`: ELF32 and ELF64 (NEEDED, SONAME, RPATH, RUNPATH, DT_VERNEED)
+//! - `fatbin.rs`: the CUDA cubins and PTX in a library's fatbin section
 
 mod elf;
+pub mod fatbin;
 mod input;
 mod pe;
 #[cfg(test)]

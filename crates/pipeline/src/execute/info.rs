@@ -8,10 +8,12 @@ use crate::plan::Plan;
 use crate::sdk;
 
 /// `build-info.json` next to the artifacts: the tools that made them (the release manifest
-/// carries it). Written by the checksum step, so SHA256SUMS covers it.
+/// carries it). Written by the checksum step, so SHA256SUMS covers it. `sdk`: the SDK found and,
+/// for CUDA, the `CUDA_ARCH_LIST` CTranslate2 was compiled with (what `verify` checks the
+/// library's fatbins against).
 pub(crate) fn write_build_info(
     plan: &Plan,
-    sdk: Option<&sdk::Found>,
+    (sdk, cuda_arch): (Option<&sdk::Found>, Option<&str>),
     compiler: &str,
     dir: &Path,
 ) -> Result<()> {
@@ -29,7 +31,7 @@ pub(crate) fn write_build_info(
         "cmake": tool("configure"),
         "python_version": tool("wheel"),
         "sdk": sdk.map(|s| serde_json::json!({
-            "root": s.root, "version": s.version, "found_by": s.how
+            "root": s.root, "version": s.version, "found_by": s.how, "cuda_arch_list": cuda_arch
         })),
     });
     ct2v_support::fsx::write_atomically(

@@ -89,9 +89,16 @@ impl Handler for Runner {
             Action::Bundle(_) => self.bundle(plan),
             Action::Checksum { dir, .. } => {
                 let compiler = self.compiler_banner(plan)?;
+                let cuda_arch = self.sdk.cuda_arch_list(plan)?;
+                if let Some(list) = &cuda_arch {
+                    let wheel = Path::new(&plan.outputs.fat_wheel);
+                    let carried = crate::sdk::cuda_code::check_wheel(wheel, list)?;
+                    eprintln!("      {}", ct2v_support::diagnostic::escaped(&carried));
+                }
+                let sdk = (self.sdk.found.as_ref(), cuda_arch.as_deref());
                 // The bundle's output folder: SHA256SUMS and build-info.json join its record.
                 rerecord_after(Path::new(dir), || {
-                    write_build_info(plan, self.sdk.found.as_ref(), &compiler, Path::new(dir))?;
+                    write_build_info(plan, sdk, &compiler, Path::new(dir))?;
                     checksums::write(Path::new(dir), checksums::default_jobs())
                 })?;
                 Ok(())
@@ -623,5 +630,57 @@ mod tests {
             sums.contains("build-info.json") && !sums.contains(RECORD),
             "{sums}"
         );
+    }
+    /// A CUDA build checks its wheel's CUDA code before it writes SHA256SUMS and
+    /// build-info.json (which then names the list); a wheel without a listed target stops it.
+    #[test]
+    fn a_cuda_build_holds_its_wheel_to_the_list_before_the_checksums() {
+        let dir = tempfile::tempdir().unwrap();
+        for (list, good) in [("7.5;8.9;12.0+PTX", true), ("7.5;8.6;8.9;12.0+PTX", false)] {
+            let dist = recorded(dir.path(), if good { "good" } else { "bad" });
+            let wheel = crate::sdk::cuda_code::fixture::wheel_with(
+                &dist,
+                crate::sdk::cuda_code::fixture::TINY,
+            );
+            let mut plan = Plan::of_steps(vec![step(
+                "checksum",
+                Action::Checksum {
+                    dir: dist.display().to_string(),
+                    file: "SHA256SUMS".into(),
+                },
+                vec![],
+            )]);
+            plan.outputs.fat_wheel = wheel.display().to_string();
+            let mut runner = Runner {
+                cache: Cache::new(dir.path().join("cache")),
+                download: download::Options::default(),
+                folders: bundle_job::Folders::default(),
+                sdk: SdkEnv {
+                    found: Some(crate::sdk::Found {
+                        root: dir.path().join("cuda"),
+                        version: "13.0".into(),
+                        how: "test".into(),
+                    }),
+                    cuda_arch: Some(list.into()),
+                    before_bundle: false,
+                },
+                msvc: None,
+                prebuilt_native: false,
+            };
+            let ran = runner.run(&plan, &plan.steps[0], &dir.path().join("log"));
+            if good {
+                ran.unwrap();
+                let info = fs::read_to_string(dist.join("build-info.json")).unwrap();
+                let info: serde_json::Value = serde_json::from_str(&info).unwrap();
+                assert_eq!(info["sdk"]["cuda_arch_list"], list);
+                assert!(dist.join("SHA256SUMS").is_file());
+            } else {
+                let err = ran.unwrap_err().to_string();
+                assert!(err.contains("it lacks sm_86"), "{err}");
+                assert!(
+                    !dist.join("SHA256SUMS").exists() && !dist.join("build-info.json").exists()
+                );
+            }
+        }
     }
 }

@@ -123,6 +123,20 @@ impl SdkEnv {
         Ok(Some(found))
     }
 
+    /// The `CUDA_ARCH_LIST` this build's CTranslate2 was compiled with: the one its configure
+    /// step got, else (a reused native prefix) the plan's for the toolkit recorded with it.
+    pub(crate) fn cuda_arch_list(&self, plan: &Plan) -> Result<Option<String>> {
+        if let Some(list) = &self.cuda_arch {
+            return Ok(Some(list.clone()));
+        }
+        match (&plan.cuda_arch, &self.found) {
+            (Some(requested), Some(found)) => {
+                Ok(Some(cuda_arch::for_toolkit(requested, &found.version)?))
+            }
+            _ => Ok(None),
+        }
+    }
+
     /// `step` with `{sdk.root}` and `{sdk.clang}` replaced by the SDK found here, and its environment plus
     /// `CUDA_PATH` (CMake's FindCUDA looks there first) or `HIP_PATH`/`ROCM_PATH`. A missing
     /// or unfit SDK stops the build.

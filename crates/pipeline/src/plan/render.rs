@@ -71,7 +71,7 @@ fn header(out: &mut String, plan: &Plan) {
             "  cuda:  CUDA_ARCH_LIST `{requested}` becomes {{sdk.cuda-arch}} for the toolkit found{}",
             if requested == "Common" {
                 format!(
-                    " (CUDA 12.x: {}; 13.x: {})",
+                    " (CUDA 12.8+: {}; 13.x: {})",
                     crate::sdk::cuda_arch::COMMON_CUDA_12,
                     crate::sdk::cuda_arch::COMMON_CUDA_13
                 )

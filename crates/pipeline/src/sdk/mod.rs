@@ -5,6 +5,7 @@
 //! HIP: see `hip.rs`; the install whose runtime is the variant's (`amdhip64_6.dll`) wins.
 
 pub mod cuda_arch;
+pub mod cuda_code;
 pub mod cuda_msvc;
 pub mod hip;
 pub mod msvc;

@@ -7,10 +7,10 @@
 //! ct2_variant_select.py`, whose data block is this module's JSON) never disagree.
 //!
 //! Sources of the facts that are not in the variant files:
-//! - `CUDA_ARCH_LIST="Common"`: CTranslate2's CMakeLists.txt (4.7.1: `Common` is CMake's
-//!   `CUDA_COMMON_GPU_ARCHITECTURES`, plus 3.5 and 5.0 for CUDA 11 only), and CMake's
-//!   `Modules/FindCUDA/select_compute_arch.cmake` (3.31: for CUDA 11.1 and newer
-//!   `5.3 6.0 6.1 7.0 7.5 8.0 8.6 8.6+PTX`); CUDA 13 removed sm_50 to sm_72 (`sdk/cuda_arch.rs`).
+//! - `cuda-arch = "Common"`: this project's explicit list per CUDA major ([`COMMON_CUDA_12`],
+//!   [`COMMON_CUDA_13`]), never CTranslate2's own `Common` (CMake's
+//!   `CUDA_COMMON_GPU_ARCHITECTURES`: `5.3 6.0 6.1 7.0 7.5 8.0 8.6 8.6+PTX` for every toolkit
+//!   since 11.1, so RTX 40/50 and H100 got PTX only). Which toolkit builds what: `sdk/cuda_arch.rs`.
 //!   A cubin for sm_XY runs on devices of compute capability X.Z with Z >= Y; PTX for
 //!   compute_XY is compiled by the driver for any newer device (NVIDIA's CUDA C++ Programming
 //!   Guide, "Binary Compatibility" and "PTX Compatibility").
@@ -31,10 +31,19 @@ use ct2v_support::platform::Platform;
 /// selector's data block).
 pub(crate) const SCHEMA_VERSION: u32 = 1;
 
-/// `Common` with CUDA 12.x: what CTranslate2 4.7.1 + CMake 3.31 make of it.
-pub(crate) const COMMON_CUDA_12: &str = "5.3;6.0;6.1;7.0;7.5;8.0;8.6;8.6+PTX";
-/// `Common` with CUDA 13.x: the same less the architectures CUDA 13 removed.
-pub(crate) const COMMON_CUDA_13: &str = "7.5;8.0;8.6;8.6+PTX";
+/// `Common` with CUDA 12.8 and newer 12.x: the official wheels' Maxwell-to-Ampere cubins
+/// (sm_53 to sm_86), then a cubin for each newer family a PC or server GPU has: Ada (sm_89:
+/// RTX 40, L4, L40), Hopper (sm_90), Blackwell data centre (sm_100: B200; also runs on 10.3,
+/// B300) and Blackwell RTX (sm_120: RTX 50, RTX PRO; also runs on 12.1), and PTX for the
+/// newest (compute_120) for GPUs after it. 10.0 and 12.0 need CUDA 12.8 (`sdk/cuda_arch.rs`)
+/// and CTranslate2's patch 0005 (CMake's select_compute_arch.cmake reads one-digit majors only).
+pub(crate) const COMMON_CUDA_12: &str = "5.3;6.0;6.1;7.0;7.5;8.0;8.6;8.9;9.0;10.0;12.0;12.0+PTX";
+/// `Common` with CUDA 13.x: the same less sm_53 to sm_70, which CUDA 13 cannot build. Every
+/// compute capability CUDA 13 knows from 7.5 up runs a cubin of this list (8.7 and 8.8 the
+/// sm_86 one, 10.3 sm_100, 12.1 sm_120) except 11.0, Jetson Thor, an ARM board this
+/// x86-64/Windows wheel never reaches (`nvcc --list-gpu-code` of CUDA 13.0:
+/// docs/runs/2026-11-29-h200-cuda-targets.md).
+pub(crate) const COMMON_CUDA_13: &str = "7.5;8.0;8.6;8.9;9.0;10.0;12.0;12.0+PTX";
 
 /// What `Common` is for a CUDA toolkit of `major`.
 pub(crate) fn common_for_major(major: u32) -> &'static str {
@@ -213,7 +222,7 @@ pub(crate) fn serves_cc(nvidia: &NvidiaCoverage, device: &str) -> Option<&'stati
 
 /// The cubin and PTX capabilities of a `CUDA_ARCH_LIST` of numbers (`Common` already
 /// written out); a name CMake knows (`Turing`) is not read here.
-fn arch_list(list: &str) -> Result<(Vec<String>, Vec<String>), String> {
+pub(crate) fn arch_list(list: &str) -> Result<(Vec<String>, Vec<String>), String> {
     let mut sass = Vec::new();
     let mut ptx = Vec::new();
     for part in list.split([';', ' ', ',']).filter(|p| !p.is_empty()) {
@@ -749,9 +758,22 @@ mod tests {
         assert_eq!(serves_cc(&c, "5.0"), None, "no sm_50 cubin, no older PTX");
         assert_eq!(serves_cc(&c, "5.2"), None);
         assert_eq!(serves_cc(&c, "6.1"), Some("native"));
-        assert_eq!(serves_cc(&c, "8.9"), Some("native"), "sm_86 runs on 8.9");
-        assert_eq!(serves_cc(&c, "9.0"), Some("ptx"));
-        assert_eq!(serves_cc(&c, "12.0"), Some("ptx"));
+        for (device, why) in [
+            ("8.9", "RTX 40: sm_89"),
+            ("9.0", "H100: sm_90"),
+            ("10.0", "B200: sm_100"),
+            ("10.3", "B300: sm_100 runs on 10.3"),
+            ("12.0", "RTX 50: sm_120"),
+            ("12.1", "sm_120 runs on 12.1"),
+        ] {
+            assert_eq!(serves_cc(&c, device), Some("native"), "{why}");
+        }
+        assert_eq!(
+            serves_cc(&c, "13.0"),
+            Some("ptx"),
+            "compute_120 for what comes next"
+        );
+        assert_eq!(c.ptx, ["12.0"], "PTX for the newest only");
         assert_eq!(c.driver_min_windows, "528.33");
     }
 
@@ -763,6 +785,35 @@ mod tests {
         assert_eq!(serves_cc(&c, "7.0"), None);
         assert_eq!(serves_cc(&c, "7.5"), Some("native"));
         assert_eq!(c.driver_min_linux, "580");
+    }
+
+    /// `nvcc --list-gpu-code` of CUDA 13.0.88 on the GPU machine
+    /// (docs/runs/2026-11-29-h200-cuda-targets.md).
+    const NVCC_13_0_CODES: &[&str] = &[
+        "7.5", "8.0", "8.6", "8.7", "8.8", "8.9", "9.0", "10.0", "11.0", "10.3", "12.0", "12.1",
+    ];
+
+    #[test]
+    fn cuda_13_serves_everything_it_knows_natively_but_jetson_thor() {
+        let c = cuda(13);
+        for device in NVCC_13_0_CODES.iter().filter(|d| **d != "11.0") {
+            assert_eq!(
+                serves_cc(&c, device),
+                Some("native"),
+                "compute capability {device}"
+            );
+        }
+        assert_eq!(
+            serves_cc(&c, "11.0"),
+            None,
+            "Jetson Thor: ARM only, not built for"
+        );
+        for sass in &c.sass {
+            assert!(
+                NVCC_13_0_CODES.contains(&sass.as_str()),
+                "CUDA 13.0 cannot build {sass}"
+            );
+        }
     }
 
     #[test]

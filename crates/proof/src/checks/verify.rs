@@ -11,7 +11,7 @@ use crate::interpreter::Interpreter;
 use crate::speech::{self, Prepared, SpeechRequest, outcome::Outcome, transcriber};
 use crate::winpython;
 use ct2v_pipeline::plan::Plan;
-use ct2v_support::diagnostic::InputError;
+use ct2v_support::diagnostic::{InputError, escaped};
 use ct2v_support::workspace::Workspace;
 
 /// What `verify` checks besides the install.
@@ -62,6 +62,7 @@ pub fn run(
         place(&interpreter),
         log.display()
     );
+    check_cuda_code(plan, &wheel)?;
     if checks.numerics {
         let log = log_dir.join("numerics.log");
         ct2v_support::fsx::write(&log, "")?;
@@ -78,6 +79,30 @@ pub fn run(
             &wheel,
         )?;
     }
+    Ok(())
+}
+
+/// A CUDA wheel's CTranslate2 library holds exactly the cubins and PTX of the
+/// `CUDA_ARCH_LIST` its build recorded (`build-info.json` beside the wheel; the build itself
+/// checks the same before writing it).
+fn check_cuda_code(plan: &Plan, wheel: &Path) -> Result<()> {
+    if plan.cuda_arch.is_none() {
+        return Ok(());
+    }
+    let info = wheel.with_file_name("build-info.json");
+    let recorded = std::fs::read_to_string(&info)
+        .ok()
+        .and_then(|text| serde_json::from_str::<serde_json::Value>(&text).ok())
+        .and_then(|v| v["sdk"]["cuda_arch_list"].as_str().map(str::to_string));
+    let Some(list) = recorded else {
+        eprintln!(
+            "CUDA code not checked: {} records no CUDA_ARCH_LIST (`cargo xtask build` writes it)",
+            escaped(&info.display().to_string())
+        );
+        return Ok(());
+    };
+    let carried = ct2v_pipeline::sdk::cuda_code::check_wheel(wheel, &list)?;
+    eprintln!("{}", escaped(&carried));
     Ok(())
 }
 
