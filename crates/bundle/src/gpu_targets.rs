@@ -159,7 +159,7 @@ mod tests {
                 ("dgpu-all".to_string(), vec!["gfx1100".to_string()]),
             ]
             .into(),
-            excluded: BTreeMap::new(),
+            ..Table::default()
         };
         let names = || table.all_names();
         assert_eq!(closest("gfx110x-dgpu", names()), Some("gfx110X-dgpu"));
@@ -175,6 +175,7 @@ mod tests {
             targets: vec!["gfx1030".into(), "gfx1100".into()],
             families: BTreeMap::new(),
             excluded: [("hipblaslt".to_string(), vec!["gfx1030".to_string()])].into(),
+            ..Table::default()
         };
         assert!(table.excluded("gfx1030", "hipBLASLt"));
         assert!(!table.excluded("gfx1100", "hipblaslt"));

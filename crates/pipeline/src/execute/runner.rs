@@ -666,6 +666,7 @@ mod tests {
                 },
                 msvc: None,
                 prebuilt_native: false,
+                skip_device_wheels: false,
             };
             let ran = runner.run(&plan, &plan.steps[0], &dir.path().join("log"));
             if good {
