@@ -11,7 +11,7 @@ use std::process::Command;
 
 use serde_json::Value;
 
-use crate::workflows::{SETUP, WORKFLOWS, jobs, json_of, run_of, setup_steps, steps, yaml};
+use crate::workflows::{WORKFLOWS, jobs, json_of, run_of, setup_steps, steps, yaml};
 
 const FREE_DISK: &str = ".github/scripts/free-disk";
 
