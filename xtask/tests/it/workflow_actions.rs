@@ -40,6 +40,13 @@ const NODE24: &[(&str, &str, &str)] = &[
         "5fda3b95a4ea91299a34e894583c3862153e4b97",
         "v7.0.0",
     ),
+    // v0.0.10 and later declare node24 (Mozilla-Actions/sccache-action#245; v0.0.11's
+    // action.yml: `using: "node24"`).
+    (
+        "mozilla-actions/sccache-action",
+        "fc920bf0ec8de6ee65d409111f7ec508035751ba",
+        "v0.0.11",
+    ),
     // A composite wrapper over actions/attest (no Node of its own).
     (
         "actions/attest-build-provenance",
@@ -52,13 +59,6 @@ const NODE24: &[(&str, &str, &str)] = &[
 const BY_TAG: &[(&str, &str, &str)] = &[
     // Composite (no Node runtime); its refs are branches named after toolchains.
     ("dtolnay/rust-toolchain", "stable", "a branch per toolchain"),
-    // v0.0.10 and later declare node24 (Mozilla-Actions/sccache-action#245); no copy of the
-    // repository was at hand to read the tag's commit. Only in jobs with no write permission.
-    (
-        "mozilla-actions/sccache-action",
-        "v0.0.11",
-        "commit not read here",
-    ),
 ];
 
 /// Every workflow file and composite action: its path and text.
