@@ -492,9 +492,12 @@ fn code_before_tests(text: &str) -> impl Iterator<Item = &str> {
         .find(|&i| {
             lines[i].starts_with("#[cfg(")
                 && lines[i].contains("test")
-                && lines
-                    .get(i + 1)
-                    .is_some_and(|next| next.starts_with("mod "))
+                && lines.get(i + 1).is_some_and(|next| {
+                    let item = next
+                        .trim_start_matches("pub(crate) ")
+                        .trim_start_matches("pub ");
+                    item.starts_with("mod ")
+                })
         })
         .unwrap_or(lines.len());
     lines.into_iter().take(end)
