@@ -4,9 +4,8 @@
 //! `cargo test -p <crate>` runs it.
 
 use std::fs;
-use std::path::{Path, PathBuf};
 
-use crate::common::repo_root;
+use crate::common::{repo_root, rust_files};
 
 /// Files under `crates/` that name `xtask/` in code, the literal (a trailing `…`: one that
 /// starts so), and why that is not a file they read.
@@ -45,17 +44,6 @@ const CRATE_API_WITHOUT_THE_BINARY: [(&str, &str); 1] = [(
      gpu_select.rs (which runs the binary) and xtask/tests/python share",
 )];
 
-fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
-    for entry in fs::read_dir(dir).unwrap().flatten() {
-        let path = entry.path();
-        if path.is_dir() {
-            rust_files(&path, out);
-        } else if path.extension().is_some_and(|e| e == "rs") {
-            out.push(path);
-        }
-    }
-}
-
 /// The string literals of Rust source, comments left out: normal, byte and raw strings;
 /// char literals (`'"'`) and lifetimes are stepped over.
 fn string_literals(code: &str) -> Vec<String> {
@@ -88,9 +76,8 @@ fn string_literals(code: &str) -> Vec<String> {
             }
             '\'' => {
                 // A char literal closes within four chars ('x', '\n', '\''); a lifetime does not.
-                let close = (i + 2..(i + 5).min(chars.len())).find(|&j| {
-                    chars[j] == '\'' && (chars[j - 1] != '\\' || chars[j - 2] == '\\')
-                });
+                let close = (i + 2..(i + 5).min(chars.len()))
+                    .find(|&j| chars[j] == '\'' && (chars[j - 1] != '\\' || chars[j - 2] == '\\'));
                 i = close.map_or(i + 1, |j| j + 1);
             }
             'r' if matches!(chars.get(i + 1), Some('"' | '#'))
@@ -159,14 +146,12 @@ fn no_crate_reads_a_file_under_xtask() {
         let literals = string_literals(&fs::read_to_string(&path).unwrap());
         for (i, literal) in literals.iter().enumerate() {
             let previous = i.checked_sub(1).map(|p| literals[p].as_str());
-            let allowed = NAMES_OF_XTASK
-                .iter()
-                .any(|(file, named, _)| {
-                    *file == relative
-                        && named
-                            .strip_suffix('…')
-                            .map_or(literal == named, |start| literal.starts_with(start))
-                });
+            let allowed = NAMES_OF_XTASK.iter().any(|(file, named, _)| {
+                *file == relative
+                    && named
+                        .strip_suffix('…')
+                        .map_or(literal == named, |start| literal.starts_with(start))
+            });
             if names_the_xtask_folder(literal, previous) && !allowed {
                 reads.push(format!("{relative}: \"{literal}\""));
             }
@@ -200,9 +185,7 @@ fn the_scan_finds_xtask_paths_in_code_and_not_in_comments() {
     let named: Vec<&str> = literals
         .iter()
         .enumerate()
-        .filter(|(i, l)| {
-            names_the_xtask_folder(l, i.checked_sub(1).map(|p| literals[p].as_str()))
-        })
+        .filter(|(i, l)| names_the_xtask_folder(l, i.checked_sub(1).map(|p| literals[p].as_str())))
         .map(|(_, l)| l.as_str())
         .collect();
     assert_eq!(
@@ -226,10 +209,14 @@ fn each_crates_library_tests_live_in_its_own_tests_folder() {
         let main = fs::read_to_string(root.join(format!("crates/{krate}/tests/it/main.rs")))
             .unwrap_or_default();
         if root.join("xtask/tests/it").join(file).exists()
-            || !root.join(format!("crates/{krate}/tests/it/{file}")).is_file()
+            || !root
+                .join(format!("crates/{krate}/tests/it/{file}"))
+                .is_file()
             || !main.lines().any(|l| l == format!("mod {module};"))
         {
-            wrong.push(format!("{file}: expected in crates/{krate}/tests/it, declared in its main.rs"));
+            wrong.push(format!(
+                "{file}: expected in crates/{krate}/tests/it, declared in its main.rs"
+            ));
         }
     }
     // Beyond the list: a test here that calls a crate's API must also run the binary.
@@ -249,8 +236,7 @@ fn each_crates_library_tests_live_in_its_own_tests_folder() {
         }
         let code = fs::read_to_string(entry.path()).unwrap();
         let excused = CRATE_API_WITHOUT_THE_BINARY.iter().any(|(f, _)| *f == name);
-        if code.contains("ct2v_") && !runs_the_binary.iter().any(|r| code.contains(r)) && !excused
-        {
+        if code.contains("ct2v_") && !runs_the_binary.iter().any(|r| code.contains(r)) && !excused {
             wrong.push(format!(
                 "xtask/tests/it/{name}: tests a crate's API without running the binary; move it \
                  to that crate's tests/it"

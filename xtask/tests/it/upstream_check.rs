@@ -96,8 +96,9 @@ impl Checkout {
 }
 
 /// The 4.8.4 version file as it was before the check existed (crates/upkeep/tests/data/upstream/README.md).
-const BEFORE_THE_FIX: &str =
-    include_str!("../../../crates/upkeep/tests/data/upstream/4.8.4-version-file-before-the-fix.toml");
+const BEFORE_THE_FIX: &str = include_str!(
+    "../../../crates/upkeep/tests/data/upstream/4.8.4-version-file-before-the-fix.toml"
+);
 
 #[test]
 fn the_4_8_4_data_before_the_fix_drifts_from_upstream() {

@@ -77,10 +77,9 @@ impl ManylinuxPolicy {
 pub(crate) fn policies() -> &'static [ManylinuxPolicy] {
     static POLICIES: OnceLock<Vec<ManylinuxPolicy>> = OnceLock::new();
     POLICIES.get_or_init(|| {
-        let file: PolicyFile = serde_json::from_str(include_str!(
-            "../../policy/manylinux-x86_64.json"
-        ))
-        .expect("crates/bundle/policy/manylinux-x86_64.json is valid (checked by a test)");
+        let file: PolicyFile =
+            serde_json::from_str(include_str!("../../policy/manylinux-x86_64.json"))
+                .expect("crates/bundle/policy/manylinux-x86_64.json is valid (checked by a test)");
         let mut policies = file.policies;
         policies.sort_by_key(|p| std::cmp::Reverse(p.priority));
         policies

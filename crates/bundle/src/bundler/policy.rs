@@ -63,8 +63,7 @@ impl SystemLibraries {
     pub fn for_policy(policy: Policy) -> SystemLibraries {
         match policy {
             Policy::Windows => {
-                let mut libraries =
-                    Self::parse(include_str!("../../policy/windows.txt"), true);
+                let mut libraries = Self::parse(include_str!("../../policy/windows.txt"), true);
                 libraries.assume(GPU_DRIVERS.map(|(_, windows)| windows));
                 libraries
             }

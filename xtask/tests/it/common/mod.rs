@@ -11,9 +11,8 @@ pub mod windows_exe;
 pub mod winwheels;
 
 // The helpers these tests share with the library tests of the crate that owns them, one copy
-// included from there.
-#[path = "../../../../crates/bundle/tests/it/common/binaries.rs"]
-pub mod binaries;
+// included from there (a part of one only those tests use).
+#[allow(dead_code)]
 #[path = "../../../../crates/fetch/tests/it/common/fuzz.rs"]
 pub mod fuzz;
 #[path = "../../../../crates/fetch/tests/it/common/mingw.rs"]
@@ -35,6 +34,18 @@ use std::process::{Command, Output};
 pub fn mkfifo(at: &Path) {
     let status = Command::new("mkfifo").arg(at).status().unwrap();
     assert!(status.success(), "mkfifo {}", at.display());
+}
+
+/// Every `.rs` file below `dir`, in no particular order.
+pub fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    for entry in std::fs::read_dir(dir).unwrap().flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            rust_files(&path, out);
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            out.push(path);
+        }
+    }
 }
 
 pub fn repo_root() -> PathBuf {

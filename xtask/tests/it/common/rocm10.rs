@@ -468,7 +468,10 @@ pub fn patched_package(version: &str, dir: &Path) -> PathBuf {
     let init = "python/ctranslate2/__init__.py";
     write(
         &tree.join(init),
-        &fs::read(root.join(format!("crates/upkeep/tests/data/upstream/{version}/{init}"))).unwrap(),
+        &fs::read(root.join(format!(
+            "crates/upkeep/tests/data/upstream/{version}/{init}"
+        )))
+        .unwrap(),
     );
     let folder = root.join(format!("patches/ctranslate2-{version}"));
     let patches: Vec<PathBuf> = fs::read_to_string(folder.join("series-rocm10"))

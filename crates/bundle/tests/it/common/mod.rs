@@ -1,10 +1,9 @@
 //! What the bundle crate's tests share: real PE and ELF files (`binaries`, also included by
-//! the library's unit tests and by xtask's tests), and the fetch crate's fuzz harness and
-//! skips, included from there (one copy).
+//! the library's unit tests), and the fetch crate's fuzz harness and skips, included from
+//! there (one copy).
 
-// These tests use part of each shared helper; the other includers use the rest.
-#[allow(dead_code)]
 pub mod binaries;
+// These tests use part of each shared helper; the other includers use the rest.
 #[allow(dead_code)]
 #[path = "../../../../fetch/tests/it/common/fuzz.rs"]
 pub mod fuzz;
