@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Regenerates xtask/policy/manylinux-x86_64.json from auditwheel's policy file.
+"""Regenerates crates/bundle/policy/manylinux-x86_64.json from auditwheel's policy file.
 
 Usage: scripts/manylinux-policy.py path/to/auditwheel/policy/manylinux-policy.json COMMIT
 
@@ -28,5 +28,5 @@ out = {
               "x86_64 entries (scripts/manylinux-policy.py)",
     "policies": policies,
 }
-json.dump(out, open("xtask/policy/manylinux-x86_64.json", "w"), indent=1)
+json.dump(out, open("crates/bundle/policy/manylinux-x86_64.json", "w"), indent=1)
 print(f"{len(policies)} policies written")

@@ -8,7 +8,7 @@
 //! Each side runs `ROUNDS` times, alternating; the best time of each counts.
 
 mod common;
-#[path = "../tests/it/common/server.rs"]
+#[path = "../../crates/fetch/tests/it/common/server.rs"]
 mod server;
 
 use std::path::Path;

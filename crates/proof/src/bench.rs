@@ -1,5 +1,5 @@
 //! `bench`: CPU speed of the built wheel against the official wheel of the same CTranslate2
-//! version, in one run, alternating (xtask/python/bench.py does the timing). The built wheel
+//! version, in one run, alternating (crates/proof/python/bench.py does the timing). The built wheel
 //! runs from the verify step's venv; the official one from a venv of its own, installed from
 //! the wheelhouse that `fetch` fills (so `--offline` works from a copied cache).
 
@@ -12,7 +12,7 @@ use ct2v_pipeline::plan::{CommandLine, Plan};
 use ct2v_support::diagnostic::InputError;
 use ct2v_support::workspace::Workspace;
 
-pub(crate) const SCRIPT: &str = "xtask/python/bench.py";
+pub(crate) const SCRIPT: &str = "crates/proof/python/bench.py";
 pub(crate) const SIZES: [&str; 4] = ["tiny", "base", "small", "medium"];
 
 pub struct Options {

@@ -11,7 +11,7 @@ use ct2v_pipeline::execute::executor::run_logged;
 use ct2v_pipeline::plan::{Action, CommandLine, Plan};
 use ct2v_support::workspace::Workspace;
 
-pub(crate) const SCRIPT: &str = "xtask/python/numerics.py";
+pub(crate) const SCRIPT: &str = "crates/proof/python/numerics.py";
 /// Largest absolute difference accepted between the two encoder outputs (float32, CPU).
 pub(crate) const TOLERANCE: &str = "1e-4";
 

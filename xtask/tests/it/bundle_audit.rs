@@ -320,7 +320,7 @@ fn pyinstaller_freezes_an_app_from_the_portable_folder_and_it_runs() {
 /// with the same folder: every DLL delvewheel would copy in is in ours, and the only ones we
 /// add beyond it are vcruntime140*.dll, which delvewheel assumes present because CPython
 /// ships them (we bundle them: a binary built with a newer MSVC needs a runtime at least as
-/// new, so xtask/policy/windows.txt does not count them as the system's).
+/// new, so crates/bundle/policy/windows.txt does not count them as the system's).
 #[test]
 fn delvewheel_agrees_with_our_closure_of_the_official_windows_wheel() {
     needs_network!(HOSTS);

@@ -45,7 +45,7 @@ fn selector(python: &Path, machine: &serde_json::Value) -> serde_json::Value {
     }
     let out = Command::new(python)
         .arg("-B")
-        .arg(repo_root().join("xtask/python/ct2_variant_select.py"))
+        .arg(repo_root().join("crates/pipeline/python/ct2_variant_select.py"))
         .args(["--json", "--platform"])
         .arg(machine["platform"].as_str().unwrap())
         .arg("--root")

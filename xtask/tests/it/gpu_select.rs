@@ -1,5 +1,5 @@
 //! Which GPUs each variant serves, and the selector an app runs: the generated data block of
-//! `xtask/python/ct2_variant_select.py` and the README's card table must be what
+//! `crates/pipeline/python/ct2_variant_select.py` and the README's card table must be what
 //! `variants --json` / `--markdown` print now (`CT2V_UPDATE_SELECTOR=1` rewrites both); the
 //! selector passes its fixtures (xtask/tests/python/, recorded outputs in
 //! xtask/tests/data/gpu_select/) under the system python3; bad variant data is refused with
@@ -13,7 +13,7 @@ use std::process::Command;
 
 use crate::common::{Scratch, repo_root, xtask};
 
-pub(crate) const SELECTOR: &str = "xtask/python/ct2_variant_select.py";
+pub(crate) const SELECTOR: &str = "crates/pipeline/python/ct2_variant_select.py";
 pub(crate) const DATA_BEGIN: &str = "# --- generated data: begin ---\n";
 pub(crate) const DATA_END: &str = "# --- generated data: end ---";
 const README_BEGIN: &str = "<!-- cards: begin -->\n";
@@ -187,7 +187,7 @@ fn the_selector_passes_its_fixtures_under_the_system_python() {
         .args(["-B", "-m", "unittest", "discover", "-v", "-s"])
         .arg(root.join("xtask/tests/python"))
         .args(["-p", "test_ct2_variant_select.py"])
-        .env("PYTHONPATH", root.join("xtask/python"))
+        .env("PYTHONPATH", root.join("crates/pipeline/python"))
         .env("PYTHONDONTWRITEBYTECODE", "1")
         .output()
         .unwrap();

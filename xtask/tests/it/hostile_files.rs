@@ -451,7 +451,7 @@ fn every_file_written_goes_through_the_regular_file_primitive() {
     let mut found = Vec::new();
     let mut files = Vec::new();
     for root in ["crates", "xtask/src"] {
-        sources(&repo_root().join(root), &mut files);
+        common::rust_files(&repo_root().join(root), &mut files);
     }
     assert!(files.len() > 100, "the scan found {} files", files.len());
     for path in files {
@@ -501,15 +501,4 @@ fn code_before_tests(text: &str) -> impl Iterator<Item = &str> {
         })
         .unwrap_or(lines.len());
     lines.into_iter().take(end)
-}
-
-fn sources(dir: &Path, out: &mut Vec<PathBuf>) {
-    for entry in fs::read_dir(dir).unwrap().flatten() {
-        let path = entry.path();
-        if path.is_dir() {
-            sources(&path, out);
-        } else if path.extension().is_some_and(|e| e == "rs") {
-            out.push(path);
-        }
-    }
 }

@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 use crate::common::{self, repo_root};
 use crate::doctor::GPU_ENV;
 
-const SELECTOR: &str = "xtask/python/ct2_variant_select.py";
+const SELECTOR: &str = "crates/pipeline/python/ct2_variant_select.py";
 
 /// How a GPU tool has been seen to hang or flood its caller.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

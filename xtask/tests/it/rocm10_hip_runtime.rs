@@ -253,7 +253,7 @@ fn the_newer_hip_runtime_loads_by_full_path_and_doctor_names_the_same_copy() {
 }
 
 /// Patch 0004 applies, with the rest of each version's rocm10 series, to CTranslate2 4.7.1's
-/// and 4.8.4's own `__init__.py` (kept in xtask/tests/data/upstream), by the patch step's
+/// and 4.8.4's own `__init__.py` (kept in crates/upkeep/tests/data/upstream), by the patch step's
 /// code; both versions get the same `_rocm_runtime.py`, and CPython compiles what results.
 #[test]
 fn the_rocm10_series_gives_4_7_1_and_4_8_4_the_same_runtime_rule() {

@@ -1,5 +1,5 @@
 //! `upstream --check` run as users run it, offline, on a `.crate`-shaped archive made of the
-//! real 4.8.4 files (tests/data/upstream/4.8.4) and the [source] pin of a scratch copy set to
+//! real 4.8.4 files (crates/upkeep/tests/data/upstream/4.8.4) and the [source] pin of a scratch copy set to
 //! it: today's data drifts (exit 1), a corrected copy does not (exit 0), an unknown version
 //! or an upstream file of a new shape is bad input (exit 2).
 
@@ -15,7 +15,7 @@ const WIN_ROCM: &str = "python/tools/prepare_build_environment_windows_rocm.sh";
 
 /// The committed 4.8.4 files, by path inside the CTranslate2 tree.
 fn files_4_8_4() -> BTreeMap<String, Vec<u8>> {
-    let dir = repo_root().join("xtask/tests/data/upstream/4.8.4");
+    let dir = repo_root().join("crates/upkeep/tests/data/upstream/4.8.4");
     let mut files = BTreeMap::new();
     let mut stack = vec![dir.clone()];
     while let Some(d) = stack.pop() {
@@ -95,9 +95,10 @@ impl Checkout {
     }
 }
 
-/// The 4.8.4 version file as it was before the check existed (tests/data/upstream/README.md).
-const BEFORE_THE_FIX: &str =
-    include_str!("../data/upstream/4.8.4-version-file-before-the-fix.toml");
+/// The 4.8.4 version file as it was before the check existed (crates/upkeep/tests/data/upstream/README.md).
+const BEFORE_THE_FIX: &str = include_str!(
+    "../../../crates/upkeep/tests/data/upstream/4.8.4-version-file-before-the-fix.toml"
+);
 
 #[test]
 fn the_4_8_4_data_before_the_fix_drifts_from_upstream() {

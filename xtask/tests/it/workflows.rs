@@ -153,7 +153,7 @@ fn apt_packages(job: &Value) -> BTreeSet<String> {
 }
 
 /// A job that runs the tests under `CI=true` fails on any tool `.ci/run` would have
-/// installed (tests/it/common/skip.rs): it must install every one of them.
+/// installed (crates/fetch/tests/it/common/skip.rs): it must install every one of them.
 #[test]
 fn every_job_that_runs_the_tests_under_ci_installs_what_ci_run_installs() {
     let wanted = ci_run_packages();

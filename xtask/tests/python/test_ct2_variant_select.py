@@ -3,7 +3,7 @@ hanging), Windows adapter lists (PowerShell and wmic), sysfs trees; and one case
 coverage table (the cards of the generated data), built on the fly.
 
 Run by xtask/tests/it/gpu_select.rs with the system python3:
-    PYTHONPATH=xtask/python python3 -m unittest discover -s xtask/tests/python
+    PYTHONPATH=crates/pipeline/python python3 -m unittest discover -s xtask/tests/python
 """
 
 import io

@@ -11,7 +11,7 @@ use object::read::elf::{FileHeader, ProgramHeader as _};
 use object::read::pe::ImageNtHeaders;
 use object::{elf, pe};
 
-#[path = "../../../../xtask/tests/it/common/binaries.rs"]
+#[path = "../../tests/it/common/binaries.rs"]
 mod fixtures;
 
 const OBJDUMP: &str = "x86_64-w64-mingw32-objdump";

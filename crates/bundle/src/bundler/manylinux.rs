@@ -16,7 +16,7 @@
 //! `--assume-present`) are left out of the library check, as `auditwheel repair --exclude`
 //! leaves them out; they are listed in [`Analysis::excluded`].
 //!
-//! The data is `xtask/policy/manylinux-x86_64.json`, auditwheel's policy file reduced to
+//! The data is `crates/bundle/policy/manylinux-x86_64.json`, auditwheel's policy file reduced to
 //! x86_64 by `scripts/manylinux-policy.py`.
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -77,10 +77,9 @@ impl ManylinuxPolicy {
 pub(crate) fn policies() -> &'static [ManylinuxPolicy] {
     static POLICIES: OnceLock<Vec<ManylinuxPolicy>> = OnceLock::new();
     POLICIES.get_or_init(|| {
-        let file: PolicyFile = serde_json::from_str(include_str!(
-            "../../../../xtask/policy/manylinux-x86_64.json"
-        ))
-        .expect("xtask/policy/manylinux-x86_64.json is valid (checked by a test)");
+        let file: PolicyFile =
+            serde_json::from_str(include_str!("../../policy/manylinux-x86_64.json"))
+                .expect("crates/bundle/policy/manylinux-x86_64.json is valid (checked by a test)");
         let mut policies = file.policies;
         policies.sort_by_key(|p| std::cmp::Reverse(p.priority));
         policies

@@ -2,11 +2,11 @@
 //! platform:
 //!
 //! - manylinux_2_28: the policy's `lib_whitelist` in auditwheel's policy file
-//!   (`xtask/policy/manylinux-x86_64.json`, pypa/auditwheel
+//!   (`crates/bundle/policy/manylinux-x86_64.json`, pypa/auditwheel
 //!   `src/auditwheel/policy/manylinux-policy.json` reduced to x86_64; read by
 //!   [`super::manylinux`]), the ELF interpreter ([`super::manylinux::LOADERS`]), and the GPU
 //!   drivers ([`GPU_DRIVERS`]);
-//! - Windows: `xtask/policy/windows.txt` (API sets, KnownDLLs, system32, as delvewheel keeps
+//! - Windows: `crates/bundle/policy/windows.txt` (API sets, KnownDLLs, system32, as delvewheel keeps
 //!   its list) and the GPU drivers.
 
 use std::collections::BTreeSet;
@@ -63,8 +63,7 @@ impl SystemLibraries {
     pub fn for_policy(policy: Policy) -> SystemLibraries {
         match policy {
             Policy::Windows => {
-                let mut libraries =
-                    Self::parse(include_str!("../../../../xtask/policy/windows.txt"), true);
+                let mut libraries = Self::parse(include_str!("../../policy/windows.txt"), true);
                 libraries.assume(GPU_DRIVERS.map(|(_, windows)| windows));
                 libraries
             }

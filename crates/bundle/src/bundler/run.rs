@@ -264,7 +264,7 @@ fn write_portable(tree: &Path, placed: &[Placed], portable: &Path) -> Result<()>
     )?;
     ct2v_support::fsx::write(
         &portable.join(PYINSTALLER_HOOK),
-        include_str!("../../../../xtask/python/hook-ctranslate2.py"),
+        include_str!("../../python/hook-ctranslate2.py"),
     )?;
     Ok(())
 }

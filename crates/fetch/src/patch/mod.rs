@@ -66,7 +66,7 @@ pub fn apply_series(patches: &[PathBuf], tree: &Path, log: &Path) -> Result<()> 
 
 /// The text of the file at `path` that `patch` creates (`--- /dev/null`), as applying it would
 /// write it: code a patch adds can then be compiled and tested on its own (the cuda variant's
-/// cuBLAS loader, xtask/tests/it/cublas_loader.rs).
+/// cuBLAS loader, crates/fetch/tests/it/cublas_loader.rs).
 pub fn created_file(patch: &Path, path: &str) -> Result<String> {
     let text =
         fs::read_to_string(patch).with_context(|| format!("cannot read {}", patch.display()))?;

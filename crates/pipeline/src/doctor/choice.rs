@@ -1,5 +1,5 @@
 //! The variant this machine's GPUs get from the coverage (`variant::coverage`), by the rule of
-//! the selector an app runs (`xtask/python/ct2_variant_select.py`), so the doctor and the
+//! the selector an app runs (`crates/pipeline/python/ct2_variant_select.py`), so the doctor and the
 //! selector name the same build and the same device: tests/it/gpu_select.rs compares them on
 //! every card and on the machines of `xtask/tests/data/gpu_select/machines.json`.
 //!

@@ -1,4 +1,4 @@
-//! The selector an app runs (`xtask/python/ct2_variant_select.py`) as a pure-Python wheel of
+//! The selector an app runs (`crates/pipeline/python/ct2_variant_select.py`) as a pure-Python wheel of
 //! each release, with the release's own `variants.json` as its data block: listed in every
 //! variant's index (project `ct2-variant-select`), so an app installs it from the URL it
 //! installs CTranslate2 from, and it answers only with what that release published.
@@ -9,7 +9,7 @@ use std::path::Path;
 use anyhow::{Context, Result, bail};
 
 /// The selector as the tool was built with it.
-const SELECTOR: &str = include_str!("../../../../xtask/python/ct2_variant_select.py");
+const SELECTOR: &str = include_str!("../../python/ct2_variant_select.py");
 const DATA_BEGIN: &str = "# --- generated data: begin ---\n";
 const DATA_END: &str = "# --- generated data: end ---";
 

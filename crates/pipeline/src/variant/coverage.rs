@@ -3,8 +3,9 @@
 //!
 //! Made from the resolved variant files (`gpu-targets`, `cuda-arch`, `[sdk]`,
 //! `[bundle.requires-dist]`, `local-version`), so the README's card table, `variants --json`,
-//! the release's `variants.json` and the selector an app runs (`xtask/python/
-//! ct2_variant_select.py`, whose data block is this module's JSON) never disagree.
+//! the release's `variants.json` and the selector an app runs
+//! (`crates/pipeline/python/ct2_variant_select.py`, whose data block is this module's JSON) never
+//! disagree.
 //!
 //! Sources of the facts that are not in the variant files:
 //! - `cuda-arch = "Common"`: this project's explicit list per CUDA major ([`COMMON_CUDA_12`],

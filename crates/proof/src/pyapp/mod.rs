@@ -183,7 +183,7 @@ fn zip_folder(dir: &Path, out: &Path) -> Result<()> {
 }
 
 /// The app: `python -m ct2_speech_app` prints the installed ctranslate2's version, and with
-/// arguments transcribes with them (xtask/python/transcribe.py, shipped inside; faster-whisper
+/// arguments transcribes with them (crates/proof/python/transcribe.py, shipped inside; faster-whisper
 /// is installed into the app's environment with `self pip`, as the consumer adds GPU support).
 fn app_wheel(workspace: &Workspace, ctranslate2: &str, work: &Path) -> Result<PathBuf> {
     let tree = work.join("app-wheel");

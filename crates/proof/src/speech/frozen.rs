@@ -15,7 +15,7 @@ use ct2v_support::platform::Platform;
 use ct2v_support::process::run_logged;
 
 pub(crate) const APP_NAME: &str = "ct2-speech-check";
-const SPEC_TEMPLATE: &str = include_str!("../../../../xtask/python/speech_check.spec.in");
+const SPEC_TEMPLATE: &str = include_str!("../../python/speech_check.spec.in");
 pub(crate) const FREEZE_REQUIREMENTS: &str = "wheels/freeze.txt";
 /// The fresh folders the app is copied into, under `runs/`.
 const RUN_PREFIX: &str = "unzipped-";
@@ -201,14 +201,14 @@ mod tests {
     fn the_spec_names_the_portable_folder_the_script_and_the_hook_folder() {
         let text = spec_text(
             Path::new(r"C:\b\dist\portable"),
-            Path::new("/r/xtask/python/transcribe.py"),
+            Path::new("/r/crates/proof/python/transcribe.py"),
             &["_wmi"],
         );
         assert!(
             text.contains(r#"PORTABLE = "C:/b/dist/portable""#),
             "{text}"
         );
-        assert!(text.contains(r#"["/r/xtask/python/transcribe.py"]"#));
+        assert!(text.contains(r#"["/r/crates/proof/python/transcribe.py"]"#));
         assert!(text.contains(r#"pathex=[PORTABLE + "/_internal"]"#));
         assert!(text.contains("hookspath=[PORTABLE]"));
         assert!(

@@ -1,4 +1,4 @@
-//! What `xtask/python/transcribe.py` reports, and the verdict on it: the transcript's word
+//! What `crates/proof/python/transcribe.py` reports, and the verdict on it: the transcript's word
 //! error rate against the reference, and (for a frozen app) which loaded libraries came from
 //! outside the app.
 

@@ -1,4 +1,4 @@
-//! Runs the transcriber (`xtask/python/transcribe.py` under a venv's Python, or the frozen
+//! Runs the transcriber (`crates/proof/python/transcribe.py` under a venv's Python, or the frozen
 //! app built from it) and reads its report. Its output goes to the terminal and the log; exit
 //! 2 from it is bad input (the model, the audio or the device), named in its last line.
 
@@ -11,7 +11,7 @@ use anyhow::{Context, Result};
 use super::outcome::Outcome;
 use ct2v_support::diagnostic::InputError;
 
-pub(crate) const SCRIPT: &str = "xtask/python/transcribe.py";
+pub(crate) const SCRIPT: &str = "crates/proof/python/transcribe.py";
 
 /// What to transcribe and how.
 #[derive(Debug, Clone)]

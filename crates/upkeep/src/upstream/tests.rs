@@ -1,4 +1,4 @@
-//! The readers on the real 4.8.4 and 4.7.1 files (xtask/tests/data/upstream/), on changed
+//! The readers on the real 4.8.4 and 4.7.1 files (crates/upkeep/tests/data/upstream/), on changed
 //! shapes, and the comparison.
 
 use std::collections::BTreeMap;
@@ -10,7 +10,7 @@ use ct2v_support::platform::Platform;
 
 fn tree(version: &str) -> BTreeMap<String, String> {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../xtask/tests/data/upstream")
+        .join("tests/data/upstream")
         .join(version);
     upstream_paths()
         .into_iter()

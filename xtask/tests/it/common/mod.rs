@@ -1,19 +1,30 @@
 //! Runs the real `xtask` binary, as `cargo xtask` would.
 
-pub mod binaries;
 pub mod community_rocblas;
-pub mod fuzz;
 pub mod github_markdown;
-pub mod mingw;
 pub mod network;
 pub mod pasted;
 pub mod rocm;
 pub mod rocm10;
-pub mod server;
-pub mod skip;
 pub mod wheel;
 pub mod windows_exe;
 pub mod winwheels;
+
+// The helpers these tests share with the library tests of the crate that owns them, one copy
+// included from there (a part of one only those tests use).
+#[allow(dead_code)]
+#[path = "../../../../crates/fetch/tests/it/common/fuzz.rs"]
+pub mod fuzz;
+#[path = "../../../../crates/fetch/tests/it/common/mingw.rs"]
+pub mod mingw;
+#[path = "../../../../crates/fetch/tests/it/common/run.rs"]
+mod run;
+#[path = "../../../../crates/fetch/tests/it/common/server.rs"]
+pub mod server;
+#[path = "../../../../crates/fetch/tests/it/common/skip.rs"]
+pub mod skip;
+
+pub use run::{installed, run_ok, stdout_and_stderr};
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -23,6 +34,18 @@ use std::process::{Command, Output};
 pub fn mkfifo(at: &Path) {
     let status = Command::new("mkfifo").arg(at).status().unwrap();
     assert!(status.success(), "mkfifo {}", at.display());
+}
+
+/// Every `.rs` file below `dir`, in no particular order.
+pub fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    for entry in std::fs::read_dir(dir).unwrap().flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            rust_files(&path, out);
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            out.push(path);
+        }
+    }
 }
 
 pub fn repo_root() -> PathBuf {
@@ -106,31 +129,6 @@ pub fn assert_exit(run: &Run, code: i32, needles: &[&str]) {
 
 pub fn xtask(args: &[&str]) -> Run {
     xtask_in(&repo_root(), args)
-}
-
-/// Whether `tool --version` runs and succeeds.
-pub fn installed(tool: &str) -> bool {
-    ct2v_support::process::probe(tool, ["--version"]).is_some()
-}
-
-/// Runs `cmd` and asserts that it succeeds (its stderr is the message when it does not).
-pub fn run_ok(cmd: &mut Command) -> Output {
-    let output = cmd.output().unwrap();
-    assert!(
-        output.status.success(),
-        "{cmd:?} failed: {}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    output
-}
-
-/// A process's stdout followed by its stderr, as text.
-pub fn stdout_and_stderr(output: &Output) -> String {
-    format!(
-        "{}{}",
-        String::from_utf8_lossy(&output.stdout),
-        String::from_utf8_lossy(&output.stderr)
-    )
 }
 
 /// The argument list of `plan` for one matrix entry, plus `extra` flags.
@@ -237,7 +235,9 @@ impl Scratch {
             "variants",
             "patches",
             "wheels",
-            "xtask/python",
+            "crates/bundle/python",
+            "crates/pipeline/python",
+            "crates/proof/python",
             "scripts/wine",
         ] {
             copy_tree(&repo_root().join(sub), &root.join(sub));

@@ -460,7 +460,7 @@ pub fn elf_symbol(name: &str) -> String {
 }
 
 /// CTranslate2 `version`'s `python/ctranslate2/` as upstream ships it (`__init__.py`, kept
-/// in xtask/tests/data/upstream), patched in `dir` by the version's `series-rocm10` with the
+/// in crates/upkeep/tests/data/upstream), patched in `dir` by the version's `series-rocm10` with the
 /// patch step's code. Returns the package folder (`__init__.py`, `_rocm_runtime.py`).
 pub fn patched_package(version: &str, dir: &Path) -> PathBuf {
     let root = super::repo_root();
@@ -468,7 +468,10 @@ pub fn patched_package(version: &str, dir: &Path) -> PathBuf {
     let init = "python/ctranslate2/__init__.py";
     write(
         &tree.join(init),
-        &fs::read(root.join(format!("xtask/tests/data/upstream/{version}/{init}"))).unwrap(),
+        &fs::read(root.join(format!(
+            "crates/upkeep/tests/data/upstream/{version}/{init}"
+        )))
+        .unwrap(),
     );
     let folder = root.join(format!("patches/ctranslate2-{version}"));
     let patches: Vec<PathBuf> = fs::read_to_string(folder.join("series-rocm10"))

@@ -32,7 +32,7 @@ use ct2v_support::workspace::Workspace;
 /// The name of the CTranslate2 source among the inputs.
 pub(crate) const SOURCE_INPUT: &str = "ctranslate2-source";
 /// The script the verify step runs inside a fresh venv.
-pub(crate) const VERIFY_SCRIPT: &str = "xtask/python/verify_wheel.py";
+pub(crate) const VERIFY_SCRIPT: &str = "crates/pipeline/python/verify_wheel.py";
 
 /// Folders of one variant × platform × Python build.
 struct Layout {

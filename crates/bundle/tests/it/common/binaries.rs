@@ -1,7 +1,7 @@
 //! Real PE and ELF files for the binary parser's tests, built here with mingw-w64 (and the
-//! host's GNU ld for PE32) and gcc. One copy for both users: the library's unit tests
-//! (`src/binary/tests.rs`) and the integration tests (`binary_fuzz.rs`) include this file,
-//! so it uses only `std`. The callers check the tools first (each its own way of skipping)
+//! host's GNU ld for PE32) and gcc. One copy for all users: the library's unit tests
+//! (`src/binary/tests.rs`) and its integration tests (`binary_fuzz.rs`) include this file, so
+//! it uses only `std`. The callers check the tools first (each its own way of skipping)
 //! and a build that then fails panics with the tool's stderr.
 //!
 //! Commands are argument arrays, never a line split on spaces.
