@@ -201,7 +201,7 @@ pub enum Cmd {
     #[command(
         long_about = "Find exactly the libraries a wheel's binaries load (PE import and delay-import \
                       tables, ELF DT_NEEDED; transitively; libraries loaded at run time given as \
-                      --force), skipping what the operating system provides (xtask/policy/), \
+                      --force), skipping what the operating system provides (crates/bundle/policy/), \
                       and write:\n  \
                       - a fat wheel: the input wheel with the libraries inside, RECORD rewritten, \
                       ELF RUNPATHs set to $ORIGIN-relative folders;\n  \
