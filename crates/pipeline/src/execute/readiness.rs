@@ -40,7 +40,7 @@ pub(crate) fn problems(
     // timeout); what each finds is said in this order all the same.
     std::thread::scope(|scope| {
         let python = scope.spawn(|| {
-            plan.step(|a| matches!(a, Action::Venv { .. } | Action::Verify))
+            plan.step(|a| matches!(a, Action::Venv { .. } | Action::Verify(_)))
                 .map(|step| check_python(plan, step, "the build (its venv steps)"))
         });
         let toolchain = toolchain_problems(plan, sdk_dir, prebuilt_native);

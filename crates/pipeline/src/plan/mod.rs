@@ -14,6 +14,7 @@ pub mod request;
 mod step_id;
 mod steps;
 pub(crate) mod unfilled;
+pub mod verify_job;
 
 use std::collections::BTreeMap;
 
@@ -30,6 +31,7 @@ pub(crate) use outputs::Outputs;
 pub(crate) use render::render_text;
 pub(crate) use step_id::StepId;
 pub(crate) use steps::SOURCE_INPUT;
+pub use verify_job::VerifyJob;
 
 pub(crate) const SCHEMA_VERSION: u32 = 2;
 
@@ -189,7 +191,8 @@ pub enum Action {
     Wheel,
     /// The SDK's and the compiler runtime's folders are placeholders here (`unfilled`).
     Bundle(Box<BundleJob>),
-    Verify,
+    /// The step's commands are [`VerifyJob::commands`].
+    Verify(Box<VerifyJob>),
     Checksum {
         dir: String,
         file: String,
@@ -274,7 +277,7 @@ impl Action {
             Action::CopyDlls { .. } => "copy-dlls",
             Action::Wheel => "wheel",
             Action::Bundle(_) => "bundle",
-            Action::Verify => "verify",
+            Action::Verify(_) => "verify",
             Action::Checksum { .. } => "checksum",
         }
     }

@@ -30,8 +30,11 @@ pub(crate) fn interpreter_for(
     if winpython::under_wine(plan.platform) {
         return Interpreter::wine(workspace, &plan.python, wine_work, options, WINDOWS_WHEEL);
     }
-    let venv = crate::numerics::verify_venv(plan)?;
-    Ok(Interpreter::venv(venv.python.into(), "the verify venv"))
+    let job = outputs::verify_job(plan)?;
+    Ok(Interpreter::venv(
+        job.python.clone().into(),
+        "the verify venv",
+    ))
 }
 
 /// The check that needs the wine harness, as its error names it.

@@ -222,7 +222,7 @@ fn freeze_venv(
     offline: bool,
     log: &Path,
 ) -> Result<Interpreter> {
-    let verify = crate::numerics::verify_venv(plan)?;
+    let verify = super::outputs::verify_job(plan)?;
     let venv = work.join("venv");
     let python = venv
         .join(plan.platform.venv_bin())
@@ -232,10 +232,7 @@ fn freeze_venv(
         venv.display(),
         log.display()
     );
-    let create = CommandLine::new(&verify.launcher[0])
-        .args(verify.launcher[1..].iter().cloned())
-        .args(["-m", "venv", "--clear"])
-        .arg(venv.display().to_string());
+    let create = verify.venv_at(&venv.display().to_string());
     run_logged(&create, &Default::default(), log, &mut |_| {})?;
     let wheelhouse =
         ct2v_fetch::wheelhouse::dir(Path::new(&plan.cache_dir), plan.platform, &plan.python);
