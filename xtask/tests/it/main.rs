@@ -18,6 +18,7 @@ mod bundle_wine;
 mod ci_docs;
 mod cli_flags;
 mod concurrency_and_faults;
+mod contracts;
 mod cublas_loader;
 mod doctor;
 mod download;

@@ -1,9 +1,9 @@
 //! The plan: a resolved variant turned into the ordered steps a build runs, each with its
 //! inputs, exact command lines, environment, outputs and fingerprint. `plan`, `build
-//! --dry-run`, the JSON view and the executor (`exec/`) all read this one structure.
+//! --dry-run`, the JSON view and the executor (`execute/`) all read this one structure.
 //!
-//! The JSON form is documented in docs/plan-json.md; bump [`SCHEMA_VERSION`] on any change
-//! that could break a reader.
+//! The JSON form is documented in docs/plan-json.md; its version is
+//! `ct2v_support::contracts::PLAN`, bumped on any change that could break a reader.
 
 pub(crate) mod cache_key;
 pub mod matrix;
@@ -33,7 +33,7 @@ pub(crate) use step_id::StepId;
 pub(crate) use steps::SOURCE_INPUT;
 pub use verify_job::VerifyJob;
 
-pub(crate) const SCHEMA_VERSION: u32 = 2;
+pub(crate) const SCHEMA_VERSION: u32 = ct2v_support::contracts::PLAN;
 
 #[derive(Debug, Clone, Serialize)]
 pub struct Plan {
