@@ -32,7 +32,7 @@ pub struct Options {
 /// `bench` as the command runs it: its log in the variant's log folder (started empty), the
 /// report's path printed at the end.
 pub fn run_and_report(workspace: &Workspace, plan: &Plan, options: &Options) -> Result<()> {
-    let log_dir = workspace.log_dir(&plan.variant, plan.platform);
+    let log_dir = workspace.log_dir(&plan.slot, plan.platform);
     std::fs::create_dir_all(&log_dir)?;
     let log = log_dir.join("bench.log");
     ct2v_support::fsx::write(&log, "")?;

@@ -94,8 +94,9 @@ impl Interpreter {
         }
     }
 
-    /// Whether it starts without the wheel (a venv check reuses the build's verify venv).
-    pub(crate) fn is_fresh(&self) -> bool {
+    /// Whether this is the Windows Python under wine, which starts without the wheel (a venv
+    /// check reuses the build's verify venv, which has it).
+    pub(crate) fn under_wine(&self) -> bool {
         !matches!(self, Interpreter::Venv(_))
     }
 

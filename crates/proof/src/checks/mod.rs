@@ -52,7 +52,7 @@ pub(crate) fn require_harness(plan: &Plan) -> Result<()> {
 /// ` in python 3.12.9 (Windows, under wine)` for a fresh interpreter; nothing for the verify
 /// venv, which progress lines leave unnamed.
 fn place(interpreter: &Interpreter) -> String {
-    if interpreter.is_fresh() {
+    if interpreter.under_wine() {
         format!(" in {}", interpreter.label())
     } else {
         String::new()

@@ -48,7 +48,7 @@ pub fn run(
     // The build's verify venv has its wheel; another wheel, or a fresh interpreter, needs
     // the install first.
     let wheel = match wheel {
-        None if interpreter.is_fresh() => Some(built_wheel(plan)?),
+        None if interpreter.under_wine() => Some(built_wheel(plan)?),
         wheel => wheel,
     };
     if let Some(wheel) = &wheel {
@@ -104,7 +104,7 @@ pub fn run(
     let seen = interpreter.seen_path(&run.app);
     judge(&run, &seen, &prepared, &by_wheel, allow_outside)?;
     #[cfg(feature = "wine")]
-    if interpreter.is_fresh() {
+    if interpreter.under_wine() {
         super::loaded::print_loaded(&log, log_start, &seen)?;
     }
     let _ = log_start;
@@ -113,7 +113,7 @@ pub fn run(
 
 /// ` under wine` for a fresh (Windows) interpreter.
 fn under(interpreter: &Interpreter) -> &'static str {
-    if interpreter.is_fresh() {
+    if interpreter.under_wine() {
         " under wine"
     } else {
         ""
@@ -194,7 +194,7 @@ fn freezing_python(
     offline: bool,
     log: &Path,
 ) -> Result<Option<Interpreter>> {
-    if !interpreter.is_fresh() {
+    if !interpreter.under_wine() {
         return freeze_venv(workspace, plan, work, offline, log).map(Some);
     }
     speech::install(

@@ -135,7 +135,7 @@ fn runtime_wheelhouse(
     log: &Path,
 ) -> Result<PathBuf> {
     let cache = Path::new(&plan.cache_dir);
-    if offline || !interpreter.is_fresh() {
+    if offline || !interpreter.under_wine() {
         return Ok(ct2v_fetch::wheelhouse::dir(
             cache,
             plan.platform,
@@ -184,7 +184,7 @@ pub(crate) fn transcribe_check(
         &log,
     )?;
     let wer = speech::verdict(&outcome, prepared)?;
-    let by = if interpreter.is_fresh() {
+    let by = if interpreter.under_wine() {
         wheel.display().to_string()
     } else {
         "the built wheel".to_string()
