@@ -58,7 +58,7 @@ pub const ALL: &[Contract] = &[
         written_by: "`variants --json`; `release`: `variants.json`",
         schema_version: VARIANTS,
         carried: true,
-        doc: "docs/gpu-setup.md",
+        doc: "docs/variants.md",
         help_of: &["variants"],
     },
     Contract {
