@@ -78,16 +78,8 @@ fn every_help_naming_a_schema_version_names_the_one_its_json_carries() {
 
 #[test]
 fn the_json_of_plan_and_variants_carries_the_contracts_version() {
-    let plan = xtask(&[
-        "plan",
-        "--variant",
-        "cpu",
-        "--platform",
-        "linux-x86_64",
-        "--python",
-        "3.12",
-        "--json",
-    ]);
+    let plan_args = "plan --variant cpu --platform linux-x86_64 --python 3.12 --json";
+    let plan = xtask(&plan_args.split(' ').collect::<Vec<_>>());
     let variants = xtask(&["variants", "--json"]);
     for (run, version) in [
         (plan, ct2v_support::contracts::PLAN),
