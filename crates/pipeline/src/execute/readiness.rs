@@ -41,7 +41,7 @@ pub(crate) fn problems(
     std::thread::scope(|scope| {
         let python = scope.spawn(|| {
             plan.step(|a| matches!(a, Action::Venv { .. } | Action::Verify(_)))
-                .map(|step| check_python(plan, step, "the build (its venv steps)"))
+                .map(|_| check_python(plan, "the build (its venv steps)"))
         });
         let toolchain = toolchain_problems(plan, sdk_dir, prebuilt_native);
         if compiles {

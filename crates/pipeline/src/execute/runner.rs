@@ -111,7 +111,7 @@ impl Handler for Runner {
                 run_commands(&step, &env, log)
             }
             Action::Venv { .. } => {
-                check_python(plan, step, "the build's tools venv")?;
+                check_python(plan, "the build's tools venv")?;
                 run_commands(step, &self.pip_env(step), log)
             }
             Action::Build { .. } => {
@@ -128,7 +128,7 @@ impl Handler for Runner {
                 run_commands(&step, &env, log)
             }
             Action::Verify(_) => {
-                check_python(plan, step, "the verify step (a fresh venv for the wheel)")?;
+                check_python(plan, "the verify step (a fresh venv for the wheel)")?;
                 run_commands(step, &self.pip_env(step), log)
             }
             Action::CopyDlls { files, dest } => rerecord_after(Path::new(dest), || {
