@@ -49,7 +49,7 @@ pub enum Cmd {
     /// Show the ordered steps a build of one variant will run, without running them
     #[command(
         after_help = "Examples:\n  cargo xtask plan --variant cpu\n  cargo xtask plan --variant rocm --platform windows-x86_64 --json\n\n\
-                            The JSON form is documented in docs/plan-json.md (schema_version 1)."
+                            The JSON form is documented in docs/plan-json.md (schema_version 2)."
     )]
     Plan(cmd::plan::Plan),
     /// Build one variant end to end (fetch, unpack, patch, compile, wheel, bundle, verify)

@@ -7,7 +7,8 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Result;
 
-use crate::numerics::{VerifyVenv, run_shown, verify_venv};
+use crate::checks::outputs::verify_job;
+use crate::numerics::run_shown;
 use ct2v_pipeline::plan::{CommandLine, Plan};
 use ct2v_support::diagnostic::InputError;
 use ct2v_support::workspace::Workspace;
@@ -31,7 +32,7 @@ pub struct Options {
 /// `bench` as the command runs it: its log in the variant's log folder (started empty), the
 /// report's path printed at the end.
 pub fn run_and_report(workspace: &Workspace, plan: &Plan, options: &Options) -> Result<()> {
-    let log_dir = workspace.log_dir(&plan.variant, plan.platform);
+    let log_dir = workspace.log_dir(&plan.slot, plan.platform);
     std::fs::create_dir_all(&log_dir)?;
     let log = log_dir.join("bench.log");
     ct2v_support::fsx::write(&log, "")?;
@@ -53,7 +54,8 @@ pub fn run(workspace: &Workspace, plan: &Plan, options: &Options, log: &Path) ->
     if let Some(bad) = options.env.iter().find(|e| !e.contains('=')) {
         return Err(InputError::new(format!("--env `{bad}` is not KEY=VALUE")).into());
     }
-    let VerifyVenv { launcher, python } = verify_venv(plan)?;
+    let job = verify_job(plan)?;
+    let python = job.python.clone();
     if !Path::new(&python).is_file() {
         return Err(InputError::new(format!(
             "{python} is not there: build the wheel first with `cargo xtask build --variant {}`",
@@ -82,10 +84,7 @@ pub fn run(workspace: &Workspace, plan: &Plan, options: &Options, log: &Path) ->
         .unwrap_or_else(|| dir.join(format!("bench-{}.json", options.size)));
 
     let run = |command: CommandLine| run_shown(&command, log);
-    run(CommandLine::new(&launcher[0])
-        .args(launcher[1..].iter().cloned())
-        .args(["-m", "venv", "--clear"])
-        .arg(path(&official_venv)))?;
+    run(job.venv_at(&path(&official_venv)))?;
     let mut install = CommandLine::new(&official).args(["-m", "pip", "install", "-q"]);
     if wheelhouse.is_dir() {
         install = install.args(["--find-links", &path(&wheelhouse)]);

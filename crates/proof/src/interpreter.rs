@@ -10,7 +10,7 @@ use anyhow::Result;
 
 #[cfg(feature = "wine")]
 use crate::winpython::{STEP_LIMIT, Session, wine};
-use ct2v_pipeline::plan;
+use ct2v_pipeline::plan::VerifyJob;
 use ct2v_support::platform::Platform;
 use ct2v_support::process::{CommandLine, run_logged};
 use ct2v_support::workspace::Workspace;
@@ -94,8 +94,9 @@ impl Interpreter {
         }
     }
 
-    /// Whether it starts without the wheel (a venv check reuses the build's verify venv).
-    pub(crate) fn is_fresh(&self) -> bool {
+    /// Whether this is the Windows Python under wine, which starts without the wheel (a venv
+    /// check reuses the build's verify venv, which has it).
+    pub(crate) fn under_wine(&self) -> bool {
         !matches!(self, Interpreter::Venv(_))
     }
 
@@ -197,13 +198,15 @@ impl Interpreter {
         }
     }
 
-    /// One command of the plan's verify step run here: as it is in a venv; under wine, every
-    /// command after the venv's creation, its pip installs from `wheelhouse` alone, and a
-    /// failed script's missing DLLs named.
-    pub(crate) fn run_verify_command(
+    /// The plan's verify job run here with `wheel` as its wheel: in a venv, the job's venv
+    /// made and its installs and check run as the build runs them (pip kept off every index
+    /// when `offline`); under wine, in the fresh Windows Python itself, its installs from
+    /// `wheelhouse` alone, and a failed check's missing DLLs named.
+    pub(crate) fn install_and_check(
         &self,
-        command: &plan::CommandLine,
-        first: bool,
+        job: &VerifyJob,
+        wheel: &str,
+        offline: bool,
         env: &BTreeMap<String, String>,
         wheelhouse: &Path,
         log: &Path,
@@ -217,17 +220,37 @@ impl Interpreter {
         };
         match self {
             Interpreter::Venv(_) => {
-                let _ = (first, wheelhouse);
-                ct2v_pipeline::execute::executor::run_logged(command, env, log, &mut echo)?;
+                let _ = wheelhouse;
+                let pip = |args: Vec<String>| match offline {
+                    true => job.pip_install(
+                        OFFLINE_PIP
+                            .map(String::from)
+                            .into_iter()
+                            .chain(args)
+                            .collect(),
+                    ),
+                    false => job.pip_install(args),
+                };
+                for command in [
+                    job.venv_at(&job.venv),
+                    pip(job.requirements_args()),
+                    pip(job.wheel_args(wheel)),
+                    job.check_command(),
+                ] {
+                    ct2v_pipeline::execute::executor::run_logged(&command, env, log, &mut echo)?;
+                }
                 Ok(())
             }
             #[cfg(feature = "wine")]
             Interpreter::Wine(session) => {
-                let _ = env;
-                if first {
-                    return Ok(());
-                }
-                session.run_verify_command(&command.args, wheelhouse, log, &mut echo)
+                let _ = (env, offline);
+                session.pip_install(wheelhouse, &job.requirements, log)?;
+                session.pip_install(
+                    wheelhouse,
+                    &["--no-deps".to_string(), wheel.to_string()],
+                    log,
+                )?;
+                session.check(&job.check, log, &mut echo)
             }
         }
     }
@@ -294,6 +317,12 @@ impl Interpreter {
         }
     }
 }
+
+/// The options that keep a `pip install` off every index: `--no-index` (only the job's
+/// `--find-links` wheelhouse, which pip otherwise adds to PyPI rather than puts in its place),
+/// `--isolated` (no PIP_* variable or pip.conf adds an index or an http find-links; pip's own
+/// `--help` describes both).
+const OFFLINE_PIP: [&str; 2] = ["--isolated", "--no-index"];
 
 /// A constraints file pinning numpy (under wine), in `work`.
 #[cfg(feature = "wine")]

@@ -5,39 +5,16 @@
 
 use std::path::Path;
 
-use anyhow::{Context, Result, bail};
+use anyhow::Result;
 
+use crate::checks::outputs::verify_job;
 use ct2v_pipeline::execute::executor::run_logged;
-use ct2v_pipeline::plan::{Action, CommandLine, Plan};
+use ct2v_pipeline::plan::{CommandLine, Plan};
 use ct2v_support::workspace::Workspace;
 
 pub(crate) const SCRIPT: &str = "crates/proof/python/numerics.py";
 /// Largest absolute difference accepted between the two encoder outputs (float32, CPU).
 pub(crate) const TOLERANCE: &str = "1e-4";
-
-/// The verify step's venv, which has the built wheel installed: the Python launcher that made
-/// it (`<launcher…> -m venv --clear <dir>`) and the venv's python (`<python> -m pip install
-/// <wheel>`).
-pub(crate) struct VerifyVenv {
-    pub launcher: Vec<String>,
-    pub python: String,
-}
-
-pub(crate) fn verify_venv(plan: &Plan) -> Result<VerifyVenv> {
-    let verify = plan
-        .step(|a| matches!(a, Action::Verify))
-        .context("the plan has no verify step")?;
-    let (Some(create), Some(install)) = (verify.commands.first(), verify.commands.get(1)) else {
-        bail!("the verify step has no venv to extend");
-    };
-    let launcher: Vec<String> = std::iter::once(create.program.clone())
-        .chain(create.args.iter().take_while(|a| *a != "-m").cloned())
-        .collect();
-    Ok(VerifyVenv {
-        launcher,
-        python: install.program.clone(),
-    })
-}
 
 /// Runs `command` with its output in `log` and on the terminal, less pip's "already
 /// satisfied" lines and progress bars (shared with `bench`).
@@ -52,10 +29,8 @@ pub(crate) fn run_shown(command: &CommandLine, log: &Path) -> Result<()> {
 }
 
 pub fn check(workspace: &Workspace, plan: &Plan, log: &Path) -> Result<()> {
-    let VerifyVenv {
-        launcher,
-        python: ours,
-    } = verify_venv(plan)?;
+    let job = verify_job(plan)?;
+    let ours = job.python.clone();
     let dir = workspace.xtask_dir().join("numerics").join(format!(
         "{}-{}-py{}",
         plan.variant, plan.platform, plan.python
@@ -72,10 +47,7 @@ pub fn check(workspace: &Workspace, plan: &Plan, log: &Path) -> Result<()> {
     let run = |command: CommandLine| run_shown(&command, log);
     let python = |program: &str| CommandLine::new(program);
     run(python(&ours).args(["-m", "pip", "install", "-q", "torch", "transformers"]))?;
-    run(CommandLine::new(&launcher[0])
-        .args(launcher[1..].iter().cloned())
-        .args(["-m", "venv", "--clear"])
-        .arg(path(&reference_venv)))?;
+    run(job.venv_at(&path(&reference_venv)))?;
     run(python(&path(&reference)).args([
         "-m",
         "pip",
@@ -103,4 +75,68 @@ pub fn check(workspace: &Workspace, plan: &Plan, log: &Path) -> Result<()> {
         "--tolerance",
         TOLERANCE,
     ]))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ct2v_pipeline::plan::Action;
+    use ct2v_pipeline::plan::request::PlanRequest;
+    use ct2v_support::platform::Platform;
+
+    fn cpu_plan() -> Plan {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+        let workspace = Workspace::locate(Some(root), None).unwrap();
+        PlanRequest {
+            platform: Some(Platform::LinuxX86_64),
+            python: Some("3.12".into()),
+            ..PlanRequest::only("cpu".into())
+        }
+        .plan(&workspace)
+        .unwrap()
+    }
+
+    fn verify_commands(plan: &mut Plan) -> &mut Vec<CommandLine> {
+        let at = plan
+            .steps
+            .iter()
+            .position(|s| matches!(s.action, Action::Verify { .. }));
+        &mut plan.steps[at.unwrap()].commands
+    }
+
+    /// What `verify` and `smoke` install and run, and the venv `numerics` and `bench` extend,
+    /// as the verify step's job says: the same whatever order or programs its commands have.
+    #[test]
+    fn the_verify_job_does_not_depend_on_the_commands() {
+        let mut plan = cpu_plan();
+        let job = verify_job(&plan).unwrap().clone();
+        assert_eq!(job.launcher, ["python3.12"]);
+        assert!(
+            job.python.ends_with("/verify/py3.12/bin/python"),
+            "{}",
+            job.python
+        );
+        assert_eq!(verify_commands(&mut plan).clone(), job.commands());
+        verify_commands(&mut plan).reverse();
+        assert_eq!(verify_job(&plan).unwrap(), &job);
+        for command in verify_commands(&mut plan) {
+            command.program = "renamed".into();
+            command.args.clear();
+        }
+        assert_eq!(verify_job(&plan).unwrap(), &job);
+    }
+
+    #[test]
+    fn a_plan_without_a_verify_step_is_refused_by_name() {
+        let mut plan = cpu_plan();
+        plan.steps
+            .retain(|s| !matches!(s.action, Action::Verify { .. }));
+        let error = format!("{:#}", verify_job(&plan).unwrap_err());
+        assert!(
+            error.starts_with(
+                "the plan of cpu for linux-x86_64 has no verify step: `verify`, `smoke` and `bench`"
+            ),
+            "{error}"
+        );
+    }
 }

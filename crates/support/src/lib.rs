@@ -1,6 +1,7 @@
 //! What every stage uses and that knows nothing of CTranslate2: errors for people
 //! (`diagnostic`), safe file-system moves, paths, processes, the host, the workspace.
 
+pub mod contracts;
 pub mod diagnostic;
 pub mod digest;
 pub mod fsx;

@@ -35,23 +35,25 @@ impl Workspace {
         self.root.join("target").join("xtask")
     }
 
-    /// Everything one variant × platform build writes.
-    pub fn work_dir(&self, variant: &str, platform: Platform) -> PathBuf {
-        self.xtask_dir().join(variant).join(platform.name())
+    /// Everything one variant × platform build writes. `slot` names a build's folders: the
+    /// variant, or `<variant>@<version>` for a CTranslate2 version not its default (the
+    /// pipeline's `Resolved::slot`).
+    pub fn work_dir(&self, slot: &str, platform: Platform) -> PathBuf {
+        self.xtask_dir().join(slot).join(platform.name())
     }
 
-    pub fn log_dir(&self, variant: &str, platform: Platform) -> PathBuf {
+    pub fn log_dir(&self, slot: &str, platform: Platform) -> PathBuf {
         self.xtask_dir()
             .join("logs")
-            .join(variant)
+            .join(slot)
             .join(platform.name())
     }
 
     /// Which steps of one build succeeded, with which fingerprint.
-    pub fn state_dir(&self, variant: &str, platform: Platform, python: &str) -> PathBuf {
+    pub fn state_dir(&self, slot: &str, platform: Platform, python: &str) -> PathBuf {
         self.xtask_dir()
             .join("state")
-            .join(variant)
+            .join(slot)
             .join(platform.name())
             .join(format!("py{python}"))
     }

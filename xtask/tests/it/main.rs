@@ -16,6 +16,7 @@ mod bundle_wine;
 mod ci_docs;
 mod cli_flags;
 mod concurrency_and_faults;
+mod contracts;
 mod doctor;
 mod download_memory;
 mod fetch_pin;

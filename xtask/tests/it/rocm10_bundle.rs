@@ -1,15 +1,14 @@
-//! The ROCm 10 families (variants/rocm-rdna1 … rocm-rdna4) bundled on a faithful stand-in for
-//! TheRock's multi-arch wheels (common/rocm10.rs, facts in common/rocm10-facts.md): the
-//! stand-in wheels are served as TheRock's index over loopback and pinned by `pin` into a
-//! scratch checkout, unpacked by the unpack step's code into the folders the plan names, next
-//! to a built-looking CTranslate2 4.8.4 wheel and prefix; `bundle --variant` (the code of
-//! `build`'s bundle step, with the plan's folders) makes the fat wheel. Then the wheel is
-//! imported by python.org's Windows CPython under wine with CTranslate2 4.8.4's `__init__.py`
-//! preamble as the rocm10 series patches it (the folder it adds, the DLLs it preloads), and a
-//! wheel with one DLL taken out fails, naming that DLL. On Linux the same families are
-//! bundled from ELF stand-ins (gcc, real SONAMEs, DT_NEEDED and DT_RPATHs, core's
-//! `rocm_sysdeps`, `host-math` and `llvm` folders), loaded from a fresh venv with an empty
-//! `LD_LIBRARY_PATH`, and checked `ldd`-clean.
+//! The ROCm 10 families (variants/rocm-rdna1.toml … rocm-rdna4.toml) bundled on a faithful stand-in
+//! for TheRock's multi-arch wheels (common/rocm10.rs, facts in common/rocm10-facts.md): the
+//! stand-in wheels are served as TheRock's index over loopback and pinned by `pin` into a scratch
+//! checkout, unpacked by the unpack step's code into the folders the plan names, next to a
+//! built-looking CTranslate2 4.8.4 wheel and prefix; `bundle --variant` (the code of `build`'s
+//! bundle step, with the plan's folders) makes the fat wheel. Then the wheel is imported by
+//! python.org's Windows CPython under wine with CTranslate2 4.8.4's `__init__.py` preamble as the
+//! rocm10 series patches it (the folder it adds, the DLLs it preloads), and a wheel with one DLL
+//! taken out fails, naming that DLL. On Linux the same families are bundled from ELF stand-ins
+//! (gcc, real SONAMEs, DT_NEEDED and DT_RPATHs, core's `rocm_sysdeps`, `host-math` and `llvm`
+//! folders), loaded from a fresh venv with an empty `LD_LIBRARY_PATH`, and checked `ldd`-clean.
 //!
 //! The stand-in's device files are 1/1000 of a size model with the real wheel's proportions
 //! (common/rocm10.rs `device_files`): the `SIZE` lines printed are the family's device data

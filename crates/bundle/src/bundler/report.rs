@@ -16,7 +16,7 @@ use super::runpath::DroppedSearchPath;
 use ct2v_support::diagnostic::escaped;
 use ct2v_support::units::human_size;
 
-pub const SCHEMA_VERSION: u32 = 1;
+pub const SCHEMA_VERSION: u32 = ct2v_support::contracts::PROVENANCE;
 
 #[derive(Debug, Serialize)]
 pub struct ProvenanceReport {

@@ -14,7 +14,7 @@ use ct2v_support::units::human_size;
 use super::pace::Pace;
 use super::progress::Progress;
 use super::worker::{Attempt, AttemptError, Target};
-use super::{FetchError, describe};
+use super::{InputFailure, describe};
 
 /// Read buffer for response bodies, and the write buffer in front of the part file.
 pub(super) const BUFFER: usize = 1 << 20;
@@ -139,17 +139,17 @@ impl<'a> Sink<'a> {
         match self.target.size {
             Some(size) if self.written > size => Some(End::Read),
             Some(_) => None,
-            None if self.written > self.max_unpinned => {
-                Some(End::Stopped(AttemptError::Fatal(FetchError::BadUrl {
-                    name: self.target.name.to_string(),
+            None if self.written > self.max_unpinned => Some(End::Stopped(AttemptError::Fatal(
+                InputFailure::BadUrl {
                     url: self.target.url.to_string(),
                     reason: format!(
                         "it sent more than {} and no size is pinned: stopped (an endless \
                          body?); pin the input's size, or fetch it from another server",
                         human_size(self.max_unpinned)
                     ),
-                })))
-            }
+                }
+                .of(self.target.name.to_string()),
+            ))),
             None => None,
         }
     }

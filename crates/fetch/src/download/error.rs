@@ -22,21 +22,34 @@ pub struct Missing {
 
 #[derive(Debug, Error)]
 pub enum FetchError {
-    #[error(
-        "{}refusing to download {url} over plain http (only loopback hosts may use http): use the https URL, add a mirror that rewrites it to https, or pass --allow-http (the sha256 pin still checks the file)",
-        input(name)
-    )]
-    InsecureUrl { name: String, url: String },
-    #[error("{}cannot download `{url}`: {reason}", input(name))]
-    BadUrl {
+    /// One input's download failed; `name` is the input's ("" until [`FetchError::for_input`]
+    /// names it), said once before what went wrong.
+    #[error("{}{failure}", input(name))]
+    Input {
         name: String,
-        url: String,
-        reason: String,
+        #[source]
+        failure: InputFailure,
     },
+    #[error("{}", offline_message(missing))]
+    Offline { missing: Vec<Missing> },
+    #[error("cannot set up the HTTP client: {message}")]
+    Client { message: String },
+    #[error("{} inputs failed:\n{}", errors.len(), list_errors(errors))]
+    Several { errors: Vec<FetchError> },
+}
+
+/// What went wrong with one input's download ([`FetchError::Input`] names the input).
+#[derive(Debug, Error)]
+pub enum InputFailure {
+    #[error(
+        "refusing to download {url} over plain http (only loopback hosts may use http): use the https URL, add a mirror that rewrites it to https, or pass --allow-http (the sha256 pin still checks the file)"
+    )]
+    InsecureUrl { url: String },
+    #[error("cannot download `{url}`: {reason}")]
+    BadUrl { url: String, reason: String },
     /// A redirect that is not followed: to another scheme, to plain http, a loop.
-    #[error("{}{url} redirected to {to}: {reason}", input(name))]
+    #[error("{url} redirected to {to}: {reason}")]
     Redirect {
-        name: String,
         /// The URL asked for.
         url: String,
         /// Where it pointed, as sent (escaped) when it is not a URL; after earlier redirects,
@@ -45,15 +58,13 @@ pub enum FetchError {
         reason: String,
     },
     #[error(
-        "{}downloading {url} made no real progress: the server sent {bytes} byte(s) in the last {:.1} s ({}), below {MIN_BYTES_PER_WINDOW} bytes per {:.1} s (--timeout): it trickles{}\n  = try again later, or add a mirror; on a slow link a longer --timeout lowers the rate needed, and more --retries allow more slow attempts in a row",
-        input(name),
+        "downloading {url} made no real progress: the server sent {bytes} byte(s) in the last {:.1} s ({}), below {MIN_BYTES_PER_WINDOW} bytes per {:.1} s (--timeout): it trickles{}\n  = try again later, or add a mirror; on a slow link a longer --timeout lowers the rate needed, and more --retries allow more slow attempts in a row",
         seconds,
         attempts_text(*slow, *attempts),
         window_seconds,
         last.as_ref().map(|last| format!("; the last attempt ended: {last}")).unwrap_or_default()
     )]
     TooSlow {
-        name: String,
         url: String,
         /// Bytes received since the last real progress, in `seconds` of request time.
         bytes: u64,
@@ -66,62 +77,53 @@ pub enum FetchError {
         /// How the last attempt ended, when not by a slow window (a cut connection, say).
         last: Option<String>,
     },
-    #[error("{}", offline_message(missing))]
-    Offline { missing: Vec<Missing> },
-    #[error("{}{url} answered HTTP {status}{}", input(name), status_hint(*status, *attempts))]
+    #[error("{url} answered HTTP {status}{}", status_hint(*status, *attempts))]
     Status {
-        name: String,
         url: String,
         status: u16,
         attempts: u32,
     },
     #[error(
-        "{}downloading {url} failed after {attempts} attempt(s): {message}\n  = check the network (and HTTPS_PROXY, if one is needed), then run again: the download resumes where it stopped",
-        input(name)
+        "downloading {url} failed after {attempts} attempt(s): {message}\n  = check the network (and HTTPS_PROXY, if one is needed), then run again: the download resumes where it stopped"
     )]
     Network {
-        name: String,
         url: String,
         attempts: u32,
         message: String,
     },
-    #[error("{}{source}", input(name))]
+    #[error("{source}")]
     Cache {
-        name: String,
         #[source]
         source: Box<CacheError>,
     },
     #[error(
-        "{}cannot {action} {}: {source}{}",
-        input(name),
+        "cannot {action} {}: {source}{}",
         path.display(),
         crate::cache::disk_note(source)
     )]
     Io {
-        name: String,
         action: &'static str,
         path: PathBuf,
         #[source]
         source: io::Error,
     },
-    #[error("cannot set up the HTTP client: {message}")]
-    Client { message: String },
-    #[error("{} inputs failed:\n{}", errors.len(), list_errors(errors))]
-    Several { errors: Vec<FetchError> },
+}
+
+impl InputFailure {
+    /// This failure of input `name`'s download.
+    pub(super) fn of(self, name: impl Into<String>) -> FetchError {
+        FetchError::Input {
+            name: name.into(),
+            failure: self,
+        }
+    }
 }
 
 impl FetchError {
     /// The inputs this error is about.
     pub fn input_names(&self) -> Vec<&str> {
         match self {
-            FetchError::InsecureUrl { name, .. }
-            | FetchError::BadUrl { name, .. }
-            | FetchError::Redirect { name, .. }
-            | FetchError::TooSlow { name, .. }
-            | FetchError::Status { name, .. }
-            | FetchError::Network { name, .. }
-            | FetchError::Cache { name, .. }
-            | FetchError::Io { name, .. } => vec![name.as_str()],
+            FetchError::Input { name, .. } => vec![name.as_str()],
             FetchError::Offline { missing } => missing.iter().map(|m| m.name.as_str()).collect(),
             FetchError::Several { errors } => {
                 errors.iter().flat_map(FetchError::input_names).collect()
@@ -147,7 +149,7 @@ fn attempts_text(slow: u32, attempts: u32) -> String {
     }
 }
 
-/// [`FetchError::Redirect`]'s `to`: where `from` pointed, and `from` too when it is not the
+/// [`InputFailure::Redirect`]'s `to`: where `from` pointed, and `from` too when it is not the
 /// URL asked for.
 pub(super) fn redirect_target(url: &str, from: &str, to: String) -> String {
     let asked = url::Url::parse(url).map_or_else(|_| url.to_string(), String::from);
@@ -217,26 +219,17 @@ fn list_errors(errors: &[FetchError]) -> String {
 impl FetchError {
     /// The same error, naming `name` as the input it is about.
     pub(super) fn for_input(mut self, input: &str) -> FetchError {
-        match &mut self {
-            FetchError::InsecureUrl { name, .. }
-            | FetchError::BadUrl { name, .. }
-            | FetchError::Redirect { name, .. }
-            | FetchError::TooSlow { name, .. }
-            | FetchError::Status { name, .. }
-            | FetchError::Network { name, .. }
-            | FetchError::Cache { name, .. }
-            | FetchError::Io { name, .. } => *name = input.to_string(),
-            FetchError::Offline { .. } | FetchError::Client { .. } | FetchError::Several { .. } => {
-            }
+        if let FetchError::Input { name, .. } = &mut self {
+            *name = input.to_string();
         }
         self
     }
 
     pub(super) fn from_cache(name: &str, error: CacheError) -> FetchError {
-        FetchError::Cache {
-            name: name.to_string(),
+        InputFailure::Cache {
             source: Box::new(error),
         }
+        .of(name.to_string())
     }
 }
 
@@ -254,11 +247,13 @@ pub(super) fn io_error<'a>(
     action: &'static str,
     path: &'a Path,
 ) -> impl FnOnce(io::Error) -> FetchError + 'a {
-    move |source| FetchError::Io {
-        name: name.to_string(),
-        action,
-        path: path.to_path_buf(),
-        source,
+    move |source| {
+        InputFailure::Io {
+            action,
+            path: path.to_path_buf(),
+            source,
+        }
+        .of(name.to_string())
     }
 }
 

@@ -16,7 +16,8 @@
 //! - `body.rs`: a body into the part file: hashed as written, size caps, cancellation
 //! - `pace.rs`: whether a download is getting anywhere, across its attempts
 //! - `progress.rs`: bars on a terminal, plain lines otherwise
-//! - `error.rs`: `FetchError` with its hints, and `describe` for any error chain
+//! - `error.rs`: `FetchError` (one input's `InputFailure`, said with its name once) with its
+//!   hints, and `describe` for any error chain
 //! - `small.rs`: small answers (API JSON, index pages) read into memory under the same URL
 //!   policy, with a cap
 
@@ -45,7 +46,7 @@ use error::{combine, input, io_error};
 use progress::ProgressSink;
 use worker::{Failure, Target, Worker};
 
-pub use error::{FetchError, Missing, describe, shown};
+pub use error::{FetchError, InputFailure, Missing, describe, shown};
 pub use small::get_small;
 pub use url_policy::{ANY_HOST, effective_url};
 

@@ -4,7 +4,7 @@ use reqwest::blocking::Response;
 use reqwest::header::LOCATION;
 use reqwest::{Url, redirect};
 
-use super::FetchError;
+use super::InputFailure;
 use super::error::{redirect_target, shown};
 use super::url_policy::redirect_refusal;
 use super::worker::{AttemptError, Target};
@@ -65,12 +65,14 @@ impl std::error::Error for RefusedRedirect {}
 impl RefusedRedirect {
     /// The final error of the attempt this redirect ended.
     pub(super) fn for_target(&self, target: &Target) -> AttemptError {
-        AttemptError::Fatal(FetchError::Redirect {
-            name: target.name.to_string(),
-            url: target.url.to_string(),
-            to: redirect_target(target.url, &self.from, self.to.clone()),
-            reason: self.reason.clone(),
-        })
+        AttemptError::Fatal(
+            InputFailure::Redirect {
+                url: target.url.to_string(),
+                to: redirect_target(target.url, &self.from, self.to.clone()),
+                reason: self.reason.clone(),
+            }
+            .of(target.name.to_string()),
+        )
     }
 }
 
@@ -103,12 +105,14 @@ pub(super) fn unfollowed(response: &Response, target: &Target, allow_http: bool)
                 .into(),
         ),
     };
-    AttemptError::Fatal(FetchError::Redirect {
-        name: target.name.to_string(),
-        url: target.url.to_string(),
-        to: redirect_target(target.url, from.as_str(), to),
-        reason,
-    })
+    AttemptError::Fatal(
+        InputFailure::Redirect {
+            url: target.url.to_string(),
+            to: redirect_target(target.url, from.as_str(), to),
+            reason,
+        }
+        .of(target.name.to_string()),
+    )
 }
 
 /// The HTTP client every request uses: our user agent, `options.timeout` for the connection

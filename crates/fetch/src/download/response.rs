@@ -10,7 +10,7 @@ use super::error::shown;
 use super::progress::Progress;
 use super::redirect::{self, RefusedRedirect};
 use super::worker::{Attempt, AttemptError, Target};
-use super::{FetchError, describe, part};
+use super::{InputFailure, describe, part};
 
 /// What to do with a response's body.
 pub(super) enum Answer {
@@ -33,13 +33,15 @@ pub(super) fn classify(error: &reqwest::Error, target: &Target) -> AttemptError 
         cause = e.source();
     }
     if error.is_redirect() || error.is_builder() {
-        AttemptError::Fatal(FetchError::BadUrl {
-            name: target.name.to_string(),
-            url: error
-                .url()
-                .map_or_else(|| target.url.to_string(), Url::to_string),
-            reason: describe(error),
-        })
+        AttemptError::Fatal(
+            InputFailure::BadUrl {
+                url: error
+                    .url()
+                    .map_or_else(|| target.url.to_string(), Url::to_string),
+                reason: describe(error),
+            }
+            .of(target.name.to_string()),
+        )
     } else {
         AttemptError::Retry {
             message: describe(error),
@@ -173,14 +175,16 @@ fn unusable(target: &Target, reason: String) -> AttemptError {
     if let Err(e) = part::remove(target) {
         return e;
     }
-    AttemptError::Fatal(FetchError::BadUrl {
-        name: target.name.to_string(),
-        url: target.url.to_string(),
-        reason: format!(
-            "{reason}; the partial download was removed, so that the next run starts from the \
+    AttemptError::Fatal(
+        InputFailure::BadUrl {
+            url: target.url.to_string(),
+            reason: format!(
+                "{reason}; the partial download was removed, so that the next run starts from the \
              beginning; if it happens again, add a mirror"
-        ),
-    })
+            ),
+        }
+        .of(target.name.to_string()),
+    )
 }
 
 /// `Content-Range: bytes FIRST-LAST/TOTAL`, where TOTAL may be `*`.

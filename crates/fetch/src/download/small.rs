@@ -11,7 +11,7 @@ use super::error::describe;
 use super::pace::Pace;
 use super::response::classify;
 use super::worker::{AttemptError, Target};
-use super::{FetchError, Missing, Options, effective_url, redirect};
+use super::{FetchError, InputFailure, Missing, Options, effective_url, redirect};
 use ct2v_support::units::human_size;
 
 /// The body of `url` (after mirrors), asked for as `accept`, at most `max_bytes`; `None` when
@@ -74,30 +74,30 @@ pub fn get_small(
             AttemptError::Retry { message, status } => (message, status),
             AttemptError::Slow(message) => (message, None),
             AttemptError::Status(status) => {
-                return Err(FetchError::Status {
-                    name: name.to_string(),
+                return Err(InputFailure::Status {
                     url: actual,
                     status,
                     attempts,
-                });
+                }
+                .of(name.to_string()));
             }
             AttemptError::Fatal(e) => return Err(e),
             AttemptError::Cancelled => unreachable!("nothing cancels a small answer"),
         };
         if attempts > options.retries {
             return Err(match status {
-                Some(status) => FetchError::Status {
-                    name: name.to_string(),
+                Some(status) => InputFailure::Status {
                     url: actual,
                     status,
                     attempts,
-                },
-                None => FetchError::Network {
-                    name: name.to_string(),
+                }
+                .of(name.to_string()),
+                None => InputFailure::Network {
                     url: actual,
                     attempts,
                     message,
-                },
+                }
+                .of(name.to_string()),
             });
         }
         std::thread::sleep(std::time::Duration::from_millis(250 << attempts.min(5)));
@@ -111,16 +111,16 @@ fn read_capped(
     max_bytes: u64,
     options: &Options,
 ) -> Result<Vec<u8>, AttemptError> {
-    let too_large = || {
-        AttemptError::Fatal(FetchError::BadUrl {
-            name: target.name.to_string(),
+    let too_large =
+        || {
+            AttemptError::Fatal(InputFailure::BadUrl {
             url: target.url.to_string(),
             reason: format!(
                 "the answer is larger than {}, more than an answer read here may be: stopped",
                 human_size(max_bytes)
             ),
-        })
-    };
+        }.of(target.name.to_string()))
+        };
     if response.content_length().is_some_and(|n| n > max_bytes) {
         return Err(too_large());
     }

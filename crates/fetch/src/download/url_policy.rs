@@ -3,7 +3,7 @@
 
 use url::Url;
 
-use super::{FetchError, Options};
+use super::{FetchError, InputFailure, Options};
 use ct2v_support::text_rules::is_loopback;
 
 /// The mirror prefix that stands for every host: `--mirror URL` with no `FROM=`.
@@ -32,10 +32,12 @@ pub fn effective_url(url: &str, options: &Options) -> Result<String, FetchError>
     let rewritten = by_prefix
         .or_else(any_host)
         .unwrap_or_else(|| url.to_string());
-    let bad = |reason: &str| FetchError::BadUrl {
-        name: String::new(),
-        url: rewritten.clone(),
-        reason: reason.to_string(),
+    let bad = |reason: &str| {
+        InputFailure::BadUrl {
+            url: rewritten.clone(),
+            reason: reason.to_string(),
+        }
+        .of(String::new())
     };
     let parsed = Url::parse(&rewritten).map_err(|e| bad(&format!("not a URL ({e})")))?;
     if parsed.host().is_none() {
@@ -44,10 +46,7 @@ pub fn effective_url(url: &str, options: &Options) -> Result<String, FetchError>
     match parsed.scheme() {
         "https" => Ok(rewritten),
         "http" if options.allow_http || is_loopback(&parsed) => Ok(rewritten),
-        "http" => Err(FetchError::InsecureUrl {
-            name: String::new(),
-            url: rewritten,
-        }),
+        "http" => Err(InputFailure::InsecureUrl { url: rewritten }.of(String::new())),
         other => Err(bad(&format!(
             "only https (and http to loopback hosts) can be downloaded, not `{other}`"
         ))),

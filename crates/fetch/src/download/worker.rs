@@ -17,7 +17,7 @@ use super::error::{input, io_error};
 use super::pace::Pace;
 use super::progress::{Progress, ProgressSink};
 use super::response::{self, Answer};
-use super::{FetchError, Job, Options, describe, part, redirect};
+use super::{FetchError, InputFailure, Job, Options, describe, part, redirect};
 
 /// First retry delay; doubled after every failure, up to [`MAX_BACKOFF`].
 const FIRST_BACKOFF: Duration = Duration::from_millis(500);
@@ -224,13 +224,16 @@ impl<'a> Worker<'a> {
                     if restarts <= MAX_RESTARTS {
                         continue;
                     }
-                    AttemptError::Fatal(FetchError::Network {
-                        name: target.name.to_string(),
-                        url: target.url.to_string(),
-                        attempts,
-                        message: "the server keeps answering range requests with the wrong bytes"
-                            .into(),
-                    })
+                    AttemptError::Fatal(
+                        InputFailure::Network {
+                            url: target.url.to_string(),
+                            attempts,
+                            message:
+                                "the server keeps answering range requests with the wrong bytes"
+                                    .into(),
+                        }
+                        .of(target.name.to_string()),
+                    )
                 }
                 Err(e) => e,
             };
@@ -266,15 +269,14 @@ impl<'a> Worker<'a> {
         let url = target.url.to_string();
         let (bytes, elapsed) = pace.behind();
         match last.status {
-            Some(status) => FetchError::Status {
-                name,
+            Some(status) => InputFailure::Status {
                 url,
                 status,
                 attempts,
-            },
+            }
+            .of(name),
             // A few bytes per attempt: the attempts failed, but the server is what to blame.
-            None if last.slow || (target.resume && bytes > 0) => FetchError::TooSlow {
-                name,
+            None if last.slow || (target.resume && bytes > 0) => InputFailure::TooSlow {
                 url,
                 bytes,
                 seconds: elapsed.as_secs_f64(),
@@ -282,13 +284,14 @@ impl<'a> Worker<'a> {
                 slow: failures,
                 attempts,
                 last: (!last.slow).then_some(last.message),
-            },
-            None => FetchError::Network {
-                name,
+            }
+            .of(name),
+            None => InputFailure::Network {
                 url,
                 attempts,
                 message: last.message,
-            },
+            }
+            .of(name),
         }
     }
 
@@ -361,12 +364,14 @@ fn retryable(error: AttemptError, target: &Target, attempts: u32) -> Result<Retr
             status: None,
             slow: true,
         }),
-        AttemptError::Status(status) => Err(Failure::Fatal(FetchError::Status {
-            name: target.name.to_string(),
-            url: target.url.to_string(),
-            status,
-            attempts,
-        })),
+        AttemptError::Status(status) => Err(Failure::Fatal(
+            InputFailure::Status {
+                url: target.url.to_string(),
+                status,
+                attempts,
+            }
+            .of(target.name.to_string()),
+        )),
         AttemptError::Fatal(e) => Err(Failure::Fatal(e)),
         AttemptError::Cancelled => Err(Failure::Cancelled),
     }

@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use common::server::{Hit, Reply, Server};
 use ct2v_fetch::cache::{Cache, Pin};
-use ct2v_fetch::download::{self, FetchError, Fetched, Options, Request};
+use ct2v_fetch::download::{self, FetchError, Fetched, InputFailure, Options, Request};
 use sha2::{Digest, Sha256};
 
 fn body(len: usize, seed: u8) -> Arc<Vec<u8>> {
@@ -216,7 +216,16 @@ fn a_server_that_lies_is_caught_and_nothing_lands() {
     ] {
         assert!(message.contains(needle), "`{needle}` not in: {message}");
     }
-    assert!(matches!(err, FetchError::Cache { .. }), "{err:?}");
+    assert!(
+        matches!(
+            err,
+            FetchError::Input {
+                failure: InputFailure::Cache { .. },
+                ..
+            }
+        ),
+        "{err:?}"
+    );
     assert_eq!(
         case.server.hits("/lie.crate").len(),
         1,
@@ -231,7 +240,13 @@ fn not_found_fails_at_once_with_the_url() {
     let case = Case::new();
     let err = case.fetch("/missing.whl", b"x", &options()).unwrap_err();
     assert!(
-        matches!(err, FetchError::Status { status: 404, .. }),
+        matches!(
+            err,
+            FetchError::Input {
+                failure: InputFailure::Status { status: 404, .. },
+                ..
+            }
+        ),
         "{err:?}"
     );
     let message = err.to_string();
@@ -272,9 +287,12 @@ fn a_server_that_keeps_failing_is_given_up_after_the_retries() {
     let err = case.fetch("/down.whl", b"x", &options).unwrap_err();
     let gave_up = matches!(
         err,
-        FetchError::Status {
-            status: 503,
-            attempts: 3,
+        FetchError::Input {
+            failure: InputFailure::Status {
+                status: 503,
+                attempts: 3,
+                ..
+            },
             ..
         }
     );
@@ -389,7 +407,16 @@ fn offline_names_every_missing_input_and_touches_no_network() {
 fn plain_http_is_refused_except_for_loopback_or_an_opt_in() {
     let plain = "http://mirror.example.com/a.whl";
     let err = download::effective_url(plain, &options()).unwrap_err();
-    assert!(matches!(err, FetchError::InsecureUrl { .. }), "{err:?}");
+    assert!(
+        matches!(
+            err,
+            FetchError::Input {
+                failure: InputFailure::InsecureUrl { .. },
+                ..
+            }
+        ),
+        "{err:?}"
+    );
     assert!(err.to_string().contains("--allow-http"), "{err}");
 
     let allowed = Options {
@@ -742,7 +769,13 @@ fn a_redirect_to_a_refused_url_names_where_it_went_and_why() {
         });
         let err = case.fetch(&path, b"x", &options()).unwrap_err();
         assert!(
-            matches!(err, FetchError::Redirect { .. }),
+            matches!(
+                err,
+                FetchError::Input {
+                    failure: InputFailure::Redirect { .. },
+                    ..
+                }
+            ),
             "{location}: {err:?}"
         );
         let message = err.to_string();

@@ -38,7 +38,22 @@ pub(crate) fn examine(
     MachineReport { facts, verdict }
 }
 
+/// `doctor --json`: the report with its schema version first.
+#[derive(Serialize)]
+pub struct VersionedReport<'a> {
+    pub schema_version: u32,
+    #[serde(flatten)]
+    pub report: &'a MachineReport,
+}
+
 impl MachineReport {
+    pub fn versioned(&self) -> VersionedReport<'_> {
+        VersionedReport {
+            schema_version: ct2v_support::contracts::DOCTOR,
+            report: self,
+        }
+    }
+
     pub fn text(&self) -> String {
         let f = &self.facts;
         let mut out = format!("Host\n  {} {}\n", f.os, f.arch);
@@ -226,7 +241,7 @@ pub fn report(
     let coverage = crate::variant::coverage::of_catalog(&catalog)?;
     let report = examine(&coverage, site_packages);
     if json {
-        ct2v_support::outln!("{}", serde_json::to_string_pretty(&report)?)?;
+        ct2v_support::outln!("{}", serde_json::to_string_pretty(&report.versioned())?)?;
     } else {
         ct2v_support::out!("{}", report.text())?;
     }

@@ -23,6 +23,7 @@ pub(crate) fn write_build_info(
             .map(|c| first_line(&c.program, "--version"))
     };
     let info = serde_json::json!({
+        "schema_version": ct2v_support::contracts::BUILD_INFO,
         "variant": plan.variant,
         "platform": plan.platform,
         "python": plan.python,

@@ -126,7 +126,10 @@ fn published_pin_hints(plan: &Plan, error: &download::FetchError) -> String {
 fn mismatches(error: &download::FetchError) -> Vec<(&str, &str)> {
     use ct2v_fetch::cache::CacheError;
     match error {
-        download::FetchError::Cache { name, source } => match source.as_ref() {
+        download::FetchError::Input {
+            name,
+            failure: download::InputFailure::Cache { source },
+        } => match source.as_ref() {
             CacheError::Mismatch { actual_sha256, .. } => {
                 vec![(name.as_str(), actual_sha256.as_str())]
             }

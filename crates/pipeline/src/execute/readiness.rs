@@ -40,8 +40,8 @@ pub(crate) fn problems(
     // timeout); what each finds is said in this order all the same.
     std::thread::scope(|scope| {
         let python = scope.spawn(|| {
-            plan.step(|a| matches!(a, Action::Venv { .. } | Action::Verify))
-                .map(|step| check_python(plan, step, "the build (its venv steps)"))
+            plan.step(|a| matches!(a, Action::Venv { .. } | Action::Verify(_)))
+                .map(|_| check_python(plan, "the build (its venv steps)"))
         });
         let toolchain = toolchain_problems(plan, sdk_dir, prebuilt_native);
         if compiles {

@@ -51,7 +51,7 @@ impl Handler for Runner {
             );
         }
         let here = ct2v_support::platform::Platform::host();
-        (matches!(step.action, Action::Verify) && here != Some(plan.platform)).then(|| {
+        (matches!(step.action, Action::Verify(_)) && here != Some(plan.platform)).then(|| {
             format!(
                 "installing and importing a {} wheel needs a {} machine; there, run \
                  `cargo xtask verify --variant {} --platform {} --python {}`",
@@ -111,7 +111,7 @@ impl Handler for Runner {
                 run_commands(&step, &env, log)
             }
             Action::Venv { .. } => {
-                check_python(plan, step, "the build's tools venv")?;
+                check_python(plan, "the build's tools venv")?;
                 run_commands(step, &self.pip_env(step), log)
             }
             Action::Build { .. } => {
@@ -127,8 +127,8 @@ impl Handler for Runner {
                 }
                 run_commands(&step, &env, log)
             }
-            Action::Verify => {
-                check_python(plan, step, "the verify step (a fresh venv for the wheel)")?;
+            Action::Verify(_) => {
+                check_python(plan, "the verify step (a fresh venv for the wheel)")?;
                 run_commands(step, &self.pip_env(step), log)
             }
             Action::CopyDlls { files, dest } => rerecord_after(Path::new(dest), || {

@@ -4,7 +4,7 @@ use ct2v_support::process;
 
 use anyhow::{Result, bail};
 
-use crate::plan::{Plan, Step};
+use crate::plan::Plan;
 use ct2v_support::host;
 
 /// Linux: a C++ compiler on PATH (or $CXX), else how to install one.
@@ -23,16 +23,16 @@ pub(crate) fn check_compiler(plan: &Plan) -> Result<()> {
     )
 }
 
-/// The Python that creates a venv (the tools venv, the verify step's) can be started;
-/// `needs` says who needs it.
-pub(crate) fn check_python(plan: &Plan, step: &Step, needs: &str) -> Result<()> {
-    let Some(launcher) = step.commands.first() else {
-        return Ok(());
-    };
+/// The Python that creates a venv (the tools venv, the verify step's: both are made by the
+/// plan's launcher, `Platform::python_launcher`) can be started; `needs` says who needs it.
+pub(crate) fn check_python(plan: &Plan, needs: &str) -> Result<()> {
+    let launcher = plan.platform.python_launcher(&plan.python);
     // Started, not just found: a pyenv shim exists for versions it cannot run.
-    let args = launcher.args.iter().map(String::as_str);
-    let version = args.take_while(|a| *a != "-m").chain(["--version"]);
-    let said = match process::capture(&launcher.program, version) {
+    let version = launcher[1..]
+        .iter()
+        .map(String::as_str)
+        .chain(["--version"]);
+    let said = match process::capture(&launcher[0], version) {
         Ok(o) if o.success => return Ok(()),
         Ok(o) => said_by_launcher(&o.stderr),
         Err(e) if e.not_found() => String::new(),
@@ -44,7 +44,7 @@ pub(crate) fn check_python(plan: &Plan, step: &Step, needs: &str) -> Result<()> 
          has 3.11 only; pyenv: name it beside the default, `pyenv global <default> <{} version>`; \
          Windows: the python.org installer, which provides the `py` launcher), or pick an \
          installed version with --python",
-        launcher.program,
+        launcher[0],
         plan.python,
         plan.python,
         plan.python

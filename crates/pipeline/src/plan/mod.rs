@@ -1,9 +1,9 @@
 //! The plan: a resolved variant turned into the ordered steps a build runs, each with its
 //! inputs, exact command lines, environment, outputs and fingerprint. `plan`, `build
-//! --dry-run`, the JSON view and the executor (`exec/`) all read this one structure.
+//! --dry-run`, the JSON view and the executor (`execute/`) all read this one structure.
 //!
-//! The JSON form is documented in docs/plan-json.md; bump [`SCHEMA_VERSION`] on any change
-//! that could break a reader.
+//! The JSON form is documented in docs/plan-json.md; its version is
+//! `ct2v_support::contracts::PLAN`, bumped on any change that could break a reader.
 
 pub(crate) mod cache_key;
 pub mod matrix;
@@ -14,6 +14,7 @@ pub mod request;
 mod step_id;
 mod steps;
 pub(crate) mod unfilled;
+pub mod verify_job;
 
 use std::collections::BTreeMap;
 
@@ -30,8 +31,9 @@ pub(crate) use outputs::Outputs;
 pub(crate) use render::render_text;
 pub(crate) use step_id::StepId;
 pub(crate) use steps::SOURCE_INPUT;
+pub use verify_job::VerifyJob;
 
-pub(crate) const SCHEMA_VERSION: u32 = 2;
+pub(crate) const SCHEMA_VERSION: u32 = ct2v_support::contracts::PLAN;
 
 #[derive(Debug, Clone, Serialize)]
 pub struct Plan {
@@ -189,7 +191,8 @@ pub enum Action {
     Wheel,
     /// The SDK's and the compiler runtime's folders are placeholders here (`unfilled`).
     Bundle(Box<BundleJob>),
-    Verify,
+    /// The step's commands are [`VerifyJob::commands`].
+    Verify(Box<VerifyJob>),
     Checksum {
         dir: String,
         file: String,
@@ -274,7 +277,7 @@ impl Action {
             Action::CopyDlls { .. } => "copy-dlls",
             Action::Wheel => "wheel",
             Action::Bundle(_) => "bundle",
-            Action::Verify => "verify",
+            Action::Verify(_) => "verify",
             Action::Checksum { .. } => "checksum",
         }
     }

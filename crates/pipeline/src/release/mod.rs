@@ -31,7 +31,7 @@ use ct2v_bundle::checksums;
 use ct2v_support::diagnostic::escaped;
 use ct2v_support::fsx::{self, files_below};
 
-pub(crate) const SCHEMA_VERSION: u32 = 1;
+pub(crate) const SCHEMA_VERSION: u32 = ct2v_support::contracts::MANIFEST;
 pub(crate) const MANIFEST: &str = "manifest.json";
 pub(crate) const NOTES: &str = "RELEASE_NOTES.md";
 /// Which GPUs each released build serves (`variant::coverage`, restricted to what was

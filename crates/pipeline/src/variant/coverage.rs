@@ -30,7 +30,7 @@ use ct2v_support::platform::Platform;
 
 /// The version of the JSON layout (`variants --json`, a release's `variants.json`, the
 /// selector's data block).
-pub(crate) const SCHEMA_VERSION: u32 = 1;
+pub(crate) const SCHEMA_VERSION: u32 = ct2v_support::contracts::VARIANTS;
 
 /// `Common` with CUDA 12.8 and newer 12.x: the official wheels' Maxwell-to-Ampere cubins
 /// (sm_53 to sm_86), then a cubin for each newer family a PC or server GPU has: Ada (sm_89:

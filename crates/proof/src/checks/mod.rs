@@ -30,8 +30,11 @@ pub(crate) fn interpreter_for(
     if winpython::under_wine(plan.platform) {
         return Interpreter::wine(workspace, &plan.python, wine_work, options, WINDOWS_WHEEL);
     }
-    let venv = crate::numerics::verify_venv(plan)?;
-    Ok(Interpreter::venv(venv.python.into(), "the verify venv"))
+    let job = outputs::verify_job(plan)?;
+    Ok(Interpreter::venv(
+        job.python.clone().into(),
+        "the verify venv",
+    ))
 }
 
 /// The check that needs the wine harness, as its error names it.
@@ -49,7 +52,7 @@ pub(crate) fn require_harness(plan: &Plan) -> Result<()> {
 /// ` in python 3.12.9 (Windows, under wine)` for a fresh interpreter; nothing for the verify
 /// venv, which progress lines leave unnamed.
 fn place(interpreter: &Interpreter) -> String {
-    if interpreter.is_fresh() {
+    if interpreter.under_wine() {
         format!(" in {}", interpreter.label())
     } else {
         String::new()

@@ -3,16 +3,34 @@
 
 use std::path::{Path, PathBuf};
 
-use anyhow::{Result, bail};
+use anyhow::{Context, Result, bail};
 
 use ct2v_bundle::bundler::run::{BINARIES_JSON, PORTABLE_DIR};
-use ct2v_pipeline::plan::{Action, Plan, Step};
-use ct2v_support::diagnostic::InputError;
+use ct2v_pipeline::plan::{Action, Plan, Step, VerifyJob};
+use ct2v_support::diagnostic::{InputError, escaped};
 
-/// The plan's verify step (a fresh venv, the wheel installed, verify_wheel.py).
-pub(crate) fn verify_step(plan: &Plan) -> &Step {
-    plan.step(|a| matches!(a, Action::Verify))
-        .expect("every plan has a verify step")
+/// The plan's verify step and its job (a fresh venv, the wheel installed, verify_wheel.py).
+pub(crate) fn verify_step(plan: &Plan) -> Result<(&Step, &VerifyJob)> {
+    plan.steps
+        .iter()
+        .find_map(|step| match &step.action {
+            Action::Verify(job) => Some((step, job.as_ref())),
+            _ => None,
+        })
+        .with_context(|| {
+            format!(
+                "the plan of {} for {} has no verify step: `verify`, `smoke` and `bench` install \
+                 the wheel as that step does (plan it with `cargo xtask plan --variant {}`)",
+                escaped(&plan.variant),
+                plan.platform,
+                escaped(&plan.variant)
+            )
+        })
+}
+
+/// The plan's verify job (whose venv `numerics`, `bench` and `smoke` build on).
+pub(crate) fn verify_job(plan: &Plan) -> Result<&VerifyJob> {
+    Ok(verify_step(plan)?.1)
 }
 
 /// The wheel the build leaves (the one the verify step installs).

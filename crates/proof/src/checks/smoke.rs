@@ -48,7 +48,7 @@ pub fn run(
     // The build's verify venv has its wheel; another wheel, or a fresh interpreter, needs
     // the install first.
     let wheel = match wheel {
-        None if interpreter.is_fresh() => Some(built_wheel(plan)?),
+        None if interpreter.under_wine() => Some(built_wheel(plan)?),
         wheel => wheel,
     };
     if let Some(wheel) = &wheel {
@@ -104,7 +104,7 @@ pub fn run(
     let seen = interpreter.seen_path(&run.app);
     judge(&run, &seen, &prepared, &by_wheel, allow_outside)?;
     #[cfg(feature = "wine")]
-    if interpreter.is_fresh() {
+    if interpreter.under_wine() {
         super::loaded::print_loaded(&log, log_start, &seen)?;
     }
     let _ = log_start;
@@ -113,7 +113,7 @@ pub fn run(
 
 /// ` under wine` for a fresh (Windows) interpreter.
 fn under(interpreter: &Interpreter) -> &'static str {
-    if interpreter.is_fresh() {
+    if interpreter.under_wine() {
         " under wine"
     } else {
         ""
@@ -194,7 +194,7 @@ fn freezing_python(
     offline: bool,
     log: &Path,
 ) -> Result<Option<Interpreter>> {
-    if !interpreter.is_fresh() {
+    if !interpreter.under_wine() {
         return freeze_venv(workspace, plan, work, offline, log).map(Some);
     }
     speech::install(
@@ -222,7 +222,7 @@ fn freeze_venv(
     offline: bool,
     log: &Path,
 ) -> Result<Interpreter> {
-    let verify = crate::numerics::verify_venv(plan)?;
+    let verify = super::outputs::verify_job(plan)?;
     let venv = work.join("venv");
     let python = venv
         .join(plan.platform.venv_bin())
@@ -232,10 +232,7 @@ fn freeze_venv(
         venv.display(),
         log.display()
     );
-    let create = CommandLine::new(&verify.launcher[0])
-        .args(verify.launcher[1..].iter().cloned())
-        .args(["-m", "venv", "--clear"])
-        .arg(venv.display().to_string());
+    let create = verify.venv_at(&venv.display().to_string());
     run_logged(&create, &Default::default(), log, &mut |_| {})?;
     let wheelhouse =
         ct2v_fetch::wheelhouse::dir(Path::new(&plan.cache_dir), plan.platform, &plan.python);

@@ -106,7 +106,7 @@ fn check_cuda_code(plan: &Plan, wheel: &Path) -> Result<()> {
     Ok(())
 }
 
-/// The plan's verify step run in `interpreter` with `wheel` as its wheel.
+/// The plan's verify job run in `interpreter` with `wheel` as its wheel.
 pub(crate) fn install_and_verify(
     interpreter: &Interpreter,
     plan: &Plan,
@@ -114,43 +114,16 @@ pub(crate) fn install_and_verify(
     offline: bool,
     log: &Path,
 ) -> Result<()> {
+    let (step, job) = verify_step(plan)?;
     let wheelhouse = runtime_wheelhouse(interpreter, plan, offline, log)?;
-    let step = verify_step(plan);
-    let built = step.inputs.first().cloned().unwrap_or_default();
-    for (i, command) in step.commands.iter().enumerate() {
-        let mut command = command.clone();
-        for arg in command.args.iter_mut().filter(|a| **a == built) {
-            *arg = wheel.display().to_string();
-        }
-        if offline {
-            index_free(&mut command);
-        }
-        interpreter.run_verify_command(&command, i == 0, &step.env, &wheelhouse, log)?;
-    }
-    Ok(())
-}
-
-/// The options that keep a `pip install` off every index: `--no-index` (only the step's
-/// `--find-links` wheelhouse), `--isolated` (no PIP_* variable or pip.conf adds an index or
-/// an http find-links; pip's own `--help` describes both).
-const OFFLINE_PIP: [&str; 2] = ["--isolated", "--no-index"];
-
-/// A plan command that is a `pip install` made to install from the wheelhouse alone (the
-/// plan's own commands name an index-less `--find-links`, which pip adds to PyPI, not puts in
-/// its place).
-fn index_free(command: &mut ct2v_pipeline::plan::CommandLine) {
-    if !command
-        .args
-        .starts_with(&["-m".into(), "pip".into(), "install".into()])
-    {
-        return;
-    }
-    let missing: Vec<String> = OFFLINE_PIP
-        .iter()
-        .filter(|o| !command.args.iter().any(|a| a == *o))
-        .map(|o| o.to_string())
-        .collect();
-    command.args.splice(3..3, missing);
+    interpreter.install_and_check(
+        job,
+        &wheel.display().to_string(),
+        offline,
+        &step.env,
+        &wheelhouse,
+        log,
+    )
 }
 
 /// The cache's wheelhouse for the plan's platform and Python; a fresh interpreter's first
@@ -162,7 +135,7 @@ fn runtime_wheelhouse(
     log: &Path,
 ) -> Result<PathBuf> {
     let cache = Path::new(&plan.cache_dir);
-    if offline || !interpreter.is_fresh() {
+    if offline || !interpreter.under_wine() {
         return Ok(ct2v_fetch::wheelhouse::dir(
             cache,
             plan.platform,
@@ -211,7 +184,7 @@ pub(crate) fn transcribe_check(
         &log,
     )?;
     let wer = speech::verdict(&outcome, prepared)?;
-    let by = if interpreter.is_fresh() {
+    let by = if interpreter.under_wine() {
         wheel.display().to_string()
     } else {
         "the built wheel".to_string()

@@ -131,30 +131,14 @@ impl Session {
         env
     }
 
-    /// One command of a plan's verify step (past the venv's creation) with `args`: a pip
-    /// install from `wheelhouse` alone, or a script whose failure names the DLLs the
-    /// installed wheel lacks.
-    pub(crate) fn run_verify_command(
+    /// The verify job's check, `args` (the script, then its arguments), whose failure names
+    /// the DLLs the installed wheel lacks.
+    pub(crate) fn check(
         &self,
         args: &[String],
-        wheelhouse: &Path,
         log: &Path,
         echo: &mut dyn FnMut(&str),
     ) -> Result<()> {
-        if args.starts_with(&["-m".into(), "pip".into(), "install".into()]) {
-            let mut rest = Vec::new();
-            let mut skip_next = false;
-            for arg in &args[3..] {
-                if skip_next {
-                    skip_next = false;
-                } else if arg == "--find-links" {
-                    skip_next = true;
-                } else {
-                    rest.push(arg.clone());
-                }
-            }
-            return self.pip_install(wheelhouse, &rest, log);
-        }
         self.python(args, log, echo).map_err(|e| {
             match super::diagnose::missing_dlls(&self.python.site_packages()) {
                 Some(missing) => e.context(format!(

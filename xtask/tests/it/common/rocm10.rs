@@ -229,8 +229,8 @@ pub fn windows_dlls(dir: &Path) {
 /// statically) needs zlib and zstd; hipBLASLt needs the host BLAS. Decoys the closure must
 /// leave out sit in each folder. SONAMEs read on T10: `librocm_sysdeps_z.so.1`
 /// (zlib/CMakeLists.txt L120), `_liblzma.so.5` (liblzma/CMakeLists.txt L126), `_elf.so.1`,
-/// `_dw.so.1`, `_zstd.so.1`, `_bz2.so` (docs/development/artifacts.md L62-84), `_numa.so.1`
-/// (test_runner.py L269). Inferred from upstream's own SONAMEs (not read on T10):
+/// `_dw.so.1`, `_zstd.so.1`, `_bz2.so` (ROCm/TheRock docs/development/artifacts.md L62-84),
+/// `_numa.so.1` (test_runner.py L269). Inferred from upstream's own SONAMEs (not read on T10):
 /// `_drm.so.2`, `_drm_amdgpu.so.1`, `libhsa-runtime64.so.1`, `librocprofiler-register.so.0`,
 /// `librocm-openblas.so.0` (OpenBLAS's major version 0 under the OUTPUT_NAME
 /// host-blas/CMakeLists.txt L172 gives it), `libomp.so`. The stand-in's own choice:

@@ -178,7 +178,7 @@ mod tests {
     fn step(id: &'static str, after: &[&'static str], fingerprint: &str) -> Step {
         Step {
             id: id.into(),
-            action: Action::Verify,
+            action: Action::Wheel,
             description: id.into(),
             after: after.iter().map(|&s| s.into()).collect(),
             inputs: vec![],

@@ -7,7 +7,7 @@ use super::inputs::{bundle_inputs, in_sdk_dir, sdk_provided};
 use super::{Layout, VERIFY_SCRIPT, WheelIn, slash, step};
 use crate::plan::outputs::{CHECKSUMS, Outputs};
 use crate::plan::unfilled::{self, SDK_ROOT, TOOLCHAIN};
-use crate::plan::{Action, CommandLine, PlannedInput, Step, StepId, input_label};
+use crate::plan::{Action, PlannedInput, Step, StepId, VerifyJob, input_label};
 use crate::variant::{Build, Data, DataFilter, LibrarySource, Resolved, Search};
 use ct2v_bundle::bundler::job::{BundleJob, DataGlob, SearchDir, SearchFolder};
 use ct2v_support::platform::Platform;
@@ -228,15 +228,27 @@ fn folder(layout: &Layout, v: &Resolved, from: &LibrarySource, rel: &str) -> Str
 
 fn verify_step(layout: &Layout, v: &Resolved, fat_wheel: &str) -> Step {
     let verify_venv = layout.path(&format!("verify/{}", layout.py()));
-    let launcher = layout.platform.python_launcher(&layout.python);
     let verify_python = format!(
         "{verify_venv}/{}/{}",
         layout.platform.venv_bin(),
         layout.platform.exe("python")
     );
+    let job = VerifyJob {
+        launcher: layout.platform.python_launcher(&layout.python),
+        venv: verify_venv,
+        python: verify_python,
+        wheelhouse: layout.wheelhouse(),
+        requirements: ct2v_fetch::wheelhouse::RUNTIME_REQUIREMENTS
+            .iter()
+            .map(|r| r.to_string())
+            .collect(),
+        wheel: fat_wheel.to_string(),
+        check: verify_check(layout, v),
+    };
+    let commands = job.commands();
     step(
         StepId::VERIFY,
-        Action::Verify,
+        Action::Verify(Box::new(job)),
         format!(
             "Install the wheel into a fresh Python {} venv and check it imports and works",
             v.python
@@ -245,36 +257,19 @@ fn verify_step(layout: &Layout, v: &Resolved, fat_wheel: &str) -> Step {
     .after([StepId::BUNDLE])
     .reads([fat_wheel.to_string()])
     .env(&verify_env(v.platform))
-    .runs(vec![
-        CommandLine::new(&launcher[0])
-            .args(launcher[1..].iter().cloned())
-            .args(["-m", "venv", "--clear", &verify_venv]),
-        // What the wheel's setup.py requires, then the wheel itself without its
-        // dependencies: those it declares for its GPU libraries ([bundle.requires-dist],
-        // e.g. nvidia-cublas-cu12, ~600 MB) are the user's download, not this check's.
-        CommandLine::new(&verify_python)
-            .args(["-m", "pip", "install", "--find-links", &layout.wheelhouse()])
-            .args(ct2v_fetch::wheelhouse::RUNTIME_REQUIREMENTS),
-        CommandLine::new(&verify_python).args([
-            "-m",
-            "pip",
-            "install",
-            "--no-deps",
-            "--find-links",
-            &layout.wheelhouse(),
-            fat_wheel,
-        ]),
-        verify_check(layout, v, &verify_python),
-    ])
+    .runs(commands)
 }
 
-/// The verify script, run by the fresh venv's Python.
-fn verify_check(layout: &Layout, v: &Resolved, python: &str) -> CommandLine {
-    let mut check = CommandLine::new(python)
-        .arg(slash(&layout.root.join(VERIFY_SCRIPT)))
-        .args(["--version", &v.ctranslate2]);
+/// The verify script and its arguments.
+fn verify_check(layout: &Layout, v: &Resolved) -> Vec<String> {
+    let mut check = vec![
+        slash(&layout.root.join(VERIFY_SCRIPT)),
+        "--version".to_string(),
+        v.ctranslate2.clone(),
+    ];
     for (device, types) in &v.verify.compute_types {
-        check = check.args(["--compute-types", &format!("{device}:{}", types.join(","))]);
+        check.push("--compute-types".to_string());
+        check.push(format!("{device}:{}", types.join(",")));
     }
     check
 }

@@ -145,8 +145,8 @@ pub(super) fn verify_settings(
     })
 }
 
-/// The devices and compute types CTranslate2 knows (docs/quantization.md of
-/// OpenNMT/CTranslate2: `compute_type` values; ROCm builds use the `cuda` device).
+/// The devices and compute types CTranslate2 knows (OpenNMT/CTranslate2
+/// docs/quantization.md: `compute_type` values; ROCm builds use the `cuda` device).
 fn check_compute_types(
     files: &Files,
     device: &str,
