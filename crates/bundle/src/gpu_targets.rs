@@ -36,6 +36,26 @@ pub struct Table {
     pub build_passing_only: BTreeMap<String, Vec<String>>,
 }
 
+/// `lists` cut to `targets`: each key with those of `targets` it lists, keys listing none of
+/// them left out.
+fn those_of(
+    lists: &BTreeMap<String, Vec<String>>,
+    targets: &[String],
+) -> BTreeMap<String, Vec<String>> {
+    lists
+        .iter()
+        .map(|(key, listed)| {
+            let hit: Vec<String> = targets
+                .iter()
+                .filter(|t| listed.contains(t))
+                .cloned()
+                .collect();
+            (key.clone(), hit)
+        })
+        .filter(|(_, hit)| !hit.is_empty())
+        .collect()
+}
+
 /// The bundle name of `rocm_sdk_libraries_custom`: "the targets this wheel has".
 pub const CUSTOM: &str = "custom";
 
@@ -51,18 +71,12 @@ impl Table {
     /// The exclusions that concern `targets`: library → those of `targets` it is not built
     /// for (what a bundle of those targets must not expect kernel files for).
     pub fn excluded_for(&self, targets: &[String]) -> BTreeMap<String, Vec<String>> {
-        self.excluded
-            .iter()
-            .map(|(library, left_out)| {
-                let hit: Vec<String> = targets
-                    .iter()
-                    .filter(|t| left_out.contains(t))
-                    .cloned()
-                    .collect();
-                (library.clone(), hit)
-            })
-            .filter(|(_, hit)| !hit.is_empty())
-            .collect()
+        those_of(&self.excluded, targets)
+    }
+
+    /// Platform → those of `targets` AMD lists there as "Build Passing" only.
+    pub fn build_passing_only_for(&self, targets: &[String]) -> BTreeMap<String, Vec<String>> {
+        those_of(&self.build_passing_only, targets)
     }
 
     /// The targets of a family name, a single target standing for itself.

@@ -421,20 +421,9 @@ fn build_passing_only(
     targets: &[String],
     platforms: &[String],
 ) -> BTreeMap<String, Vec<String>> {
-    table
-        .build_passing_only
-        .iter()
-        .filter(|(platform, _)| platforms.contains(platform))
-        .map(|(platform, listed)| {
-            let hit: Vec<String> = targets
-                .iter()
-                .filter(|t| listed.contains(t))
-                .cloned()
-                .collect();
-            (platform.clone(), hit)
-        })
-        .filter(|(_, hit)| !hit.is_empty())
-        .collect()
+    let mut said = table.build_passing_only_for(targets);
+    said.retain(|platform, _| platforms.contains(platform));
+    said
 }
 
 fn of_variant(catalog: &Catalog, name: &str) -> Result<VariantCoverage, InputError> {
