@@ -24,7 +24,10 @@ pub fn print(workspace: &Workspace, listing: Listing) -> Result<ExitCode> {
             "{}",
             serde_json::to_string_pretty(&coverage::of_catalog(&catalog)?)?
         )?,
-        Listing::Markdown => out!("{}", coverage::markdown(&coverage::of_catalog(&catalog)?))?,
+        Listing::Markdown => out!(
+            "{}",
+            super::card_table::markdown(&coverage::of_catalog(&catalog)?)
+        )?,
         Listing::Text => {
             let rows: Vec<(&str, &str)> = catalog
                 .variant_names()

@@ -1,6 +1,7 @@
 //! Variant files: loading `variants/*.toml` (and the shared `variants/defaults.toml`),
 //! reporting mistakes in them, and resolving one variant for one platform.
 
+pub mod card_table;
 pub mod coverage;
 pub mod download_url;
 mod extends;

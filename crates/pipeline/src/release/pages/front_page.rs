@@ -14,7 +14,8 @@ use std::path::Path;
 use super::{Release, commands, url_segment};
 use crate::release::wheel_index;
 use crate::release::{Artifact, MANIFEST, SELECTOR_DATA};
-use crate::variant::coverage::{self, Coverage, Style};
+use crate::variant::card_table::{self, Style};
+use crate::variant::coverage::Coverage;
 use ct2v_bundle::checksums;
 use ct2v_fetch::pep503::{self, html_escape};
 use ct2v_fetch::wheel_name::WheelName;
@@ -87,7 +88,7 @@ fn cards(coverage: Option<&Coverage>, tag: &str) -> String {
          the driver compiles the kernels at first use.</p>\n<table>\n<thead><tr><th>GPU</th>\
          <th>target</th><th>served by</th></tr></thead>\n<tbody>\n",
     );
-    for row in coverage::card_rows(coverage) {
+    for row in card_table::card_rows(coverage) {
         html.push_str(&format!(
             "<tr><td>{}</td><td>{}</td><td>{}</td></tr>\n",
             html_escape(&row.gpu),
@@ -420,7 +421,10 @@ mod tests {
         ));
         assert!(page.contains("<a href=\"whl/cpu/\">"));
 
-        let coverage = coverage::with_cards(&crate::variant::gpus::checkout_gpus(), Vec::new());
+        let coverage = crate::variant::coverage::with_cards(
+            &crate::variant::gpus::checkout_gpus(),
+            Vec::new(),
+        );
         let page = render_of(&releases, Some(&coverage));
         assert!(!page.contains("no card table"));
         assert_eq!(
