@@ -7,8 +7,8 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Result;
 
-use crate::checks::outputs::verify_job;
 use crate::numerics::run_shown;
+use crate::plan_outputs::verify_job;
 use ct2v_pipeline::plan::{CommandLine, Plan};
 use ct2v_support::diagnostic::InputError;
 use ct2v_support::workspace::Workspace;

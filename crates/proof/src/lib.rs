@@ -7,6 +7,7 @@ pub mod checks;
 pub(crate) mod input_file;
 pub(crate) mod interpreter;
 pub mod numerics;
+pub(crate) mod plan_outputs;
 #[cfg(feature = "wine")]
 pub mod pyapp;
 pub(crate) mod release_install;

@@ -7,7 +7,7 @@ use std::path::Path;
 
 use anyhow::Result;
 
-use crate::checks::outputs::verify_job;
+use crate::plan_outputs::verify_job;
 use ct2v_pipeline::execute::executor::run_logged;
 use ct2v_pipeline::plan::{CommandLine, Plan};
 use ct2v_support::workspace::Workspace;

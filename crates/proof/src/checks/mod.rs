@@ -4,7 +4,6 @@
 
 #[cfg(feature = "wine")]
 mod loaded;
-pub mod outputs;
 pub mod release;
 pub mod smoke;
 pub mod target;
@@ -30,7 +29,7 @@ pub(crate) fn interpreter_for(
     if winpython::under_wine(plan.platform) {
         return Interpreter::wine(workspace, &plan.python, wine_work, options, WINDOWS_WHEEL);
     }
-    let job = outputs::verify_job(plan)?;
+    let job = crate::plan_outputs::verify_job(plan)?;
     Ok(Interpreter::venv(
         job.python.clone().into(),
         "the verify venv",

@@ -8,10 +8,10 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
 
-use super::outputs::{built_portable, built_wheel, built_wheel_path, portable_of_wheel};
 use super::verify::{install_and_verify, transcribe_check};
 use super::{interpreter_for, require_harness};
 use crate::interpreter::Interpreter;
+use crate::plan_outputs::{built_portable, built_wheel, built_wheel_path, portable_of_wheel};
 use crate::speech::{self, SpeechRequest, frozen, outcome};
 use ct2v_bundle::bundler::run::BINARIES_JSON;
 use ct2v_pipeline::plan::Plan;
@@ -222,7 +222,7 @@ fn freeze_venv(
     offline: bool,
     log: &Path,
 ) -> Result<Interpreter> {
-    let verify = super::outputs::verify_job(plan)?;
+    let verify = crate::plan_outputs::verify_job(plan)?;
     let venv = work.join("venv");
     let python = venv
         .join(plan.platform.venv_bin())

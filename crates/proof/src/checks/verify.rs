@@ -5,9 +5,9 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Result;
 
-use super::outputs::{verify_step, wheel_to_check};
 use super::{interpreter_for, place, require_harness};
 use crate::interpreter::Interpreter;
+use crate::plan_outputs::{verify_step, wheel_to_check};
 use crate::speech::{self, Prepared, SpeechRequest, outcome::Outcome, transcriber};
 use crate::winpython;
 use ct2v_pipeline::plan::Plan;
