@@ -27,13 +27,7 @@ pub fn nvidia_smi_csv(text: &str) -> Vec<NvidiaGpu> {
             let [name, cc, driver, memory] = fields.as_slice() else {
                 return None;
             };
-            // `8.6`: ASCII digits only (a sign, other scripts' digits or a long run are not
-            // what nvidia-smi prints).
-            let looks_like_cc = cc.split_once('.').is_some_and(|(major, minor)| {
-                [major, minor]
-                    .iter()
-                    .all(|p| (1..=3).contains(&p.len()) && p.bytes().all(|b| b.is_ascii_digit()))
-            });
+            let looks_like_cc = crate::variant::coverage::is_cc_text(cc);
             (!name.is_empty() && looks_like_cc).then(|| NvidiaGpu {
                 name: name.to_string(),
                 compute_capability: cc.to_string(),

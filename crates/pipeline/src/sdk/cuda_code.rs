@@ -16,10 +16,10 @@ use ct2v_support::diagnostic::{InputError, escaped};
 /// select_compute_arch.cmake and patch 0005 make `code=sm_XY` and `code=compute_XY` of them).
 fn expected_code(list: &str) -> Result<BTreeSet<CudaCode>, String> {
     let (sass, ptx) = crate::variant::coverage::arch_list(list)?;
+    // `arch_list` has read each entry with `cc`; sm_XY leaves the minor one digit.
     let number = |arch: &String| -> Result<u32, String> {
-        let (major, minor) = arch.split_once('.').unwrap_or((arch, "0"));
-        match (major.parse::<u32>(), minor.parse::<u32>()) {
-            (Ok(major), Ok(minor)) if minor < 10 => Ok(major * 10 + minor),
+        match crate::variant::coverage::cc(arch) {
+            Some((major, minor)) if minor < 10 => Ok(major * 10 + minor),
             _ => Err(format!("`{arch}` is not a compute capability")),
         }
     };

@@ -195,8 +195,19 @@ pub struct PciDevice {
     pub name: String,
 }
 
+/// Whether `text` is written as a compute capability (`8.6`): one to three ASCII digits on
+/// each side of the dot, no sign, no other scripts' digits (what nvidia-smi and NVIDIA's
+/// "CUDA GPUs" list write).
+pub(crate) fn is_cc_text(text: &str) -> bool {
+    text.split_once('.').is_some_and(|(major, minor)| {
+        [major, minor]
+            .iter()
+            .all(|p| (1..=3).contains(&p.len()) && p.bytes().all(|b| b.is_ascii_digit()))
+    })
+}
+
 /// A compute capability as `(major, minor)`.
-fn cc(text: &str) -> Option<(u32, u32)> {
+pub(crate) fn cc(text: &str) -> Option<(u32, u32)> {
     let (a, b) = text.split_once('.')?;
     Some((a.parse().ok()?, b.parse().ok()?))
 }

@@ -197,12 +197,7 @@ impl Bad<'_> {
 fn check_nvidia(bad: &Bad, nvidia: &NvidiaFile) -> Result<Vec<(u32, CudaDriverFloor)>, InputError> {
     let mut seen = BTreeSet::new();
     for card in &nvidia.cards {
-        let ok = card.cc.split_once('.').is_some_and(|(a, b)| {
-            [a, b]
-                .iter()
-                .all(|p| (1..=3).contains(&p.len()) && p.bytes().all(|c| c.is_ascii_digit()))
-        });
-        if !ok {
+        if !super::coverage::is_cc_text(&card.cc) {
             return Err(bad
                 .at("nvidia.cards cc", &card.cc, 0, "not a compute capability")
                 .note("write it as NVIDIA's CUDA GPUs list does, e.g. \"8.6\""));
