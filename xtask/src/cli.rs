@@ -9,6 +9,7 @@ use clap::{Parser, Subcommand};
 
 use crate::cmd;
 use ct2v_support::diagnostic::InputError;
+use ct2v_support::report::Reporter;
 use ct2v_support::workspace::Workspace;
 
 #[derive(Parser)]
@@ -334,7 +335,7 @@ pub enum Cmd {
 impl Cli {
     /// Runs the parsed command line in the checkout it names (or the one around the current
     /// folder).
-    pub fn run(self) -> Result<ExitCode> {
+    pub fn run(self, reporter: &Reporter) -> Result<ExitCode> {
         if let Some(dir) = &self.cache_dir
             && dir.exists()
             && !dir.is_dir()
@@ -347,24 +348,24 @@ impl Cli {
         }
         let workspace = &Workspace::locate(self.root, self.cache_dir)?;
         match self.command {
-            Cmd::Variants(flags) => flags.run(workspace),
-            Cmd::Plan(flags) => flags.run(workspace),
-            Cmd::Build(flags) => flags.run(workspace),
-            Cmd::Doctor(flags) => flags.run(workspace),
-            Cmd::Patch(flags) => flags.run(workspace),
-            Cmd::Verify(flags) => flags.run(workspace),
-            Cmd::Smoke(flags) => flags.run(workspace),
-            Cmd::Bench(flags) => flags.run(workspace),
-            Cmd::Fetch(flags) => flags.run(workspace),
-            Cmd::InstallSdk(flags) => flags.run(workspace),
-            Cmd::Pin(flags) => flags.run(workspace),
-            Cmd::Bundle(flags) => flags.run(workspace),
-            Cmd::Release(flags) => flags.run(workspace),
-            Cmd::Pages(flags) => flags.run(),
-            Cmd::VerifyRelease(flags) => flags.run(workspace),
-            Cmd::Bump(flags) => flags.run(workspace),
-            Cmd::Upstream(flags) => flags.run(workspace),
-            Cmd::Matrix(flags) => flags.run(workspace),
+            Cmd::Variants(flags) => flags.run(workspace, reporter),
+            Cmd::Plan(flags) => flags.run(workspace, reporter),
+            Cmd::Build(flags) => flags.run(workspace, reporter),
+            Cmd::Doctor(flags) => flags.run(workspace, reporter),
+            Cmd::Patch(flags) => flags.run(workspace, reporter),
+            Cmd::Verify(flags) => flags.run(workspace, reporter),
+            Cmd::Smoke(flags) => flags.run(workspace, reporter),
+            Cmd::Bench(flags) => flags.run(workspace, reporter),
+            Cmd::Fetch(flags) => flags.run(workspace, reporter),
+            Cmd::InstallSdk(flags) => flags.run(workspace, reporter),
+            Cmd::Pin(flags) => flags.run(workspace, reporter),
+            Cmd::Bundle(flags) => flags.run(workspace, reporter),
+            Cmd::Release(flags) => flags.run(workspace, reporter),
+            Cmd::Pages(flags) => flags.run(reporter),
+            Cmd::VerifyRelease(flags) => flags.run(workspace, reporter),
+            Cmd::Bump(flags) => flags.run(workspace, reporter),
+            Cmd::Upstream(flags) => flags.run(workspace, reporter),
+            Cmd::Matrix(flags) => flags.run(workspace, reporter),
         }
     }
 }

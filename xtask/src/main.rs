@@ -17,6 +17,7 @@ use clap::error::{ContextKind, ContextValue};
 
 use ct2v_fetch::download;
 use ct2v_support::diagnostic::{InputError, printable};
+use ct2v_support::report::Reporter;
 use ct2v_support::text_rules::{Refusal, refused};
 
 use crate::cli::Cli;
@@ -26,7 +27,7 @@ fn main() -> ExitCode {
         Ok(cli) => cli,
         Err(err) => return usage_error(err),
     };
-    match cli.run() {
+    match cli.run(&Reporter::std()) {
         Ok(code) => code,
         Err(err) if stdout_closed(&err) => ExitCode::SUCCESS,
         Err(err) => match err.downcast_ref::<InputError>() {

@@ -20,6 +20,7 @@ use super::gitmodules;
 use super::unpack::{self, Unpacked, archive_commit};
 use ct2v_support::diagnostic::InputError;
 use ct2v_support::owned_output;
+use ct2v_support::report::Reporter;
 
 /// How messages name the folder a source is assembled into.
 const DESTINATION: &str = "the assembled source's destination";
@@ -53,7 +54,7 @@ pub struct Assembly {
 /// The tree assembled into `assembly.dest`, with the record that lets a later run replace it
 /// (`owned_output`: an existing `dest` is replaced only when it is such a tree, unchanged), or
 /// an error and `dest` untouched.
-pub fn assemble(assembly: &Assembly) -> Result<Unpacked> {
+pub fn assemble(assembly: &Assembly, reporter: &Reporter) -> Result<Unpacked> {
     let dest = &assembly.dest;
     let name = dest
         .file_name()
@@ -69,13 +70,14 @@ pub fn assemble(assembly: &Assembly) -> Result<Unpacked> {
     let _lock = ct2v_support::out_lock::hold(dest)
         .with_context(|| format!("cannot write {}", dest.display()))?;
     let claim = owned_output::claim(DESTINATION, dest)?;
-    let staging = ct2v_support::staging::create(&parent, &format!(".{name}.assemble-"))
-        .with_context(|| format!("cannot create a staging folder in {}", parent.display()))?;
+    let staging =
+        ct2v_support::staging::create(&parent, &format!(".{name}.assemble-"), reporter)
+            .with_context(|| format!("cannot create a staging folder in {}", parent.display()))?;
     let tree = staging.path().join("tree");
 
     let mut total = Unpacked::default();
     check_commit(&assembly.tag, None)?;
-    add(&mut total, unpack_part(&assembly.tag, &tree)?);
+    add(&mut total, unpack_part(&assembly.tag, &tree, reporter)?);
     let mut submodules: Vec<&Submodule> = assembly.submodules.iter().collect();
     // Parents before what is nested in them.
     submodules.sort_by_key(|s| (s.path.split('/').count(), s.path.clone()));
@@ -85,7 +87,7 @@ pub fn assemble(assembly: &Assembly) -> Result<Unpacked> {
         check_commit(&sub.part, Some(&sub.path))?;
         let folder = ct2v_support::paths::join_slashed(&tree, &sub.path);
         check_empty_folder(&folder, sub, &paths)?;
-        add(&mut total, unpack_part(&sub.part, &folder)?);
+        add(&mut total, unpack_part(&sub.part, &folder, reporter)?);
         check_gitmodules(&tree, &sub.path, &sub.part, &paths)?;
     }
     owned_output::record(&tree, dest)?;
@@ -98,7 +100,7 @@ fn add(total: &mut Unpacked, more: Unpacked) {
     total.bytes += more.bytes;
 }
 
-fn unpack_part(part: &Part, into: &Path) -> Result<Unpacked> {
+fn unpack_part(part: &Part, into: &Path, reporter: &Reporter) -> Result<Unpacked> {
     unpack::unpack_input(
         &part.input,
         &part.archive,
@@ -107,6 +109,7 @@ fn unpack_part(part: &Part, into: &Path) -> Result<Unpacked> {
         Some(&part.subdir),
         into,
         unpack::Kept::Unrecorded,
+        reporter,
     )
 }
 

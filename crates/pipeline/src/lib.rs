@@ -2,6 +2,7 @@
 //! found (`sdk`), the pure plan (`plan`), the executor that runs it (`execute`), the release
 //! and its pip index (`release`) and the machine report (`doctor`).
 
+pub mod commands;
 pub mod doctor;
 pub mod execute;
 pub mod plan;

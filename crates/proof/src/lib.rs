@@ -4,6 +4,7 @@
 
 pub mod bench;
 pub mod checks;
+pub mod commands;
 pub(crate) mod input_file;
 pub(crate) mod interpreter;
 pub mod numerics;

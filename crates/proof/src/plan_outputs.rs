@@ -92,7 +92,12 @@ pub(crate) fn portable_of_wheel(plan: &Plan, wheel: &Path, work: &Path) -> Resul
         .map(|b| b.destinations())
         .unwrap_or_default();
     std::fs::create_dir_all(work)?;
-    ct2v_bundle::bundler::run::portable_of_fat_wheel(wheel, &folders, work)?;
+    ct2v_bundle::bundler::run::portable_of_fat_wheel(
+        wheel,
+        &folders,
+        work,
+        &ct2v_support::report::Reporter::std(),
+    )?;
     Ok(work.join(PORTABLE_DIR))
 }
 

@@ -338,7 +338,9 @@ pub(crate) fn pin_numpy(requirement: &str, numpy: Option<&str>) -> String {
 pub(crate) fn native_venv(python: &str, dir: &Path, log: &Path) -> Result<PathBuf> {
     let command = if cfg!(windows) {
         ct2v_support::process::CommandLine::new("py").arg(format!("-{python}"))
-    } else if ct2v_support::host::python_version().as_deref() == Some(python) {
+    } else if ct2v_support::host::python_version(&ct2v_support::report::Reporter::std()).as_deref()
+        == Some(python)
+    {
         ct2v_support::process::CommandLine::new("python3")
     } else if ct2v_support::host::on_path(&format!("python{python}")) {
         ct2v_support::process::CommandLine::new(format!("python{python}"))

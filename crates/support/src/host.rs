@@ -3,6 +3,7 @@
 use std::sync::OnceLock;
 
 use crate::process;
+use crate::report::Reporter;
 
 /// How the host's default Python 3 is started: the launcher `py -3` on Windows, `python3`
 /// elsewhere (a base interpreter of one version is `Platform::python_launcher`).
@@ -16,14 +17,19 @@ pub fn python3() -> (&'static str, &'static [&'static str]) {
 
 /// The `major.minor` version of the host's default Python 3, if one can be started (asked
 /// once a run).
-pub fn python_version() -> Option<String> {
+pub fn python_version(reporter: &Reporter) -> Option<String> {
     static ASKED: OnceLock<Option<String>> = OnceLock::new();
     ASKED
         .get_or_init(|| {
             let (program, args) = python3();
             let script = ["-c", "import sys; print('%d.%d' % sys.version_info[:2])"];
             let args: Vec<&str> = args.iter().chain(&script).copied().collect();
-            let version = asked(program, &args, "the host's Python version was not read")?;
+            let version = asked(
+                program,
+                &args,
+                "the host's Python version was not read",
+                reporter,
+            )?;
             let version = version.trim();
             (!version.is_empty()).then(|| version.to_string())
         })
@@ -32,7 +38,7 @@ pub fn python_version() -> Option<String> {
 
 /// What `program args` printed, through the bounded runner; a program that hangs, floods or
 /// leaves a process behind is said on stderr with `skipped` (what was not read because of it).
-fn asked(program: &str, args: &[&str], skipped: &str) -> Option<String> {
+fn asked(program: &str, args: &[&str], skipped: &str, reporter: &Reporter) -> Option<String> {
     let probed = process::probe_bounded(program, args, process::Limits::probe());
     let out = probed.stdout().map(str::to_string);
     if let Some(problem) = probed.problem() {
@@ -40,7 +46,7 @@ fn asked(program: &str, args: &[&str], skipped: &str) -> Option<String> {
             Some(_) => problem,
             None => format!("{problem}; {skipped}"),
         };
-        eprintln!("warning: {}", crate::diagnostic::escaped(&said));
+        reporter.warn(crate::diagnostic::escaped(&said));
     }
     out
 }
@@ -81,7 +87,7 @@ pub const GLIBC_ENV: &str = "CT2V_HOST_GLIBC";
 
 /// The host's glibc `(major, minor)` on Linux (`getconf GNU_LIBC_VERSION`: `glibc 2.36`), or
 /// `$CT2V_HOST_GLIBC`; `None` elsewhere or when it cannot be told.
-pub fn glibc_version() -> Option<(u32, u32)> {
+pub fn glibc_version(reporter: &Reporter) -> Option<(u32, u32)> {
     let text = match std::env::var(GLIBC_ENV) {
         Ok(text) => text,
         Err(_) if cfg!(target_os = "linux") => {
@@ -92,6 +98,7 @@ pub fn glibc_version() -> Option<(u32, u32)> {
                         "getconf",
                         &["GNU_LIBC_VERSION"],
                         &format!("the host's glibc version was not read ({GLIBC_ENV} sets it)"),
+                        reporter,
                     )
                 })
                 .clone()?

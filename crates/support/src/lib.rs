@@ -15,6 +15,7 @@ pub mod paths;
 pub mod platform;
 pub mod process;
 pub mod regular_file;
+pub mod report;
 pub mod safe_path;
 pub mod staging;
 pub mod stdout;

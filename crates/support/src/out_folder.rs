@@ -13,6 +13,7 @@ use anyhow::Context;
 use crate::diagnostic::InputError;
 use crate::digest::sha256_file;
 use crate::paths::shown;
+use crate::report::Reporter;
 use crate::safe_path;
 
 /// What may already be at an output folder's path.
@@ -64,13 +65,17 @@ pub fn check_out(flag: &str, path: &Path, existing: Existing) -> Result<(), Inpu
 
 /// A new staging folder beside `dest` (on its file system, so that [`put_in_place`] is a
 /// rename), its parent made first.
-pub fn staging_beside(dest: &Path, prefix: &str) -> anyhow::Result<crate::staging::Staging> {
+pub fn staging_beside(
+    dest: &Path,
+    prefix: &str,
+    reporter: &Reporter,
+) -> anyhow::Result<crate::staging::Staging> {
     let parent = match dest.parent() {
         Some(parent) if !parent.as_os_str().is_empty() => parent,
         _ => Path::new("."),
     };
     fs::create_dir_all(parent).with_context(|| format!("cannot create {}", parent.display()))?;
-    crate::staging::create(parent, prefix)
+    crate::staging::create(parent, prefix, reporter)
         .with_context(|| format!("cannot create a staging folder in {}", parent.display()))
 }
 
@@ -80,7 +85,12 @@ pub fn staging_beside(dest: &Path, prefix: &str) -> anyhow::Result<crate::stagin
 /// `dest` again, so nothing there is ever replaced. A `dest` that holds exactly the files of
 /// `staged`, byte for byte (a run killed once it had put the same output in place), is left
 /// as it is and `staged` removed.
-pub fn put_in_place(flag: &str, staged: &Path, dest: &Path) -> anyhow::Result<()> {
+pub fn put_in_place(
+    flag: &str,
+    staged: &Path,
+    dest: &Path,
+    reporter: &Reporter,
+) -> anyhow::Result<()> {
     let filled = |e: io::Error| -> anyhow::Error {
         InputError::new(format!(
             "{flag} {} is not empty ({e}), and does not hold what this run wrote; this is \
@@ -92,10 +102,10 @@ pub fn put_in_place(flag: &str, staged: &Path, dest: &Path) -> anyhow::Result<()
     };
     match fs::remove_dir(dest) {
         Err(_) if same_files(staged, dest).unwrap_or(false) => {
-            eprintln!(
+            reporter.say(format_args!(
                 "{flag} {} already holds this output, byte for byte: left as it is",
                 crate::diagnostic::escaped(&shown(dest))
-            );
+            ));
             return fs::remove_dir_all(staged)
                 .with_context(|| format!("cannot remove {}", staged.display()));
         }
@@ -224,16 +234,19 @@ mod tests {
     #[test]
     fn a_folder_put_in_place_never_replaces_one_that_filled_since() {
         let dir = tempfile::tempdir().unwrap();
+        let reporter = Reporter::captured();
         let staged = |name: &str| {
-            let staged = staging_beside(&dir.path().join("x"), ".s-").unwrap().keep();
+            let staged = staging_beside(&dir.path().join("x"), ".s-", &reporter)
+                .unwrap()
+                .keep();
             fs::write(staged.join("index.html"), name).unwrap();
             staged
         };
         let dest = dir.path().join("site");
-        put_in_place("--out", &staged("new"), &dest).unwrap();
+        put_in_place("--out", &staged("new"), &dest, &reporter).unwrap();
         let empty = dir.path().join("empty");
         fs::create_dir_all(&empty).unwrap();
-        put_in_place("--out", &staged("empty"), &empty).unwrap();
+        put_in_place("--out", &staged("empty"), &empty, &reporter).unwrap();
         assert_eq!(
             fs::read_to_string(empty.join("index.html")).unwrap(),
             "empty"
@@ -242,7 +255,7 @@ mod tests {
         let late = staged("late");
         for filled in [dest.clone(), dir.path().join("file")] {
             fs::write(dir.path().join("file"), "mine").unwrap();
-            let e = put_in_place("--out", &late, &filled).unwrap_err();
+            let e = put_in_place("--out", &late, &filled, &reporter).unwrap_err();
             let input = e.downcast_ref::<InputError>().expect("bad input");
             assert!(input.message.contains("is not empty"), "{input}");
             assert!(late.join("index.html").is_file());
@@ -252,8 +265,13 @@ mod tests {
         // The very output already there (a run killed once it was in place): kept as it is.
         let same = dir.path().join("same");
         crate::fsx::copy_tree(&dest, &same).unwrap();
-        put_in_place("--out", &same, &dest).unwrap();
+        put_in_place("--out", &same, &dest, &reporter).unwrap();
         assert!(!same.exists());
+        let said = reporter.said().err;
+        assert!(
+            said.contains("already holds this output, byte for byte: left as it is"),
+            "{said}"
+        );
         assert_eq!(fs::read_to_string(dest.join("index.html")).unwrap(), "new");
     }
 }

@@ -683,7 +683,9 @@ mod tests {
 
         // A staging folder, marked, recorded and put in place (as unpack does).
         let tree = dir.path().join("tree");
-        let staged = staging::create(dir.path(), ".tree-").unwrap().keep();
+        let staged = staging::create(dir.path(), ".tree-", &crate::report::Reporter::captured())
+            .unwrap()
+            .keep();
         fs::write(staged.join("a.txt"), "a").unwrap();
         record(&staged, &tree).unwrap();
         replace("", &staged, &tree, &Claim::Free).unwrap();

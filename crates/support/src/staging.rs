@@ -18,6 +18,7 @@ use std::io::{self, Write as _};
 use std::path::{Path, PathBuf};
 
 use crate::regular_file::{self, Mode};
+use crate::report::Reporter;
 
 /// The marker file a staging or aside folder of this tool holds.
 pub const MARKER: &str = ".ct2v-made-by-xtask";
@@ -52,8 +53,8 @@ impl Drop for Staging {
 
 /// A new staging folder `<prefix><pid>-XXXXXX` in `parent`, after removing the stale ones
 /// this tool made there.
-pub fn create(parent: &Path, prefix: &str) -> io::Result<Staging> {
-    sweep_and_say(parent, prefix);
+pub fn create(parent: &Path, prefix: &str, reporter: &Reporter) -> io::Result<Staging> {
+    sweep_and_say(parent, prefix, reporter);
     let dir = tempfile::Builder::new()
         .prefix(&format!("{prefix}{}-", std::process::id()))
         .tempdir_in(parent)?;
@@ -113,13 +114,13 @@ pub fn unmark(dir: &Path) -> io::Result<()> {
     }
 }
 
-/// Removes the stale folders of `prefix` in `parent` and says each on stderr.
-pub fn sweep_and_say(parent: &Path, prefix: &str) {
+/// Removes the stale folders of `prefix` in `parent` and says each.
+pub fn sweep_and_say(parent: &Path, prefix: &str, reporter: &Reporter) {
     for removed in sweep(parent, prefix) {
-        eprintln!(
+        reporter.say(format_args!(
             "removed {}, left by an interrupted run of this tool",
             crate::paths::shown(&removed)
-        );
+        ));
     }
 }
 
@@ -312,8 +313,8 @@ mod tests {
     #[test]
     fn a_staging_folder_is_marked_and_tokens_differ() {
         let dir = tempfile::tempdir().unwrap();
-        let a = create(dir.path(), ".x-").unwrap();
-        let b = create(dir.path(), ".x-").unwrap();
+        let a = create(dir.path(), ".x-", &Reporter::captured()).unwrap();
+        let b = create(dir.path(), ".x-", &Reporter::captured()).unwrap();
         assert!(marked(a.path()) && marked(b.path()));
         assert_ne!(
             fs::read_to_string(a.path().join(MARKER)).unwrap(),

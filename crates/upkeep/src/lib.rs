@@ -4,6 +4,7 @@
 //! variant files and the lock (`pin`).
 
 pub mod bump;
+pub mod commands;
 pub mod new_version;
 pub mod pin;
 pub mod pin_inputs;

@@ -7,6 +7,7 @@ use clap::Args;
 
 use crate::flags::{BenchFlags, Selection};
 use ct2v_proof::bench::run_and_report;
+use ct2v_support::report::Reporter;
 use ct2v_support::workspace::Workspace;
 
 #[derive(Args)]
@@ -18,7 +19,7 @@ pub struct Bench {
 }
 
 impl Bench {
-    pub fn run(self, workspace: &Workspace) -> Result<ExitCode> {
+    pub fn run(self, workspace: &Workspace, reporter: &Reporter) -> Result<ExitCode> {
         let plan = self.selection.request().plan(workspace)?;
         run_and_report(workspace, &plan, &self.flags.options())?;
         Ok(ExitCode::SUCCESS)

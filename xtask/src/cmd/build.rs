@@ -7,6 +7,7 @@ use clap::Args;
 
 use crate::flags::{DownloadArgs, PartArgs, Selection};
 use ct2v_pipeline::execute::end_to_end::BuildRequest;
+use ct2v_support::report::Reporter;
 use ct2v_support::workspace::Workspace;
 
 #[derive(Args)]
@@ -26,12 +27,12 @@ pub struct Build {
 }
 
 impl Build {
-    pub fn run(self, workspace: &Workspace) -> Result<ExitCode> {
+    pub fn run(self, workspace: &Workspace, reporter: &Reporter) -> Result<ExitCode> {
         BuildRequest {
             plan: self.selection.request(),
             dry_run: self.dry_run,
             json: self.json,
-            download: self.download.options(),
+            download: self.download.options(reporter),
             pinner: self.download.pinner(),
             until: self.part.until,
             prebuilt_native: self.part.prebuilt_native,

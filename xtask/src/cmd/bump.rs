@@ -6,6 +6,7 @@ use anyhow::Result;
 use clap::Args;
 
 use crate::flags::{DownloadArgs, checked};
+use ct2v_support::report::Reporter;
 use ct2v_support::{text_rules, workspace::Workspace};
 use ct2v_upkeep::bump::{BumpRequest, FromTag};
 use ct2v_upkeep::new_version::new_version;
@@ -44,7 +45,7 @@ pub struct Bump {
 }
 
 impl Bump {
-    pub fn run(self, workspace: &Workspace) -> Result<ExitCode> {
+    pub fn run(self, workspace: &Workspace, reporter: &Reporter) -> Result<ExitCode> {
         let request = BumpRequest {
             version: self.ctranslate2,
             from: self.from,
@@ -55,6 +56,11 @@ impl Bump {
                 tag,
             }),
         };
-        new_version(workspace, &request, self.no_pin, &self.download.options())
+        new_version(
+            workspace,
+            &request,
+            self.no_pin,
+            &self.download.options(reporter),
+        )
     }
 }

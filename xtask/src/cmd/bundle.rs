@@ -9,6 +9,7 @@ use clap::Args;
 use crate::flags::{PlatformArg, WheelArgs, checked};
 use ct2v_pipeline::execute::bundle_alone::BundleSource;
 use ct2v_pipeline::plan::request::PlanRequest;
+use ct2v_support::report::Reporter;
 use ct2v_support::{text_rules, workspace::Workspace};
 
 #[derive(Args)]
@@ -41,7 +42,7 @@ pub struct Bundle {
 }
 
 impl Bundle {
-    pub fn run(self, workspace: &Workspace) -> Result<ExitCode> {
+    pub fn run(self, workspace: &Workspace, reporter: &Reporter) -> Result<ExitCode> {
         let plan = self.variant.map(|variant| BundleSource::Plan {
             plan: Box::new(PlanRequest {
                 platform: self.platform.map(Into::into),

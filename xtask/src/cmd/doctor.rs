@@ -10,6 +10,7 @@ use clap::Args;
 use crate::flags::{PlatformArg, checked};
 use ct2v_pipeline::plan::request::PlanRequest;
 use ct2v_support::diagnostic::{InputError, escaped};
+use ct2v_support::report::Reporter;
 use ct2v_support::workspace::Workspace;
 use ct2v_support::{host, text_rules};
 
@@ -45,7 +46,7 @@ pub struct Doctor {
 }
 
 impl Doctor {
-    pub fn run(self, workspace: &Workspace) -> Result<ExitCode> {
+    pub fn run(self, workspace: &Workspace, reporter: &Reporter) -> Result<ExitCode> {
         if let Some(dir) = self.site_packages.as_deref().filter(|d| !d.is_dir()) {
             return Err(InputError::new(format!(
                 "--site-packages {} is not a folder",

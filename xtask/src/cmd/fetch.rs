@@ -7,6 +7,7 @@ use clap::Args;
 
 use crate::flags::{DownloadArgs, Selection};
 use ct2v_pipeline::execute::fetch_request::FetchRequest;
+use ct2v_support::report::Reporter;
 use ct2v_support::workspace::Workspace;
 
 #[derive(Args)]
@@ -22,10 +23,10 @@ pub struct Fetch {
 }
 
 impl Fetch {
-    pub fn run(self, workspace: &Workspace) -> Result<ExitCode> {
+    pub fn run(self, workspace: &Workspace, reporter: &Reporter) -> Result<ExitCode> {
         FetchRequest {
             plan: self.selection.request(),
-            download: self.download.options(),
+            download: self.download.options(reporter),
             pinner: self.download.pinner(),
             no_wheels: self.no_wheels,
         }

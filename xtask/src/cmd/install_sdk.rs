@@ -8,6 +8,7 @@ use clap::Args;
 
 use crate::flags::{DownloadArgs, Selection};
 use ct2v_pipeline::execute::sdk_install::install_and_say;
+use ct2v_support::report::Reporter;
 use ct2v_support::workspace::Workspace;
 
 #[derive(Args)]
@@ -26,11 +27,11 @@ pub struct InstallSdk {
 }
 
 impl InstallSdk {
-    pub fn run(self, workspace: &Workspace) -> Result<ExitCode> {
+    pub fn run(self, workspace: &Workspace, reporter: &Reporter) -> Result<ExitCode> {
         install_and_say(
             workspace,
             &self.selection.request(),
-            &self.download.options(),
+            &self.download.options(reporter),
             self.force,
             self.installer_timeout.map(Duration::from_secs),
         )

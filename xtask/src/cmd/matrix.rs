@@ -7,6 +7,7 @@ use clap::Args;
 
 use crate::flags::{IncludeArgs, checked};
 use ct2v_pipeline::plan::matrix::MatrixRequest;
+use ct2v_support::report::Reporter;
 use ct2v_support::text_rules;
 use ct2v_support::workspace::Workspace;
 
@@ -35,7 +36,7 @@ pub struct Matrix {
 }
 
 impl Matrix {
-    pub fn run(self, workspace: &Workspace) -> Result<ExitCode> {
+    pub fn run(self, workspace: &Workspace, reporter: &Reporter) -> Result<ExitCode> {
         MatrixRequest {
             json: self.json,
             native: self.native,

@@ -8,6 +8,7 @@ use clap::Args;
 
 use crate::flags::checked;
 use ct2v_pipeline::release::site::SiteRequest;
+use ct2v_support::report::Reporter;
 use ct2v_support::text_rules;
 
 #[derive(Args)]
@@ -35,7 +36,7 @@ pub struct Pages {
 }
 
 impl Pages {
-    pub fn run(self) -> Result<ExitCode> {
+    pub fn run(self, reporter: &Reporter) -> Result<ExitCode> {
         SiteRequest {
             release: self.release,
             tag: self.tag,

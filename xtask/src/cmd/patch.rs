@@ -9,6 +9,7 @@ use clap::Args;
 use crate::flags::{DownloadArgs, PlatformArg, checked};
 use ct2v_pipeline::execute::patch_series::PatchRequest;
 use ct2v_pipeline::plan::request::PlanRequest;
+use ct2v_support::report::Reporter;
 use ct2v_support::text_rules;
 use ct2v_support::workspace::Workspace;
 
@@ -34,7 +35,7 @@ pub struct Patch {
 }
 
 impl Patch {
-    pub fn run(self, workspace: &Workspace) -> Result<ExitCode> {
+    pub fn run(self, workspace: &Workspace, reporter: &Reporter) -> Result<ExitCode> {
         PatchRequest {
             plan: PlanRequest {
                 platform: self.platform.map(Into::into),
@@ -43,7 +44,7 @@ impl Patch {
             },
             check: self.check,
             source: self.source,
-            download: self.download.options(),
+            download: self.download.options(reporter),
         }
         .run(workspace)
     }

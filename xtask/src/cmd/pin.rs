@@ -6,6 +6,7 @@ use anyhow::Result;
 use clap::Args;
 
 use crate::flags::{DownloadArgs, checked};
+use ct2v_support::report::Reporter;
 use ct2v_support::text_rules;
 use ct2v_support::workspace::Workspace;
 use ct2v_upkeep::pin_variant::pin_variant;
@@ -23,12 +24,12 @@ pub struct Pin {
 }
 
 impl Pin {
-    pub fn run(self, workspace: &Workspace) -> Result<ExitCode> {
+    pub fn run(self, workspace: &Workspace, reporter: &Reporter) -> Result<ExitCode> {
         pin_variant(
             workspace,
             &self.variant,
             self.ctranslate2.as_deref(),
-            &self.download.options(),
+            &self.download.options(reporter),
         )
     }
 }

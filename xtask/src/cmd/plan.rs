@@ -6,6 +6,7 @@ use anyhow::Result;
 use clap::Args;
 
 use crate::flags::Selection;
+use ct2v_support::report::Reporter;
 use ct2v_support::workspace::Workspace;
 
 #[derive(Args)]
@@ -18,7 +19,7 @@ pub struct Plan {
 }
 
 impl Plan {
-    pub fn run(self, workspace: &Workspace) -> Result<ExitCode> {
+    pub fn run(self, workspace: &Workspace, reporter: &Reporter) -> Result<ExitCode> {
         ct2v_pipeline::execute::end_to_end::show_plan(
             workspace,
             &self.selection.request(),

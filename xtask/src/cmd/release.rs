@@ -8,6 +8,7 @@ use clap::Args;
 
 use crate::flags::{IncludeArgs, ReleaseEntries, checked};
 use ct2v_pipeline::release::request::ReleaseRequest;
+use ct2v_support::report::Reporter;
 use ct2v_support::text_rules;
 use ct2v_support::workspace::Workspace;
 
@@ -42,7 +43,7 @@ pub struct Release {
 }
 
 impl Release {
-    pub fn run(self, workspace: &Workspace) -> Result<ExitCode> {
+    pub fn run(self, workspace: &Workspace, reporter: &Reporter) -> Result<ExitCode> {
         ReleaseRequest {
             asked: self.entries.asked(self.include.opt()),
             version: self.version,

@@ -9,6 +9,7 @@ use clap::Args;
 use crate::flags::{CheckSelection, SpeechArgs};
 use ct2v_proof::checks::smoke;
 use ct2v_support::diagnostic::InputError;
+use ct2v_support::report::Reporter;
 use ct2v_support::workspace::Workspace;
 
 #[derive(Args)]
@@ -28,14 +29,14 @@ pub struct Smoke {
 }
 
 impl Smoke {
-    pub fn run(self, workspace: &Workspace) -> Result<ExitCode> {
+    pub fn run(self, workspace: &Workspace, reporter: &Reporter) -> Result<ExitCode> {
         if !self.frozen {
             return Err(InputError::new("smoke has one test: --frozen")
                 .note("cargo xtask smoke --variant cpu --frozen")
                 .into());
         }
         let target = self.selection.query().resolve(workspace)?;
-        let speech = self.speech.request();
+        let speech = self.speech.request(reporter);
         smoke::run(
             workspace,
             &target.plan,

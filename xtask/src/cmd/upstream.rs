@@ -7,6 +7,7 @@ use anyhow::Result;
 use clap::Args;
 
 use crate::flags::{DownloadArgs, checked};
+use ct2v_support::report::Reporter;
 use ct2v_support::text_rules;
 use ct2v_support::workspace::Workspace;
 
@@ -26,13 +27,13 @@ pub struct Upstream {
 }
 
 impl Upstream {
-    pub fn run(self, workspace: &Workspace) -> Result<ExitCode> {
+    pub fn run(self, workspace: &Workspace, reporter: &Reporter) -> Result<ExitCode> {
         ct2v_upkeep::upstream::compare_versions(
             workspace,
             self.check,
             self.ctranslate2.as_deref(),
             self.json,
-            &self.download.options(),
+            &self.download.options(reporter),
         )
     }
 }

@@ -7,6 +7,7 @@ use anyhow::Result;
 use clap::Args;
 
 use ct2v_pipeline::variant::listing::{self, Listing};
+use ct2v_support::report::Reporter;
 use ct2v_support::workspace::Workspace;
 
 #[derive(Args)]
@@ -20,7 +21,7 @@ pub struct Variants {
 }
 
 impl Variants {
-    pub fn run(self, workspace: &Workspace) -> Result<ExitCode> {
+    pub fn run(self, workspace: &Workspace, reporter: &Reporter) -> Result<ExitCode> {
         let listing = match (self.json, self.markdown) {
             (true, _) => Listing::Json,
             (_, true) => Listing::Markdown,

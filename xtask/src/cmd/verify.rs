@@ -10,6 +10,7 @@ use clap::Args;
 use crate::flags::{CheckSelection, SpeechArgs};
 use ct2v_proof::checks::verify::{self, Checks};
 use ct2v_support::diagnostic::InputError;
+use ct2v_support::report::Reporter;
 use ct2v_support::workspace::Workspace;
 
 #[derive(Args)]
@@ -28,7 +29,7 @@ pub struct Verify {
 }
 
 impl Verify {
-    pub fn run(self, workspace: &Workspace) -> Result<ExitCode> {
+    pub fn run(self, workspace: &Workspace, reporter: &Reporter) -> Result<ExitCode> {
         if !self.transcribe
             && let Some(option) = self.speech.given()
         {
@@ -50,7 +51,7 @@ impl Verify {
         let checks = Checks {
             numerics: self.numerics,
             transcribe: self.transcribe,
-            speech: &self.speech.request(),
+            speech: &self.speech.request(reporter),
         };
         verify::run(workspace, &target.plan, target.wheel, &checks)?;
         Ok(ExitCode::SUCCESS)

@@ -11,6 +11,7 @@ use crate::flags::InstallArgs;
 use ct2v_pipeline::plan::request::PlanRequest;
 use ct2v_proof::checks::release;
 use ct2v_support::platform::Platform;
+use ct2v_support::report::Reporter;
 use ct2v_support::workspace::Workspace;
 
 #[derive(Args)]
@@ -22,7 +23,7 @@ pub struct VerifyRelease {
 }
 
 impl VerifyRelease {
-    pub fn run(self, workspace: &Workspace) -> Result<ExitCode> {
+    pub fn run(self, workspace: &Workspace, reporter: &Reporter) -> Result<ExitCode> {
         let plan_for = |variant: &str, platform: Platform, python: &str, version: &str| {
             PlanRequest {
                 platform: Some(platform),
@@ -32,6 +33,11 @@ impl VerifyRelease {
             }
             .plan(workspace)
         };
-        release::run(workspace, &self.dir, &self.install.options(), &plan_for)
+        release::run(
+            workspace,
+            &self.dir,
+            &self.install.options(reporter),
+            &plan_for,
+        )
     }
 }

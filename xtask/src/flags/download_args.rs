@@ -6,6 +6,7 @@ use clap::Args;
 
 use ct2v_fetch::download;
 use ct2v_pipeline::plan::request::Pinner;
+use ct2v_support::report::Reporter;
 
 /// How downloads are made.
 #[derive(Args)]
@@ -40,7 +41,8 @@ pub struct DownloadArgs {
 }
 
 impl DownloadArgs {
-    pub fn options(&self) -> download::Options {
+    /// The download options these flags ask for, with progress going to `reporter`.
+    pub fn options(&self, reporter: &Reporter) -> download::Options {
         download::Options {
             mirrors: self.mirrors.clone(),
             allow_http: self.allow_http,
@@ -49,6 +51,7 @@ impl DownloadArgs {
             jobs: usize::from(self.jobs),
             progress: true,
             timeout: Duration::from_secs(self.timeout),
+            reporter: reporter.clone(),
             ..download::Options::default()
         }
     }

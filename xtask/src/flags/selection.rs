@@ -11,6 +11,7 @@ use ct2v_proof::checks::release::InstallOptions;
 use ct2v_proof::checks::target::TargetQuery;
 use ct2v_support::host;
 use ct2v_support::platform::Platform;
+use ct2v_support::report::Reporter;
 
 use super::{DownloadArgs, checked};
 use ct2v_support::text_rules;
@@ -181,7 +182,7 @@ pub struct CheckSelection {
 
 impl InstallArgs {
     /// What `verify-release --install` is asked to do.
-    pub fn options(&self) -> InstallOptions {
+    pub fn options(&self, reporter: &Reporter) -> InstallOptions {
         InstallOptions {
             install: self.install,
             platform: self.platform.map(Platform::from),
@@ -190,7 +191,7 @@ impl InstallArgs {
             find_links: self.find_links.clone(),
             transcribe: self.transcribe,
             pyapp: self.pyapp,
-            download: self.download.options(),
+            download: self.download.options(reporter),
         }
     }
 }

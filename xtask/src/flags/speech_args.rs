@@ -5,6 +5,7 @@ use std::path::PathBuf;
 use clap::Args;
 
 use super::DownloadArgs;
+use ct2v_support::report::Reporter;
 
 /// What the speech check transcribes, and how.
 #[derive(Args)]
@@ -33,7 +34,7 @@ pub struct SpeechArgs {
 
 impl SpeechArgs {
     /// What the speech options ask for.
-    pub fn request(&self) -> ct2v_proof::speech::SpeechRequest {
+    pub fn request(&self, reporter: &Reporter) -> ct2v_proof::speech::SpeechRequest {
         ct2v_proof::speech::SpeechRequest {
             model: self.model.clone(),
             audio: self.audio.clone(),
@@ -41,7 +42,7 @@ impl SpeechArgs {
             device: self.device.clone(),
             compute_type: self.compute_type.clone(),
             threads: self.threads,
-            download: self.download.options(),
+            download: self.download.options(reporter),
         }
     }
 

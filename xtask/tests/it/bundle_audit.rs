@@ -17,6 +17,7 @@
 
 use crate::common;
 use crate::needs_network;
+use ct2v_support::report::Reporter;
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -354,6 +355,7 @@ fn delvewheel_agrees_with_our_closure_of_the_official_windows_wheel() {
             None,
             &d.join(to),
             &limits,
+            &Reporter::captured(),
         )
         .unwrap();
     }

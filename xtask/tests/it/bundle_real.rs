@@ -9,6 +9,7 @@
 
 use crate::common;
 use crate::needs_network;
+use ct2v_support::report::Reporter;
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::fs;
@@ -123,8 +124,15 @@ fn wheels() -> Arc<Wheels> {
         .unwrap();
     let unpacked = |wheel: &Path, name: &str| {
         let dest = dir.path().join(name);
-        unpack::unpack(wheel, ArchiveFormat::Zip, None, &dest, &Limits::default())
-            .unwrap_or_else(|e| panic!("unpacking {}: {e}", wheel.display()));
+        unpack::unpack(
+            wheel,
+            ArchiveFormat::Zip,
+            None,
+            &dest,
+            &Limits::default(),
+            &Reporter::captured(),
+        )
+        .unwrap_or_else(|e| panic!("unpacking {}: {e}", wheel.display()));
         dest
     };
     let wheels = Arc::new(Wheels {
@@ -449,6 +457,7 @@ fn the_windows_binary_bundles_the_official_wheel_into_the_linux_binarys_bytes() 
         None,
         &runtime,
         &Limits::default(),
+        &Reporter::captured(),
     )
     .unwrap();
     let folder = common::wheel::files_below(&runtime)

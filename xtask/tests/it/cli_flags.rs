@@ -2,6 +2,7 @@
 //! closed stdout ends quietly, and bad input exits with 2.
 
 use crate::common;
+use ct2v_support::report::Reporter;
 
 use std::fs;
 use std::io::Read;
@@ -433,6 +434,7 @@ fn a_killed_unpacks_leftovers_are_removed_by_the_next_unpack_and_only_they() {
         &dest,
         &Default::default(),
         ct2v_fetch::unpack::Kept::Recorded,
+        &Reporter::captured(),
     )
     .unwrap();
     assert!(dest.join("a.txt").is_file());
@@ -450,6 +452,7 @@ fn a_killed_unpacks_leftovers_are_removed_by_the_next_unpack_and_only_they() {
         &dest,
         &Default::default(),
         ct2v_fetch::unpack::Kept::Recorded,
+        &Reporter::captured(),
     )
     .unwrap();
     let mut left: Vec<String> = fs::read_dir(&src)

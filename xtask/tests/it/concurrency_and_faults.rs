@@ -6,6 +6,7 @@
 use crate::common;
 use crate::fetch_pin::{self, CT2_URL_PATH, ONEDNN_URL_PATH};
 use crate::release::{fake_build, release};
+use ct2v_support::report::Reporter;
 
 use std::collections::BTreeMap;
 use std::fs;
@@ -932,7 +933,14 @@ fn windows_rules(input: &LinkInput, archive: &[u8]) -> Result<BTreeMap<String, V
         case_insensitive: true,
         ..Limits::default()
     };
-    match unpack(&file, input.format, input.subdir, &out, &windows) {
+    match unpack(
+        &file,
+        input.format,
+        input.subdir,
+        &out,
+        &windows,
+        &Reporter::captured(),
+    ) {
         Ok(_) => Ok(contents(&out)),
         Err(e) => Err(e.message(&"")),
     }

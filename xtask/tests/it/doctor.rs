@@ -5,6 +5,7 @@
 //! `Program Files\AMD\ROCm` tree. Stand-ins that hang or flood: `probes.rs`.
 
 use crate::common;
+use ct2v_support::report::Reporter;
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -366,7 +367,8 @@ fn an_nvidia_gpu_with_a_toolkit_gets_cuda() {
 /// and the unpinned inputs.
 #[test]
 fn doctor_for_a_variant_names_what_that_build_lacks_here() {
-    let python = ct2v_support::host::python_version().unwrap_or_else(|| "3.11".into());
+    let python =
+        ct2v_support::host::python_version(&Reporter::captured()).unwrap_or_else(|| "3.11".into());
     let bin = FakeBin::new();
     // The host's C++ compiler and Python stay reachable.
     let path = format!("{}:/usr/local/bin:/usr/bin:/bin", bin.path());

@@ -12,6 +12,7 @@
 //! | `GET /repos/O/R/commits/TAG` → `{"sha"}`; `contents/PATH?ref=R` → `{"type":"submodule","sha"}` or base64 `content`; 404 when absent | docs.github.com REST "commits", "contents" |
 //! | CTranslate2's `.gitmodules` (v4.8.1); ruy's two nested submodules; cutlass's empty `.gitmodules` | OpenNMT/CTranslate2 `v4.8.1:.gitmodules`; google/ruy `363f2522:.gitmodules`; NVIDIA/cutlass `bbe579a9` |
 
+use ct2v_support::report::Reporter;
 use std::collections::BTreeMap;
 use std::fs;
 use std::io::Read;
@@ -529,7 +530,7 @@ fn a_tag_with_its_submodules_is_bumped_pinned_assembled_and_patched() {
     // (b) The assembled tree has every file of the crate's tree, byte for byte.
     let out = tempfile::tempdir().unwrap();
     let dest = out.path().join("ctranslate2");
-    ct2v_fetch::assemble::assemble(&assembly(&plan, &dest)).unwrap();
+    ct2v_fetch::assemble::assemble(&assembly(&plan, &dest), &Reporter::captured()).unwrap();
     for (rel, (bytes, _)) in &tree {
         let got = fs::read(dest.join(rel)).unwrap_or_else(|e| panic!("{rel}: {e}"));
         assert!(got == *bytes, "{rel} differs");
@@ -546,7 +547,10 @@ fn a_tag_with_its_submodules_is_bumped_pinned_assembled_and_patched() {
         .unwrap();
     let real = cpuinfo.part.commit.clone();
     cpuinfo.part.commit = wrong.clone();
-    let err = format!("{:#}", ct2v_fetch::assemble::assemble(&bad).unwrap_err());
+    let err = format!(
+        "{:#}",
+        ct2v_fetch::assemble::assemble(&bad, &Reporter::captured()).unwrap_err()
+    );
     for needle in [
         "third_party/ruy/third_party/cpuinfo",
         &real,

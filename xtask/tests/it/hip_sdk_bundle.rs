@@ -8,6 +8,7 @@
 //! it, with the HIP runtime in System32 as the display driver installs it.
 
 use crate::common;
+use ct2v_support::report::Reporter;
 
 use std::fs;
 use std::path::Path;
@@ -208,6 +209,7 @@ fn bundle(case: &Case) -> Option<Bundled> {
         Some(ct2v_fetch::unpack::ANY_TOP_FOLDER),
         &community,
         ct2v_fetch::unpack::Kept::Recorded,
+        &Reporter::captured(),
     )
     .unwrap();
     ct2v_fetch::unpack::check_expected(

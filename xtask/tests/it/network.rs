@@ -7,6 +7,7 @@
 
 use crate::common;
 use crate::needs_network;
+use ct2v_support::report::Reporter;
 
 use std::path::Path;
 
@@ -55,6 +56,7 @@ fn the_real_cpu_pins_download_verify_and_unpack() {
         Some("ct2rs-0.9.17/CTranslate2"),
         &ct2,
         &Limits::default(),
+        &Reporter::captured(),
     )
     .unwrap();
     for file in [
@@ -84,6 +86,7 @@ fn the_real_cpu_pins_download_verify_and_unpack() {
         Some("onednn-src-0.1.0/oneDNN"),
         &onednn,
         &Limits::default(),
+        &Reporter::captured(),
     )
     .unwrap();
     let cmake = std::fs::read_to_string(onednn.join("CMakeLists.txt")).unwrap();
@@ -99,6 +102,7 @@ fn the_real_cpu_pins_download_verify_and_unpack() {
         Some("intel_openmp-2025.3.0.data/data/Library"),
         &openmp,
         &Limits::default(),
+        &Reporter::captured(),
     )
     .unwrap();
     assert!(openmp.join("lib/libiomp5md.lib").is_file());

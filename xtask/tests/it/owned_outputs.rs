@@ -5,6 +5,7 @@
 //! Also the exit codes of `bundle` flags that name paths outside the wheel.
 
 use crate::common;
+use ct2v_support::report::Reporter;
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -209,7 +210,14 @@ fn a_users_folder_at_the_portable_folders_place_is_not_replaced() {
     let wheel = common::wheel::linux_wheel(dir.path(), &[]);
     let work = dir.path().join("work");
     let folders = ["ctranslate2".to_string()];
-    let portable_of = || ct2v_bundle::bundler::run::portable_of_fat_wheel(&wheel, &folders, &work);
+    let portable_of = || {
+        ct2v_bundle::bundler::run::portable_of_fat_wheel(
+            &wheel,
+            &folders,
+            &work,
+            &Reporter::captured(),
+        )
+    };
     portable_of().unwrap();
     portable_of().unwrap();
     let portable = work.join("portable");
@@ -258,7 +266,15 @@ fn an_unpack_destination_of_the_users_is_not_replaced() {
     let dest = users_folder(dir.path());
     let before = contents(&dest);
     let limits = Limits::default();
-    let e = unpack::unpack(&archive, ArchiveFormat::TarGz, None, &dest, &limits).unwrap_err();
+    let e = unpack::unpack(
+        &archive,
+        ArchiveFormat::TarGz,
+        None,
+        &dest,
+        &limits,
+        &Reporter::captured(),
+    )
+    .unwrap_err();
     assert!(
         e.to_string().contains("my-fix.patch: not written by"),
         "{e}"
@@ -286,14 +302,14 @@ fn an_assembled_source_destination_of_the_users_is_not_replaced() {
         dest: dest.to_path_buf(),
     };
     let ours = dir.path().join("src/ctranslate2");
-    assemble(&assembly(&ours)).unwrap();
-    assemble(&assembly(&ours)).unwrap();
+    assemble(&assembly(&ours), &Reporter::captured()).unwrap();
+    assemble(&assembly(&ours), &Reporter::captured()).unwrap();
     assert_eq!(
         fs::read_to_string(ours.join("CMakeLists.txt")).unwrap(),
         "x"
     );
     fs::write(ours.join("CMakeLists.txt"), "y").unwrap();
-    let e = assemble(&assembly(&ours)).unwrap_err();
+    let e = assemble(&assembly(&ours), &Reporter::captured()).unwrap_err();
     assert!(
         e.downcast_ref::<ct2v_support::diagnostic::InputError>()
             .is_some()
@@ -305,7 +321,10 @@ fn an_assembled_source_destination_of_the_users_is_not_replaced() {
 
     let dest = users_folder(dir.path());
     let before = contents(&dest);
-    let e = format!("{:#}", assemble(&assembly(&dest)).unwrap_err());
+    let e = format!(
+        "{:#}",
+        assemble(&assembly(&dest), &Reporter::captured()).unwrap_err()
+    );
     assert!(e.contains("my-fix.patch: not written by"), "{e}");
     assert_eq!(contents(&dest), before);
 }
@@ -330,6 +349,7 @@ fn an_unpacked_tree_is_replaced_while_only_this_tool_changed_it() {
             Some("a-1.0"),
             &dest,
             Kept::Recorded,
+            &Reporter::captured(),
         )
     };
     unpack_it().unwrap();

@@ -5,6 +5,7 @@
 
 use crate::common;
 use crate::needs_network;
+use ct2v_support::report::Reporter;
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -41,6 +42,7 @@ fn pinned_tree(dir: &Path) -> PathBuf {
         Some("ct2rs-0.9.17/CTranslate2"),
         &tree,
         &Limits::default(),
+        &Reporter::captured(),
     )
     .unwrap();
     tree

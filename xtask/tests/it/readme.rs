@@ -4,6 +4,7 @@
 //! with its dependencies, with pip and with uv; the facts the docs state agree with the code;
 //! every relative link resolves.
 
+use ct2v_support::report::Reporter;
 use std::fs;
 use std::path::Path;
 use std::process::Command;
@@ -150,7 +151,7 @@ fn every_readme_command_runs_or_says_why_not() {
 /// Serves a release of the official Linux wheel as `cpu` and as `cuda` (+cpu, +cu12).
 fn served_release(scratch: &Scratch) -> (ct2v_proof::serve::Server, String) {
     crate::speech::stand_in_build(scratch);
-    let python = ct2v_support::host::python_version().unwrap();
+    let python = ct2v_support::host::python_version(&Reporter::captured()).unwrap();
     let cpu = scratch
         .path()
         .join(format!("target/xtask/cpu/linux-x86_64/dist/py{python}"));

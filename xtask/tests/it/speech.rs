@@ -7,6 +7,7 @@
 //! `CT2V_SKIP_NETWORK_TESTS=1`) it is skipped and counted (under `CI=true` it fails). The built-wheel test runs the same on
 //! this checkout's own cpu build when there is one, and is counted as skipped when not.
 
+use ct2v_support::report::Reporter;
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -250,8 +251,8 @@ fn write_wav(path: &Path, samples: &[i16]) {
 fn the_built_cpu_wheel_transcribes_the_jfk_clip() {
     let root = repo_root();
     // The wheel this host's build names (by this host's glibc: manylinux_2_36 on Debian 12).
-    let glibc =
-        ct2v_support::host::glibc_version().map_or("2.28".to_string(), |(a, b)| format!("{a}.{b}"));
+    let glibc = ct2v_support::host::glibc_version(&Reporter::captured())
+        .map_or("2.28".to_string(), |(a, b)| format!("{a}.{b}"));
     let out = common::xtask_with_env(
         &root,
         &["plan", "--variant", "cpu", "--json"],

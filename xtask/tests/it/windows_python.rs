@@ -15,6 +15,7 @@
 //! Needs https to PyPI and crates.io, mingw-w64, wine and osslsigncode; without the network it
 //! says why and passes, a missing tool fails under CI=true.
 
+use ct2v_support::report::Reporter;
 use std::fs;
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
@@ -345,7 +346,7 @@ fn a_linux_release_installs_from_its_index_with_linux_pip() {
     needs_network!(HOSTS);
     let scratch = Scratch::new();
     crate::speech::stand_in_build(&scratch);
-    let python = ct2v_support::host::python_version().unwrap();
+    let python = ct2v_support::host::python_version(&Reporter::captured()).unwrap();
     let release = scratch.path().join("release");
     let run = xtask(
         &scratch,

@@ -19,6 +19,7 @@ use ct2v_fetch::unpack::{self, ArchiveFormat, Limits};
 use ct2v_support::diagnostic::InputError;
 use ct2v_support::fsx::files_below;
 use ct2v_support::owned_output;
+use ct2v_support::report::Reporter;
 
 // The paths winpython/ and variant/ use.
 pub use super::analyze::read_imports;
@@ -43,14 +44,14 @@ pub(crate) const REPORT_MD: &str = "provenance.md";
 /// How messages name the folder a run writes (`--out`, or the plan's).
 const OUT_FOLDER: &str = "the bundle's output folder";
 
-pub fn run(spec: &BundleJob) -> Result<BundleOutput> {
+pub fn run(spec: &BundleJob, reporter: &Reporter) -> Result<BundleOutput> {
     let wheel_name = check_input(spec)?;
     let _lock = ct2v_support::out_lock::hold(&spec.out)
         .with_context(|| format!("cannot write {}", spec.out.display()))?;
     let claim = owned_output::claim(OUT_FOLDER, &spec.out)?;
-    let staging = create_staging(&spec.out)?;
+    let staging = create_staging(&spec.out, reporter)?;
     let tree = staging.path().join("wheel");
-    unpack_input(&spec.wheel, &tree)?;
+    unpack_input(&spec.wheel, &tree, reporter)?;
     let analysis = analyze(spec, &tree)?;
     let repaired = repair(spec, &analysis, &tree, &wheel_name)?;
     let report = ProvenanceReport::of_bundle(spec, &analysis, &repaired, &tree)?;
@@ -82,16 +83,21 @@ fn check_input(spec: &BundleJob) -> Result<String> {
 
 /// A staging folder beside `out` (which it replaces at the end), once the folders a
 /// previous run left there are swept.
-fn create_staging(out: &Path) -> Result<ct2v_support::staging::Staging> {
-    let staging = ct2v_support::out_folder::staging_beside(out, ".bundle-")?;
+fn create_staging(out: &Path, reporter: &Reporter) -> Result<ct2v_support::staging::Staging> {
+    let staging = ct2v_support::out_folder::staging_beside(out, ".bundle-", reporter)?;
     if let (Some(parent), Some(name)) = (staging.path().parent(), out.file_name()) {
-        ct2v_support::staging::sweep_and_say(parent, &format!(".{}.old-", name.to_string_lossy()));
+        ct2v_support::staging::sweep_and_say(
+            parent,
+            &format!(".{}.old-", name.to_string_lossy()),
+            reporter,
+        );
     }
     Ok(staging)
 }
 
-fn unpack_input(wheel: &Path, tree: &Path) -> Result<()> {
-    unpack::unpack(wheel, ArchiveFormat::Zip, None, tree, &Limits::default()).map_err(|e| {
+fn unpack_input(wheel: &Path, tree: &Path, reporter: &Reporter) -> Result<()> {
+    let limits = Limits::default();
+    unpack::unpack(wheel, ArchiveFormat::Zip, None, tree, &limits, reporter).map_err(|e| {
         if e.is_about_the_archive() {
             anyhow::Error::from(
                 InputError::new(e.to_string()).note("bundle a wheel as the build wrote it"),
@@ -207,13 +213,25 @@ fn check_input_record(wheel: &Path, tree: &Path) -> Result<()> {
 /// bundles: every file below `folders` (the variant's bundle destinations) that is not
 /// Python source is listed as placed, since the bundle put them there. For checking a wheel
 /// someone downloaded (`smoke --frozen --wheel`).
-pub fn portable_of_fat_wheel(wheel: &Path, folders: &[String], out: &Path) -> Result<()> {
+pub fn portable_of_fat_wheel(
+    wheel: &Path,
+    folders: &[String],
+    out: &Path,
+    reporter: &Reporter,
+) -> Result<()> {
     let portable = out.join(PORTABLE_DIR);
     let claim = owned_output::claim(PORTABLE_FOLDER, &portable)?;
     let tree = tempfile::tempdir()?;
     let limits = Limits::default().for_archive(fs::metadata(wheel)?.len());
-    unpack::unpack(wheel, ArchiveFormat::Zip, None, tree.path(), &limits)
-        .with_context(|| format!("cannot unpack {}", wheel.display()))?;
+    unpack::unpack(
+        wheel,
+        ArchiveFormat::Zip,
+        None,
+        tree.path(),
+        &limits,
+        reporter,
+    )
+    .with_context(|| format!("cannot unpack {}", wheel.display()))?;
     let mut placed = Vec::new();
     for (relative, path) in files_below(tree.path())? {
         let (dest, name) = relative.rsplit_once('/').unwrap_or(("", relative.as_str()));
@@ -231,7 +249,7 @@ pub fn portable_of_fat_wheel(wheel: &Path, folders: &[String], out: &Path) -> Re
             package: String::new(),
         });
     }
-    let staging = ct2v_support::out_folder::staging_beside(&portable, ".portable-")?;
+    let staging = ct2v_support::out_folder::staging_beside(&portable, ".portable-", reporter)?;
     let staged = staging.path().join(PORTABLE_DIR);
     write_portable(tree.path(), &placed, &staged)?;
     owned_output::record(&staged, &portable)?;

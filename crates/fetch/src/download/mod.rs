@@ -50,6 +50,8 @@ pub use error::{FetchError, InputFailure, Missing, describe, shown};
 pub use small::get_small;
 pub use url_policy::{ANY_HOST, effective_url};
 
+use ct2v_support::report::Reporter;
+
 #[derive(Debug, Clone)]
 pub struct Options {
     /// URL prefix → replacement; the longest matching prefix wins. The prefix
@@ -76,6 +78,8 @@ pub struct Options {
     pub timeout: Duration,
     /// The most an input with no pinned size may be: an endless body stops there.
     pub max_unpinned: u64,
+    /// Where progress goes: the command's reporter ([`Options::default`] keeps it in memory).
+    pub reporter: Reporter,
 }
 
 /// Bytes that must arrive in every `timeout` window while a body is read.
@@ -95,6 +99,7 @@ impl Default for Options {
             progress: true,
             timeout: Duration::from_secs(30),
             max_unpinned: MAX_UNPINNED_BYTES,
+            reporter: Reporter::captured(),
         }
     }
 }

@@ -1,10 +1,10 @@
 //! Where a download's progress goes: bars on a terminal, plain lines otherwise.
 
-use std::io::{self, IsTerminal};
 use std::time::{Duration, Instant};
 
-use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
+use indicatif::{MultiProgress, ProgressBar, ProgressStyle};
 
+use ct2v_support::report::Reporter;
 use ct2v_support::units::human_size;
 
 use super::Options;
@@ -12,28 +12,28 @@ use super::worker::Target;
 
 /// Where progress goes: bars on a terminal, plain lines otherwise.
 pub(super) enum ProgressSink {
-    Bars(MultiProgress),
-    Lines,
+    Bars(MultiProgress, Reporter),
+    Lines(Reporter),
 }
 
 impl ProgressSink {
     pub(super) fn new(options: &Options) -> ProgressSink {
-        if options.progress && io::stderr().is_terminal() {
-            ProgressSink::Bars(MultiProgress::with_draw_target(ProgressDrawTarget::stderr()))
-        } else {
-            ProgressSink::Lines
+        let reporter = options.reporter.clone();
+        match options.reporter.bars().filter(|_| options.progress) {
+            Some(target) => ProgressSink::Bars(MultiProgress::with_draw_target(target), reporter),
+            None => ProgressSink::Lines(reporter),
         }
     }
 
     /// A line that stays (above the bars, when there are bars).
     pub(super) fn line(&self, text: &str) {
         match self {
-            ProgressSink::Bars(multi) => {
+            ProgressSink::Bars(multi, reporter) => {
                 if multi.println(text).is_err() {
-                    eprintln!("{text}");
+                    reporter.say(text);
                 }
             }
-            ProgressSink::Lines => eprintln!("{text}"),
+            ProgressSink::Lines(reporter) => reporter.say(text),
         }
     }
 
@@ -42,7 +42,7 @@ impl ProgressSink {
             .size
             .map_or_else(|| "size unknown".into(), human_size);
         let bar = match self {
-            ProgressSink::Bars(multi) => {
+            ProgressSink::Bars(multi, _) => {
                 let bar = match target.size {
                     Some(size) => ProgressBar::new(size).with_style(bar_style()),
                     None => ProgressBar::no_length().with_style(spinner_style()),
@@ -53,7 +53,7 @@ impl ProgressSink {
                 bar.enable_steady_tick(Duration::from_millis(200));
                 Some(bar)
             }
-            ProgressSink::Lines => {
+            ProgressSink::Lines(_) => {
                 if offset > 0 {
                     self.line(&format!(
                         "resuming {} at {} of {size}: {}",

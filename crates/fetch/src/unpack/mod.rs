@@ -26,6 +26,7 @@ use flate2::read::GzDecoder;
 
 use ct2v_support::diagnostic::InputError;
 use ct2v_support::owned_output;
+use ct2v_support::report::Reporter;
 
 /// How messages name the folder an archive is unpacked into.
 const DESTINATION: &str = "the destination";
@@ -437,6 +438,7 @@ pub fn unpack_input(
     subdir: Option<&str>,
     dest: &Path,
     kept: Kept,
+    reporter: &Reporter,
 ) -> anyhow::Result<Unpacked> {
     let format = ArchiveFormat::from_name(file_name).ok_or_else(|| {
         anyhow::anyhow!(
@@ -444,7 +446,16 @@ pub fn unpack_input(
              .tar.gz, .tgz, .crate, .zip, .whl and .7z files"
         )
     })?;
-    unpack_into(archive, format, subdir, dest, &Limits::default(), kept).map_err(|e| {
+    unpack_into(
+        archive,
+        format,
+        subdir,
+        dest,
+        &Limits::default(),
+        kept,
+        reporter,
+    )
+    .map_err(|e| {
         let shown = if url.is_empty() {
             file_name.to_string()
         } else {
@@ -591,8 +602,17 @@ pub fn unpack(
     subdir: Option<&str>,
     dest: &Path,
     limits: &Limits,
+    reporter: &Reporter,
 ) -> Result<Unpacked, UnpackError> {
-    unpack_into(archive, format, subdir, dest, limits, Kept::Unrecorded)
+    unpack_into(
+        archive,
+        format,
+        subdir,
+        dest,
+        limits,
+        Kept::Unrecorded,
+        reporter,
+    )
 }
 
 /// Unpacks `archive` into `dest` (only its folder `subdir`, when given), replacing what `dest`
@@ -605,6 +625,7 @@ pub fn unpack_into(
     dest: &Path,
     limits: &Limits,
     kept: Kept,
+    reporter: &Reporter,
 ) -> Result<Unpacked, UnpackError> {
     let write_error = |path: &Path, source| UnpackError::Write {
         archive: archive.to_path_buf(),
@@ -655,9 +676,9 @@ pub fn unpack_into(
             Err(e) => write_error(dest, e.downcast().unwrap_or_else(io::Error::other)),
         })?;
     let aside = format!(".{}.old-", dest_name.to_string_lossy());
-    ct2v_support::staging::sweep_and_say(parent, &aside);
-    let staging =
-        ct2v_support::staging::create(parent, &prefix).map_err(|e| write_error(parent, e))?;
+    ct2v_support::staging::sweep_and_say(parent, &aside, reporter);
+    let staging = ct2v_support::staging::create(parent, &prefix, reporter)
+        .map_err(|e| write_error(parent, e))?;
 
     let mut tree = Tree {
         archive,

@@ -1,6 +1,7 @@
 //! The unpacker against hand-made archives: layouts, links, hostile names, bombs, limits.
 
 use super::*;
+use ct2v_support::report::Reporter;
 
 use flate2::Compression;
 use flate2::write::GzEncoder;
@@ -94,7 +95,7 @@ fn leftovers(dir: &Path) -> Vec<String> {
 /// Unpacks into a fresh `out`, expecting an error, nothing at `out` and nothing left over.
 fn refused(dir: &TempDir, archive: &Path, format: ArchiveFormat, limits: &Limits) -> UnpackError {
     let out = dir.path().join("out");
-    let err = unpack(archive, format, None, &out, limits).unwrap_err();
+    let err = unpack(archive, format, None, &out, limits, &Reporter::captured()).unwrap_err();
     assert!(!out.exists(), "{} should not exist", out.display());
     assert_eq!(leftovers(dir.path()), Vec::<String>::new());
     err
@@ -157,6 +158,7 @@ fn tar_gz_unpacks_nested_folders_exec_bits_and_inner_symlinks() {
         None,
         &out,
         &Limits::default(),
+        &Reporter::captured(),
     )
     .unwrap();
     assert_eq!(
@@ -197,7 +199,15 @@ fn wheel_unpacks_with_exec_bits_and_folders() {
         zip_entry(w, "a-1.0.dist-info/RECORD", 0o644, b"a/__init__.py,,\n");
     });
     let out = dir.path().join("out");
-    let done = unpack(&archive, ArchiveFormat::Zip, None, &out, &Limits::default()).unwrap();
+    let done = unpack(
+        &archive,
+        ArchiveFormat::Zip,
+        None,
+        &out,
+        &Limits::default(),
+        &Reporter::captured(),
+    )
+    .unwrap();
     assert_eq!(done.files, 3);
     assert_eq!(fs::read(out.join("a/bin/tool")).unwrap(), b"\x7fELF");
     #[cfg(unix)]
@@ -231,6 +241,7 @@ fn subdir_becomes_the_destination() {
         subdir,
         &out,
         &Limits::default(),
+        &Reporter::captured(),
     )
     .unwrap();
     assert_eq!(
@@ -262,6 +273,7 @@ fn missing_subdir_lists_the_top_level_entries() {
         Some("ct2rs-0.9.17/CTranslate2"),
         &out,
         &Limits::default(),
+        &Reporter::captured(),
     )
     .unwrap_err();
     assert!(matches!(err, UnpackError::NoSubdir { .. }), "{err}");
@@ -279,6 +291,7 @@ fn missing_subdir_lists_the_top_level_entries() {
         Some("../x"),
         &out,
         &Limits::default(),
+        &Reporter::captured(),
     )
     .unwrap_err();
     assert!(matches!(err, UnpackError::BadSubdir { .. }), "{err}");
@@ -607,6 +620,7 @@ fn windows_file_system_limits_are_refused_with_the_entry_named() {
             None,
             &dir.path().join("ok"),
             &linux,
+            &Reporter::captured(),
         )
         .unwrap();
     }
@@ -618,7 +632,15 @@ fn windows_file_system_limits_are_refused_with_the_entry_named() {
     let too_long = format!("pkg/{}", "d".repeat(room - 3));
     // A zip: a tar header's name holds only 100 bytes.
     let archive = zip_file(&dir, "fits.zip", |w| zip_entry(w, &fits, 0o644, b"x"));
-    unpack(&archive, ArchiveFormat::Zip, None, &out, &windows).unwrap();
+    unpack(
+        &archive,
+        ArchiveFormat::Zip,
+        None,
+        &out,
+        &windows,
+        &Reporter::captured(),
+    )
+    .unwrap();
     fs::remove_dir_all(&out).unwrap();
     let archive = zip_file(&dir, "long.zip", |w| zip_entry(w, &too_long, 0o644, b"x"));
     let err = refused(&dir, &archive, ArchiveFormat::Zip, &windows);
@@ -742,6 +764,7 @@ fn existing_destination_survives_a_bad_archive_and_is_replaced_by_a_good_one() {
         &out,
         &Limits::default(),
         recorded,
+        &Reporter::captured(),
     )
     .unwrap();
 
@@ -752,19 +775,43 @@ fn existing_destination_survives_a_bad_archive_and_is_replaced_by_a_good_one() {
             Regular("../evil", 0o644, b"x"),
         ],
     );
-    let err = unpack(&bad, ArchiveFormat::TarGz, None, &out, &Limits::default()).unwrap_err();
+    let err = unpack(
+        &bad,
+        ArchiveFormat::TarGz,
+        None,
+        &out,
+        &Limits::default(),
+        &Reporter::captured(),
+    )
+    .unwrap_err();
     assert_eq!(reason(&err), &Refusal::Escapes);
     assert_eq!(fs::read(out.join("old/file")).unwrap(), b"old");
     assert!(!out.join("new").exists());
     assert_eq!(leftovers(dir.path()), Vec::<String>::new());
 
     let good = tar_gz(&dir, &[Regular("new", 0o644, b"new")]);
-    unpack(&good, ArchiveFormat::TarGz, None, &out, &Limits::default()).unwrap();
+    unpack(
+        &good,
+        ArchiveFormat::TarGz,
+        None,
+        &out,
+        &Limits::default(),
+        &Reporter::captured(),
+    )
+    .unwrap();
     assert_eq!(fs::read(out.join("new")).unwrap(), b"new");
     assert!(!out.join("old").exists());
     assert_eq!(leftovers(dir.path()), Vec::<String>::new());
     // Unrecorded, it is nobody's to replace: refused, naming what it holds.
-    let err = unpack(&good, ArchiveFormat::TarGz, None, &out, &Limits::default()).unwrap_err();
+    let err = unpack(
+        &good,
+        ArchiveFormat::TarGz,
+        None,
+        &out,
+        &Limits::default(),
+        &Reporter::captured(),
+    )
+    .unwrap_err();
     assert!(!err.is_about_the_archive());
     assert!(
         err.to_string().contains("new: not written by this tool"),
@@ -850,6 +897,7 @@ fn seven_z_unpacks_folders_and_files_below_the_subdir_asked_for() {
         Some("rocm gfx1010 for hip sdk 6.2.4"),
         &out,
         &Limits::default(),
+        &Reporter::captured(),
     )
     .unwrap();
     assert_eq!(
@@ -882,6 +930,7 @@ fn seven_z_unpacks_folders_and_files_below_the_subdir_asked_for() {
         Some("rocblas"),
         &dir.path().join("o2"),
         &Limits::default(),
+        &Reporter::captured(),
     )
     .unwrap_err();
     assert!(matches!(err, UnpackError::NoSubdir { .. }), "{err}");
@@ -1004,6 +1053,7 @@ fn an_unexpected_layout_names_the_archive_and_what_was_expected() {
         Some("rocm gfx1010"),
         &dir.path().join("o"),
         &Limits::default(),
+        &Reporter::captured(),
     )
     .unwrap_err();
     let text = err.to_string();
@@ -1014,7 +1064,15 @@ fn an_unexpected_layout_names_the_archive_and_what_was_expected() {
     assert!(text.contains("`rocblas.dll`"), "what it has: {text}");
 
     let out = dir.path().join("out");
-    unpack(&flat, ArchiveFormat::SevenZ, None, &out, &Limits::default()).unwrap();
+    unpack(
+        &flat,
+        ArchiveFormat::SevenZ,
+        None,
+        &out,
+        &Limits::default(),
+        &Reporter::captured(),
+    )
+    .unwrap();
     let expect = ["rocblas.dll".to_string(), "library/".to_string()];
     let err = check_expected(
         "flat.7z",
@@ -1058,6 +1116,7 @@ fn any_top_folder_takes_the_one_there_is_and_refuses_a_second() {
         Some(ANY_TOP_FOLDER),
         &out,
         &Limits::default(),
+        &Reporter::captured(),
     )
     .unwrap();
     assert!(out.join("rocblas.dll").is_file() && out.join("library/a.dat").is_file());
@@ -1086,6 +1145,7 @@ fn any_top_folder_takes_the_one_there_is_and_refuses_a_second() {
             Some(ANY_TOP_FOLDER),
             &dir.path().join("o"),
             &Limits::default(),
+            &Reporter::captured(),
         )
         .map(|_| ())
         .unwrap_err();
@@ -1116,6 +1176,7 @@ fn a_dot_slash_entry_is_the_root_and_dot_slash_names_are_below_it() {
         Some(ANY_TOP_FOLDER),
         &out,
         &Limits::default(),
+        &Reporter::captured(),
     )
     .unwrap();
     assert_eq!(done, Unpacked { files: 3, bytes: 3 });
@@ -1136,6 +1197,7 @@ fn a_dot_slash_entry_is_the_root_and_dot_slash_names_are_below_it() {
         None,
         &out,
         &Limits::default(),
+        &Reporter::captured(),
     )
     .unwrap();
     assert_eq!(fs::read(out.join("pkg-1.0/sub/y")).unwrap(), b"yy");
@@ -1151,6 +1213,7 @@ fn a_dot_slash_entry_is_the_root_and_dot_slash_names_are_below_it() {
         Some(ANY_TOP_FOLDER),
         &out,
         &Limits::default(),
+        &Reporter::captured(),
     )
     .unwrap();
     assert_eq!(fs::read(out.join("a")).unwrap(), b"a");
@@ -1165,6 +1228,7 @@ fn a_dot_slash_entry_is_the_root_and_dot_slash_names_are_below_it() {
             subdir,
             &out,
             &Limits::default(),
+            &Reporter::captured(),
         )
         .unwrap_err();
         assert_eq!(reason(&err), &Refusal::ReplacesRoot, "{subdir:?}");
@@ -1224,7 +1288,15 @@ fn link_copies_count_every_file_and_folder_against_the_limits() {
         ],
     );
     let out = dir.path().join("out");
-    let done = unpack(&small, ArchiveFormat::TarGz, None, &out, &windows).unwrap();
+    let done = unpack(
+        &small,
+        ArchiveFormat::TarGz,
+        None,
+        &out,
+        &windows,
+        &Reporter::captured(),
+    )
+    .unwrap();
     assert_eq!(done, Unpacked { files: 4, bytes: 8 });
     assert_eq!(fs::read(out.join("l01/l00/f")).unwrap(), b"ab");
     assert!(fs::symlink_metadata(out.join("l01")).unwrap().is_dir());
@@ -1292,7 +1364,15 @@ fn a_tar_stream_past_the_limit_stops_even_where_nothing_is_written() {
         ],
     );
     let out = dir.path().join("out");
-    let err = unpack(&archive, ArchiveFormat::TarGz, Some("pkg"), &out, &limits).unwrap_err();
+    let err = unpack(
+        &archive,
+        ArchiveFormat::TarGz,
+        Some("pkg"),
+        &out,
+        &limits,
+        &Reporter::captured(),
+    )
+    .unwrap_err();
     assert!(matches!(err, UnpackError::TooLarge { .. }), "{err}");
     assert!(!out.exists());
 
@@ -1358,6 +1438,7 @@ fn control_characters_in_names_are_escaped_in_messages() {
         Some("pkg"),
         &dir.path().join("o"),
         &Limits::default(),
+        &Reporter::captured(),
     )
     .unwrap_err();
     assert!(matches!(err, UnpackError::NoSubdir { .. }), "{err}");
@@ -1414,6 +1495,7 @@ fn an_input_refusal_names_the_input_its_file_and_url() {
         None,
         &dir.path().join("out"),
         Kept::Unrecorded,
+        &Reporter::captured(),
     )
     .unwrap_err();
     let input = err

@@ -22,6 +22,7 @@ use std::os::unix::fs::MetadataExt;
 use std::path::{Component, Path, PathBuf};
 
 use ct2v_fetch::unpack::{self, ANY_TOP_FOLDER, ArchiveFormat, Limits, Unpacked};
+use ct2v_support::report::Reporter;
 use flate2::Compression;
 use flate2::write::GzEncoder;
 use tar::{EntryType, Header};
@@ -244,6 +245,7 @@ impl Fuzz {
                 setup.subdir,
                 &s.dest,
                 &setup.limits,
+                &Reporter::captured(),
             )
         });
         let problem = match result {
@@ -1272,6 +1274,7 @@ fn run_format(format: ArchiveFormat, seed: &[u8], mutant: Mutant) {
         None,
         &s.dest,
         &Setup::plain().limits,
+        &Reporter::captured(),
     )
     .unwrap_or_else(|e| panic!("the undamaged {format:?} seed: {e}"));
     assert!(done.files >= 3, "{done:?}");
@@ -1324,6 +1327,7 @@ fn seven_z_archives_survive_damage_and_hostile_entries() {
         None,
         &sandbox.dest,
         &Setup::plain().limits,
+        &Reporter::captured(),
     )
     .unwrap_or_else(|e| panic!("the undamaged compressed 7z: {e}"));
     run_format(ArchiveFormat::SevenZ, &plain, &|rng, names, targets| {

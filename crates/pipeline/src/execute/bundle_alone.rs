@@ -49,7 +49,7 @@ impl BundleRequest {
         if let Some(out) = &self.out {
             job.set_out(out)?;
         }
-        let bundled = bundle_run::run(&job)?;
+        let bundled = bundle_run::run(&job, &ct2v_support::report::Reporter::std())?;
         out!("{}", bundled.report.summary())?;
         for artifact in &bundled.artifacts {
             let path = ct2v_support::paths::join_slashed(&job.out, artifact);

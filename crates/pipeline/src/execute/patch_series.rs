@@ -129,7 +129,7 @@ fn pinned_source(
             tree.display()
         );
         let assembly = crate::execute::runner::assembly(plan, tag, submodules, &tree)?;
-        ct2v_fetch::assemble::assemble(&assembly)?;
+        ct2v_fetch::assemble::assemble(&assembly, &ct2v_support::report::Reporter::std())?;
         return Ok(dir);
     }
     let Some(input) = plan
@@ -162,6 +162,7 @@ fn pinned_source(
         subdir.as_deref(),
         &tree,
         ct2v_fetch::unpack::Kept::Unrecorded,
+        &ct2v_support::report::Reporter::std(),
     )?;
     Ok(dir)
 }

@@ -277,6 +277,7 @@ impl Runner {
             subdir,
             Path::new(dest),
             unpack::Kept::Recorded,
+            &ct2v_support::report::Reporter::std(),
         )?;
         eprintln!(
             "      {} files, {}",
@@ -302,7 +303,8 @@ impl Runner {
                 self.verify_cached(i)?;
             }
         }
-        let unpacked = ct2v_fetch::assemble::assemble(&assembly)?;
+        let unpacked =
+            ct2v_fetch::assemble::assemble(&assembly, &ct2v_support::report::Reporter::std())?;
         eprintln!(
             "      {} archive(s), {} files, {}",
             1 + assembly.submodules.len(),
@@ -409,7 +411,7 @@ impl Runner {
             }
         }
         let spec = bundle_job::from_plan(plan, &self.folders)?;
-        let bundled = bundle_run::run(&spec)?;
+        let bundled = bundle_run::run(&spec, &ct2v_support::report::Reporter::std())?;
         for line in bundled.report.summary().lines() {
             eprintln!("      {line}");
         }

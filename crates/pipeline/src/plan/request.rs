@@ -51,8 +51,13 @@ impl PlanRequest {
         )?;
         // Both asked at once: each may take a probe's whole timeout.
         let (host_glibc, host_python) = std::thread::scope(|scope| {
-            let python = scope.spawn(|| self.python.is_none().then(host::python_version).flatten());
-            let glibc = host::glibc_version();
+            let python = scope.spawn(|| {
+                self.python
+                    .is_none()
+                    .then(|| host::python_version(&ct2v_support::report::Reporter::std()))
+                    .flatten()
+            });
+            let glibc = host::glibc_version(&ct2v_support::report::Reporter::std());
             let python = python
                 .join()
                 .unwrap_or_else(|panic| std::panic::resume_unwind(panic));

@@ -231,7 +231,11 @@ pub fn release(
             too_new.join("\n")
         );
     }
-    let staging = ct2v_support::out_folder::staging_beside(dest, ".release-")?;
+    let staging = ct2v_support::out_folder::staging_beside(
+        dest,
+        ".release-",
+        &ct2v_support::report::Reporter::std(),
+    )?;
     // The release is written into a folder of the staging folder, so that what is renamed
     // into place never holds the staging folder's marker, and a run killed at any point
     // leaves a marked staging folder the next run sweeps.
@@ -285,7 +289,12 @@ pub fn release(
     for (_, path) in files_below(&folder)? {
         asset_size::check(&path)?;
     }
-    ct2v_support::out_folder::put_in_place("--out", &folder, dest)?;
+    ct2v_support::out_folder::put_in_place(
+        "--out",
+        &folder,
+        dest,
+        &ct2v_support::report::Reporter::std(),
+    )?;
     Ok(manifest)
 }
 

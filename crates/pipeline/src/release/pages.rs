@@ -149,7 +149,11 @@ pub(crate) fn write_site(
         download_base,
         site_url: site_url.unwrap_or(SITE_PLACEHOLDER).trim_end_matches('/'),
     })?;
-    let staging = ct2v_support::out_folder::staging_beside(out, ".pages-")?;
+    let staging = ct2v_support::out_folder::staging_beside(
+        out,
+        ".pages-",
+        &ct2v_support::report::Reporter::std(),
+    )?;
     let staged = staging.path().join("site");
     fsx::create_dir_all(&staged)?;
     for (variant, wheels) in &by_variant {
@@ -165,7 +169,12 @@ pub(crate) fn write_site(
     }
     fsx::write(&staged.join("index.html"), front)?;
     fsx::write(&staged.join(".nojekyll"), "")?;
-    ct2v_support::out_folder::put_in_place("--out", &staged, out)?;
+    ct2v_support::out_folder::put_in_place(
+        "--out",
+        &staged,
+        out,
+        &ct2v_support::report::Reporter::std(),
+    )?;
     Ok(site)
 }
 

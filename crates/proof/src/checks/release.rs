@@ -101,7 +101,8 @@ fn install_release(
             let preferred = if platform.is_windows() {
                 winpython::pins::PythonPins::load(&workspace.root)?.default
             } else {
-                ct2v_support::host::python_version().unwrap_or_else(|| "3.12".into())
+                ct2v_support::host::python_version(&ct2v_support::report::Reporter::std())
+                    .unwrap_or_else(|| "3.12".into())
             };
             install::default_python(&manifest, platform, &options.variants, preferred)
         }

@@ -76,6 +76,7 @@ pub fn build(
         None,
         &source_parent,
         unpack::Kept::Unrecorded,
+        &ct2v_support::report::Reporter::std(),
     )?;
     let source = only_folder(&source_parent)?;
     let dist = inputs.work.join("python-dist.zip");

@@ -46,7 +46,11 @@ pub(crate) fn prepare(
             .expect("every input of the spec was requested")
     };
     fs::create_dir_all(dir.parent().unwrap())?;
-    let staging = ct2v_support::staging::create(dir.parent().unwrap(), ".speech-")?;
+    let staging = ct2v_support::staging::create(
+        dir.parent().unwrap(),
+        ".speech-",
+        &ct2v_support::report::Reporter::std(),
+    )?;
     let model = staging.path().join("model");
     fs::create_dir_all(&model)?;
 

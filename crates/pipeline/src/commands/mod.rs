@@ -1,0 +1,15 @@
+//! One file per command, named as the binary's `xtask/src/cmd/`: the command's request (what
+//! its flags ask for), the call into the stages below, and all of its output, through the
+//! [`Reporter`](ct2v_support::report::Reporter) it hands down. The stages print nothing.
+
+pub mod build;
+pub mod bundle;
+pub mod doctor;
+pub mod fetch;
+pub mod install_sdk;
+pub mod matrix;
+pub mod pages;
+pub mod patch;
+pub mod plan;
+pub mod release;
+pub mod variants;
