@@ -448,57 +448,14 @@ fn every_file_written_goes_through_the_regular_file_primitive() {
         "OpenOptions::new()",
         "File::options()",
     ];
-    let mut found = Vec::new();
-    let mut files = Vec::new();
-    for root in ["crates", "xtask/src"] {
-        common::rust_files(&repo_root().join(root), &mut files);
-    }
-    assert!(files.len() > 100, "the scan found {} files", files.len());
-    for path in files {
-        let relative = path
-            .strip_prefix(repo_root())
-            .unwrap()
-            .to_string_lossy()
-            .into_owned();
-        let under_tests = relative.contains("/tests/") || relative.ends_with("/tests.rs");
-        if relative == PRIMITIVE || under_tests || relative.contains("/benches/") {
-            continue;
-        }
-        let text = fs::read_to_string(&path).unwrap();
-        for (n, line) in code_before_tests(&text).enumerate() {
-            let line = line.trim_start();
-            if line.starts_with("//") {
-                continue;
-            }
-            for call in CALLS {
-                if line.contains(call) {
-                    found.push(format!("{relative}:{}: {line}", n + 1));
-                }
-            }
-        }
-    }
+    let found: Vec<String> = common::source_scan::code_lines(&["crates", "xtask/src"])
+        .into_iter()
+        .filter(|line| line.file != PRIMITIVE && CALLS.iter().any(|c| line.text.contains(c)))
+        .map(|line| format!("{}:{}: {}", line.file, line.number, line.text.trim_start()))
+        .collect();
     assert!(
         found.is_empty(),
         "files written without ct2v_support::regular_file:\n{}",
         found.join("\n")
     );
-}
-
-/// The lines of a source file before its unit tests, which sit at the end in a module under
-/// `#[cfg(test)]` (or `#[cfg(all(test, unix))]`).
-fn code_before_tests(text: &str) -> impl Iterator<Item = &str> {
-    let lines: Vec<&str> = text.lines().collect();
-    let end = (0..lines.len())
-        .find(|&i| {
-            lines[i].starts_with("#[cfg(")
-                && lines[i].contains("test")
-                && lines.get(i + 1).is_some_and(|next| {
-                    let item = next
-                        .trim_start_matches("pub(crate) ")
-                        .trim_start_matches("pub ");
-                    item.starts_with("mod ")
-                })
-        })
-        .unwrap_or(lines.len());
-    lines.into_iter().take(end)
 }

@@ -48,6 +48,7 @@ mod rocm10_bundle;
 mod rocm10_coexist;
 mod rocm10_hip_runtime;
 mod rocm_variant;
+mod seam;
 mod site_push;
 mod speech;
 mod tag_run;

@@ -6,6 +6,7 @@ pub mod network;
 pub mod pasted;
 pub mod rocm;
 pub mod rocm10;
+pub mod source_scan;
 pub mod wheel;
 pub mod windows_exe;
 pub mod winwheels;
