@@ -1,9 +1,10 @@
 //! The command line: parse, run the command (`cmd`), map errors to exit codes.
 //!
 //! `cli` is the command table and its dispatch, `cmd` one file per command (its flags and one
-//! call into the crates), `flags` the flag groups several commands share. The work is the
-//! workspace's crates, each using only those below it: `ct2v-support` → `ct2v-fetch` →
-//! `ct2v-bundle` → `ct2v-pipeline` → `ct2v-proof` and `ct2v-upkeep` (docs/ARCHITECTURE.md);
+//! call into the same name in a crate's `commands/`, handed the one `Reporter`), `flags` the
+//! flag groups several commands share. The work is the workspace's crates, each using only
+//! those below it: `ct2v-support` → `ct2v-fetch` → `ct2v-bundle` → `ct2v-pipeline` →
+//! `ct2v-proof` and `ct2v-upkeep` (docs/ARCHITECTURE.md);
 //! the integration tests (`xtask/tests`) run this binary and import those crates by name.
 
 mod cli;

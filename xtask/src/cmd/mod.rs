@@ -1,5 +1,5 @@
-//! One file per command: its flags (clap) and a `run` that makes one call into the crates,
-//! which do the work and print.
+//! One file per command: its flags (clap) and a `run` that makes one call into the file of the
+//! same name in a crate's `src/commands/`, which holds the request and all of its output.
 
 pub mod bench;
 pub mod build;
