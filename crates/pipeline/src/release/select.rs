@@ -9,8 +9,9 @@ use anyhow::Result;
 use super::Built;
 use crate::plan::{self, matrix};
 use crate::variant::{Catalog, Choices};
-use ct2v_support::diagnostic::InputError;
+use ct2v_support::diagnostic::{InputError, escaped};
 use ct2v_support::platform::Platform;
+use ct2v_support::report::Reporter;
 use ct2v_support::workspace::Workspace;
 
 /// The artifact name prefix under which CI uploads an entry whose check failed (its build and
@@ -37,9 +38,9 @@ impl Asked {
 }
 
 /// The builds of the entries asked for, in matrix order. Entries that are asked for but left
-/// out of the matrix (not built) are said on stderr; an unknown variant or a Python no
-/// variant builds for is bad input.
-pub fn builds(workspace: &Workspace, asked: &Asked) -> Result<Vec<Built>> {
+/// out of the matrix (not built) are said through `reporter`; an unknown variant or a Python
+/// no variant builds for is bad input.
+pub fn builds(workspace: &Workspace, asked: &Asked, reporter: &Reporter) -> Result<Vec<Built>> {
     let catalog = Catalog::load_for(&workspace.root, &[], asked.ctranslate2.as_deref())?;
     let names: Vec<&str> = catalog.variant_names().collect();
     for v in &asked.variants {
@@ -52,15 +53,15 @@ pub fn builds(workspace: &Workspace, asked: &Asked) -> Result<Vec<Built>> {
         }
     }
     let versions: Vec<String> = asked.ctranslate2.iter().cloned().collect();
-    let every = matrix::matrix(&workspace.root, &versions)?.include;
+    let every = matrix::matrix(&workspace.root, &versions, reporter)?.include;
     // Said only for what was asked for: a release of one variant does not list the others.
     let asked_for: Vec<matrix::Entry> = every.iter().filter(|e| asked.wants(e)).cloned().collect();
     let (_, left_out) = matrix::select(asked_for, asked.include);
     for line in &left_out {
-        eprintln!(
+        reporter.say(format_args!(
             "note: not in this release (not built): {}",
-            ct2v_support::diagnostic::escaped(line)
-        );
+            escaped(line)
+        ));
     }
     let (all, _) = matrix::select(every, asked.include);
     check_pythons(&asked.pythons, &all)?;
