@@ -122,15 +122,12 @@ mod tests {
 
     #[test]
     fn a_site_packages_that_is_not_a_folder_is_bad_input_and_nothing_is_said() {
-        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+        let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../..");
+        let workspace = Workspace::locate(Some(root.into()), None).unwrap();
         let request = DoctorRequest {
             json: false,
             build: None,
-            site_packages: Some(root.join("Cargo.toml")),
-        };
-        let workspace = Workspace {
-            cache_dir: root.join("target/xtask/cache"),
-            root,
+            site_packages: Some(workspace.root.join("Cargo.toml")),
         };
         let reporter = Reporter::captured();
         let error = request.run(&workspace, &reporter).unwrap_err();

@@ -68,11 +68,8 @@ mod tests {
 
     #[test]
     fn the_json_matrix_is_one_line_on_stdout_and_what_it_leaves_out_is_said_on_stderr() {
-        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
-        let workspace = Workspace {
-            cache_dir: root.join("target/xtask/cache"),
-            root,
-        };
+        let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../..");
+        let workspace = Workspace::locate(Some(root.into()), None).unwrap();
         let reporter = Reporter::captured();
         let request = MatrixRequest {
             json: true,

@@ -48,11 +48,8 @@ mod tests {
 
     #[test]
     fn the_text_listing_names_each_variant_on_stdout_in_aligned_columns() {
-        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
-        let workspace = Workspace {
-            cache_dir: root.join("target/xtask/cache"),
-            root,
-        };
+        let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../..");
+        let workspace = Workspace::locate(Some(root.into()), None).unwrap();
         let reporter = Reporter::captured();
         assert_eq!(
             Listing::Text.run(&workspace, &reporter).unwrap(),

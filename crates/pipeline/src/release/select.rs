@@ -107,3 +107,50 @@ fn check_pythons(pythons: &[String], all: &[matrix::Entry]) -> Result<()> {
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn entries_asked_for_but_not_built_are_said_and_not_taken() {
+        let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../..");
+        let workspace = Workspace::locate(Some(root.into()), None).unwrap();
+        let every = matrix::matrix(&workspace.root, &[], &Reporter::captured())
+            .unwrap()
+            .include;
+        let (_, left_out) = matrix::select(every.clone(), matrix::Opt::default());
+        let skipped = every
+            .iter()
+            .find(|e| {
+                left_out
+                    .iter()
+                    .any(|l| l.starts_with(&format!("{}: ", e.name)))
+            })
+            .expect("the variants leave some entry out of the default matrix");
+        let asked = Asked {
+            variants: vec![skipped.variant.clone()],
+            platforms: vec![skipped.platform],
+            pythons: vec![skipped.python.clone()],
+            ctranslate2: None,
+            from: None,
+            include: matrix::Opt::default(),
+        };
+        let reporter = Reporter::captured();
+        let built = builds(&workspace, &asked, &reporter).unwrap();
+        assert!(
+            built.is_empty(),
+            "{:?}",
+            built.iter().map(|b| &b.job).collect::<Vec<_>>()
+        );
+        let said = reporter.said();
+        assert!(said.out.is_empty(), "{said:?}");
+        assert!(
+            said.err.contains(&format!(
+                "note: not in this release (not built): {}: ",
+                skipped.name
+            )),
+            "{said:?}"
+        );
+    }
+}
