@@ -279,7 +279,7 @@ pub(crate) fn plans_of_variant(
     variant: &str,
 ) -> Result<Vec<Plan>, InputError> {
     let mut plans = Vec::new();
-    for entry in matrix::entries(catalog)? {
+    for entry in matrix::entries(catalog, &ct2v_support::report::Reporter::std())? {
         if entry.variant != variant {
             continue;
         }

@@ -8,8 +8,8 @@ use anyhow::Result;
 use clap::Args;
 
 use crate::flags::{PlatformArg, checked};
+use ct2v_pipeline::commands::doctor::{BuildCheck, DoctorRequest};
 use ct2v_pipeline::plan::request::PlanRequest;
-use ct2v_support::diagnostic::{InputError, escaped};
 use ct2v_support::report::Reporter;
 use ct2v_support::workspace::Workspace;
 use ct2v_support::{host, text_rules};
@@ -47,27 +47,22 @@ pub struct Doctor {
 
 impl Doctor {
     pub fn run(self, workspace: &Workspace, reporter: &Reporter) -> Result<ExitCode> {
-        if let Some(dir) = self.site_packages.as_deref().filter(|d| !d.is_dir()) {
-            return Err(InputError::new(format!(
-                "--site-packages {} is not a folder",
-                escaped(&dir.display().to_string())
-            ))
-            .note(
-                "name the site-packages folder ctranslate2 is installed in: \
-                 python -c \"import sysconfig; print(sysconfig.get_paths()['platlib'])\"",
-            )
-            .into());
+        DoctorRequest {
+            json: self.json,
+            build: self.variant.map(|variant| BuildCheck {
+                plan: PlanRequest {
+                    variant,
+                    platform: self.platform.map(Into::into),
+                    python: self.python,
+                    ctranslate2: self.ctranslate2,
+                    sdk_dir: self.sdk_dir,
+                    compiler_cache: host::compiler_cache(),
+                    ..PlanRequest::default()
+                },
+                prebuilt_native: self.prebuilt_native,
+            }),
+            site_packages: self.site_packages,
         }
-        let build = self.variant.map(|variant| PlanRequest {
-            variant,
-            platform: self.platform.map(Into::into),
-            python: self.python,
-            ctranslate2: self.ctranslate2,
-            sdk_dir: self.sdk_dir,
-            compiler_cache: host::compiler_cache(),
-            ..PlanRequest::default()
-        });
-        let build = build.as_ref().map(|b| (b, self.prebuilt_native));
-        ct2v_pipeline::doctor::report(workspace, self.json, build, self.site_packages.as_deref())
+        .run(workspace, reporter)
     }
 }

@@ -6,7 +6,7 @@ use anyhow::Result;
 use clap::Args;
 
 use crate::flags::{IncludeArgs, checked};
-use ct2v_pipeline::plan::matrix::MatrixRequest;
+use ct2v_pipeline::commands::matrix::MatrixRequest;
 use ct2v_support::report::Reporter;
 use ct2v_support::text_rules;
 use ct2v_support::workspace::Workspace;
@@ -45,6 +45,6 @@ impl Matrix {
             opt: self.include.opt(),
             release_tag: self.release_tag,
         }
-        .print(&workspace.root)
+        .run(workspace, reporter)
     }
 }

@@ -7,7 +7,7 @@ use anyhow::Result;
 use clap::Args;
 
 use crate::flags::checked;
-use ct2v_pipeline::release::site::SiteRequest;
+use ct2v_pipeline::commands::pages::PagesRequest;
 use ct2v_support::report::Reporter;
 use ct2v_support::text_rules;
 
@@ -37,7 +37,7 @@ pub struct Pages {
 
 impl Pages {
     pub fn run(self, reporter: &Reporter) -> Result<ExitCode> {
-        SiteRequest {
+        PagesRequest {
             release: self.release,
             tag: self.tag,
             earlier: self.earlier,
@@ -45,6 +45,6 @@ impl Pages {
             site_url: self.site_url,
             out: self.out,
         }
-        .write()
+        .run(reporter)
     }
 }

@@ -7,7 +7,7 @@ use anyhow::Result;
 use clap::Args;
 
 use crate::flags::{IncludeArgs, ReleaseEntries, checked};
-use ct2v_pipeline::release::request::ReleaseRequest;
+use ct2v_pipeline::commands::release::ReleaseRequest;
 use ct2v_support::report::Reporter;
 use ct2v_support::text_rules;
 use ct2v_support::workspace::Workspace;
@@ -52,6 +52,6 @@ impl Release {
             index_base_url: self.index_base_url,
             partial: self.partial,
         }
-        .run(workspace)
+        .run(workspace, reporter)
     }
 }

@@ -6,7 +6,7 @@ use std::process::ExitCode;
 use anyhow::Result;
 use clap::Args;
 
-use ct2v_pipeline::variant::listing::{self, Listing};
+use ct2v_pipeline::commands::variants::Listing;
 use ct2v_support::report::Reporter;
 use ct2v_support::workspace::Workspace;
 
@@ -22,11 +22,11 @@ pub struct Variants {
 
 impl Variants {
     pub fn run(self, workspace: &Workspace, reporter: &Reporter) -> Result<ExitCode> {
-        let listing = match (self.json, self.markdown) {
+        match (self.json, self.markdown) {
             (true, _) => Listing::Json,
             (_, true) => Listing::Markdown,
             _ => Listing::Text,
-        };
-        listing::print(workspace, listing)
+        }
+        .run(workspace, reporter)
     }
 }

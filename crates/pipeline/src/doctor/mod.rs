@@ -1,6 +1,6 @@
-//! `cargo xtask doctor`: what this machine has for GPU acceleration, which variant fits it,
-//! and what to do next. Most failures in this field are environment failures with
-//! misleading messages; the checks here are the maintainers' findings (docs/gpu-setup.md).
+//! What this machine has for GPU acceleration, which variant fits it, and what to do next.
+//! Most failures in this field are environment failures with misleading messages; the checks
+//! here are the maintainers' findings (docs/gpu-setup.md).
 
 mod choice;
 mod facts;
@@ -224,30 +224,4 @@ fn list_or(items: &[String], none: &str) -> String {
     } else {
         items.join(", ")
     }
-}
-
-/// `doctor`: this machine's report (`json`: as JSON), or with `build`, only what that build
-/// needs here. Exit 1 when it is not ready.
-pub fn report(
-    workspace: &ct2v_support::workspace::Workspace,
-    json: bool,
-    build: Option<(&crate::plan::request::PlanRequest, bool)>,
-    site_packages: Option<&std::path::Path>,
-) -> anyhow::Result<std::process::ExitCode> {
-    if let Some((request, prebuilt_native)) = build {
-        return crate::execute::readiness::report(workspace, request, prebuilt_native);
-    }
-    let catalog = crate::variant::Catalog::load(&workspace.root, &[])?;
-    let coverage = crate::variant::coverage::of_catalog(&catalog)?;
-    let report = examine(&coverage, site_packages);
-    if json {
-        ct2v_support::outln!("{}", serde_json::to_string_pretty(&report.versioned())?)?;
-    } else {
-        ct2v_support::out!("{}", report.text())?;
-    }
-    Ok(if report.verdict.ready {
-        std::process::ExitCode::SUCCESS
-    } else {
-        std::process::ExitCode::FAILURE
-    })
 }

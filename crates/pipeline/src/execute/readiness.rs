@@ -1,6 +1,6 @@
-//! `doctor --variant V`: whether this machine has what one build needs, checked before the
-//! build starts (CI's first step after its installs, so that a job fails on a missing MSVC,
-//! CUDA or pin in seconds, naming it, instead of an hour in). The same checks the build makes
+//! Whether this machine has what one build needs, checked before the build starts (CI's first
+//! step after its installs, so that a job fails on a missing MSVC, CUDA or pin in seconds,
+//! naming it, instead of an hour in; `doctor --variant`). The same checks the build makes
 //! when it reaches each step: the C++ compiler, the Python of the venv steps, the MSVC x64
 //! environment (Windows source builds), the SDK (and a CUDA that cannot compile with this
 //! MSVC), every input pinned.
@@ -120,28 +120,4 @@ fn unpinned(plan: &Plan) -> Vec<String> {
             )
         })
         .collect()
-}
-
-/// `doctor --variant V`: what that build needs here, each missing thing on a line.
-pub(crate) fn report(
-    workspace: &ct2v_support::workspace::Workspace,
-    request: &crate::plan::request::PlanRequest,
-    prebuilt_native: bool,
-) -> anyhow::Result<std::process::ExitCode> {
-    use ct2v_support::outln;
-    let plan = request.plan(workspace)?;
-    let problems = problems(&plan, request.sdk_dir.clone(), prebuilt_native);
-    let what = format!(
-        "{} for {} (Python {})",
-        plan.variant, plan.platform, plan.python
-    );
-    if problems.is_empty() {
-        outln!("ready: this machine has what building {what} needs")?;
-        return Ok(std::process::ExitCode::SUCCESS);
-    }
-    outln!("not ready to build {what}:")?;
-    for problem in &problems {
-        outln!("  - {}", problem.replace('\n', "\n    "))?;
-    }
-    Ok(std::process::ExitCode::FAILURE)
 }

@@ -8,6 +8,7 @@ use serde::Serialize;
 use crate::variant::{Catalog, Choices};
 use ct2v_support::diagnostic::InputError;
 use ct2v_support::platform::Platform;
+use ct2v_support::report::Reporter;
 
 #[derive(Debug, Clone, Serialize)]
 pub struct Matrix {
@@ -212,20 +213,24 @@ fn container(runs_on: &serde_json::Value, platform: Platform, compiles: bool) ->
 
 /// The matrix of each CTranslate2 version in `versions` (each variant's default when empty).
 /// A variant that has nothing for a version (no source in its version file) is left out of
-/// that version's entries, and said on stderr.
-pub fn matrix(root: &Path, versions: &[String]) -> Result<Matrix, InputError> {
+/// that version's entries, and said through `reporter`.
+pub fn matrix(root: &Path, versions: &[String], reporter: &Reporter) -> Result<Matrix, InputError> {
     let mut include = Vec::new();
     if versions.is_empty() {
-        include.extend(entries(&Catalog::load(root, &[])?)?);
+        include.extend(entries(&Catalog::load(root, &[])?, reporter)?);
     }
     for version in versions {
-        include.extend(entries(&Catalog::load_for(root, &[], Some(version))?)?);
+        include.extend(entries(
+            &Catalog::load_for(root, &[], Some(version))?,
+            reporter,
+        )?);
     }
     Ok(Matrix { include })
 }
 
-/// The entries of the variants a catalog holds, each for the version it was loaded for.
-pub fn entries(catalog: &Catalog) -> Result<Vec<Entry>, InputError> {
+/// The entries of the variants a catalog holds, each for the version it was loaded for; a
+/// platform a variant has no source for is said through `reporter` and left out.
+pub fn entries(catalog: &Catalog, reporter: &Reporter) -> Result<Vec<Entry>, InputError> {
     let workspace = ct2v_support::workspace::Workspace {
         root: catalog.root.clone(),
         cache_dir: catalog.root.join("target").join("xtask").join("cache"),
@@ -248,10 +253,10 @@ pub fn entries(catalog: &Catalog) -> Result<Vec<Entry>, InputError> {
                 continue;
             };
             if !catalog.has_source(name, platform) {
-                eprintln!(
+                reporter.say(format_args!(
                     "note: {name} has no source for CTranslate2 {} on {platform}: left out of the matrix",
                     catalog.version_of(name)
-                );
+                ));
                 continue;
             }
             for python in pythons {
@@ -354,60 +359,4 @@ fn mark_speech_checks(entries: &mut [Entry]) {
 /// `3.14` as (3, 14), so that 3.14 sorts after 3.9.
 fn python_key(python: &str) -> Vec<u32> {
     python.split('.').map(|p| p.parse().unwrap_or(0)).collect()
-}
-
-/// What `matrix` prints: which entries, and how.
-pub struct MatrixRequest {
-    /// One line of JSON instead of a table.
-    pub json: bool,
-    /// The native jobs instead (`native`).
-    pub native: bool,
-    /// CTranslate2 versions to span (default: each variant's).
-    pub ctranslate2: Vec<String>,
-    /// Only the entries of this lane.
-    pub lane: Option<String>,
-    pub opt: Opt,
-    /// A release tag to check against the CTranslate2 versions built (`release_tag`).
-    pub release_tag: Option<String>,
-}
-
-impl MatrixRequest {
-    /// The matrix on stdout; each entry left out is named on stderr with why.
-    pub fn print(&self, root: &Path) -> anyhow::Result<std::process::ExitCode> {
-        let mut all = matrix(root, &self.ctranslate2)?;
-        if let Some(tag) = &self.release_tag {
-            let mut built: Vec<&str> = all.include.iter().map(|e| e.ctranslate2.as_str()).collect();
-            built.sort_unstable();
-            built.dedup();
-            super::release_tag::check(tag, &built)?;
-        }
-        if let Some(lane) = &self.lane {
-            all.include.retain(|e| e.lane == lane.as_str());
-        }
-        let (include, left_out) = select(all.include, self.opt);
-        for line in left_out.iter().filter(|_| !self.native) {
-            eprintln!("note: left out of the matrix: {line}");
-        }
-        let include = if self.native {
-            native(&include)
-        } else {
-            include
-        };
-        let matrix = Matrix { include };
-        if self.json {
-            ct2v_support::outln!("{}", serde_json::to_string(&matrix)?)?;
-        } else {
-            for entry in &matrix.include {
-                ct2v_support::outln!(
-                    "{:<14} {:<8} {:<16} py{:<6} {}",
-                    entry.variant,
-                    entry.ctranslate2,
-                    entry.platform,
-                    entry.python,
-                    entry.runs_on
-                )?;
-            }
-        }
-        Ok(std::process::ExitCode::SUCCESS)
-    }
 }

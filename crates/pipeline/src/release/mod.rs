@@ -1,6 +1,6 @@
-//! `cargo xtask release` and `verify-release`: the built artifacts of every selected matrix
-//! entry gathered into `target/dist/<version>/` with a manifest, release notes and
-//! SHA256SUMS, staged in a temp folder and renamed into place; and the check of such a folder.
+//! A release folder: the built artifacts of every selected matrix entry gathered into
+//! `target/dist/<version>/` with a manifest, release notes and SHA256SUMS, staged in a temp
+//! folder and renamed into place; and the check of such a folder (`recheck`).
 
 mod asset_size;
 mod complete;
@@ -10,10 +10,8 @@ pub mod notes;
 pub mod pages;
 mod provenance;
 mod recheck;
-pub mod request;
 pub mod select;
 pub(crate) mod selector_wheel;
-pub mod site;
 pub mod wheel_index;
 
 pub use recheck::recheck;
@@ -30,6 +28,7 @@ use crate::variant::coverage::Coverage;
 use ct2v_bundle::checksums;
 use ct2v_support::diagnostic::escaped;
 use ct2v_support::fsx::{self, files_below};
+use ct2v_support::report::Reporter;
 
 pub(crate) const SCHEMA_VERSION: u32 = ct2v_support::contracts::MANIFEST;
 pub(crate) const MANIFEST: &str = "manifest.json";
@@ -156,7 +155,6 @@ pub struct Built {
     pub(crate) failed_check: Option<PathBuf>,
 }
 
-/// Gathers `built` into `dest` (which must not exist or be empty). Returns the manifest.
 /// The release folder `dest` can be written: new or empty, never a release replaced.
 pub(crate) fn check_dest(dest: &Path) -> Result<(), ct2v_support::diagnostic::InputError> {
     ct2v_support::out_folder::check_out(
@@ -169,16 +167,19 @@ pub(crate) fn check_dest(dest: &Path) -> Result<(), ct2v_support::diagnostic::In
     })
 }
 
+/// Gathers `built` into `dest` (which must not exist or be empty). Returns the manifest.
 /// A Linux wheel still tagged `linux_x86_64` is refused unless `allow_linux_tag`.
 /// With `partial`, a variant's platform with any entry missing is left out whole (its index
 /// would lack a Python there) and named in the manifest and notes, its other platforms
-/// published; without it, any missing entry stops the release.
+/// published; without it, any missing entry stops the release. What it leaves out, and the
+/// staging folders it sweeps, are said through `reporter`.
 pub fn release(
     built: &[Built],
     version: &str,
     dest: &Path,
     options: &ReleaseOptions,
     coverage: &Coverage,
+    reporter: &Reporter,
 ) -> Result<Manifest> {
     let ReleaseOptions {
         allow_linux_tag,
@@ -193,11 +194,11 @@ pub fn release(
         check_dist(b)?;
     }
     for l in &left_out {
-        eprintln!(
+        reporter.say(format_args!(
             "note: left out of this release: {}: {}",
             escaped(&l.job),
             escaped(&l.reason)
-        );
+        ));
     }
 
     let linux_tagged: Vec<String> = built
@@ -231,11 +232,7 @@ pub fn release(
             too_new.join("\n")
         );
     }
-    let staging = ct2v_support::out_folder::staging_beside(
-        dest,
-        ".release-",
-        &ct2v_support::report::Reporter::std(),
-    )?;
+    let staging = ct2v_support::out_folder::staging_beside(dest, ".release-", reporter)?;
     // The release is written into a folder of the staging folder, so that what is renamed
     // into place never holds the staging folder's marker, and a run killed at any point
     // leaves a marked staging folder the next run sweeps.
@@ -289,12 +286,7 @@ pub fn release(
     for (_, path) in files_below(&folder)? {
         asset_size::check(&path)?;
     }
-    ct2v_support::out_folder::put_in_place(
-        "--out",
-        &folder,
-        dest,
-        &ct2v_support::report::Reporter::std(),
-    )?;
+    ct2v_support::out_folder::put_in_place("--out", &folder, dest, reporter)?;
     Ok(manifest)
 }
 

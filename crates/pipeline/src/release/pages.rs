@@ -1,4 +1,4 @@
-//! `cargo xtask pages`: the pip index as a static site (GitHub Pages), over every release.
+//! The pip index as a static site (GitHub Pages), over every release.
 //!
 //! A Pages deployment replaces the whole site, so the site is made from the manifests of all
 //! releases (this one, and the earlier ones the workflow downloads with `gh release download
@@ -26,6 +26,7 @@ use crate::variant::coverage::Coverage;
 use ct2v_fetch::pep503::Link;
 use ct2v_support::diagnostic::{InputError, quoted};
 use ct2v_support::fsx;
+use ct2v_support::report::Reporter;
 use ct2v_support::text_rules;
 
 /// One release the site links: its tag (the download URL's folder) and its manifest.
@@ -119,12 +120,13 @@ pub(crate) struct Site {
 /// Jekyll build of the site would drop files named `_…`). Two releases with one wheel name
 /// but other bytes are refused: pip could not tell them apart. `download_base` is a
 /// [`text_rules::base_url`] and `site_url` a [`text_rules::web_url`], as the command line
-/// checks them.
+/// checks them. The staging folders it sweeps are said through `reporter`.
 pub(crate) fn write_site(
     releases: &[Release],
     download_base: &str,
     site_url: Option<&str>,
     out: &Path,
+    reporter: &Reporter,
 ) -> Result<Site> {
     let _lock = ct2v_support::out_lock::hold(out)
         .with_context(|| format!("cannot write {}", out.display()))?;
@@ -149,11 +151,7 @@ pub(crate) fn write_site(
         download_base,
         site_url: site_url.unwrap_or(SITE_PLACEHOLDER).trim_end_matches('/'),
     })?;
-    let staging = ct2v_support::out_folder::staging_beside(
-        out,
-        ".pages-",
-        &ct2v_support::report::Reporter::std(),
-    )?;
+    let staging = ct2v_support::out_folder::staging_beside(out, ".pages-", reporter)?;
     let staged = staging.path().join("site");
     fsx::create_dir_all(&staged)?;
     for (variant, wheels) in &by_variant {
@@ -169,12 +167,7 @@ pub(crate) fn write_site(
     }
     fsx::write(&staged.join("index.html"), front)?;
     fsx::write(&staged.join(".nojekyll"), "")?;
-    ct2v_support::out_folder::put_in_place(
-        "--out",
-        &staged,
-        out,
-        &ct2v_support::report::Reporter::std(),
-    )?;
+    ct2v_support::out_folder::put_in_place("--out", &staged, out, reporter)?;
     Ok(site)
 }
 

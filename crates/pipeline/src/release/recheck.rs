@@ -1,10 +1,10 @@
-//! `verify-release`: a release folder checked again as a user would receive it. Every file is
-//! either written again from the manifest and compared byte for byte (the pip index under
-//! `whl/`, RELEASE_NOTES.md, the selector's wheel, the manifest's own form) or one of the
-//! manifest's artifacts, whose sha256 and size SHA256SUMS and the manifest agree on (a wheel's
-//! RECORD too). SHA256SUMS lists exactly the files at the top, and nothing else is anywhere:
-//! no other folder, link or special file at any depth. Every name and line read from the
-//! release is printed through [`escaped`].
+//! A release folder checked again as a user would receive it. Every file is either written
+//! again from the manifest and compared byte for byte (the pip index under `whl/`,
+//! RELEASE_NOTES.md, the selector's wheel, the manifest's own form) or one of the manifest's
+//! artifacts, whose sha256 and size SHA256SUMS and the manifest agree on (a wheel's RECORD
+//! too). SHA256SUMS lists exactly the files at the top, and nothing else is anywhere: no other
+//! folder, link or special file at any depth. Every name and line read from the release is
+//! [`escaped`] in the problems returned.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;

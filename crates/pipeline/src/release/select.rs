@@ -9,8 +9,9 @@ use anyhow::Result;
 use super::Built;
 use crate::plan::{self, matrix};
 use crate::variant::{Catalog, Choices};
-use ct2v_support::diagnostic::InputError;
+use ct2v_support::diagnostic::{InputError, escaped};
 use ct2v_support::platform::Platform;
+use ct2v_support::report::Reporter;
 use ct2v_support::workspace::Workspace;
 
 /// The artifact name prefix under which CI uploads an entry whose check failed (its build and
@@ -37,9 +38,9 @@ impl Asked {
 }
 
 /// The builds of the entries asked for, in matrix order. Entries that are asked for but left
-/// out of the matrix (not built) are said on stderr; an unknown variant or a Python no
-/// variant builds for is bad input.
-pub fn builds(workspace: &Workspace, asked: &Asked) -> Result<Vec<Built>> {
+/// out of the matrix (not built) are said through `reporter`; an unknown variant or a Python
+/// no variant builds for is bad input.
+pub fn builds(workspace: &Workspace, asked: &Asked, reporter: &Reporter) -> Result<Vec<Built>> {
     let catalog = Catalog::load_for(&workspace.root, &[], asked.ctranslate2.as_deref())?;
     let names: Vec<&str> = catalog.variant_names().collect();
     for v in &asked.variants {
@@ -52,15 +53,15 @@ pub fn builds(workspace: &Workspace, asked: &Asked) -> Result<Vec<Built>> {
         }
     }
     let versions: Vec<String> = asked.ctranslate2.iter().cloned().collect();
-    let every = matrix::matrix(&workspace.root, &versions)?.include;
+    let every = matrix::matrix(&workspace.root, &versions, reporter)?.include;
     // Said only for what was asked for: a release of one variant does not list the others.
     let asked_for: Vec<matrix::Entry> = every.iter().filter(|e| asked.wants(e)).cloned().collect();
     let (_, left_out) = matrix::select(asked_for, asked.include);
     for line in &left_out {
-        eprintln!(
+        reporter.say(format_args!(
             "note: not in this release (not built): {}",
-            ct2v_support::diagnostic::escaped(line)
-        );
+            escaped(line)
+        ));
     }
     let (all, _) = matrix::select(every, asked.include);
     check_pythons(&asked.pythons, &all)?;
@@ -105,4 +106,51 @@ fn check_pythons(pythons: &[String], all: &[matrix::Entry]) -> Result<()> {
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn entries_asked_for_but_not_built_are_said_and_not_taken() {
+        let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../..");
+        let workspace = Workspace::locate(Some(root.into()), None).unwrap();
+        let every = matrix::matrix(&workspace.root, &[], &Reporter::captured())
+            .unwrap()
+            .include;
+        let (_, left_out) = matrix::select(every.clone(), matrix::Opt::default());
+        let skipped = every
+            .iter()
+            .find(|e| {
+                left_out
+                    .iter()
+                    .any(|l| l.starts_with(&format!("{}: ", e.name)))
+            })
+            .expect("the variants leave some entry out of the default matrix");
+        let asked = Asked {
+            variants: vec![skipped.variant.clone()],
+            platforms: vec![skipped.platform],
+            pythons: vec![skipped.python.clone()],
+            ctranslate2: None,
+            from: None,
+            include: matrix::Opt::default(),
+        };
+        let reporter = Reporter::captured();
+        let built = builds(&workspace, &asked, &reporter).unwrap();
+        assert!(
+            built.is_empty(),
+            "{:?}",
+            built.iter().map(|b| &b.job).collect::<Vec<_>>()
+        );
+        let said = reporter.said();
+        assert!(said.out.is_empty(), "{said:?}");
+        assert!(
+            said.err.contains(&format!(
+                "note: not in this release (not built): {}: ",
+                skipped.name
+            )),
+            "{said:?}"
+        );
+    }
 }

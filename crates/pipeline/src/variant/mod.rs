@@ -7,7 +7,6 @@ pub mod download_url;
 mod extends;
 pub mod gpus;
 pub mod layer;
-pub mod listing;
 pub mod loc;
 mod resolve;
 mod template;
