@@ -83,7 +83,9 @@ pub fn new_version(
                 continue;
             }
             outln!("== patch --check {variant}")?;
-            if let Err(e) = check_or_apply(workspace, &plan, true, None, download, &download.reporter) {
+            if let Err(e) =
+                check_or_apply(workspace, &plan, true, None, download, &download.reporter)
+            {
                 eprintln!("error: {e:#}");
                 bumped.by_hand.push(format!(
                     "{variant}: the patch series does not apply to {version} (above): refresh it \

@@ -33,7 +33,11 @@ impl FetchRequest {
         let summary = input_download::fetch_plan(&cache, &plan, &self.download)?;
         for f in &summary.fetched {
             let how = if f.downloaded { "downloaded" } else { "cached" };
-            reporter.outln(format_args!("{:<28} {how:<10} {}", f.name, f.path.display()))?;
+            reporter.outln(format_args!(
+                "{:<28} {how:<10} {}",
+                f.name,
+                f.path.display()
+            ))?;
         }
         reporter.say(summary.line());
         let Some(requirements) = plan.venv_requirements().filter(|_| !self.no_wheels) else {

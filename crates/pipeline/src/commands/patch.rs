@@ -90,3 +90,94 @@ pub fn check_or_apply(
     }
     Ok(ExitCode::SUCCESS)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::plan::{Action, Step, StepId};
+    use ct2v_support::report::Said;
+
+    /// A plan whose one step patches with `patch`, and a workspace in `dir`.
+    fn patching(dir: &Path, patch: &Path) -> (Workspace, Plan) {
+        let workspace = Workspace {
+            root: dir.to_path_buf(),
+            cache_dir: dir.join("cache"),
+        };
+        let plan = Plan::of_steps(vec![Step {
+            id: StepId::PATCH,
+            action: Action::Patch {
+                series: "patches/series".into(),
+                patches: vec![patch.display().to_string()],
+                tree: String::new(),
+            },
+            description: String::new(),
+            after: vec![],
+            inputs: vec![],
+            commands: vec![],
+            env: Default::default(),
+            outputs: vec![],
+            fingerprint: String::new(),
+        }]);
+        (workspace, plan)
+    }
+
+    fn said(workspace: &Workspace, plan: &Plan, check: bool, tree: &Path) -> Said {
+        let reporter = Reporter::captured();
+        let code = check_or_apply(
+            workspace,
+            plan,
+            check,
+            Some(tree.to_path_buf()),
+            &Options::default(),
+            &reporter,
+        )
+        .unwrap();
+        assert_eq!(code, ExitCode::SUCCESS);
+        reporter.said()
+    }
+
+    #[test]
+    fn a_check_says_each_patch_on_stdout_and_its_summary_on_stderr_and_applying_says_the_tree() {
+        let dir = tempfile::tempdir().unwrap();
+        let tree = dir.path().join("ctranslate2");
+        std::fs::create_dir_all(&tree).unwrap();
+        std::fs::write(tree.join("a.txt"), "one\n").unwrap();
+        let patch = dir.path().join("0001-two.patch");
+        std::fs::write(
+            &patch,
+            "--- a/a.txt\n+++ b/a.txt\n@@ -1 +1 @@\n-one\n+two\n",
+        )
+        .unwrap();
+        let (workspace, plan) = patching(dir.path(), &patch);
+
+        let checked = said(&workspace, &plan, true, &tree);
+        assert_eq!(checked.out, "0001-two.patch: applies\n");
+        assert_eq!(
+            checked.err,
+            format!(
+                "patches/series: 1 patch(es) apply in order to {}; nothing was changed\n",
+                tree.display()
+            )
+        );
+        assert_eq!(
+            std::fs::read_to_string(tree.join("a.txt")).unwrap(),
+            "one\n"
+        );
+
+        let applied = said(&workspace, &plan, false, &tree);
+        assert_eq!(
+            applied,
+            Said {
+                out: format!("{} is patched with patches/series\n", tree.display()),
+                err: String::new(),
+            }
+        );
+        assert_eq!(
+            std::fs::read_to_string(tree.join("a.txt")).unwrap(),
+            "two\n"
+        );
+
+        let again = said(&workspace, &plan, true, &tree);
+        assert_eq!(again.out, "0001-two.patch: already in the tree\n");
+    }
+}

@@ -69,7 +69,12 @@ pub fn patch_series(
     let outcomes = ct2v_fetch::patch::check_series(&patches, &tree, &log)?;
     let patches = patches
         .iter()
-        .map(|p| p.file_name().unwrap_or_default().to_string_lossy().into_owned())
+        .map(|p| {
+            p.file_name()
+                .unwrap_or_default()
+                .to_string_lossy()
+                .into_owned()
+        })
         .zip(outcomes)
         .collect();
     Ok(Patched::Checked {

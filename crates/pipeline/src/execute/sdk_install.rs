@@ -13,9 +13,9 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
 
+use crate::execute::input_download;
 use crate::plan::Plan;
 use crate::sdk::{self, Found};
-use crate::execute::input_download;
 use ct2v_fetch::cache::Cache;
 use ct2v_fetch::download::Options;
 use ct2v_support::diagnostic::InputError;
@@ -170,5 +170,36 @@ fn run_bounded(
             reporter.say(format_args!("  still installing ({minutes} min)"));
         }
         std::thread::sleep(Duration::from_millis(200));
+    }
+}
+
+#[cfg(all(test, unix))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_bounded_install_says_what_it_runs_and_where_its_output_goes() {
+        let dir = tempfile::tempdir().unwrap();
+        let log = dir.path().join("install-sdk.log");
+        let reporter = Reporter::captured();
+        let args = ["-c".to_string(), "echo installed".to_string()];
+        run_bounded(
+            Path::new("/bin/sh"),
+            &args,
+            &log,
+            Duration::from_secs(90),
+            &reporter,
+        )
+        .unwrap();
+        let said = reporter.said();
+        assert_eq!(said.out, "");
+        assert_eq!(
+            said.err,
+            format!(
+                "running /bin/sh -c echo installed (up to 2 min; output in {})\n",
+                log.display()
+            )
+        );
+        assert_eq!(fs::read_to_string(&log).unwrap(), "installed\n");
     }
 }
