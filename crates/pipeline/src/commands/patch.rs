@@ -94,7 +94,7 @@ pub fn check_or_apply(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::plan::{Action, Step, StepId};
+    use crate::plan::{Action, StepId};
     use ct2v_support::report::Said;
 
     /// A plan whose one step patches with `patch`, and a workspace in `dir`.
@@ -103,21 +103,14 @@ mod tests {
             root: dir.to_path_buf(),
             cache_dir: dir.join("cache"),
         };
-        let plan = Plan::of_steps(vec![Step {
-            id: StepId::PATCH,
-            action: Action::Patch {
+        let plan = Plan::of_step(
+            StepId::PATCH,
+            Action::Patch {
                 series: "patches/series".into(),
                 patches: vec![patch.display().to_string()],
                 tree: String::new(),
             },
-            description: String::new(),
-            after: vec![],
-            inputs: vec![],
-            commands: vec![],
-            env: Default::default(),
-            outputs: vec![],
-            fingerprint: String::new(),
-        }]);
+        );
         (workspace, plan)
     }
 
