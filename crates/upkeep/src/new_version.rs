@@ -7,7 +7,7 @@ use anyhow::Result;
 use crate::bump::{BumpRequest, bump};
 use crate::pin_variant::pin_variant;
 use ct2v_fetch::download::Options;
-use ct2v_pipeline::execute::patch_series::patch_series;
+use ct2v_pipeline::commands::patch::check_or_apply;
 use ct2v_pipeline::plan::{self, request::PlanRequest};
 use ct2v_pipeline::variant::Catalog;
 use ct2v_support::platform::Platform;
@@ -83,7 +83,9 @@ pub fn new_version(
                 continue;
             }
             outln!("== patch --check {variant}")?;
-            if let Err(e) = patch_series(workspace, &plan, true, None, download) {
+            if let Err(e) =
+                check_or_apply(workspace, &plan, true, None, download, &download.reporter)
+            {
                 eprintln!("error: {e:#}");
                 bumped.by_hand.push(format!(
                     "{variant}: the patch series does not apply to {version} (above): refresh it \

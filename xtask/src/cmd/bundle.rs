@@ -7,7 +7,7 @@ use anyhow::Result;
 use clap::Args;
 
 use crate::flags::{PlatformArg, WheelArgs, checked};
-use ct2v_pipeline::execute::bundle_alone::BundleSource;
+use ct2v_pipeline::commands::bundle::BundleSource;
 use ct2v_pipeline::plan::request::PlanRequest;
 use ct2v_support::report::Reporter;
 use ct2v_support::{text_rules, workspace::Workspace};
@@ -54,6 +54,6 @@ impl Bundle {
             }),
             toolchain_dir: self.toolchain_dir,
         });
-        self.wheel.request(plan).run(workspace)
+        self.wheel.request(plan).run(workspace, reporter)
     }
 }

@@ -6,7 +6,7 @@ use anyhow::Result;
 use clap::Args;
 
 use crate::flags::{DownloadArgs, Selection};
-use ct2v_pipeline::execute::fetch_request::FetchRequest;
+use ct2v_pipeline::commands::fetch::FetchRequest;
 use ct2v_support::report::Reporter;
 use ct2v_support::workspace::Workspace;
 
@@ -30,6 +30,6 @@ impl Fetch {
             pinner: self.download.pinner(),
             no_wheels: self.no_wheels,
         }
-        .run(workspace)
+        .run(workspace, reporter)
     }
 }

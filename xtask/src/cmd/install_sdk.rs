@@ -7,7 +7,7 @@ use anyhow::Result;
 use clap::Args;
 
 use crate::flags::{DownloadArgs, Selection};
-use ct2v_pipeline::execute::sdk_install::install_and_say;
+use ct2v_pipeline::commands::install_sdk::InstallSdkRequest;
 use ct2v_support::report::Reporter;
 use ct2v_support::workspace::Workspace;
 
@@ -28,12 +28,12 @@ pub struct InstallSdk {
 
 impl InstallSdk {
     pub fn run(self, workspace: &Workspace, reporter: &Reporter) -> Result<ExitCode> {
-        install_and_say(
-            workspace,
-            &self.selection.request(),
-            &self.download.options(reporter),
-            self.force,
-            self.installer_timeout.map(Duration::from_secs),
-        )
+        InstallSdkRequest {
+            plan: self.selection.request(),
+            download: self.download.options(reporter),
+            force: self.force,
+            timeout: self.installer_timeout.map(Duration::from_secs),
+        }
+        .run(workspace, reporter)
     }
 }

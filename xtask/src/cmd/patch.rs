@@ -7,7 +7,7 @@ use anyhow::Result;
 use clap::Args;
 
 use crate::flags::{DownloadArgs, PlatformArg, checked};
-use ct2v_pipeline::execute::patch_series::PatchRequest;
+use ct2v_pipeline::commands::patch::PatchRequest;
 use ct2v_pipeline::plan::request::PlanRequest;
 use ct2v_support::report::Reporter;
 use ct2v_support::text_rules;
@@ -46,6 +46,6 @@ impl Patch {
             source: self.source,
             download: self.download.options(reporter),
         }
-        .run(workspace)
+        .run(workspace, reporter)
     }
 }

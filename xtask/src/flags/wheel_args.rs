@@ -7,7 +7,7 @@ use clap::Args;
 
 use ct2v_bundle::bundler::job::WheelFlags;
 use ct2v_bundle::bundler::{Output, Policy};
-use ct2v_pipeline::execute::bundle_alone::{BundleRequest, BundleSource};
+use ct2v_pipeline::commands::bundle::{BundleRequest, BundleSource};
 
 #[derive(Args)]
 pub struct WheelArgs {

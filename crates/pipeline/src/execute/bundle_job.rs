@@ -172,22 +172,12 @@ fn join(base: &Path, rel: &str) -> PathBuf {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::plan::{Action, Step, StepId};
+    use crate::plan::{Action, StepId};
     use ct2v_bundle::bundler::Policy;
     use ct2v_bundle::bundler::job::{DataGlob, SearchFolder};
 
     fn plan_bundling(job: BundleJob) -> Plan {
-        Plan::of_steps(vec![Step {
-            id: StepId::BUNDLE,
-            action: Action::Bundle(Box::new(job)),
-            description: String::new(),
-            after: vec![],
-            inputs: vec![],
-            commands: vec![],
-            env: Default::default(),
-            outputs: vec![],
-            fingerprint: String::new(),
-        }])
+        Plan::of_step(StepId::BUNDLE, Action::Bundle(Box::new(job)))
     }
 
     fn job() -> BundleJob {

@@ -1,7 +1,6 @@
-//! `cargo xtask fetch`: the inputs of a plan, downloaded into the content-addressed cache
-//! and verified (`pin` records the pins: ct2v-upkeep).
+//! The inputs of a plan, downloaded into the content-addressed cache and verified (`pin`
+//! records the pins: ct2v-upkeep).
 
-use std::path::PathBuf;
 use std::time::Instant;
 
 use anyhow::{Result, bail};
@@ -147,7 +146,7 @@ pub(crate) fn fetch_one(
     variant: &str,
     input: &PlannedInput,
     options: &Options,
-) -> Result<PathBuf> {
+) -> Result<Fetched> {
     if input.sha256.is_none() {
         bail!(
             "input `{}` of variant `{variant}` is not pinned (no sha256): {}\n\
@@ -159,18 +158,21 @@ pub(crate) fn fetch_one(
     }
     let fetched = download::fetch_all(cache, &[request(input)], options)
         .map_err(|e| anyhow::anyhow!("{}", download::describe(&e)))?;
-    let first = fetched.into_iter().next().expect("one request, one result");
-    eprintln!(
+    Ok(fetched.into_iter().next().expect("one request, one result"))
+}
+
+/// `<name> downloaded (<size>)`, or `from the cache`: what [`fetch_one`] did, in one line.
+pub(crate) fn fetched_line(fetched: &Fetched) -> String {
+    format!(
         "{} {} ({})",
-        first.name,
-        if first.downloaded {
+        fetched.name,
+        if fetched.downloaded {
             "downloaded"
         } else {
             "from the cache"
         },
-        ct2v_support::units::human_size(first.bytes)
-    );
-    Ok(first.path)
+        ct2v_support::units::human_size(fetched.bytes)
+    )
 }
 
 fn request(input: &PlannedInput) -> Request {

@@ -1,16 +1,15 @@
 //! Running a plan: the executor (`executor`: steps in order, skipped when unchanged), its step
 //! runner (`runner`: step dispatch), the SDK a step needs (`sdk_env`: found once, its
 //! placeholders and environment filled in), the bundle job a plan's bundle step hands to the
-//! bundler (`bundle_job`), a plan's inputs downloaded into the cache (`input_download`; the
-//! `fetch` command is `fetch_request`), `build-info.json` (`info`), ninja progress
-//! (`progress`) and the toolchain checks (`toolchain`).
+//! bundler (`bundle_job`), a plan's inputs downloaded into the cache (`input_download`), a
+//! patch series checked or applied (`patch_series`), a GPU SDK installed unattended
+//! (`sdk_install`), `build-info.json` (`info`), ninja progress (`progress`) and the toolchain
+//! checks (`toolchain`).
 
-pub mod bundle_alone;
 pub mod bundle_job;
 pub mod copy_dlls;
 pub mod end_to_end;
 pub mod executor;
-pub mod fetch_request;
 pub mod info;
 pub mod input_download;
 pub mod jobs;

@@ -1,62 +1,42 @@
-//! `patch`: check (or apply) a variant's patch series against CTranslate2's source.
+//! A plan's patch series checked on (or applied to) a CTranslate2 source tree: a given one,
+//! or the plan's pinned source unpacked into a temporary folder.
 
-use std::path::{Path, PathBuf};
-use std::process::ExitCode;
+use std::path::PathBuf;
 
 use anyhow::Result;
 
 use crate::execute::input_download;
-use crate::plan::{self, request::PlanRequest};
+use crate::plan;
 use ct2v_fetch::cache::Cache;
 use ct2v_fetch::download::Options;
+use ct2v_fetch::patch::Check;
 use ct2v_support::diagnostic::InputError;
-use ct2v_support::outln;
+use ct2v_support::report::Reporter;
 use ct2v_support::workspace::Workspace;
 
-/// A patch check or application as `cargo xtask patch` asks for it.
-pub struct PatchRequest {
-    pub plan: PlanRequest,
-    /// Only check, on a copy.
-    pub check: bool,
-    /// The tree to patch (default with `check`: the pinned source).
-    pub source: Option<PathBuf>,
-    pub download: Options,
-}
-
-impl PatchRequest {
-    pub fn run(self, workspace: &Workspace) -> Result<ExitCode> {
-        if let Some(dir) = &self.source {
-            source_folder(dir)?;
-        }
-        let plan = self.plan.plan(workspace)?;
-        patch_series(workspace, &plan, self.check, self.source, &self.download)
-    }
-}
-
-/// `--source` must be a folder: checked before the plan is made or anything is written.
-fn source_folder(dir: &Path) -> Result<(), InputError> {
-    let why = match std::fs::metadata(dir) {
-        Ok(meta) if meta.is_dir() => return Ok(()),
-        Ok(_) => "is not a folder".to_string(),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => "does not exist".to_string(),
-        Err(e) => format!("cannot be read: {e}"),
-    };
-    Err(InputError::new(format!(
-        "--source {} {why}",
-        ct2v_support::paths::shown(dir)
-    ))
-    .note("give the CTranslate2 source tree to patch (a folder); with --check, leave --source out to use the pinned source"))
+/// What [`patch_series`] did to the tree.
+pub enum Patched {
+    /// The series was applied to `tree`.
+    Applied { series: String, tree: PathBuf },
+    /// Every patch applies in order to `tree` (each one's file name and how); nothing changed.
+    Checked {
+        series: String,
+        tree: PathBuf,
+        patches: Vec<(String, Check)>,
+    },
 }
 
 /// Checks (`check`) or applies the plan's patch series to `source`, else to the plan's pinned
-/// source; `source`, when given, is a folder ([`PatchRequest::run`] checks it first).
+/// source; `source`, when given, is a folder (the `patch` command checks it first). Fetching
+/// and unpacking the pinned source is said through `reporter`.
 pub fn patch_series(
     workspace: &Workspace,
     plan: &plan::Plan,
     check: bool,
     source: Option<PathBuf>,
     download: &Options,
-) -> Result<ExitCode> {
+    reporter: &Reporter,
+) -> Result<Patched> {
     let Some((series, patches)) = plan.find_action(|a| match a {
         plan::Action::Patch {
             series, patches, ..
@@ -78,30 +58,30 @@ pub fn patch_series(
     let tree = match source {
         Some(dir) => dir,
         None => {
-            unpacked = pinned_source(workspace, plan, download)?;
+            unpacked = pinned_source(workspace, plan, download, reporter)?;
             unpacked.path().join("ctranslate2")
         }
     };
     if !check {
         ct2v_fetch::patch::apply_series(&patches, &tree, &log)?;
-        outln!("{} is patched with {series}", tree.display())?;
-        return Ok(ExitCode::SUCCESS);
+        return Ok(Patched::Applied { series, tree });
     }
     let outcomes = ct2v_fetch::patch::check_series(&patches, &tree, &log)?;
-    for (p, outcome) in patches.iter().zip(&outcomes) {
-        let name = p.file_name().unwrap_or_default().to_string_lossy();
-        let said = match outcome {
-            ct2v_fetch::patch::Check::AlreadyThere => "already in the tree",
-            _ => "applies",
-        };
-        outln!("{name}: {said}")?;
-    }
-    eprintln!(
-        "{series}: {} patch(es) apply in order to {}; nothing was changed",
-        patches.len(),
-        tree.display()
-    );
-    Ok(ExitCode::SUCCESS)
+    let patches = patches
+        .iter()
+        .map(|p| {
+            p.file_name()
+                .unwrap_or_default()
+                .to_string_lossy()
+                .into_owned()
+        })
+        .zip(outcomes)
+        .collect();
+    Ok(Patched::Checked {
+        series,
+        tree,
+        patches,
+    })
 }
 
 /// The plan's pinned CTranslate2 source, fetched if needed and unpacked into a temp folder.
@@ -109,6 +89,7 @@ fn pinned_source(
     workspace: &Workspace,
     plan: &plan::Plan,
     download: &Options,
+    reporter: &Reporter,
 ) -> Result<tempfile::TempDir> {
     if let Some((tag, submodules)) = plan.find_action(|a| match a {
         plan::Action::AssembleSource {
@@ -122,14 +103,14 @@ fn pinned_source(
         fetch_only(workspace, plan, &names, download)?;
         let dir = tempfile::tempdir()?;
         let tree = dir.path().join("ctranslate2");
-        eprintln!(
+        reporter.say(format_args!(
             "assembling {} and {} submodule archive(s) into {}",
             tag.input,
             submodules.len(),
             tree.display()
-        );
+        ));
         let assembly = crate::execute::runner::assembly(plan, tag, submodules, &tree)?;
-        ct2v_fetch::assemble::assemble(&assembly, &ct2v_support::report::Reporter::std())?;
+        ct2v_fetch::assemble::assemble(&assembly, reporter)?;
         return Ok(dir);
     }
     let Some(input) = plan
@@ -152,7 +133,11 @@ fn pinned_source(
     });
     let dir = tempfile::tempdir()?;
     let tree = dir.path().join("ctranslate2");
-    eprintln!("unpacking {} into {}", input.file_name, tree.display());
+    reporter.say(format_args!(
+        "unpacking {} into {}",
+        input.file_name,
+        tree.display()
+    ));
     let archive = PathBuf::from(input.cache_path.as_deref().unwrap_or_default());
     ct2v_fetch::unpack::unpack_input(
         &input.name,
@@ -162,7 +147,7 @@ fn pinned_source(
         subdir.as_deref(),
         &tree,
         ct2v_fetch::unpack::Kept::Unrecorded,
-        &ct2v_support::report::Reporter::std(),
+        reporter,
     )?;
     Ok(dir)
 }

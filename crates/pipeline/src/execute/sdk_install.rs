@@ -1,5 +1,5 @@
-//! `install-sdk`: a variant's GPU SDK installed unattended from its pinned installer, for a
-//! machine nobody sets up by hand (a hosted CI runner). The installer is an input like any
+//! A variant's GPU SDK installed unattended from its pinned installer, for a machine nobody
+//! sets up by hand (a hosted CI runner). The installer is an input like any
 //! other (URL, sha256, size, fetched into the cache and verified), run with the variant's
 //! arguments and stopped after its time limit, the way ggml-org/llama.cpp's
 //! `.github/actions/install-exe` runs AMD's HIP SDK installer (`-install`, a bounded
@@ -13,12 +13,14 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
 
+use crate::execute::input_download;
 use crate::plan::Plan;
 use crate::sdk::{self, Found};
 use ct2v_fetch::cache::Cache;
 use ct2v_fetch::download::Options;
 use ct2v_support::diagnostic::InputError;
 use ct2v_support::platform::Platform;
+use ct2v_support::report::Reporter;
 
 /// What `install` did.
 pub enum Installed {
@@ -29,7 +31,8 @@ pub enum Installed {
 }
 
 /// Installs the SDK `plan` needs (unless one that fits is found and `force` is off).
-/// `timeout` overrides the variant's limit; the installer's output goes to `log`.
+/// `timeout` overrides the variant's limit; the installer's output goes to `log`, and what
+/// is under way is said through `reporter`.
 pub fn install(
     plan: &Plan,
     cache: &Cache,
@@ -37,6 +40,7 @@ pub fn install(
     log: &Path,
     timeout: Option<Duration>,
     force: bool,
+    reporter: &Reporter,
 ) -> Result<Installed> {
     let Some(sdk) = &plan.sdk else {
         return Err(InputError::new(format!(
@@ -64,11 +68,12 @@ pub fn install(
     if !force && let Ok(found) = sdk::find(sdk, plan.platform, &[], None) {
         return Ok(Installed::Already(found));
     }
-    let file = crate::execute::input_download::fetch_one(cache, &plan.variant, input, options)?;
+    let fetched = input_download::fetch_one(cache, &plan.variant, input, options)?;
+    reporter.say(input_download::fetched_line(&fetched));
     let started = Instant::now();
-    let program = runnable_copy(&file, &input.file_name, log)?;
+    let program = runnable_copy(&fetched.path, &input.file_name, log)?;
     let limit = timeout.unwrap_or(Duration::from_secs(installer.minutes * 60));
-    let outcome = run_bounded(&program, &installer.args, log, limit);
+    let outcome = run_bounded(&program, &installer.args, log, limit, reporter);
     let _ = fs::remove_file(&program);
     outcome?;
     let found = sdk::find(sdk, plan.platform, &[], None).map_err(|e| {
@@ -109,17 +114,23 @@ fn runnable_copy(cached: &Path, file_name: &str, log: &Path) -> Result<PathBuf> 
 
 /// Runs `program args`, output to `log`, and stops it after `limit`. A line a minute says it
 /// is still running (an installer prints nothing for many minutes).
-fn run_bounded(program: &Path, args: &[String], log: &Path, limit: Duration) -> Result<()> {
+fn run_bounded(
+    program: &Path,
+    args: &[String],
+    log: &Path,
+    limit: Duration,
+    reporter: &Reporter,
+) -> Result<()> {
     let out = ct2v_support::regular_file::create(log)
         .with_context(|| format!("cannot write {}", log.display()))?;
     let err = out.try_clone()?;
-    eprintln!(
+    reporter.say(format_args!(
         "running {} {} (up to {} min; output in {})",
         program.display(),
         args.join(" "),
         limit.as_secs().div_ceil(60),
         log.display()
-    );
+    ));
     let mut child = std::process::Command::new(program)
         .args(args)
         .stdin(Stdio::null())
@@ -156,45 +167,39 @@ fn run_bounded(program: &Path, args: &[String], log: &Path, limit: Duration) -> 
         let minutes = elapsed.as_secs() / 60;
         if minutes > said {
             said = minutes;
-            eprintln!("  still installing ({minutes} min)");
+            reporter.say(format_args!("  still installing ({minutes} min)"));
         }
         std::thread::sleep(Duration::from_millis(200));
     }
 }
 
-/// `install-sdk`: the request's GPU SDK installed (or found), said on stdout.
-pub fn install_and_say(
-    workspace: &ct2v_support::workspace::Workspace,
-    request: &crate::plan::request::PlanRequest,
-    options: &Options,
-    force: bool,
-    timeout: Option<Duration>,
-) -> Result<std::process::ExitCode> {
-    let plan = request.plan(workspace)?;
-    let log = workspace
-        .log_dir(&plan.slot, plan.platform)
-        .join("install-sdk.log");
-    let installed = install(
-        &plan,
-        &Cache::new(&workspace.cache_dir),
-        options,
-        &log,
-        timeout,
-        force,
-    )?;
-    match installed {
-        Installed::Already(found) => ct2v_support::outln!(
-            "already installed: SDK {} at {} ({}); nothing ran (--force runs the installer)",
-            found.version,
-            found.root.display(),
-            found.how
-        )?,
-        Installed::Now { found, seconds } => ct2v_support::outln!(
-            "installed in {seconds:.0} s: SDK {} at {} ({})",
-            found.version,
-            found.root.display(),
-            found.how
-        )?,
+#[cfg(all(test, unix))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_bounded_install_says_what_it_runs_and_where_its_output_goes() {
+        let dir = tempfile::tempdir().unwrap();
+        let log = dir.path().join("install-sdk.log");
+        let reporter = Reporter::captured();
+        let args = ["-c".to_string(), "echo installed".to_string()];
+        run_bounded(
+            Path::new("/bin/sh"),
+            &args,
+            &log,
+            Duration::from_secs(90),
+            &reporter,
+        )
+        .unwrap();
+        let said = reporter.said();
+        assert_eq!(said.out, "");
+        assert_eq!(
+            said.err,
+            format!(
+                "running /bin/sh -c echo installed (up to 2 min; output in {})\n",
+                log.display()
+            )
+        );
+        assert_eq!(fs::read_to_string(&log).unwrap(), "installed\n");
     }
-    Ok(std::process::ExitCode::SUCCESS)
 }

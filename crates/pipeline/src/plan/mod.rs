@@ -228,6 +228,11 @@ impl Plan {
             outputs: Outputs::default(),
         }
     }
+
+    /// A Linux plan of one step, `id` doing `action`.
+    pub(crate) fn of_step(id: StepId, action: Action) -> Plan {
+        Plan::of_steps(vec![steps::step(id, action, "")])
+    }
 }
 
 impl Plan {

@@ -118,7 +118,7 @@ fn slash(path: &Path) -> String {
 }
 
 /// One step being written; `fingerprint` is filled in once the plan is complete.
-fn step(id: StepId, action: Action, description: impl Into<String>) -> Step {
+pub(super) fn step(id: StepId, action: Action, description: impl Into<String>) -> Step {
     Step {
         id,
         action,
