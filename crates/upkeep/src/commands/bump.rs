@@ -188,3 +188,35 @@ fn say_written(bumped: &Bumped, reporter: &Reporter) -> Result<()> {
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::PathBuf;
+
+    #[test]
+    fn what_was_written_is_said_on_stdout_in_order() {
+        let reporter = Reporter::captured();
+        let bumped = Bumped {
+            from: "4.8.4".into(),
+            file: PathBuf::from("variants/ctranslate2/4.8.5.toml"),
+            series: vec![(
+                PathBuf::from("patches/ctranslate2-4.8.4"),
+                PathBuf::from("patches/ctranslate2-4.8.5"),
+            )],
+            renamed: vec!["https://x/v4.8.5/a.zip".into()],
+            notes: vec!["read the comments".into()],
+            ..Bumped::default()
+        };
+        say_written(&bumped, &reporter).unwrap();
+        let said = reporter.said();
+        assert_eq!(
+            said.out,
+            "wrote variants/ctranslate2/4.8.5.toml (from 4.8.4)\n\
+             copied patches/ctranslate2-4.8.4 to patches/ctranslate2-4.8.5\n\
+             renamed, to pin: https://x/v4.8.5/a.zip\n\
+             note: read the comments\n"
+        );
+        assert_eq!(said.err, "");
+    }
+}

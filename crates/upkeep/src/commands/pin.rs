@@ -1,6 +1,7 @@
 //! `pin`: the inputs of one variant whose pin is missing or whose URL changed, pinned, each
 //! said on a line.
 
+use std::path::Path;
 use std::process::ExitCode;
 
 use anyhow::Result;
@@ -42,7 +43,7 @@ impl PinRequest {
             match &outcome.result {
                 Ok(action) => {
                     written += usize::from(matches!(action, PinAction::Written(_)));
-                    reporter.outln(outcome_line(workspace, outcome, action))?;
+                    reporter.outln(outcome_line(&workspace.root, outcome, action))?;
                 }
                 Err(e) => {
                     failed += 1;
@@ -72,7 +73,7 @@ impl PinRequest {
 }
 
 /// `<name> (<file>): <what was done>`; the files a pin was written into relative to the root.
-fn outcome_line(workspace: &Workspace, outcome: &PinOutcome, action: &PinAction) -> String {
+fn outcome_line(root: &Path, outcome: &PinOutcome, action: &PinAction) -> String {
     // One name per platform (mkl-static for Linux and Windows): the file tells them apart.
     let file = ct2v_support::paths::last_segment(&outcome.url);
     let label = format!("{} ({file})", outcome.name);
@@ -83,7 +84,7 @@ fn outcome_line(workspace: &Workspace, outcome: &PinOutcome, action: &PinAction)
             let names: Vec<String> = files
                 .iter()
                 .map(|f| {
-                    f.strip_prefix(&workspace.root)
+                    f.strip_prefix(root)
                         .unwrap_or(f)
                         .display()
                         .to_string()
@@ -91,5 +92,32 @@ fn outcome_line(workspace: &Workspace, outcome: &PinOutcome, action: &PinAction)
                 .collect();
             format!("{label}: pinned in {}", names.join(", "))
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_outcome_line_names_the_file_and_where_its_pin_was_written() {
+        let root = Path::new("/repo");
+        let outcome = PinOutcome {
+            name: "mkl-static".into(),
+            url: "https://example.org/v1/mkl-linux.tgz".into(),
+            result: Ok(PinAction::Verified),
+        };
+        let written = PinAction::Written(vec![
+            root.join("variants/cpu.toml"),
+            root.join("variants/pins.lock"),
+        ]);
+        assert_eq!(
+            outcome_line(root, &outcome, &written),
+            "mkl-static (mkl-linux.tgz): pinned in variants/cpu.toml, variants/pins.lock"
+        );
+        assert_eq!(
+            outcome_line(root, &outcome, &PinAction::Confirmed),
+            "mkl-static (mkl-linux.tgz): confirmed by the lock"
+        );
     }
 }

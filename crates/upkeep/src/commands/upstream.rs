@@ -135,3 +135,49 @@ fn check(reports: &[VersionReport], reporter: &Reporter) -> Result<ExitCode> {
     );
     Ok(ExitCode::FAILURE)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::upstream::Acceptance;
+
+    fn report(stale: Vec<Acceptance>) -> VersionReport {
+        VersionReport {
+            version: "4.8.4".into(),
+            source: "a tree".into(),
+            rows: Vec::new(),
+            unreadable: Vec::new(),
+            stale,
+        }
+    }
+
+    #[test]
+    fn the_check_says_each_problem_on_stderr_and_fails() {
+        let reporter = Reporter::captured();
+        let stale = Acceptance {
+            fact: "onednn.version".into(),
+            reason: "why".into(),
+            at: "variants/defaults.toml:3".into(),
+        };
+        let code = check(&[report(vec![stale])], &reporter).unwrap();
+        assert_eq!(code, ExitCode::FAILURE);
+        let said = reporter.said();
+        assert_eq!(said.out, "");
+        assert!(
+            said.err.starts_with(
+                "upstream --check: 1 problem(s):\n  CTranslate2 4.8.4: [upstream.accepted] \
+                 \"onednn.version\" (variants/defaults.toml:3) matches no drift any more: delete it\n"
+            ),
+            "{}",
+            said.err
+        );
+    }
+
+    #[test]
+    fn the_check_of_agreeing_data_says_no_drift() {
+        let reporter = Reporter::captured();
+        let code = check(&[report(Vec::new())], &reporter).unwrap();
+        assert_eq!(code, ExitCode::SUCCESS);
+        assert_eq!(reporter.said().err, "upstream --check: no drift\n");
+    }
+}
