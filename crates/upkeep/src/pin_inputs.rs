@@ -212,9 +212,10 @@ fn pin_from_index(
         platform: wheel.platform.name(),
     };
     let written = pin::record_from_index(files, &found, &link.url, &pinned)?;
-    options
-        .reporter
-        .say(format_args!("{}: {} on {}", input.name, link.file, wheel.index));
+    options.reporter.say(format_args!(
+        "{}: {} on {}",
+        input.name, link.file, wheel.index
+    ));
     Ok((pinned, written))
 }
 

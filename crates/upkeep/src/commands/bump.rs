@@ -138,8 +138,7 @@ impl BumpRequest {
         let mut options = self.download.clone();
         options.offline |= self.no_pin;
         reporter.outln(format_args!("== upstream facts of CTranslate2 {version}"))?;
-        match crate::upstream::report_for_new_version(&workspace.root, &cache, &options, version)
-        {
+        match crate::upstream::report_for_new_version(&workspace.root, &cache, &options, version) {
             Ok(report) => {
                 reporter.out(report.table())?;
                 if !report.passes() {
@@ -169,7 +168,11 @@ fn say_written(bumped: &Bumped, reporter: &Reporter) -> Result<()> {
         bumped.from
     ))?;
     for (from, to) in &bumped.series {
-        reporter.outln(format_args!("copied {} to {}", from.display(), to.display()))?;
+        reporter.outln(format_args!(
+            "copied {} to {}",
+            from.display(),
+            to.display()
+        ))?;
     }
     if let Some(tag) = &bumped.tag {
         reporter.outln(format_args!(

@@ -83,12 +83,7 @@ fn outcome_line(root: &Path, outcome: &PinOutcome, action: &PinAction) -> String
         PinAction::Written(files) => {
             let names: Vec<String> = files
                 .iter()
-                .map(|f| {
-                    f.strip_prefix(root)
-                        .unwrap_or(f)
-                        .display()
-                        .to_string()
-                })
+                .map(|f| f.strip_prefix(root).unwrap_or(f).display().to_string())
                 .collect();
             format!("{label}: pinned in {}", names.join(", "))
         }
