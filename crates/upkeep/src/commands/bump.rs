@@ -37,10 +37,16 @@ impl BumpRequest {
                 "pin the inputs: `cargo xtask pin --variant V --ctranslate2 {version}` for each variant"
             ));
         } else {
-            self.pin_variants(workspace, reporter, &mut bumped.by_hand)?;
-            self.check_patches(workspace, reporter, &mut bumped.by_hand)?;
+            bumped
+                .by_hand
+                .extend(self.pin_variants(workspace, reporter)?);
+            bumped
+                .by_hand
+                .extend(self.check_patches(workspace, reporter)?);
         }
-        self.facts_table(workspace, reporter, &mut bumped.by_hand)?;
+        bumped
+            .by_hand
+            .extend(self.facts_table(workspace, reporter)?);
         if bumped.by_hand.is_empty() {
             reporter.outln(format_args!(
                 "CTranslate2 {version} is ready: `cargo xtask build --variant cpu --ctranslate2 {version}`"
@@ -54,14 +60,10 @@ impl BumpRequest {
         Ok(ExitCode::FAILURE)
     }
 
-    /// `pin` for every variant that has a source at the new version.
-    fn pin_variants(
-        &self,
-        workspace: &Workspace,
-        reporter: &Reporter,
-        by_hand: &mut Vec<String>,
-    ) -> Result<()> {
+    /// `pin` for every variant that has a source at the new version; what is left by hand.
+    fn pin_variants(&self, workspace: &Workspace, reporter: &Reporter) -> Result<Vec<String>> {
         let version = self.new.version.as_str();
+        let mut by_hand = Vec::new();
         for variant in Catalog::names(&workspace.root)? {
             let catalog = Catalog::load_for(&workspace.root, &[variant.as_str()], Some(version))?;
             if Platform::ALL
@@ -86,17 +88,14 @@ impl BumpRequest {
                 ));
             }
         }
-        Ok(())
+        Ok(by_hand)
     }
 
-    /// `patch --check` for every variant whose plan at the new version patches the source.
-    fn check_patches(
-        &self,
-        workspace: &Workspace,
-        reporter: &Reporter,
-        by_hand: &mut Vec<String>,
-    ) -> Result<()> {
+    /// `patch --check` for every variant whose plan at the new version patches the source;
+    /// what is left by hand.
+    fn check_patches(&self, workspace: &Workspace, reporter: &Reporter) -> Result<Vec<String>> {
         let version = self.new.version.as_str();
+        let mut by_hand = Vec::new();
         for variant in Catalog::names(&workspace.root)? {
             let request = PlanRequest {
                 ctranslate2: Some(version.to_string()),
@@ -121,18 +120,13 @@ impl BumpRequest {
                 ));
             }
         }
-        Ok(())
+        Ok(by_hand)
     }
 
     /// The facts the new version's own tree declares, where each came from, what could not be
     /// read, and how ours compare: read from its pinned source (from the cache with
-    /// `--no-pin`).
-    fn facts_table(
-        &self,
-        workspace: &Workspace,
-        reporter: &Reporter,
-        by_hand: &mut Vec<String>,
-    ) -> Result<()> {
+    /// `--no-pin`); what is left by hand, if anything.
+    fn facts_table(&self, workspace: &Workspace, reporter: &Reporter) -> Result<Option<String>> {
         let version = self.new.version.as_str();
         let cache = ct2v_fetch::cache::Cache::new(&workspace.cache_dir);
         let mut options = self.download.clone();
@@ -141,21 +135,20 @@ impl BumpRequest {
         match crate::upstream::report_for_new_version(&workspace.root, &cache, &options, version) {
             Ok(report) => {
                 reporter.out(report.table())?;
-                if !report.passes() {
-                    by_hand.push(format!(
+                Ok((!report.passes()).then(|| {
+                    format!(
                         "our data differs from what CTranslate2 {version} declares (above): fix it or \
                          accept it with a reason, then `cargo xtask upstream --check --ctranslate2 {version}`"
-                    ));
-                }
+                    )
+                }))
             }
             Err(e) => {
                 reporter.outln(format_args!("could not read the facts: {e:#}"))?;
-                by_hand.push(format!(
+                Ok(Some(format!(
                     "read its facts once its source is pinned: `cargo xtask upstream --check --ctranslate2 {version}`"
-                ));
+                )))
             }
         }
-        Ok(())
     }
 }
 
