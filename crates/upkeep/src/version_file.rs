@@ -4,7 +4,7 @@
 //! that names the old version renamed to the new one (their pins dropped: a new file needs a
 //! new pin), `[source]` replaced by `--source` (or dropped, so that a build says it is
 //! missing), and each patch series copied to `patches/ctranslate2-<new>/`. Pinning and
-//! `patch --check` are run by the command afterwards; what cannot be done here is listed.
+//! `patch --check` are run by the `bump` command afterwards; what cannot be done here is listed.
 
 use std::fs;
 use std::path::{Path, PathBuf};
