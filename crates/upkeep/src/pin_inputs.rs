@@ -1,6 +1,6 @@
-//! `cargo xtask pin`: pins recorded where they are missing or stale: each input of a
-//! variant's plans downloaded, checked against what it claims to be, and its sha256 and
-//! size written into the variant files (`pin`) and the lock.
+//! Pins recorded where they are missing or stale: each input of a variant's plans downloaded,
+//! checked against what it claims to be, and its sha256 and size written into the variant
+//! files (`pin`) and the lock. What they do is said through the download options' reporter.
 
 use std::path::PathBuf;
 
@@ -47,15 +47,17 @@ pub fn pin_and_replan(
     options: &Options,
 ) -> Result<Plan> {
     let unpinned = plan.inputs.iter().filter(|i| i.sha256.is_none()).count();
-    eprintln!(
-        "warning: --allow-unpinned: pinning {unpinned} input(s) of `{}` from what the network serves now; review and commit the variant file",
+    options.reporter.warn(format_args!(
+        "--allow-unpinned: pinning {unpinned} input(s) of `{}` from what the network serves now; review and commit the variant file",
         plan.variant
-    );
+    ));
     let (outcomes, unpinned_plan) = pin_unpinned(workspace, plan, options)?;
     let mut errors = Vec::new();
     for outcome in outcomes {
         match outcome.result {
-            Ok(_) => eprintln!("pinned {} ({})", outcome.name, outcome.url),
+            Ok(_) => options
+                .reporter
+                .say(format_args!("pinned {} ({})", outcome.name, outcome.url)),
             Err(e) => {
                 let hints = input_download::package_hints(&unpinned_plan, &[outcome.name.as_str()]);
                 errors.push(format!("{}{hints}", download::describe(e.as_ref())));
@@ -158,10 +160,10 @@ fn pin_one(
     if let Some(old) = &input.sha256
         && old != &sha256
     {
-        eprintln!(
+        options.reporter.say(format_args!(
             "note: {} changed: the variant files pin sha256 {old}, {} now serves {sha256}",
             input.name, input.url
-        );
+        ));
     }
     let pinned = Pinned { sha256, size };
     let written = pin::record(files, &input.url, &pinned)?;
@@ -210,7 +212,10 @@ fn pin_from_index(
         platform: wheel.platform.name(),
     };
     let written = pin::record_from_index(files, &found, &link.url, &pinned)?;
-    eprintln!("{}: {} on {}", input.name, link.file, wheel.index);
+    options.reporter.say(format_args!(
+        "{}: {} on {}",
+        input.name, link.file, wheel.index
+    ));
     Ok((pinned, written))
 }
 

@@ -8,8 +8,8 @@ use clap::Args;
 use crate::flags::{DownloadArgs, checked};
 use ct2v_support::report::Reporter;
 use ct2v_support::{text_rules, workspace::Workspace};
-use ct2v_upkeep::bump::{BumpRequest, FromTag};
-use ct2v_upkeep::new_version::new_version;
+use ct2v_upkeep::commands::bump::BumpRequest;
+use ct2v_upkeep::version_file::{FromTag, NewVersion};
 
 #[derive(Args)]
 pub struct Bump {
@@ -46,21 +46,20 @@ pub struct Bump {
 
 impl Bump {
     pub fn run(self, workspace: &Workspace, reporter: &Reporter) -> Result<ExitCode> {
-        let request = BumpRequest {
-            version: self.ctranslate2,
-            from: self.from,
-            source: self.source,
-            subdir: self.subdir,
-            from_tag: self.from_tag.map(|tag| FromTag {
-                repo: self.repo,
-                tag,
-            }),
-        };
-        new_version(
-            workspace,
-            &request,
-            self.no_pin,
-            &self.download.options(reporter),
-        )
+        BumpRequest {
+            new: NewVersion {
+                version: self.ctranslate2,
+                from: self.from,
+                source: self.source,
+                subdir: self.subdir,
+                from_tag: self.from_tag.map(|tag| FromTag {
+                    repo: self.repo,
+                    tag,
+                }),
+            },
+            no_pin: self.no_pin,
+            download: self.download.options(reporter),
+        }
+        .run(workspace, reporter)
     }
 }

@@ -9,7 +9,7 @@ use crate::flags::{DownloadArgs, checked};
 use ct2v_support::report::Reporter;
 use ct2v_support::text_rules;
 use ct2v_support::workspace::Workspace;
-use ct2v_upkeep::pin_variant::pin_variant;
+use ct2v_upkeep::commands::pin::PinRequest;
 
 #[derive(Args)]
 pub struct Pin {
@@ -25,11 +25,11 @@ pub struct Pin {
 
 impl Pin {
     pub fn run(self, workspace: &Workspace, reporter: &Reporter) -> Result<ExitCode> {
-        pin_variant(
-            workspace,
-            &self.variant,
-            self.ctranslate2.as_deref(),
-            &self.download.options(reporter),
-        )
+        PinRequest {
+            download: self.download.options(reporter),
+            variant: self.variant,
+            ctranslate2: self.ctranslate2,
+        }
+        .run(workspace, reporter)
     }
 }

@@ -10,6 +10,7 @@ use crate::flags::{DownloadArgs, checked};
 use ct2v_support::report::Reporter;
 use ct2v_support::text_rules;
 use ct2v_support::workspace::Workspace;
+use ct2v_upkeep::commands::upstream::UpstreamRequest;
 
 #[derive(Args)]
 pub struct Upstream {
@@ -28,12 +29,12 @@ pub struct Upstream {
 
 impl Upstream {
     pub fn run(self, workspace: &Workspace, reporter: &Reporter) -> Result<ExitCode> {
-        ct2v_upkeep::upstream::compare_versions(
-            workspace,
-            self.check,
-            self.ctranslate2.as_deref(),
-            self.json,
-            &self.download.options(reporter),
-        )
+        UpstreamRequest {
+            download: self.download.options(reporter),
+            check: self.check,
+            ctranslate2: self.ctranslate2,
+            json: self.json,
+        }
+        .run(workspace, reporter)
     }
 }

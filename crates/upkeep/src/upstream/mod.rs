@@ -23,7 +23,6 @@
 //! `[upstream.accepted]` (`"onednn.version" = "why"`, in defaults.toml or a version file);
 //! an acceptance that no longer matches a drift is reported as stale.
 
-mod compare_versions;
 mod drift;
 mod facts;
 mod ours;
@@ -37,7 +36,6 @@ use std::path::Path;
 use anyhow::{Context, Result};
 use serde::Serialize;
 
-pub use compare_versions::compare_versions;
 pub use drift::Verdict;
 pub(crate) use drift::{Acceptance, Row};
 pub use facts::Value;

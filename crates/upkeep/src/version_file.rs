@@ -1,10 +1,10 @@
-//! `bump`: a new CTranslate2 version's data, made from the previous version's file.
+//! A new CTranslate2 version's data file, made from the previous version's file.
 //!
 //! The new `variants/ctranslate2/<new>.toml` is the previous one with every URL and wheel path
 //! that names the old version renamed to the new one (their pins dropped: a new file needs a
 //! new pin), `[source]` replaced by `--source` (or dropped, so that a build says it is
 //! missing), and each patch series copied to `patches/ctranslate2-<new>/`. Pinning and
-//! `patch --check` are run by the command afterwards; what cannot be done here is listed.
+//! `patch --check` are run by the `bump` command afterwards; what cannot be done here is listed.
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -19,8 +19,9 @@ use ct2v_support::diagnostic::{InputError, quoted};
 use ct2v_support::fsx::write_atomically;
 use ct2v_support::{safe_path, text_rules};
 
+/// What the new version file is made from.
 #[derive(Debug, Clone)]
-pub struct BumpRequest {
+pub struct NewVersion {
     pub version: String,
     /// The version to start from (default: the newest one below `version`).
     pub from: Option<String>,
@@ -59,7 +60,7 @@ pub struct Bumped {
 /// Writes the new version file and copies the patch series; refuses to replace anything.
 /// With `--from-tag`, the tag and its submodules are read (through `options`) before anything
 /// is written.
-pub fn bump(root: &Path, request: &BumpRequest, options: &Options) -> Result<Bumped> {
+pub fn write_new(root: &Path, request: &NewVersion, options: &Options) -> Result<Bumped> {
     let new = &request.version;
     if !is_version(new) {
         return Err(InputError::new(format!(
@@ -148,7 +149,7 @@ pub fn bump(root: &Path, request: &BumpRequest, options: &Options) -> Result<Bum
 /// The newest known version below `version` (else the newest of all).
 /// `--source` and `--subdir` become a `[source]` table: checked as the variant files' own
 /// check would, before anything is written.
-fn check_source(request: &BumpRequest) -> Result<(), InputError> {
+fn check_source(request: &NewVersion) -> Result<(), InputError> {
     if let Some(from_tag) = &request.from_tag {
         if request.source.is_some() || request.subdir.is_some() {
             return Err(InputError::new(
@@ -278,7 +279,7 @@ fn rename(text: &str, from: &str, to: &str) -> String {
     out
 }
 
-fn set_source(doc: &mut DocumentMut, request: &BumpRequest, new: &str, bumped: &mut Bumped) {
+fn set_source(doc: &mut DocumentMut, request: &NewVersion, new: &str, bumped: &mut Bumped) {
     let Some(url) = &request.source else {
         doc.remove("source");
         bumped.by_hand.push(format!(
