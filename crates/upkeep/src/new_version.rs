@@ -73,7 +73,7 @@ pub fn new_version(
                 ctranslate2: Some(version.to_string()),
                 ..PlanRequest::only(variant.clone())
             };
-            let Ok(plan) = request.plan(workspace) else {
+            let Ok(plan) = request.plan(workspace, &download.reporter) else {
                 continue;
             };
             if plan

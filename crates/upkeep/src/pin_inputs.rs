@@ -65,7 +65,7 @@ pub fn pin_and_replan(
     if !errors.is_empty() {
         bail!("{}\nnothing was built", errors.join("\n"));
     }
-    request.plan(workspace)
+    request.plan(workspace, &options.reporter)
 }
 
 /// Pins the unpinned inputs of one plan (`build --allow-unpinned`): the outcomes, and the

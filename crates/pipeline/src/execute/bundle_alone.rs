@@ -39,9 +39,10 @@ impl BundleRequest {
                 plan,
                 toolchain_dir,
             } => bundle_job::from_built_plan(
-                &plan.plan(workspace)?,
+                &plan.plan(workspace, &ct2v_support::report::Reporter::std())?,
                 plan.sdk_dir.as_deref(),
                 toolchain_dir.as_deref(),
+                &ct2v_support::report::Reporter::std(),
             )?,
             BundleSource::Wheel(flags) => BundleJob::from_flags(flags)?,
         };

@@ -28,7 +28,7 @@ impl PatchRequest {
         if let Some(dir) = &self.source {
             source_folder(dir)?;
         }
-        let plan = self.plan.plan(workspace)?;
+        let plan = self.plan.plan(workspace, &self.download.reporter)?;
         patch_series(workspace, &plan, self.check, self.source, &self.download)
     }
 }

@@ -87,7 +87,11 @@ fn toolchain_problems(
             sdk_root: sdk_dir,
             ..Folders::default()
         };
-        match SdkEnv::default().find(plan, &mut folders) {
+        match SdkEnv::default().find(
+            plan,
+            &mut folders,
+            &ct2v_support::report::Reporter::std(),
+        ) {
             Ok(Some(found)) => {
                 if let Some(problem) = banner
                     .as_deref()
@@ -129,7 +133,7 @@ pub(crate) fn report(
     prebuilt_native: bool,
 ) -> anyhow::Result<std::process::ExitCode> {
     use ct2v_support::outln;
-    let plan = request.plan(workspace)?;
+    let plan = request.plan(workspace, &ct2v_support::report::Reporter::std())?;
     let problems = problems(&plan, request.sdk_dir.clone(), prebuilt_native);
     let what = format!(
         "{} for {} (Python {})",

@@ -61,7 +61,7 @@ pub fn install(
         ))
         .into());
     }
-    if !force && let Ok(found) = sdk::find(sdk, plan.platform, &[], None) {
+    if !force && let Ok(found) = sdk::find(sdk, plan.platform, &[], None, &options.reporter) {
         return Ok(Installed::Already(found));
     }
     let file = crate::execute::input_download::fetch_one(cache, &plan.variant, input, options)?;
@@ -71,7 +71,7 @@ pub fn install(
     let outcome = run_bounded(&program, &installer.args, log, limit);
     let _ = fs::remove_file(&program);
     outcome?;
-    let found = sdk::find(sdk, plan.platform, &[], None).map_err(|e| {
+    let found = sdk::find(sdk, plan.platform, &[], None, &options.reporter).map_err(|e| {
         anyhow::anyhow!(
             "{} ran and exited 0, but no fitting SDK is found afterwards: {e:#}\n\
              (its output: {})",
@@ -170,7 +170,7 @@ pub fn install_and_say(
     force: bool,
     timeout: Option<Duration>,
 ) -> Result<std::process::ExitCode> {
-    let plan = request.plan(workspace)?;
+    let plan = request.plan(workspace, &options.reporter)?;
     let log = workspace
         .log_dir(&plan.slot, plan.platform)
         .join("install-sdk.log");
