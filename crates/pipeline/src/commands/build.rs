@@ -137,3 +137,54 @@ fn stops_before_bundle(plan: &plan::Plan, until: Option<&str>) -> bool {
         .position(|s| matches!(s.action, plan::Action::Bundle { .. }));
     matches!((last, bundle), (Some(last), Some(bundle)) if last < bundle)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::commands::plan::ShowPlan;
+    use ct2v_support::platform::Platform;
+
+    /// `build --dry-run` shows the plan exactly as `plan` does, as text and as JSON, on stdout.
+    #[test]
+    fn a_dry_run_says_the_plan_as_the_plan_command_does() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+        let workspace = Workspace::locate(Some(root), None).unwrap();
+        let request = PlanRequest {
+            platform: Some(Platform::LinuxX86_64),
+            python: Some("3.12".into()),
+            ..PlanRequest::only("cpu".into())
+        };
+        for json in [false, true] {
+            let planned = Reporter::captured();
+            let shown = ShowPlan {
+                plan: request.clone(),
+                json,
+            };
+            shown.run(&workspace, &planned).unwrap();
+            let dry_run = Reporter::captured();
+            let build = BuildRequest {
+                plan: request.clone(),
+                dry_run: true,
+                json,
+                download: Options::default(),
+                pinner: None,
+                until: None,
+                prebuilt_native: false,
+            };
+            build.run(&workspace, &dry_run).unwrap();
+            let said = dry_run.said();
+            assert_eq!(said, planned.said());
+            if json {
+                let plan: serde_json::Value = serde_json::from_str(&said.out).unwrap();
+                assert_eq!(plan["variant"], "cpu");
+            } else {
+                assert!(
+                    said.out
+                        .starts_with("Plan: cpu for linux-x86_64, Python 3.12"),
+                    "{}",
+                    said.out
+                );
+            }
+        }
+    }
+}

@@ -87,11 +87,7 @@ fn toolchain_problems(
             sdk_root: sdk_dir,
             ..Folders::default()
         };
-        match SdkEnv::default().find(
-            plan,
-            &mut folders,
-            &ct2v_support::report::Reporter::std(),
-        ) {
+        match SdkEnv::default().find(plan, &mut folders, &ct2v_support::report::Reporter::std()) {
             Ok(Some(found)) => {
                 if let Some(problem) = banner
                     .as_deref()

@@ -96,7 +96,10 @@ impl Handler for Runner {
                 if let Some(list) = &cuda_arch {
                     let wheel = Path::new(&plan.outputs.fat_wheel);
                     let carried = crate::sdk::cuda_code::check_wheel(wheel, list)?;
-                    self.reporter.say(format_args!("      {}", ct2v_support::diagnostic::escaped(&carried)));
+                    self.reporter.say(format_args!(
+                        "      {}",
+                        ct2v_support::diagnostic::escaped(&carried)
+                    ));
                 }
                 let sdk = (self.sdk.found.as_ref(), cuda_arch.as_deref());
                 // The bundle's output folder: SHA256SUMS and build-info.json join its record.
@@ -108,7 +111,9 @@ impl Handler for Runner {
             }
             Action::Configure { .. } => {
                 check_compiler(plan)?;
-                let (step, env) = self.sdk.fill(plan, step, &mut self.folders, &self.reporter)?;
+                let (step, env) = self
+                    .sdk
+                    .fill(plan, step, &mut self.folders, &self.reporter)?;
                 let env = self.with_msvc(plan, &env)?;
                 self.check_cuda_with_msvc(plan)?;
                 run_commands(&step, &env, log, &self.reporter)
@@ -118,7 +123,9 @@ impl Handler for Runner {
                 run_commands(step, &self.pip_env(step), log, &self.reporter)
             }
             Action::Build { .. } => {
-                let (step, env) = self.sdk.fill(plan, step, &mut self.folders, &self.reporter)?;
+                let (step, env) = self
+                    .sdk
+                    .fill(plan, step, &mut self.folders, &self.reporter)?;
                 let mut env = self.with_msvc(plan, &env)?;
                 let per_job = match plan.sdk.as_ref().map(|s| s.kind) {
                     Some(crate::variant::SdkKind::Cuda) => jobs::GIB_PER_NVCC_JOB,
@@ -136,7 +143,8 @@ impl Handler for Runner {
             }
             Action::CopyDlls { files, dest } => rerecord_after(Path::new(dest), || {
                 for copied in crate::execute::copy_dlls::copy(files, Path::new(dest))? {
-                    self.reporter.say(format_args!("      {}", copied.display()));
+                    self.reporter
+                        .say(format_args!("      {}", copied.display()));
                 }
                 Ok(())
             }),
@@ -152,7 +160,9 @@ impl Handler for Runner {
                 let env = self.with_msvc(plan, &step.env)?;
                 // pip builds `python/` in place: its build/ and egg-info are the tool's own.
                 match source_tree(plan) {
-                    Some(tree) => rerecord_after(&tree, || run_commands(step, &env, log, &self.reporter)),
+                    Some(tree) => {
+                        rerecord_after(&tree, || run_commands(step, &env, log, &self.reporter))
+                    }
                     None => run_commands(step, &env, log, &self.reporter),
                 }
             }
@@ -246,9 +256,10 @@ impl Runner {
                 &[],
                 log,
             ) {
-                Ok(dir) => {
-                    self.reporter.say(format_args!("      build-tool and runtime wheels in {}", dir.display()))
-                }
+                Ok(dir) => self.reporter.say(format_args!(
+                    "      build-tool and runtime wheels in {}",
+                    dir.display()
+                )),
                 Err(e) => self.reporter.say(format_args!(
                     "      warning: the pip wheels for offline builds were not fetched: {e:#}"
                 )),
@@ -306,8 +317,7 @@ impl Runner {
                 self.verify_cached(i)?;
             }
         }
-        let unpacked =
-            ct2v_fetch::assemble::assemble(&assembly, &self.reporter)?;
+        let unpacked = ct2v_fetch::assemble::assemble(&assembly, &self.reporter)?;
         self.reporter.say(format_args!(
             "      {} archive(s), {} files, {}",
             1 + assembly.submodules.len(),
@@ -332,7 +342,8 @@ impl Runner {
     fn msvc_toolchain(&mut self) -> Result<&msvc::Toolchain> {
         if self.msvc.is_none() {
             let found = msvc::find()?;
-            self.reporter.say(format_args!("      MSVC x64 environment: {}", found.how()));
+            self.reporter
+                .say(format_args!("      MSVC x64 environment: {}", found.how()));
             self.msvc = Some(found);
         }
         Ok(self.msvc.as_ref().expect("set above"))
@@ -407,7 +418,8 @@ impl Runner {
             .is_some_and(crate::plan::unfilled::takes_from_sdk);
         match recorded_sdk_prefix(plan) {
             Some(prefix) if self.prebuilt_native && !needs_sdk_files && plan.sdk.is_some() => {
-                self.sdk.adopt_record(&prefix, &mut self.folders, &self.reporter)?;
+                self.sdk
+                    .adopt_record(&prefix, &mut self.folders, &self.reporter)?;
             }
             _ => {
                 self.sdk.find(plan, &mut self.folders, &self.reporter)?;

@@ -263,7 +263,10 @@ mod tests {
             ran: vec![],
             fail: None,
         };
-        let err = wheel.run(&mut handler, &Reporter::captured()).unwrap_err().to_string();
+        let err = wheel
+            .run(&mut handler, &Reporter::captured())
+            .unwrap_err()
+            .to_string();
         assert!(
             err.contains("step `c` was not run (--prebuilt-native)"),
             "{err}"
@@ -288,7 +291,10 @@ mod tests {
             ran: vec![],
             fail: Some("b".into()),
         };
-        let err = exec.run(&mut handler, &Reporter::captured()).unwrap_err().to_string();
+        let err = exec
+            .run(&mut handler, &Reporter::captured())
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("step `b` failed: boom"), "{err}");
         assert!(err.contains("b.log"), "{err}");
         assert_eq!(handler.ran, ["a", "b"]);
@@ -303,7 +309,11 @@ mod tests {
         assert_eq!(report.skipped, ["a"]);
         let said = reporter.said();
         let lines: Vec<&str> = said.err.lines().collect();
-        assert_eq!(lines[..2], ["[1/3] a — up to date", "[2/3] b — b"], "{lines:?}");
+        assert_eq!(
+            lines[..2],
+            ["[1/3] a — up to date", "[2/3] b — b"],
+            "{lines:?}"
+        );
         assert!(lines[2].starts_with("[2/3] b — done in "), "{lines:?}");
         assert_eq!(lines.len(), 5, "{lines:?}");
         assert!(said.out.is_empty(), "the steps are progress, not a result");
