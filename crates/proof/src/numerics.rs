@@ -92,7 +92,7 @@ mod tests {
             python: Some("3.12".into()),
             ..PlanRequest::only("cpu".into())
         }
-        .plan(&workspace)
+        .plan(&workspace, &ct2v_support::report::Reporter::captured())
         .unwrap()
     }
 

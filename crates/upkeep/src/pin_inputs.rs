@@ -17,6 +17,7 @@ use ct2v_pipeline::plan::request::PlanRequest;
 use ct2v_pipeline::plan::{self, Plan, PlannedInput};
 use ct2v_pipeline::variant::{Catalog, Choices};
 use ct2v_support::diagnostic::InputError;
+use ct2v_support::report::Reporter;
 use ct2v_support::workspace::Workspace;
 
 /// One input `pin` looked at, and what it did.
@@ -67,7 +68,7 @@ pub fn pin_and_replan(
     if !errors.is_empty() {
         bail!("{}\nnothing was built", errors.join("\n"));
     }
-    request.plan(workspace)
+    request.plan(workspace, &options.reporter)
 }
 
 /// Pins the unpinned inputs of one plan (`build --allow-unpinned`): the outcomes, and the
@@ -282,9 +283,10 @@ pub(crate) fn plans_of_variant(
     workspace: &Workspace,
     catalog: &Catalog,
     variant: &str,
+    reporter: &Reporter,
 ) -> Result<Vec<Plan>, InputError> {
     let mut plans = Vec::new();
-    for entry in matrix::entries(catalog, &ct2v_support::report::Reporter::std())? {
+    for entry in matrix::entries(catalog, reporter)? {
         if entry.variant != variant {
             continue;
         }

@@ -20,7 +20,7 @@ pub struct Bench {
 
 impl Bench {
     pub fn run(self, workspace: &Workspace, reporter: &Reporter) -> Result<ExitCode> {
-        let plan = self.selection.request().plan(workspace)?;
+        let plan = self.selection.request().plan(workspace, reporter)?;
         run_and_report(workspace, &plan, &self.flags.options())?;
         Ok(ExitCode::SUCCESS)
     }

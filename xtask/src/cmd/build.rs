@@ -6,7 +6,7 @@ use anyhow::Result;
 use clap::Args;
 
 use crate::flags::{DownloadArgs, PartArgs, Selection};
-use ct2v_pipeline::execute::end_to_end::BuildRequest;
+use ct2v_pipeline::commands::build::BuildRequest;
 use ct2v_support::report::Reporter;
 use ct2v_support::workspace::Workspace;
 
@@ -37,6 +37,6 @@ impl Build {
             until: self.part.until,
             prebuilt_native: self.part.prebuilt_native,
         }
-        .run(workspace)
+        .run(workspace, reporter)
     }
 }

@@ -6,6 +6,7 @@ use anyhow::Result;
 use clap::Args;
 
 use crate::flags::Selection;
+use ct2v_pipeline::commands::plan::ShowPlan;
 use ct2v_support::report::Reporter;
 use ct2v_support::workspace::Workspace;
 
@@ -20,10 +21,10 @@ pub struct Plan {
 
 impl Plan {
     pub fn run(self, workspace: &Workspace, reporter: &Reporter) -> Result<ExitCode> {
-        ct2v_pipeline::execute::end_to_end::show_plan(
-            workspace,
-            &self.selection.request(),
-            self.json,
-        )
+        ShowPlan {
+            plan: self.selection.request(),
+            json: self.json,
+        }
+        .run(workspace, reporter)
     }
 }

@@ -31,7 +31,7 @@ impl VerifyRelease {
                 ctranslate2: Some(version.to_string()),
                 ..PlanRequest::only(variant.to_string())
             }
-            .plan(workspace)
+            .plan(workspace, reporter)
         };
         release::run(
             workspace,

@@ -39,9 +39,10 @@ impl BundleRequest {
                 plan,
                 toolchain_dir,
             } => bundle_job::from_built_plan(
-                &plan.plan(workspace)?,
+                &plan.plan(workspace, reporter)?,
                 plan.sdk_dir.as_deref(),
                 toolchain_dir.as_deref(),
+                reporter,
             )?,
             BundleSource::Wheel(flags) => BundleJob::from_flags(flags)?,
         };

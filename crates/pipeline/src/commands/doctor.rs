@@ -65,8 +65,13 @@ impl DoctorRequest {
 impl BuildCheck {
     /// What the build needs here, each missing thing on a line.
     fn run(&self, workspace: &Workspace, reporter: &Reporter) -> Result<ExitCode> {
-        let plan = self.plan.plan(workspace)?;
-        let problems = readiness::problems(&plan, self.plan.sdk_dir.clone(), self.prebuilt_native);
+        let plan = self.plan.plan(workspace, reporter)?;
+        let problems = readiness::problems(
+            &plan,
+            self.plan.sdk_dir.clone(),
+            self.prebuilt_native,
+            reporter,
+        );
         reporter.out(readiness_text(
             &format!(
                 "{} for {} (Python {})",

@@ -25,7 +25,7 @@ pub struct FetchRequest {
 
 impl FetchRequest {
     pub fn run(&self, workspace: &Workspace, reporter: &Reporter) -> Result<ExitCode> {
-        let plan = self.plan.plan(workspace)?;
+        let plan = self.plan.plan(workspace, reporter)?;
         let plan = self
             .plan
             .pin_if_asked(workspace, plan, &self.download, self.pinner)?;

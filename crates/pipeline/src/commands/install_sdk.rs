@@ -25,7 +25,7 @@ pub struct InstallSdkRequest {
 impl InstallSdkRequest {
     /// The request's GPU SDK installed (or found), said on stdout.
     pub fn run(&self, workspace: &Workspace, reporter: &Reporter) -> Result<ExitCode> {
-        let plan = self.plan.plan(workspace)?;
+        let plan = self.plan.plan(workspace, reporter)?;
         let log = workspace
             .log_dir(&plan.slot, plan.platform)
             .join("install-sdk.log");

@@ -28,7 +28,7 @@ impl PatchRequest {
         if let Some(dir) = &self.source {
             source_folder(dir)?;
         }
-        let plan = self.plan.plan(workspace)?;
+        let plan = self.plan.plan(workspace, reporter)?;
         check_or_apply(
             workspace,
             &plan,

@@ -10,6 +10,7 @@ use anyhow::{Context, Result, bail};
 use crate::plan::Plan;
 use crate::plan::unfilled::{self, SDK_ROOT, TOOLCHAIN};
 use ct2v_bundle::bundler::job::{BundleJob, SearchDir};
+use ct2v_support::report::Reporter;
 
 /// Folders the plan cannot know, found when the build runs (not to be confused with
 /// `sdk::Found`, the SDK discovery result these are partly taken from).
@@ -48,11 +49,13 @@ pub(crate) fn from_plan(plan: &Plan, found: &Folders) -> Result<BundleJob> {
 }
 
 /// The job of `bundle --variant`: the plan's bundle step once a build wrote its wheel, with
-/// the SDK and compiler-runtime folders given as flags.
+/// the SDK and compiler-runtime folders given as flags (what reading the SDK's notes is said
+/// through `reporter`).
 pub(crate) fn from_built_plan(
     plan: &Plan,
     sdk_dir: Option<&Path>,
     toolchain_dir: Option<&Path>,
+    reporter: &Reporter,
 ) -> Result<BundleJob> {
     let wheel = plan.bundle_job().map(|b| b.wheel.clone());
     if let Some(wheel) = wheel.filter(|w| !w.is_file()) {
@@ -67,7 +70,7 @@ pub(crate) fn from_built_plan(
     // major ([bundle.requires-dist]): read from the folder given.
     let sdk_version = match (&plan.sdk, sdk_dir) {
         (Some(sdk), Some(dir)) => {
-            Some(crate::sdk::find(sdk, plan.platform, &[], Some(dir))?.version)
+            Some(crate::sdk::find(sdk, plan.platform, &[], Some(dir), reporter)?.version)
                 .filter(|v| !v.is_empty())
         }
         _ => None,

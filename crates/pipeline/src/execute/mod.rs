@@ -8,7 +8,6 @@
 
 pub mod bundle_job;
 pub mod copy_dlls;
-pub mod end_to_end;
 pub mod executor;
 pub mod info;
 pub mod input_download;

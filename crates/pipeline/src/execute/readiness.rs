@@ -10,6 +10,7 @@ use super::sdk_env::SdkEnv;
 use super::toolchain::{check_compiler, check_python};
 use crate::plan::{Action, Plan};
 use ct2v_support::platform::Platform;
+use ct2v_support::report::Reporter;
 
 /// What is missing, one line each (empty: ready).
 /// With `prebuilt_native` (the C++ library compiled by another run) the SDK is needed only
@@ -18,6 +19,7 @@ pub(crate) fn problems(
     plan: &Plan,
     sdk_dir: Option<std::path::PathBuf>,
     prebuilt_native: bool,
+    reporter: &Reporter,
 ) -> Vec<String> {
     let mut problems = Vec::new();
     let mut say = |r: anyhow::Result<()>| {
@@ -43,7 +45,7 @@ pub(crate) fn problems(
             plan.step(|a| matches!(a, Action::Venv { .. } | Action::Verify(_)))
                 .map(|_| check_python(plan, "the build (its venv steps)"))
         });
-        let toolchain = toolchain_problems(plan, sdk_dir, prebuilt_native);
+        let toolchain = toolchain_problems(plan, sdk_dir, prebuilt_native, reporter);
         if compiles {
             say(check_compiler(plan));
         }
@@ -64,6 +66,7 @@ fn toolchain_problems(
     plan: &Plan,
     sdk_dir: Option<std::path::PathBuf>,
     prebuilt_native: bool,
+    reporter: &Reporter,
 ) -> Vec<anyhow::Error> {
     let mut problems = Vec::new();
     let mut say = |r: anyhow::Result<()>| {
@@ -87,7 +90,7 @@ fn toolchain_problems(
             sdk_root: sdk_dir,
             ..Folders::default()
         };
-        match SdkEnv::default().find(plan, &mut folders) {
+        match SdkEnv::default().find(plan, &mut folders, reporter) {
             Ok(Some(found)) => {
                 if let Some(problem) = banner
                     .as_deref()

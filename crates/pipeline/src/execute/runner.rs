@@ -23,6 +23,7 @@ use ct2v_fetch::cache::Cache;
 use ct2v_fetch::unpack;
 use ct2v_fetch::{download, patch, wheelhouse};
 use ct2v_support::owned_output::rerecord_after;
+use ct2v_support::report::Reporter;
 
 pub(crate) struct Runner {
     pub cache: Cache,
@@ -39,6 +40,8 @@ pub(crate) struct Runner {
     /// This run stops before the bundle, the only step that reads device wheels (ROCm 10: one
     /// per GPU target, ~380 MB each): they are neither downloaded nor unpacked.
     pub skip_device_wheels: bool,
+    /// Where the steps' progress is said.
+    pub reporter: Reporter,
 }
 
 impl Handler for Runner {
@@ -93,7 +96,10 @@ impl Handler for Runner {
                 if let Some(list) = &cuda_arch {
                     let wheel = Path::new(&plan.outputs.fat_wheel);
                     let carried = crate::sdk::cuda_code::check_wheel(wheel, list)?;
-                    eprintln!("      {}", ct2v_support::diagnostic::escaped(&carried));
+                    self.reporter.say(format_args!(
+                        "      {}",
+                        ct2v_support::diagnostic::escaped(&carried)
+                    ));
                 }
                 let sdk = (self.sdk.found.as_ref(), cuda_arch.as_deref());
                 // The bundle's output folder: SHA256SUMS and build-info.json join its record.
@@ -105,41 +111,46 @@ impl Handler for Runner {
             }
             Action::Configure { .. } => {
                 check_compiler(plan)?;
-                let (step, env) = self.sdk.fill(plan, step, &mut self.folders)?;
+                let (step, env) = self
+                    .sdk
+                    .fill(plan, step, &mut self.folders, &self.reporter)?;
                 let env = self.with_msvc(plan, &env)?;
                 self.check_cuda_with_msvc(plan)?;
-                run_commands(&step, &env, log)
+                run_commands(&step, &env, log, &self.reporter)
             }
             Action::Venv { .. } => {
                 check_python(plan, "the build's tools venv")?;
-                run_commands(step, &self.pip_env(step), log)
+                run_commands(step, &self.pip_env(step), log, &self.reporter)
             }
             Action::Build { .. } => {
-                let (step, env) = self.sdk.fill(plan, step, &mut self.folders)?;
+                let (step, env) = self
+                    .sdk
+                    .fill(plan, step, &mut self.folders, &self.reporter)?;
                 let mut env = self.with_msvc(plan, &env)?;
                 let per_job = match plan.sdk.as_ref().map(|s| s.kind) {
                     Some(crate::variant::SdkKind::Cuda) => jobs::GIB_PER_NVCC_JOB,
                     _ => jobs::GIB_PER_CXX_JOB,
                 };
                 if let Some((n, why)) = jobs::for_host(per_job) {
-                    eprintln!("      {why}");
+                    self.reporter.say(format_args!("      {why}"));
                     env.insert(jobs::PARALLEL_ENV.to_string(), n.to_string());
                 }
-                run_commands(&step, &env, log)
+                run_commands(&step, &env, log, &self.reporter)
             }
             Action::Verify(_) => {
                 check_python(plan, "the verify step (a fresh venv for the wheel)")?;
-                run_commands(step, &self.pip_env(step), log)
+                run_commands(step, &self.pip_env(step), log, &self.reporter)
             }
             Action::CopyDlls { files, dest } => rerecord_after(Path::new(dest), || {
                 for copied in crate::execute::copy_dlls::copy(files, Path::new(dest))? {
-                    eprintln!("      {}", copied.display());
+                    self.reporter
+                        .say(format_args!("      {}", copied.display()));
                 }
                 Ok(())
             }),
             Action::Install { .. } => {
                 let env = self.with_msvc(plan, &step.env)?;
-                run_commands(step, &env, log)?;
+                run_commands(step, &env, log, &self.reporter)?;
                 match step.outputs.first() {
                     Some(prefix) => self.sdk.record(Path::new(prefix)),
                     None => Ok(()),
@@ -149,8 +160,10 @@ impl Handler for Runner {
                 let env = self.with_msvc(plan, &step.env)?;
                 // pip builds `python/` in place: its build/ and egg-info are the tool's own.
                 match source_tree(plan) {
-                    Some(tree) => rerecord_after(&tree, || run_commands(step, &env, log)),
-                    None => run_commands(step, &env, log),
+                    Some(tree) => {
+                        rerecord_after(&tree, || run_commands(step, &env, log, &self.reporter))
+                    }
+                    None => run_commands(step, &env, log, &self.reporter),
                 }
             }
         }
@@ -219,17 +232,17 @@ impl Runner {
             .cloned()
             .partition(|i| self.needs(&i.name));
         if !left.is_empty() {
-            eprintln!(
+            self.reporter.say(format_args!(
                 "      {} device wheel(s) left out: only the bundle reads them",
                 left.len()
-            );
+            ));
         }
         let wanted = Plan {
             inputs: wanted,
             ..plan.clone()
         };
         let summary = input_download::fetch_plan(&self.cache, &wanted, &self.download)?;
-        eprintln!("      {}", summary.line());
+        self.reporter.say(format_args!("      {}", summary.line()));
         if !self.download.offline
             && let Some(requirements) = plan.venv_requirements()
         {
@@ -243,12 +256,13 @@ impl Runner {
                 &[],
                 log,
             ) {
-                Ok(dir) => {
-                    eprintln!("      build-tool and runtime wheels in {}", dir.display())
-                }
-                Err(e) => eprintln!(
+                Ok(dir) => self.reporter.say(format_args!(
+                    "      build-tool and runtime wheels in {}",
+                    dir.display()
+                )),
+                Err(e) => self.reporter.say(format_args!(
                     "      warning: the pip wheels for offline builds were not fetched: {e:#}"
-                ),
+                )),
             }
         }
         Ok(())
@@ -277,13 +291,13 @@ impl Runner {
             subdir,
             Path::new(dest),
             unpack::Kept::Recorded,
-            &ct2v_support::report::Reporter::std(),
+            &self.reporter,
         )?;
-        eprintln!(
+        self.reporter.say(format_args!(
             "      {} files, {}",
             unpacked.files,
             ct2v_support::units::human_size(unpacked.bytes)
-        );
+        ));
         unpack::check_expected(file_name, url, subdir, Path::new(dest), expect)
     }
 
@@ -303,14 +317,13 @@ impl Runner {
                 self.verify_cached(i)?;
             }
         }
-        let unpacked =
-            ct2v_fetch::assemble::assemble(&assembly, &ct2v_support::report::Reporter::std())?;
-        eprintln!(
+        let unpacked = ct2v_fetch::assemble::assemble(&assembly, &self.reporter)?;
+        self.reporter.say(format_args!(
             "      {} archive(s), {} files, {}",
             1 + assembly.submodules.len(),
             unpacked.files,
             ct2v_support::units::human_size(unpacked.bytes)
-        );
+        ));
         Ok(())
     }
 
@@ -329,7 +342,8 @@ impl Runner {
     fn msvc_toolchain(&mut self) -> Result<&msvc::Toolchain> {
         if self.msvc.is_none() {
             let found = msvc::find()?;
-            eprintln!("      MSVC x64 environment: {}", found.how());
+            self.reporter
+                .say(format_args!("      MSVC x64 environment: {}", found.how()));
             self.msvc = Some(found);
         }
         Ok(self.msvc.as_ref().expect("set above"))
@@ -404,16 +418,17 @@ impl Runner {
             .is_some_and(crate::plan::unfilled::takes_from_sdk);
         match recorded_sdk_prefix(plan) {
             Some(prefix) if self.prebuilt_native && !needs_sdk_files && plan.sdk.is_some() => {
-                self.sdk.adopt_record(&prefix, &mut self.folders)?;
+                self.sdk
+                    .adopt_record(&prefix, &mut self.folders, &self.reporter)?;
             }
             _ => {
-                self.sdk.find(plan, &mut self.folders)?;
+                self.sdk.find(plan, &mut self.folders, &self.reporter)?;
             }
         }
         let spec = bundle_job::from_plan(plan, &self.folders)?;
-        let bundled = bundle_run::run(&spec, &ct2v_support::report::Reporter::std())?;
+        let bundled = bundle_run::run(&spec, &self.reporter)?;
         for line in bundled.report.summary().lines() {
-            eprintln!("      {line}");
+            self.reporter.say(format_args!("      {line}"));
         }
         Ok(())
     }
@@ -521,6 +536,7 @@ mod tests {
             msvc: None,
             prebuilt_native: false,
             skip_device_wheels: true,
+            reporter: Reporter::captured(),
         };
         let why = runner.cannot_run(&plan, &unpack("device-gfx1030")).unwrap();
         assert!(
@@ -617,6 +633,7 @@ mod tests {
             msvc: None,
             prebuilt_native: false,
             skip_device_wheels: false,
+            reporter: Reporter::captured(),
         };
         let log = dir.path().join("log");
         for step in &plan.steps[1..] {
@@ -669,6 +686,7 @@ mod tests {
                 msvc: None,
                 prebuilt_native: false,
                 skip_device_wheels: false,
+                reporter: Reporter::captured(),
             };
             let ran = runner.run(&plan, &plan.steps[0], &dir.path().join("log"));
             if good {

@@ -11,6 +11,7 @@ use super::bundle_job::Folders;
 use crate::plan::{Plan, Step};
 use crate::sdk::{self, cuda_arch};
 use crate::variant::SdkKind;
+use ct2v_support::report::Reporter;
 
 /// What this run found of the plan's SDK, once a step needed it.
 #[derive(Debug, Default)]
@@ -42,11 +43,12 @@ impl SdkEnv {
     }
 
     /// Takes the SDK from the [`RECORD`] an install step left in `prefix`, instead of finding
-    /// one here; an error names the file when it is missing or unreadable.
+    /// one here, and says which; an error names the file when it is missing or unreadable.
     pub(crate) fn adopt_record(
         &mut self,
         prefix: &Path,
         folders: &mut Folders,
+        reporter: &Reporter,
     ) -> Result<sdk::Found> {
         let path = prefix.join(RECORD);
         // A record is a small regular file: never a link, never waited on, never read whole.
@@ -60,22 +62,24 @@ impl SdkEnv {
         let mut found: sdk::Found = serde_json::from_str(&text)
             .map_err(|e| anyhow::anyhow!("{}: not an SDK record: {e}", path.display()))?;
         found.how = format!("recorded by the native build in {}", path.display());
-        eprintln!(
+        reporter.say(format_args!(
             "      SDK {} (the library was compiled against it: {})",
             found.version,
             path.display()
-        );
+        ));
         folders.sdk_version = Some(found.version.clone());
         self.found = Some(found.clone());
         Ok(found)
     }
 
     /// The SDK the plan needs, found once per run (`--sdk-dir`, in `folders.sdk_root`, is
-    /// checked, not searched); `folders` learns its root and version for the bundle step.
+    /// checked, not searched) and said with its CUDA arch list; `folders` learns its root and
+    /// version for the bundle step.
     pub(crate) fn find(
         &mut self,
         plan: &Plan,
         folders: &mut Folders,
+        reporter: &Reporter,
     ) -> Result<Option<sdk::Found>> {
         let Some(wanted) = &plan.sdk else {
             return Ok(None);
@@ -101,8 +105,9 @@ impl SdkEnv {
             plan.platform,
             &gpu_targets,
             folders.sdk_root.as_deref(),
+            reporter,
         )?;
-        eprintln!(
+        reporter.say(format_args!(
             "      {} {} at {} ({})",
             match wanted.kind {
                 SdkKind::Cuda => "CUDA toolkit",
@@ -111,10 +116,13 @@ impl SdkEnv {
             found.version,
             found.root.display(),
             found.how
-        );
+        ));
         if let (SdkKind::Cuda, Some(requested)) = (wanted.kind, &plan.cuda_arch) {
             let list = cuda_arch::for_toolkit(requested, &found.version)?;
-            eprintln!("      CUDA_ARCH_LIST for CUDA {}: {list}", found.version);
+            reporter.say(format_args!(
+                "      CUDA_ARCH_LIST for CUDA {}: {list}",
+                found.version
+            ));
             self.cuda_arch = Some(list);
         }
         folders.sdk_root = Some(found.root.clone());
@@ -145,8 +153,9 @@ impl SdkEnv {
         plan: &Plan,
         step: &Step,
         folders: &mut Folders,
+        reporter: &Reporter,
     ) -> Result<(Step, BTreeMap<String, String>)> {
-        let Some(found) = self.find(plan, folders)? else {
+        let Some(found) = self.find(plan, folders, reporter)? else {
             return Ok((step.clone(), step.env.clone()));
         };
         let slashed = |p: &Path| p.display().to_string().replace('\\', "/");
@@ -215,8 +224,18 @@ mod tests {
         native.record(dir.path()).unwrap();
         let mut wheel = SdkEnv::default();
         let mut folders = Folders::default();
-        let found = wheel.adopt_record(dir.path(), &mut folders).unwrap();
+        let reporter = Reporter::captured();
+        let found = wheel
+            .adopt_record(dir.path(), &mut folders, &reporter)
+            .unwrap();
         assert_eq!(found.version, "12.8");
+        assert_eq!(
+            reporter.said().err,
+            format!(
+                "      SDK 12.8 (the library was compiled against it: {})\n",
+                dir.path().join(RECORD).display()
+            )
+        );
         assert!(found.how.contains(RECORD), "{}", found.how);
         assert_eq!(folders.sdk_version.as_deref(), Some("12.8"));
         assert_eq!(
@@ -225,7 +244,11 @@ mod tests {
         );
 
         let missing = SdkEnv::default()
-            .adopt_record(&dir.path().join("none"), &mut Folders::default())
+            .adopt_record(
+                &dir.path().join("none"),
+                &mut Folders::default(),
+                &Reporter::captured(),
+            )
             .unwrap_err()
             .to_string();
         assert!(
@@ -236,7 +259,7 @@ mod tests {
         let bad = format!(
             "{:#}",
             SdkEnv::default()
-                .adopt_record(dir.path(), &mut Folders::default())
+                .adopt_record(dir.path(), &mut Folders::default(), &Reporter::captured())
                 .unwrap_err()
         );
         assert!(bad.contains("not an SDK record"), "{bad}");
@@ -252,7 +275,7 @@ mod tests {
         std::os::unix::fs::symlink("/dev/zero", &record).unwrap();
         let adopt = || {
             SdkEnv::default()
-                .adopt_record(dir.path(), &mut Folders::default())
+                .adopt_record(dir.path(), &mut Folders::default(), &Reporter::captured())
                 .unwrap_err()
                 .to_string()
         };

@@ -65,7 +65,7 @@ pub fn install(
         ))
         .into());
     }
-    if !force && let Ok(found) = sdk::find(sdk, plan.platform, &[], None) {
+    if !force && let Ok(found) = sdk::find(sdk, plan.platform, &[], None, &options.reporter) {
         return Ok(Installed::Already(found));
     }
     let fetched = input_download::fetch_one(cache, &plan.variant, input, options)?;
@@ -76,7 +76,7 @@ pub fn install(
     let outcome = run_bounded(&program, &installer.args, log, limit, reporter);
     let _ = fs::remove_file(&program);
     outcome?;
-    let found = sdk::find(sdk, plan.platform, &[], None).map_err(|e| {
+    let found = sdk::find(sdk, plan.platform, &[], None, &options.reporter).map_err(|e| {
         anyhow::anyhow!(
             "{} ran and exited 0, but no fitting SDK is found afterwards: {e:#}\n\
              (its output: {})",

@@ -1,5 +1,5 @@
 //! The plan of one build as a command asks for it: the variant and the choices that select
-//! one entry of its matrix, resolved against the variant files, and the plan printed.
+//! one entry of its matrix, resolved against the variant files.
 
 use std::path::PathBuf;
 
@@ -10,8 +10,8 @@ use crate::variant::{Catalog, Choices};
 use ct2v_fetch::download::Options;
 use ct2v_support::host;
 use ct2v_support::platform::Platform;
+use ct2v_support::report::Reporter;
 use ct2v_support::workspace::Workspace;
-use ct2v_support::{out, outln};
 
 /// Which build: the variant, and what a command line chose of its matrix.
 #[derive(Clone, Default)]
@@ -43,7 +43,9 @@ impl PlanRequest {
         }
     }
 
-    pub fn plan(&self, workspace: &Workspace) -> Result<Plan> {
+    /// The plan; a host probe that hangs or floods (the Python and glibc versions asked when
+    /// not given) is said through `reporter`.
+    pub fn plan(&self, workspace: &Workspace, reporter: &Reporter) -> Result<Plan> {
         let catalog = Catalog::load_for(
             &workspace.root,
             &[self.variant.as_str()],
@@ -54,10 +56,10 @@ impl PlanRequest {
             let python = scope.spawn(|| {
                 self.python
                     .is_none()
-                    .then(|| host::python_version(&ct2v_support::report::Reporter::std()))
+                    .then(|| host::python_version(reporter))
                     .flatten()
             });
-            let glibc = host::glibc_version(&ct2v_support::report::Reporter::std());
+            let glibc = host::glibc_version(reporter);
             let python = python
                 .join()
                 .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
@@ -95,14 +97,4 @@ impl PlanRequest {
             _ => Ok(plan),
         }
     }
-}
-
-/// The plan on stdout, as text or as JSON (docs/plan-json.md).
-pub fn print(plan: &Plan, json: bool) -> Result<()> {
-    if json {
-        outln!("{}", serde_json::to_string_pretty(plan)?)?;
-    } else {
-        out!("{}", super::render_text(plan))?;
-    }
-    Ok(())
 }

@@ -18,6 +18,7 @@ use crate::variant::{Sdk, SdkKind};
 use ct2v_support::host;
 use ct2v_support::platform::Platform;
 use ct2v_support::process::{Limits, Probed, probe_bounded, probe_each};
+use ct2v_support::report::Reporter;
 
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Found {
@@ -30,11 +31,13 @@ pub struct Found {
 
 /// Finds the SDK `sdk` names for a build for `platform`; `given` is `--sdk-dir`, which is
 /// checked rather than searched for. `gpu_targets` are the HIP targets rocBLAS must cover.
+/// What the choice of a HIP install notes is said through `reporter`.
 pub fn find(
     sdk: &Sdk,
     platform: Platform,
     gpu_targets: &[String],
     given: Option<&Path>,
+    reporter: &Reporter,
 ) -> Result<Found> {
     match (sdk.kind, given) {
         (SdkKind::Cuda, Some(root)) => Ok(Found {
@@ -45,7 +48,7 @@ pub fn find(
             how: "--sdk-dir".into(),
         }),
         (SdkKind::Cuda, None) => find_cuda(sdk),
-        (SdkKind::Hip, _) => find_hip(sdk, platform, gpu_targets, given),
+        (SdkKind::Hip, _) => find_hip(sdk, platform, gpu_targets, given, reporter),
     }
 }
 
@@ -56,6 +59,7 @@ fn find_hip(
     platform: Platform,
     gpu_targets: &[String],
     given: Option<&Path>,
+    reporter: &Reporter,
 ) -> Result<Found> {
     let windows = platform.is_windows();
     let (roots, looked) = match given {
@@ -85,7 +89,7 @@ fn find_hip(
     match hip::choose(&installs, &needs, hip_path.as_deref()) {
         Ok(choice) => {
             for note in &choice.notes {
-                eprintln!("      note: {note}");
+                reporter.say(format_args!("      note: {note}"));
             }
             Ok(Found {
                 version: choice.install.version.clone().unwrap_or_default(),

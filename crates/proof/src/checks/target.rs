@@ -63,7 +63,7 @@ impl TargetQuery {
             cuda_arch: self.cuda_arch,
             ..PlanRequest::only(variant)
         };
-        let plan = request.plan(workspace)?;
+        let plan = request.plan(workspace, &ct2v_support::report::Reporter::std())?;
         if let Some(name) = &name {
             name.check_fits(
                 ct2v_pipeline::release::wheel_index::PROJECT,

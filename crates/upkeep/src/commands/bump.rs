@@ -101,7 +101,7 @@ impl BumpRequest {
                 ctranslate2: Some(version.to_string()),
                 ..PlanRequest::only(variant.clone())
             };
-            let Ok(plan) = request.plan(workspace) else {
+            let Ok(plan) = request.plan(workspace, reporter) else {
                 continue;
             };
             if plan

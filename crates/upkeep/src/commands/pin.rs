@@ -33,7 +33,7 @@ impl PinRequest {
             &[self.variant.as_str()],
             self.ctranslate2.as_deref(),
         )?;
-        let plans = pin_inputs::plans_of_variant(workspace, &catalog, &self.variant)?;
+        let plans = pin_inputs::plans_of_variant(workspace, &catalog, &self.variant, reporter)?;
         let cache = Cache::new(&workspace.cache_dir);
         let outcomes = pin_inputs::pin_inputs(&catalog, &cache, &plans, &self.download)?;
         let mut failed = 0;

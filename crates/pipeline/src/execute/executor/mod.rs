@@ -13,6 +13,7 @@ pub use ct2v_support::process::run_logged;
 pub(crate) use state::State;
 
 use crate::plan::{Action, Plan, Step, StepId};
+use ct2v_support::report::Reporter;
 
 /// Does the work of one kind of step; the executor owns ordering, skipping and records.
 pub trait Handler {
@@ -62,8 +63,12 @@ impl<'a> Executor<'a> {
         }
     }
 
-    /// Runs every step in order with `handler`, printing one line per step.
-    pub(crate) fn run(&mut self, handler: &mut dyn Handler) -> Result<RunReport> {
+    /// Runs every step in order with `handler`, saying one line per step through `reporter`.
+    pub(crate) fn run(
+        &mut self,
+        handler: &mut dyn Handler,
+        reporter: &Reporter,
+    ) -> Result<RunReport> {
         let started = Instant::now();
         let mut report = RunReport::default();
         let total = self.plan.steps.len();
@@ -80,16 +85,20 @@ impl<'a> Executor<'a> {
         for (n, step) in self.plan.steps.iter().enumerate().take(last + 1) {
             if self.prebuilt_native && is_native(&step.action) {
                 prebuilt(step)?;
-                eprintln!(
+                reporter.say(format_args!(
                     "[{}/{total}] {} — built by another run (--prebuilt-native)",
                     n + 1,
                     step.id
-                );
+                ));
                 report.skipped.push(step.id.clone());
                 continue;
             }
             if let Some(why) = handler.cannot_run(self.plan, step) {
-                eprintln!("[{}/{total}] {} — not run here: {why}", n + 1, step.id);
+                reporter.say(format_args!(
+                    "[{}/{total}] {} — not run here: {why}",
+                    n + 1,
+                    step.id
+                ));
                 report.not_run.push((step.id.clone(), why));
                 continue;
             }
@@ -102,7 +111,7 @@ impl<'a> Executor<'a> {
                 .iter()
                 .all(|o| std::path::Path::new(o).exists());
             if !after_reran && outputs_exist && self.state.is_done(step.id.as_str(), &fingerprint) {
-                eprintln!("[{}/{total}] {} — up to date", n + 1, step.id);
+                reporter.say(format_args!("[{}/{total}] {} — up to date", n + 1, step.id));
                 report.skipped.push(step.id.clone());
                 continue;
             }
@@ -111,7 +120,12 @@ impl<'a> Executor<'a> {
             std::fs::create_dir_all(&self.log_dir)?;
             // Each run of a step starts its log afresh.
             ct2v_support::fsx::write(&log, "")?;
-            eprintln!("[{}/{total}] {} — {}", n + 1, step.id, step.description);
+            reporter.say(format_args!(
+                "[{}/{total}] {} — {}",
+                n + 1,
+                step.id,
+                step.description
+            ));
             let step_started = Instant::now();
             if let Err(err) = handler.run(self.plan, step, &log) {
                 bail!(
@@ -120,12 +134,12 @@ impl<'a> Executor<'a> {
                     log.display()
                 );
             }
-            eprintln!(
+            reporter.say(format_args!(
                 "[{}/{total}] {} — done in {:.1} s",
                 n + 1,
                 step.id,
                 step_started.elapsed().as_secs_f64()
-            );
+            ));
             // What the step depends on at run time as it is now that the step is done (a
             // fetch has put its inputs into the cache), so that the next run finds it done.
             let extra = handler.runtime_fingerprint(self.plan, step)?;
@@ -238,7 +252,7 @@ mod tests {
             ran: vec![],
             fail: None,
         };
-        native.run(&mut handler).unwrap();
+        native.run(&mut handler, &Reporter::captured()).unwrap();
         assert_eq!(handler.ran, ["a", "b", "c"]);
 
         // Another machine: no prefix yet, so the wheel job stops at the install step, naming
@@ -249,14 +263,17 @@ mod tests {
             ran: vec![],
             fail: None,
         };
-        let err = wheel.run(&mut handler).unwrap_err().to_string();
+        let err = wheel
+            .run(&mut handler, &Reporter::captured())
+            .unwrap_err()
+            .to_string();
         assert!(
             err.contains("step `c` was not run (--prebuilt-native)"),
             "{err}"
         );
         assert!(err.contains(&prefix.display().to_string()), "{err}");
         std::fs::create_dir_all(&prefix).unwrap();
-        let report = wheel.run(&mut handler).unwrap();
+        let report = wheel.run(&mut handler, &Reporter::captured()).unwrap();
         assert_eq!(handler.ran, ["d"]);
         assert_eq!(report.skipped, ["a", "b", "c"]);
     }
@@ -274,7 +291,10 @@ mod tests {
             ran: vec![],
             fail: Some("b".into()),
         };
-        let err = exec.run(&mut handler).unwrap_err().to_string();
+        let err = exec
+            .run(&mut handler, &Reporter::captured())
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("step `b` failed: boom"), "{err}");
         assert!(err.contains("b.log"), "{err}");
         assert_eq!(handler.ran, ["a", "b"]);
@@ -283,15 +303,26 @@ mod tests {
             ran: vec![],
             fail: None,
         };
-        let report = exec.run(&mut handler).unwrap();
+        let reporter = Reporter::captured();
+        let report = exec.run(&mut handler, &reporter).unwrap();
         assert_eq!(handler.ran, ["b", "c"], "a is up to date; b is rerun");
         assert_eq!(report.skipped, ["a"]);
+        let said = reporter.said();
+        let lines: Vec<&str> = said.err.lines().collect();
+        assert_eq!(
+            lines[..2],
+            ["[1/3] a — up to date", "[2/3] b — b"],
+            "{lines:?}"
+        );
+        assert!(lines[2].starts_with("[2/3] b — done in "), "{lines:?}");
+        assert_eq!(lines.len(), 5, "{lines:?}");
+        assert!(said.out.is_empty(), "the steps are progress, not a result");
 
         let mut handler = Recorder {
             ran: vec![],
             fail: None,
         };
-        exec.run(&mut handler).unwrap();
+        exec.run(&mut handler, &Reporter::captured()).unwrap();
         assert!(handler.ran.is_empty(), "nothing changed: nothing runs");
     }
 
@@ -308,13 +339,13 @@ mod tests {
             ran: vec![],
             fail: None,
         };
-        exec.run(&mut handler).unwrap();
+        exec.run(&mut handler, &Reporter::captured()).unwrap();
         std::fs::remove_file(&made).unwrap();
         let mut handler = Recorder {
             ran: vec![],
             fail: None,
         };
-        exec.run(&mut handler).unwrap();
+        exec.run(&mut handler, &Reporter::captured()).unwrap();
         assert_eq!(handler.ran, ["a", "b"]);
     }
 
@@ -327,7 +358,7 @@ mod tests {
             fail: None,
         };
         Executor::new(&first, dir.path().join("s"), dir.path().join("l"))
-            .run(&mut handler)
+            .run(&mut handler, &Reporter::captured())
             .unwrap();
         let second = plan(vec![step("a", &[], "1-changed"), step("b", &["a"], "2")]);
         let mut handler = Recorder {
@@ -335,7 +366,7 @@ mod tests {
             fail: None,
         };
         Executor::new(&second, dir.path().join("s"), dir.path().join("l"))
-            .run(&mut handler)
+            .run(&mut handler, &Reporter::captured())
             .unwrap();
         assert_eq!(handler.ran, ["a", "b"]);
     }
