@@ -18,7 +18,6 @@ pub mod regular_file;
 pub mod report;
 pub mod safe_path;
 pub mod staging;
-pub mod stdout;
 pub mod text_rules;
 pub mod units;
 pub mod workspace;
