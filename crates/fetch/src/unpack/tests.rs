@@ -92,6 +92,23 @@ fn leftovers(dir: &Path) -> Vec<String> {
         .collect()
 }
 
+/// [`unpack`] with the default limits, what it says kept in memory.
+fn unpack_plain(
+    archive: &Path,
+    format: ArchiveFormat,
+    subdir: Option<&str>,
+    dest: &Path,
+) -> Result<Unpacked, UnpackError> {
+    unpack(
+        archive,
+        format,
+        subdir,
+        dest,
+        &Limits::default(),
+        &Reporter::captured(),
+    )
+}
+
 /// Unpacks into a fresh `out`, expecting an error, nothing at `out` and nothing left over.
 fn refused(dir: &TempDir, archive: &Path, format: ArchiveFormat, limits: &Limits) -> UnpackError {
     let out = dir.path().join("out");
@@ -152,15 +169,7 @@ fn tar_gz_unpacks_nested_folders_exec_bits_and_inner_symlinks() {
         ],
     );
     let out = dir.path().join("not/yet/there/out");
-    let done = unpack(
-        &archive,
-        ArchiveFormat::TarGz,
-        None,
-        &out,
-        &Limits::default(),
-        &Reporter::captured(),
-    )
-    .unwrap();
+    let done = unpack_plain(&archive, ArchiveFormat::TarGz, None, &out).unwrap();
     assert_eq!(
         done,
         Unpacked {
@@ -199,15 +208,7 @@ fn wheel_unpacks_with_exec_bits_and_folders() {
         zip_entry(w, "a-1.0.dist-info/RECORD", 0o644, b"a/__init__.py,,\n");
     });
     let out = dir.path().join("out");
-    let done = unpack(
-        &archive,
-        ArchiveFormat::Zip,
-        None,
-        &out,
-        &Limits::default(),
-        &Reporter::captured(),
-    )
-    .unwrap();
+    let done = unpack_plain(&archive, ArchiveFormat::Zip, None, &out).unwrap();
     assert_eq!(done.files, 3);
     assert_eq!(fs::read(out.join("a/bin/tool")).unwrap(), b"\x7fELF");
     #[cfg(unix)]
@@ -235,15 +236,7 @@ fn subdir_becomes_the_destination() {
     );
     let out = dir.path().join("out");
     let subdir = Some("ct2rs-0.9.17/CTranslate2/");
-    let done = unpack(
-        &archive,
-        ArchiveFormat::TarGz,
-        subdir,
-        &out,
-        &Limits::default(),
-        &Reporter::captured(),
-    )
-    .unwrap();
+    let done = unpack_plain(&archive, ArchiveFormat::TarGz, subdir, &out).unwrap();
     assert_eq!(
         done,
         Unpacked {
@@ -267,13 +260,11 @@ fn missing_subdir_lists_the_top_level_entries() {
         ],
     );
     let out = dir.path().join("out");
-    let err = unpack(
+    let err = unpack_plain(
         &archive,
         ArchiveFormat::TarGz,
         Some("ct2rs-0.9.17/CTranslate2"),
         &out,
-        &Limits::default(),
-        &Reporter::captured(),
     )
     .unwrap_err();
     assert!(matches!(err, UnpackError::NoSubdir { .. }), "{err}");
@@ -285,15 +276,7 @@ fn missing_subdir_lists_the_top_level_entries() {
     assert!(message.contains("`ct2rs-0.9.17`, `README`"), "{message}");
     assert!(!out.exists());
     assert_eq!(leftovers(dir.path()), Vec::<String>::new());
-    let err = unpack(
-        &archive,
-        ArchiveFormat::TarGz,
-        Some("../x"),
-        &out,
-        &Limits::default(),
-        &Reporter::captured(),
-    )
-    .unwrap_err();
+    let err = unpack_plain(&archive, ArchiveFormat::TarGz, Some("../x"), &out).unwrap_err();
     assert!(matches!(err, UnpackError::BadSubdir { .. }), "{err}");
 }
 
@@ -775,43 +758,19 @@ fn existing_destination_survives_a_bad_archive_and_is_replaced_by_a_good_one() {
             Regular("../evil", 0o644, b"x"),
         ],
     );
-    let err = unpack(
-        &bad,
-        ArchiveFormat::TarGz,
-        None,
-        &out,
-        &Limits::default(),
-        &Reporter::captured(),
-    )
-    .unwrap_err();
+    let err = unpack_plain(&bad, ArchiveFormat::TarGz, None, &out).unwrap_err();
     assert_eq!(reason(&err), &Refusal::Escapes);
     assert_eq!(fs::read(out.join("old/file")).unwrap(), b"old");
     assert!(!out.join("new").exists());
     assert_eq!(leftovers(dir.path()), Vec::<String>::new());
 
     let good = tar_gz(&dir, &[Regular("new", 0o644, b"new")]);
-    unpack(
-        &good,
-        ArchiveFormat::TarGz,
-        None,
-        &out,
-        &Limits::default(),
-        &Reporter::captured(),
-    )
-    .unwrap();
+    unpack_plain(&good, ArchiveFormat::TarGz, None, &out).unwrap();
     assert_eq!(fs::read(out.join("new")).unwrap(), b"new");
     assert!(!out.join("old").exists());
     assert_eq!(leftovers(dir.path()), Vec::<String>::new());
     // Unrecorded, it is nobody's to replace: refused, naming what it holds.
-    let err = unpack(
-        &good,
-        ArchiveFormat::TarGz,
-        None,
-        &out,
-        &Limits::default(),
-        &Reporter::captured(),
-    )
-    .unwrap_err();
+    let err = unpack_plain(&good, ArchiveFormat::TarGz, None, &out).unwrap_err();
     assert!(!err.is_about_the_archive());
     assert!(
         err.to_string().contains("new: not written by this tool"),
@@ -891,13 +850,11 @@ fn seven_z_unpacks_folders_and_files_below_the_subdir_asked_for() {
         Some(ArchiveFormat::SevenZ)
     );
     let out = dir.path().join("out");
-    let done = unpack(
+    let done = unpack_plain(
         &archive,
         ArchiveFormat::SevenZ,
         Some("rocm gfx1010 for hip sdk 6.2.4"),
         &out,
-        &Limits::default(),
-        &Reporter::captured(),
     )
     .unwrap();
     assert_eq!(
@@ -924,13 +881,11 @@ fn seven_z_unpacks_folders_and_files_below_the_subdir_asked_for() {
         Some("library/TensileLibrary_lazy_gfx1010.dat")
     );
     // A subdir the archive does not have names what it has.
-    let err = unpack(
+    let err = unpack_plain(
         &archive,
         ArchiveFormat::SevenZ,
         Some("rocblas"),
         &dir.path().join("o2"),
-        &Limits::default(),
-        &Reporter::captured(),
     )
     .unwrap_err();
     assert!(matches!(err, UnpackError::NoSubdir { .. }), "{err}");
@@ -1047,13 +1002,11 @@ fn hostile_seven_z_archives_are_refused_and_write_nothing() {
 fn an_unexpected_layout_names_the_archive_and_what_was_expected() {
     let dir = TempDir::new().unwrap();
     let flat = seven_z(&dir, "flat.7z", &[Seven::File("rocblas.dll", b"MZ")], None);
-    let err = unpack(
+    let err = unpack_plain(
         &flat,
         ArchiveFormat::SevenZ,
         Some("rocm gfx1010"),
         &dir.path().join("o"),
-        &Limits::default(),
-        &Reporter::captured(),
     )
     .unwrap_err();
     let text = err.to_string();
@@ -1064,15 +1017,7 @@ fn an_unexpected_layout_names_the_archive_and_what_was_expected() {
     assert!(text.contains("`rocblas.dll`"), "what it has: {text}");
 
     let out = dir.path().join("out");
-    unpack(
-        &flat,
-        ArchiveFormat::SevenZ,
-        None,
-        &out,
-        &Limits::default(),
-        &Reporter::captured(),
-    )
-    .unwrap();
+    unpack_plain(&flat, ArchiveFormat::SevenZ, None, &out).unwrap();
     let expect = ["rocblas.dll".to_string(), "library/".to_string()];
     let err = check_expected(
         "flat.7z",
@@ -1110,15 +1055,7 @@ fn any_top_folder_takes_the_one_there_is_and_refuses_a_second() {
         None,
     );
     let out = dir.path().join("out");
-    unpack(
-        &one,
-        ArchiveFormat::SevenZ,
-        Some(ANY_TOP_FOLDER),
-        &out,
-        &Limits::default(),
-        &Reporter::captured(),
-    )
-    .unwrap();
+    unpack_plain(&one, ArchiveFormat::SevenZ, Some(ANY_TOP_FOLDER), &out).unwrap();
     assert!(out.join("rocblas.dll").is_file() && out.join("library/a.dat").is_file());
     assert_eq!(
         longest_member(&one, ArchiveFormat::SevenZ, Some(ANY_TOP_FOLDER))
@@ -1139,13 +1076,11 @@ fn any_top_folder_takes_the_one_there_is_and_refuses_a_second() {
         ),
     ] {
         let archive = seven_z(&dir, name, &entries, None);
-        let err = unpack(
+        let err = unpack_plain(
             &archive,
             ArchiveFormat::SevenZ,
             Some(ANY_TOP_FOLDER),
             &dir.path().join("o"),
-            &Limits::default(),
-            &Reporter::captured(),
         )
         .map(|_| ())
         .unwrap_err();
@@ -1170,15 +1105,7 @@ fn a_dot_slash_entry_is_the_root_and_dot_slash_names_are_below_it() {
         ],
     );
     let out = dir.path().join("any");
-    let done = unpack(
-        &archive,
-        ArchiveFormat::TarGz,
-        Some(ANY_TOP_FOLDER),
-        &out,
-        &Limits::default(),
-        &Reporter::captured(),
-    )
-    .unwrap();
+    let done = unpack_plain(&archive, ArchiveFormat::TarGz, Some(ANY_TOP_FOLDER), &out).unwrap();
     assert_eq!(done, Unpacked { files: 3, bytes: 3 });
     assert_eq!(fs::read(out.join("x")).unwrap(), b"x");
     assert_eq!(fs::read(out.join("sub/y")).unwrap(), b"yy");
@@ -1191,15 +1118,7 @@ fn a_dot_slash_entry_is_the_root_and_dot_slash_names_are_below_it() {
     );
 
     let out = dir.path().join("all");
-    unpack(
-        &archive,
-        ArchiveFormat::TarGz,
-        None,
-        &out,
-        &Limits::default(),
-        &Reporter::captured(),
-    )
-    .unwrap();
+    unpack_plain(&archive, ArchiveFormat::TarGz, None, &out).unwrap();
     assert_eq!(fs::read(out.join("pkg-1.0/sub/y")).unwrap(), b"yy");
 
     let zip = zip_file(&dir, "dot.zip", |w| {
@@ -1207,30 +1126,14 @@ fn a_dot_slash_entry_is_the_root_and_dot_slash_names_are_below_it() {
         zip_entry(w, "./top/a", 0o644, b"a");
     });
     let out = dir.path().join("zip");
-    unpack(
-        &zip,
-        ArchiveFormat::Zip,
-        Some(ANY_TOP_FOLDER),
-        &out,
-        &Limits::default(),
-        &Reporter::captured(),
-    )
-    .unwrap();
+    unpack_plain(&zip, ArchiveFormat::Zip, Some(ANY_TOP_FOLDER), &out).unwrap();
     assert_eq!(fs::read(out.join("a")).unwrap(), b"a");
 
     // `.` as a file would be the root itself: refused, whatever the subdir.
     let file_root = tar_gz(&dir, &[Regular(".", 0o644, b"x")]);
     for subdir in [None, Some(ANY_TOP_FOLDER)] {
         let out = dir.path().join("o");
-        let err = unpack(
-            &file_root,
-            ArchiveFormat::TarGz,
-            subdir,
-            &out,
-            &Limits::default(),
-            &Reporter::captured(),
-        )
-        .unwrap_err();
+        let err = unpack_plain(&file_root, ArchiveFormat::TarGz, subdir, &out).unwrap_err();
         assert_eq!(reason(&err), &Refusal::ReplacesRoot, "{subdir:?}");
         assert!(!out.exists());
     }
@@ -1432,13 +1335,11 @@ fn control_characters_in_names_are_escaped_in_messages() {
     );
     // The top-level entries a missing subdir lists.
     let archive = tar_gz(&dir, &[Regular("\u{1b}]0;title\u{7}/a", 0o644, b"")]);
-    let err = unpack(
+    let err = unpack_plain(
         &archive,
         ArchiveFormat::TarGz,
         Some("pkg"),
         &dir.path().join("o"),
-        &Limits::default(),
-        &Reporter::captured(),
     )
     .unwrap_err();
     assert!(matches!(err, UnpackError::NoSubdir { .. }), "{err}");
