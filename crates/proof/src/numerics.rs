@@ -10,25 +10,29 @@ use anyhow::Result;
 use crate::plan_outputs::verify_job;
 use ct2v_pipeline::execute::executor::run_logged;
 use ct2v_pipeline::plan::{CommandLine, Plan};
+use ct2v_support::report::Reporter;
 use ct2v_support::workspace::Workspace;
 
 pub(crate) const SCRIPT: &str = "crates/proof/python/numerics.py";
 /// Largest absolute difference accepted between the two encoder outputs (float32, CPU).
 pub(crate) const TOLERANCE: &str = "1e-4";
 
-/// Runs `command` with its output in `log` and on the terminal, less pip's "already
+/// Runs `command` with its output in `log` and on the command's stdout, less pip's "already
 /// satisfied" lines and progress bars (shared with `bench`).
-pub(crate) fn run_shown(command: &CommandLine, log: &Path) -> Result<()> {
+pub(crate) fn run_shown(command: &CommandLine, log: &Path, reporter: &Reporter) -> Result<()> {
     let mut show = |line: &str| {
         if !line.starts_with("Requirement already satisfied") && !line.contains('\r') {
-            println!("{line}");
+            // A closed stdout only loses the echo; the log keeps every line.
+            let _ = reporter.outln(line);
         }
     };
     run_logged(command, &Default::default(), log, &mut show)?;
     Ok(())
 }
 
-pub fn check(workspace: &Workspace, plan: &Plan, log: &Path) -> Result<()> {
+/// The built wheel's encoder output compared with the official wheel's (the scripts' output
+/// echoed through `reporter`).
+pub fn check(workspace: &Workspace, plan: &Plan, log: &Path, reporter: &Reporter) -> Result<()> {
     let job = verify_job(plan)?;
     let ours = job.python.clone();
     let dir = workspace.xtask_dir().join("numerics").join(format!(
@@ -44,7 +48,7 @@ pub fn check(workspace: &Workspace, plan: &Plan, log: &Path) -> Result<()> {
     let model = dir.join("model");
     let (ours_out, reference_out) = (dir.join("built.npy"), dir.join("official.npy"));
 
-    let run = |command: CommandLine| run_shown(&command, log);
+    let run = |command: CommandLine| run_shown(&command, log, reporter);
     let python = |program: &str| CommandLine::new(program);
     run(python(&ours).args(["-m", "pip", "install", "-q", "torch", "transformers"]))?;
     run(job.venv_at(&path(&reference_venv)))?;

@@ -6,7 +6,6 @@ use anyhow::Result;
 use clap::Args;
 
 use crate::flags::{BenchFlags, Selection};
-use ct2v_proof::bench::run_and_report;
 use ct2v_support::report::Reporter;
 use ct2v_support::workspace::Workspace;
 
@@ -21,7 +20,7 @@ pub struct Bench {
 impl Bench {
     pub fn run(self, workspace: &Workspace, reporter: &Reporter) -> Result<ExitCode> {
         let plan = self.selection.request().plan(workspace)?;
-        run_and_report(workspace, &plan, &self.flags.options())?;
+        self.flags.options().run(workspace, &plan, reporter)?;
         Ok(ExitCode::SUCCESS)
     }
 }

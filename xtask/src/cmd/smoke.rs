@@ -7,7 +7,7 @@ use anyhow::Result;
 use clap::Args;
 
 use crate::flags::{CheckSelection, SpeechArgs};
-use ct2v_proof::checks::smoke;
+use ct2v_proof::commands::smoke;
 use ct2v_support::diagnostic::InputError;
 use ct2v_support::report::Reporter;
 use ct2v_support::workspace::Workspace;
@@ -43,6 +43,7 @@ impl Smoke {
             target.wheel,
             &self.allow_outside,
             &speech,
+            reporter,
         )?;
         Ok(ExitCode::SUCCESS)
     }

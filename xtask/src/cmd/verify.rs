@@ -8,7 +8,7 @@ use anyhow::Result;
 use clap::Args;
 
 use crate::flags::{CheckSelection, SpeechArgs};
-use ct2v_proof::checks::verify::{self, Checks};
+use ct2v_proof::commands::verify::{self, Checks};
 use ct2v_support::diagnostic::InputError;
 use ct2v_support::report::Reporter;
 use ct2v_support::workspace::Workspace;
@@ -53,7 +53,7 @@ impl Verify {
             transcribe: self.transcribe,
             speech: &self.speech.request(reporter),
         };
-        verify::run(workspace, &target.plan, target.wheel, &checks)?;
+        verify::run(workspace, &target.plan, target.wheel, &checks, reporter)?;
         Ok(ExitCode::SUCCESS)
     }
 }

@@ -9,7 +9,7 @@ use clap::Args;
 
 use crate::flags::InstallArgs;
 use ct2v_pipeline::plan::request::PlanRequest;
-use ct2v_proof::checks::release;
+use ct2v_proof::commands::verify_release;
 use ct2v_support::platform::Platform;
 use ct2v_support::report::Reporter;
 use ct2v_support::workspace::Workspace;
@@ -33,11 +33,12 @@ impl VerifyRelease {
             }
             .plan(workspace)
         };
-        release::run(
+        verify_release::run(
             workspace,
             &self.dir,
             &self.install.options(reporter),
             &plan_for,
+            reporter,
         )
     }
 }

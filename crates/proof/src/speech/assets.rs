@@ -49,7 +49,7 @@ pub(crate) fn prepare(
     let staging = ct2v_support::staging::create(
         dir.parent().unwrap(),
         ".speech-",
-        &ct2v_support::report::Reporter::std(),
+        &options.reporter,
     )?;
     let model = staging.path().join("model");
     fs::create_dir_all(&model)?;
