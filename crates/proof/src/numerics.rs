@@ -1,7 +1,8 @@
-//! `verify --numerics`: a tiny randomly initialised Whisper model (transformers, from a
-//! config, no downloads) converted with the built wheel's converter, encoded by the built
-//! wheel and by the official wheel of the same version from PyPI in another venv; the outputs
-//! must agree within a tolerance. Needs network for PyPI (torch, transformers, ctranslate2).
+//! The built wheel's numerics against the official wheel's (`verify --numerics`): a tiny
+//! randomly initialised Whisper model (transformers, from a config, no downloads) converted
+//! with the built wheel's converter, encoded by the built wheel and by the official wheel of
+//! the same version from PyPI in another venv; the outputs must agree within a tolerance.
+//! Needs network for PyPI (torch, transformers, ctranslate2).
 
 use std::path::Path;
 
@@ -128,6 +129,25 @@ mod tests {
             command.args.clear();
         }
         assert_eq!(verify_job(&plan).unwrap(), &job);
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_shown_command_echoes_its_output_as_the_result_less_pip_noise() {
+        let dir = tempfile::tempdir().unwrap();
+        let log = dir.path().join("numerics.log");
+        let command = CommandLine::new("sh").args([
+            "-c",
+            "echo 'Requirement already satisfied: numpy'; printf '10%%\\r100%%\\n'; echo kept",
+        ]);
+        let reporter = Reporter::captured();
+        run_shown(&command, &log, &reporter).unwrap();
+        assert_eq!(reporter.said().out, "kept\n");
+        let logged = std::fs::read_to_string(&log).unwrap();
+        assert!(
+            logged.contains("Requirement already satisfied: numpy"),
+            "{logged}"
+        );
     }
 
     #[test]

@@ -98,12 +98,7 @@ pub(crate) fn portable_of_wheel(
         .map(|b| b.destinations())
         .unwrap_or_default();
     std::fs::create_dir_all(work)?;
-    ct2v_bundle::bundler::run::portable_of_fat_wheel(
-        wheel,
-        &folders,
-        work,
-        reporter,
-    )?;
+    ct2v_bundle::bundler::run::portable_of_fat_wheel(wheel, &folders, work, reporter)?;
     Ok(work.join(PORTABLE_DIR))
 }
 

@@ -1,4 +1,4 @@
-//! `verify-release DIR --install`: a release installed the way its users install it. The
+//! A release installed the way its users install it (`verify-release DIR --install`). The
 //! release folder is served over loopback HTTP (its `whl/<variant>/` index and the wheels it
 //! links), a fresh Python that already has PyPI's `ctranslate2==X` (as the consumer's app
 //! has, PinW/whisper-key-local `pyproject.toml`) runs the consumer's onboarding command

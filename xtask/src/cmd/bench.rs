@@ -19,8 +19,8 @@ pub struct Bench {
 
 impl Bench {
     pub fn run(self, workspace: &Workspace, reporter: &Reporter) -> Result<ExitCode> {
-        let plan = self.selection.request().plan(workspace)?;
-        self.flags.options().run(workspace, &plan, reporter)?;
+        let request = self.selection.request();
+        self.flags.options().run(workspace, &request, reporter)?;
         Ok(ExitCode::SUCCESS)
     }
 }

@@ -35,12 +35,10 @@ impl Smoke {
                 .note("cargo xtask smoke --variant cpu --frozen")
                 .into());
         }
-        let target = self.selection.query().resolve(workspace)?;
         let speech = self.speech.request(reporter);
         smoke::run(
             workspace,
-            &target.plan,
-            target.wheel,
+            self.selection.query(),
             &self.allow_outside,
             &speech,
             reporter,

@@ -39,6 +39,42 @@ pub(crate) fn loaded(log: &Path, from: u64, app: &Path) -> Result<Vec<String>> {
         "  and {} of wine's builtin system DLLs; native from the system:",
         builtin.len()
     ));
-    lines.extend(native.into_iter().map(|(path, _)| format!("  native   {path}")));
+    lines.extend(
+        native
+            .into_iter()
+            .map(|(path, _)| format!("  native   {path}")),
+    );
     Ok(lines)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_loaded_dlls_are_the_apps_then_the_systems_past_the_start() {
+        let dir = tempfile::tempdir().unwrap();
+        let log = dir.path().join("smoke.log");
+        let before =
+            "0024:trace:loaddll:build_module Loaded L\"Z:\\\\old\\\\x.dll\" at 0: native\n";
+        let text = format!(
+            "{before}\
+             0024:trace:loaddll:build_module Loaded L\"Z:\\\\app\\\\ctranslate2.dll\" at 1: native\n\
+             0024:trace:loaddll:build_module Loaded L\"Z:\\\\app\\\\_ssl.pyd\" at 2: native\n\
+             0024:trace:loaddll:build_module Loaded L\"C:\\\\windows\\\\system32\\\\kernelbase.dll\" at 3: builtin\n\
+             0024:trace:loaddll:build_module Loaded L\"C:\\\\windows\\\\system32\\\\vcomp140.dll\" at 4: native\n"
+        );
+        ct2v_support::fsx::write(&log, text).unwrap();
+        let lines = loaded(&log, before.len() as u64, Path::new("Z:\\app")).unwrap();
+        assert_eq!(
+            lines,
+            [
+                "libraries the app loaded (WINEDEBUG=+loaddll): 1 DLLs and 1 extension modules \
+                 from the app, 2 from the system",
+                "  native   \\ctranslate2.dll",
+                "  and 1 of wine's builtin system DLLs; native from the system:",
+                "  native   C:\\windows\\system32\\vcomp140.dll",
+            ]
+        );
+    }
 }

@@ -212,3 +212,39 @@ pub(crate) fn sizes(app: &Path, portable: &Path) -> Result<Vec<String>> {
     );
     Ok(lines)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_sizes_name_the_app_then_each_placed_library_largest_first() {
+        let dir = tempfile::tempdir().unwrap();
+        let (app, portable) = (dir.path().join("app"), dir.path().join("portable"));
+        std::fs::create_dir_all(&app).unwrap();
+        std::fs::create_dir_all(portable.join("libs")).unwrap();
+        ct2v_support::fsx::write(&app.join("run"), vec![0u8; 3000]).unwrap();
+        ct2v_support::fsx::write(&portable.join("libs/small.so"), vec![0u8; 10]).unwrap();
+        ct2v_support::fsx::write(&portable.join("libs/large.so"), vec![0u8; 2048]).unwrap();
+        ct2v_support::fsx::write(
+            &portable.join(BINARIES_JSON),
+            r#"[["libs/small.so", "a"], ["libs/large.so", "b"]]"#,
+        )
+        .unwrap();
+        let lines = sizes(&app, &portable).unwrap();
+        assert_eq!(lines.len(), 4, "{lines:?}");
+        assert_eq!(
+            lines[0],
+            format!("frozen app: {} in {}", human_size(3000), app.display())
+        );
+        assert_eq!(
+            lines[1],
+            format!(
+                "bundled libraries (SDK and runtime parts the bundle added): {} in 2 file(s)",
+                human_size(2058)
+            )
+        );
+        assert!(lines[2].ends_with("  libs/large.so"), "{lines:?}");
+        assert!(lines[3].ends_with("  libs/small.so"), "{lines:?}");
+    }
+}

@@ -9,6 +9,7 @@ use anyhow::Result;
 
 use crate::numerics::run_shown;
 use crate::plan_outputs::verify_job;
+use ct2v_pipeline::plan::request::PlanRequest;
 use ct2v_pipeline::plan::{CommandLine, Plan};
 use ct2v_support::diagnostic::InputError;
 use ct2v_support::report::Reporter;
@@ -32,9 +33,16 @@ pub struct Options {
 }
 
 impl Options {
-    /// `bench` as the command runs it: its log in the variant's log folder (started empty),
-    /// the scripts' output echoed, the report's path said at the end.
-    pub fn run(&self, workspace: &Workspace, plan: &Plan, reporter: &Reporter) -> Result<()> {
+    /// `bench` of the build `request` plans, as the command runs it: its log in the variant's
+    /// log folder (started empty), the scripts' output echoed, the report's path said at the
+    /// end.
+    pub fn run(
+        &self,
+        workspace: &Workspace,
+        request: &PlanRequest,
+        reporter: &Reporter,
+    ) -> Result<()> {
+        let plan = &request.plan(workspace)?;
         let log_dir = workspace.log_dir(&plan.slot, plan.platform);
         std::fs::create_dir_all(&log_dir)?;
         let log = log_dir.join("bench.log");

@@ -3,29 +3,28 @@
 //! Windows wheel on a Linux host: all of it in python.org's Windows Python under wine, whose
 //! loader (`WINEDEBUG=+loaddll`) says which DLL came from where.
 
-use std::path::PathBuf;
-
 use anyhow::Result;
 
 use crate::checks::smoke::{freezing_python, judge, sizes, under};
+use crate::checks::target::{CheckTarget, TargetQuery};
 use crate::checks::verify::{install_and_verify, transcribe_check};
 use crate::checks::{interpreter_for, require_harness};
 use crate::plan_outputs::{built_portable, built_wheel, built_wheel_path, portable_of_wheel};
 use crate::speech::{self, SpeechRequest, frozen};
-use ct2v_pipeline::plan::Plan;
 use ct2v_support::report::Reporter;
 use ct2v_support::workspace::Workspace;
 
-/// `smoke --frozen` of `wheel` (else the build's) of `plan`; `allow_outside`: folders outside
-/// the app the frozen app may load libraries from.
+/// `smoke --frozen` of the wheel `target` names (else the build's); `allow_outside`: folders
+/// outside the app the frozen app may load libraries from.
 pub fn run(
     workspace: &Workspace,
-    plan: &Plan,
-    wheel: Option<PathBuf>,
+    target: TargetQuery,
     allow_outside: &[String],
     request: &SpeechRequest,
     reporter: &Reporter,
 ) -> Result<()> {
+    let CheckTarget { plan, wheel } = target.resolve(workspace)?;
+    let plan = &plan;
     speech::check_request(plan, request)?;
     require_harness(plan)?;
     let offline = request.download.offline;
@@ -70,7 +69,15 @@ pub fn run(
         reporter,
     )?;
 
-    let freezer = freezing_python(workspace, plan, &interpreter, &work, offline, &log, reporter)?;
+    let freezer = freezing_python(
+        workspace,
+        plan,
+        &interpreter,
+        &work,
+        offline,
+        &log,
+        reporter,
+    )?;
     reporter.say(format_args!(
         "freezing the app with PyInstaller{} (log: {})",
         under(&interpreter),
@@ -123,4 +130,3 @@ pub fn run(
     }
     Ok(())
 }
-

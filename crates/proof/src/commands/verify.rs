@@ -1,16 +1,14 @@
 //! `verify`: a wheel installed into a fresh Python and checked to import and work; with
 //! `--numerics`, compared against PyPI's; with `--transcribe`, real speech transcribed.
 
-use std::path::PathBuf;
-
 use anyhow::Result;
 
+use crate::checks::target::{CheckTarget, TargetQuery};
 use crate::checks::verify::{cuda_code, install_and_verify, transcribe_check};
 use crate::checks::{interpreter_for, place, require_harness};
 use crate::plan_outputs::wheel_to_check;
 use crate::speech::{self, SpeechRequest};
 use crate::winpython;
-use ct2v_pipeline::plan::Plan;
 use ct2v_support::diagnostic::InputError;
 use ct2v_support::report::Reporter;
 use ct2v_support::workspace::Workspace;
@@ -23,15 +21,24 @@ pub struct Checks<'a> {
     pub speech: &'a SpeechRequest,
 }
 
-/// `verify` of `wheel` (else the build's) of `plan`.
+/// `verify` of the wheel `target` names (else the build's).
 pub fn run(
     workspace: &Workspace,
-    plan: &Plan,
-    wheel: Option<PathBuf>,
+    target: TargetQuery,
     checks: &Checks,
     reporter: &Reporter,
 ) -> Result<()> {
     let request = checks.speech;
+    if checks.numerics && request.download.offline {
+        return Err(InputError::new(
+            "--numerics installs torch, transformers and the official ctranslate2 from PyPI, \
+             which --offline refuses",
+        )
+        .note("drop --numerics to check offline, or --offline to compare numerics")
+        .into());
+    }
+    let CheckTarget { plan, wheel } = target.resolve(workspace)?;
+    let plan = &plan;
     if checks.transcribe {
         speech::check_request(plan, request)?;
     }
@@ -78,7 +85,15 @@ pub fn run(
         ));
     }
     if let Some(prepared) = &prepared {
-        transcribe_check(workspace, &interpreter, plan, prepared, offline, &wheel, reporter)?;
+        transcribe_check(
+            workspace,
+            &interpreter,
+            plan,
+            prepared,
+            offline,
+            &wheel,
+            reporter,
+        )?;
     }
     Ok(())
 }

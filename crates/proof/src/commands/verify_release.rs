@@ -9,6 +9,7 @@ use anyhow::Result;
 use crate::checks::release::{self, PlanFor};
 use crate::release_install::{InstallRequest, default_python};
 use crate::winpython;
+use ct2v_pipeline::plan::request::PlanRequest;
 use ct2v_pipeline::release::Manifest;
 use ct2v_support::diagnostic::{InputError, escaped};
 use ct2v_support::platform::Platform;
@@ -32,7 +33,6 @@ pub fn run(
     workspace: &Workspace,
     dir: &Path,
     options: &InstallOptions,
-    plan_for: PlanFor,
     reporter: &Reporter,
 ) -> Result<ExitCode> {
     if !dir.is_dir() {
@@ -62,7 +62,16 @@ pub fn run(
         reporter.say(note);
     }
     if options.install {
-        install(workspace, dir, options, plan_for, reporter)?;
+        let plan_for = |variant: &str, platform: Platform, python: &str, version: &str| {
+            PlanRequest {
+                platform: Some(platform),
+                python: Some(python.to_string()),
+                ctranslate2: Some(version.to_string()),
+                ..PlanRequest::only(variant.to_string())
+            }
+            .plan(workspace)
+        };
+        install(workspace, dir, options, &plan_for, reporter)?;
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -130,4 +139,54 @@ fn install(
         plan_for,
         reporter,
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn workspace() -> Workspace {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+        Workspace::locate(Some(root), None).unwrap()
+    }
+
+    fn no_install() -> InstallOptions {
+        InstallOptions {
+            install: false,
+            platform: None,
+            python: None,
+            variants: Vec::new(),
+            find_links: Vec::new(),
+            transcribe: false,
+            pyapp: false,
+            download: Default::default(),
+        }
+    }
+
+    #[test]
+    fn a_folder_that_disagrees_with_itself_is_said_to_problem_by_problem_and_fails() {
+        let dir = tempfile::tempdir().unwrap();
+        ct2v_support::fsx::write(&dir.path().join("SHA256SUMS"), "").unwrap();
+        ct2v_support::fsx::write(&dir.path().join("stray.txt"), "not listed").unwrap();
+        let reporter = Reporter::captured();
+        let code = run(&workspace(), dir.path(), &no_install(), &reporter).unwrap();
+        assert_eq!(code, ExitCode::FAILURE);
+        let said = reporter.said();
+        assert_eq!(said.out, "", "problems are progress, not a result");
+        let lines: Vec<&str> = said.err.lines().collect();
+        assert!(
+            lines.contains(&"error: stray.txt is not in SHA256SUMS"),
+            "{lines:?}"
+        );
+        assert!(
+            lines
+                .iter()
+                .any(|l| l.starts_with("error: cannot read manifest.json")),
+            "{lines:?}"
+        );
+        assert_eq!(
+            lines.last().unwrap(),
+            &format!("{} problem(s) in {}", lines.len() - 1, dir.path().display())
+        );
+    }
 }

@@ -1,6 +1,6 @@
-//! `smoke --frozen`: the transcriber frozen by PyInstaller from the bundle's `portable/`
-//! folder, copied to a fresh folder as a user who unzipped it would have it, and run there
-//! with a scrubbed environment (see [`super::scrub`]).
+//! The transcriber frozen by PyInstaller from the bundle's `portable/` folder (`smoke
+//! --frozen`), copied to a fresh folder as a user who unzipped it would have it, and run
+//! there with a scrubbed environment (see [`super::scrub`]).
 
 use std::fs;
 use std::path::{Path, PathBuf};
