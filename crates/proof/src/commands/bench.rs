@@ -55,6 +55,21 @@ impl Options {
         ));
         Ok(())
     }
+
+    /// A size bench.py knows, and every `--env` a `KEY=VALUE`.
+    fn check(&self) -> Result<(), InputError> {
+        if !SIZES.contains(&self.size.as_str()) {
+            return Err(InputError::new(format!(
+                "unknown model size `{}`: one of {}",
+                self.size,
+                SIZES.join(", ")
+            )));
+        }
+        if let Some(bad) = self.env.iter().find(|e| !e.contains('=')) {
+            return Err(InputError::new(format!("--env `{bad}` is not KEY=VALUE")));
+        }
+        Ok(())
+    }
 }
 
 /// Runs the comparison; returns the JSON report's path.
@@ -65,17 +80,7 @@ fn compare(
     log: &Path,
     reporter: &Reporter,
 ) -> Result<PathBuf> {
-    if !SIZES.contains(&options.size.as_str()) {
-        return Err(InputError::new(format!(
-            "unknown model size `{}`: one of {}",
-            options.size,
-            SIZES.join(", ")
-        ))
-        .into());
-    }
-    if let Some(bad) = options.env.iter().find(|e| !e.contains('=')) {
-        return Err(InputError::new(format!("--env `{bad}` is not KEY=VALUE")).into());
-    }
+    options.check()?;
     let job = verify_job(plan)?;
     let python = job.python.clone();
     if !Path::new(&python).is_file() {

@@ -3,14 +3,19 @@
 //! Windows wheel on a Linux host: all of it in python.org's Windows Python under wine, whose
 //! loader (`WINEDEBUG=+loaddll`) says which DLL came from where.
 
+use std::path::{Path, PathBuf};
+
 use anyhow::Result;
 
 use crate::checks::smoke::{freezing_python, judge, sizes, under};
 use crate::checks::target::{CheckTarget, TargetQuery};
 use crate::checks::verify::{install_and_verify, transcribe_check};
 use crate::checks::{interpreter_for, require_harness};
+use crate::interpreter::Interpreter;
 use crate::plan_outputs::{built_portable, built_wheel, built_wheel_path, portable_of_wheel};
-use crate::speech::{self, SpeechRequest, frozen};
+use crate::speech::outcome::Outcome;
+use crate::speech::{self, Prepared, SpeechRequest, frozen};
+use ct2v_pipeline::plan::Plan;
 use ct2v_support::report::Reporter;
 use ct2v_support::workspace::Workspace;
 
@@ -69,64 +74,113 @@ pub fn run(
         reporter,
     )?;
 
-    let freezer = freezing_python(
+    let smoke = Smoke {
         workspace,
         plan,
-        &interpreter,
-        &work,
+        interpreter,
+        work,
+        log,
         offline,
-        &log,
         reporter,
-    )?;
-    reporter.say(format_args!(
-        "freezing the app with PyInstaller{} (log: {})",
-        under(&interpreter),
-        log.display()
-    ));
-    let app = interpreter.bounded(
-        || {
-            frozen::freeze(&frozen::FreezeParams {
-                platform: plan.platform,
-                root: &workspace.root,
-                python: freezer.as_ref().unwrap_or(&interpreter),
-                excludes: interpreter.freeze_excludes(),
-                portable: &portable,
-                work: &work,
-                log: &log,
-            })
-        },
-        |_| {
-            format!(
-                "PyInstaller did not finish under wine in time (log: {})",
-                log.display()
-            )
-        },
-    )?;
-
-    reporter.say(format_args!(
-        "running a fresh copy of {}{} with a scrubbed environment",
-        app.display(),
-        under(&interpreter)
-    ));
-    let log_start = std::fs::metadata(&log).map_or(0, |m| m.len());
-    let place = frozen::RunPlace {
-        interpreter: &interpreter,
-        platform: plan.platform,
-        env: interpreter.loader_trace_env(),
     };
-    let runs = work.join("runs");
-    let run = frozen::run_copy(&app, &runs, &place, &prepared.job, &log, reporter)?;
-    let seen = interpreter.seen_path(&run.app);
-    judge(&run, &seen, &prepared, &by_wheel, allow_outside, reporter)?;
-    #[cfg(feature = "wine")]
-    if interpreter.under_wine() {
-        for line in crate::checks::loaded::loaded(&log, log_start, &seen)? {
+    let app = smoke.freeze(&portable)?;
+    smoke.run_app(&app, &portable, &prepared, &by_wheel, allow_outside)
+}
+
+/// Where one smoke run works, and what every step of its frozen half needs.
+struct Smoke<'a> {
+    workspace: &'a Workspace,
+    plan: &'a Plan,
+    interpreter: Interpreter,
+    work: PathBuf,
+    log: PathBuf,
+    offline: bool,
+    reporter: &'a Reporter,
+}
+
+impl Smoke<'_> {
+    /// The app frozen by PyInstaller from `portable` (natively in a venv of its own); its
+    /// folder.
+    fn freeze(&self, portable: &Path) -> Result<PathBuf> {
+        let Smoke {
+            workspace,
+            plan,
+            interpreter,
+            work,
+            log,
+            ..
+        } = self;
+        let freezer = freezing_python(
+            workspace,
+            plan,
+            interpreter,
+            work,
+            self.offline,
+            log,
+            self.reporter,
+        )?;
+        self.reporter.say(format_args!(
+            "freezing the app with PyInstaller{} (log: {})",
+            under(interpreter),
+            log.display()
+        ));
+        interpreter.bounded(
+            || {
+                frozen::freeze(&frozen::FreezeParams {
+                    platform: plan.platform,
+                    root: &workspace.root,
+                    python: freezer.as_ref().unwrap_or(interpreter),
+                    excludes: interpreter.freeze_excludes(),
+                    portable,
+                    work,
+                    log,
+                })
+            },
+            |_| {
+                format!(
+                    "PyInstaller did not finish under wine in time (log: {})",
+                    log.display()
+                )
+            },
+        )
+    }
+
+    /// A fresh copy of `app` run with a scrubbed environment and judged against the wheel's
+    /// transcript; then the result: what it loaded (under wine) and its sizes.
+    fn run_app(
+        &self,
+        app: &Path,
+        portable: &Path,
+        prepared: &Prepared,
+        by_wheel: &Outcome,
+        allow_outside: &[String],
+    ) -> Result<()> {
+        let (interpreter, log, reporter) = (&self.interpreter, &self.log, self.reporter);
+        reporter.say(format_args!(
+            "running a fresh copy of {}{} with a scrubbed environment",
+            app.display(),
+            under(interpreter)
+        ));
+        let log_start = std::fs::metadata(log).map_or(0, |m| m.len());
+        let place = frozen::RunPlace {
+            interpreter,
+            platform: self.plan.platform,
+            env: interpreter.loader_trace_env(),
+        };
+        let runs = self.work.join("runs");
+        let run = frozen::run_copy(app, &runs, &place, &prepared.job, log, reporter)?;
+        let seen = interpreter.seen_path(&run.app);
+        judge(&run, &seen, prepared, by_wheel, allow_outside, reporter)?;
+        #[cfg(feature = "wine")]
+        if interpreter.under_wine() {
+            for line in crate::checks::loaded::loaded(log, log_start, &seen)? {
+                reporter.outln(line)?;
+            }
+        }
+        let _ = log_start;
+        for line in sizes(&run.app, portable)? {
             reporter.outln(line)?;
         }
+        Ok(())
     }
-    let _ = log_start;
-    for line in sizes(&run.app, &portable)? {
-        reporter.outln(line)?;
-    }
-    Ok(())
 }
