@@ -20,7 +20,7 @@ use ct2v_support::workspace::Workspace;
 
 /// The plan of a variant's build at a CTranslate2 version for a platform and Python (its
 /// cache and Python, for the speech check).
-pub type PlanFor<'a> = &'a dyn Fn(&str, Platform, &str, &str) -> Result<Plan>;
+pub(crate) type PlanFor<'a> = &'a dyn Fn(&str, Platform, &str, &str) -> Result<Plan>;
 
 /// Each wheel of the release `request` names installed as its users install it, from the
 /// release's index served on loopback (and through a PyApp exe with `pyapp`); progress said
