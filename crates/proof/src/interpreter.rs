@@ -13,6 +13,7 @@ use crate::winpython::{STEP_LIMIT, Session, wine};
 use ct2v_pipeline::plan::VerifyJob;
 use ct2v_support::platform::Platform;
 use ct2v_support::process::{CommandLine, run_logged};
+use ct2v_support::report::Reporter;
 use ct2v_support::workspace::Workspace;
 
 /// A venv's python on this host.
@@ -198,24 +199,28 @@ impl Interpreter {
         }
     }
 
-    /// The plan's verify job run here with `wheel` as its wheel: in a venv, the job's venv
-    /// made and its installs and check run as the build runs them (pip kept off every index
-    /// when `offline`); under wine, in the fresh Windows Python itself, its installs from
-    /// `wheelhouse` alone, and a failed check's missing DLLs named.
+    /// The plan's verify job run here with `wheel` as its wheel, its output echoed through
+    /// `reporter`: in a venv, the job's venv made and its installs and check run as the build
+    /// runs them (pip kept off every index when `from.offline`); under wine, in the fresh
+    /// Windows Python itself, its installs from `from.wheelhouse` alone, and a failed check's
+    /// missing DLLs named.
     pub(crate) fn install_and_check(
         &self,
         job: &VerifyJob,
         wheel: &str,
-        offline: bool,
         env: &BTreeMap<String, String>,
-        wheelhouse: &Path,
+        from: PackageSource,
         log: &Path,
+        reporter: &Reporter,
     ) -> Result<()> {
+        let PackageSource {
+            offline,
+            wheelhouse,
+        } = from;
         let mut echo = |line: &str| {
             if !line.starts_with("Requirement already satisfied") {
                 // A closed stdout only loses the echo; the log keeps every line.
-                use std::io::Write as _;
-                let _ = writeln!(std::io::stdout().lock(), "{line}");
+                let _ = reporter.outln(line);
             }
         };
         match self {
@@ -316,6 +321,15 @@ impl Interpreter {
             Interpreter::Wine(_) => &["_wmi"],
         }
     }
+}
+
+/// Where the verify job's installs take their packages from.
+#[derive(Clone, Copy)]
+pub(crate) struct PackageSource<'a> {
+    /// In a venv: pip kept off every index (the job's `--find-links` wheelhouse only).
+    pub offline: bool,
+    /// Under wine: the wheelhouse pip installs from alone.
+    pub wheelhouse: &'a Path,
 }
 
 /// The options that keep a `pip install` off every index: `--no-index` (only the job's

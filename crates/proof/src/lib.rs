@@ -2,7 +2,6 @@
 //! feature in a Windows CPython under wine), PyApp, a release installed as users install it.
 //! Each check is written once over an [`interpreter::Interpreter`] (`checks/`).
 
-pub mod bench;
 pub mod checks;
 pub mod commands;
 pub(crate) mod input_file;

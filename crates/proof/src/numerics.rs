@@ -1,7 +1,8 @@
-//! `verify --numerics`: a tiny randomly initialised Whisper model (transformers, from a
-//! config, no downloads) converted with the built wheel's converter, encoded by the built
-//! wheel and by the official wheel of the same version from PyPI in another venv; the outputs
-//! must agree within a tolerance. Needs network for PyPI (torch, transformers, ctranslate2).
+//! The built wheel's numerics against the official wheel's (`verify --numerics`): a tiny
+//! randomly initialised Whisper model (transformers, from a config, no downloads) converted
+//! with the built wheel's converter, encoded by the built wheel and by the official wheel of
+//! the same version from PyPI in another venv; the outputs must agree within a tolerance.
+//! Needs network for PyPI (torch, transformers, ctranslate2).
 
 use std::path::Path;
 
@@ -10,25 +11,29 @@ use anyhow::Result;
 use crate::plan_outputs::verify_job;
 use ct2v_pipeline::execute::executor::run_logged;
 use ct2v_pipeline::plan::{CommandLine, Plan};
+use ct2v_support::report::Reporter;
 use ct2v_support::workspace::Workspace;
 
 pub(crate) const SCRIPT: &str = "crates/proof/python/numerics.py";
 /// Largest absolute difference accepted between the two encoder outputs (float32, CPU).
 pub(crate) const TOLERANCE: &str = "1e-4";
 
-/// Runs `command` with its output in `log` and on the terminal, less pip's "already
+/// Runs `command` with its output in `log` and on the command's stdout, less pip's "already
 /// satisfied" lines and progress bars (shared with `bench`).
-pub(crate) fn run_shown(command: &CommandLine, log: &Path) -> Result<()> {
+pub(crate) fn run_shown(command: &CommandLine, log: &Path, reporter: &Reporter) -> Result<()> {
     let mut show = |line: &str| {
         if !line.starts_with("Requirement already satisfied") && !line.contains('\r') {
-            println!("{line}");
+            // A closed stdout only loses the echo; the log keeps every line.
+            let _ = reporter.outln(line);
         }
     };
     run_logged(command, &Default::default(), log, &mut show)?;
     Ok(())
 }
 
-pub fn check(workspace: &Workspace, plan: &Plan, log: &Path) -> Result<()> {
+/// The built wheel's encoder output compared with the official wheel's (the scripts' output
+/// echoed through `reporter`).
+pub fn check(workspace: &Workspace, plan: &Plan, log: &Path, reporter: &Reporter) -> Result<()> {
     let job = verify_job(plan)?;
     let ours = job.python.clone();
     let dir = workspace.xtask_dir().join("numerics").join(format!(
@@ -44,7 +49,7 @@ pub fn check(workspace: &Workspace, plan: &Plan, log: &Path) -> Result<()> {
     let model = dir.join("model");
     let (ours_out, reference_out) = (dir.join("built.npy"), dir.join("official.npy"));
 
-    let run = |command: CommandLine| run_shown(&command, log);
+    let run = |command: CommandLine| run_shown(&command, log, reporter);
     let python = |program: &str| CommandLine::new(program);
     run(python(&ours).args(["-m", "pip", "install", "-q", "torch", "transformers"]))?;
     run(job.venv_at(&path(&reference_venv)))?;
@@ -124,6 +129,25 @@ mod tests {
             command.args.clear();
         }
         assert_eq!(verify_job(&plan).unwrap(), &job);
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_shown_command_echoes_its_output_as_the_result_less_pip_noise() {
+        let dir = tempfile::tempdir().unwrap();
+        let log = dir.path().join("numerics.log");
+        let command = CommandLine::new("sh").args([
+            "-c",
+            "echo 'Requirement already satisfied: numpy'; printf '10%%\\r100%%\\n'; echo kept",
+        ]);
+        let reporter = Reporter::captured();
+        run_shown(&command, &log, &reporter).unwrap();
+        assert_eq!(reporter.said().out, "kept\n");
+        let logged = std::fs::read_to_string(&log).unwrap();
+        assert!(
+            logged.contains("Requirement already satisfied: numpy"),
+            "{logged}"
+        );
     }
 
     #[test]

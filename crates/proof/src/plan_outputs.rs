@@ -8,6 +8,7 @@ use anyhow::{Context, Result, bail};
 use ct2v_bundle::bundler::run::{BINARIES_JSON, PORTABLE_DIR};
 use ct2v_pipeline::plan::{Action, Plan, Step, VerifyJob};
 use ct2v_support::diagnostic::{InputError, escaped};
+use ct2v_support::report::Reporter;
 
 /// The plan's verify step and its job (a fresh venv, the wheel installed, verify_wheel.py).
 pub(crate) fn verify_step(plan: &Plan) -> Result<(&Step, &VerifyJob)> {
@@ -85,19 +86,19 @@ fn not_built(output: &Path, plan: &Plan) -> anyhow::Error {
 }
 
 /// portable/ laid out from a fat wheel, in `work`.
-pub(crate) fn portable_of_wheel(plan: &Plan, wheel: &Path, work: &Path) -> Result<PathBuf> {
+pub(crate) fn portable_of_wheel(
+    plan: &Plan,
+    wheel: &Path,
+    work: &Path,
+    reporter: &Reporter,
+) -> Result<PathBuf> {
     portable_dir(plan)?;
     let folders = plan
         .bundle_job()
         .map(|b| b.destinations())
         .unwrap_or_default();
     std::fs::create_dir_all(work)?;
-    ct2v_bundle::bundler::run::portable_of_fat_wheel(
-        wheel,
-        &folders,
-        work,
-        &ct2v_support::report::Reporter::std(),
-    )?;
+    ct2v_bundle::bundler::run::portable_of_fat_wheel(wheel, &folders, work, reporter)?;
     Ok(work.join(PORTABLE_DIR))
 }
 

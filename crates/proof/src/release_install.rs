@@ -1,4 +1,4 @@
-//! `verify-release DIR --install`: a release installed the way its users install it. The
+//! A release installed the way its users install it (`verify-release DIR --install`). The
 //! release folder is served over loopback HTTP (its `whl/<variant>/` index and the wheels it
 //! links), a fresh Python that already has PyPI's `ctranslate2==X` (as the consumer's app
 //! has, PinW/whisper-key-local `pyproject.toml`) runs the consumer's onboarding command
@@ -19,6 +19,7 @@ use ct2v_pipeline::release::links::{Target, links};
 use ct2v_pipeline::release::{Artifact, Manifest};
 use ct2v_support::diagnostic::{InputError, escaped};
 use ct2v_support::platform::Platform;
+use ct2v_support::report::Reporter;
 use ct2v_support::workspace::Workspace;
 
 /// What to install, and from where.
@@ -335,12 +336,15 @@ pub(crate) fn pin_numpy(requirement: &str, numpy: Option<&str>) -> String {
 
 /// A fresh venv in `dir` of this host's Python `python` (`python3` when it is that version,
 /// else `python3.X` on PATH; on Windows `py -3.X`).
-pub(crate) fn native_venv(python: &str, dir: &Path, log: &Path) -> Result<PathBuf> {
+pub(crate) fn native_venv(
+    python: &str,
+    dir: &Path,
+    log: &Path,
+    reporter: &Reporter,
+) -> Result<PathBuf> {
     let command = if cfg!(windows) {
         ct2v_support::process::CommandLine::new("py").arg(format!("-{python}"))
-    } else if ct2v_support::host::python_version(&ct2v_support::report::Reporter::std()).as_deref()
-        == Some(python)
-    {
+    } else if ct2v_support::host::python_version(reporter).as_deref() == Some(python) {
         ct2v_support::process::CommandLine::new("python3")
     } else if ct2v_support::host::on_path(&format!("python{python}")) {
         ct2v_support::process::CommandLine::new(format!("python{python}"))

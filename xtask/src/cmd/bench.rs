@@ -6,7 +6,7 @@ use anyhow::Result;
 use clap::Args;
 
 use crate::flags::{BenchFlags, Selection};
-use ct2v_proof::bench::run_and_report;
+use ct2v_proof::commands::bench;
 use ct2v_support::report::Reporter;
 use ct2v_support::workspace::Workspace;
 
@@ -20,8 +20,9 @@ pub struct Bench {
 
 impl Bench {
     pub fn run(self, workspace: &Workspace, reporter: &Reporter) -> Result<ExitCode> {
-        let plan = self.selection.request().plan(workspace, reporter)?;
-        run_and_report(workspace, &plan, &self.flags.options())?;
+        let request = self.selection.request();
+        let options: bench::Options = self.flags.options();
+        options.run(workspace, &request, reporter)?;
         Ok(ExitCode::SUCCESS)
     }
 }

@@ -7,7 +7,7 @@ use anyhow::Result;
 use clap::Args;
 
 use crate::flags::{CheckSelection, SpeechArgs};
-use ct2v_proof::checks::smoke;
+use ct2v_proof::commands::smoke;
 use ct2v_support::diagnostic::InputError;
 use ct2v_support::report::Reporter;
 use ct2v_support::workspace::Workspace;
@@ -35,14 +35,13 @@ impl Smoke {
                 .note("cargo xtask smoke --variant cpu --frozen")
                 .into());
         }
-        let target = self.selection.query().resolve(workspace)?;
         let speech = self.speech.request(reporter);
         smoke::run(
             workspace,
-            &target.plan,
-            target.wheel,
+            self.selection.query(),
             &self.allow_outside,
             &speech,
+            reporter,
         )?;
         Ok(ExitCode::SUCCESS)
     }

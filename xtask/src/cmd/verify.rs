@@ -8,7 +8,7 @@ use anyhow::Result;
 use clap::Args;
 
 use crate::flags::{CheckSelection, SpeechArgs};
-use ct2v_proof::checks::verify::{self, Checks};
+use ct2v_proof::commands::verify::{self, Checks};
 use ct2v_support::diagnostic::InputError;
 use ct2v_support::report::Reporter;
 use ct2v_support::workspace::Workspace;
@@ -39,21 +39,12 @@ impl Verify {
                     .into(),
             );
         }
-        if self.numerics && self.speech.download.offline {
-            return Err(InputError::new(
-                "--numerics installs torch, transformers and the official ctranslate2 from PyPI, \
-                 which --offline refuses",
-            )
-            .note("drop --numerics to check offline, or --offline to compare numerics")
-            .into());
-        }
-        let target = self.selection.query().resolve(workspace)?;
         let checks = Checks {
             numerics: self.numerics,
             transcribe: self.transcribe,
             speech: &self.speech.request(reporter),
         };
-        verify::run(workspace, &target.plan, target.wheel, &checks)?;
+        verify::run(workspace, self.selection.query(), &checks, reporter)?;
         Ok(ExitCode::SUCCESS)
     }
 }

@@ -8,9 +8,7 @@ use anyhow::Result;
 use clap::Args;
 
 use crate::flags::InstallArgs;
-use ct2v_pipeline::plan::request::PlanRequest;
-use ct2v_proof::checks::release;
-use ct2v_support::platform::Platform;
+use ct2v_proof::commands::verify_release;
 use ct2v_support::report::Reporter;
 use ct2v_support::workspace::Workspace;
 
@@ -24,20 +22,11 @@ pub struct VerifyRelease {
 
 impl VerifyRelease {
     pub fn run(self, workspace: &Workspace, reporter: &Reporter) -> Result<ExitCode> {
-        let plan_for = |variant: &str, platform: Platform, python: &str, version: &str| {
-            PlanRequest {
-                platform: Some(platform),
-                python: Some(python.to_string()),
-                ctranslate2: Some(version.to_string()),
-                ..PlanRequest::only(variant.to_string())
-            }
-            .plan(workspace, reporter)
-        };
-        release::run(
+        verify_release::run(
             workspace,
             &self.dir,
             &self.install.options(reporter),
-            &plan_for,
+            reporter,
         )
     }
 }

@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use ct2v_proof::bench::Options;
+use ct2v_proof::commands::bench::Options;
 
 #[derive(Args)]
 pub struct BenchFlags {

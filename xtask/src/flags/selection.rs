@@ -7,8 +7,8 @@ use clap::Args;
 
 use ct2v_pipeline::plan::request::PlanRequest;
 use ct2v_pipeline::release::select::Asked;
-use ct2v_proof::checks::release::InstallOptions;
 use ct2v_proof::checks::target::TargetQuery;
+use ct2v_proof::commands::verify_release::InstallOptions;
 use ct2v_support::host;
 use ct2v_support::platform::Platform;
 use ct2v_support::report::Reporter;

@@ -597,10 +597,19 @@ fn a_killed_checks_wine_prefix_is_removed_and_a_copy_of_one_is_not() {
     fs::create_dir_all(copy.parent().unwrap()).unwrap();
     ct2v_support::fsx::copy_tree(&left, &copy).unwrap();
 
-    let wine = Wine::start(&workspace, &left).unwrap();
+    let reporter = Reporter::captured();
+    let wine = Wine::start(&workspace, &left, &reporter).unwrap();
     assert!(
         !left.join("drive_c/half-made.txt").exists(),
         "the leftover is gone"
+    );
+    assert!(
+        reporter.said().err.starts_with(&format!(
+            "removing the wine prefix {}, left by an interrupted run\n",
+            left.display()
+        )),
+        "{:?}",
+        reporter.said()
     );
     assert!(staging::marked(&left), "the new prefix is marked as ours");
     assert!(
@@ -609,7 +618,7 @@ fn a_killed_checks_wine_prefix_is_removed_and_a_copy_of_one_is_not() {
     );
     drop(wine);
 
-    let refused = Wine::start(&workspace, &copy)
+    let refused = Wine::start(&workspace, &copy, &reporter)
         .err()
         .expect("a copy is not ours");
     assert!(

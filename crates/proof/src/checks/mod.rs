@@ -3,7 +3,7 @@
 //! Windows Python under wine for a Windows wheel on a Linux host.
 
 #[cfg(feature = "wine")]
-mod loaded;
+pub(crate) mod loaded;
 pub mod release;
 pub mod smoke;
 pub mod target;
@@ -50,7 +50,7 @@ pub(crate) fn require_harness(plan: &Plan) -> Result<()> {
 
 /// ` in python 3.12.9 (Windows, under wine)` for a fresh interpreter; nothing for the verify
 /// venv, which progress lines leave unnamed.
-fn place(interpreter: &Interpreter) -> String {
+pub(crate) fn place(interpreter: &Interpreter) -> String {
     if interpreter.under_wine() {
         format!(" in {}", interpreter.label())
     } else {

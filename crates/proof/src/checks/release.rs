@@ -1,121 +1,40 @@
-//! `verify-release`: a release folder's checksums, RECORDs and manifest; with `--install`,
-//! each of its wheels installed as its users install it, from its index served on loopback.
+//! A release's wheels installed as its users install them, from its index served on
+//! loopback, each checked to report its version and (when asked) to transcribe (the steps of
+//! `verify-release --install`).
 
-use std::path::{Path, PathBuf};
-use std::process::ExitCode;
+use std::path::Path;
 
 use anyhow::Result;
 
+use super::verify::{Files, transcribe};
 use crate::interpreter::Interpreter;
 use crate::release_install::{self as install, Install, InstallRequest, InstallTarget};
 use crate::speech::{self, Prepared};
 use crate::winpython;
 use ct2v_pipeline::plan::Plan;
+use ct2v_pipeline::release::Manifest;
 use ct2v_support::diagnostic::{InputError, escaped};
 use ct2v_support::platform::Platform;
+use ct2v_support::report::Reporter;
 use ct2v_support::workspace::Workspace;
-
-/// `--install` and its options.
-pub struct InstallOptions {
-    pub install: bool,
-    pub platform: Option<Platform>,
-    pub python: Option<String>,
-    pub variants: Vec<String>,
-    pub find_links: Vec<PathBuf>,
-    pub transcribe: bool,
-    pub pyapp: bool,
-    pub download: ct2v_fetch::download::Options,
-}
 
 /// The plan of a variant's build at a CTranslate2 version for a platform and Python (its
 /// cache and Python, for the speech check).
 pub(crate) type PlanFor<'a> = &'a dyn Fn(&str, Platform, &str, &str) -> Result<Plan>;
 
-pub fn run(
+/// Each wheel of the release `request` names installed as its users install it, from the
+/// release's index served on loopback (and through a PyApp exe with `pyapp`); progress said
+/// through `reporter`.
+pub(crate) fn install(
     workspace: &Workspace,
-    dir: &Path,
-    options: &InstallOptions,
+    request: &InstallRequest,
+    manifest: &Manifest,
+    pyapp: bool,
     plan_for: PlanFor,
-) -> Result<ExitCode> {
-    if !dir.is_dir() {
-        return Err(
-            InputError::new(format!("{}: no such folder", dir.display()))
-                .note("give the folder `cargo xtask release` wrote, e.g. target/dist/4.7.1")
-                .into(),
-        );
-    }
-    let problems = ct2v_pipeline::release::recheck(dir)?;
-    if !problems.is_empty() {
-        for p in &problems {
-            eprintln!("error: {p}");
-        }
-        eprintln!("{} problem(s) in {}", problems.len(), dir.display());
-        return Ok(ExitCode::FAILURE);
-    }
-    eprintln!(
-        "{}: every checksum, RECORD and manifest entry agrees",
-        dir.display()
-    );
-    say_left_out(&ct2v_pipeline::release::Manifest::read(dir)?);
-    if options.install {
-        install_release(workspace, dir, options, plan_for)?;
-    }
-    Ok(ExitCode::SUCCESS)
-}
-
-/// What a `--partial` release leaves out, per variant and platform, on stderr: it verifies,
-/// and is still not whole.
-fn say_left_out(manifest: &ct2v_pipeline::release::Manifest) {
-    let sets: std::collections::BTreeSet<String> = manifest
-        .left_out
-        .iter()
-        .map(|l| match l.platform.as_str() {
-            "" => l.variant.clone(),
-            platform => format!("{} on {platform}", l.variant),
-        })
-        .collect();
-    if !sets.is_empty() {
-        eprintln!(
-            "note: a partial release: it leaves out {} ({} matrix entries; RELEASE_NOTES.md, \
-             \"Not in this release\", says why)",
-            escaped(&sets.into_iter().collect::<Vec<_>>().join(", ")),
-            manifest.left_out.len()
-        );
-    }
-}
-
-fn install_release(
-    workspace: &Workspace,
-    dir: &Path,
-    options: &InstallOptions,
-    plan_for: PlanFor,
+    reporter: &Reporter,
 ) -> Result<()> {
-    let platform = options
-        .platform
-        .or_else(Platform::host)
-        .unwrap_or(Platform::LinuxX86_64);
-    let manifest = ct2v_pipeline::release::Manifest::read(dir)?;
-    let python = match &options.python {
-        Some(p) => p.clone(),
-        None => {
-            let preferred = if platform.is_windows() {
-                winpython::pins::PythonPins::load(&workspace.root)?.default
-            } else {
-                ct2v_support::host::python_version(&ct2v_support::report::Reporter::std())
-                    .unwrap_or_else(|| "3.12".into())
-            };
-            install::default_python(&manifest, platform, &options.variants, preferred)
-        }
-    };
-    let request = InstallRequest {
-        dir,
-        variants: &options.variants,
-        platform,
-        python,
-        find_links: &options.find_links,
-        transcribe: options.transcribe,
-        download: options.download.clone(),
-    };
+    let dir = request.dir;
+    let platform = request.platform;
     for folder in request.find_links {
         if !folder.is_dir() {
             return Err(InputError::new(format!(
@@ -125,12 +44,12 @@ fn install_release(
             .into());
         }
     }
-    let targets = install::targets(&request, &manifest)?;
+    let targets = install::targets(request, manifest)?;
     for target in &targets {
         install::check_index_is_local(dir, &target.variant)?;
     }
     let under_wine = winpython::under_wine(platform);
-    if options.pyapp && !under_wine {
+    if pyapp && !under_wine {
         return Err(InputError::new(
             "--pyapp builds a Windows PyApp exe and runs it under wine: give Windows wheels \
              (--platform windows-x86_64) on a Linux host",
@@ -141,7 +60,11 @@ fn install_release(
         return Err(winpython::harness_missing(WINDOWS_INSTALL).into());
     }
     let server = install::serve(dir)?;
-    eprintln!("serving {} at {}", dir.display(), server.url("/"));
+    reporter.say(format_args!(
+        "serving {} at {}",
+        dir.display(),
+        server.url("/")
+    ));
     let work = workspace
         .xtask_dir()
         .join("release-install")
@@ -151,17 +74,18 @@ fn install_release(
     ct2v_support::fsx::write(&log, "")?;
     let installs = Installs {
         workspace,
-        request: &request,
+        request,
         targets: &targets,
         server: &server,
         work: &work,
         log: &log,
         plan_for,
+        reporter,
     };
     installs.run()?;
     #[cfg(feature = "wine")]
-    if options.pyapp {
-        crate::pyapp::check::run(workspace, &request, &targets, &server, &work)?;
+    if pyapp {
+        crate::pyapp::check::run(workspace, request, &targets, &server, &work, reporter)?;
     }
     Ok(())
 }
@@ -179,6 +103,7 @@ struct Installs<'a> {
     work: &'a Path,
     log: &'a Path,
     plan_for: PlanFor<'a>,
+    reporter: &'a Reporter,
 }
 
 impl Installs<'_> {
@@ -205,7 +130,8 @@ impl Installs<'_> {
                 Some(shared) => shared,
                 None => {
                     let venv = self.work.join(format!("venv-{}", target.variant));
-                    let python = install::native_venv(&request.python, &venv, self.log)?;
+                    let python =
+                        install::native_venv(&request.python, &venv, self.log, self.reporter)?;
                     let label = format!("python {} ({})", request.python, venv.display());
                     own = Interpreter::venv(python, label);
                     &own
@@ -224,23 +150,30 @@ impl Installs<'_> {
                 constraints: interpreter.constraints()?,
                 log: self.log.to_path_buf(),
             };
-            consumer_flow(&install, target, &interpreter.label())?;
+            consumer_flow(&install, target, &interpreter.label(), self.reporter)?;
             if let Some(prepared) = &prepared {
                 let plan = self.plan_for(target)?;
                 let report = self
                     .work
                     .join(format!("transcribe-{}.json", target.variant));
-                let outcome = super::verify::transcribe(
+                let files = Files {
+                    report: &report,
+                    log: self.log,
+                };
+                let outcome = transcribe(
                     self.workspace,
                     interpreter,
                     &plan,
                     prepared,
                     request.download.offline,
-                    &report,
-                    self.log,
+                    files,
+                    self.reporter,
                 )?;
                 let wer = speech::verdict(&outcome, prepared)?;
-                eprintln!("  transcribed: {}", speech::summary(&outcome, wer));
+                self.reporter.say(format_args!(
+                    "  transcribed: {}",
+                    speech::summary(&outcome, wer)
+                ));
             }
         }
         Ok(())
@@ -280,12 +213,17 @@ impl Installs<'_> {
 }
 
 /// The app's baseline from PyPI, then the consumer's onboarding command, each checked.
-fn consumer_flow(install: &Install, target: &InstallTarget, label: &str) -> Result<()> {
-    eprintln!(
+fn consumer_flow(
+    install: &Install,
+    target: &InstallTarget,
+    label: &str,
+    reporter: &Reporter,
+) -> Result<()> {
+    reporter.say(format_args!(
         "{}: {label} with PyPI's {}",
         target.variant,
         escaped(&target.baseline)
-    );
+    ));
     install.baseline(target)?;
     let baseline = target.baseline.trim_start_matches("ctranslate2==");
     let found = install.installed_version()?;
@@ -293,18 +231,18 @@ fn consumer_flow(install: &Install, target: &InstallTarget, label: &str) -> Resu
         anyhow::bail!("the baseline install left ctranslate2 {found}, not {baseline}");
     }
     let args = install.onboarding_args(target);
-    eprintln!(
+    reporter.say(format_args!(
         "  the consumer's command: python {}",
         escaped(&args.join(" "))
-    );
+    ));
     install.run(&args)?;
     let found = install.installed_version()?;
     install::expect_version(&found, target, "after the onboarding install")?;
-    eprintln!(
+    reporter.say(format_args!(
         "  installed {} ({}): reports {}",
         escaped(&target.file),
         target.variant,
         escaped(&found)
-    );
+    ));
     Ok(())
 }

@@ -1,118 +1,23 @@
-//! `smoke --frozen`: the clip transcribed by the wheel, then by a PyInstaller app made from
-//! the bundle's portable/ folder and run from a fresh copy with a scrubbed environment. A
-//! Windows wheel on a Linux host: all of it in python.org's Windows Python under wine, whose
-//! loader (`WINEDEBUG=+loaddll`) says which DLL came from where.
+//! The frozen app's steps (of `smoke --frozen`): a Python to freeze with, the app's run
+//! judged against the wheel's transcript, and the app's size. A Windows wheel on a Linux
+//! host: all of it in python.org's Windows Python under wine, whose loader
+//! (`WINEDEBUG=+loaddll`) says which DLL came from where.
 
-use std::io::Write as _;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use anyhow::{Context, Result, bail};
 
-use super::verify::{install_and_verify, transcribe_check};
-use super::{interpreter_for, require_harness};
 use crate::interpreter::Interpreter;
-use crate::plan_outputs::{built_portable, built_wheel, built_wheel_path, portable_of_wheel};
-use crate::speech::{self, SpeechRequest, frozen, outcome};
+use crate::speech::{self, frozen, outcome};
 use ct2v_bundle::bundler::run::BINARIES_JSON;
 use ct2v_pipeline::plan::Plan;
 use ct2v_support::process::{CommandLine, run_logged};
+use ct2v_support::report::Reporter;
 use ct2v_support::units::human_size;
 use ct2v_support::workspace::Workspace;
 
-/// `smoke --frozen` of `wheel` (else the build's) of `plan`; `allow_outside`: folders outside
-/// the app the frozen app may load libraries from.
-pub fn run(
-    workspace: &Workspace,
-    plan: &Plan,
-    wheel: Option<PathBuf>,
-    allow_outside: &[String],
-    request: &SpeechRequest,
-) -> Result<()> {
-    speech::check_request(plan, request)?;
-    require_harness(plan)?;
-    let offline = request.download.offline;
-    let log_dir = workspace.log_dir(&plan.slot, plan.platform);
-    std::fs::create_dir_all(&log_dir)?;
-    let log = log_dir.join("smoke.log");
-    ct2v_support::fsx::write(&log, "")?;
-    let work = workspace
-        .xtask_dir()
-        .join("smoke")
-        .join(format!("{}-{}-py{}", plan.slot, plan.platform, plan.python));
-    let portable = match &wheel {
-        Some(wheel) => portable_of_wheel(plan, wheel, &work)?,
-        None => built_portable(plan)?,
-    };
-    let prepared = speech::prepare(workspace, plan, request)?;
-    let interpreter = interpreter_for(workspace, plan, &work.join("wine"), &request.download)?;
-    // The build's verify venv has its wheel; another wheel, or a fresh interpreter, needs
-    // the install first.
-    let wheel = match wheel {
-        None if interpreter.under_wine() => Some(built_wheel(plan)?),
-        wheel => wheel,
-    };
-    if let Some(wheel) = &wheel {
-        install_and_verify(
-            &interpreter,
-            plan,
-            wheel,
-            offline,
-            &log_dir.join("verify.log"),
-        )?;
-    }
-    let wheel = wheel.unwrap_or_else(|| built_wheel_path(plan).into());
-    let by_wheel = transcribe_check(workspace, &interpreter, plan, &prepared, offline, &wheel)?;
-
-    let freezer = freezing_python(workspace, plan, &interpreter, &work, offline, &log)?;
-    eprintln!(
-        "freezing the app with PyInstaller{} (log: {})",
-        under(&interpreter),
-        log.display()
-    );
-    let app = interpreter.bounded(
-        || {
-            frozen::freeze(&frozen::FreezeParams {
-                platform: plan.platform,
-                root: &workspace.root,
-                python: freezer.as_ref().unwrap_or(&interpreter),
-                excludes: interpreter.freeze_excludes(),
-                portable: &portable,
-                work: &work,
-                log: &log,
-            })
-        },
-        |_| {
-            format!(
-                "PyInstaller did not finish under wine in time (log: {})",
-                log.display()
-            )
-        },
-    )?;
-
-    eprintln!(
-        "running a fresh copy of {}{} with a scrubbed environment",
-        app.display(),
-        under(&interpreter)
-    );
-    let log_start = std::fs::metadata(&log).map_or(0, |m| m.len());
-    let place = frozen::RunPlace {
-        interpreter: &interpreter,
-        platform: plan.platform,
-        env: interpreter.loader_trace_env(),
-    };
-    let run = frozen::run_copy(&app, &work.join("runs"), &place, &prepared.job, &log)?;
-    let seen = interpreter.seen_path(&run.app);
-    judge(&run, &seen, &prepared, &by_wheel, allow_outside)?;
-    #[cfg(feature = "wine")]
-    if interpreter.under_wine() {
-        super::loaded::print_loaded(&log, log_start, &seen)?;
-    }
-    let _ = log_start;
-    print_sizes(&run.app, &portable)
-}
-
 /// ` under wine` for a fresh (Windows) interpreter.
-fn under(interpreter: &Interpreter) -> &'static str {
+pub(crate) fn under(interpreter: &Interpreter) -> &'static str {
     if interpreter.under_wine() {
         " under wine"
     } else {
@@ -122,12 +27,13 @@ fn under(interpreter: &Interpreter) -> &'static str {
 
 /// The frozen app's run judged: the same transcript as the wheel's, frozen, and no library
 /// from outside the app and the system (`app_seen`: the app's folder as the app sees it).
-fn judge(
+pub(crate) fn judge(
     run: &frozen::Frozen,
     app_seen: &Path,
     prepared: &speech::Prepared,
     wheel: &outcome::Outcome,
     allow_outside: &[String],
+    reporter: &Reporter,
 ) -> Result<()> {
     let notable: Vec<&str> = run
         .dropped_env
@@ -135,7 +41,7 @@ fn judge(
         .map(String::as_str)
         .filter(|v| speech::scrub::points_somewhere(v))
         .collect();
-    eprintln!(
+    reporter.say(format_args!(
         "  {} variable(s) left out of its environment{}{}",
         run.dropped_env.len(),
         if notable.is_empty() {
@@ -144,7 +50,7 @@ fn judge(
             ", among them "
         },
         notable.join(" ")
-    );
+    ));
     let wer = speech::verdict(&run.outcome, prepared)?;
     if !run.outcome.frozen {
         bail!(
@@ -164,7 +70,9 @@ fn judge(
             .into_iter()
             .partition(|l| outcome::is_allowed(l, allow_outside));
     for library in &allowed {
-        eprintln!("  loaded from an allowed folder outside the app: {library}");
+        reporter.say(format_args!(
+            "  loaded from an allowed folder outside the app: {library}"
+        ));
     }
     if !refused.is_empty() {
         bail!(
@@ -176,26 +84,27 @@ fn judge(
             refused.join("\n  ")
         );
     }
-    eprintln!(
+    reporter.say(format_args!(
         "the frozen app transcribed like the wheel: {}",
         speech::summary(&run.outcome, wer)
-    );
+    ));
     Ok(())
 }
 
 /// A Python with faster-whisper and PyInstaller and no ctranslate2 (the app takes it from
 /// portable/). Natively a venv of its own beside the verify venv (`Some`); a fresh
 /// interpreter is changed in place (`None`: use it).
-fn freezing_python(
+pub(crate) fn freezing_python(
     workspace: &Workspace,
     plan: &Plan,
     interpreter: &Interpreter,
     work: &Path,
     offline: bool,
     log: &Path,
+    reporter: &Reporter,
 ) -> Result<Option<Interpreter>> {
     if !interpreter.under_wine() {
-        return freeze_venv(workspace, plan, work, offline, log).map(Some);
+        return freeze_venv(workspace, plan, work, offline, log, reporter).map(Some);
     }
     speech::install(
         workspace,
@@ -221,17 +130,18 @@ fn freeze_venv(
     work: &Path,
     offline: bool,
     log: &Path,
+    reporter: &Reporter,
 ) -> Result<Interpreter> {
     let verify = crate::plan_outputs::verify_job(plan)?;
     let venv = work.join("venv");
     let python = venv
         .join(plan.platform.venv_bin())
         .join(plan.platform.exe("python"));
-    eprintln!(
+    reporter.say(format_args!(
         "making the PyInstaller venv {} (log: {})",
         venv.display(),
         log.display()
-    );
+    ));
     let create = verify.venv_at(&venv.display().to_string());
     run_logged(&create, &Default::default(), log, &mut |_| {})?;
     let wheelhouse =
@@ -260,8 +170,9 @@ fn freeze_venv(
     Ok(freezer)
 }
 
-/// The app's size, and each library the bundle placed (from portable/binaries.json).
-fn print_sizes(app: &Path, portable: &Path) -> Result<()> {
+/// The app's size, and each library the bundle placed (from portable/binaries.json): the
+/// lines of `smoke`'s result.
+pub(crate) fn sizes(app: &Path, portable: &Path) -> Result<Vec<String>> {
     // Links (PyInstaller 6 links libraries between folders on Linux) count once, as files.
     let size = |p: &Path| {
         std::fs::symlink_metadata(p)
@@ -286,21 +197,54 @@ fn print_sizes(app: &Path, portable: &Path) -> Result<()> {
         .collect();
     parts.sort_by_key(|p| std::cmp::Reverse(p.0));
     let bundled: u64 = parts.iter().map(|(s, _)| s).sum();
-    let mut out = std::io::stdout().lock();
-    writeln!(
-        out,
-        "frozen app: {} in {}",
-        human_size(total),
-        app.display()
-    )?;
-    writeln!(
-        out,
-        "bundled libraries (SDK and runtime parts the bundle added): {} in {} file(s)",
-        human_size(bundled),
-        parts.len()
-    )?;
-    for (bytes, source) in parts {
-        writeln!(out, "  {:>10}  {source}", human_size(bytes))?;
+    let mut lines = vec![
+        format!("frozen app: {} in {}", human_size(total), app.display()),
+        format!(
+            "bundled libraries (SDK and runtime parts the bundle added): {} in {} file(s)",
+            human_size(bundled),
+            parts.len()
+        ),
+    ];
+    lines.extend(
+        parts
+            .into_iter()
+            .map(|(bytes, source)| format!("  {:>10}  {source}", human_size(bytes))),
+    );
+    Ok(lines)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_sizes_name_the_app_then_each_placed_library_largest_first() {
+        let dir = tempfile::tempdir().unwrap();
+        let (app, portable) = (dir.path().join("app"), dir.path().join("portable"));
+        std::fs::create_dir_all(&app).unwrap();
+        std::fs::create_dir_all(portable.join("libs")).unwrap();
+        ct2v_support::fsx::write(&app.join("run"), vec![0u8; 3000]).unwrap();
+        ct2v_support::fsx::write(&portable.join("libs/small.so"), vec![0u8; 10]).unwrap();
+        ct2v_support::fsx::write(&portable.join("libs/large.so"), vec![0u8; 2048]).unwrap();
+        ct2v_support::fsx::write(
+            &portable.join(BINARIES_JSON),
+            r#"[["libs/small.so", "a"], ["libs/large.so", "b"]]"#,
+        )
+        .unwrap();
+        let lines = sizes(&app, &portable).unwrap();
+        assert_eq!(lines.len(), 4, "{lines:?}");
+        assert_eq!(
+            lines[0],
+            format!("frozen app: {} in {}", human_size(3000), app.display())
+        );
+        assert_eq!(
+            lines[1],
+            format!(
+                "bundled libraries (SDK and runtime parts the bundle added): {} in 2 file(s)",
+                human_size(2058)
+            )
+        );
+        assert!(lines[2].ends_with("  libs/large.so"), "{lines:?}");
+        assert!(lines[3].ends_with("  libs/small.so"), "{lines:?}");
     }
-    Ok(())
 }

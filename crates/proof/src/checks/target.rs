@@ -10,6 +10,7 @@ use ct2v_pipeline::plan::Plan;
 use ct2v_pipeline::plan::request::PlanRequest;
 use ct2v_support::diagnostic::InputError;
 use ct2v_support::platform::Platform;
+use ct2v_support::report::Reporter;
 use ct2v_support::workspace::Workspace;
 
 /// The build a check is asked about: a variant and its choices, or a wheel whose name says
@@ -31,7 +32,7 @@ pub struct CheckTarget {
 
 impl TargetQuery {
     /// A wheel that does not fit what was asked is bad input.
-    pub fn resolve(self, workspace: &Workspace) -> Result<CheckTarget> {
+    pub fn resolve(self, workspace: &Workspace, reporter: &Reporter) -> Result<CheckTarget> {
         let name = match &self.wheel {
             Some(wheel) if !wheel.is_file() => {
                 return Err(
@@ -63,7 +64,7 @@ impl TargetQuery {
             cuda_arch: self.cuda_arch,
             ..PlanRequest::only(variant)
         };
-        let plan = request.plan(workspace, &ct2v_support::report::Reporter::std())?;
+        let plan = request.plan(workspace, reporter)?;
         if let Some(name) = &name {
             name.check_fits(
                 ct2v_pipeline::release::wheel_index::PROJECT,

@@ -1,93 +1,27 @@
-//! `verify`: a wheel installed into a fresh Python and checked to import and work; with
-//! `--numerics`, compared against PyPI's; with `--transcribe`, real speech transcribed.
+//! A wheel installed into an interpreter as the plan's verify step installs it and checked
+//! there, its CUDA code compared with its build's record, and real speech transcribed on it
+//! (the steps of `verify`; `smoke` and `verify-release` share the last two).
 
 use std::path::{Path, PathBuf};
 
 use anyhow::Result;
 
-use super::{interpreter_for, place, require_harness};
-use crate::interpreter::Interpreter;
-use crate::plan_outputs::{verify_step, wheel_to_check};
-use crate::speech::{self, Prepared, SpeechRequest, outcome::Outcome, transcriber};
-use crate::winpython;
+use super::place;
+use crate::interpreter::{Interpreter, PackageSource};
+use crate::plan_outputs::verify_step;
+use crate::speech::{self, Prepared, outcome::Outcome, transcriber};
 use ct2v_pipeline::plan::Plan;
-use ct2v_support::diagnostic::{InputError, escaped};
+use ct2v_support::diagnostic::escaped;
+use ct2v_support::report::Reporter;
 use ct2v_support::workspace::Workspace;
-
-/// What `verify` checks besides the install.
-pub struct Checks<'a> {
-    pub numerics: bool,
-    pub transcribe: bool,
-    /// The speech options (their download options serve every download of the check).
-    pub speech: &'a SpeechRequest,
-}
-
-/// `verify` of `wheel` (else the build's) of `plan`.
-pub fn run(
-    workspace: &Workspace,
-    plan: &Plan,
-    wheel: Option<PathBuf>,
-    checks: &Checks,
-) -> Result<()> {
-    let request = checks.speech;
-    if checks.transcribe {
-        speech::check_request(plan, request)?;
-    }
-    let wheel = wheel_to_check(plan, wheel)?;
-    let log_dir = workspace.log_dir(&plan.slot, plan.platform);
-    std::fs::create_dir_all(&log_dir)?;
-    let log = log_dir.join("verify.log");
-    ct2v_support::fsx::write(&log, "")?;
-    if winpython::under_wine(plan.platform) && checks.numerics {
-        return Err(InputError::new(
-            "--numerics compares against PyTorch, which is not checked under wine",
-        )
-        .note("run it on Windows, or drop --numerics")
-        .into());
-    }
-    require_harness(plan)?;
-    let prepared = checks
-        .transcribe
-        .then(|| speech::prepare(workspace, plan, request))
-        .transpose()?;
-    let work = workspace
-        .work_dir(&plan.slot, plan.platform)
-        .join("wine")
-        .join(format!("verify-py{}", plan.python));
-    let interpreter = interpreter_for(workspace, plan, &work, &request.download)?;
-    install_and_verify(&interpreter, plan, &wheel, request.download.offline, &log)?;
-    eprintln!(
-        "verified {}{} (log: {})",
-        wheel.display(),
-        place(&interpreter),
-        log.display()
-    );
-    check_cuda_code(plan, &wheel)?;
-    if checks.numerics {
-        let log = log_dir.join("numerics.log");
-        ct2v_support::fsx::write(&log, "")?;
-        crate::numerics::check(workspace, plan, &log)?;
-        eprintln!("numerics match the official wheel (log: {})", log.display());
-    }
-    if let Some(prepared) = &prepared {
-        transcribe_check(
-            workspace,
-            &interpreter,
-            plan,
-            prepared,
-            request.download.offline,
-            &wheel,
-        )?;
-    }
-    Ok(())
-}
 
 /// A CUDA wheel's CTranslate2 library holds exactly the cubins and PTX of the
 /// `CUDA_ARCH_LIST` its build recorded (`build-info.json` beside the wheel; the build itself
-/// checks the same before writing it).
-fn check_cuda_code(plan: &Plan, wheel: &Path) -> Result<()> {
+/// checks the same before writing it). The line that says what it found, `None` for a wheel
+/// without CUDA.
+pub(crate) fn cuda_code(plan: &Plan, wheel: &Path) -> Result<Option<String>> {
     if plan.cuda_arch.is_none() {
-        return Ok(());
+        return Ok(None);
     }
     let info = wheel.with_file_name("build-info.json");
     let recorded = std::fs::read_to_string(&info)
@@ -95,34 +29,38 @@ fn check_cuda_code(plan: &Plan, wheel: &Path) -> Result<()> {
         .and_then(|text| serde_json::from_str::<serde_json::Value>(&text).ok())
         .and_then(|v| v["sdk"]["cuda_arch_list"].as_str().map(str::to_string));
     let Some(list) = recorded else {
-        eprintln!(
+        return Ok(Some(format!(
             "CUDA code not checked: {} records no CUDA_ARCH_LIST (`cargo xtask build` writes it)",
             escaped(&info.display().to_string())
-        );
-        return Ok(());
+        )));
     };
     let carried = ct2v_pipeline::sdk::cuda_code::check_wheel(wheel, &list)?;
-    eprintln!("{}", escaped(&carried));
-    Ok(())
+    Ok(Some(escaped(&carried).into_owned()))
 }
 
-/// The plan's verify job run in `interpreter` with `wheel` as its wheel.
+/// The plan's verify job run in `interpreter` with `wheel` as its wheel (its output echoed
+/// through `reporter`).
 pub(crate) fn install_and_verify(
     interpreter: &Interpreter,
     plan: &Plan,
     wheel: &Path,
     offline: bool,
     log: &Path,
+    reporter: &Reporter,
 ) -> Result<()> {
     let (step, job) = verify_step(plan)?;
     let wheelhouse = runtime_wheelhouse(interpreter, plan, offline, log)?;
+    let from = PackageSource {
+        offline,
+        wheelhouse: &wheelhouse,
+    };
     interpreter.install_and_check(
         job,
         &wheel.display().to_string(),
-        offline,
         &step.env,
-        &wheelhouse,
+        from,
         log,
+        reporter,
     )
 }
 
@@ -158,21 +96,22 @@ pub(crate) fn transcribe_check(
     prepared: &Prepared,
     offline: bool,
     wheel: &Path,
+    reporter: &Reporter,
 ) -> Result<Outcome> {
     let log_dir = workspace.log_dir(&plan.slot, plan.platform);
     let log = log_dir.join("transcribe.log");
     ct2v_support::fsx::write(&log, "")?;
-    eprintln!(
+    reporter.say(format_args!(
         "installing faster-whisper into {} (log: {})",
         interpreter.label(),
         log.display()
-    );
-    eprintln!(
+    ));
+    reporter.say(format_args!(
         "transcribing {} with {}{}",
         prepared.job.audio.display(),
         prepared.job.model.display(),
         place(interpreter)
-    );
+    ));
     let report = log_dir.join("transcribe.json");
     let outcome = transcribe(
         workspace,
@@ -180,8 +119,11 @@ pub(crate) fn transcribe_check(
         plan,
         prepared,
         offline,
-        &report,
-        &log,
+        Files {
+            report: &report,
+            log: &log,
+        },
+        reporter,
     )?;
     let wer = speech::verdict(&outcome, prepared)?;
     let by = if interpreter.under_wine() {
@@ -189,26 +131,36 @@ pub(crate) fn transcribe_check(
     } else {
         "the built wheel".to_string()
     };
-    eprintln!(
+    reporter.say(format_args!(
         "transcribed with {by}{}: {} (report: {})",
         place(interpreter),
         speech::summary(&outcome, wer),
         report.display()
-    );
+    ));
     Ok(outcome)
 }
 
+/// Where a transcription writes: the transcriber's JSON report, and the log of the installs
+/// and the run.
+#[derive(Clone, Copy)]
+pub struct Files<'a> {
+    pub report: &'a Path,
+    pub log: &'a Path,
+}
+
 /// faster-whisper installed into `interpreter` (`--no-deps`, so the wheel's ctranslate2 is
-/// the one imported), the clip transcribed there.
+/// the one imported), the clip transcribed there (the transcriber's output said through
+/// `reporter`).
 pub fn transcribe(
     workspace: &Workspace,
     interpreter: &Interpreter,
     plan: &Plan,
     prepared: &Prepared,
     offline: bool,
-    report: &Path,
-    log: &Path,
+    files: Files,
+    reporter: &Reporter,
 ) -> Result<Outcome> {
+    let Files { report, log } = files;
     speech::install(
         workspace,
         plan,
@@ -230,7 +182,7 @@ pub fn transcribe(
         env: env.as_ref(),
     };
     interpreter.bounded(
-        || transcriber::run(&launch, &prepared.job, report, log),
+        || transcriber::run(&launch, &prepared.job, report, log, reporter),
         |limit| {
             format!(
                 "the transcription did not finish within {} s under wine and was stopped (log: {})",

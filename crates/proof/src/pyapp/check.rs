@@ -1,5 +1,5 @@
-//! `verify-release --install --pyapp`: the release installed through a PyApp exe under wine,
-//! as the consumer's users get it: the exe's first run unpacks its Python and installs the
+//! The release installed through a PyApp exe under wine (`verify-release --install
+//! --pyapp`), as the consumer's users get it: the exe's first run unpacks its Python and installs the
 //! app with PyPI's ctranslate2; `exe self pip install --force-reinstall --index-url …` (the
 //! onboarding step) swaps in the variant's wheel; the app must then report the variant's
 //! version and transcribe. A fresh wine prefix per variant (wine 8 drops variables with `-`
@@ -14,6 +14,7 @@ use crate::pyapp;
 use crate::release_install::{self as install, InstallRequest, InstallTarget};
 use crate::serve::Server;
 use crate::winpython::{STEP_LIMIT, prepare, wine::Wine};
+use ct2v_support::report::Reporter;
 use ct2v_support::workspace::Workspace;
 
 pub fn run(
@@ -22,6 +23,7 @@ pub fn run(
     targets: &[InstallTarget],
     server: &Server,
     work: &Path,
+    reporter: &Reporter,
 ) -> Result<()> {
     let work = work.join("pyapp");
     std::fs::create_dir_all(&work)?;
@@ -59,9 +61,10 @@ pub fn run(
         },
         &request.download,
     )?;
-    eprintln!("built {}", exe.display());
+    reporter.say(format_args!("built {}", exe.display()));
     for target in targets {
-        let wine = Wine::start(workspace, &work.join(format!("prefix-{}", target.variant)))?;
+        let prefix = work.join(format!("prefix-{}", target.variant));
+        let wine = Wine::start(workspace, &prefix, reporter)?;
         let run = |args: &[String]| -> Result<String> {
             let mut out = String::new();
             wine.run(
@@ -91,10 +94,10 @@ pub fn run(
                 log.display()
             );
         }
-        eprintln!(
+        reporter.say(format_args!(
             "{}: the PyApp exe's first run installed PyPI's ctranslate2 {first}",
             target.variant
-        );
+        ));
         let mut onboarding: Vec<String> =
             ["self", "pip", "install", "--force-reinstall", "--index-url"]
                 .map(String::from)
@@ -106,10 +109,10 @@ pub fn run(
         )));
         onboarding.extend(pip_args.iter().skip(1).cloned());
         onboarding.push(target.requirement.clone());
-        eprintln!(
+        reporter.say(format_args!(
             "  the consumer's onboarding: ct2-speech-app.exe {}",
             ct2v_support::diagnostic::escaped(&onboarding.join(" "))
-        );
+        ));
         run(&onboarding)?;
         let requirements = workspace.root.join(crate::speech::TRANSCRIBE_REQUIREMENTS);
         let mut speech = ["self", "pip", "install", "--no-deps"]
@@ -120,25 +123,27 @@ pub fn run(
         run(&speech)?;
         let after = reported(&run(&[])?);
         install::expect_version(&after, target, "the PyApp exe after onboarding")?;
-        eprintln!(
+        reporter.say(format_args!(
             "  the app reports ctranslate2 {}",
             ct2v_support::diagnostic::escaped(&after)
-        );
+        ));
         if request.transcribe {
-            transcribe(workspace, request, target, &run, &work)?;
+            let said = transcribe(workspace, request, target, &run, &work)?;
+            reporter.say(said);
         }
     }
     Ok(())
 }
 
-/// The pinned clip transcribed by the app, checked against its reference.
+/// The pinned clip transcribed by the app, checked against its reference; the line that
+/// says how it went.
 fn transcribe(
     workspace: &Workspace,
     request: &InstallRequest,
     target: &InstallTarget,
     run: &dyn Fn(&[String]) -> Result<String>,
     work: &Path,
-) -> Result<()> {
+) -> Result<String> {
     let spec = crate::speech::pins::SpeechPins::load(&workspace.root)?;
     let assets = crate::speech::assets::prepare(
         &spec,
@@ -161,9 +166,8 @@ fn transcribe(
     let wer =
         crate::speech::outcome::judge(&outcome, Some(&spec.audio.reference), spec.audio.max_wer)
             .map_err(|e| anyhow::anyhow!("{e}"))?;
-    eprintln!(
+    Ok(format!(
         "  the app transcribed: {}",
         crate::speech::summary(&outcome, wer)
-    );
-    Ok(())
+    ))
 }

@@ -76,7 +76,7 @@ pub fn build(
         None,
         &source_parent,
         unpack::Kept::Unrecorded,
-        &ct2v_support::report::Reporter::std(),
+        &options.reporter,
     )?;
     let source = only_folder(&source_parent)?;
     let dist = inputs.work.join("python-dist.zip");
@@ -143,11 +143,11 @@ pub fn build(
         .arg(source.join("Cargo.toml").display().to_string())
         .arg("--target-dir")
         .arg(target_dir.display().to_string());
-    eprintln!(
+    options.reporter.say(format_args!(
         "building the PyApp exe ({}; log: {})",
         spec.inputs["pyapp"].package,
         inputs.log.display()
-    );
+    ));
     run_logged(&command, &env, inputs.log, &mut |_| {})
         .context("building PyApp for x86_64-pc-windows-gnu (rustup target add x86_64-pc-windows-gnu; mingw-w64)")?;
     let built = target_dir.join("x86_64-pc-windows-gnu/debug/pyapp.exe");

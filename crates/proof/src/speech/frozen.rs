@@ -1,6 +1,6 @@
-//! `smoke --frozen`: the transcriber frozen by PyInstaller from the bundle's `portable/`
-//! folder, copied to a fresh folder as a user who unzipped it would have it, and run there
-//! with a scrubbed environment (see [`super::scrub`]).
+//! The transcriber frozen by PyInstaller from the bundle's `portable/` folder (`smoke
+//! --frozen`), copied to a fresh folder as a user who unzipped it would have it, and run
+//! there with a scrubbed environment (see [`super::scrub`]).
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -13,6 +13,7 @@ use super::transcriber::{Job, Launch, SCRIPT};
 use crate::interpreter::Interpreter;
 use ct2v_support::platform::Platform;
 use ct2v_support::process::run_logged;
+use ct2v_support::report::Reporter;
 
 pub(crate) const APP_NAME: &str = "ct2-speech-check";
 const SPEC_TEMPLATE: &str = include_str!("../../python/speech_check.spec.in");
@@ -116,13 +117,14 @@ pub(crate) struct RunPlace<'a> {
 }
 
 /// Copies `app` into a fresh folder under `runs` and runs it there with a scrubbed
-/// environment.
+/// environment (its output said through `reporter`).
 pub(crate) fn run_copy(
     app: &Path,
     runs: &Path,
     place: &RunPlace,
     job: &Job,
     log: &Path,
+    reporter: &Reporter,
 ) -> Result<Frozen> {
     fs::create_dir_all(runs)?;
     // Earlier copies (a few hundred MiB each) are this command's own: only the last is kept.
@@ -152,7 +154,7 @@ pub(crate) fn run_copy(
         env: Some(&scrub.env),
     };
     let report = fresh.path().join("report.json");
-    let outcome = super::transcriber::run(&launch, job, &report, log)?;
+    let outcome = super::transcriber::run(&launch, job, &report, log, reporter)?;
     Ok(Frozen {
         app: fresh.keep().join(APP_NAME),
         outcome,

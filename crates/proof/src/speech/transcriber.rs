@@ -1,5 +1,5 @@
 //! Runs the transcriber (`crates/proof/python/transcribe.py` under a venv's Python, or the frozen
-//! app built from it) and reads its report. Its output goes to the terminal and the log; exit
+//! app built from it) and reads its report. Its output goes to the reporter and the log; exit
 //! 2 from it is bad input (the model, the audio or the device), named in its last line.
 
 use std::collections::BTreeMap;
@@ -10,6 +10,7 @@ use anyhow::{Context, Result};
 
 use super::outcome::Outcome;
 use ct2v_support::diagnostic::InputError;
+use ct2v_support::report::Reporter;
 
 pub(crate) const SCRIPT: &str = "crates/proof/python/transcribe.py";
 
@@ -55,7 +56,15 @@ pub(crate) struct Launch<'a> {
     pub env: Option<&'a BTreeMap<String, String>>,
 }
 
-pub(crate) fn run(launch: &Launch, job: &Job, report: &Path, log: &Path) -> Result<Outcome> {
+/// The transcriber run as `launch` says, its output in `log` and its stdout said through
+/// `reporter` as the command's own; its report read.
+pub(crate) fn run(
+    launch: &Launch,
+    job: &Job,
+    report: &Path,
+    log: &Path,
+    reporter: &Reporter,
+) -> Result<Outcome> {
     let _ = std::fs::remove_file(report);
     let mut command = std::process::Command::new(launch.program);
     command.args(&launch.leading).args(job.args(report));
@@ -80,7 +89,8 @@ pub(crate) fn run(launch: &Launch, job: &Job, report: &Path, log: &Path) -> Resu
     )?;
     file.write_all(output.stdout.as_slice())?;
     file.write_all(output.stderr.as_slice())?;
-    print!("{stdout}");
+    // A closed stdout only loses the echo; the log keeps it.
+    let _ = reporter.out(&stdout);
     let last = stderr
         .lines()
         .rev()

