@@ -102,10 +102,12 @@ fn add(total: &mut Unpacked, more: Unpacked) {
 
 fn unpack_part(part: &Part, into: &Path, reporter: &Reporter) -> Result<Unpacked> {
     unpack::unpack_input(
-        &part.input,
-        &part.archive,
-        &part.file_name,
-        &part.url,
+        &unpack::CachedInput {
+            name: &part.input,
+            archive: &part.archive,
+            file_name: &part.file_name,
+            url: &part.url,
+        },
         Some(&part.subdir),
         into,
         unpack::Kept::Unrecorded,

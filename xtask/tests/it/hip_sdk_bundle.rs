@@ -202,10 +202,12 @@ fn bundle(case: &Case) -> Option<Bundled> {
         .write_7z(dir.path(), &built.join("rocblas.dll"))?;
     let community = work.join("deps/community-rocblas");
     ct2v_fetch::unpack::unpack_input(
-        "community-rocblas",
-        &asset,
-        case.asset.name,
-        "https://github.com/…",
+        &ct2v_fetch::unpack::CachedInput {
+            name: "community-rocblas",
+            archive: &asset,
+            file_name: case.asset.name,
+            url: "https://github.com/…",
+        },
         Some(ct2v_fetch::unpack::ANY_TOP_FOLDER),
         &community,
         ct2v_fetch::unpack::Kept::Recorded,

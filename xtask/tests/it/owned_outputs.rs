@@ -334,7 +334,7 @@ fn an_assembled_source_destination_of_the_users_is_not_replaced() {
 /// with exit 2 naming the file.
 #[test]
 fn an_unpacked_tree_is_replaced_while_only_this_tool_changed_it() {
-    use ct2v_fetch::unpack::{Kept, unpack_input};
+    use ct2v_fetch::unpack::{CachedInput, Kept, unpack_input};
     use ct2v_support::owned_output::rerecord_after;
     let dir = tempfile::tempdir().unwrap();
     let archive = dir.path().join("a.tar.gz");
@@ -342,10 +342,12 @@ fn an_unpacked_tree_is_replaced_while_only_this_tool_changed_it() {
     let dest = dir.path().join("src/ctranslate2");
     let unpack_it = || {
         unpack_input(
-            "ctranslate2-source",
-            &archive,
-            "a-1.0.tar.gz",
-            "https://example.org/a-1.0.tar.gz",
+            &CachedInput {
+                name: "ctranslate2-source",
+                archive: &archive,
+                file_name: "a-1.0.tar.gz",
+                url: "https://example.org/a-1.0.tar.gz",
+            },
             Some("a-1.0"),
             &dest,
             Kept::Recorded,

@@ -427,19 +427,32 @@ impl fmt::Display for Refusal {
     }
 }
 
+/// A downloaded input as the cache holds it: under its sha256 at `archive`, with the name,
+/// file name and URL it is known by (what an error names).
+#[derive(Debug, Clone, Copy)]
+pub struct CachedInput<'a> {
+    pub name: &'a str,
+    pub archive: &'a Path,
+    pub file_name: &'a str,
+    pub url: &'a str,
+}
+
 /// A downloaded input, stored under another name (its sha256) in the cache: unpacked as
 /// its original `file_name` says, with the default limits. An error names the input, its
 /// file name and `url` (the cache path only as a detail).
 pub fn unpack_input(
-    input: &str,
-    archive: &Path,
-    file_name: &str,
-    url: &str,
+    cached: &CachedInput,
     subdir: Option<&str>,
     dest: &Path,
     kept: Kept,
     reporter: &Reporter,
 ) -> anyhow::Result<Unpacked> {
+    let &CachedInput {
+        name: input,
+        archive,
+        file_name,
+        url,
+    } = cached;
     let format = ArchiveFormat::from_name(file_name).ok_or_else(|| {
         anyhow::anyhow!(
             "input `{input}`: cannot tell how to unpack {file_name} ({url}): unpacked are \

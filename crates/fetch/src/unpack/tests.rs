@@ -1389,10 +1389,12 @@ fn an_input_refusal_names_the_input_its_file_and_url() {
     let blob = blob_dir.join("4973a5");
     fs::write(&blob, tar_bytes(&[Regular("../evil", 0o644, b"x")])).unwrap();
     let err = unpack_input(
-        "onednn",
-        &blob,
-        "oneDNN-3.1.tar.gz",
-        "https://example.org/oneDNN-3.1.tar.gz",
+        &CachedInput {
+            name: "onednn",
+            archive: &blob,
+            file_name: "oneDNN-3.1.tar.gz",
+            url: "https://example.org/oneDNN-3.1.tar.gz",
+        },
         None,
         &dir.path().join("out"),
         Kept::Unrecorded,

@@ -140,10 +140,12 @@ fn pinned_source(
     ));
     let archive = PathBuf::from(input.cache_path.as_deref().unwrap_or_default());
     ct2v_fetch::unpack::unpack_input(
-        &input.name,
-        &archive,
-        &input.file_name,
-        &input.url,
+        &ct2v_fetch::unpack::CachedInput {
+            name: &input.name,
+            archive: &archive,
+            file_name: &input.file_name,
+            url: &input.url,
+        },
         subdir.as_deref(),
         &tree,
         ct2v_fetch::unpack::Kept::Unrecorded,

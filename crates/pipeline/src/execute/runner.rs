@@ -284,10 +284,12 @@ impl Runner {
         let file_name = planned.map_or(archive, |i| i.file_name.as_str());
         let url = planned.map_or("", |i| i.url.as_str());
         let unpacked = unpack::unpack_input(
-            input,
-            Path::new(archive),
-            file_name,
-            url,
+            &unpack::CachedInput {
+                name: input,
+                archive: Path::new(archive),
+                file_name,
+                url,
+            },
             subdir,
             Path::new(dest),
             unpack::Kept::Recorded,

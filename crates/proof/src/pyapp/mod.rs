@@ -69,10 +69,12 @@ pub fn build(
         fs::remove_dir_all(&source_parent)?;
     }
     unpack::unpack_input(
-        &request.name,
-        crate_file,
-        &request.pin.file_name,
-        &request.pin.url,
+        &unpack::CachedInput {
+            name: &request.name,
+            archive: crate_file,
+            file_name: &request.pin.file_name,
+            url: &request.pin.url,
+        },
         None,
         &source_parent,
         unpack::Kept::Unrecorded,

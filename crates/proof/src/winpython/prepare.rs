@@ -127,10 +127,12 @@ pub(crate) fn prepare(
     let signed = signature::verify_all(&files, &roots, &sdist.package)?;
 
     unpack::unpack_input(
-        &requests[2].name,
-        &pip_wheel,
-        &requests[2].pin.file_name,
-        &requests[2].pin.url,
+        &unpack::CachedInput {
+            name: &requests[2].name,
+            archive: &pip_wheel,
+            file_name: &requests[2].pin.file_name,
+            url: &requests[2].pin.url,
+        },
         None,
         &staged.join("Lib").join("site-packages"),
         unpack::Kept::Unrecorded,

@@ -786,10 +786,12 @@ pub fn unpack(wheels: &Wheels, project: &str, input: &str, work: &Path, dest: &P
     let archive = work.join("downloads").join(file);
     write(&archive, bytes);
     ct2v_fetch::unpack::unpack_input(
-        input,
-        &archive,
-        file,
-        &format!("https://stable.repo.amd.com/rocm/whl/{file}"),
+        &ct2v_fetch::unpack::CachedInput {
+            name: input,
+            archive: &archive,
+            file_name: file,
+            url: &format!("https://stable.repo.amd.com/rocm/whl/{file}"),
+        },
         None,
         dest,
         ct2v_fetch::unpack::Kept::Recorded,

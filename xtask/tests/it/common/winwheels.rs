@@ -130,10 +130,12 @@ pub fn fat_wheel(scratch: &Scratch, variant: &str) -> Fat {
     for (r, f) in requests.iter().zip(&fetched).skip(1) {
         let unpack = step(&format!("unpack-{}", r.name))["dest"].clone();
         ct2v_fetch::unpack::unpack_input(
-            &r.name,
-            &f.path,
-            &r.pin.file_name,
-            &r.pin.url,
+            &ct2v_fetch::unpack::CachedInput {
+                name: &r.name,
+                archive: &f.path,
+                file_name: &r.pin.file_name,
+                url: &r.pin.url,
+            },
             None,
             Path::new(unpack.as_str().unwrap()),
             ct2v_fetch::unpack::Kept::Recorded,
