@@ -94,6 +94,11 @@ pub fn claim(what: &str, dest: &Path) -> Result<Claim, InputError> {
     if is_empty(dest).map_err(|e| cannot_check(what, dest, &e))? {
         return Ok(Claim::Free);
     }
+    // A run killed between marking its old output for removal and moving it aside left the
+    // marker in it; the folder is still the output its record lists.
+    if staging::left_by_a_killed_move(dest) {
+        staging::unmark(dest).map_err(|e| cannot_check(what, dest, &e))?;
+    }
     let named = location(dest).map_err(|e| cannot_check(what, dest, &e))?;
     prove(what, dest, dest, &named, Depth::Sizes).map(Claim::Ours)
 }
@@ -714,6 +719,56 @@ mod tests {
                 e.contains("cannot be read as a record") && e.contains("link"),
                 "{e}"
             );
+        }
+    }
+
+    /// A run killed between marking its old output with the aside name and the rename leaves
+    /// that marker in the output: the next run takes it out and replaces the output. Only that
+    /// marker, for a process that is gone (or its line not yet whole), counts.
+    #[test]
+    fn a_marker_left_by_a_run_killed_while_moving_the_output_aside_is_taken_out() {
+        let dir = tempfile::tempdir().unwrap();
+        let dest = dir.path().join("out");
+        let first = staged_output(dir.path(), &dest, "one");
+        replace("--out", &first, &dest, &Claim::Free).unwrap();
+        let marker = dest.join(staging::MARKER);
+        let gone = dest.with_file_name(".out.old-4000000000");
+        let line = staging::mark_as(&dest, &gone).unwrap();
+        let half = &line[..line.len() / 2];
+        for left in [line.as_str(), half, ""] {
+            fs::write(&marker, left).unwrap();
+            let claimed = claim("--out", &dest).unwrap();
+            assert!(matches!(claimed, Claim::Ours(_)), "{left:?}");
+            assert!(!marker.exists(), "{left:?}");
+            let next = staged_output(dir.path(), &dest, "next");
+            replace("--out", &next, &dest, &claimed).unwrap();
+        }
+        // A live process's marker, another folder's, or a user's file: not taken out.
+        let alive = dest.with_file_name(format!(".out.old-{}", std::process::id()));
+        fs::create_dir_all(dir.path().join("x")).unwrap();
+        let alive_line = staging::mark_as(&dir.path().join("x"), &alive).unwrap();
+        let other = dir.path().join("elsewhere").join(".out.old-4000000000");
+        fs::create_dir_all(other.parent().unwrap()).unwrap();
+        let other_line = line.replace(
+            &dunce::canonicalize(dir.path())
+                .unwrap()
+                .display()
+                .to_string(),
+            &dunce::canonicalize(other.parent().unwrap())
+                .unwrap()
+                .display()
+                .to_string(),
+        );
+        for kept in [
+            alive_line.as_str(),
+            other_line.as_str(),
+            "mine",
+            "ct2-variants xtask made x",
+        ] {
+            fs::write(&marker, kept).unwrap();
+            let e = refused(claim("--out", &dest));
+            assert!(e.contains(".ct2v-made-by-xtask"), "{kept:?}: {e}");
+            assert_eq!(fs::read_to_string(&marker).unwrap(), kept);
         }
     }
 

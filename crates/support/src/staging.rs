@@ -177,6 +177,38 @@ fn unfinished(dir: &Path) -> bool {
         && regular_file::read_small(&marker, MARKER_CAP).is_ok_and(|text| !text.ends_with(b"\n"))
 }
 
+/// Whether the marker in `dir` was left by a run of this tool killed while it moved `dir`
+/// aside, between marking it with its aside name (`owned_output::replace`, [`mark_as`]) and
+/// the rename: it names `.<name>.old-<pid>` beside `dir` for a process that is gone, or it is
+/// that line not yet written whole (empty, or a start of it without its line end).
+pub(crate) fn left_by_a_killed_move(dir: &Path) -> bool {
+    let (Some(name), Some(parent)) = (dir.file_name(), dir.parent()) else {
+        return false;
+    };
+    let prefix = format!(".{}.old-", name.to_string_lossy());
+    let head = format!("ct2-variants xtask made {prefix}");
+    let Ok(text) = regular_file::read_small_to_string(&dir.join(MARKER), MARKER_CAP) else {
+        return false;
+    };
+    let Some(line) = text.strip_suffix('\n') else {
+        return head.starts_with(text.as_str()) || text.starts_with(&head);
+    };
+    let Some((aside, _)) = line
+        .strip_prefix("ct2-variants xtask made ")
+        .and_then(|rest| rest.split_once(" ("))
+    else {
+        return false;
+    };
+    let parent = if parent.as_os_str().is_empty() {
+        Path::new(".")
+    } else {
+        parent
+    };
+    owner(aside, &prefix).is_some_and(|pid| !alive(pid))
+        && dunce::canonicalize(parent)
+            .is_ok_and(|at| line.ends_with(&format!(") at {}", at.join(aside).display())))
+}
+
 /// Deletes the marked folder `dir`, its marker last: a run killed on the way leaves a folder
 /// still marked, which the next sweep removes. Links below it are removed, never followed.
 pub fn remove(dir: &Path) -> io::Result<()> {
