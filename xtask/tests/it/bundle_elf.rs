@@ -23,6 +23,22 @@ const WHEEL: &str = "ctranslate2-4.7.1-cp312-cp312-manylinux_2_28_x86_64.whl";
 const VIA_LIBC: &str =
     "#include <stdlib.h>\n#define VIA_LIBC(x) (getenv(\"CT2_NO_SUCH_VARIABLE\") ? -1000 : (x))\n";
 
+/// `bundle --wheel WHEEL --out OUT --search LIB=ctranslate2.libs`, plus `extra`.
+fn bundle_searching(wheel: &Path, out: &Path, lib: &Path, extra: &[&str]) -> common::Run {
+    let search = format!("{}=ctranslate2.libs", lib.display());
+    let mut args = vec![
+        "bundle",
+        "--wheel",
+        wheel.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+        "--search",
+        &search,
+    ];
+    args.extend_from_slice(extra);
+    common::xtask(&args)
+}
+
 fn available() -> bool {
     for tool in ["gcc", "patchelf", "python3"] {
         if common::skip::missing(tool, &format!("apt-get install {tool}")) {
@@ -131,22 +147,9 @@ fn sdk_libraries_get_origin_runpaths_and_load_without_ld_library_path() {
     let dir = tempfile::tempdir().unwrap();
     let sdk = sdk(dir.path());
     let out = dir.path().join("out");
-    let wheel = sdk.wheel.to_str().unwrap();
-    let search = format!("{}=ctranslate2.libs", sdk.lib.to_str().unwrap());
     let bundle_into = |out: &Path| {
-        let run = common::xtask(&[
-            "bundle",
-            "--wheel",
-            wheel,
-            "--out",
-            out.to_str().unwrap(),
-            "--search",
-            &search,
-            "--output",
-            "fat-wheel",
-            "--output",
-            "report",
-        ]);
+        let extra = ["--output", "fat-wheel", "--output", "report"];
+        let run = bundle_searching(&sdk.wheel, out, &sdk.lib, &extra);
         assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
     };
     bundle_into(&out);
@@ -321,25 +324,22 @@ fn run_time_plugins_load_build_paths_go_and_read_only_sdk_files_are_patched() {
     }
 
     let out = dir.path().join("out");
-    let search = format!("{}=ctranslate2.libs", lib.display());
-    let run = common::xtask(&[
-        "bundle",
-        "--wheel",
-        wheel.to_str().unwrap(),
-        "--out",
-        out.to_str().unwrap(),
-        "--search",
-        &search,
-        "--force",
-        "libsdk_plugin*.so",
-        "--output",
-        "fat-wheel",
-        "--output",
-        "report",
-        // dlopen is GLIBC_2.34 on this host's glibc: the tag is not provable here, and this
-        // test is about loading, so the wheel keeps a linux tag.
-        "--keep-linux-tag",
-    ]);
+    let run = bundle_searching(
+        &wheel,
+        &out,
+        &lib,
+        &[
+            "--force",
+            "libsdk_plugin*.so",
+            "--output",
+            "fat-wheel",
+            "--output",
+            "report",
+            // dlopen is GLIBC_2.34 on this host's glibc: the tag is not provable here, and this
+            // test is about loading, so the wheel keeps a linux tag.
+            "--keep-linux-tag",
+        ],
+    );
     assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
     let report = read_report(&out);
     assert_eq!(report["platform_tag"]["tag"], "linux_x86_64", "{report}");
@@ -404,16 +404,7 @@ fn nothing_to_add_rewrites_nothing_saves_nothing_and_folders_are_named_without_p
         .join("in/ctranslate2-4.7.1-cp312-cp312-linux_x86_64.whl");
     zip_wheel(&tree, &wheel);
     let bundle = |wheel: &Path, out: &Path| {
-        let search = format!("{}=ctranslate2.libs", lib.display());
-        let run = common::xtask(&[
-            "bundle",
-            "--wheel",
-            wheel.to_str().unwrap(),
-            "--out",
-            out.to_str().unwrap(),
-            "--search",
-            &search,
-        ]);
+        let run = bundle_searching(wheel, out, &lib, &[]);
         assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
         run
     };
@@ -480,16 +471,8 @@ fn a_missing_search_folder_names_the_folders_beside_it() {
     let prefix = dir.path().join("prefix");
     fs::create_dir_all(prefix.join("lib64")).unwrap();
     fs::create_dir_all(prefix.join("include")).unwrap();
-    let search = format!("{}=ctranslate2.libs", prefix.join("lib").display());
-    let run = common::xtask(&[
-        "bundle",
-        "--wheel",
-        sdk.wheel.to_str().unwrap(),
-        "--out",
-        dir.path().join("out").to_str().unwrap(),
-        "--search",
-        &search,
-    ]);
+    let out = dir.path().join("out");
+    let run = bundle_searching(&sdk.wheel, &out, &prefix.join("lib"), &[]);
     assert_ne!(run.code, 0, "{}", run.stdout);
     let expected = format!(
         "`{}` does not exist; {} holds include/, lib64/",

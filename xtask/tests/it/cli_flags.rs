@@ -427,16 +427,19 @@ fn a_killed_unpacks_leftovers_are_removed_by_the_next_unpack_and_only_they() {
     }
     let lookalike = src.join(".onednn.old-999999998");
     fs::create_dir_all(&lookalike).unwrap();
-    ct2v_fetch::unpack::unpack_into(
-        &archive,
-        ct2v_fetch::unpack::ArchiveFormat::Zip,
-        None,
-        &dest,
-        &Default::default(),
-        ct2v_fetch::unpack::Kept::Recorded,
-        &Reporter::captured(),
-    )
-    .unwrap();
+    let unpack = || {
+        ct2v_fetch::unpack::unpack_into(
+            &archive,
+            ct2v_fetch::unpack::ArchiveFormat::Zip,
+            None,
+            &dest,
+            &Default::default(),
+            ct2v_fetch::unpack::Kept::Recorded,
+            &Reporter::captured(),
+        )
+        .unwrap()
+    };
+    unpack();
     assert!(dest.join("a.txt").is_file());
     assert!(
         !dest.join(ct2v_support::staging::MARKER).exists(),
@@ -445,16 +448,7 @@ fn a_killed_unpacks_leftovers_are_removed_by_the_next_unpack_and_only_they() {
     assert!(!staged.exists() && !aside.exists());
     assert!(lookalike.exists());
     // A second unpack over the first replaces it and leaves nothing beside it.
-    ct2v_fetch::unpack::unpack_into(
-        &archive,
-        ct2v_fetch::unpack::ArchiveFormat::Zip,
-        None,
-        &dest,
-        &Default::default(),
-        ct2v_fetch::unpack::Kept::Recorded,
-        &Reporter::captured(),
-    )
-    .unwrap();
+    unpack();
     let mut left: Vec<String> = fs::read_dir(&src)
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())

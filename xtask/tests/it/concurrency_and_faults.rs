@@ -380,6 +380,48 @@ fn release_args<'a>(out: &'a Path, base: &'a str) -> [&'a str; 11] {
 
 const BASES: [&str; 2] = ["https://a.example.org/r/", "https://b.example.org/r/"];
 
+/// `args` as owned strings, for a closure that returns them.
+fn owned(args: &[&str]) -> Vec<String> {
+    args.iter().map(|a| a.to_string()).collect()
+}
+
+fn as_strs(args: &[String]) -> Vec<&str> {
+    args.iter().map(String::as_str).collect()
+}
+
+/// Two runs into one `--out` at once, each writing `args(out, base)` for one of `BASES`
+/// (run in `root`): each alone first (into `parent/clean-{i}`), then `rounds` times both at
+/// once into `parent/{name}` (removed first). Each round leaves one run's whole output and
+/// nothing hidden in `parent`; `each_round` checks the round's runs further.
+fn race_over_bases(
+    root: &Path,
+    parent: &Path,
+    name: &str,
+    rounds: usize,
+    args: impl Fn(&Path, &str) -> Vec<String>,
+    each_round: impl Fn(usize, &[Run; 2]),
+) {
+    let clean: Vec<_> = BASES
+        .iter()
+        .enumerate()
+        .map(|(i, base)| {
+            let out = parent.join(format!("clean-{i}"));
+            let run = xtask_in(root, &as_strs(&args(&out, base)));
+            assert_eq!(run.code, 0, "{}", run.stderr);
+            contents(&out)
+        })
+        .collect();
+    let out = parent.join(name);
+    for round in 0..rounds {
+        let _ = fs::remove_dir_all(&out);
+        let [a, b] = BASES.map(|base| args(&out, base));
+        let runs = at_once(root, &as_strs(&a), &as_strs(&b));
+        assert_one_whole_output(&runs, &out, &clean[0], &clean[1]);
+        each_round(round, &runs);
+        assert_eq!(leftovers(parent), Vec::<String>::new(), "round {round}");
+    }
+}
+
 /// Two releases (their indexes linking other places) into one `--out` at once: one is
 /// published whole, the other refused (the folder is being written, or is a release now);
 /// never a mix, never a late failure, nothing left beside it.
@@ -388,32 +430,14 @@ fn two_releases_into_one_out_at_once_publish_one_whole_release() {
     let scratch = Scratch::new();
     fake_build(&scratch, "3.12");
     let dist = scratch.path().join("target/dist");
-    let clean: Vec<_> = BASES
-        .iter()
-        .enumerate()
-        .map(|(i, base)| {
-            let out = dist.join(format!("clean-{i}"));
-            let run = scratch.run(&release_args(&out, base));
-            assert_eq!(run.code, 0, "{}", run.stderr);
-            contents(&out)
-        })
-        .collect();
-    let out = dist.join("4.7.1");
-    for round in 0..3 {
-        let _ = fs::remove_dir_all(&out);
-        let runs = at_once(
-            scratch.path(),
-            &release_args(&out, BASES[0]),
-            &release_args(&out, BASES[1]),
-        );
-        assert_one_whole_output(&runs, &out, &clean[0], &clean[1]);
+    let args = |out: &Path, base: &str| owned(&release_args(out, base));
+    race_over_bases(scratch.path(), &dist, "4.7.1", 3, args, |round, runs| {
         assert_eq!(
             runs.iter().filter(|r| r.code == 0).count(),
             1,
             "round {round}: a release is written once"
         );
-        assert_eq!(leftovers(&dist), Vec::<String>::new(), "round {round}");
-    }
+    });
 }
 
 /// A release of the cpu build for Python 3.12 in `scratch`, at `dir`.
@@ -445,27 +469,8 @@ fn two_pages_runs_into_one_out_at_once_write_one_whole_site() {
     let rel = scratch.path().join("rel");
     a_release(&scratch, &rel);
     let sites = scratch.path().join("sites");
-    let clean: Vec<_> = BASES
-        .iter()
-        .enumerate()
-        .map(|(i, base)| {
-            let out = sites.join(format!("clean-{i}"));
-            let run = scratch.run(&pages_args(&rel, base, &out));
-            assert_eq!(run.code, 0, "{}", run.stderr);
-            contents(&out)
-        })
-        .collect();
-    let out = sites.join("site");
-    for round in 0..4 {
-        let _ = fs::remove_dir_all(&out);
-        let runs = at_once(
-            scratch.path(),
-            &pages_args(&rel, BASES[0], &out),
-            &pages_args(&rel, BASES[1], &out),
-        );
-        assert_one_whole_output(&runs, &out, &clean[0], &clean[1]);
-        assert_eq!(leftovers(&sites), Vec::<String>::new(), "round {round}");
-    }
+    let args = |out: &Path, base: &str| owned(&pages_args(&rel, base, out));
+    race_over_bases(scratch.path(), &sites, "site", 4, args, |_, _| {});
 }
 
 // ---------------------------------------------------------------------------------------
