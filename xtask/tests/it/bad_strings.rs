@@ -6,6 +6,7 @@
 use std::fs;
 use std::path::Path;
 
+use crate::common::command_args::release_cpu;
 use crate::common::{self, Run, Scratch};
 use crate::release::{fake_build, release};
 
@@ -85,18 +86,8 @@ fn release_refuses_a_bad_version_or_index_base_url_and_writes_nothing() {
     fake_build(&scratch, "3.12");
     let out = scratch.path().join("dist/bad");
     let release_with = |flag: &str, value: &str| {
-        scratch.run(&[
-            "release",
-            "--variants",
-            "cpu",
-            "--platforms",
-            "linux-x86_64",
-            "--pythons",
-            "3.12",
-            "--out",
-            out.to_str().unwrap(),
-            &format!("{flag}={value}"),
-        ])
+        let flag = format!("{flag}={value}");
+        scratch.run(&release_cpu(out.to_str().unwrap(), "3.12", &[&flag]))
     };
     let long_version = long("4.7.");
     for version in BAD_VERSIONS.iter().copied().chain([long_version.as_str()]) {
@@ -127,21 +118,8 @@ fn release_refuses_a_bad_version_or_index_base_url_and_writes_nothing() {
         ("4.7.1.post1", "http://[::1]:9/x/"),
     ] {
         let out = scratch.path().join("dist").join(version);
-        let run = scratch.run(&[
-            "release",
-            "--variants",
-            "cpu",
-            "--platforms",
-            "linux-x86_64",
-            "--pythons",
-            "3.12",
-            "--out",
-            out.to_str().unwrap(),
-            "--version",
-            version,
-            "--index-base-url",
-            base,
-        ]);
+        let extra = ["--version", version, "--index-base-url", base];
+        let run = scratch.run(&release_cpu(out.to_str().unwrap(), "3.12", &extra));
         common::assert_exit(&run, 0, &[]);
         let manifest: serde_json::Value =
             serde_json::from_slice(&fs::read(out.join("manifest.json")).unwrap()).unwrap();

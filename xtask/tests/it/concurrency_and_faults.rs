@@ -362,20 +362,9 @@ fn two_bundles_into_one_out_at_once_leave_one_whole_output() {
 }
 
 /// `release` of the cpu build for Python 3.12 into `out`, its index linking `base`.
-fn release_args<'a>(out: &'a Path, base: &'a str) -> [&'a str; 11] {
-    [
-        "release",
-        "--variants",
-        "cpu",
-        "--platforms",
-        "linux-x86_64",
-        "--pythons",
-        "3.12",
-        "--out",
-        out.to_str().unwrap(),
-        "--index-base-url",
-        base,
-    ]
+fn release_args<'a>(out: &'a Path, base: &'a str) -> Vec<&'a str> {
+    let base = ["--index-base-url", base];
+    common::command_args::release_cpu(out.to_str().unwrap(), "3.12", &base)
 }
 
 const BASES: [&str; 2] = ["https://a.example.org/r/", "https://b.example.org/r/"];
@@ -765,7 +754,7 @@ fn killed_releases_and_pages_rerun_to_the_bytes_of_a_clean_run() {
     let cases: [(&str, Vec<&str>, &Path); 2] = [
         (
             "release",
-            release_args(&release_out, BASES[0]).to_vec(),
+            release_args(&release_out, BASES[0]),
             &release_out,
         ),
         ("pages", pages_args(&rel, BASES[0], &site).to_vec(), &site),

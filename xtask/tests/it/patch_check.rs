@@ -10,6 +10,7 @@ use ct2v_support::report::Reporter;
 use std::fs;
 use std::path::{Path, PathBuf};
 
+use common::command_args::patch_gfx1010;
 use common::{Run, xtask};
 use ct2v_fetch::unpack::{self, ArchiveFormat, Limits};
 
@@ -18,15 +19,7 @@ const CT2_CRATE_SHA256: &str = "616201b950832f4dd5fe95fd34fb557e3187233641235a5b
 const PRIMITIVES: &str = "src/cuda/primitives.cu";
 
 fn patch(extra: &[&str]) -> Run {
-    let mut args = vec![
-        "patch",
-        "--variant",
-        "rocm-gfx1010",
-        "--platform",
-        "linux-x86_64",
-    ];
-    args.extend_from_slice(extra);
-    xtask(&args)
+    xtask(&patch_gfx1010(extra))
 }
 
 /// The pinned source unpacked into `dir` (the crate is in the cache once `patch --check`

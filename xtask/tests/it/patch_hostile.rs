@@ -12,6 +12,7 @@ use crate::common;
 use std::fs;
 use std::path::{Path, PathBuf};
 
+use common::command_args::patch_gfx1010;
 use common::{Run, Scratch};
 
 const SERIES: &str = "patches/ctranslate2-4.7.1";
@@ -50,17 +51,14 @@ impl Setup {
 
     /// `patch` for rocm-gfx1010 on the tree, with `extra` arguments.
     fn patch(&self, extra: &[&str]) -> Run {
-        let mut args = vec![
-            "patch",
-            "--variant",
-            "rocm-gfx1010",
-            "--platform",
-            "linux-x86_64",
-            "--source",
-            self.tree.to_str().unwrap(),
-        ];
-        args.extend_from_slice(extra);
-        self.scratch.run(&args)
+        self.patch_on(&self.tree, extra)
+    }
+
+    /// `patch` for rocm-gfx1010 on `source`, with `extra` arguments.
+    fn patch_on(&self, source: &Path, extra: &[&str]) -> Run {
+        let source = ["--source", source.to_str().unwrap()];
+        self.scratch
+            .run(&patch_gfx1010(&[&source[..], extra].concat()))
     }
 
     /// Every file of the tree with its text.
@@ -286,17 +284,7 @@ fn a_source_that_is_not_a_folder_is_bad_input_before_any_work() {
         (missing.as_path(), "does not exist"),
     ] {
         for extra in [&[][..], &["--check"]] {
-            let mut args = vec![
-                "patch",
-                "--variant",
-                "rocm-gfx1010",
-                "--platform",
-                "linux-x86_64",
-                "--source",
-                source.to_str().unwrap(),
-            ];
-            args.extend_from_slice(extra);
-            let run = setup.scratch.run(&args);
+            let run = setup.patch_on(source, extra);
             let named = format!("--source {}", source.display());
             common::assert_exit(&run, 2, &[&named, says]);
             assert!(

@@ -12,6 +12,7 @@ use std::fs;
 use std::os::unix::fs::symlink;
 use std::path::{Path, PathBuf};
 
+use common::command_args::patch_gfx1010;
 use common::fuzz::{self, Rng};
 use common::{Run, Scratch};
 
@@ -21,15 +22,7 @@ const SECOND: &str = "0002-hip-6-define-syncwarp.patch";
 
 /// `patch` for rocm-gfx1010 (whose 4.7.1 series is FIRST then SECOND) on `source`.
 fn patch(scratch: &Scratch, source: &Path, check: bool) -> Run {
-    let mut args = vec![
-        "patch",
-        "--variant",
-        "rocm-gfx1010",
-        "--platform",
-        "linux-x86_64",
-        "--source",
-        source.to_str().unwrap(),
-    ];
+    let mut args = patch_gfx1010(&["--source", source.to_str().unwrap()]);
     if check {
         args.push("--check");
     }

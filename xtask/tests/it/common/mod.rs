@@ -1,5 +1,6 @@
 //! Runs the real `xtask` binary, as `cargo xtask` would.
 
+pub mod command_args;
 pub mod community_rocblas;
 pub mod github_markdown;
 pub mod network;
