@@ -6,7 +6,7 @@
 use std::fs;
 use std::path::Path;
 
-use crate::common::command_args::release_cpu;
+use crate::common::command_args::{cpu_job, release_cpu};
 use crate::common::{self, Run, Scratch};
 use crate::release::{fake_build, release};
 
@@ -293,15 +293,7 @@ fn a_variant_url_with_credentials_control_characters_or_spaces_is_refused() {
         ),
     ] {
         fs::write(&file, text.replace(url, bad)).unwrap();
-        let run = scratch.run(&[
-            "plan",
-            "--variant",
-            "cpu",
-            "--platform",
-            "linux-x86_64",
-            "--python",
-            "3.12",
-        ]);
+        let run = scratch.run(&cpu_job("plan", &[]));
         common::assert_exit(&run, 2, &["4.7.1.toml", why]);
         assert!(!run.stderr.contains('\u{1b}'), "{}", run.stderr);
     }

@@ -26,16 +26,8 @@ const VIA_LIBC: &str =
 /// `bundle --wheel WHEEL --out OUT --search LIB=ctranslate2.libs`, plus `extra`.
 fn bundle_searching(wheel: &Path, out: &Path, lib: &Path, extra: &[&str]) -> common::Run {
     let search = format!("{}=ctranslate2.libs", lib.display());
-    let mut args = vec![
-        "bundle",
-        "--wheel",
-        wheel.to_str().unwrap(),
-        "--out",
-        out.to_str().unwrap(),
-        "--search",
-        &search,
-    ];
-    args.extend_from_slice(extra);
+    let search = ["--search", &search];
+    let args = common::command_args::bundle(wheel, out, &[&search[..], extra].concat());
     common::xtask(&args)
 }
 

@@ -9,6 +9,7 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
+use common::command_args::{self, cpu_job};
 use common::{Run, Scratch, repo_root, xtask, xtask_in};
 
 const WHEEL: &str = common::wheel::LINUX_WHEEL;
@@ -18,15 +19,7 @@ fn wheel(dir: &Path) -> PathBuf {
 }
 
 fn bundle(wheel: &Path, out: &Path, extra: &[&str]) -> Run {
-    let mut args = vec![
-        "bundle",
-        "--wheel",
-        wheel.to_str().unwrap(),
-        "--out",
-        out.to_str().unwrap(),
-    ];
-    args.extend_from_slice(extra);
-    xtask(&args)
+    xtask(&command_args::bundle(wheel, out, extra))
 }
 
 fn assert_code(run: &Run, code: i32, needles: &[&str]) {
@@ -229,16 +222,7 @@ fn a_closed_stdout_ends_quietly_with_exit_0() {
         &["matrix"][..],
         &["matrix", "--json"],
         &["variants"],
-        &[
-            "plan",
-            "--variant",
-            "cpu",
-            "--platform",
-            "linux-x86_64",
-            "--python",
-            "3.12",
-            "--json",
-        ],
+        &cpu_job("plan", &["--json"]),
     ] {
         let (code, stderr) = with_closed_stdout(args);
         assert_eq!(code, 0, "{args:?}: {stderr}");
@@ -253,19 +237,8 @@ fn bad_flags_exit_2_with_a_clear_error() {
     fs::write(&file, "x").unwrap();
     let file = file.to_str().unwrap();
     let fetch = |extra: &[&str]| {
-        let mut args = vec![
-            "fetch",
-            "--variant",
-            "cpu",
-            "--platform",
-            "linux-x86_64",
-            "--python",
-            "3.12",
-            "--no-wheels",
-            "--offline",
-        ];
-        args.extend_from_slice(extra);
-        xtask(&args)
+        let offline = ["--no-wheels", "--offline"];
+        xtask(&cpu_job("fetch", &[&offline[..], extra].concat()))
     };
     assert_code(
         &fetch(&["--mirror", "https://x/=ftp://mirror/"]),
@@ -278,18 +251,13 @@ fn bad_flags_exit_2_with_a_clear_error() {
         &["file://"],
     );
     assert_code(
-        &xtask(&[
-            "--cache-dir",
-            file,
-            "fetch",
-            "--variant",
-            "cpu",
-            "--platform",
-            "linux-x86_64",
-            "--python",
-            "3.12",
-            "--offline",
-        ]),
+        &xtask(
+            &[
+                &["--cache-dir", file][..],
+                &cpu_job("fetch", &["--offline"]),
+            ]
+            .concat(),
+        ),
         2,
         &["--cache-dir", "not a folder"],
     );

@@ -11,11 +11,12 @@ use ct2v_support::report::Reporter;
 use std::collections::BTreeMap;
 use std::fs;
 use std::io::Write as _;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::{Arc, Barrier};
 use std::time::{Duration, Instant};
 
+use common::command_args::{bundle, cpu_job};
 use common::fuzz::Rng;
 use common::server::{Reply, Server};
 use common::windows_exe::{WinXtask, win};
@@ -267,22 +268,14 @@ fn two_builds_unpacking_one_input_at_once_leave_whole_trees() {
     put_in_cache(cache.path(), &crates.ct2);
     put_in_cache(cache.path(), &crates.onednn);
     let cache_dir = cache.path().to_str().unwrap();
-    let args = [
-        "--cache-dir",
-        cache_dir,
-        "build",
-        "--variant",
-        "cpu",
-        "--platform",
-        "linux-x86_64",
-        "--python",
-        "3.12",
+    let build = [
         "--compiler-cache",
         "off",
         "--offline",
         "--until",
         "unpack-onednn",
     ];
+    let args = [&["--cache-dir", cache_dir][..], &cpu_job("build", &build)].concat();
     let work = scratch.path().join("target/xtask/cpu/linux-x86_64");
     let expected: BTreeMap<String, Vec<u8>> = crates.files.iter().cloned().collect();
     for round in 0..3 {
@@ -320,17 +313,6 @@ fn two_builds_unpacking_one_input_at_once_leave_whole_trees() {
     }
 }
 
-/// `bundle --wheel WHEEL --out OUT`.
-fn bundle_args<'a>(wheel: &'a Path, out: &'a Path) -> [&'a str; 5] {
-    [
-        "bundle",
-        "--wheel",
-        wheel.to_str().unwrap(),
-        "--out",
-        out.to_str().unwrap(),
-    ]
-}
-
 /// Two bundles of different wheels into one `--out` at once, over an earlier output and
 /// over none: `--out` ends up one run's whole output, never a mix, and nothing is left
 /// beside it.
@@ -342,7 +324,7 @@ fn two_bundles_into_one_out_at_once_leave_one_whole_output() {
     let out = dir.path().join("out");
     let mut clean = Vec::new();
     for wheel in [&wheel_a, &wheel_b] {
-        let run = xtask_in(&repo_root(), &bundle_args(wheel, &out));
+        let run = common::xtask(&bundle(wheel, &out, &[]));
         assert_eq!(run.code, 0, "{}", run.stderr);
         clean.push(contents(&out));
     }
@@ -353,8 +335,8 @@ fn two_bundles_into_one_out_at_once_leave_one_whole_output() {
         }
         let runs = at_once(
             &repo_root(),
-            &bundle_args(&wheel_a, &out),
-            &bundle_args(&wheel_b, &out),
+            &bundle(&wheel_a, &out, &[]),
+            &bundle(&wheel_b, &out, &[]),
         );
         assert_one_whole_output(&runs, &out, &clean[0], &clean[1]);
         assert_eq!(leftovers(dir.path()), Vec::<String>::new(), "round {round}");
@@ -429,11 +411,14 @@ fn two_releases_into_one_out_at_once_publish_one_whole_release() {
     });
 }
 
-/// A release of the cpu build for Python 3.12 in `scratch`, at `dir`.
-fn a_release(scratch: &Scratch, dir: &Path) {
-    fake_build(scratch, "3.12");
-    let run = release(scratch, dir, "3.12");
+/// A scratch checkout holding a release of the cpu build for Python 3.12 at `rel`; both.
+fn scratch_with_a_release() -> (Scratch, PathBuf) {
+    let scratch = Scratch::new();
+    let rel = scratch.path().join("rel");
+    fake_build(&scratch, "3.12");
+    let run = release(&scratch, &rel, "3.12");
     assert_eq!(run.code, 0, "{}", run.stderr);
+    (scratch, rel)
 }
 
 /// `pages` of the release `release` into `out`, linking its wheels below `base`.
@@ -454,9 +439,7 @@ fn pages_args<'a>(release: &'a Path, base: &'a str, out: &'a Path) -> [&'a str; 
 /// Two `pages` runs (linking other places) into one `--out` at once: one site, whole.
 #[test]
 fn two_pages_runs_into_one_out_at_once_write_one_whole_site() {
-    let scratch = Scratch::new();
-    let rel = scratch.path().join("rel");
-    a_release(&scratch, &rel);
+    let (scratch, rel) = scratch_with_a_release();
     let sites = scratch.path().join("sites");
     let args = |out: &Path, base: &str| owned(&pages_args(&rel, base, out));
     race_over_bases(scratch.path(), &sites, "site", 4, args, |_, _| {});
@@ -558,7 +541,7 @@ fn a_bundle_onto_a_full_disk_names_it_and_a_rerun_with_room_is_the_clean_bundle(
     let payload = noise("bundle payload", 600 << 10);
     let wheel = common::wheel::linux_wheel(dir.path(), &[("ctranslate2/model.bin", &payload)]);
     full_disk_then_room(&["256k", "1m", "1600k"], |out| {
-        xtask_in(&repo_root(), &bundle_args(&wheel, out))
+        common::xtask(&bundle(&wheel, out, &[]))
     });
 }
 
@@ -576,9 +559,7 @@ fn a_release_onto_a_full_disk_names_it_and_a_rerun_with_room_is_the_clean_releas
 /// A Pages site on a disk with room for two of its files.
 #[test]
 fn a_pages_site_onto_a_full_disk_names_it_and_a_rerun_with_room_is_the_clean_site() {
-    let scratch = Scratch::new();
-    let rel = scratch.path().join("rel");
-    a_release(&scratch, &rel);
+    let (scratch, rel) = scratch_with_a_release();
     full_disk_then_room(&["8k"], |out| scratch.run(&pages_args(&rel, BASES[0], out)));
 }
 
@@ -687,12 +668,7 @@ fn a_read_only_cache_is_named_with_the_next_step_and_a_complete_one_still_serves
 fn killed_at_random(root: &Path, args: &[&str], rng: &mut Rng, clean: Duration) {
     let most = clean.as_millis() as usize * 6 / 5 + 1;
     let delay = Duration::from_millis(rng.below(most) as u64);
-    let mut child = Command::new(env!("CARGO_BIN_EXE_xtask"))
-        .arg("--root")
-        .arg(root)
-        .args(args)
-        .env_remove("CT2V_CACHE_DIR")
-        .env("CT2V_HOST_GLIBC", "2.28")
+    let mut child = common::xtask_command(root, args)
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
@@ -721,13 +697,13 @@ fn killed_bundles_rerun_to_the_bytes_of_a_clean_run() {
     let payload = noise("killed bundle", 300 << 10);
     let wheel = common::wheel::linux_wheel(dir.path(), &[("ctranslate2/model.bin", &payload)]);
     let out = dir.path().join("out");
-    let args = bundle_args(&wheel, &out);
+    let args = bundle(&wheel, &out, &[]);
     let took = timed(&repo_root(), &args);
     let clean = contents(&out);
     let mut rng = Rng::seeded("killed_bundles");
     for kill in 0..KILLS {
         killed_at_random(&repo_root(), &args, &mut rng, took);
-        let rerun = xtask_in(&repo_root(), &args);
+        let rerun = common::xtask(&args);
         assert_eq!(rerun.code, 0, "after kill {kill}: {}", rerun.stderr);
         assert!(
             contents(&out) == clean,
@@ -746,9 +722,7 @@ fn killed_bundles_rerun_to_the_bytes_of_a_clean_run() {
 /// what the killed one left.
 #[test]
 fn killed_releases_and_pages_rerun_to_the_bytes_of_a_clean_run() {
-    let scratch = Scratch::new();
-    let rel = scratch.path().join("rel");
-    a_release(&scratch, &rel);
+    let (scratch, rel) = scratch_with_a_release();
     let release_out = scratch.path().join("target/dist/4.7.1");
     let site = scratch.path().join("sites/site");
     let cases: [(&str, Vec<&str>, &Path); 2] = [

@@ -594,22 +594,21 @@ fn the_selector_answers_cpu_in_the_windows_python_under_wine() {
         sentence.ends_with("; cpu") && sentence.len() > "; cpu".len(),
         "{both}"
     );
-    let reasons: Vec<&str> = answer["reasons"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter_map(|r| r.as_str())
-        .collect();
+    // The text entries of one of the answer's lists.
+    let texts = |key: &str| -> Vec<&str> {
+        answer[key]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|v| v.as_str())
+            .collect()
+    };
+    let reasons = texts("reasons");
     assert!(
         reasons.contains(&"nvidia-smi not found (no NVIDIA driver)"),
         "{both}"
     );
-    let sources: Vec<&str> = answer["sources"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter_map(|s| s.as_str())
-        .collect();
+    let sources = texts("sources");
     eprintln!(
         "the selector under wine answered in {:.1} s; detection path: {}",
         took.as_secs_f64(),

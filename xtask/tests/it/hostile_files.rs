@@ -33,9 +33,8 @@ fn bounded_in(root: &Path, args: &[&str]) -> Run {
         .arg(env!("CARGO_BIN_EXE_xtask"))
         .arg("--root")
         .arg(root)
-        .args(args)
-        .env_remove("CT2V_CACHE_DIR")
-        .env("CT2V_HOST_GLIBC", "2.28");
+        .args(args);
+    common::test_env(&mut command);
     let (code, stdout, stderr, _) = crate::probes::run_within(command, DEADLINE);
     let run = Run {
         code,
@@ -51,16 +50,7 @@ fn bounded_in(root: &Path, args: &[&str]) -> Run {
 }
 
 fn bundle(wheel: &Path, out: &Path) -> Run {
-    bounded_in(
-        &repo_root(),
-        &[
-            "bundle",
-            "--wheel",
-            wheel.to_str().unwrap(),
-            "--out",
-            out.to_str().unwrap(),
-        ],
-    )
+    bounded_in(&repo_root(), &common::command_args::bundle(wheel, out, &[]))
 }
 
 /// A bundle output in `dir/out`, written by a first run.
@@ -342,13 +332,8 @@ fn a_run_killed_while_deleting_a_leftover_leaves_it_marked_for_the_next() {
     for i in 0..FILES {
         fs::write(bulk.join(format!("f{i}")), "").unwrap();
     }
-    let mut child = Command::new(env!("CARGO_BIN_EXE_xtask"))
-        .arg("--root")
-        .arg(repo_root())
-        .args(["bundle", "--wheel", wheel.to_str().unwrap()])
-        .args(["--out", out.to_str().unwrap()])
-        .env_remove("CT2V_CACHE_DIR")
-        .env("CT2V_HOST_GLIBC", "2.28")
+    let args = common::command_args::bundle(&wheel, &out, &[]);
+    let mut child = common::xtask_command(&repo_root(), &args)
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()

@@ -8,6 +8,7 @@ use std::sync::Arc;
 
 use sha2::{Digest, Sha256};
 
+use crate::common::command_args::job;
 use crate::common::server::Server;
 use crate::common::{Scratch, assert_exit};
 
@@ -192,15 +193,7 @@ fn a_variant_without_an_installer_or_another_platform_is_bad_input() {
         2,
         &["has no unattended installer", "install the CUDA toolkit"],
     );
-    let windows = scratch.run(&[
-        "install-sdk",
-        "--variant",
-        "rocm-gfx1010",
-        "--platform",
-        "windows-x86_64",
-        "--python",
-        "3.12",
-    ]);
+    let windows = scratch.run(&job("install-sdk", "rocm-gfx1010", "windows-x86_64", &[]));
     assert_exit(
         &windows,
         2,

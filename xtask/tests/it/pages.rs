@@ -205,12 +205,15 @@ fn a_wheel_name_with_two_contents_across_releases_and_bad_flags_are_refused() {
     let site = scratch.path().join("site");
     let pages = |extra: &[&str]| pages_of_newer(&scratch, &web, &site, extra);
     let earlier_dir = scratch.path().join("earlier");
-    let run = pages(&[
-        "--earlier",
-        earlier_dir.to_str().unwrap(),
-        "--download-base",
-        "https://github.com/o/r/releases/download/",
-    ]);
+    let with_earlier = || {
+        pages(&[
+            "--earlier",
+            earlier_dir.to_str().unwrap(),
+            "--download-base",
+            "https://github.com/o/r/releases/download/",
+        ])
+    };
+    let run = with_earlier();
     assert_exit(&run, 1, &["with other bytes", "v0-clash", "v4.7.1-2"]);
     assert!(!site.join("whl").exists(), "nothing written");
 
@@ -243,12 +246,7 @@ fn a_wheel_name_with_two_contents_across_releases_and_bad_flags_are_refused() {
     assert!(site.join("keep").exists());
     fs::remove_file(site.join("keep")).unwrap();
     fs::write(earlier.join("manifest.json"), "{").unwrap();
-    let run = pages(&[
-        "--earlier",
-        earlier_dir.to_str().unwrap(),
-        "--download-base",
-        "https://github.com/o/r/releases/download/",
-    ]);
+    let run = with_earlier();
     assert_exit(
         &run,
         2,
@@ -263,12 +261,7 @@ fn a_wheel_name_with_two_contents_across_releases_and_bad_flags_are_refused() {
         let mut hostile = newer.clone();
         hostile["artifacts"][0][key] = value.into();
         fs::write(earlier.join("manifest.json"), hostile.to_string()).unwrap();
-        let run = pages(&[
-            "--earlier",
-            earlier_dir.to_str().unwrap(),
-            "--download-base",
-            "https://github.com/o/r/releases/download/",
-        ]);
+        let run = with_earlier();
         assert_exit(
             &run,
             2,

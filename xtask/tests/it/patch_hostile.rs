@@ -12,7 +12,7 @@ use crate::common;
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use common::command_args::patch_gfx1010;
+use common::command_args::{job, patch_gfx1010};
 use common::{Run, Scratch};
 
 const SERIES: &str = "patches/ctranslate2-4.7.1";
@@ -204,18 +204,10 @@ fn a_build_refuses_a_malformed_patch_before_any_step() {
     let setup = Setup::new();
     let (what, text, line, needles) = REFUSED[0];
     setup.second(text);
-    let run = setup.scratch.run(&[
-        "build",
-        "--variant",
-        "rocm-gfx1010",
-        "--platform",
-        "linux-x86_64",
-        "--python",
-        "3.12",
-        "--offline",
-        "--until",
-        "patch",
-    ]);
+    let until = ["--offline", "--until", "patch"];
+    let run = setup
+        .scratch
+        .run(&job("build", "rocm-gfx1010", "linux-x86_64", &until));
     let at = format!("{SECOND}: line {line}: ");
     let mut all: Vec<&str> = vec![&at];
     all.extend_from_slice(needles);

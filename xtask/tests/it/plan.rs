@@ -3,6 +3,7 @@
 
 use crate::common;
 
+use common::command_args::cpu_job;
 use common::{plan_args, repo_root, xtask};
 use serde_json::Value;
 use std::fs;
@@ -529,31 +530,18 @@ fn build_runs_the_steps_and_stops_at_the_first_failure() {
     // what is missing, and nothing after it runs.
     let scratch = common::Scratch::new();
     let cache = tempfile::tempdir().unwrap();
-    let run = scratch.run(&[
-        "--cache-dir",
-        cache.path().to_str().unwrap(),
-        "build",
-        "--variant",
-        "cpu",
-        "--platform",
-        "linux-x86_64",
-        "--python",
-        PYTHON,
-        "--offline",
-    ]);
-    assert_eq!(run.code, 1, "{}", run.stderr);
-    for needle in [
-        "[1/16] fetch",
-        "step `fetch` failed",
-        "offline: 4 input(s) are not in the cache",
-        "fetch.log",
-    ] {
-        assert!(
-            run.stderr.contains(needle),
-            "`{needle}` not in:\n{}",
-            run.stderr
-        );
-    }
+    let cache_dir = ["--cache-dir", cache.path().to_str().unwrap()];
+    let run = scratch.run(&[&cache_dir[..], &cpu_job("build", &["--offline"])].concat());
+    common::assert_exit(
+        &run,
+        1,
+        &[
+            "[1/16] fetch",
+            "step `fetch` failed",
+            "offline: 4 input(s) are not in the cache",
+            "fetch.log",
+        ],
+    );
     assert!(!run.stderr.contains("[2/16]"), "{}", run.stderr);
     assert!(!scratch.path().join("target/xtask/cpu").exists());
 }
@@ -566,10 +554,7 @@ fn matrix_has_one_entry_per_variant_platform_and_python() {
     let run = xtask(&["matrix", "--json"]);
     assert_eq!(run.code, 0, "{}", run.stderr);
     let matrix: Value = serde_json::from_str(&run.stdout).unwrap();
-    let variants: std::collections::BTreeSet<&str> =
-        common::field_of_each(&matrix["include"], "variant")
-            .into_iter()
-            .collect();
+    let variants = common::variants_of(&matrix);
     assert_eq!(variants, ["cpu", "cuda"].into_iter().collect());
     assert_eq!(matrix["include"].as_array().unwrap().len(), 2 * 2 * 5);
     for needle in [

@@ -149,16 +149,11 @@ pub(crate) fn run_within(
 /// `xtask doctor <args>` with only `tool`'s folder and the system's on PATH, probes given
 /// `timeout_s`, glibc 2.28 as the host's, no GPU variables and no cache folder.
 fn doctor_with(tool: &HangingTool, timeout_s: u64, args: &[&str]) -> std::process::Command {
-    let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_xtask"));
+    let mut command = common::xtask_command(&common::repo_root(), &["doctor"]);
     command
-        .arg("--root")
-        .arg(common::repo_root())
-        .arg("doctor")
         .args(args)
         .env("PATH", tool.path())
-        .env("CT2V_PROBE_TIMEOUT_S", timeout_s.to_string())
-        .env("CT2V_HOST_GLIBC", "2.28")
-        .env_remove("CT2V_CACHE_DIR");
+        .env("CT2V_PROBE_TIMEOUT_S", timeout_s.to_string());
     for var in GPU_ENV {
         command.env_remove(var);
     }

@@ -3,6 +3,7 @@
 
 use crate::common;
 
+use common::command_args::cpu_job;
 use common::{Run, Scratch, plan_args, xtask};
 
 fn plan(scratch: &Scratch, variant: &str, platform: &str) -> Run {
@@ -10,15 +11,8 @@ fn plan(scratch: &Scratch, variant: &str, platform: &str) -> Run {
 }
 
 fn assert_input_error(run: &Run, needles: &[&str]) {
-    assert_eq!(run.code, 2, "exit code 2 expected; stderr:\n{}", run.stderr);
+    common::assert_exit(run, 2, needles);
     assert!(run.stdout.is_empty(), "nothing on stdout: {}", run.stdout);
-    for needle in needles {
-        assert!(
-            run.stderr.contains(needle),
-            "`{needle}` not in:\n{}",
-            run.stderr
-        );
-    }
     assert!(
         run.stderr.lines().count() < 25,
         "one screen:\n{}",
@@ -399,19 +393,7 @@ fn sdk_dir_is_refused_where_there_is_no_sdk_or_no_folder() {
 #[test]
 fn bench_refuses_an_unknown_size_and_a_wheel_not_built() {
     let scratch = Scratch::new();
-    let bench = |extra: &[&str]| {
-        let mut args = vec![
-            "bench",
-            "--variant",
-            "cpu",
-            "--platform",
-            "linux-x86_64",
-            "--python",
-            "3.12",
-        ];
-        args.extend_from_slice(extra);
-        scratch.run(&args)
-    };
+    let bench = |extra: &[&str]| scratch.run(&cpu_job("bench", extra));
     assert_input_error(
         &bench(&["--size", "huge"]),
         &["unknown model size `huge`", "base"],

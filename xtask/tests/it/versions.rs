@@ -285,10 +285,7 @@ fn a_version_with_only_some_variants_leaves_the_others_out_of_the_matrix() {
     let run = xtask(&["matrix", "--json", "--ctranslate2", "4.8.2"]);
     assert_eq!(run.code, 0, "{}", run.stderr);
     let matrix: Value = serde_json::from_str(&run.stdout).unwrap();
-    let variants: std::collections::BTreeSet<&str> =
-        common::field_of_each(&matrix["include"], "variant")
-            .into_iter()
-            .collect();
+    let variants = common::variants_of(&matrix);
     assert_eq!(variants.into_iter().collect::<Vec<_>>(), ["rocm"]);
     assert!(
         run.stderr

@@ -4,6 +4,7 @@
 //! `pin` holds one variant's downloads at a time.
 
 use crate::common;
+use crate::common::command_args::job;
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -387,20 +388,9 @@ fn a_run_that_stops_before_the_bundle_downloads_no_device_wheel() {
 
     let cache_dir = cache.path().to_str().unwrap();
     let build = |until: &str| {
-        scratch.run(&[
-            "--cache-dir",
-            cache_dir,
-            "build",
-            "--variant",
-            "rocm-rdna2",
-            "--platform",
-            "linux-x86_64",
-            "--python",
-            "3.12",
-            "--offline",
-            "--until",
-            until,
-        ])
+        let until = ["--offline", "--until", until];
+        let build = job("build", "rocm-rdna2", "linux-x86_64", &until);
+        scratch.run(&[&["--cache-dir", cache_dir][..], &build].concat())
     };
     let native = build("fetch");
     assert_eq!(native.code, 0, "{}", native.stderr);

@@ -784,16 +784,12 @@ fn gfx1010_builds_on_a_hosted_windows_runner_once_pinned() {
         "{}",
         default.stderr
     );
-    let plan = json(&[
+    let plan = json(&common::command_args::job(
         "plan",
-        "--json",
-        "--variant",
         "rocm-gfx1010",
-        "--platform",
         "windows-x86_64",
-        "--python",
-        "3.12",
-    ]);
+        &["--json"],
+    ));
     let installer = &plan["sdk_installer"];
     assert_eq!(
         installer["url"],

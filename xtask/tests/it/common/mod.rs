@@ -74,18 +74,30 @@ pub fn xtask_with_env(root: &Path, args: &[&str], env: &[(&str, &str)], removed:
     output_of(command, args, env, removed)
 }
 
-/// Runs `command` (an xtask binary with its first arguments) with `args` and the environment
-/// the tests give every run: no cache folder from the caller, glibc 2.28 as the host's.
+/// The environment the tests give every run of xtask: no cache folder from the caller, glibc
+/// 2.28 as the host's.
+pub fn test_env(command: &mut Command) -> &mut Command {
+    command
+        .env_remove("CT2V_CACHE_DIR")
+        .env("CT2V_HOST_GLIBC", "2.28")
+}
+
+/// The xtask binary set to run `args` in `root` in [`test_env`], not started.
+pub fn xtask_command(root: &Path, args: &[&str]) -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_xtask"));
+    command.arg("--root").arg(root).args(args);
+    test_env(&mut command);
+    command
+}
+
+/// Runs `command` (an xtask binary with its first arguments) with `args` in [`test_env`].
 pub fn output_of(
     mut command: Command,
     args: &[&str],
     env: &[(&str, &str)],
     removed: &[&str],
 ) -> Run {
-    command
-        .args(args)
-        .env_remove("CT2V_CACHE_DIR")
-        .env("CT2V_HOST_GLIBC", "2.28");
+    test_env(command.args(args));
     for var in removed {
         command.env_remove(var);
     }
@@ -271,6 +283,13 @@ pub fn field_of_each<'a>(array: &'a serde_json::Value, key: &str) -> Vec<&'a str
         .unwrap()
         .iter()
         .map(|o| o[key].as_str().unwrap())
+        .collect()
+}
+
+/// The variants a matrix (`matrix --json`) builds, each once.
+pub fn variants_of(matrix: &serde_json::Value) -> std::collections::BTreeSet<&str> {
+    field_of_each(&matrix["include"], "variant")
+        .into_iter()
         .collect()
 }
 
