@@ -689,6 +689,18 @@ fn timed(root: &Path, args: &[&str]) -> Duration {
 /// Kills per command; each kill is followed by a run to completion.
 const KILLS: usize = 4;
 
+/// The run after a kill (`after`, as "after kill 2") succeeded, wrote the `clean` bytes into
+/// `out` and left nothing hidden beside it.
+fn assert_clean_rerun(rerun: &Run, out: &Path, clean: &BTreeMap<String, Vec<u8>>, after: &str) {
+    assert_eq!(rerun.code, 0, "{after}: {}", rerun.stderr);
+    assert!(contents(out) == *clean, "{after}: not the clean bytes");
+    assert_eq!(
+        leftovers(out.parent().unwrap()),
+        Vec::<String>::new(),
+        "{after}"
+    );
+}
+
 /// `bundle` killed at random points, then run again: the output is the clean run's, byte
 /// for byte, and the rerun's sweep leaves nothing beside it.
 #[test]
@@ -704,16 +716,7 @@ fn killed_bundles_rerun_to_the_bytes_of_a_clean_run() {
     for kill in 0..KILLS {
         killed_at_random(&repo_root(), &args, &mut rng, took);
         let rerun = common::xtask(&args);
-        assert_eq!(rerun.code, 0, "after kill {kill}: {}", rerun.stderr);
-        assert!(
-            contents(&out) == clean,
-            "after kill {kill}: not the clean bytes"
-        );
-        assert_eq!(
-            leftovers(dir.path()),
-            Vec::<String>::new(),
-            "after kill {kill}"
-        );
+        assert_clean_rerun(&rerun, &out, &clean, &format!("after kill {kill}"));
     }
 }
 
@@ -748,16 +751,8 @@ fn killed_releases_and_pages_rerun_to_the_bytes_of_a_clean_run() {
                 fs::remove_dir_all(out).unwrap();
             }
             let rerun = scratch.run(&args);
-            assert_eq!(rerun.code, 0, "{name} after kill {kill}: {}", rerun.stderr);
-            assert!(
-                contents(out) == clean,
-                "{name} after kill {kill}: not the clean bytes"
-            );
-            assert_eq!(
-                leftovers(out.parent().unwrap()),
-                Vec::<String>::new(),
-                "{name} after kill {kill}"
-            );
+            let after = format!("{name} after kill {kill}");
+            assert_clean_rerun(&rerun, out, &clean, &after);
         }
     }
 }

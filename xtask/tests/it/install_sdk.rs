@@ -193,7 +193,13 @@ fn a_variant_without_an_installer_or_another_platform_is_bad_input() {
         2,
         &["has no unattended installer", "install the CUDA toolkit"],
     );
-    let windows = scratch.run(&job("install-sdk", "rocm-gfx1010", "windows-x86_64", &[]));
+    let windows = scratch.run(&job(
+        "install-sdk",
+        "rocm-gfx1010",
+        "windows-x86_64",
+        "3.12",
+        &[],
+    ));
     assert_exit(
         &windows,
         2,

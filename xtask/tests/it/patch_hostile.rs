@@ -205,9 +205,13 @@ fn a_build_refuses_a_malformed_patch_before_any_step() {
     let (what, text, line, needles) = REFUSED[0];
     setup.second(text);
     let until = ["--offline", "--until", "patch"];
-    let run = setup
-        .scratch
-        .run(&job("build", "rocm-gfx1010", "linux-x86_64", &until));
+    let run = setup.scratch.run(&job(
+        "build",
+        "rocm-gfx1010",
+        "linux-x86_64",
+        "3.12",
+        &until,
+    ));
     let at = format!("{SECOND}: line {line}: ");
     let mut all: Vec<&str> = vec![&at];
     all.extend_from_slice(needles);

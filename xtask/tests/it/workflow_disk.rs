@@ -389,7 +389,7 @@ fn a_run_that_stops_before_the_bundle_downloads_no_device_wheel() {
     let cache_dir = cache.path().to_str().unwrap();
     let build = |until: &str| {
         let until = ["--offline", "--until", until];
-        let build = job("build", "rocm-rdna2", "linux-x86_64", &until);
+        let build = job("build", "rocm-rdna2", "linux-x86_64", "3.12", &until);
         scratch.run(&[&["--cache-dir", cache_dir][..], &build].concat())
     };
     let native = build("fetch");

@@ -788,6 +788,7 @@ fn gfx1010_builds_on_a_hosted_windows_runner_once_pinned() {
         "plan",
         "rocm-gfx1010",
         "windows-x86_64",
+        "3.12",
         &["--json"],
     ));
     let installer = &plan["sdk_installer"];

@@ -46,11 +46,12 @@ pub fn release_cpu<'a>(out: &'a str, pythons: &'a str, extra: &[&'a str]) -> Vec
 }
 
 /// `command` (`plan`, `fetch`, `build`, `bench`, `install-sdk`…) of `variant` for `platform`
-/// and Python 3.12, plus `extra`.
+/// and Python `python`, plus `extra`.
 pub fn job<'a>(
     command: &'a str,
     variant: &'a str,
     platform: &'a str,
+    python: &'a str,
     extra: &[&'a str],
 ) -> Vec<&'a str> {
     let mut args = vec![
@@ -60,13 +61,13 @@ pub fn job<'a>(
         "--platform",
         platform,
         "--python",
-        "3.12",
+        python,
     ];
     args.extend_from_slice(extra);
     args
 }
 
-/// [`job`] of the cpu variant for linux-x86_64.
+/// [`job`] of the cpu variant for linux-x86_64 and Python 3.12.
 pub fn cpu_job<'a>(command: &'a str, extra: &[&'a str]) -> Vec<&'a str> {
-    job(command, "cpu", "linux-x86_64", extra)
+    job(command, "cpu", "linux-x86_64", "3.12", extra)
 }

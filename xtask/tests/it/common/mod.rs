@@ -152,19 +152,14 @@ pub fn plan_args<'a>(
     python: &'a str,
     extra: &[&'a str],
 ) -> Vec<&'a str> {
-    let mut args = vec![
+    let no_cache = ["--compiler-cache", "off"];
+    command_args::job(
         "plan",
-        "--variant",
         variant,
-        "--platform",
         platform,
-        "--python",
         python,
-        "--compiler-cache",
-        "off",
-    ];
-    args.extend_from_slice(extra);
-    args
+        &[&no_cache[..], extra].concat(),
+    )
 }
 
 /// `fetch` of the cpu variant for one platform (Python 3.12) into `cache`, plus `extra`.
