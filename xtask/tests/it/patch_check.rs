@@ -255,15 +255,7 @@ fn the_series_patches_the_pinned_source_as_gnu_patch_does() {
         let entry = entry.unwrap();
         fs::copy(entry.path(), scratch_series.join(entry.file_name())).unwrap();
     }
-    let run = scratch.run(&[
-        "patch",
-        "--variant",
-        "rocm-gfx1010",
-        "--platform",
-        "linux-x86_64",
-        "--source",
-        crlf_tree.to_str().unwrap(),
-    ]);
+    let run = scratch.run(&patch_gfx1010(&["--source", crlf_tree.to_str().unwrap()]));
     assert_eq!(run.code, 0, "{}", run.stderr);
     for file in &touched {
         assert_eq!(
