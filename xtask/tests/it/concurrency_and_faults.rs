@@ -87,6 +87,17 @@ fn outcome(run: &Run, out: &Path) -> &'static str {
     }
 }
 
+/// `out` holds the `clean` bytes and nothing hidden is left beside it (`when`: "round 2",
+/// "after kill 1").
+fn assert_clean_output(out: &Path, clean: &BTreeMap<String, Vec<u8>>, when: &str) {
+    assert!(contents(out) == *clean, "{when}: not the clean bytes");
+    assert_eq!(
+        leftovers(out.parent().unwrap()),
+        Vec::<String>::new(),
+        "{when}"
+    );
+}
+
 /// Two runs at once wrote `out`: each did its work or refused cleanly, at least one did it,
 /// and `out` holds exactly one run's output, `a`'s or `b`'s, never a mix.
 fn assert_one_whole_output(
@@ -298,16 +309,10 @@ fn two_builds_unpacking_one_input_at_once_leave_whole_trees() {
         }
         assert!(runs.iter().any(|r| r.code == 0), "round {round}");
         for dest in &dests {
-            assert_eq!(
-                contents(dest),
-                expected,
-                "round {round}: {}",
-                dest.display()
-            );
-            assert_eq!(
-                leftovers(dest.parent().unwrap()),
-                Vec::<String>::new(),
-                "round {round}"
+            assert_clean_output(
+                dest,
+                &expected,
+                &format!("round {round}: {}", dest.display()),
             );
         }
     }
@@ -689,16 +694,10 @@ fn timed(root: &Path, args: &[&str]) -> Duration {
 /// Kills per command; each kill is followed by a run to completion.
 const KILLS: usize = 4;
 
-/// The run after a kill (`after`, as "after kill 2") succeeded, wrote the `clean` bytes into
-/// `out` and left nothing hidden beside it.
+/// The run after a kill (`after`, as "after kill 2") succeeded and [`assert_clean_output`].
 fn assert_clean_rerun(rerun: &Run, out: &Path, clean: &BTreeMap<String, Vec<u8>>, after: &str) {
     assert_eq!(rerun.code, 0, "{after}: {}", rerun.stderr);
-    assert!(contents(out) == *clean, "{after}: not the clean bytes");
-    assert_eq!(
-        leftovers(out.parent().unwrap()),
-        Vec::<String>::new(),
-        "{after}"
-    );
+    assert_clean_output(out, clean, after);
 }
 
 /// `bundle` killed at random points, then run again: the output is the clean run's, byte
