@@ -16,7 +16,7 @@ use std::process::{Command, Stdio};
 use std::sync::{Arc, Barrier};
 use std::time::{Duration, Instant};
 
-use common::command_args::{bundle, cpu_job};
+use common::command_args::{bundle, cpu_job, job};
 use common::fuzz::Rng;
 use common::server::{Reply, Server};
 use common::windows_exe::{WinXtask, win};
@@ -914,26 +914,16 @@ fn unpack_under_wine(wine: &WinXtask, archives: &[&[Member]; 4]) -> (Scratch, Ve
     let cache = tempfile::tempdir().unwrap();
     let (scratch, bytes) = scratch_unpacking(archives, cache.path());
     let cache_dir = win(cache.path());
-    let run = wine.run(
-        scratch.path(),
-        &[
-            "--cache-dir",
-            &cache_dir,
-            "build",
-            "--variant",
-            "cpu",
-            "--platform",
-            "windows-x86_64",
-            "--python",
-            "3.12",
-            "--compiler-cache",
-            "off",
-            "--offline",
-            "--until",
-            "unpack-msvc-runtime",
-        ],
-        &[],
-    );
+    let until = [
+        "--compiler-cache",
+        "off",
+        "--offline",
+        "--until",
+        "unpack-msvc-runtime",
+    ];
+    let build = job("build", "cpu", "windows-x86_64", "3.12", &until);
+    let args = [&["--cache-dir", &cache_dir][..], &build].concat();
+    let run = wine.run(scratch.path(), &args, &[]);
     (scratch, bytes, run)
 }
 
