@@ -18,6 +18,7 @@ use std::fs;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
+use crate::common::github_api::file_answer;
 use crate::common::{self, HttpDir, Scratch};
 
 const CRATE_SHA256: &str = "edf9167bb229e98360fe2ae650bf44936bf043f11cf6e620994bd0ef51c6cf8c";
@@ -203,25 +204,6 @@ fn write_archive(path: &Path, top: &str, pax: &str, files: &Files, empty: &[&str
     tar.into_inner().unwrap().finish().unwrap();
 }
 
-fn base64(bytes: &[u8]) -> String {
-    const ABC: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    let mut out = String::new();
-    for chunk in bytes.chunks(3) {
-        let n = chunk
-            .iter()
-            .enumerate()
-            .fold(0u32, |n, (i, b)| n | (u32::from(*b) << (16 - 8 * i)));
-        for i in 0..4 {
-            if i <= chunk.len() {
-                out.push(ABC[(n >> (18 - 6 * i)) as usize & 63] as char);
-            } else {
-                out.push('=');
-            }
-        }
-    }
-    out
-}
-
 fn write(path: PathBuf, text: &str) {
     fs::create_dir_all(path.parent().unwrap()).unwrap();
     fs::write(path, text).unwrap();
@@ -263,12 +245,6 @@ fn serve_github(dir: &Path, tree: &Files) {
         api.join("OpenNMT/CTranslate2/commits/v4.8.5"),
         &format!("{{\"sha\": \"{TAG_COMMIT}\", \"commit\": {{}}}}"),
     );
-    let file_answer = |text: &str| {
-        format!(
-            "{{\"type\": \"file\", \"encoding\": \"base64\", \"content\": \"{}\"}}",
-            base64(text.as_bytes())
-        )
-    };
     write(
         api.join("OpenNMT/CTranslate2/contents/.gitmodules"),
         &file_answer(GITMODULES),

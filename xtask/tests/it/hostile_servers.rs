@@ -59,6 +59,19 @@ fn assert_core_unpinned(scratch: &Scratch) {
     );
 }
 
+/// `pin` exited 1, every needle in its message, and pinned nothing for the core wheel.
+fn assert_pin_refused(run: &Run, scratch: &Scratch, needles: &[&str]) {
+    assert_eq!(run.code, 1, "{}", output(run));
+    for needle in needles {
+        assert!(
+            run.stderr.contains(needle),
+            "`{needle}` in:\n{}",
+            run.stderr
+        );
+    }
+    assert_core_unpinned(scratch);
+}
+
 /// The `url` pin wrote into the rocm-sdk-core table, if it wrote one.
 fn core_url(scratch: &Scratch) -> Option<String> {
     let text = std::fs::read_to_string(scratch.path().join(VERSION_FILE)).unwrap();
@@ -171,20 +184,16 @@ fn pin_refuses_two_digests_for_one_file_and_links_to_another_project() {
              <a href=\"../../core/{CORE_WHEEL}#sha256={b}\">{CORE_WHEEL}</a>\n"
         ))
     });
-    assert_eq!(run.code, 1, "{}", output(&run));
-    for needle in [
-        CORE_PAGE,
-        "links several rocm-sdk-core 10.0.0 wheels",
-        &"ab".repeat(32),
-        &"cd".repeat(32),
-    ] {
-        assert!(
-            run.stderr.contains(needle),
-            "`{needle}` in:\n{}",
-            run.stderr
-        );
-    }
-    assert_core_unpinned(&scratch);
+    assert_pin_refused(
+        &run,
+        &scratch,
+        &[
+            CORE_PAGE,
+            "links several rocm-sdk-core 10.0.0 wheels",
+            &"ab".repeat(32),
+            &"cd".repeat(32),
+        ],
+    );
 
     let (run, scratch) = pin_with_core_page(move |sha| {
         html(format!(
@@ -237,15 +246,7 @@ fn a_page_that_is_not_utf8_is_refused_naming_the_page() {
         body.extend(b"caf\xe9</a>");
         Reply::ok(Arc::new(body))
     });
-    assert_eq!(run.code, 1, "{}", output(&run));
-    for needle in [CORE_PAGE, "is not UTF-8"] {
-        assert!(
-            run.stderr.contains(needle),
-            "`{needle}` in:\n{}",
-            run.stderr
-        );
-    }
-    assert_core_unpinned(&scratch);
+    assert_pin_refused(&run, &scratch, &[CORE_PAGE, "is not UTF-8"]);
 }
 
 /// 10,000 links are read in bounded time; a page that never ends is cut at the cap.
@@ -275,15 +276,7 @@ fn a_page_of_ten_thousand_links_is_read_and_an_endless_page_is_cut_at_the_cap() 
 
     let endless = Arc::new(b"<a href=\"x\">x</a>\n".repeat((33 << 20) / 18));
     let (run, scratch) = pin_with_core_page(move |_| Reply::ok(endless.clone()));
-    assert_eq!(run.code, 1, "{}", output(&run));
-    for needle in [CORE_PAGE, "larger than 32.0 MiB"] {
-        assert!(
-            run.stderr.contains(needle),
-            "`{needle}` in:\n{}",
-            run.stderr
-        );
-    }
-    assert_core_unpinned(&scratch);
+    assert_pin_refused(&run, &scratch, &[CORE_PAGE, "larger than 32.0 MiB"]);
 }
 
 /// A page that is missing, fails, or redirects in a loop: exit 1 naming it, at once.
@@ -335,34 +328,12 @@ fn json(text: String) -> Reply {
 
 /// The contents API's answer for a file.
 fn file_answer(text: &str) -> Reply {
-    json(format!(
-        "{{\"type\": \"file\", \"encoding\": \"base64\", \"content\": \"{}\"}}",
-        base64(text.as_bytes())
-    ))
+    json(crate::common::github_api::file_answer(text))
 }
 
 /// The contents API's answer for a gitlink.
 fn gitlink(sha: &str) -> Reply {
     json(format!("{{\"type\": \"submodule\", \"sha\": \"{sha}\"}}"))
-}
-
-fn base64(bytes: &[u8]) -> String {
-    const ABC: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    let mut out = String::new();
-    for chunk in bytes.chunks(3) {
-        let n = chunk
-            .iter()
-            .enumerate()
-            .fold(0u32, |n, (i, b)| n | (u32::from(*b) << (16 - 8 * i)));
-        for i in 0..4 {
-            if i <= chunk.len() {
-                out.push(ABC[(n >> (18 - 6 * i)) as usize & 63] as char);
-            } else {
-                out.push('=');
-            }
-        }
-    }
-    out
 }
 
 /// A loopback GitHub whose tag v4.8.5 of OpenNMT/CTranslate2 has `gitmodules` and a gitlink

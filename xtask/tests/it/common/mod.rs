@@ -1,6 +1,7 @@
 //! Runs the real `xtask` binary, as `cargo xtask` would.
 
 pub mod community_rocblas;
+pub mod github_api;
 pub mod github_markdown;
 pub mod network;
 pub mod pasted;
