@@ -17,6 +17,7 @@ use std::time::{Duration, Instant};
 use crate::common::server::{Reply, Server};
 use crate::common::{Run, Scratch, xtask_in};
 use crate::fetch_pin::{amd_index_serving, one_target_scratch, pin_rocm_484, pinned_files, sha256};
+use crate::github_tag_source::assert_nothing_bumped;
 
 /// The rocm-sdk-core project page, as the variant file names it, and where the loopback
 /// index serves it.
@@ -388,13 +389,7 @@ fn assert_refused(scratch: &Scratch, run: &Run, code: i32, needles: &[&str]) {
         );
     }
     assert!(!run.stderr.contains('\u{1b}'), "{:?}", run.stderr);
-    assert!(
-        !scratch
-            .path()
-            .join("variants/ctranslate2/4.8.5.toml")
-            .exists()
-    );
-    assert!(!scratch.path().join("patches/ctranslate2-4.8.5").exists());
+    assert_nothing_bumped(scratch, "4.8.5");
 }
 
 /// The version file `bump` wrote.

@@ -173,6 +173,29 @@ pub fn fetch_cpu_args<'a>(cache: &'a str, platform: &'a str, extra: &[&'a str]) 
     args
 }
 
+/// `release` of `variants` built for `platforms` and `pythons` into `out`, plus `extra`.
+pub fn release_args<'a>(
+    variants: &'a str,
+    platforms: &'a str,
+    pythons: &'a str,
+    out: &'a str,
+    extra: &[&'a str],
+) -> Vec<&'a str> {
+    let mut args = vec![
+        "release",
+        "--variants",
+        variants,
+        "--platforms",
+        platforms,
+        "--pythons",
+        pythons,
+        "--out",
+        out,
+    ];
+    args.extend_from_slice(extra);
+    args
+}
+
 /// The step `id` of a plan's JSON (`plan --json`).
 /// The arguments of a plan step's first command.
 pub fn args_of(step: &serde_json::Value) -> Vec<String> {
