@@ -293,6 +293,23 @@ fn serve_github(dir: &Path, tree: &Files) {
     }
 }
 
+/// `bump --ctranslate2 4.8.5 --from-tag v4.8.5 --no-pin` through the GitHub at `mirror`,
+/// plus `extra`.
+pub(crate) fn bump_485_from_tag(scratch: &Scratch, mirror: &str, extra: &[&str]) -> Run {
+    let mut args = vec![
+        "bump",
+        "--ctranslate2",
+        "4.8.5",
+        "--from-tag",
+        "v4.8.5",
+        "--no-pin",
+        "--mirror",
+        mirror,
+    ];
+    args.extend_from_slice(extra);
+    scratch.run(&args)
+}
+
 /// `bump` wrote neither a version file nor a patches folder for CTranslate2 `version`.
 pub(crate) fn assert_nothing_bumped(scratch: &Scratch, version: &str) {
     let written = |rel: String| scratch.path().join(rel).exists();
@@ -404,16 +421,7 @@ fn a_tag_with_its_submodules_is_bumped_pinned_assembled_and_patched() {
     assert_eq!(both.code, 2, "{}", both.stderr);
 
     // (a) bump writes the tag and every submodule; pin fills their sha256.
-    let run = scratch.run(&[
-        "bump",
-        "--ctranslate2",
-        "4.8.5",
-        "--from-tag",
-        "v4.8.5",
-        "--no-pin",
-        "--mirror",
-        &mirror,
-    ]);
+    let run = bump_485_from_tag(&scratch, &mirror, &[]);
     assert!(
         run.code == 0 || run.code == 1,
         "{}{}",

@@ -15,9 +15,9 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crate::common::server::{Reply, Server};
-use crate::common::{Run, Scratch, xtask_in};
+use crate::common::{Run, Scratch};
 use crate::fetch_pin::{amd_index_serving, one_target_scratch, pin_rocm_484, pinned_files, sha256};
-use crate::github_tag_source::assert_nothing_bumped;
+use crate::github_tag_source::{assert_nothing_bumped, bump_485_from_tag};
 
 /// The rocm-sdk-core project page, as the variant file names it, and where the loopback
 /// index serves it.
@@ -361,21 +361,7 @@ fn github_with(gitmodules: &str, paths: &[&str]) -> Server {
 
 /// `bump --ctranslate2 4.8.5 --from-tag v4.8.5` through the loopback GitHub.
 fn bump(scratch: &Scratch, server: &Server, retries: &str) -> Run {
-    xtask_in(
-        scratch.path(),
-        &[
-            "bump",
-            "--ctranslate2",
-            "4.8.5",
-            "--from-tag",
-            "v4.8.5",
-            "--no-pin",
-            "--mirror",
-            &server.base(),
-            "--retries",
-            retries,
-        ],
-    )
+    bump_485_from_tag(scratch, &server.base(), &["--retries", retries])
 }
 
 /// `bump` refused with `code`, every needle in its message, and nothing written.

@@ -378,7 +378,8 @@ fn the_windows_binary_releases_the_same_bytes_and_verifies_them() {
     assert_eq!(release(&scratch, &linux, "3.12").code, 0);
     let windows = scratch.path().join("target/dist/windows");
     let out = win(&windows);
-    let run = wine.run(scratch.path(), &release_args(&out, "3.12", &[]), &[]);
+    let args = release_args("cpu", "linux-x86_64", "3.12", &out, &[]);
+    let run = wine.run(scratch.path(), &args, &[]);
     assert_eq!(run.code, 0, "{}", run.stderr);
     let files = common::wheel::files_below(&linux);
     assert_eq!(common::wheel::files_below(&windows), files);

@@ -181,19 +181,8 @@ pub fn release_args<'a>(
     out: &'a str,
     extra: &[&'a str],
 ) -> Vec<&'a str> {
-    let mut args = vec![
-        "release",
-        "--variants",
-        variants,
-        "--platforms",
-        platforms,
-        "--pythons",
-        pythons,
-        "--out",
-        out,
-    ];
-    args.extend_from_slice(extra);
-    args
+    let release = ["release", "--variants", variants, "--platforms", platforms];
+    [&release[..], &["--pythons", pythons, "--out", out], extra].concat()
 }
 
 /// The step `id` of a plan's JSON (`plan --json`).
