@@ -18,7 +18,8 @@ use std::fs;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
-use crate::common::{self, HttpDir, Scratch};
+use crate::common::github_api::file_answer;
+use crate::common::{self, HttpDir, Run, Scratch};
 
 const CRATE_SHA256: &str = "edf9167bb229e98360fe2ae650bf44936bf043f11cf6e620994bd0ef51c6cf8c";
 const CRATE_TOP: &str = "ct2rs-0.10.3/CTranslate2/";
@@ -203,25 +204,6 @@ fn write_archive(path: &Path, top: &str, pax: &str, files: &Files, empty: &[&str
     tar.into_inner().unwrap().finish().unwrap();
 }
 
-fn base64(bytes: &[u8]) -> String {
-    const ABC: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    let mut out = String::new();
-    for chunk in bytes.chunks(3) {
-        let n = chunk
-            .iter()
-            .enumerate()
-            .fold(0u32, |n, (i, b)| n | (u32::from(*b) << (16 - 8 * i)));
-        for i in 0..4 {
-            if i <= chunk.len() {
-                out.push(ABC[(n >> (18 - 6 * i)) as usize & 63] as char);
-            } else {
-                out.push('=');
-            }
-        }
-    }
-    out
-}
-
 fn write(path: PathBuf, text: &str) {
     fs::create_dir_all(path.parent().unwrap()).unwrap();
     fs::write(path, text).unwrap();
@@ -263,12 +245,6 @@ fn serve_github(dir: &Path, tree: &Files) {
         api.join("OpenNMT/CTranslate2/commits/v4.8.5"),
         &format!("{{\"sha\": \"{TAG_COMMIT}\", \"commit\": {{}}}}"),
     );
-    let file_answer = |text: &str| {
-        format!(
-            "{{\"type\": \"file\", \"encoding\": \"base64\", \"content\": \"{}\"}}",
-            base64(text.as_bytes())
-        )
-    };
     write(
         api.join("OpenNMT/CTranslate2/contents/.gitmodules"),
         &file_answer(GITMODULES),
@@ -317,8 +293,33 @@ fn serve_github(dir: &Path, tree: &Files) {
     }
 }
 
-fn plan_json(scratch: &Scratch) -> serde_json::Value {
-    let run = scratch.run(&[
+/// `bump --ctranslate2 4.8.5 --from-tag v4.8.5 --no-pin` through the GitHub at `mirror`,
+/// plus `extra`.
+pub(crate) fn bump_485_from_tag(scratch: &Scratch, mirror: &str, extra: &[&str]) -> Run {
+    let mut args = vec![
+        "bump",
+        "--ctranslate2",
+        "4.8.5",
+        "--from-tag",
+        "v4.8.5",
+        "--no-pin",
+        "--mirror",
+        mirror,
+    ];
+    args.extend_from_slice(extra);
+    scratch.run(&args)
+}
+
+/// `bump` wrote neither a version file nor a patches folder for CTranslate2 `version`.
+pub(crate) fn assert_nothing_bumped(scratch: &Scratch, version: &str) {
+    let written = |rel: String| scratch.path().join(rel).exists();
+    assert!(!written(format!("variants/ctranslate2/{version}.toml")));
+    assert!(!written(format!("patches/ctranslate2-{version}")));
+}
+
+/// `plan` of cpu with CTranslate2 4.8.5 for linux-x86_64, plus `extra`.
+fn plan_485(scratch: &Scratch, extra: &[&str]) -> Run {
+    let mut args = vec![
         "plan",
         "--variant",
         "cpu",
@@ -326,10 +327,20 @@ fn plan_json(scratch: &Scratch) -> serde_json::Value {
         "4.8.5",
         "--platform",
         "linux-x86_64",
-        "--python",
-        "3.12",
-        "--json",
-    ]);
+    ];
+    args.extend_from_slice(extra);
+    scratch.run(&args)
+}
+
+/// A scratch checkout whose CTranslate2 4.8.5 version file is `text`.
+fn with_485_file(text: &str) -> Scratch {
+    let scratch = Scratch::new();
+    fs::write(scratch.path().join("variants/ctranslate2/4.8.5.toml"), text).unwrap();
+    scratch
+}
+
+fn plan_json(scratch: &Scratch) -> serde_json::Value {
+    let run = plan_485(scratch, &["--python", "3.12", "--json"]);
     assert_eq!(run.code, 0, "{}", run.stderr);
     serde_json::from_str(&run.stdout).unwrap()
 }
@@ -397,13 +408,7 @@ fn a_tag_with_its_submodules_is_bumped_pinned_assembled_and_patched() {
         2,
         &["v4.8.6", "OpenNMT/CTranslate2", "does not exist"],
     );
-    assert!(
-        !scratch
-            .path()
-            .join("variants/ctranslate2/4.8.6.toml")
-            .exists()
-    );
-    assert!(!scratch.path().join("patches/ctranslate2-4.8.6").exists());
+    assert_nothing_bumped(&scratch, "4.8.6");
     let both = scratch.run(&[
         "bump",
         "--ctranslate2",
@@ -416,16 +421,7 @@ fn a_tag_with_its_submodules_is_bumped_pinned_assembled_and_patched() {
     assert_eq!(both.code, 2, "{}", both.stderr);
 
     // (a) bump writes the tag and every submodule; pin fills their sha256.
-    let run = scratch.run(&[
-        "bump",
-        "--ctranslate2",
-        "4.8.5",
-        "--from-tag",
-        "v4.8.5",
-        "--no-pin",
-        "--mirror",
-        &mirror,
-    ]);
+    let run = bump_485_from_tag(&scratch, &mirror, &[]);
     assert!(
         run.code == 0 || run.code == 1,
         "{}{}",
@@ -630,34 +626,11 @@ fn bad_github_tag_records_are_refused_with_the_file_and_key() {
         ),
     ];
     for (text, needles) in cases {
-        let scratch = Scratch::new();
-        fs::write(scratch.path().join("variants/ctranslate2/4.8.5.toml"), text).unwrap();
-        let run = scratch.run(&[
-            "plan",
-            "--variant",
-            "cpu",
-            "--ctranslate2",
-            "4.8.5",
-            "--platform",
-            "linux-x86_64",
-        ]);
+        let run = plan_485(&with_485_file(&text), &[]);
         common::assert_exit(&run, 2, needles);
     }
-    let scratch = Scratch::new();
-    fs::write(
-        scratch.path().join("variants/ctranslate2/4.8.5.toml"),
-        &good,
-    )
-    .unwrap();
-    let run = scratch.run(&[
-        "plan",
-        "--variant",
-        "cpu",
-        "--ctranslate2",
-        "4.8.5",
-        "--platform",
-        "linux-x86_64",
-    ]);
+    let scratch = with_485_file(&good);
+    let run = plan_485(&scratch, &[]);
     assert_eq!(run.code, 0, "{}", run.stderr);
     assert!(run.stdout.contains("assemble-source"), "{}", run.stdout);
     let run = scratch.run(&["matrix", "--ctranslate2", "4.8.5"]);

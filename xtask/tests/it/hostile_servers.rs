@@ -15,8 +15,9 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crate::common::server::{Reply, Server};
-use crate::common::{Run, Scratch, xtask_in};
+use crate::common::{Run, Scratch};
 use crate::fetch_pin::{amd_index_serving, one_target_scratch, pin_rocm_484, pinned_files, sha256};
+use crate::github_tag_source::{assert_nothing_bumped, bump_485_from_tag};
 
 /// The rocm-sdk-core project page, as the variant file names it, and where the loopback
 /// index serves it.
@@ -57,6 +58,19 @@ fn assert_core_unpinned(scratch: &Scratch) {
         !lock.contains(CORE_PAGE) && !lock.contains(CORE_WHEEL),
         "{lock}"
     );
+}
+
+/// `pin` exited 1, every needle in its message, and pinned nothing for the core wheel.
+fn assert_pin_refused(run: &Run, scratch: &Scratch, needles: &[&str]) {
+    assert_eq!(run.code, 1, "{}", output(run));
+    for needle in needles {
+        assert!(
+            run.stderr.contains(needle),
+            "`{needle}` in:\n{}",
+            run.stderr
+        );
+    }
+    assert_core_unpinned(scratch);
 }
 
 /// The `url` pin wrote into the rocm-sdk-core table, if it wrote one.
@@ -171,20 +185,16 @@ fn pin_refuses_two_digests_for_one_file_and_links_to_another_project() {
              <a href=\"../../core/{CORE_WHEEL}#sha256={b}\">{CORE_WHEEL}</a>\n"
         ))
     });
-    assert_eq!(run.code, 1, "{}", output(&run));
-    for needle in [
-        CORE_PAGE,
-        "links several rocm-sdk-core 10.0.0 wheels",
-        &"ab".repeat(32),
-        &"cd".repeat(32),
-    ] {
-        assert!(
-            run.stderr.contains(needle),
-            "`{needle}` in:\n{}",
-            run.stderr
-        );
-    }
-    assert_core_unpinned(&scratch);
+    assert_pin_refused(
+        &run,
+        &scratch,
+        &[
+            CORE_PAGE,
+            "links several rocm-sdk-core 10.0.0 wheels",
+            &"ab".repeat(32),
+            &"cd".repeat(32),
+        ],
+    );
 
     let (run, scratch) = pin_with_core_page(move |sha| {
         html(format!(
@@ -237,15 +247,7 @@ fn a_page_that_is_not_utf8_is_refused_naming_the_page() {
         body.extend(b"caf\xe9</a>");
         Reply::ok(Arc::new(body))
     });
-    assert_eq!(run.code, 1, "{}", output(&run));
-    for needle in [CORE_PAGE, "is not UTF-8"] {
-        assert!(
-            run.stderr.contains(needle),
-            "`{needle}` in:\n{}",
-            run.stderr
-        );
-    }
-    assert_core_unpinned(&scratch);
+    assert_pin_refused(&run, &scratch, &[CORE_PAGE, "is not UTF-8"]);
 }
 
 /// 10,000 links are read in bounded time; a page that never ends is cut at the cap.
@@ -275,15 +277,7 @@ fn a_page_of_ten_thousand_links_is_read_and_an_endless_page_is_cut_at_the_cap() 
 
     let endless = Arc::new(b"<a href=\"x\">x</a>\n".repeat((33 << 20) / 18));
     let (run, scratch) = pin_with_core_page(move |_| Reply::ok(endless.clone()));
-    assert_eq!(run.code, 1, "{}", output(&run));
-    for needle in [CORE_PAGE, "larger than 32.0 MiB"] {
-        assert!(
-            run.stderr.contains(needle),
-            "`{needle}` in:\n{}",
-            run.stderr
-        );
-    }
-    assert_core_unpinned(&scratch);
+    assert_pin_refused(&run, &scratch, &[CORE_PAGE, "larger than 32.0 MiB"]);
 }
 
 /// A page that is missing, fails, or redirects in a loop: exit 1 naming it, at once.
@@ -335,34 +329,12 @@ fn json(text: String) -> Reply {
 
 /// The contents API's answer for a file.
 fn file_answer(text: &str) -> Reply {
-    json(format!(
-        "{{\"type\": \"file\", \"encoding\": \"base64\", \"content\": \"{}\"}}",
-        base64(text.as_bytes())
-    ))
+    json(crate::common::github_api::file_answer(text))
 }
 
 /// The contents API's answer for a gitlink.
 fn gitlink(sha: &str) -> Reply {
     json(format!("{{\"type\": \"submodule\", \"sha\": \"{sha}\"}}"))
-}
-
-fn base64(bytes: &[u8]) -> String {
-    const ABC: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    let mut out = String::new();
-    for chunk in bytes.chunks(3) {
-        let n = chunk
-            .iter()
-            .enumerate()
-            .fold(0u32, |n, (i, b)| n | (u32::from(*b) << (16 - 8 * i)));
-        for i in 0..4 {
-            if i <= chunk.len() {
-                out.push(ABC[(n >> (18 - 6 * i)) as usize & 63] as char);
-            } else {
-                out.push('=');
-            }
-        }
-    }
-    out
 }
 
 /// A loopback GitHub whose tag v4.8.5 of OpenNMT/CTranslate2 has `gitmodules` and a gitlink
@@ -389,21 +361,7 @@ fn github_with(gitmodules: &str, paths: &[&str]) -> Server {
 
 /// `bump --ctranslate2 4.8.5 --from-tag v4.8.5` through the loopback GitHub.
 fn bump(scratch: &Scratch, server: &Server, retries: &str) -> Run {
-    xtask_in(
-        scratch.path(),
-        &[
-            "bump",
-            "--ctranslate2",
-            "4.8.5",
-            "--from-tag",
-            "v4.8.5",
-            "--no-pin",
-            "--mirror",
-            &server.base(),
-            "--retries",
-            retries,
-        ],
-    )
+    bump_485_from_tag(scratch, &server.base(), &["--retries", retries])
 }
 
 /// `bump` refused with `code`, every needle in its message, and nothing written.
@@ -417,13 +375,7 @@ fn assert_refused(scratch: &Scratch, run: &Run, code: i32, needles: &[&str]) {
         );
     }
     assert!(!run.stderr.contains('\u{1b}'), "{:?}", run.stderr);
-    assert!(
-        !scratch
-            .path()
-            .join("variants/ctranslate2/4.8.5.toml")
-            .exists()
-    );
-    assert!(!scratch.path().join("patches/ctranslate2-4.8.5").exists());
+    assert_nothing_bumped(scratch, "4.8.5");
 }
 
 /// The version file `bump` wrote.

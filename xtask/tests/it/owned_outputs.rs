@@ -46,11 +46,14 @@ pub(crate) fn contents(dir: &Path) -> Vec<(String, Vec<u8>)> {
         .collect()
 }
 
-/// The run exits 2 naming each of `needles`, and `dir` holds what it held before.
-fn refused_untouched(run: &Run, dir: &Path, before: &[(String, Vec<u8>)], needles: &[&str]) {
-    assert_exit(run, 2, needles);
+/// `bundle` of `wheel` into `out` exits 2 naming each of `needles`, and `out` holds what it
+/// held before.
+fn refused_untouched(wheel: &Path, out: &Path, needles: &[&str]) {
+    let before = contents(out);
+    let run = bundle(wheel, out, &[]);
+    assert_exit(&run, 2, needles);
     assert!(run.stderr.contains("not replaced"), "{}", run.stderr);
-    assert_eq!(contents(dir), before, "{} changed", dir.display());
+    assert_eq!(contents(out), before, "{} changed", out.display());
 }
 
 #[test]
@@ -60,12 +63,9 @@ fn a_file_added_to_an_output_stops_the_next_bundle() {
     fs::write(out.join("notes.txt"), "mine").unwrap();
     fs::create_dir_all(out.join("portable/mine")).unwrap();
     fs::write(out.join("portable/mine/app.spec"), "mine").unwrap();
-    let before = contents(&out);
-    let run = bundle(&wheel, &out, &[]);
     refused_untouched(
-        &run,
+        &wheel,
         &out,
-        &before,
         &[
             "--out",
             "notes.txt: not written by this tool",
@@ -81,12 +81,9 @@ fn an_output_copied_elsewhere_with_the_users_files_is_not_replaced() {
     let copy = dir.path().join("copy");
     common::copy_tree(&out, &copy);
     fs::write(copy.join("thesis.txt"), "years of work").unwrap();
-    let before = contents(&copy);
-    let run = bundle(&wheel, &copy, &[]);
     refused_untouched(
-        &run,
+        &wheel,
         &copy,
-        &before,
         &[
             "names another folder",
             "thesis.txt: not written by this tool",
@@ -95,13 +92,7 @@ fn an_output_copied_elsewhere_with_the_users_files_is_not_replaced() {
     // An untouched copy is not ours either: its record names `out`.
     let bare = dir.path().join("bare");
     common::copy_tree(&out, &bare);
-    let before = contents(&bare);
-    refused_untouched(
-        &bundle(&wheel, &bare, &[]),
-        &bare,
-        &before,
-        &["names another folder"],
-    );
+    refused_untouched(&wheel, &bare, &["names another folder"]);
 }
 
 #[test]
@@ -112,23 +103,17 @@ fn an_edited_file_of_the_output_stops_the_next_bundle_even_at_the_same_size() {
     let text = fs::read_to_string(&report).unwrap();
     // Another size: caught before any work.
     fs::write(&report, format!("{text}my notes\n")).unwrap();
-    let before = contents(&out);
-    let run = bundle(&wheel, &out, &[]);
     refused_untouched(
-        &run,
+        &wheel,
         &out,
-        &before,
         &["provenance.md: changed since this tool wrote it"],
     );
     // The same size: caught by the digests, checked at the swap.
     fs::write(&report, text.to_uppercase()).unwrap();
     assert_eq!(text.len(), text.to_uppercase().len());
-    let before = contents(&out);
-    let run = bundle(&wheel, &out, &[]);
     refused_untouched(
-        &run,
+        &wheel,
         &out,
-        &before,
         &["provenance.md: changed since this tool wrote it"],
     );
     assert_no_leftovers(dir.path());
@@ -155,12 +140,9 @@ fn a_forged_record_with_the_right_path_but_a_changed_file_is_refused() {
         },
     });
     fs::write(mine.join(RECORD), record.to_string()).unwrap();
-    let before = contents(&mine);
-    let run = bundle(&wheel, &mine, &[]);
     refused_untouched(
-        &run,
+        &wheel,
         &mine,
-        &before,
         &["thesis.txt: changed since this tool wrote it"],
     );
 }

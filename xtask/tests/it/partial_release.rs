@@ -8,7 +8,7 @@ use std::fs;
 use std::path::Path;
 
 use crate::release::{artifacts_of, fake_entry, run_verify_release};
-use common::{Run, Scratch};
+use common::{Run, Scratch, release_args};
 
 /// One failed job withholds only its own variant: `--partial` publishes every variant whose
 /// entries are all there, names each left-out entry with its job and why (a check that failed
@@ -43,21 +43,16 @@ fn a_partial_release_publishes_the_complete_variants_and_a_rerun_adds_the_rest()
     fs::write(artifacts.join(&failed).join("verify.log"), "FAILED\n").unwrap();
 
     let release_from = |out: &Path, extra: &[&str]| {
-        let mut args = vec![
-            "release",
-            "--variants",
+        let mut from = vec!["--from", artifacts.to_str().unwrap()];
+        from.extend(extra);
+        let out = out.to_str().unwrap();
+        scratch.run(&release_args(
             "cpu,cuda",
-            "--platforms",
             "linux-x86_64",
-            "--pythons",
             "3.11,3.12",
-            "--from",
-            artifacts.to_str().unwrap(),
-            "--out",
-            out.to_str().unwrap(),
-        ];
-        args.extend(extra);
-        scratch.run(&args)
+            out,
+            &from,
+        ))
     };
     // Without --partial a missing entry still stops the release, and says how to go on.
     let strict = release_from(&scratch.path().join("dist/strict"), &[]);
@@ -149,20 +144,17 @@ fn a_partial_release_publishes_the_complete_variants_and_a_rerun_adds_the_rest()
 
     // Nothing complete: nothing released, every entry named.
     fs::create_dir_all(scratch.path().join("empty")).unwrap();
-    let none = scratch.run(&[
-        "release",
-        "--variants",
+    let none = scratch.run(&release_args(
         "cuda",
-        "--platforms",
         "linux-x86_64",
-        "--pythons",
         "3.11,3.12",
-        "--from",
-        scratch.path().join("empty").to_str().unwrap(),
-        "--out",
         scratch.path().join("dist/none").to_str().unwrap(),
-        "--partial",
-    ]);
+        &[
+            "--from",
+            scratch.path().join("empty").to_str().unwrap(),
+            "--partial",
+        ],
+    ));
     assert_ne!(none.code, 0, "{}", none.stderr);
     assert!(
         none.stderr.contains("nothing can be released"),
@@ -202,20 +194,13 @@ fn release_both(
     variants: &str,
     pythons: &str,
 ) -> Run {
-    scratch.run(&[
-        "release",
-        "--variants",
+    scratch.run(&release_args(
         variants,
-        "--platforms",
         "linux-x86_64,windows-x86_64",
-        "--pythons",
         pythons,
-        "--from",
-        artifacts.to_str().unwrap(),
-        "--out",
         out.to_str().unwrap(),
-        "--partial",
-    ])
+        &["--from", artifacts.to_str().unwrap(), "--partial"],
+    ))
 }
 
 fn on(entries: &[serde_json::Value], platform: &str) -> Vec<serde_json::Value> {

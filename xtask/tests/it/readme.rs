@@ -165,18 +165,13 @@ fn served_release(scratch: &Scratch) -> (ct2v_proof::serve::Server, String) {
     )
     .unwrap();
     let release = scratch.path().join("release");
-    let run = scratch.run(&[
-        "release",
-        "--variants",
+    let run = scratch.run(&common::release_args(
         "cpu,cuda",
-        "--platforms",
         "linux-x86_64",
-        "--pythons",
         &python,
-        "--allow-linux-tag",
-        "--out",
         release.to_str().unwrap(),
-    ]);
+        &["--allow-linux-tag"],
+    ));
     assert_exit(&run, 0, &[]);
     let server = ct2v_proof::serve::Server::start(&release).unwrap();
     let base = server.url("");

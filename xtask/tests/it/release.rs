@@ -7,7 +7,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use common::windows_exe::{WinXtask, win};
-use common::{Run, Scratch};
+use common::{Run, Scratch, assert_exit, release_args};
 
 /// Puts a built-looking dist folder for `cpu linux-x86_64 py<python>` into the scratch.
 pub(crate) fn fake_build(scratch: &Scratch, python: &str) -> PathBuf {
@@ -63,24 +63,8 @@ pub(crate) fn release(scratch: &Scratch, out: &Path, pythons: &str) -> Run {
 }
 
 fn release_with(scratch: &Scratch, out: &Path, pythons: &str, extra: &[&str]) -> Run {
-    scratch.run(&release_args(out.to_str().unwrap(), pythons, extra))
-}
-
-/// `release` of the cpu linux-x86_64 builds for `pythons` into `out`.
-fn release_args<'a>(out: &'a str, pythons: &'a str, extra: &[&'a str]) -> Vec<&'a str> {
-    let mut args = vec![
-        "release",
-        "--variants",
-        "cpu",
-        "--platforms",
-        "linux-x86_64",
-        "--pythons",
-        pythons,
-        "--out",
-        out,
-    ];
-    args.extend(extra);
-    args
+    let out = out.to_str().unwrap();
+    scratch.run(&release_args("cpu", "linux-x86_64", pythons, out, extra))
 }
 
 pub(crate) fn run_verify_release(scratch: &Scratch, out: &Path) -> Run {
@@ -170,13 +154,7 @@ fn a_release_is_complete_checkable_and_never_replaced() {
     let target = out.join("cpu-linux-x86_64-py3.12-provenance.md");
     fs::write(&target, "# tampered\n").unwrap();
     let bad = run_verify_release(&scratch, &out);
-    assert_eq!(bad.code, 1, "{}", bad.stderr);
-    assert!(
-        bad.stderr
-            .contains("cpu-linux-x86_64-py3.12-provenance.md: sha256"),
-        "{}",
-        bad.stderr
-    );
+    assert_exit(&bad, 1, &["cpu-linux-x86_64-py3.12-provenance.md: sha256"]);
 }
 
 #[test]
@@ -185,21 +163,14 @@ fn missing_builds_and_bad_wheels_stop_the_release_before_anything_is_written() {
     fake_build(&scratch, "3.12");
     let out = scratch.path().join("target/dist/4.7.1");
     let run = release(&scratch, &out, "3.11,3.12");
-    assert_eq!(run.code, 1);
-    assert!(
-        run.stderr.contains("1 matrix entry has no artifacts"),
-        "{}",
-        run.stderr
-    );
-    assert!(
-        run.stderr.contains("cpu linux-x86_64 py3.11"),
-        "{}",
-        run.stderr
-    );
-    assert!(
-        run.stderr.contains("cargo xtask build --variant cpu"),
-        "{}",
-        run.stderr
+    assert_exit(
+        &run,
+        1,
+        &[
+            "1 matrix entry has no artifacts",
+            "cpu linux-x86_64 py3.11",
+            "cargo xtask build --variant cpu",
+        ],
     );
     assert!(!out.exists());
 
@@ -225,12 +196,7 @@ fn missing_builds_and_bad_wheels_stop_the_release_before_anything_is_written() {
     }
     zip.finish().unwrap();
     let run = release(&scratch, &out, "3.11,3.12");
-    assert_eq!(run.code, 1, "{}", run.stderr);
-    assert!(
-        run.stderr.contains("RECORD does not match"),
-        "{}",
-        run.stderr
-    );
+    assert_exit(&run, 1, &["RECORD does not match"]);
     assert!(!out.exists(), "nothing half-written");
 }
 
@@ -412,7 +378,8 @@ fn the_windows_binary_releases_the_same_bytes_and_verifies_them() {
     assert_eq!(release(&scratch, &linux, "3.12").code, 0);
     let windows = scratch.path().join("target/dist/windows");
     let out = win(&windows);
-    let run = wine.run(scratch.path(), &release_args(&out, "3.12", &[]), &[]);
+    let args = release_args("cpu", "linux-x86_64", "3.12", &out, &[]);
+    let run = wine.run(scratch.path(), &args, &[]);
     assert_eq!(run.code, 0, "{}", run.stderr);
     let files = common::wheel::files_below(&linux);
     assert_eq!(common::wheel::files_below(&windows), files);
@@ -432,13 +399,7 @@ fn the_windows_binary_releases_the_same_bytes_and_verifies_them() {
     )
     .unwrap();
     let bad = wine.run(scratch.path(), &["verify-release", &win(&windows)], &[]);
-    assert_eq!(bad.code, 1, "{}", bad.stderr);
-    assert!(
-        bad.stderr
-            .contains("cpu-linux-x86_64-py3.12-provenance.md: sha256"),
-        "{}",
-        bad.stderr
-    );
+    assert_exit(&bad, 1, &["cpu-linux-x86_64-py3.12-provenance.md: sha256"]);
 }
 
 /// A built-looking dist folder for one matrix entry (its slot, platform and Python), the wheel

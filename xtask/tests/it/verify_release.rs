@@ -145,19 +145,13 @@ fn an_index_base_url_that_would_break_the_html_is_refused() {
         "v4.7.1/",
     ] {
         let out = scratch.path().join("target/dist/bad");
-        let run = scratch.run(&[
-            "release",
-            "--variants",
+        let run = scratch.run(&common::release_args(
             "cpu",
-            "--platforms",
             "linux-x86_64",
-            "--pythons",
             "3.11",
-            "--out",
             out.to_str().unwrap(),
-            "--index-base-url",
-            bad,
-        ]);
+            &["--index-base-url", bad],
+        ));
         assert_exit(&run, 2, &["--index-base-url", "is not allowed"]);
         assert!(!out.exists(), "{bad}: nothing written");
     }

@@ -267,36 +267,36 @@ fn a_release_installs_from_its_index_as_the_consumer_installs_it() {
     let release = scratch.path().join("release");
     let run = xtask(
         &scratch,
-        &[
-            "release",
-            "--variants",
+        &common::release_args(
             "cuda,rocm",
-            "--platforms",
             "windows-x86_64",
-            "--pythons",
             "3.12",
-            "--out",
             release.to_str().unwrap(),
-        ],
+            &[],
+        ),
     );
     assert_exit(&run, 0, &[]);
     let cublas = cublas_wheel(scratch.path());
-    let run = xtask(
-        &scratch,
-        &[
+    // `verify-release --install` of the release's Windows wheels, plus `extra`.
+    let install = |extra: &[&str]| {
+        let mut args = vec![
             "verify-release",
             release.to_str().unwrap(),
             "--install",
             "--platform",
             "windows-x86_64",
-            "--find-links",
-            cublas.to_str().unwrap(),
-            "--transcribe",
-            "--pyapp",
-            "--variant",
-            "cuda",
-        ],
-    );
+        ];
+        args.extend_from_slice(extra);
+        xtask(&scratch, &args)
+    };
+    let run = install(&[
+        "--find-links",
+        cublas.to_str().unwrap(),
+        "--transcribe",
+        "--pyapp",
+        "--variant",
+        "cuda",
+    ]);
     assert_exit(
         &run,
         0,
@@ -308,32 +308,10 @@ fn a_release_installs_from_its_index_as_the_consumer_installs_it() {
             "the app transcribed: ",
         ],
     );
-    let run = xtask(
-        &scratch,
-        &[
-            "verify-release",
-            release.to_str().unwrap(),
-            "--install",
-            "--platform",
-            "windows-x86_64",
-            "--variant",
-            "rocm",
-        ],
-    );
+    let run = install(&["--variant", "rocm"]);
     assert_exit(&run, 0, &["reports 4.7.1+rocm72"]);
     // A variant the release does not have, and a release made for GitHub's URLs.
-    let run = xtask(
-        &scratch,
-        &[
-            "verify-release",
-            release.to_str().unwrap(),
-            "--install",
-            "--platform",
-            "windows-x86_64",
-            "--variant",
-            "cpu",
-        ],
-    );
+    let run = install(&["--variant", "cpu"]);
     assert_exit(
         &run,
         2,
@@ -350,18 +328,13 @@ fn a_linux_release_installs_from_its_index_with_linux_pip() {
     let release = scratch.path().join("release");
     let run = xtask(
         &scratch,
-        &[
-            "release",
-            "--variants",
+        &common::release_args(
             "cpu",
-            "--platforms",
             "linux-x86_64",
-            "--pythons",
             &python,
-            "--allow-linux-tag",
-            "--out",
             release.to_str().unwrap(),
-        ],
+            &["--allow-linux-tag"],
+        ),
     );
     assert_exit(&run, 0, &[]);
     let run = xtask(

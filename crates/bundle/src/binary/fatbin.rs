@@ -25,6 +25,7 @@ use std::path::Path;
 use object::{Object, ObjectSection};
 
 use super::input::Input;
+use super::le::{u16_at, u32_at, u64_at};
 use super::{BinaryError, BinaryFormat};
 
 const FATBIN_MAGIC: u32 = 0xBA55_ED50;
@@ -124,15 +125,17 @@ impl Sections<'_, '_> {
     /// Reads the fatbin at `at` into `found`; returns where it ends.
     fn fatbin(&self, at: u64, end: u64, found: &mut Vec<CudaCode>) -> Result<u64, BinaryError> {
         let header = self.within(at, FATBIN_HEADER, end, "fatbin header")?;
-        let magic = u32_at(header, 0);
+        // `within` gave the whole header: a cut can only be this code's mistake.
+        let cut = || self.problem(at, "fatbin header cut off".to_string());
+        let magic = u32_at(header, 0).ok_or_else(cut)?;
         if magic != FATBIN_MAGIC {
             return Err(self.input.malformed(format!(
                 "{} at 0x{at:x}: 0x{magic:08x} where a fatbin starts with 0x{FATBIN_MAGIC:08x}",
                 self.name
             )));
         }
-        let header_size = u64::from(u16_at(header, 6));
-        let entries_size = u64_at(header, 8);
+        let header_size = u64::from(u16_at(header, 6).ok_or_else(cut)?);
+        let entries_size = u64_at(header, 8).ok_or_else(cut)?;
         if header_size < FATBIN_HEADER {
             return Err(self.problem(at, format!("fatbin header size {header_size} is below 16")));
         }
@@ -150,8 +153,9 @@ impl Sections<'_, '_> {
                 return Err(self.problem(entry, format!("more than {MAX_ENTRIES} entries")));
             }
             let head = self.within(entry, ENTRY_HEADER_MIN, fatbin_end, "fatbin entry header")?;
-            let entry_header = u64::from(u32_at(head, 4));
-            let payload = u64_at(head, 8);
+            let cut = || self.problem(entry, "fatbin entry header cut off".to_string());
+            let entry_header = u64::from(u32_at(head, 4).ok_or_else(cut)?);
+            let payload = u64_at(head, 8).ok_or_else(cut)?;
             if entry_header < ENTRY_HEADER_MIN {
                 return Err(self.problem(
                     entry,
@@ -166,14 +170,14 @@ impl Sections<'_, '_> {
                     format!("fatbin entry of 0x{payload:x} bytes runs past the end of its fatbin"),
                 ));
             }
-            let kind = match u16_at(head, 0) {
+            let kind = match u16_at(head, 0).ok_or_else(cut)? {
                 1 => CodeKind::Ptx,
                 2 => CodeKind::Cubin,
                 other => CodeKind::Other(other),
             };
             found.push(CudaCode {
                 kind,
-                arch: u32_at(head, 28),
+                arch: u32_at(head, 28).ok_or_else(cut)?,
             });
             entry = next;
         }
@@ -195,24 +199,6 @@ impl Sections<'_, '_> {
         self.input
             .malformed(format!("{} at 0x{at:x}: {what}", self.name))
     }
-}
-
-fn u16_at(bytes: &[u8], at: usize) -> u16 {
-    let mut le = [0u8; 2];
-    le.copy_from_slice(&bytes[at..at + 2]);
-    u16::from_le_bytes(le)
-}
-
-fn u32_at(bytes: &[u8], at: usize) -> u32 {
-    let mut le = [0u8; 4];
-    le.copy_from_slice(&bytes[at..at + 4]);
-    u32::from_le_bytes(le)
-}
-
-fn u64_at(bytes: &[u8], at: usize) -> u64 {
-    let mut le = [0u8; 8];
-    le.copy_from_slice(&bytes[at..at + 8]);
-    u64::from_le_bytes(le)
 }
 
 #[cfg(test)]

@@ -7,6 +7,7 @@
 //!
 //! - `mod.rs`: what is read ([`BinaryInfo`]), the errors, the format sniff, `$ORIGIN`
 //! - `input.rs`: the file's bytes with bounds-checked reads
+//! - `le.rs`: little-endian integers at an offset of a slice
 //! - `pe.rs`: PE32 and PE32+ (imports, delay imports, machine, subsystem)
 //! - `elf.rs`: ELF32 and ELF64 (NEEDED, SONAME, RPATH, RUNPATH, DT_VERNEED)
 //! - `fatbin.rs`: the CUDA cubins and PTX in a library's fatbin section
@@ -14,6 +15,7 @@
 mod elf;
 pub mod fatbin;
 mod input;
+mod le;
 mod pe;
 #[cfg(test)]
 mod tests;

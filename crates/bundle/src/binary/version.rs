@@ -12,6 +12,8 @@ use object::LittleEndian as LE;
 use object::pe;
 use object::read::pe::{PeFile64, ResourceDirectoryEntryData, ResourceNameOrId};
 
+use super::le::u32_at;
+
 /// `RT_VERSION`.
 const RT_VERSION: u16 = 16;
 const SIGNATURE: u32 = 0xFEEF_04BD;
@@ -58,15 +60,13 @@ pub fn file_version(path: &Path) -> Result<Option<[u16; 4]>, String> {
 /// The file version in a `VS_VERSIONINFO` block: found by its signature (on a 4-byte
 /// boundary, after the block's header and key).
 fn fixed_file_version(block: &[u8]) -> Option<[u16; 4]> {
-    let word = |at: usize| -> Option<u32> {
-        Some(u32::from_le_bytes(
-            block.get(at..at.checked_add(4)?)?.try_into().ok()?,
-        ))
-    };
     let at = (0..=block.len().saturating_sub(16))
         .step_by(4)
-        .find(|&at| word(at) == Some(SIGNATURE))?;
-    let (ms, ls) = (word(at.checked_add(8)?)?, word(at.checked_add(12)?)?);
+        .find(|&at| u32_at(block, at) == Some(SIGNATURE))?;
+    let (ms, ls) = (
+        u32_at(block, at.checked_add(8)?)?,
+        u32_at(block, at.checked_add(12)?)?,
+    );
     Some([(ms >> 16) as u16, ms as u16, (ls >> 16) as u16, ls as u16])
 }
 

@@ -118,6 +118,18 @@ fn refused(dir: &TempDir, archive: &Path, format: ArchiveFormat, limits: &Limits
     err
 }
 
+/// [`refused`] of a `.tar.gz` of `members`, with the default limits.
+fn tar_refused(dir: &TempDir, members: &[Member]) -> UnpackError {
+    let archive = tar_gz(dir, members);
+    refused(dir, &archive, ArchiveFormat::TarGz, &Limits::default())
+}
+
+/// [`refused`] of a zip named `name` that `build` writes, with the default limits.
+fn zip_refused(dir: &TempDir, name: &str, build: impl FnOnce(&mut ZipWriter<File>)) -> UnpackError {
+    let archive = zip_file(dir, name, build);
+    refused(dir, &archive, ArchiveFormat::Zip, &Limits::default())
+}
+
 fn reason(err: &UnpackError) -> &Refusal {
     match err {
         UnpackError::Refused { reason, .. } => reason,
@@ -283,14 +295,13 @@ fn missing_subdir_lists_the_top_level_entries() {
 #[test]
 fn parent_components_in_a_tar_are_refused() {
     let dir = TempDir::new().unwrap();
-    let archive = tar_gz(
+    let err = tar_refused(
         &dir,
         &[
             Regular("pkg/ok", 0o644, b"ok"),
             Regular("pkg/../../evil", 0o644, b"x"),
         ],
     );
-    let err = refused(&dir, &archive, ArchiveFormat::TarGz, &Limits::default());
     assert_eq!(reason(&err), &Refusal::Escapes);
     assert!(!dir.path().join("evil").exists());
     let message = err.to_string();
@@ -307,32 +318,28 @@ fn parent_components_in_a_tar_are_refused() {
 #[test]
 fn parent_components_in_a_wheel_are_refused() {
     let dir = TempDir::new().unwrap();
-    let archive = zip_file(&dir, "a.whl", |w| {
+    let err = zip_refused(&dir, "a.whl", |w| {
         zip_entry(w, "a/__init__.py", 0o644, b"");
         zip_entry(w, "../evil", 0o644, b"x");
     });
-    let err = refused(&dir, &archive, ArchiveFormat::Zip, &Limits::default());
     assert_eq!(reason(&err), &Refusal::Escapes);
     assert!(
         err.to_string().contains("refusing entry `../evil` in "),
         "{err}"
     );
-    let backslash = zip_file(&dir, "b.whl", |w| {
+    let err = zip_refused(&dir, "b.whl", |w| {
         zip_entry(w, "a\\..\\..\\evil", 0o644, b"")
     });
-    let err = refused(&dir, &backslash, ArchiveFormat::Zip, &Limits::default());
     assert_eq!(reason(&err), &Refusal::Escapes);
 }
 
 #[test]
 fn absolute_paths_are_refused() {
     let dir = TempDir::new().unwrap();
-    let archive = tar_gz(&dir, &[Regular("/tmp/evil", 0o644, b"x")]);
-    let err = refused(&dir, &archive, ArchiveFormat::TarGz, &Limits::default());
+    let err = tar_refused(&dir, &[Regular("/tmp/evil", 0o644, b"x")]);
     assert_eq!(reason(&err), &Refusal::Absolute);
     for name in ["C:\\evil", "\\evil", "c:/evil"] {
-        let archive = zip_file(&dir, "a.zip", |w| zip_entry(w, name, 0o644, b"x"));
-        let err = refused(&dir, &archive, ArchiveFormat::Zip, &Limits::default());
+        let err = zip_refused(&dir, "a.zip", |w| zip_entry(w, name, 0o644, b"x"));
         assert_eq!(reason(&err), &Refusal::Absolute, "{name}");
     }
 }
@@ -362,8 +369,7 @@ fn symlinks_leaving_the_tree_are_refused() {
         ),
     ];
     for (members, expected) in cases {
-        let archive = tar_gz(&dir, members);
-        let err = refused(&dir, &archive, ArchiveFormat::TarGz, &Limits::default());
+        let err = tar_refused(&dir, members);
         assert_eq!(reason(&err), &expected);
     }
 }
@@ -371,7 +377,7 @@ fn symlinks_leaving_the_tree_are_refused() {
 #[test]
 fn writing_through_a_symlink_is_refused() {
     let dir = TempDir::new().unwrap();
-    let archive = tar_gz(
+    let err = tar_refused(
         &dir,
         &[
             Dir("pkg/real/"),
@@ -379,7 +385,6 @@ fn writing_through_a_symlink_is_refused() {
             Regular("pkg/alias/x", 0o644, b"x"),
         ],
     );
-    let err = refused(&dir, &archive, ArchiveFormat::TarGz, &Limits::default());
     assert_eq!(
         reason(&err),
         &Refusal::UnderSymlink {
@@ -391,11 +396,10 @@ fn writing_through_a_symlink_is_refused() {
 #[test]
 fn zip_symlinks_leaving_the_tree_are_refused() {
     let dir = TempDir::new().unwrap();
-    let archive = zip_file(&dir, "a.whl", |w| {
+    let err = zip_refused(&dir, "a.whl", |w| {
         w.add_symlink("a/link", "../../outside", SimpleFileOptions::default())
             .unwrap();
     });
-    let err = refused(&dir, &archive, ArchiveFormat::Zip, &Limits::default());
     assert_eq!(
         reason(&err),
         &Refusal::LinkEscapes {
@@ -431,8 +435,7 @@ fn hardlinks_outside_or_ahead_are_refused() {
         ),
     ];
     for (members, expected) in cases {
-        let archive = tar_gz(&dir, members);
-        let err = refused(&dir, &archive, ArchiveFormat::TarGz, &Limits::default());
+        let err = tar_refused(&dir, members);
         assert_eq!(reason(&err), &expected);
     }
 }
@@ -440,8 +443,7 @@ fn hardlinks_outside_or_ahead_are_refused() {
 #[test]
 fn device_entries_are_refused() {
     let dir = TempDir::new().unwrap();
-    let archive = tar_gz(&dir, &[Regular("pkg/ok", 0o644, b"ok"), Char("pkg/null")]);
-    let err = refused(&dir, &archive, ArchiveFormat::TarGz, &Limits::default());
+    let err = tar_refused(&dir, &[Regular("pkg/ok", 0o644, b"ok"), Char("pkg/null")]);
     assert_eq!(
         reason(&err),
         &Refusal::Unsupported {
@@ -535,8 +537,7 @@ fn drive_prefixes_streams_and_device_names_are_refused_everywhere() {
         "C:evil",
     ] {
         let dir = TempDir::new().unwrap();
-        let archive = tar_gz(&dir, &[Regular(name, 0o644, b"x")]);
-        let err = refused(&dir, &archive, ArchiveFormat::TarGz, &Limits::default());
+        let err = tar_refused(&dir, &[Regular(name, 0o644, b"x")]);
         assert!(
             matches!(
                 reason(&err),
@@ -544,8 +545,7 @@ fn drive_prefixes_streams_and_device_names_are_refused_everywhere() {
             ),
             "{name}: {err}"
         );
-        let archive = zip_file(&dir, "w.zip", |w| zip_entry(w, name, 0o644, b"x"));
-        let err = refused(&dir, &archive, ArchiveFormat::Zip, &Limits::default());
+        let err = zip_refused(&dir, "w.zip", |w| zip_entry(w, name, 0o644, b"x"));
         assert!(
             matches!(
                 reason(&err),
@@ -564,8 +564,7 @@ fn drive_prefixes_streams_and_device_names_are_refused_everywhere() {
 fn windows_file_system_limits_are_refused_with_the_entry_named() {
     for name in ["pkg/a.", "pkg/a ", "pkg/dir./x", "pkg/..."] {
         let dir = TempDir::new().unwrap();
-        let archive = tar_gz(&dir, &[Regular(name, 0o644, b"x")]);
-        let err = refused(&dir, &archive, ArchiveFormat::TarGz, &Limits::default());
+        let err = tar_refused(&dir, &[Regular(name, 0o644, b"x")]);
         assert!(
             matches!(reason(&err), Refusal::TrailingDotOrSpace { .. }),
             "{name}: {err}"
@@ -638,22 +637,27 @@ fn windows_file_system_limits_are_refused_with_the_entry_named() {
     );
 }
 
-#[test]
-fn tar_over_the_byte_limit_is_refused() {
-    let dir = TempDir::new().unwrap();
-    let half = vec![0u8; 600 * 1024];
-    let archive = tar_gz(
-        &dir,
-        &[Regular("a", 0o644, &half), Regular("b", 0o644, &half)],
-    );
+/// A `.tar.gz` of `members` under a 1 MiB byte limit is refused as too large at entry `b`.
+fn assert_b_passes_one_mib(dir: &TempDir, members: &[Member]) {
+    let archive = tar_gz(dir, members);
     let limits = Limits {
         max_bytes: 1 << 20,
         ..Limits::default()
     };
-    let err = refused(&dir, &archive, ArchiveFormat::TarGz, &limits);
+    let err = refused(dir, &archive, ArchiveFormat::TarGz, &limits);
     assert!(
         matches!(err, UnpackError::TooLarge { ref entry, .. } if entry == "b"),
         "{err}"
+    );
+}
+
+#[test]
+fn tar_over_the_byte_limit_is_refused() {
+    let dir = TempDir::new().unwrap();
+    let half = vec![0u8; 600 * 1024];
+    assert_b_passes_one_mib(
+        &dir,
+        &[Regular("a", 0o644, &half), Regular("b", 0o644, &half)],
     );
 }
 
@@ -1237,16 +1241,7 @@ fn empty_entries_and_hard_links_count_against_the_byte_limit() {
     assert!(matches!(err, UnpackError::TooLarge { .. }), "{err}");
 
     let half = vec![0u8; 600 * 1024];
-    let archive = tar_gz(&dir, &[Regular("a", 0o644, &half), Hardlink("b", "a")]);
-    let limits = Limits {
-        max_bytes: 1 << 20,
-        ..Limits::default()
-    };
-    let err = refused(&dir, &archive, ArchiveFormat::TarGz, &limits);
-    assert!(
-        matches!(err, UnpackError::TooLarge { ref entry, .. } if entry == "b"),
-        "{err}"
-    );
+    assert_b_passes_one_mib(&dir, &[Regular("a", 0o644, &half), Hardlink("b", "a")]);
 }
 
 /// What is read without being written (the data of entries outside the subdir, a GNU long
@@ -1316,8 +1311,7 @@ fn control_characters_in_names_are_escaped_in_messages() {
         ),
     ];
     for (members, said) in cases {
-        let archive = tar_gz(&dir, &members);
-        let err = refused(&dir, &archive, ArchiveFormat::TarGz, &Limits::default());
+        let err = tar_refused(&dir, &members);
         let text = err.to_string();
         assert!(text.contains(said), "{text}");
         assert!(!text.contains(['\u{1b}', '\r', '\u{202e}']), "{text:?}");
@@ -1370,11 +1364,10 @@ fn link_refusals_give_one_consistent_reason() {
     }
     let dir = TempDir::new().unwrap();
     let target = "t/".repeat(2100);
-    let archive = zip_file(&dir, "long.zip", |w| {
+    let err = zip_refused(&dir, "long.zip", |w| {
         w.add_symlink("a/link", &target, SimpleFileOptions::default())
             .unwrap();
     });
-    let err = refused(&dir, &archive, ArchiveFormat::Zip, &Limits::default());
     assert_eq!(reason(&err), &Refusal::LinkTargetTooLong);
     assert!(!err.to_string().contains("links are unpacked"), "{err}");
 }

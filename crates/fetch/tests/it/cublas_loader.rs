@@ -103,6 +103,20 @@ fn sources(dir: &Path, main: &str) -> PathBuf {
     src
 }
 
+/// The probe library of `src` built by `compiler` at `probe`, warnings as errors, with
+/// `flag` (how a shared library is made there) and the libraries it links (`libs`).
+fn build_probe(src: &Path, probe: &Path, compiler: &str, flag: &str, libs: &[&str]) {
+    fs::create_dir_all(probe.parent().unwrap()).unwrap();
+    run_ok(
+        Command::new(compiler)
+            .args(["-std=c++17", "-Wall", "-Wextra", "-Werror", "-shared", flag])
+            .arg("-o")
+            .arg(probe)
+            .arg(src.join("probe.cc"))
+            .args(libs),
+    );
+}
+
 // ---------------------------------------------------------------------------------------
 // Linux: gcc, the glibc loader.
 
@@ -130,22 +144,7 @@ impl Linux {
         let dir = tempfile::tempdir().unwrap();
         let src = sources(dir.path(), LINUX_MAIN);
         let probe = dir.path().join("build/libprobe.so");
-        fs::create_dir_all(probe.parent().unwrap()).unwrap();
-        run_ok(
-            Command::new("g++")
-                .args([
-                    "-std=c++17",
-                    "-Wall",
-                    "-Wextra",
-                    "-Werror",
-                    "-shared",
-                    "-fPIC",
-                ])
-                .arg("-o")
-                .arg(&probe)
-                .arg(src.join("probe.cc"))
-                .arg("-ldl"),
-        );
+        build_probe(&src, &probe, "g++", "-fPIC", &["-ldl"]);
         let main = dir.path().join("build/main");
         run_ok(
             Command::new("gcc")
@@ -346,21 +345,7 @@ impl Windows {
         let dir = tempfile::tempdir().unwrap();
         let src = sources(dir.path(), WINDOWS_MAIN);
         let probe = dir.path().join("build/probe.dll");
-        fs::create_dir_all(probe.parent().unwrap()).unwrap();
-        run_ok(
-            Command::new(MINGW_GXX)
-                .args([
-                    "-std=c++17",
-                    "-Wall",
-                    "-Wextra",
-                    "-Werror",
-                    "-shared",
-                    "-static",
-                ])
-                .arg("-o")
-                .arg(&probe)
-                .arg(src.join("probe.cc")),
-        );
+        build_probe(&src, &probe, MINGW_GXX, "-static", &[]);
         // Alone in its folder: the application's folder is searched first.
         let main = dir.path().join("app/main.exe");
         fs::create_dir_all(main.parent().unwrap()).unwrap();

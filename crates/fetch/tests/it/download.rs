@@ -618,6 +618,36 @@ fn fetch_within(
     }
 }
 
+/// `path` answered by `reply` and fetched with 2 retries: given up within 10 s after the
+/// first attempt and 2 retries, its message naming every needle. The requests it made.
+fn given_up_after_two_retries(
+    case: &Case,
+    path: &str,
+    data: &[u8],
+    reply: Reply,
+    options: Options,
+    needles: &[&str],
+) -> Vec<Hit> {
+    case.server.route(path, move |_, _| reply.clone());
+    let options = Options {
+        retries: 2,
+        ..options
+    };
+    let (result, took) = fetch_within(case, path, data, &options, Duration::from_secs(30));
+    let err = result.unwrap_err();
+    assert!(
+        took < Duration::from_secs(10),
+        "gave up only after {took:?}"
+    );
+    let message = err.to_string();
+    for needle in needles {
+        assert!(message.contains(needle), "`{needle}` not in: {message}");
+    }
+    let hits = case.server.hits(path);
+    assert_eq!(hits.len(), 3, "the first attempt and 2 retries");
+    hits
+}
+
 /// Puts the first `kept` bytes of `data` where an interrupted download of it leaves them.
 fn keep_part(case: &Case, data: &[u8], kept: usize) -> std::path::PathBuf {
     let part = case.cache.partial_path(&sha256(data));
@@ -632,36 +662,24 @@ fn a_server_trickling_a_few_bytes_per_resume_is_given_up_after_the_retries() {
     // A byte every 50 ms: every resume moves a few bytes, never the 1 KiB a window needs.
     let data = body(1 << 20, 30);
     let reply = Reply::ok(data.clone()).trickle(1, Duration::from_millis(50));
-    case.server.route("/drip.whl", move |_, _| reply.clone());
-    let options = Options {
-        retries: 2,
-        ..with_timeout(300)
-    };
     // Three slow windows of ~0.3 s and the backoff between them (0.5 s, 1 s): ~2.5 s; the
     // bound leaves room for a loaded machine, and is far below the hours the trickle takes.
-    let (result, took) = fetch_within(&case, "/drip.whl", &data, &options, Duration::from_secs(30));
-    let err = result.unwrap_err();
-    assert!(
-        took < Duration::from_secs(10),
-        "gave up only after {took:?}"
-    );
-    let message = err.to_string();
-    for needle in [
-        "input `/drip.whl`",
-        &case.server.url("/drip.whl"),
-        "trickles",
-        "in the last",
-        "below 1024 bytes per 0.3 s",
-        "--timeout",
-        "--retries",
-        "mirror",
-    ] {
-        assert!(message.contains(needle), "`{needle}` not in: {message}");
-    }
-    assert_eq!(
-        case.server.hits("/drip.whl").len(),
-        3,
-        "the first attempt and 2 retries"
+    given_up_after_two_retries(
+        &case,
+        "/drip.whl",
+        &data,
+        reply,
+        with_timeout(300),
+        &[
+            "input `/drip.whl`",
+            &case.server.url("/drip.whl"),
+            "trickles",
+            "in the last",
+            "below 1024 bytes per 0.3 s",
+            "--timeout",
+            "--retries",
+            "mirror",
+        ],
     );
     assert!(verified_entries(&case.cache).is_empty());
 }
@@ -671,30 +689,21 @@ fn a_server_cutting_every_connection_after_a_few_bytes_is_given_up_after_the_ret
     let case = Case::new();
     let data = body(1 << 20, 31);
     let reply = Reply::ok(data.clone()).cut_after(10);
-    case.server.route("/cut.whl", move |_, _| reply.clone());
-    let options = Options {
-        retries: 2,
-        ..options()
-    };
     // Two backoffs (0.5 s, 1 s) and three quick requests.
-    let (result, took) = fetch_within(&case, "/cut.whl", &data, &options, Duration::from_secs(30));
-    let err = result.unwrap_err();
-    assert!(
-        took < Duration::from_secs(10),
-        "gave up only after {took:?}"
+    let hits = given_up_after_two_retries(
+        &case,
+        "/cut.whl",
+        &data,
+        reply,
+        options(),
+        &[
+            "input `/cut.whl`",
+            &case.server.url("/cut.whl"),
+            "the server sent 30 byte(s) in the last",
+            "below 1024 bytes per 2.0 s",
+            "--retries",
+        ],
     );
-    let message = err.to_string();
-    for needle in [
-        "input `/cut.whl`",
-        &case.server.url("/cut.whl"),
-        "the server sent 30 byte(s) in the last",
-        "below 1024 bytes per 2.0 s",
-        "--retries",
-    ] {
-        assert!(message.contains(needle), "`{needle}` not in: {message}");
-    }
-    let hits = case.server.hits("/cut.whl");
-    assert_eq!(hits.len(), 3, "the first attempt and 2 retries");
     assert_eq!(hits[2].range_start, Some(20), "each attempt resumed");
 }
 

@@ -2,6 +2,7 @@
 
 pub mod command_args;
 pub mod community_rocblas;
+pub mod github_api;
 pub mod github_markdown;
 pub mod network;
 pub mod pasted;
@@ -178,6 +179,18 @@ pub fn fetch_cpu_args<'a>(cache: &'a str, platform: &'a str, extra: &[&'a str]) 
     ];
     args.extend_from_slice(extra);
     args
+}
+
+/// `release` of `variants` built for `platforms` and `pythons` into `out`, plus `extra`.
+pub fn release_args<'a>(
+    variants: &'a str,
+    platforms: &'a str,
+    pythons: &'a str,
+    out: &'a str,
+    extra: &[&'a str],
+) -> Vec<&'a str> {
+    let release = ["release", "--variants", variants, "--platforms", platforms];
+    [&release[..], &["--pythons", pythons, "--out", out], extra].concat()
 }
 
 /// The step `id` of a plan's JSON (`plan --json`).
