@@ -15,15 +15,7 @@ use ct2v_fetch::unpack::{self, ArchiveFormat, Limits};
 use ct2v_support::owned_output::RECORD;
 
 fn bundle(wheel: &Path, out: &Path, extra: &[&str]) -> Run {
-    let mut args = vec![
-        "bundle",
-        "--wheel",
-        wheel.to_str().unwrap(),
-        "--out",
-        out.to_str().unwrap(),
-    ];
-    args.extend_from_slice(extra);
-    xtask(&args)
+    xtask(&common::command_args::bundle(wheel, out, extra))
 }
 
 /// A bundle output in `dir/out`, written by a first run.

@@ -8,7 +8,8 @@ use std::fs;
 use std::path::Path;
 
 use crate::release::{artifacts_of, fake_entry, run_verify_release};
-use common::{Run, Scratch, release_args};
+use common::command_args;
+use common::{Run, Scratch};
 
 /// One failed job withholds only its own variant: `--partial` publishes every variant whose
 /// entries are all there, names each left-out entry with its job and why (a check that failed
@@ -46,7 +47,7 @@ fn a_partial_release_publishes_the_complete_variants_and_a_rerun_adds_the_rest()
         let mut from = vec!["--from", artifacts.to_str().unwrap()];
         from.extend(extra);
         let out = out.to_str().unwrap();
-        scratch.run(&release_args(
+        scratch.run(&command_args::release(
             "cpu,cuda",
             "linux-x86_64",
             "3.11,3.12",
@@ -144,7 +145,7 @@ fn a_partial_release_publishes_the_complete_variants_and_a_rerun_adds_the_rest()
 
     // Nothing complete: nothing released, every entry named.
     fs::create_dir_all(scratch.path().join("empty")).unwrap();
-    let none = scratch.run(&release_args(
+    let none = scratch.run(&command_args::release(
         "cuda",
         "linux-x86_64",
         "3.11,3.12",
@@ -194,7 +195,7 @@ fn release_both(
     variants: &str,
     pythons: &str,
 ) -> Run {
-    scratch.run(&release_args(
+    scratch.run(&command_args::release(
         variants,
         "linux-x86_64,windows-x86_64",
         pythons,

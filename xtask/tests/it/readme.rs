@@ -165,7 +165,7 @@ fn served_release(scratch: &Scratch) -> (ct2v_proof::serve::Server, String) {
     )
     .unwrap();
     let release = scratch.path().join("release");
-    let run = scratch.run(&common::release_args(
+    let run = scratch.run(&common::command_args::release(
         "cpu,cuda",
         "linux-x86_64",
         &python,

@@ -6,8 +6,9 @@ use crate::common;
 use std::fs;
 use std::path::{Path, PathBuf};
 
+use common::command_args;
 use common::windows_exe::{WinXtask, win};
-use common::{Run, Scratch, assert_exit, release_args};
+use common::{Run, Scratch, assert_exit};
 
 /// Puts a built-looking dist folder for `cpu linux-x86_64 py<python>` into the scratch.
 pub(crate) fn fake_build(scratch: &Scratch, python: &str) -> PathBuf {
@@ -64,7 +65,13 @@ pub(crate) fn release(scratch: &Scratch, out: &Path, pythons: &str) -> Run {
 
 fn release_with(scratch: &Scratch, out: &Path, pythons: &str, extra: &[&str]) -> Run {
     let out = out.to_str().unwrap();
-    scratch.run(&release_args("cpu", "linux-x86_64", pythons, out, extra))
+    scratch.run(&command_args::release(
+        "cpu",
+        "linux-x86_64",
+        pythons,
+        out,
+        extra,
+    ))
 }
 
 pub(crate) fn run_verify_release(scratch: &Scratch, out: &Path) -> Run {
@@ -378,7 +385,7 @@ fn the_windows_binary_releases_the_same_bytes_and_verifies_them() {
     assert_eq!(release(&scratch, &linux, "3.12").code, 0);
     let windows = scratch.path().join("target/dist/windows");
     let out = win(&windows);
-    let args = release_args("cpu", "linux-x86_64", "3.12", &out, &[]);
+    let args = command_args::release_cpu(&out, "3.12", &[]);
     let run = wine.run(scratch.path(), &args, &[]);
     assert_eq!(run.code, 0, "{}", run.stderr);
     let files = common::wheel::files_below(&linux);

@@ -145,7 +145,7 @@ fn an_index_base_url_that_would_break_the_html_is_refused() {
         "v4.7.1/",
     ] {
         let out = scratch.path().join("target/dist/bad");
-        let run = scratch.run(&common::release_args(
+        let run = scratch.run(&common::command_args::release(
             "cpu",
             "linux-x86_64",
             "3.11",

@@ -267,7 +267,7 @@ fn a_release_installs_from_its_index_as_the_consumer_installs_it() {
     let release = scratch.path().join("release");
     let run = xtask(
         &scratch,
-        &common::release_args(
+        &common::command_args::release(
             "cuda,rocm",
             "windows-x86_64",
             "3.12",
@@ -328,7 +328,7 @@ fn a_linux_release_installs_from_its_index_with_linux_pip() {
     let release = scratch.path().join("release");
     let run = xtask(
         &scratch,
-        &common::release_args(
+        &common::command_args::release(
             "cpu",
             "linux-x86_64",
             &python,

@@ -28,21 +28,21 @@ pub fn patch_gfx1010<'a>(extra: &[&'a str]) -> Vec<&'a str> {
     args
 }
 
-/// `release` of the cpu builds for linux-x86_64 and Python `pythons` into `out`, plus `extra`.
+/// `release` of `variants` built for `platforms` and `pythons` into `out`, plus `extra`.
+pub fn release<'a>(
+    variants: &'a str,
+    platforms: &'a str,
+    pythons: &'a str,
+    out: &'a str,
+    extra: &[&'a str],
+) -> Vec<&'a str> {
+    let release = ["release", "--variants", variants, "--platforms", platforms];
+    [&release[..], &["--pythons", pythons, "--out", out], extra].concat()
+}
+
+/// [`release`] of the cpu builds for linux-x86_64.
 pub fn release_cpu<'a>(out: &'a str, pythons: &'a str, extra: &[&'a str]) -> Vec<&'a str> {
-    let mut args = vec![
-        "release",
-        "--variants",
-        "cpu",
-        "--platforms",
-        "linux-x86_64",
-        "--pythons",
-        pythons,
-        "--out",
-        out,
-    ];
-    args.extend_from_slice(extra);
-    args
+    release("cpu", "linux-x86_64", pythons, out, extra)
 }
 
 /// `command` (`plan`, `fetch`, `build`, `bench`, `install-sdk`…) of `variant` for `platform`

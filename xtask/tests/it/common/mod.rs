@@ -181,19 +181,6 @@ pub fn fetch_cpu_args<'a>(cache: &'a str, platform: &'a str, extra: &[&'a str]) 
     args
 }
 
-/// `release` of `variants` built for `platforms` and `pythons` into `out`, plus `extra`.
-pub fn release_args<'a>(
-    variants: &'a str,
-    platforms: &'a str,
-    pythons: &'a str,
-    out: &'a str,
-    extra: &[&'a str],
-) -> Vec<&'a str> {
-    let release = ["release", "--variants", variants, "--platforms", platforms];
-    [&release[..], &["--pythons", pythons, "--out", out], extra].concat()
-}
-
-/// The step `id` of a plan's JSON (`plan --json`).
 /// The arguments of a plan step's first command.
 pub fn args_of(step: &serde_json::Value) -> Vec<String> {
     step["commands"][0]["args"]
@@ -204,6 +191,7 @@ pub fn args_of(step: &serde_json::Value) -> Vec<String> {
         .collect()
 }
 
+/// The step `id` of a plan's JSON (`plan --json`).
 pub fn plan_step<'a>(plan: &'a serde_json::Value, id: &str) -> &'a serde_json::Value {
     plan["steps"]
         .as_array()
