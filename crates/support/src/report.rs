@@ -49,7 +49,7 @@ impl Reporter {
     pub fn said(&self) -> Said {
         match &*self.sink {
             Sink::Std => Said::default(),
-            Sink::Captured(said) => said.lock().unwrap_or_else(PoisonError::into_inner).clone(),
+            Sink::Captured(said) => said_mut(said).clone(),
         }
     }
 

@@ -211,7 +211,7 @@ fn each_binary_command_calls_its_commands_file_and_only_that_file_says_it_is_the
         .into_iter()
         .map(|(_, s)| s.replace('_', "-"))
         .collect();
-    for line in code_lines_of_first_docs() {
+    for line in first_lines_of_stage_files() {
         let said = stems.iter().find(|s| {
             line.text.starts_with(&format!("//! `{s}`:"))
                 || line.text.starts_with(&format!("//! `cargo xtask {s}`"))
@@ -227,7 +227,7 @@ fn each_binary_command_calls_its_commands_file_and_only_that_file_says_it_is_the
 }
 
 /// The first line of every stage file below `crates/` (not commands/, not tests).
-fn code_lines_of_first_docs() -> Vec<CodeLine> {
+fn first_lines_of_stage_files() -> Vec<CodeLine> {
     let mut files = Vec::new();
     crate::common::rust_files(&repo_root().join("crates"), &mut files);
     files

@@ -36,8 +36,19 @@ pub fn release<'a>(
     out: &'a str,
     extra: &[&'a str],
 ) -> Vec<&'a str> {
-    let release = ["release", "--variants", variants, "--platforms", platforms];
-    [&release[..], &["--pythons", pythons, "--out", out], extra].concat()
+    let mut args = vec![
+        "release",
+        "--variants",
+        variants,
+        "--platforms",
+        platforms,
+        "--pythons",
+        pythons,
+        "--out",
+        out,
+    ];
+    args.extend_from_slice(extra);
+    args
 }
 
 /// [`release`] of the cpu builds for linux-x86_64.
